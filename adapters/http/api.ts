@@ -1,0 +1,209 @@
+/**
+ * The HTTP contract: one HttpApi definition gives routing, decoding and the OpenAPI document.
+ * Handlers live in handlers/*.ts; the platform middleware (envelope, request id, limits) in platform.ts.
+ */
+import { HttpApi, HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { allScopes } from "../../core/auth/scopes.ts"
+import { ContactDetail, ContactInput, ContactSummary } from "../../core/contacts/model.ts"
+import { FailedPrecondition, InvalidArgument, Internal, NotFound, PermissionDenied } from "../../core/errors.ts"
+import { NumberType, WorkspaceNumber } from "../../core/numbers.ts"
+import { Billing, BillingPatch, Workspace } from "../../core/workspaces/model.ts"
+import { patchOpenApi } from "./openapi.ts"
+import { AdminAuthorization, Authorization } from "./security.ts"
+
+export const API_VERSION = "2026-08-17"
+
+/** Rejects unknown fields in request bodies, naming them (CONTRACT.md). */
+const strict = { parseOptions: { onExcessProperty: "error" } } as const
+
+const IdParam = Schema.Struct({ id: Schema.String })
+
+const limitParam = (max: number) =>
+  Schema.NumberFromString.pipe(
+    Schema.int(),
+    Schema.between(1, max),
+    Schema.annotations({ message: () => `must be an integer from 1 to ${max}` })
+  )
+
+const contactExample = {
+  id: "0b7c3c4e-4a0e-4d5e-9a43-7c9d0e6f1a22",
+  firstName: "Ada",
+  lastName: "Lovelace",
+  company: "Analytical Engines",
+  phones: [{ value: "+14155550100", label: "mobile" }],
+  emails: [{ value: "ada@example.com" }],
+  notes: ["Met at the expo"],
+  properties: { plan: "gold" },
+  tags: ["vip"],
+  source: "manual",
+  createdAt: "2026-08-17T10:00:00.000Z"
+} as const
+
+const ContactEnvelope = Schema.Struct({ contact: ContactDetail }).annotations({
+  examples: [{ contact: contactExample }]
+})
+
+export class ContactsGroup extends HttpApiGroup.make("contacts")
+  .add(
+    HttpApiEndpoint.get("list", "/contacts")
+      .setUrlParams(
+        Schema.Struct({
+          q: Schema.optional(Schema.String.pipe(Schema.maxLength(200))),
+          limit: Schema.optional(limitParam(200)),
+          cursor: Schema.optional(Schema.String)
+        })
+      )
+      .addSuccess(
+        Schema.Struct({ contacts: Schema.Array(ContactSummary), nextCursor: Schema.NullOr(Schema.String) }).annotations({
+          examples: [{ contacts: [{ id: contactExample.id, firstName: "Ada", lastName: "Lovelace", company: "Analytical Engines", phone: "+14155550100", createdAt: contactExample.createdAt }], nextCursor: null }]
+        })
+      )
+      .annotate(OpenApi.Description, "List or search contacts, newest created first. Scope `contacts:read`.")
+  )
+  .add(
+    HttpApiEndpoint.post("create", "/contacts")
+      .setPayload(ContactInput.annotations({ examples: [{ firstName: "Ada", lastName: "Lovelace", phone: "+14155550100", tags: ["vip"] }] }))
+      .addSuccess(ContactEnvelope, { status: 201 })
+      .annotate(OpenApi.Description, "Create a contact; a phone owned by a nameless auto-created contact adopts it. Scope `contacts:write`.")
+  )
+  .add(
+    HttpApiEndpoint.get("get", "/contacts/:id")
+      .setPath(IdParam)
+      .addSuccess(ContactEnvelope)
+      .addError(NotFound, { status: 404 })
+      .annotate(OpenApi.Description, "Retrieve a contact. Scope `contacts:read`.")
+  )
+  .add(
+    HttpApiEndpoint.patch("update", "/contacts/:id")
+      .setPath(IdParam)
+      .setPayload(ContactInput.annotations({ examples: [{ company: null, tags: ["customer"] }] }))
+      .addSuccess(ContactEnvelope)
+      .addError(NotFound, { status: 404 })
+      .annotate(OpenApi.Description, "Update the fields sent; arrays and `properties` are replaced wholesale; `null` clears names and company. Scope `contacts:write`.")
+  )
+  .add(
+    HttpApiEndpoint.del("delete", "/contacts/:id")
+      .setPath(IdParam)
+      .addSuccess(Schema.Struct({ deleted: Schema.Literal(true) }))
+      .addError(NotFound, { status: 404 })
+      .annotate(OpenApi.Description, "Delete a contact permanently; its threads stay under the raw number. Scope `contacts:write`.")
+  )
+  .addError(InvalidArgument, { status: 400 })
+  .addError(PermissionDenied, { status: 403 })
+  .middleware(Authorization)
+  .prefix("/v1/api")
+  .annotate(OpenApi.Title, "Contacts") {}
+
+// ---- Admin API (CONTRACT.md), bearer ADMIN_TOKEN ----
+
+const WorkspaceEnvelope = Schema.Struct({ workspace: Workspace })
+const KeyScopes = Schema.Array(Schema.Literal(...allScopes)).pipe(Schema.minItems(1))
+
+export class AdminGroup extends HttpApiGroup.make("admin")
+  .add(
+    HttpApiEndpoint.post("createWorkspace", "/workspaces")
+      .setPayload(Schema.Struct({ name: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(200)), billing: Schema.optional(BillingPatch) }).annotations(strict))
+      .addSuccess(WorkspaceEnvelope, { status: 201 })
+  )
+  .add(HttpApiEndpoint.get("getWorkspace", "/workspaces/:id").setPath(IdParam).addSuccess(WorkspaceEnvelope))
+  .add(
+    HttpApiEndpoint.patch("updateWorkspace", "/workspaces/:id")
+      .setPath(IdParam)
+      .setPayload(Schema.Struct({ name: Schema.optional(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(200))), billing: Schema.optional(BillingPatch) }).annotations(strict))
+      .addSuccess(WorkspaceEnvelope)
+  )
+  .add(
+    HttpApiEndpoint.post("createKey", "/workspaces/:id/keys")
+      .setPath(IdParam)
+      .setPayload(
+        Schema.Struct({
+          kind: Schema.Literal("live", "test"),
+          scopes: Schema.optional(KeyScopes),
+          name: Schema.optional(Schema.String.pipe(Schema.maxLength(200)))
+        }).annotations(strict)
+      )
+      .addSuccess(
+        Schema.Struct({
+          key: Schema.Struct({
+            id: Schema.UUID,
+            kind: Schema.Literal("live", "test"),
+            scopes: Schema.Array(Schema.String),
+            name: Schema.NullOr(Schema.String),
+            token: Schema.String,
+            createdAt: Schema.String
+          })
+        }),
+        { status: 201 }
+      )
+  )
+  .add(
+    HttpApiEndpoint.del("revokeKey", "/keys/:keyId")
+      .setPath(Schema.Struct({ keyId: Schema.String }))
+      .addSuccess(Schema.Struct({ revoked: Schema.Literal(true) }))
+  )
+  .add(
+    HttpApiEndpoint.post("addNumber", "/workspaces/:id/numbers")
+      .setPath(IdParam)
+      .setPayload(Schema.Struct({ e164: Schema.String, type: Schema.optional(NumberType) }).annotations(strict))
+      .addSuccess(Schema.Struct({ number: WorkspaceNumber }), { status: 201 })
+      .addError(FailedPrecondition, { status: 409 })
+  )
+  .add(
+    HttpApiEndpoint.get("ledger", "/workspaces/:id/ledger")
+      .setPath(IdParam)
+      .addSuccess(
+        Schema.Struct({
+          charges: Schema.Array(
+            Schema.Struct({
+              id: Schema.String,
+              kind: Schema.String,
+              description: Schema.String,
+              amountCents: Schema.Number,
+              currency: Schema.String,
+              numberE164: Schema.NullOr(Schema.String),
+              createdAt: Schema.String
+            })
+          )
+        })
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("auditLog", "/workspaces/:id/audit-log")
+      .setPath(IdParam)
+      .addSuccess(
+        Schema.Struct({
+          entries: Schema.Array(
+            Schema.Struct({ id: Schema.String, actor: Schema.String, action: Schema.String, detail: Schema.Unknown, createdAt: Schema.String })
+          )
+        })
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("mail", "/workspaces/:id/mail")
+      .setPath(IdParam)
+      .addSuccess(
+        Schema.Struct({
+          mail: Schema.Array(
+            Schema.Struct({ id: Schema.String, to: Schema.String, subject: Schema.String, text: Schema.String, createdAt: Schema.String })
+          )
+        })
+      )
+  )
+  .addError(InvalidArgument, { status: 400 })
+  .addError(NotFound, { status: 404 })
+  .middleware(AdminAuthorization)
+  .prefix("/v1/admin")
+  .annotate(OpenApi.Title, "Admin")
+  .annotate(OpenApi.Description, "Operator API: workspaces, billing state, keys, seeded numbers. Bearer `ADMIN_TOKEN`; absent (404) when unset.") {}
+
+export class Api extends HttpApi.make("switchboard")
+  .add(ContactsGroup)
+  .add(AdminGroup)
+  .addError(Internal, { status: 500 })
+  .annotate(OpenApi.Title, "Switchboard API")
+  .annotate(OpenApi.Version, API_VERSION)
+  .annotate(OpenApi.Description, "Messaging and telephony for business workspaces.")
+  .annotate(OpenApi.Transform, patchOpenApi) {}
+
+export { Billing }

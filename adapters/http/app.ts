@@ -1,0 +1,27 @@
+/**
+ * The whole HTTP application as one layer, independent of the server that runs it (Node's
+ * NodeHttpServer, Deno's web handler, or in-process tests). Needs the core services and ports.
+ */
+import { HttpApiBuilder } from "@effect/platform"
+import { Layer, type Option, type Redacted } from "effect"
+import { Api } from "./api.ts"
+import { AdminAuthorizationLive, AuthorizationLive } from "./auth.ts"
+import { AdminLive } from "./handlers/admin.ts"
+import { ContactsLive } from "./handlers/contacts.ts"
+import * as Platform from "./platform.ts"
+
+export interface HttpOptions {
+  readonly adminToken: Option.Option<Redacted.Redacted<string>>
+}
+
+export const ApiLive = (options: HttpOptions) =>
+  HttpApiBuilder.api(Api).pipe(
+    Layer.provide([ContactsLive, AdminLive]),
+    Layer.provide([AuthorizationLive, AdminAuthorizationLive(options.adminToken)])
+  )
+
+/** Routes, the OpenAPI document and the platform middleware; provide it the core services. */
+export const HttpAppLive = (options: HttpOptions) =>
+  Layer.mergeAll(Platform.layer, HttpApiBuilder.middlewareOpenApi({ path: "/v1/api/openapi.json" })).pipe(
+    Layer.provideMerge(ApiLive(options))
+  )

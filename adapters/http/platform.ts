@@ -1,0 +1,178 @@
+/**
+ * The one global HTTP middleware. It sees every request and every failure, so it is where the
+ * cross-cutting contract of SPEC lives:
+ * - `X-Request-Id`: a valid client id is echoed, otherwise one is generated;
+ * - `RateLimit-*` on every response; requests without a well-formed API key are limited per client
+ *   address here (keys are limited per key id by the Authorization middleware);
+ * - a 1 MiB request body limit;
+ * - CORS for any origin (keys, not cookies, authenticate: no credentials);
+ * - the error envelope `{error: {code, message, requestId}}` for EVERY failure: decode errors,
+ *   malformed JSON, unknown routes, domain errors, and defects (logged with the request id).
+ */
+import { HttpApiBuilder, HttpApiError, HttpApp, HttpIncomingMessage, HttpMiddleware, HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { Cause, Context, Effect, Option } from "effect"
+import { parseToken } from "../../core/auth/apiKey.ts"
+import { type DomainError, type ErrorCode, errorStatus, isDomainError } from "../../core/errors.ts"
+import { type Decision, RateLimiter } from "../../core/ratelimit.ts"
+
+export const MAX_BODY_BYTES = 1024 * 1024
+
+/** Per-request state shared between the global middleware and the security middleware. */
+export interface RequestState {
+  readonly requestId: string
+  rate: Decision | undefined
+}
+
+export class CurrentRequest extends Context.Reference<CurrentRequest>()("adapters/http/CurrentRequest", {
+  defaultValue: (): RequestState => ({ requestId: "unknown", rate: undefined })
+}) {}
+
+const REQUEST_ID = /^[A-Za-z0-9_-]{1,64}$/
+
+const newRequestId = () => `req_${crypto.randomUUID().replace(/-/g, "")}`
+
+export const bearerToken = (authorization: string | undefined): string | undefined => {
+  if (authorization === undefined) return undefined
+  const m = /^Bearer ([^\s]+)$/i.exec(authorization.trim())
+  return m?.[1]
+}
+
+export const envelope = (status: number, code: ErrorCode, message: string, requestId: string) =>
+  HttpServerResponse.unsafeJson({ error: { code, message, requestId } }, { status })
+
+const fromDomain = (e: DomainError, requestId: string) => {
+  const { status, code } = errorStatus[e._tag]
+  const res = envelope(status, code, e.message, requestId)
+  return e._tag === "ResourceExhausted"
+    ? HttpServerResponse.setHeader(res, "retry-after", String(Math.max(1, Math.ceil(e.retryAfterSeconds))))
+    : res
+}
+
+type Issue = HttpApiError.HttpApiDecodeError["issues"][number]
+
+/**
+ * One readable sentence per offending field. A union (e.g. `string | null`) reports one issue per
+ * member; they are folded into "Expected string or null" and the optional member is left out.
+ */
+const decodeMessage = (e: HttpApiError.HttpApiDecodeError) => {
+  const byPath = new Map<string, Array<Issue>>()
+  for (const issue of e.issues) {
+    const path = issue.path.map(String).join(".")
+    byPath.set(path, [...(byPath.get(path) ?? []), issue])
+  }
+  const parts: Array<string> = []
+  for (const [path, issues] of byPath) {
+    const field = path || "body"
+    if (issues.some((i) => i._tag === "Unexpected")) parts.push(`${field}: unknown field`)
+    else if (issues.some((i) => i._tag === "Missing")) parts.push(`${field}: is required`)
+    else if (path === "" && issues.every((i) => i.message.startsWith("Expected {"))) parts.push("body: must be a JSON object")
+    else {
+      const expected: Array<string> = []
+      let actual = ""
+      const other: Array<string> = []
+      for (const i of issues) {
+        const m = /^Expected (.+), actual (.+)$/s.exec(i.message)
+        if (m) {
+          if (m[1] !== "undefined") expected.push(m[1]!)
+          actual = m[2]!
+        } else other.push(i.message)
+      }
+      if (other.length > 0) parts.push(`${field}: ${other.join("; ")}`)
+      else if (expected.length > 0) parts.push(`${field}: expected ${expected.join(" or ")}, got ${actual.slice(0, 60)}`)
+    }
+  }
+  return parts.length > 0 ? parts.slice(0, 5).join("; ") : e.message
+}
+
+/** Turns any failure cause into the documented envelope. */
+export const causeToResponse = (cause: Cause.Cause<unknown>, requestId: string) => {
+  const failure = Cause.failureOption(cause)
+  const error = Option.isSome(failure) ? failure.value : Cause.squash(cause)
+  if (isDomainError(error)) return Effect.succeed(fromDomain(error, requestId))
+  if (error instanceof HttpApiError.HttpApiDecodeError) {
+    return Effect.succeed(envelope(400, "invalid_argument", decodeMessage(error), requestId))
+  }
+  if (error instanceof HttpServerError.RouteNotFound) {
+    return Effect.succeed(envelope(404, "not_found", "No such route", requestId))
+  }
+  if (error instanceof HttpServerError.RequestError) {
+    // Body reads: malformed JSON, a body over the limit, a client that went away mid-upload.
+    const tooLarge = String(error.cause ?? "").includes("maxBytes") || String(error.description ?? "").includes("maxBytes")
+    return Effect.succeed(
+      envelope(400, "invalid_argument", tooLarge ? "Request body exceeds 1 MiB" : "Request body is not valid JSON", requestId)
+    )
+  }
+  if (Cause.isInterruptedOnly(cause)) {
+    // The client disconnected; nobody reads this response.
+    return Effect.succeed(envelope(500, "internal", "Request interrupted", requestId))
+  }
+  return Effect.logError("Unhandled failure", cause).pipe(
+    Effect.annotateLogs({ requestId }),
+    Effect.as(envelope(500, "internal", `Internal error; quote request id ${requestId}`, requestId))
+  )
+}
+
+const rateHeaders = (d: Decision) => ({
+  "ratelimit-limit": String(d.limit),
+  "ratelimit-remaining": String(d.remaining),
+  "ratelimit-reset": String(d.resetSeconds)
+})
+
+const cors = HttpMiddleware.cors({
+  allowedOrigins: ["*"],
+  allowedMethods: ["GET", "POST", "PATCH", "DELETE", "OPTIONS"],
+  exposedHeaders: ["X-Request-Id", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset", "Retry-After", "Idempotency-Replayed"],
+  maxAge: 600
+})
+
+export const layer = HttpApiBuilder.middleware(
+  Effect.gen(function* () {
+    const limiter = yield* RateLimiter
+    return (app) =>
+      Effect.gen(function* () {
+        const req = yield* HttpServerRequest.HttpServerRequest
+        const given = req.headers["x-request-id"]
+        const state: RequestState = {
+          requestId: given !== undefined && REQUEST_ID.test(given) ? given : newRequestId(),
+          rate: undefined
+        }
+        const clientKey = `ip:${Option.getOrElse(req.remoteAddress, () => "unknown")}`
+        yield* HttpApp.appendPreResponseHandler((_req, res) =>
+          Effect.gen(function* () {
+            // A request that never reached key authentication (an unknown route) counts per address.
+            state.rate ??= yield* limiter.consume(clientKey)
+            return HttpServerResponse.setHeaders(res, { "x-request-id": state.requestId, ...rateHeaders(state.rate) })
+          })
+        )
+        const declared = Number(req.headers["content-length"] ?? "0")
+        if (declared > MAX_BODY_BYTES) {
+          return envelope(400, "invalid_argument", "Request body exceeds 1 MiB", state.requestId)
+        }
+        const contentType = req.headers["content-type"]
+        if (
+          (req.method === "POST" || req.method === "PATCH" || req.method === "PUT") &&
+          contentType !== undefined &&
+          !/^application\/(.+\+)?json\s*(;|$)/i.test(contentType)
+        ) {
+          return envelope(400, "invalid_argument", "Send the body as JSON with Content-Type: application/json", state.requestId)
+        }
+        const token = bearerToken(req.headers["authorization"])
+        if (token === undefined || Option.isNone(parseToken(token))) {
+          // No API key to bill this request to: limit it by client address instead.
+          state.rate = yield* limiter.consume(clientKey)
+          if (!state.rate.allowed && req.method !== "OPTIONS") {
+            return HttpServerResponse.setHeader(
+              envelope(429, "resource_exhausted", "Rate limit exceeded", state.requestId),
+              "retry-after",
+              String(state.rate.retryAfterSeconds)
+            )
+          }
+        }
+        return yield* app.pipe(
+          HttpIncomingMessage.withMaxBodySize(Option.some(MAX_BODY_BYTES)),
+          Effect.provideService(CurrentRequest, state),
+          Effect.catchAllCause((cause) => causeToResponse(cause, state.requestId))
+        )
+      }).pipe(cors)
+  })
+)

@@ -1,0 +1,48 @@
+/**
+ * Fetch-style serving (Deno, tests). The web request wrapper of @effect/platform reads bodies with no
+ * size limit, so the body is read here with a 1 MiB cap first. An oversized body is replaced by an
+ * empty one that declares its real size, so the global middleware answers the usual 400 envelope.
+ */
+import { MAX_BODY_BYTES } from "./platform.ts"
+
+type Handler = (request: Request) => Promise<Response>
+
+const readCapped = async (body: ReadableStream<Uint8Array>): Promise<Uint8Array | null> => {
+  const reader = body.getReader()
+  const chunks: Array<Uint8Array> = []
+  let size = 0
+  for (;;) {
+    const { done, value } = await reader.read()
+    if (done) break
+    size += value.byteLength
+    if (size > MAX_BODY_BYTES) {
+      await reader.cancel()
+      return null
+    }
+    chunks.push(value)
+  }
+  const out = new Uint8Array(size)
+  let at = 0
+  for (const c of chunks) {
+    out.set(c, at)
+    at += c.byteLength
+  }
+  return out
+}
+
+export const withBodyLimit = (handler: Handler): Handler => async (request) => {
+  if (request.body === null) return handler(request)
+  const declared = Number(request.headers.get("content-length") ?? "0")
+  const body = declared > MAX_BODY_BYTES ? null : await readCapped(request.body)
+  const headers = new Headers(request.headers)
+  if (body === null) headers.set("content-length", String(MAX_BODY_BYTES + 1))
+  else headers.set("content-length", String(body.byteLength))
+  return handler(
+    new Request(request.url, {
+      method: request.method,
+      headers,
+      body: body === null ? null : (body as BodyInit),
+      signal: request.signal
+    })
+  )
+}

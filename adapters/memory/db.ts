@@ -1,0 +1,71 @@
+/**
+ * The in-memory twin of the database: every store shares one state object, so a transaction can
+ * roll back by restoring a snapshot. Transactions are serialised; nesting joins the outer one.
+ */
+import { Context, Effect, FiberRef, Layer } from "effect"
+import type { Contact } from "../../core/contacts/model.ts"
+import type { OutboxEvent } from "../../core/events/outbox.ts"
+import type { WorkspaceNumber } from "../../core/numbers.ts"
+import { Transactor } from "../../core/transactor.ts"
+import type { Workspace } from "../../core/workspaces/model.ts"
+import type { ApiKeyRecord } from "../../core/workspaces/store.ts"
+
+export interface MemoryState {
+  workspaces: Map<string, Workspace>
+  keys: Map<string, ApiKeyRecord>
+  numbers: Map<string, { workspaceId: string; number: WorkspaceNumber }>
+  contacts: Map<string, Contact>
+  outbox: Array<OutboxEvent>
+  seq: number
+}
+
+const empty = (): MemoryState => ({
+  workspaces: new Map(),
+  keys: new Map(),
+  numbers: new Map(),
+  contacts: new Map(),
+  outbox: [],
+  seq: 0
+})
+
+const clone = (s: MemoryState): MemoryState => ({
+  workspaces: new Map(s.workspaces),
+  keys: new Map(s.keys),
+  numbers: new Map(s.numbers),
+  contacts: new Map(s.contacts),
+  outbox: [...s.outbox],
+  seq: s.seq
+})
+
+export class MemoryDb extends Context.Tag("adapters/memory/MemoryDb")<MemoryDb, { state: MemoryState }>() {}
+
+const inTransaction = FiberRef.unsafeMake(false)
+
+export const layerDb = Layer.sync(MemoryDb, () => ({ state: empty() }))
+
+export const layerTransactor = Layer.effect(
+  Transactor,
+  Effect.gen(function* () {
+    const db = yield* MemoryDb
+    const lock = yield* Effect.makeSemaphore(1)
+    return Transactor.of({
+      withTransaction: (self) =>
+        Effect.flatMap(FiberRef.get(inTransaction), (nested) =>
+          nested
+            ? self
+            : lock.withPermits(1)(
+                Effect.suspend(() => {
+                  const snapshot = clone(db.state)
+                  return Effect.locally(self, inTransaction, true).pipe(
+                    Effect.onExit((exit) =>
+                      Effect.sync(() => {
+                        if (exit._tag === "Failure") db.state = snapshot
+                      })
+                    )
+                  )
+                })
+              )
+        )
+    })
+  })
+)

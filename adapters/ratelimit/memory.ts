@@ -1,0 +1,25 @@
+/**
+ * Process-local buckets. Several processes behind one balancer each enforce the limit on their own
+ * share of the traffic; a shared store (Postgres or Redis) is the step up when that matters.
+ */
+import { Clock, Effect, Layer } from "effect"
+import { type Bucket, consume, RateLimiter } from "../../core/ratelimit.ts"
+
+export const layer = (limitPerMinute: number) =>
+  Layer.sync(RateLimiter, () => {
+    const buckets = new Map<string, Bucket>()
+    let sweptAt = 0
+    return RateLimiter.of({
+      consume: (key) =>
+        Effect.map(Clock.currentTimeMillis, (now) => {
+          // Full buckets carry no information: drop them once a minute so idle keys cost nothing.
+          if (now - sweptAt > 60_000) {
+            sweptAt = now
+            for (const [k, b] of buckets) if (now - b.at > 60_000) buckets.delete(k)
+          }
+          const [bucket, decision] = consume(buckets.get(key), now, limitPerMinute)
+          buckets.set(key, bucket)
+          return decision
+        })
+    })
+  })

@@ -1,0 +1,21 @@
+import { Context, Effect } from "effect"
+import { PermissionDenied } from "../errors.ts"
+import type { Scope } from "./scopes.ts"
+
+export type KeyKind = "live" | "test"
+
+/** Who is calling: resolved from an API key by the HTTP and MCP edges, passed to every use case. */
+export interface Principal {
+  readonly workspaceId: string
+  readonly keyId: string
+  readonly kind: KeyKind
+  readonly scopes: ReadonlySet<Scope>
+}
+
+export class CurrentPrincipal extends Context.Tag("core/CurrentPrincipal")<CurrentPrincipal, Principal>() {}
+
+/** Fails with 403 naming the missing scope. */
+export const requireScope = (principal: Principal, scope: Scope): Effect.Effect<void, PermissionDenied> =>
+  principal.scopes.has(scope)
+    ? Effect.void
+    : Effect.fail(new PermissionDenied({ message: `This key lacks the scope ${scope}` }))

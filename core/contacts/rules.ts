@@ -1,0 +1,145 @@
+/**
+ * Pure contact rules (SPEC "Contacts"): identity requirement, scalar merge, wholesale replacement,
+ * null clearing, placeholder detection and the search semantics shared by every store.
+ */
+import { Either } from "effect"
+import { normalizePhone, phoneDigits } from "../phone.ts"
+import type { Contact, ContactInput, EmailEntry, PhoneEntry } from "./model.ts"
+
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
+
+type Entry = string | { readonly value: string; readonly label?: string | undefined }
+const entry = (e: Entry) => (typeof e === "string" ? { value: e } : e)
+const withLabel = <T extends { value: string }>(value: string, label: string | undefined): T =>
+  (label === undefined ? { value } : { value, label }) as T
+
+export const normalizePhones = (
+  entries: ReadonlyArray<Entry>,
+  field: string
+): Either.Either<ReadonlyArray<PhoneEntry>, string> => {
+  const out: Array<PhoneEntry> = []
+  for (const [i, raw] of entries.entries()) {
+    const e = entry(raw)
+    const n = normalizePhone(e.value)
+    if (Either.isLeft(n)) return Either.left(`${field}[${i}]: ${n.left}`)
+    if (!out.some((p) => p.value === n.right)) out.push(withLabel(n.right, e.label))
+  }
+  return Either.right(out)
+}
+
+export const normalizeEmails = (
+  entries: ReadonlyArray<Entry>,
+  field: string
+): Either.Either<ReadonlyArray<EmailEntry>, string> => {
+  const out: Array<EmailEntry> = []
+  for (const [i, raw] of entries.entries()) {
+    const e = entry(raw)
+    const value = e.value.trim()
+    if (!EMAIL.test(value)) return Either.left(`${field}[${i}]: "${value.slice(0, 64)}" is not an email address`)
+    if (!out.some((x) => x.value.toLowerCase() === value.toLowerCase())) out.push(withLabel(value, e.label))
+  }
+  return Either.right(out)
+}
+
+/** Places a convenience scalar first (it becomes the primary) unless the list already holds it. */
+const mergeScalar = <T extends { value: string }>(
+  list: ReadonlyArray<T>,
+  scalar: T | undefined,
+  same: (a: string, b: string) => boolean
+): ReadonlyArray<T> => {
+  if (scalar === undefined) return list
+  return list.some((x) => same(x.value, scalar.value)) ? list : [scalar, ...list]
+}
+
+const nonEmpty = (s: string | null | undefined) => typeof s === "string" && s.trim().length > 0
+
+export const hasIdentity = (input: ContactInput): boolean =>
+  nonEmpty(input.firstName) ||
+  nonEmpty(input.lastName) ||
+  nonEmpty(input.company) ||
+  input.phone !== undefined ||
+  input.email !== undefined ||
+  (input.phones?.length ?? 0) > 0 ||
+  (input.emails?.length ?? 0) > 0
+
+/** The fields a create or update writes, after validation; `undefined` means untouched. */
+export interface ContactChanges {
+  readonly firstName?: string | null
+  readonly lastName?: string | null
+  readonly company?: string | null
+  readonly phones?: ReadonlyArray<PhoneEntry>
+  readonly emails?: ReadonlyArray<EmailEntry>
+  readonly notes?: ReadonlyArray<string>
+  readonly properties?: Readonly<Record<string, string>>
+  readonly tags?: ReadonlyArray<string>
+}
+
+const trimOrNull = (s: string | null | undefined) =>
+  s === undefined ? undefined : s === null ? null : s.trim().length === 0 ? null : s.trim()
+
+/**
+ * Validates an input against the contact it changes (`current` is empty for a create). Arrays and
+ * `properties` replace wholesale; `phone`/`email` scalars merge into the resulting arrays.
+ */
+export const applyInput = (
+  current: Pick<Contact, "phones" | "emails">,
+  input: ContactInput
+): Either.Either<ContactChanges, string> =>
+  Either.gen(function* () {
+    const phones = input.phones === undefined ? undefined : yield* normalizePhones(input.phones, "phones")
+    const emails = input.emails === undefined ? undefined : yield* normalizeEmails(input.emails, "emails")
+    const phone = input.phone === undefined ? undefined : (yield* normalizePhones([input.phone], "phone"))[0]
+    const email = input.email === undefined ? undefined : (yield* normalizeEmails([input.email], "email"))[0]
+    const mergedPhones =
+      phones === undefined && phone === undefined
+        ? undefined
+        : mergeScalar(phones ?? current.phones, phone, (a, b) => a === b)
+    const mergedEmails =
+      emails === undefined && email === undefined
+        ? undefined
+        : mergeScalar(emails ?? current.emails, email, (a, b) => a.toLowerCase() === b.toLowerCase())
+    const changes: { -readonly [K in keyof ContactChanges]: ContactChanges[K] } = {}
+    const first = trimOrNull(input.firstName)
+    const last = trimOrNull(input.lastName)
+    const company = trimOrNull(input.company)
+    if (first !== undefined) changes.firstName = first
+    if (last !== undefined) changes.lastName = last
+    if (company !== undefined) changes.company = company
+    if (mergedPhones !== undefined) changes.phones = mergedPhones
+    if (mergedEmails !== undefined) changes.emails = mergedEmails
+    if (input.notes !== undefined) changes.notes = input.notes
+    if (input.properties !== undefined) changes.properties = input.properties
+    if (input.tags !== undefined) changes.tags = [...new Set(input.tags)]
+    return changes
+  })
+
+/** A placeholder: auto-created from inbound traffic and never given a name. */
+export const isAdoptablePlaceholder = (c: Contact): boolean =>
+  c.source === "inbound" && c.firstName === null && c.lastName === null && c.company === null
+
+// ---- Search semantics (CONTRACT.md), shared by the memory store and the SQL columns ----
+
+/** Lower-cased text searched by substring: names, company, emails. */
+export const searchText = (c: Pick<Contact, "firstName" | "lastName" | "company" | "emails">): string =>
+  [c.firstName, c.lastName, c.company, ...c.emails.map((e) => e.value)]
+    .filter((s): s is string => s !== null && s.length > 0)
+    .join(" ")
+    .toLowerCase()
+
+/** Digits of every phone, space separated so a match never spans two numbers. */
+export const searchDigits = (c: Pick<Contact, "phones">): string => c.phones.map((p) => phoneDigits(p.value)).join(" ")
+
+export interface SearchTerms {
+  readonly text: string
+  /** Set when the query looks like a phone number fragment (digits and phone punctuation only). */
+  readonly digits: string | null
+}
+
+export const searchTerms = (q: string): SearchTerms => {
+  const text = q.trim().toLowerCase()
+  const digits = /^[+\d\s().-]+$/.test(text) && /\d/.test(text) ? phoneDigits(text) : null
+  return { text, digits }
+}
+
+export const matches = (c: Contact, terms: SearchTerms): boolean =>
+  searchText(c).includes(terms.text) || (terms.digits !== null && searchDigits(c).includes(terms.digits))

@@ -1,0 +1,194 @@
+/** Contact use cases. Every write and its events commit in one transaction (transactional outbox). */
+import { Context, Effect, Either, Layer, Option } from "effect"
+import { type Principal, requireScope } from "../auth/principal.ts"
+import { InvalidArgument, NotFound } from "../errors.ts"
+import { event } from "../events/catalog.ts"
+import { EventOutbox } from "../events/outbox.ts"
+import { Ids, isUuid } from "../ids.ts"
+import { CursorCodec, type Page } from "../pagination.ts"
+import type { E164 } from "../phone.ts"
+import { nowIso } from "../time.ts"
+import { Transactor } from "../transactor.ts"
+import { type Contact, type ContactDetail, type ContactInput, type ContactSummary, toDetail, toSummary } from "./model.ts"
+import { applyInput, type ContactChanges, hasIdentity, isAdoptablePlaceholder, searchTerms } from "./rules.ts"
+import { ContactStore } from "./store.ts"
+
+const notFound = new NotFound({ message: "No such contact" })
+
+export interface ListContactsParams {
+  readonly q?: string | undefined
+  readonly limit?: number | undefined
+  readonly cursor?: string | undefined
+}
+
+export const make = Effect.gen(function* () {
+  const store = yield* ContactStore
+  const outbox = yield* EventOutbox
+  const tx = yield* Transactor
+  const cursors = yield* CursorCodec
+
+  const load = (workspaceId: string, id: string) =>
+    isUuid(id)
+      ? store.get(workspaceId, id).pipe(Effect.flatMap(Option.match({ onNone: () => Effect.fail(notFound), onSome: Effect.succeed })))
+      : Effect.fail(notFound)
+
+  const validate = (current: Pick<Contact, "phones" | "emails">, input: ContactInput) =>
+    Either.match(applyInput(current, input), {
+      onLeft: (message) => Effect.fail(new InvalidArgument({ message })),
+      onRight: Effect.succeed
+    })
+
+  const applyChanges = (c: Contact, changes: ContactChanges, updatedAt: string): Contact => ({ ...c, ...changes, updatedAt })
+
+  const create = (principal: Principal, input: ContactInput) =>
+    Effect.gen(function* () {
+      yield* requireScope(principal, "contacts:write")
+      if (!hasIdentity(input)) {
+        return yield* new InvalidArgument({
+          message: "Give at least one of firstName, lastName, company, phone, phones, email or emails"
+        })
+      }
+      const changes = yield* validate({ phones: [], emails: [] }, input)
+      const now = yield* nowIso
+      return yield* tx.withTransaction(
+        Effect.gen(function* () {
+          // A phone owned by a nameless auto-created contact adopts it: same id, threads keep history.
+          const phones = (changes.phones ?? []).map((p) => p.value)
+          const placeholder = phones.length === 0
+            ? undefined
+            : (yield* store.findByPhones(principal.workspaceId, phones)).find(isAdoptablePlaceholder)
+          let contact: Contact
+          if (placeholder) {
+            const merged = (changes.phones ?? []).concat(
+              placeholder.phones.filter((p) => !phones.includes(p.value))
+            )
+            contact = { ...applyChanges(placeholder, changes, now), phones: merged, source: "manual" }
+            yield* store.update(contact)
+          } else {
+            const { uuid } = yield* Ids
+            contact = applyChanges(
+              {
+                id: uuid(),
+                workspaceId: principal.workspaceId,
+                firstName: null,
+                lastName: null,
+                company: null,
+                phones: [],
+                emails: [],
+                notes: [],
+                properties: {},
+                tags: [],
+                source: "manual",
+                createdAt: now,
+                updatedAt: now
+              },
+              changes,
+              now
+            )
+            yield* store.insert(contact)
+          }
+          yield* outbox.append(principal.workspaceId, [event("contact.updated", { contactId: contact.id, change: "created" })])
+          return toDetail(contact)
+        })
+      )
+    })
+
+  const get = (principal: Principal, id: string): Effect.Effect<ContactDetail, NotFound | import("../errors.ts").PermissionDenied> =>
+    requireScope(principal, "contacts:read").pipe(
+      Effect.zipRight(load(principal.workspaceId, id)),
+      Effect.map(toDetail)
+    )
+
+  const update = (principal: Principal, id: string, input: ContactInput) =>
+    Effect.gen(function* () {
+      yield* requireScope(principal, "contacts:write")
+      const now = yield* nowIso
+      return yield* tx.withTransaction(
+        Effect.gen(function* () {
+          const current = yield* load(principal.workspaceId, id)
+          const changes = yield* validate(current, input)
+          const next = applyChanges(current, changes, now)
+          yield* store.update(next)
+          // `fields` lists what the caller sent (touched, not necessarily changed).
+          const fields = Object.keys(input).sort()
+          yield* outbox.append(principal.workspaceId, [
+            event("contact.updated", { contactId: next.id, change: "updated", fields })
+          ])
+          return toDetail(next)
+        })
+      )
+    })
+
+  const remove = (principal: Principal, id: string) =>
+    Effect.gen(function* () {
+      yield* requireScope(principal, "contacts:write")
+      if (!isUuid(id)) return yield* notFound
+      yield* tx.withTransaction(
+        Effect.gen(function* () {
+          const removed = yield* store.remove(principal.workspaceId, id)
+          if (!removed) return yield* notFound
+          yield* outbox.append(principal.workspaceId, [event("contact.deleted", { contactId: id })])
+        })
+      )
+      return { deleted: true as const }
+    })
+
+  const list = (principal: Principal, params: ListContactsParams) =>
+    Effect.gen(function* () {
+      yield* requireScope(principal, "contacts:read")
+      const limit = params.limit ?? 50
+      const q = params.q?.trim() ?? ""
+      const terms = q.length > 0 ? searchTerms(q) : null
+      // The cursor is bound to the list and its filter: replaying it with another `q` is a 400.
+      const scope = `contacts:${principal.workspaceId}:${terms === null ? "" : terms.text}`
+      let after: { createdAt: string; id: string } | null = null
+      if (params.cursor !== undefined) {
+        const [createdAt, cid] = yield* cursors.decode(scope, params.cursor)
+        if (typeof createdAt !== "string" || typeof cid !== "string") {
+          return yield* new InvalidArgument({ message: "cursor is invalid" })
+        }
+        after = { createdAt, id: cid }
+      }
+      const rows = yield* store.list({ workspaceId: principal.workspaceId, terms, limit, after })
+      const last = rows[rows.length - 1]
+      // A full page may have more after it; an exactly full last page yields one more, empty page.
+      const nextCursor = rows.length === limit && last ? yield* cursors.encode(scope, [last.createdAt, last.id]) : null
+      const page: Page<ContactSummary> = { items: rows.map(toSummary), nextCursor }
+      return page
+    })
+
+  /**
+   * The contact a phone number belongs to, creating a placeholder (`source: inbound`, no event) for
+   * an unknown number. Inbound texts and calls use this.
+   */
+  const findOrCreatePlaceholder = (workspaceId: string, phone: E164) =>
+    Effect.gen(function* () {
+      const existing = yield* store.findByPhones(workspaceId, [phone])
+      if (existing[0]) return existing[0]
+      const { uuid } = yield* Ids
+      const now = yield* nowIso
+      const contact: Contact = {
+        id: uuid(),
+        workspaceId,
+        firstName: null,
+        lastName: null,
+        company: null,
+        phones: [{ value: phone }],
+        emails: [],
+        notes: [],
+        properties: {},
+        tags: [],
+        source: "inbound",
+        createdAt: now,
+        updatedAt: now
+      }
+      yield* store.insert(contact)
+      return contact
+    })
+
+  return { create, get, update, remove, list, findOrCreatePlaceholder } as const
+})
+
+export class Contacts extends Context.Tag("core/Contacts")<Contacts, Effect.Effect.Success<typeof make>>() {}
+
+export const layer = Layer.effect(Contacts, make)

@@ -1,0 +1,24 @@
+import { Context, Effect, Option } from "effect"
+import type { Contact } from "./model.ts"
+import type { SearchTerms } from "./rules.ts"
+
+export interface ContactListQuery {
+  readonly workspaceId: string
+  readonly terms: SearchTerms | null
+  readonly limit: number
+  /** Keyset position of the last row already seen: newest created first, id breaking ties. */
+  readonly after: { readonly createdAt: string; readonly id: string } | null
+}
+
+/** Every method is scoped to one workspace: tenant isolation is part of the port. */
+export interface ContactStore {
+  readonly insert: (contact: Contact) => Effect.Effect<void>
+  readonly get: (workspaceId: string, id: string) => Effect.Effect<Option.Option<Contact>>
+  readonly update: (contact: Contact) => Effect.Effect<void>
+  readonly remove: (workspaceId: string, id: string) => Effect.Effect<boolean>
+  /** Contacts holding any of these E.164 numbers, oldest first. */
+  readonly findByPhones: (workspaceId: string, phones: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<Contact>>
+  readonly list: (query: ContactListQuery) => Effect.Effect<ReadonlyArray<Contact>>
+}
+
+export const ContactStore = Context.GenericTag<ContactStore>("core/ContactStore")

@@ -1,0 +1,28 @@
+/** Workspace phone numbers (SPEC "Workspace number"). Seeded by the admin API until buying exists. */
+import { Context, Effect, Schema } from "effect"
+import { E164 } from "./phone.ts"
+
+export const NumberType = Schema.Literal("local", "toll_free")
+export const VoiceMode = Schema.Literal("agent", "app", "voicemail", "forward")
+
+export const WorkspaceNumber = Schema.Struct({
+  e164: E164,
+  type: NumberType,
+  voiceMode: VoiceMode,
+  agentId: Schema.NullOr(Schema.UUID),
+  forwardTo: Schema.NullOr(Schema.String),
+  assignedUserId: Schema.NullOr(Schema.String),
+  status: Schema.String
+})
+export type WorkspaceNumber = typeof WorkspaceNumber.Type
+
+/** A +1 8xx number is toll-free whatever the caller says (SPEC "POST /numbers"). */
+export const numberTypeOf = (e164: string): "local" | "toll_free" =>
+  /^\+18(00|33|44|55|66|77|88)\d{7}$/.test(e164) ? "toll_free" : "local"
+
+export interface NumberStore {
+  /** Fails with `taken` when the number already belongs to a workspace. */
+  readonly insert: (workspaceId: string, number: WorkspaceNumber) => Effect.Effect<void, "taken">
+  readonly list: (workspaceId: string) => Effect.Effect<ReadonlyArray<WorkspaceNumber>>
+}
+export const NumberStore = Context.GenericTag<NumberStore>("core/NumberStore")

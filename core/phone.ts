@@ -1,0 +1,23 @@
+/**
+ * Phone numbers are stored and compared in E.164. Input may be E.164 or a 10-digit US number with
+ * the usual punctuation. We accept every *possible* number (right length for its country) rather than
+ * only *valid* ones: fictional 555 numbers and freshly assigned ranges must still work.
+ */
+import { Either, Schema } from "effect"
+import { parsePhoneNumberFromString } from "libphonenumber-js/min"
+
+export const E164 = Schema.String.pipe(Schema.pattern(/^\+[1-9]\d{6,14}$/), Schema.brand("E164"))
+export type E164 = typeof E164.Type
+
+export const normalizePhone = (input: string): Either.Either<E164, string> => {
+  const trimmed = input.trim()
+  if (trimmed.length === 0 || trimmed.length > 32 || !/^[+\d\s().-]+$/.test(trimmed)) {
+    return Either.left(`"${trimmed.slice(0, 32)}" is not a phone number`)
+  }
+  const parsed = parsePhoneNumberFromString(trimmed, trimmed.startsWith("+") ? undefined : "US")
+  if (!parsed || !parsed.isPossible()) return Either.left(`"${trimmed}" is not a valid phone number`)
+  return Either.right(parsed.number as E164)
+}
+
+/** Digits only, for substring search over phones. */
+export const phoneDigits = (s: string): string => s.replace(/\D/g, "")

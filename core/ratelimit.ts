@@ -1,0 +1,45 @@
+/**
+ * Per-key rate limiting as a token bucket refilled continuously: `limit` tokens a minute, a burst of
+ * at most `limit`. Pure, so the header arithmetic is testable without a clock.
+ */
+import { Context, Effect } from "effect"
+
+export interface Bucket {
+  readonly tokens: number
+  readonly at: number
+}
+
+export interface Decision {
+  readonly allowed: boolean
+  readonly limit: number
+  /** Whole requests left right now. */
+  readonly remaining: number
+  /** Seconds until a full minute's allowance is back (`RateLimit-Reset`). */
+  readonly resetSeconds: number
+  /** Seconds until the next request is allowed (`Retry-After`), 0 when allowed. */
+  readonly retryAfterSeconds: number
+}
+
+const WINDOW_MS = 60_000
+
+export const consume = (bucket: Bucket | undefined, now: number, limit: number): [Bucket, Decision] => {
+  const perMs = limit / WINDOW_MS
+  const refilled = bucket === undefined ? limit : Math.min(limit, bucket.tokens + Math.max(0, now - bucket.at) * perMs)
+  const allowed = refilled >= 1
+  const tokens = allowed ? refilled - 1 : refilled
+  return [
+    { tokens, at: now },
+    {
+      allowed,
+      limit,
+      remaining: Math.floor(tokens),
+      resetSeconds: Math.ceil((limit - tokens) / perMs / 1000),
+      retryAfterSeconds: allowed ? 0 : Math.max(1, Math.ceil((1 - tokens) / perMs / 1000))
+    }
+  ]
+}
+
+export interface RateLimiter {
+  readonly consume: (key: string) => Effect.Effect<Decision>
+}
+export const RateLimiter = Context.GenericTag<RateLimiter>("core/RateLimiter")

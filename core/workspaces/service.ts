@@ -1,0 +1,170 @@
+/** Workspaces, their billing state, API keys and seeded numbers: the operator-facing use cases. */
+import { Clock, Context, Effect, Layer, Option } from "effect"
+import { generateToken, hashToken, parseToken } from "../auth/apiKey.ts"
+import type { KeyKind, Principal } from "../auth/principal.ts"
+import { allScopes, type Scope } from "../auth/scopes.ts"
+import { FailedPrecondition, InvalidArgument, NotFound, Unauthenticated } from "../errors.ts"
+import { Ids, isUuid } from "../ids.ts"
+import { NumberStore, numberTypeOf, type WorkspaceNumber } from "../numbers.ts"
+import { normalizePhone } from "../phone.ts"
+import { nowIso } from "../time.ts"
+import { type Billing, type BillingPatch, defaultBilling, type Workspace } from "./model.ts"
+import { type ApiKeyRecord, ApiKeyStore, WorkspaceStore } from "./store.ts"
+
+export interface CreatedKey {
+  readonly id: string
+  readonly kind: KeyKind
+  readonly scopes: ReadonlyArray<Scope>
+  readonly name: string | null
+  /** Shown once; only its hash is stored. */
+  readonly token: string
+  readonly createdAt: string
+}
+
+/** How long a resolved key is trusted without asking the store again. */
+export const KEY_CACHE_MS = 5_000
+
+const unauthenticated = new Unauthenticated({ message: "Missing, malformed, unknown or revoked API key" })
+const workspaceNotFound = new NotFound({ message: "No such workspace" })
+
+export const make = Effect.gen(function* () {
+  const workspaces = yield* WorkspaceStore
+  const keys = yield* ApiKeyStore
+  const numbers = yield* NumberStore
+
+  const get = (id: string) =>
+    isUuid(id)
+      ? workspaces.get(id).pipe(Effect.flatMap(Option.match({ onNone: () => Effect.fail(workspaceNotFound), onSome: Effect.succeed })))
+      : Effect.fail(workspaceNotFound)
+
+  const create = (input: { readonly name: string; readonly billing?: BillingPatch | undefined }) =>
+    Effect.gen(function* () {
+      const { uuid } = yield* Ids
+      const workspace: Workspace = {
+        id: uuid(),
+        name: input.name,
+        billing: { ...defaultBilling, ...input.billing },
+        createdAt: yield* nowIso
+      }
+      yield* workspaces.insert(workspace)
+      return workspace
+    })
+
+  const update = (id: string, patch: { readonly name?: string | undefined; readonly billing?: BillingPatch | undefined }) =>
+    Effect.gen(function* () {
+      const current = yield* get(id)
+      const billing: Billing = { ...current.billing, ...patch.billing }
+      const next: Workspace = { ...current, name: patch.name ?? current.name, billing }
+      yield* workspaces.update(next)
+      return next
+    })
+
+  const createKey = (
+    workspaceId: string,
+    input: { readonly kind: KeyKind; readonly scopes?: ReadonlyArray<Scope> | undefined; readonly name?: string | undefined }
+  ) =>
+    Effect.gen(function* () {
+      yield* get(workspaceId)
+      const { uuid } = yield* Ids
+      const token = generateToken(input.kind)
+      const record: ApiKeyRecord = {
+        id: uuid(),
+        workspaceId,
+        kind: input.kind,
+        scopes: [...new Set(input.scopes ?? allScopes)],
+        name: input.name ?? null,
+        hash: yield* hashToken(token),
+        createdAt: yield* nowIso,
+        revokedAt: null
+      }
+      yield* keys.insert(record)
+      const created: CreatedKey = {
+        id: record.id,
+        kind: record.kind,
+        scopes: record.scopes,
+        name: record.name,
+        token,
+        createdAt: record.createdAt
+      }
+      return created
+    })
+
+  const revokeKey = (keyId: string) =>
+    Effect.gen(function* () {
+      if (!isUuid(keyId)) return yield* new NotFound({ message: "No such key" })
+      const revoked = yield* keys.revoke(keyId, yield* nowIso)
+      if (Option.isNone(revoked)) return yield* new NotFound({ message: "No such key" })
+      cache.delete(revoked.value.hash)
+      return revoked.value
+    })
+
+  // Resolved keys are cached briefly: authentication is on every request's path. A revocation in
+  // this process evicts at once; other processes notice within KEY_CACHE_MS.
+  const cache = new Map<string, { readonly principal: Principal; readonly at: number }>()
+
+  /** Resolves a bearer token to its principal; every failure is the same 401. */
+  const authenticate = (token: string) =>
+    Effect.gen(function* () {
+      const parsed = parseToken(token)
+      if (Option.isNone(parsed)) return yield* unauthenticated
+      const hash = yield* hashToken(parsed.value.token)
+      const now = yield* Clock.currentTimeMillis
+      const hit = cache.get(hash)
+      if (hit && now - hit.at < KEY_CACHE_MS) return hit.principal
+      const record = yield* keys.findByHash(hash)
+      if (Option.isNone(record) || record.value.revokedAt !== null) {
+        cache.delete(hash)
+        return yield* unauthenticated
+      }
+      const principal: Principal = {
+        workspaceId: record.value.workspaceId,
+        keyId: record.value.id,
+        kind: record.value.kind,
+        scopes: new Set(record.value.scopes)
+      }
+      if (cache.size > 10_000) cache.clear()
+      cache.set(hash, { principal, at: now })
+      return principal
+    })
+
+  const addNumber = (workspaceId: string, input: { readonly e164: string; readonly type?: "local" | "toll_free" | undefined }) =>
+    Effect.gen(function* () {
+      yield* get(workspaceId)
+      const e164 = normalizePhone(input.e164)
+      if (e164._tag === "Left") return yield* new InvalidArgument({ message: `e164: ${e164.left}` })
+      const number: WorkspaceNumber = {
+        e164: e164.right,
+        // The billed type follows the number itself; the hint only matters for non-US ranges.
+        type: numberTypeOf(e164.right) === "toll_free" ? "toll_free" : (input.type ?? "local"),
+        voiceMode: "app",
+        agentId: null,
+        forwardTo: null,
+        assignedUserId: null,
+        status: "active"
+      }
+      yield* numbers.insert(workspaceId, number).pipe(
+        Effect.catchAll(() => Effect.fail(new FailedPrecondition({ message: `${number.e164} is already taken` })))
+      )
+      return number
+    })
+
+  /**
+   * First boot on an empty store: a default workspace ready for every test-key flow, and one test
+   * key with every scope, returned once so the app can print it.
+   */
+  const bootstrap = Effect.gen(function* () {
+    if ((yield* workspaces.count) > 0) return Option.none<{ workspace: Workspace; key: CreatedKey }>()
+    const workspace = yield* create({
+      name: "Default workspace",
+      billing: { identity: "verified", mobileVerified: true }
+    })
+    const key = yield* createKey(workspace.id, { kind: "test", name: "First boot test key" })
+    return Option.some({ workspace, key })
+  })
+
+  return { get, create, update, createKey, revokeKey, authenticate, addNumber, bootstrap } as const
+})
+
+export class Workspaces extends Context.Tag("core/Workspaces")<Workspaces, Effect.Effect.Success<typeof make>>() {}
+
+export const layer = Layer.effect(Workspaces, make)
