@@ -1,0 +1,15 @@
+/** Every setting of CONTRACT.md "Running it", read once from the environment. */
+import { Config } from "effect"
+
+export const ServerConfig = Config.all({
+  port: Config.integer("PORT").pipe(Config.withDefault(8080)),
+  host: Config.string("HOST").pipe(Config.withDefault("0.0.0.0")),
+  databaseUrl: Config.option(Config.redacted("DATABASE_URL")),
+  dataDir: Config.string("DATA_DIR").pipe(Config.withDefault("./.data")),
+  adminToken: Config.option(Config.redacted("ADMIN_TOKEN")),
+  rateLimitPerMinute: Config.integer("RATE_LIMIT_PER_MINUTE").pipe(
+    Config.validate({ message: "must be a positive integer", validation: (n) => n > 0 }),
+    Config.withDefault(600)
+  )
+})
+export type ServerConfig = Config.Config.Success<typeof ServerConfig>
