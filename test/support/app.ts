@@ -11,6 +11,15 @@ import { Workspaces } from "../../core/workspaces/service.ts"
 
 export const ADMIN_TOKEN = "admin-secret-for-tests"
 
+export interface AdminKey {
+  readonly id: string
+  readonly kind: "live" | "test"
+  readonly scopes: ReadonlyArray<string>
+  readonly name: string | null
+  readonly token: string
+  readonly createdAt: string
+}
+
 export interface TestAppOptions {
   readonly rateLimitPerMinute?: number
   readonly adminToken?: string | null
@@ -42,8 +51,36 @@ export const makeTestApp = async (options: TestAppOptions = {}) => {
     return handler(new Request(`http://test.local${path}`, { ...init, headers, body: body ?? null }))
   }
   const bootstrap = await runtime.runPromise(Effect.flatMap(Workspaces, (w) => w.bootstrap))
+  const adminAuth = { authorization: `Bearer ${options.adminToken ?? ADMIN_TOKEN}` }
+  /** A request to the admin API with the admin token. */
+  const admin = (path: string, init: RequestInit & { json?: unknown } = {}) =>
+    fetch(`/v1/admin${path}`, { ...init, headers: { ...adminAuth, ...Object.fromEntries(new Headers(init.headers)) } })
+  const expectOk = async (res: Response, status: number) => {
+    if (res.status !== status) throw new Error(`admin API answered ${res.status}: ${await res.text()}`)
+    return (await res.json()) as any
+  }
+  /** A key for a workspace, created through the admin API. */
+  const createKey = async (
+    workspaceId: string,
+    key: { kind?: "live" | "test"; scopes?: ReadonlyArray<string>; name?: string } = {}
+  ): Promise<AdminKey> => {
+    const body = await expectOk(await admin(`/workspaces/${workspaceId}/keys`, { method: "POST", json: { kind: "test", ...key } }), 201)
+    return body.key
+  }
+  /** A fresh workspace with one all-scope test key, through the admin API. */
+  const createWorkspace = async (name = "Second workspace", billing?: Record<string, unknown>) => {
+    const body = await expectOk(
+      await admin("/workspaces", { method: "POST", json: billing === undefined ? { name } : { name, billing } }),
+      201
+    )
+    const key = await createKey(body.workspace.id)
+    return { workspaceId: body.workspace.id as string, workspace: body.workspace, key: key.token, keyId: key.id }
+  }
   return {
     fetch,
+    admin,
+    createKey,
+    createWorkspace,
     runtime,
     testKey: Option.getOrThrow(bootstrap).key.token,
     workspaceId: Option.getOrThrow(bootstrap).workspace.id,

@@ -1,0 +1,25 @@
+/**
+ * The Switchboard domain core for embedders: pure rules, schemas, ports (Context tags) and services.
+ * Provide store adapters (adapters/memory or adapters/sql) and a CursorCodec, then use the services.
+ */
+export * from "./errors.ts"
+export * from "./auth/apiKey.ts"
+export * from "./auth/principal.ts"
+export * from "./auth/scopes.ts"
+export * from "./phone.ts"
+export * from "./pagination.ts"
+export * from "./ratelimit.ts"
+export * from "./ids.ts"
+export * from "./time.ts"
+export * from "./transactor.ts"
+export * from "./numbers.ts"
+export * as Events from "./events/catalog.ts"
+export { EventOutbox, type OutboxEvent } from "./events/outbox.ts"
+export * as ContactModel from "./contacts/model.ts"
+export * as ContactRules from "./contacts/rules.ts"
+export { ContactStore, type ContactListQuery } from "./contacts/store.ts"
+export { Contacts } from "./contacts/service.ts"
+export * as WorkspaceModel from "./workspaces/model.ts"
+export { ApiKeyStore, WorkspaceStore, type ApiKeyRecord } from "./workspaces/store.ts"
+export { Workspaces, type CreatedKey } from "./workspaces/service.ts"
+export { CoreLive } from "./layer.ts"

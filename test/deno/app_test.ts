@@ -1,0 +1,43 @@
+/**
+ * `deno task test`: the app in-process under Deno's own runtime and test runner, so Deno-specific
+ * breakage (permissions, web Request handling, Web Crypto) shows up without a server.
+ */
+import { makeTestApp } from "../support/app.ts"
+
+declare const Deno: any
+
+const assertEquals = (actual: unknown, expected: unknown, label: string) => {
+  if (JSON.stringify(actual) !== JSON.stringify(expected)) {
+    throw new Error(`${label}: expected ${JSON.stringify(expected)}, got ${JSON.stringify(actual)}`)
+  }
+}
+
+Deno.test("contacts round trip and the error envelope under Deno", async () => {
+  const app = await makeTestApp()
+  try {
+    const auth = { authorization: `Bearer ${app.testKey}` }
+    const created = await app.fetch("/v1/api/contacts", { method: "POST", headers: auth, json: { firstName: "Grace", phone: "(415) 555-0199" } })
+    assertEquals(created.status, 201, "create status")
+    const { contact } = await created.json()
+    assertEquals(contact.phones, [{ value: "+14155550199" }], "normalized phone")
+
+    const listed = await (await app.fetch("/v1/api/contacts?q=grace", { headers: auth })).json()
+    assertEquals(listed.contacts.map((c: { id: string }) => c.id), [contact.id], "search")
+
+    const unauth = await app.fetch("/v1/api/contacts")
+    assertEquals(unauth.status, 401, "401 status")
+    const body = await unauth.json()
+    assertEquals(body.error.code, "unauthenticated", "401 code")
+    assertEquals(body.error.requestId, unauth.headers.get("x-request-id"), "request id echoed in body")
+
+    const big = await app.fetch("/v1/api/contacts", { method: "POST", headers: auth, json: { firstName: "x".repeat(1_100_000) } })
+    assertEquals(big.status, 400, "oversized body")
+    assertEquals((await big.json()).error.message, "Request body exceeds 1 MiB", "oversized message")
+
+    const deleted = await app.fetch(`/v1/api/contacts/${contact.id}`, { method: "DELETE", headers: auth })
+    assertEquals(await deleted.json(), { deleted: true }, "delete")
+    assertEquals((await app.fetch(`/v1/api/contacts/${contact.id}`, { headers: auth })).status, 404, "gone")
+  } finally {
+    await app.close()
+  }
+})

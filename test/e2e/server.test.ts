@@ -1,0 +1,90 @@
+/**
+ * End to end: the real server process under Node (PGlite and Postgres) and under Deno (PGlite),
+ * driven over real sockets with the key it prints at first boot, as a new user would with curl.
+ */
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { afterAll, describe, expect, inject, it } from "vitest"
+import { freshDatabase } from "../support/postgres.ts"
+import { startServer } from "../support/server.ts"
+
+const dirs: Array<string> = []
+const tempDir = () => {
+  const dir = mkdtempSync(join(tmpdir(), "switchboard-e2e-"))
+  dirs.push(dir)
+  return dir
+}
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true })
+})
+
+const contactsJourney = async (baseUrl: string, key: string) => {
+  const call = (path: string, init: RequestInit = {}) =>
+    fetch(`${baseUrl}${path}`, {
+      ...init,
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json", ...init.headers }
+    })
+  const ids: Array<string> = []
+  for (const [first, phone] of [["Ada", "4155550101"], ["Alan", "4155550102"], ["Grace", "4155550103"]] as const) {
+    const res = await call("/v1/api/contacts", { method: "POST", body: JSON.stringify({ firstName: first, phone }) })
+    expect(res.status).toBe(201)
+    expect(res.headers.get("x-request-id")).toBeTruthy()
+    expect(res.headers.get("ratelimit-limit")).toBe("600")
+    ids.push(((await res.json()) as { contact: { id: string } }).contact.id)
+  }
+  const search = (await (await call("/v1/api/contacts?q=a")).json()) as { contacts: Array<{ firstName: string }> }
+  expect(search.contacts.map((c) => c.firstName)).toEqual(["Grace", "Alan", "Ada"])
+  const byPhone = (await (await call("/v1/api/contacts?q=555-0102")).json()) as { contacts: Array<{ firstName: string }> }
+  expect(byPhone.contacts.map((c) => c.firstName)).toEqual(["Alan"])
+
+  const page1 = (await (await call("/v1/api/contacts?limit=2")).json()) as { contacts: Array<{ id: string }>; nextCursor: string }
+  expect(page1.contacts.map((c) => c.id)).toEqual([ids[2], ids[1]])
+  const page2 = (await (await call(`/v1/api/contacts?limit=2&cursor=${encodeURIComponent(page1.nextCursor)}`)).json()) as {
+    contacts: Array<{ id: string }>
+    nextCursor: string | null
+  }
+  expect(page2).toMatchObject({ contacts: [{ id: ids[0] }], nextCursor: null })
+
+  const del = await call(`/v1/api/contacts/${ids[0]}`, { method: "DELETE" })
+  expect(await del.json()).toEqual({ deleted: true })
+  const gone = await call(`/v1/api/contacts/${ids[0]}`)
+  expect(gone.status).toBe(404)
+  expect(((await gone.json()) as { error: { code: string } }).error.code).toBe("not_found")
+
+  const spec = (await (await fetch(`${baseUrl}/v1/api/openapi.json`)).json()) as { info: { version: string } }
+  expect(spec.info.version).toBe("2026-08-17")
+}
+
+describe.each(["node", "deno"] as const)("server under %s with embedded PGlite", (runtime) => {
+  it("prints one key at first boot, serves contacts, drains on SIGTERM, keeps data across restarts", async () => {
+    const dataDir = tempDir()
+    const server = await startServer(runtime, { DATA_DIR: dataDir })
+    expect(server.testKey).toMatch(/^svc_test_/)
+    await contactsJourney(server.baseUrl, server.testKey!)
+    expect(await server.stop()).toBe(0)
+
+    const again = await startServer(runtime, { DATA_DIR: dataDir })
+    expect(again.testKey).toBeNull()
+    const res = await fetch(`${again.baseUrl}/v1/api/contacts`, { headers: { authorization: `Bearer ${server.testKey}` } })
+    const body = (await res.json()) as { contacts: Array<{ firstName: string }> }
+    expect(body.contacts.map((c) => c.firstName)).toEqual(["Grace", "Alan"])
+    expect(await again.stop()).toBe(0)
+  }, 120_000)
+})
+
+describe("server under node with DATABASE_URL (Postgres)", () => {
+  const url = inject("postgresUrl")
+  it.runIf(url !== null || process.env.CI === "true")("serves contacts from Postgres", async () => {
+    if (url === null) throw new Error("CI needs Postgres")
+    const db = await freshDatabase(url, "e2e")
+    try {
+      const server = await startServer("node", { DATABASE_URL: db.url, DATA_DIR: tempDir() })
+      expect(server.testKey).toMatch(/^svc_test_/)
+      await contactsJourney(server.baseUrl, server.testKey!)
+      expect(await server.stop()).toBe(0)
+    } finally {
+      await db.drop()
+    }
+  }, 120_000)
+})

@@ -1,0 +1,67 @@
+/** Starts the real server as a child process (Node or Deno) on a free port and stops it with SIGTERM. */
+import { type ChildProcess, spawn } from "node:child_process"
+import { createServer } from "node:net"
+import { resolve } from "node:path"
+
+const root = resolve(import.meta.dirname, "../..")
+
+export const freePort = () =>
+  new Promise<number>((done, fail) => {
+    const srv = createServer()
+    srv.once("error", fail)
+    srv.listen(0, "127.0.0.1", () => {
+      const { port } = srv.address() as { port: number }
+      srv.close(() => done(port))
+    })
+  })
+
+export interface RunningServer {
+  readonly baseUrl: string
+  /** The test key printed at first boot, if this boot printed one. */
+  readonly testKey: string | null
+  readonly output: () => string
+  /** SIGTERM, then the exit code. */
+  readonly stop: () => Promise<number | null>
+}
+
+export const startServer = async (
+  runtime: "node" | "deno",
+  env: Record<string, string>,
+  timeoutMs = 60_000
+): Promise<RunningServer> => {
+  const port = await freePort()
+  const command =
+    runtime === "node"
+      ? [resolve(root, "node_modules/.bin/tsx"), "apps/server/node.ts"]
+      : [resolve(root, "node_modules/deno/deno"), "run", "--allow-env", "--allow-net", "--allow-read", "--allow-write", "--allow-sys", "apps/server/deno.ts"]
+  const child: ChildProcess = spawn(command[0]!, command.slice(1), {
+    cwd: root,
+    env: { ...process.env, PORT: String(port), HOST: "127.0.0.1", NO_COLOR: "1", ...env },
+    stdio: ["ignore", "pipe", "pipe"]
+  })
+  let out = ""
+  child.stdout!.on("data", (d) => (out += d))
+  child.stderr!.on("data", (d) => (out += d))
+  const exited = new Promise<number | null>((done) => child.once("exit", (code) => done(code)))
+  const started = Date.now()
+  while (!/Listening on/.test(out)) {
+    if (child.exitCode !== null) throw new Error(`server exited early:\n${out}`)
+    if (Date.now() - started > timeoutMs) {
+      child.kill("SIGKILL")
+      throw new Error(`server did not start in time:\n${out}`)
+    }
+    await new Promise((r) => setTimeout(r, 100))
+  }
+  return {
+    baseUrl: `http://127.0.0.1:${port}`,
+    testKey: /(svc_test_[0-9A-Za-z]{40})/.exec(out)?.[1] ?? null,
+    output: () => out,
+    stop: async () => {
+      child.kill("SIGTERM")
+      const timer = setTimeout(() => child.kill("SIGKILL"), 15_000)
+      const code = await exited
+      clearTimeout(timer)
+      return code
+    }
+  }
+}
