@@ -6,6 +6,9 @@ export default defineConfig({
     globalSetup: ["test/support/globalSetup.ts"],
     testTimeout: 30000,
     hookTimeout: 60000,
-    pool: "forks"
+    pool: "forks",
+    // The JSON report lets .ci/run print a one-line summary.
+    reporters: ["default", "json"],
+    outputFile: { json: ".vitest-report.json" }
   }
 })

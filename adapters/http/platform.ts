@@ -144,6 +144,8 @@ export const layer = HttpApiBuilder.middleware(
             return HttpServerResponse.setHeaders(res, { "x-request-id": state.requestId, ...rateHeaders(state.rate) })
           })
         )
+        // CORS wraps only what follows: a preflight it answers itself still gets the headers above.
+        return yield* cors(Effect.gen(function* () {
         const declared = Number(req.headers["content-length"] ?? "0")
         if (declared > MAX_BODY_BYTES) {
           return envelope(400, "invalid_argument", "Request body exceeds 1 MiB", state.requestId)
@@ -173,6 +175,7 @@ export const layer = HttpApiBuilder.middleware(
           Effect.provideService(CurrentRequest, state),
           Effect.catchAllCause((cause) => causeToResponse(cause, state.requestId))
         )
-      }).pipe(cors)
+        }))
+      })
   })
 )

@@ -2,9 +2,11 @@
  * End to end: the real server process under Node (PGlite and Postgres) and under Deno (PGlite),
  * driven over real sockets with the key it prints at first boot, as a new user would with curl.
  */
+import { execFile } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
-import { join } from "node:path"
+import { join, resolve } from "node:path"
+import { promisify } from "node:util"
 import { afterAll, describe, expect, inject, it } from "vitest"
 import { freshDatabase } from "../support/postgres.ts"
 import { startServer } from "../support/server.ts"
@@ -85,6 +87,40 @@ describe("server under node with DATABASE_URL (Postgres)", () => {
       expect(await server.stop()).toBe(0)
     } finally {
       await db.drop()
+    }
+  }, 120_000)
+})
+
+describe("admin CLI", () => {
+  const run = promisify(execFile)
+  const root = resolve(import.meta.dirname, "../..")
+  const admin = (env: Record<string, string>, ...args: Array<string>) =>
+    run(resolve(root, "node_modules/.bin/tsx"), ["apps/cli/main.ts", ...args], { cwd: root, env: { ...process.env, ...env } })
+
+  it("creates a workspace and a scoped live key that the public API accepts, then revokes it", async () => {
+    const server = await startServer("node", { DATA_DIR: tempDir(), ADMIN_TOKEN: "cli-admin-token" })
+    const env = { SWITCHBOARD_URL: server.baseUrl, ADMIN_TOKEN: "cli-admin-token" }
+    try {
+      const ws = JSON.parse((await admin(env, "workspace", "create", "Acme", "--billing", '{"plan":null}')).stdout)
+      expect(ws.workspace).toMatchObject({ name: "Acme", billing: { plan: null, trial: true } })
+      const key = JSON.parse((await admin(env, "key", "create", ws.workspace.id, "--kind", "live", "--scopes", "contacts:read")).stdout).key
+      expect(key.token).toMatch(/^svc_live_/)
+      const list = await fetch(`${server.baseUrl}/v1/api/contacts`, { headers: { authorization: `Bearer ${key.token}` } })
+      expect(list.status).toBe(200)
+      const write = await fetch(`${server.baseUrl}/v1/api/contacts`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${key.token}`, "content-type": "application/json" },
+        body: JSON.stringify({ firstName: "x" })
+      })
+      expect(write.status).toBe(403)
+      expect(JSON.parse((await admin(env, "key", "revoke", key.id)).stdout)).toEqual({ revoked: true })
+      const after = await fetch(`${server.baseUrl}/v1/api/contacts`, { headers: { authorization: `Bearer ${key.token}` } })
+      expect(after.status).toBe(401)
+      await expect(admin({ ...env, ADMIN_TOKEN: "wrong" }, "workspace", "get", ws.workspace.id)).rejects.toMatchObject({
+        stderr: expect.stringContaining("unauthenticated")
+      })
+    } finally {
+      expect(await server.stop()).toBe(0)
     }
   }, 120_000)
 })

@@ -1,0 +1,186 @@
+/** SPEC "Limits" (rate-limit headers, 429) and the CORS convention (any origin, no credentials). */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
+import { makeTestApp } from "../support/app.ts"
+import { bearer, expectError, expectRateHeaders } from "./helpers.ts"
+
+type App = Awaited<ReturnType<typeof makeTestApp>>
+
+const preflight = (app: App, path = "/v1/api/contacts", method = "POST") =>
+  app.fetch(path, {
+    method: "OPTIONS",
+    headers: {
+      origin: "https://client.example",
+      "access-control-request-method": method,
+      "access-control-request-headers": "authorization, content-type, x-request-id"
+    }
+  })
+
+describe("rate-limit headers", () => {
+  let app: App
+  beforeAll(async () => {
+    app = await makeTestApp({ rateLimitPerMinute: 600 })
+  })
+  afterAll(() => app.close())
+
+  it("are on success, error, unknown-route, unauthenticated, spec and preflight responses", async () => {
+    const auth = bearer(app.testKey)
+    const responses: Array<[string, Response]> = [
+      ["success", await app.fetch("/v1/api/contacts", { headers: auth })],
+      ["created", await app.fetch("/v1/api/contacts", { method: "POST", headers: auth, json: { firstName: "Ada" } })],
+      ["400", await app.fetch("/v1/api/contacts?limit=0", { headers: auth })],
+      ["404", await app.fetch(`/v1/api/contacts/${crypto.randomUUID()}`, { headers: auth })],
+      ["404 route", await app.fetch("/v1/api/nowhere", { headers: auth })],
+      ["401", await app.fetch("/v1/api/contacts")],
+      ["openapi", await app.fetch("/v1/api/openapi.json")],
+      ["preflight", await preflight(app)]
+    ]
+    for (const [label, res] of responses) {
+      expect(res.headers.get("ratelimit-limit"), label).toBe("600")
+      expectRateHeaders(res)
+    }
+  })
+
+  it("count down per key", async () => {
+    const key = (await app.createKey(app.workspaceId)).token
+    const first = await app.fetch("/v1/api/contacts", { headers: bearer(key) })
+    const second = await app.fetch("/v1/api/contacts", { headers: bearer(key) })
+    expect(first.headers.get("ratelimit-remaining")).toBe("599")
+    expect(second.headers.get("ratelimit-remaining")).toBe("598")
+    expect(Number(second.headers.get("ratelimit-reset"))).toBeGreaterThanOrEqual(1)
+    expect(Number(second.headers.get("ratelimit-reset"))).toBeLessThanOrEqual(60)
+  })
+
+  it("count a failed request against the key too", async () => {
+    const key = (await app.createKey(app.workspaceId)).token
+    await app.fetch("/v1/api/contacts", { method: "POST", headers: bearer(key), json: { nope: 1 } })
+    const res = await app.fetch("/v1/api/contacts", { headers: bearer(key) })
+    expect(res.headers.get("ratelimit-remaining")).toBe("598")
+  })
+})
+
+describe("429 resource_exhausted", () => {
+  let app: App
+  beforeAll(async () => {
+    app = await makeTestApp({ rateLimitPerMinute: 5 })
+  })
+  afterAll(() => app.close())
+
+  it("answers the 6th request of one key with 429 and Retry-After, leaving other keys alone", async () => {
+    const key = (await app.createKey(app.workspaceId)).token
+    const other = (await app.createKey(app.workspaceId)).token
+    for (let i = 0; i < 5; i++) {
+      const res = await app.fetch("/v1/api/contacts", { headers: bearer(key) })
+      expect(res.status).toBe(200)
+      expect(res.headers.get("ratelimit-remaining")).toBe(String(4 - i))
+    }
+    const limited = await app.fetch("/v1/api/contacts", { headers: bearer(key) })
+    const error = await expectError(limited, 429, "resource_exhausted")
+    expect(error.message.length).toBeGreaterThan(0)
+    const retryAfter = Number(limited.headers.get("retry-after"))
+    expect(Number.isInteger(retryAfter)).toBe(true)
+    expect(retryAfter).toBeGreaterThanOrEqual(1)
+    expect(retryAfter).toBeLessThanOrEqual(60)
+    expect(limited.headers.get("ratelimit-limit")).toBe("5")
+    expect(limited.headers.get("ratelimit-remaining")).toBe("0")
+    expect(limited.headers.get("access-control-allow-origin")).toBe("*")
+    // Writes are limited too, and nothing is created.
+    await expectError(
+      await app.fetch("/v1/api/contacts", { method: "POST", headers: bearer(key), json: { firstName: "Over" } }),
+      429,
+      "resource_exhausted"
+    )
+    const fresh = await app.fetch("/v1/api/contacts", { headers: bearer(other) })
+    expect(fresh.status).toBe(200)
+    expect(fresh.headers.get("ratelimit-remaining")).toBe("4")
+    expect(((await fresh.json()) as any).contacts.map((c: any) => c.firstName)).not.toContain("Over")
+  })
+
+  it("limits a key across workspaces independently", async () => {
+    const b = await app.createWorkspace("Limited B")
+    for (let i = 0; i < 5; i++) expect((await app.fetch("/v1/api/contacts", { headers: bearer(b.key) })).status).toBe(200)
+    await expectError(await app.fetch("/v1/api/contacts", { headers: bearer(b.key) }), 429, "resource_exhausted")
+  })
+})
+
+describe("unauthenticated floods", () => {
+  let app: App
+  beforeEach(async () => {
+    app = await makeTestApp({ rateLimitPerMinute: 5 })
+  })
+  afterEach(() => app.close())
+
+  const floods: Array<[string, Record<string, string>]> = [
+    ["no header", {}],
+    ["garbage bearer", { authorization: "Bearer garbage" }],
+    ["well-formed unknown key", { authorization: `Bearer svc_live_${"q".repeat(40)}` }]
+  ]
+
+  it.each(floods)("are limited per address (%s): five 401s, then 429", async (_, headers) => {
+    for (let i = 0; i < 5; i++) {
+      const res = await app.fetch("/v1/api/contacts", { headers })
+      await expectError(res, 401, "unauthenticated")
+      expect(res.headers.get("ratelimit-remaining"), `request ${i + 1}`).toBe(String(4 - i))
+    }
+    const limited = await app.fetch("/v1/api/contacts", { headers })
+    await expectError(limited, 429, "resource_exhausted")
+    expect(Number(limited.headers.get("retry-after"))).toBeGreaterThanOrEqual(1)
+    // A valid key is still served: it has its own allowance.
+    expect((await app.fetch("/v1/api/contacts", { headers: bearer(app.testKey) })).status).toBe(200)
+  })
+
+  it("are limited on unknown routes too", async () => {
+    for (let i = 0; i < 5; i++) await expectError(await app.fetch("/v1/api/nowhere"), 404, "not_found")
+    await expectError(await app.fetch("/v1/api/nowhere"), 429, "resource_exhausted")
+  })
+})
+
+describe("CORS", () => {
+  let app: App
+  beforeAll(async () => {
+    app = await makeTestApp()
+  })
+  afterAll(() => app.close())
+
+  it("answers a preflight with 2xx, any origin and the headers a client needs", async () => {
+    for (const [path, method] of [
+      ["/v1/api/contacts", "POST"],
+      [`/v1/api/contacts/${crypto.randomUUID()}`, "PATCH"],
+      [`/v1/api/contacts/${crypto.randomUUID()}`, "DELETE"],
+      ["/v1/api/contacts", "GET"]
+    ] as const) {
+      const res = await preflight(app, path, method)
+      expect(res.status).toBeGreaterThanOrEqual(200)
+      expect(res.status).toBeLessThan(300)
+      expect(res.headers.get("access-control-allow-origin")).toBe("*")
+      const allowedHeaders = (res.headers.get("access-control-allow-headers") ?? "").toLowerCase()
+      expect(allowedHeaders).toContain("authorization")
+      expect(allowedHeaders).toContain("content-type")
+      expect(res.headers.get("access-control-allow-methods")).toContain(method)
+      expect(res.headers.get("access-control-allow-credentials")).not.toBe("true")
+      expectRateHeaders(res)
+    }
+  })
+
+  it("answers a preflight without authentication and without consuming the key's allowance", async () => {
+    const res = await preflight(app)
+    expect(res.status).toBeLessThan(300)
+    expect(await res.text()).toBe("")
+  })
+
+  it("puts the CORS headers on success and error responses and exposes the tracing headers", async () => {
+    const responses = [
+      await app.fetch("/v1/api/contacts", { headers: { ...bearer(app.testKey), origin: "https://client.example" } }),
+      await app.fetch("/v1/api/contacts", { headers: { origin: "https://client.example" } }),
+      await app.fetch("/v1/api/nowhere", { headers: { origin: "https://client.example" } }),
+      await app.fetch("/v1/api/openapi.json", { headers: { origin: "https://client.example" } })
+    ]
+    for (const res of responses) {
+      expect(res.headers.get("access-control-allow-origin"), `${res.status}`).toBe("*")
+      expect(res.headers.get("access-control-allow-credentials")).not.toBe("true")
+      const exposed = (res.headers.get("access-control-expose-headers") ?? "").toLowerCase().split(/\s*,\s*/)
+      for (const h of ["x-request-id", "ratelimit-limit", "ratelimit-remaining", "ratelimit-reset", "retry-after"]) {
+        expect(exposed, `${res.status}`).toContain(h)
+      }
+    }
+  })
+})
