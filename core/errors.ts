@@ -63,4 +63,4 @@ export const errorStatus: Record<DomainError["_tag"], { readonly status: number;
 }
 
 export const isDomainError = (u: unknown): u is DomainError =>
-  typeof u === "object" && u !== null && "_tag" in u && typeof u._tag === "string" && u._tag in errorStatus
+  typeof u === "object" && u !== null && "_tag" in u && typeof u._tag === "string" && Object.hasOwn(errorStatus, u._tag)

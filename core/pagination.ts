@@ -22,7 +22,10 @@ const fromB64url = (s: string): Either.Either<Uint8Array, void> => {
   if (!/^[A-Za-z0-9_-]*$/.test(s)) return Either.left(undefined)
   try {
     const bin = atob(s.replace(/-/g, "+").replace(/_/g, "/"))
-    return Either.right(Uint8Array.from(bin, (c) => c.charCodeAt(0)))
+    const bytes = Uint8Array.from(bin, (c) => c.charCodeAt(0))
+    // atob ignores the unused low bits of the last character, so several strings decode to the
+    // same bytes; only the canonical encoding is accepted, or an edited cursor could still verify.
+    return toB64url(bytes) === s ? Either.right(bytes) : Either.left(undefined)
   } catch {
     return Either.left(undefined)
   }

@@ -9,14 +9,17 @@ import { parsePhoneNumberFromString } from "libphonenumber-js/min"
 export const E164 = Schema.String.pipe(Schema.pattern(/^\+[1-9]\d{6,14}$/), Schema.brand("E164"))
 export type E164 = typeof E164.Type
 
+const isE164 = Schema.is(E164)
+
 export const normalizePhone = (input: string): Either.Either<E164, string> => {
   const trimmed = input.trim()
   if (trimmed.length === 0 || trimmed.length > 32 || !/^[+\d\s().-]+$/.test(trimmed)) {
     return Either.left(`"${trimmed.slice(0, 32)}" is not a phone number`)
   }
   const parsed = parsePhoneNumberFromString(trimmed, trimmed.startsWith("+") ? undefined : "US")
-  if (!parsed || !parsed.isPossible()) return Either.left(`"${trimmed}" is not a valid phone number`)
-  return Either.right(parsed.number as E164)
+  // Some countries' "possible" lengths fall outside E.164 (at most 15 digits; 7 here at least).
+  if (!parsed || !parsed.isPossible() || !isE164(parsed.number)) return Either.left(`"${trimmed}" is not a valid phone number`)
+  return Either.right(parsed.number)
 }
 
 /** Digits only, for substring search over phones. */

@@ -33,8 +33,9 @@ export const consume = (bucket: Bucket | undefined, now: number, limit: number):
       allowed,
       limit,
       remaining: Math.floor(tokens),
-      resetSeconds: Math.ceil((limit - tokens) / perMs / 1000),
-      retryAfterSeconds: allowed ? 0 : Math.max(1, Math.ceil((1 - tokens) / perMs / 1000))
+      // Multiply before dividing: `x / perMs` rounds 9 tokens at 9/min up to 61 s.
+      resetSeconds: Math.ceil(((limit - tokens) * WINDOW_MS) / limit / 1000),
+      retryAfterSeconds: allowed ? 0 : Math.max(1, Math.ceil(((1 - tokens) * WINDOW_MS) / limit / 1000))
     }
   ]
 }

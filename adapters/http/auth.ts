@@ -23,11 +23,19 @@ export const AuthorizationLive = Layer.effect(
           const token = bearerToken(req.headers["authorization"])
           if (token === undefined) return yield* unauthenticated
           const principal = yield* workspaces.authenticate(token).pipe(
-            Effect.tapError(() =>
-              // An unknown key is billed to the caller's address, so guessing keys is rate limited too.
-              limiter
-                .consume(`ip:${Option.getOrElse(req.remoteAddress, () => "unknown")}`)
-                .pipe(Effect.tap((d) => Effect.sync(() => (state.rate = d))))
+            Effect.catchAll((error) =>
+              Effect.gen(function* () {
+                // An unknown key is billed to the caller's address, so guessing keys is rate limited
+                // too. A malformed one was already billed by the platform middleware: count it once.
+                state.rate ??= yield* limiter.consume(`ip:${Option.getOrElse(req.remoteAddress, () => "unknown")}`)
+                if (!state.rate.allowed) {
+                  return yield* new ResourceExhausted({
+                    message: "Rate limit exceeded",
+                    retryAfterSeconds: state.rate.retryAfterSeconds
+                  })
+                }
+                return yield* error
+              })
             )
           )
           const decision = yield* limiter.consume(`key:${principal.keyId}`)

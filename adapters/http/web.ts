@@ -30,10 +30,25 @@ const readCapped = async (body: ReadableStream<Uint8Array>): Promise<Uint8Array 
   return out
 }
 
+/** A body that could not be read (client gone, server shutting down) still gets the envelope. */
+const unreadable = (request: Request) => {
+  const given = request.headers.get("x-request-id")
+  const requestId = given !== null && /^[A-Za-z0-9_-]{1,64}$/.test(given) ? given : `req_${crypto.randomUUID().replace(/-/g, "")}`
+  return new Response(
+    JSON.stringify({ error: { code: "invalid_argument", message: "Request body could not be read", requestId } }),
+    { status: 400, headers: { "content-type": "application/json", "x-request-id": requestId, "access-control-allow-origin": "*" } }
+  )
+}
+
 export const withBodyLimit = (handler: Handler): Handler => async (request) => {
   if (request.body === null) return handler(request)
   const declared = Number(request.headers.get("content-length") ?? "0")
-  const body = declared > MAX_BODY_BYTES ? null : await readCapped(request.body)
+  let body: Uint8Array | null
+  try {
+    body = declared > MAX_BODY_BYTES ? null : await readCapped(request.body)
+  } catch {
+    return unreadable(request)
+  }
   const headers = new Headers(request.headers)
   if (body === null) headers.set("content-length", String(MAX_BODY_BYTES + 1))
   else headers.set("content-length", String(body.byteLength))

@@ -46,10 +46,13 @@ const numberStore = Layer.effect(
   NumberStore,
   withDb((db) =>
     NumberStore.of({
+      // Checked when the effect runs, not when it is built: a claim built before another one ran must still see it.
       insert: (workspaceId, number) =>
-        db.state.numbers.has(number.e164)
-          ? Effect.fail("taken" as const)
-          : Effect.sync(() => void db.state.numbers.set(number.e164, { workspaceId, number })),
+        Effect.suspend(() =>
+          db.state.numbers.has(number.e164)
+            ? Effect.fail("taken" as const)
+            : Effect.sync(() => void db.state.numbers.set(number.e164, { workspaceId, number }))
+        ),
       list: (workspaceId) =>
         Effect.sync(() =>
           [...db.state.numbers.values()].filter((n) => n.workspaceId === workspaceId).map((n) => n.number)

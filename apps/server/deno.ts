@@ -24,12 +24,26 @@ if (warm.status !== 200) {
   Deno.exit(1)
 }
 
+// Deno's server.shutdown() cuts the body streams of requests still uploading, so draining waits for
+// in-flight requests to finish first (bounded), then closes the listener and the layers.
+let inFlight = 0
+const serve = withBodyLimit(handler)
 const server = Deno.serve(
   { port: config.port, hostname: config.host, onListen: ({ hostname, port }: { hostname: string; port: number }) => console.log(`Listening on http://${hostname}:${port}`) },
-  withBodyLimit(handler)
+  async (request: Request) => {
+    inFlight++
+    try {
+      return await serve(request)
+    } finally {
+      inFlight--
+    }
+  }
 )
 
+const DRAIN_TIMEOUT_MS = 25_000
 const stop = async () => {
+  const deadline = Date.now() + DRAIN_TIMEOUT_MS
+  while (inFlight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50))
   await server.shutdown()
   await dispose()
   Deno.exit(0)

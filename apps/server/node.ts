@@ -15,8 +15,10 @@ const ServerLive = Layer.unwrapEffect(
     return HttpApiBuilder.serve().pipe(
       HttpMiddleware.withTracerDisabledWhen(() => true),
       HttpServer.withLogAddress,
-      Layer.provide(AppLive(config)),
-      Layer.provide(NodeHttpServer.layer(createServer, { port: config.port, host: config.host }))
+      // Order matters for shutdown: layers release in reverse, so the server closes (and waits for
+      // in-flight requests) before the app's database pool is released.
+      Layer.provide(NodeHttpServer.layer(createServer, { port: config.port, host: config.host })),
+      Layer.provide(AppLive(config))
     )
   })
 )

@@ -6,7 +6,7 @@ import { Either } from "effect"
 import { normalizePhone, phoneDigits } from "../phone.ts"
 import type { Contact, ContactInput, EmailEntry, PhoneEntry } from "./model.ts"
 
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
+const EMAIL = /^[^\s@\u0000]+@[^\s@\u0000]+\.[^\s@\u0000]+$/
 
 type Entry = string | { readonly value: string; readonly label?: string | undefined }
 const entry = (e: Entry) => (typeof e === "string" ? { value: e } : e)

@@ -3,6 +3,7 @@
  * driven over real sockets with the key it prints at first boot, as a new user would with curl.
  */
 import { execFile } from "node:child_process"
+import { request } from "node:http"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
@@ -122,5 +123,37 @@ describe("admin CLI", () => {
     } finally {
       expect(await server.stop()).toBe(0)
     }
+  }, 120_000)
+})
+
+describe.each(["node", "deno"] as const)("graceful shutdown under %s", (runtime) => {
+  it("answers a request that is still uploading when SIGTERM arrives, then exits 0", async () => {
+    const server = await startServer(runtime, { DATA_DIR: tempDir() })
+    const body = JSON.stringify({ firstName: "Drained", notes: Array.from({ length: 10 }, () => "x".repeat(5_000)) })
+    const answer = new Promise<{ status: number; text: string }>((done, fail) => {
+      const req = request(
+        `${server.baseUrl}/v1/api/contacts`,
+        {
+          method: "POST",
+          headers: { authorization: `Bearer ${server.testKey}`, "content-type": "application/json", "content-length": Buffer.byteLength(body) }
+        },
+        (res) => {
+          let text = ""
+          res.on("data", (d) => (text += d))
+          res.on("end", () => done({ status: res.statusCode ?? 0, text }))
+        }
+      )
+      req.on("error", fail)
+      // Half the body now, SIGTERM, the rest later: the request is in flight during shutdown.
+      req.write(body.slice(0, 1000))
+      setTimeout(() => {
+        const stopped = server.stop()
+        setTimeout(() => req.end(body.slice(1000)), 500)
+        stopped.then((code) => expect(code).toBe(0), fail)
+      }, 300)
+    })
+    const { status, text } = await answer
+    expect({ status, text: status === 201 ? "" : text + server.output() }).toEqual({ status: 201, text: "" })
+    expect(JSON.parse(text).contact.firstName).toBe("Drained")
   }, 120_000)
 })

@@ -1,5 +1,5 @@
 /** SPEC "Limits" (rate-limit headers, 429) and the CORS convention (any origin, no credentials). */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { makeTestApp } from "../support/app.ts"
 import { bearer, expectError, expectRateHeaders } from "./helpers.ts"
 

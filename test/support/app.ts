@@ -51,10 +51,12 @@ export const makeTestApp = async (options: TestAppOptions = {}) => {
     return handler(new Request(`http://test.local${path}`, { ...init, headers, body: body ?? null }))
   }
   const bootstrap = await runtime.runPromise(Effect.flatMap(Workspaces, (w) => w.bootstrap))
-  const adminAuth = { authorization: `Bearer ${options.adminToken ?? ADMIN_TOKEN}` }
-  /** A request to the admin API with the admin token. */
-  const admin = (path: string, init: RequestInit & { json?: unknown } = {}) =>
-    fetch(`/v1/admin${path}`, { ...init, headers: { ...adminAuth, ...Object.fromEntries(new Headers(init.headers)) } })
+  /** A request to the admin API, with the admin token unless `init` sends its own Authorization. */
+  const admin = (path: string, init: RequestInit & { json?: unknown } = {}) => {
+    const headers = new Headers(init.headers)
+    if (!headers.has("authorization")) headers.set("authorization", `Bearer ${options.adminToken ?? ADMIN_TOKEN}`)
+    return fetch(`/v1/admin${path}`, { ...init, headers })
+  }
   const expectOk = async (res: Response, status: number) => {
     if (res.status !== status) throw new Error(`admin API answered ${res.status}: ${await res.text()}`)
     return (await res.json()) as any

@@ -1,0 +1,277 @@
+/** CONTRACT.md "Admin API": bearer ADMIN_TOKEN, 404 everywhere when it is unset. */
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { ADMIN_TOKEN, makeTestApp } from "../support/app.ts"
+import { bearer, expectError, UUID } from "./helpers.ts"
+
+type App = Awaited<ReturnType<typeof makeTestApp>>
+
+const someId = "0b7c3c4e-4a0e-4d5e-9a43-7c9d0e6f1a22"
+
+/** Every admin route with a body that would be valid. */
+const routes = (id: string, keyId: string): Array<[string, string, unknown?]> => [
+  ["POST", "/workspaces", { name: "W" }],
+  ["GET", `/workspaces/${id}`],
+  ["PATCH", `/workspaces/${id}`, { name: "W2" }],
+  ["POST", `/workspaces/${id}/keys`, { kind: "test" }],
+  ["DELETE", `/keys/${keyId}`],
+  ["POST", `/workspaces/${id}/numbers`, { e164: "+14155550199" }],
+  ["GET", `/workspaces/${id}/ledger`],
+  ["GET", `/workspaces/${id}/audit-log`],
+  ["GET", `/workspaces/${id}/mail`]
+]
+
+const defaultBilling = {
+  plan: "standard",
+  trial: true,
+  subscription: "active",
+  paymentMethod: false,
+  identity: "none",
+  mobileVerified: false,
+  billedVia: "card",
+  cardDeclines: false
+}
+
+describe("admin API disabled (no ADMIN_TOKEN)", () => {
+  let app: App
+  beforeAll(async () => {
+    app = await makeTestApp({ adminToken: null })
+  })
+  afterAll(() => app.close())
+
+  it("answers 404 not_found on every admin route, with or without a token", async () => {
+    for (const [method, path, json] of routes(app.workspaceId, someId)) {
+      for (const headers of [{}, bearer(ADMIN_TOKEN), bearer("anything"), bearer(app.testKey)]) {
+        const res = await app.fetch(`/v1/admin${path}`, { method, headers, ...(json === undefined ? {} : { json }) })
+        await expectError(res, 404, "not_found")
+      }
+    }
+  })
+
+  it("answers 404 before validating a body", async () => {
+    const res = await app.fetch("/v1/admin/workspaces", { method: "POST", headers: bearer(ADMIN_TOKEN), json: { bogus: true } })
+    await expectError(res, 404, "not_found")
+  })
+
+  it("leaves the public API working", async () => {
+    expect((await app.fetch("/v1/api/contacts", { headers: bearer(app.testKey) })).status).toBe(200)
+  })
+})
+
+describe("admin API", () => {
+  let app: App
+  beforeAll(async () => {
+    app = await makeTestApp()
+  })
+  afterAll(() => app.close())
+
+  it("answers 401 unauthenticated with a missing or wrong token on every route", async () => {
+    for (const [method, path, json] of routes(app.workspaceId, someId)) {
+      for (const headers of [{}, bearer("wrong"), bearer(`${ADMIN_TOKEN}x`), bearer(app.testKey), { authorization: ADMIN_TOKEN }, { authorization: `Basic ${ADMIN_TOKEN}` }]) {
+        const res = await app.fetch(`/v1/admin${path}`, { method, headers, ...(json === undefined ? {} : { json }) })
+        await expectError(res, 401, "unauthenticated")
+      }
+    }
+  })
+
+  it("does not accept the admin token on the public API", async () => {
+    await expectError(await app.fetch("/v1/api/contacts", { headers: bearer(ADMIN_TOKEN) }), 401, "unauthenticated")
+  })
+
+  describe("workspaces", () => {
+    it("creates a workspace with the contract's default billing", async () => {
+      const res = await app.admin("/workspaces", { method: "POST", json: { name: "Acme" } })
+      expect(res.status).toBe(201)
+      const body = (await res.json()) as any
+      expect(Object.keys(body)).toEqual(["workspace"])
+      expect(body.workspace.id).toMatch(UUID)
+      expect(body.workspace.name).toBe("Acme")
+      expect(body.workspace.billing).toMatchObject(defaultBilling)
+      expect(new Date(body.workspace.createdAt).toISOString()).toBe(body.workspace.createdAt)
+      const get = await app.admin(`/workspaces/${body.workspace.id}`)
+      expect(get.status).toBe(200)
+      expect(await get.json()).toEqual(body)
+    })
+
+    it("creates a workspace with billing overrides merged over the defaults", async () => {
+      const res = await app.admin("/workspaces", {
+        method: "POST",
+        json: { name: "Paid", billing: { trial: false, paymentMethod: true, ownerEmail: "owner@example.com" } }
+      })
+      expect(res.status).toBe(201)
+      const { workspace } = (await res.json()) as any
+      expect(workspace.billing).toEqual({ ...defaultBilling, trial: false, paymentMethod: true, ownerEmail: "owner@example.com" })
+    })
+
+    it("patches billing by merging fields, and the name", async () => {
+      const { workspaceId } = await app.createWorkspace("Patchable")
+      const p1 = await app.admin(`/workspaces/${workspaceId}`, { method: "PATCH", json: { billing: { identity: "verified" } } })
+      expect(p1.status).toBe(200)
+      expect(((await p1.json()) as any).workspace.billing).toMatchObject({ ...defaultBilling, identity: "verified" })
+      const p2 = await app.admin(`/workspaces/${workspaceId}`, {
+        method: "PATCH",
+        json: { name: "Renamed", billing: { plan: null, billedVia: "app_store" } }
+      })
+      const { workspace } = (await p2.json()) as any
+      expect(workspace.name).toBe("Renamed")
+      expect(workspace.billing).toMatchObject({ ...defaultBilling, identity: "verified", plan: null, billedVia: "app_store" })
+      const get = await app.admin(`/workspaces/${workspaceId}`)
+      expect(((await get.json()) as any).workspace).toEqual(workspace)
+    })
+
+    it("rejects invalid workspace bodies with 400 naming the field", async () => {
+      const cases: Array<[string, string, unknown, string]> = [
+        ["POST", "/workspaces", {}, "name"],
+        ["POST", "/workspaces", { name: "" }, "name"],
+        ["POST", "/workspaces", { name: "x", color: "red" }, "color"],
+        ["POST", "/workspaces", { name: "x", billing: { trial: "yes" } }, "trial"],
+        ["POST", "/workspaces", { name: "x", billing: { subscription: "paused" } }, "subscription"],
+        ["POST", "/workspaces", { name: "x", billing: { tier: "gold" } }, "tier"],
+        ["PATCH", `/workspaces/${app.workspaceId}`, { billing: { identity: "maybe" } }, "identity"]
+      ]
+      for (const [method, path, json, field] of cases) {
+        const error = await expectError(await app.admin(path, { method, json }), 400, "invalid_argument")
+        expect(error.message, JSON.stringify(json)).toContain(field)
+      }
+    })
+
+    it("answers 404 for an unknown or malformed workspace id", async () => {
+      for (const id of [someId, "nope"]) {
+        await expectError(await app.admin(`/workspaces/${id}`), 404, "not_found")
+        await expectError(await app.admin(`/workspaces/${id}`, { method: "PATCH", json: { name: "x" } }), 404, "not_found")
+        await expectError(await app.admin(`/workspaces/${id}/keys`, { method: "POST", json: { kind: "test" } }), 404, "not_found")
+        await expectError(await app.admin(`/workspaces/${id}/numbers`, { method: "POST", json: { e164: "+14155550198" } }), 404, "not_found")
+      }
+    })
+  })
+
+  describe("keys", () => {
+    it("creates a live key with every scope by default, showing the token once", async () => {
+      const res = await app.admin(`/workspaces/${app.workspaceId}/keys`, { method: "POST", json: { kind: "live", name: "CI" } })
+      expect(res.status).toBe(201)
+      const { key } = (await res.json()) as any
+      expect(Object.keys(key).sort()).toEqual(["createdAt", "id", "kind", "name", "scopes", "token"])
+      expect(key.id).toMatch(UUID)
+      expect(key.kind).toBe("live")
+      expect(key.name).toBe("CI")
+      expect(key.token).toMatch(/^svc_live_[0-9A-Za-z]{40}$/)
+      expect([...key.scopes].sort()).toEqual(
+        [
+          "contacts:read",
+          "contacts:write",
+          "conversations:read",
+          "conversations:write",
+          "messages:send",
+          "calls:place",
+          "numbers:read",
+          "numbers:manage",
+          "agent:manage",
+          "webhooks:manage"
+        ].sort()
+      )
+      // The token is never shown again: the workspace and its other answers do not carry it.
+      const ws = await app.admin(`/workspaces/${app.workspaceId}`)
+      expect(await ws.text()).not.toContain(key.token)
+      const revoke = await app.admin(`/keys/${key.id}`, { method: "DELETE" })
+      expect(await revoke.text()).not.toContain(key.token)
+    })
+
+    it("creates a test key with the svc_test_ prefix and the scopes asked for", async () => {
+      const key = await app.createKey(app.workspaceId, { kind: "test", scopes: ["contacts:read", "numbers:read"] })
+      expect(key.token).toMatch(/^svc_test_[0-9A-Za-z]{40}$/)
+      expect(key.kind).toBe("test")
+      expect(key.name).toBeNull()
+      expect([...key.scopes].sort()).toEqual(["contacts:read", "numbers:read"])
+      expect((await app.fetch("/v1/api/contacts", { headers: bearer(key.token) })).status).toBe(200)
+    })
+
+    it("rejects an invalid key body with 400 naming the field", async () => {
+      const cases: Array<[unknown, string]> = [
+        [{}, "kind"],
+        [{ kind: "prod" }, "kind"],
+        [{ kind: "live", scopes: ["contacts:admin"] }, "scopes"],
+        [{ kind: "live", scopes: [] }, "scopes"],
+        [{ kind: "live", expires: "never" }, "expires"]
+      ]
+      for (const [json, field] of cases) {
+        const error = await expectError(await app.admin(`/workspaces/${app.workspaceId}/keys`, { method: "POST", json }), 400, "invalid_argument")
+        expect(error.message, JSON.stringify(json)).toContain(field)
+      }
+    })
+
+    it("revokes a key: 200 {revoked: true}, then the key answers 401; unknown keys 404", async () => {
+      const key = await app.createKey(app.workspaceId)
+      expect((await app.fetch("/v1/api/contacts", { headers: bearer(key.token) })).status).toBe(200)
+      const res = await app.admin(`/keys/${key.id}`, { method: "DELETE" })
+      expect(res.status).toBe(200)
+      expect(await res.json()).toEqual({ revoked: true })
+      await expectError(await app.fetch("/v1/api/contacts", { headers: bearer(key.token) }), 401, "unauthenticated")
+      // Revoking again is harmless.
+      expect((await app.admin(`/keys/${key.id}`, { method: "DELETE" })).status).toBe(200)
+      await expectError(await app.admin(`/keys/${someId}`, { method: "DELETE" }), 404, "not_found")
+      await expectError(await app.admin("/keys/nope", { method: "DELETE" }), 404, "not_found")
+    })
+  })
+
+  describe("numbers", () => {
+    it("seeds an active number answering 201 {number} with voiceMode app; a duplicate is 409", async () => {
+      const res = await app.admin(`/workspaces/${app.workspaceId}/numbers`, { method: "POST", json: { e164: "+14155550150" } })
+      expect(res.status).toBe(201)
+      expect(await res.json()).toEqual({
+        number: {
+          e164: "+14155550150",
+          type: "local",
+          voiceMode: "app",
+          agentId: null,
+          forwardTo: null,
+          assignedUserId: null,
+          status: "active"
+        }
+      })
+      const dup = await app.admin(`/workspaces/${app.workspaceId}/numbers`, { method: "POST", json: { e164: "+14155550150" } })
+      const error = await expectError(dup, 409, "failed_precondition")
+      expect(error.message).toContain("+14155550150")
+      // Taken by any workspace, not only this one.
+      const other = await app.createWorkspace("Number B")
+      await expectError(
+        await app.admin(`/workspaces/${other.workspaceId}/numbers`, { method: "POST", json: { e164: "4155550150" } }),
+        409,
+        "failed_precondition"
+      )
+    })
+
+    it("derives toll-free from the number and normalizes 10-digit input", async () => {
+      const tollFree = await app.admin(`/workspaces/${app.workspaceId}/numbers`, { method: "POST", json: { e164: "+18005550151", type: "local" } })
+      expect(tollFree.status).toBe(201)
+      expect(((await tollFree.json()) as any).number).toMatchObject({ e164: "+18005550151", type: "toll_free", voiceMode: "app", status: "active" })
+      const local = await app.admin(`/workspaces/${app.workspaceId}/numbers`, { method: "POST", json: { e164: "(415) 555-0152" } })
+      expect(local.status).toBe(201)
+      expect(((await local.json()) as any).number.e164).toBe("+14155550152")
+    })
+
+    it("rejects an invalid number with 400 naming e164", async () => {
+      for (const json of [{ e164: "12" }, { e164: "abc" }, {}, { e164: "+14155550153", type: "mobile" }]) {
+        const error = await expectError(
+          await app.admin(`/workspaces/${app.workspaceId}/numbers`, { method: "POST", json }),
+          400,
+          "invalid_argument"
+        )
+        expect(error.message, JSON.stringify(json)).toMatch(/e164|type/)
+      }
+    })
+  })
+
+  describe("ledger, audit log and mail", () => {
+    it.each([
+      ["ledger", "charges"],
+      ["audit-log", "entries"],
+      ["mail", "mail"]
+    ])("%s answers an empty list for a real workspace and 404 for an unknown one", async (route, field) => {
+      const { workspaceId } = await app.createWorkspace(`Empty ${route}`)
+      const res = await app.admin(`/workspaces/${workspaceId}/${route}`)
+      expect(res.status).toBe(200)
+      expect(await res.json()).toEqual({ [field]: [] })
+      await expectError(await app.admin(`/workspaces/${someId}/${route}`), 404, "not_found")
+      await expectError(await app.admin(`/workspaces/not-a-uuid/${route}`), 404, "not_found")
+    })
+  })
+})

@@ -1,0 +1,169 @@
+/** SPEC "Versioning" and "Conventions: Spec": the served OpenAPI 3.1 document. */
+import { Validator } from "@seriousme/openapi-schema-validator"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { makeTestApp } from "../support/app.ts"
+import { expectRateHeaders } from "./helpers.ts"
+
+type App = Awaited<ReturnType<typeof makeTestApp>>
+
+let app: App
+let doc: any
+let res: Response
+beforeAll(async () => {
+  app = await makeTestApp()
+  res = await app.fetch("/v1/api/openapi.json")
+  doc = await res.clone().json()
+})
+afterAll(() => app.close())
+
+const methods = ["get", "put", "post", "delete", "options", "head", "patch", "trace"]
+const operations = (): Array<[string, string, any]> =>
+  Object.entries<any>(doc.paths).flatMap(([path, item]) =>
+    Object.entries<any>(item)
+      .filter(([m]) => methods.includes(m))
+      .map(([m, op]): [string, string, any] => [m.toUpperCase(), path, op])
+  )
+
+const ENVELOPE = "#/components/schemas/ErrorEnvelope"
+
+describe("GET /v1/api/openapi.json", () => {
+  it("is served without authentication as JSON, with the tracing headers", async () => {
+    expect(res.status).toBe(200)
+    expect(res.headers.get("content-type")).toMatch(/^application\/json/)
+    expect(res.headers.get("x-request-id")).toMatch(/^[A-Za-z0-9_-]{1,64}$/)
+    expectRateHeaders(res)
+  })
+
+  it("is OpenAPI 3.1 with the contract version", () => {
+    expect(doc.openapi).toMatch(/^3\.1/)
+    expect(doc.info.version).toBe("2026-08-17")
+    expect(typeof doc.info.title).toBe("string")
+  })
+
+  it("validates against the OpenAPI 3.1 schema (@seriousme/openapi-schema-validator), refs resolving", async () => {
+    const validator = new Validator()
+    const result = await validator.validate(structuredClone(doc))
+    expect(result.errors ?? []).toEqual([])
+    expect(result.valid).toBe(true)
+    expect(validator.version).toMatch(/^3\.1/)
+    expect(() => validator.resolveRefs()).not.toThrow()
+  })
+
+  it("is checked by a validator that does reject broken documents", async () => {
+    const broken = structuredClone(doc)
+    delete broken.info
+    broken.paths["/v1/api/contacts"].get.responses = "nope"
+    expect((await new Validator().validate(broken)).valid).toBe(false)
+  })
+
+  it("has every $ref pointing at a defined component", () => {
+    const refs = [...JSON.stringify(doc).matchAll(/"\$ref":"([^"]+)"/g)].map((m) => m[1]!)
+    expect(refs.length).toBeGreaterThan(0)
+    for (const ref of new Set(refs)) {
+      expect(ref).toMatch(/^#\/components\/schemas\//)
+      expect(doc.components.schemas[ref.slice("#/components/schemas/".length)], ref).toBeDefined()
+    }
+  })
+
+  it("never mentions the framework's internal error shapes", () => {
+    const text = JSON.stringify(doc)
+    expect(text).not.toContain("HttpApiDecodeError")
+    expect(text).not.toMatch(/"#\/components\/schemas\/(Issue|InvalidArgument|Unauthenticated|PermissionDenied|NotFound|FailedPrecondition|ResourceExhausted|Internal)"/)
+  })
+
+  it("describes the error envelope exactly", () => {
+    const envelope = doc.components.schemas.ErrorEnvelope
+    expect(envelope.required).toEqual(["error"])
+    expect(envelope.properties.error.required.sort()).toEqual(["code", "message", "requestId"])
+    expect(envelope.properties.error.properties.code.enum.sort()).toEqual(
+      ["failed_precondition", "internal", "invalid_argument", "not_found", "permission_denied", "resource_exhausted", "unauthenticated"]
+    )
+  })
+
+  it("gives every operation 400 and 500, and authenticated ones 401 and 429, all as the envelope", () => {
+    const ops = operations()
+    expect(ops.length).toBeGreaterThan(0)
+    for (const [method, path, op] of ops) {
+      const label = `${method} ${path}`
+      const authenticated = Array.isArray(op.security) && op.security.length > 0
+      const required = ["400", "500", ...(authenticated ? ["401", "429"] : [])]
+      for (const status of required) expect(op.responses[status], `${label} ${status}`).toBeDefined()
+      for (const [status, response] of Object.entries<any>(op.responses)) {
+        if (Number(status) < 400) continue
+        expect(response.content["application/json"].schema, `${label} ${status}`).toEqual({ $ref: ENVELOPE })
+      }
+      if (authenticated) expect(op.responses["429"].headers["Retry-After"], label).toBeDefined()
+    }
+  })
+
+  it("marks every public route as authenticated with a bearer key", () => {
+    const schemes = doc.components.securitySchemes
+    for (const [method, path, op] of operations()) {
+      if (!path.startsWith("/v1/api/")) continue
+      expect(op.security, `${method} ${path}`).toEqual([{ apiKey: [] }])
+    }
+    expect(schemes.apiKey).toMatchObject({ type: "http", scheme: "bearer" })
+  })
+
+  it("documents the scoped, id-taking contacts routes with 403 and 404", () => {
+    for (const [method, path, op] of operations()) {
+      if (!path.startsWith("/v1/api/contacts")) continue
+      expect(op.responses["403"], `${method} ${path}`).toBeDefined()
+      if (path.includes("{id}")) expect(op.responses["404"], `${method} ${path}`).toBeDefined()
+    }
+  })
+
+  it("lists every served contacts route with its success status", async () => {
+    const expected: Array<[string, string, string]> = [
+      ["GET", "/v1/api/contacts", "200"],
+      ["POST", "/v1/api/contacts", "201"],
+      ["GET", "/v1/api/contacts/{id}", "200"],
+      ["PATCH", "/v1/api/contacts/{id}", "200"],
+      ["DELETE", "/v1/api/contacts/{id}", "200"]
+    ]
+    const documented = operations().map(([m, p]) => `${m} ${p}`)
+    for (const [method, path, status] of expected) {
+      expect(documented).toContain(`${method} ${path}`)
+      expect(doc.paths[path][method.toLowerCase()].responses[status], `${method} ${path}`).toBeDefined()
+    }
+    // And everything documented under /v1/api/contacts is really served (answers 401 without a key, not 404).
+    for (const [method, path] of operations()) {
+      if (!path.startsWith("/v1/api/contacts")) continue
+      const concrete = path.replace("{id}", crypto.randomUUID())
+      const res = await app.fetch(concrete, { method, ...(method === "POST" || method === "PATCH" ? { json: {} } : {}) })
+      expect(res.status, `${method} ${path}`).toBe(401)
+    }
+  })
+
+  it("lists the admin routes of CONTRACT.md", () => {
+    const documented = operations().map(([m, p]) => `${m} ${p}`)
+    for (const route of [
+      "POST /v1/admin/workspaces",
+      "GET /v1/admin/workspaces/{id}",
+      "PATCH /v1/admin/workspaces/{id}",
+      "POST /v1/admin/workspaces/{id}/keys",
+      "DELETE /v1/admin/keys/{keyId}",
+      "POST /v1/admin/workspaces/{id}/numbers",
+      "GET /v1/admin/workspaces/{id}/ledger",
+      "GET /v1/admin/workspaces/{id}/audit-log",
+      "GET /v1/admin/workspaces/{id}/mail"
+    ]) {
+      expect(documented).toContain(route)
+    }
+  })
+
+  it("documents the query parameters of the contacts list", () => {
+    const params = doc.paths["/v1/api/contacts"].get.parameters as Array<any>
+    expect(params.map((p) => p.name).sort()).toEqual(["cursor", "limit", "q"])
+    for (const p of params) expect(p.in).toBe("query")
+  })
+
+  it("documents the contact detail with every SPEC field", () => {
+    const contact = doc.components.schemas.Contact
+    expect(Object.keys(contact.properties).sort()).toEqual(
+      ["company", "createdAt", "emails", "firstName", "id", "lastName", "notes", "phones", "properties", "source", "tags"]
+    )
+    const summary = doc.components.schemas.ContactSummary
+    expect(Object.keys(summary.properties).sort()).toEqual(["company", "createdAt", "firstName", "id", "lastName", "phone"])
+  })
+})
