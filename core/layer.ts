@@ -1,6 +1,8 @@
-/** Every core service, for apps and embedders: provide store adapters and a CursorCodec. */
+/** Every core service, for apps and embedders. */
 import { Layer } from "effect"
 import * as Contacts from "./contacts/service.ts"
+import * as Webhooks from "./webhooks/service.ts"
 import * as Workspaces from "./workspaces/service.ts"
 
-export const CoreLive = Layer.mergeAll(Contacts.layer, Workspaces.layer)
+/** Needs the store ports, a CursorCodec, an OutboundGuard and a WebhookSender. */
+export const CoreLive = Layer.mergeAll(Contacts.layer, Workspaces.layer, Webhooks.layer)

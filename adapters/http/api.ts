@@ -9,6 +9,7 @@ import { ContactDetail, ContactInput, ContactSummary } from "../../core/contacts
 import { FailedPrecondition, InvalidArgument, Internal, NotFound, PermissionDenied } from "../../core/errors.ts"
 import { NumberType, WorkspaceNumber } from "../../core/numbers.ts"
 import { Billing, BillingPatch, Workspace } from "../../core/workspaces/model.ts"
+import { CreateEndpointInput, Delivery, UpdateEndpointInput, WebhookEndpoint, WebhookEndpointWithSecret } from "../../core/webhooks/model.ts"
 import { patchOpenApi } from "./openapi.ts"
 import { AdminAuthorization, Authorization } from "./security.ts"
 
@@ -94,6 +95,95 @@ export class ContactsGroup extends HttpApiGroup.make("contacts")
   .middleware(Authorization)
   .prefix("/v1/api")
   .annotate(OpenApi.Title, "Contacts") {}
+
+// ---- Webhooks (SPEC "Webhook endpoint", "Events") ----
+
+const webhookExample = {
+  id: "5f0c2a8e-7d7b-4f5e-8a51-2b7f3d9e6c10",
+  url: "https://hooks.example.com/switchboard",
+  events: ["contact.updated", "contact.deleted"],
+  label: "CRM sync",
+  status: "enabled",
+  apiVersion: null,
+  createdAt: "2026-08-17T10:00:00.000Z"
+} as const
+const secretExample = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+const deliveryExample = {
+  id: "0b7c3c4e-4a0e-4d5e-9a43-7c9d0e6f1a22",
+  eventId: "evt_01a203071c767000ad9806c77d1e19e9",
+  eventType: "contact.updated",
+  status: "succeeded",
+  attempts: 1,
+  responseStatus: 200,
+  error: null,
+  createdAt: "2026-08-17T10:00:00.000Z",
+  lastAttemptAt: "2026-08-17T10:00:00.120Z",
+  nextAttemptAt: null
+} as const
+
+const WebhookEnvelope = Schema.Struct({ webhook: WebhookEndpoint }).annotations({ examples: [{ webhook: webhookExample }] })
+const WebhookWithSecretEnvelope = Schema.Struct({ webhook: WebhookEndpointWithSecret }).annotations({
+  examples: [{ webhook: { ...webhookExample, secret: secretExample } }]
+})
+
+export class WebhooksGroup extends HttpApiGroup.make("webhooks")
+  .add(
+    HttpApiEndpoint.get("events", "/webhook-events")
+      .addSuccess(Schema.Struct({ events: Schema.Array(Schema.Struct({ type: Schema.String, description: Schema.String })) }).annotations({
+        examples: [{ events: [{ type: "contact.updated", description: "A contact is created or edited in the app, the API or MCP" }] }]
+      }))
+      .annotate(OpenApi.Description, "The subscribable event types. Scope `webhooks:manage`.")
+  )
+  .add(
+    HttpApiEndpoint.get("list", "/webhooks")
+      .addSuccess(Schema.Struct({ webhooks: Schema.Array(WebhookEndpoint) }).annotations({ examples: [{ webhooks: [webhookExample] }] }))
+      .annotate(OpenApi.Description, "List webhook endpoints. Scope `webhooks:manage`.")
+  )
+  .add(
+    HttpApiEndpoint.post("create", "/webhooks")
+      .setPayload(CreateEndpointInput.annotations({ examples: [{ url: webhookExample.url, events: ["*"], label: "CRM sync" }] }))
+      .addSuccess(WebhookWithSecretEnvelope, { status: 201 })
+      .annotate(OpenApi.Description, "Register an endpoint: `https`, public addresses only. The signing `secret` is returned only here and by rotate. Scope `webhooks:manage`.")
+  )
+  .add(
+    HttpApiEndpoint.get("get", "/webhooks/:id").setPath(IdParam).addSuccess(WebhookEnvelope).addError(NotFound, { status: 404 })
+      .annotate(OpenApi.Description, "Retrieve an endpoint. Scope `webhooks:manage`.")
+  )
+  .add(
+    HttpApiEndpoint.patch("update", "/webhooks/:id")
+      .setPath(IdParam)
+      .setPayload(UpdateEndpointInput.annotations({ examples: [{ status: "disabled" }] }))
+      .addSuccess(WebhookEnvelope)
+      .addError(NotFound, { status: 404 })
+      .annotate(OpenApi.Description, "Update `url`, `events`, `label`, `status` or `apiVersion`. Scope `webhooks:manage`.")
+  )
+  .add(
+    HttpApiEndpoint.del("delete", "/webhooks/:id").setPath(IdParam).addSuccess(Schema.Struct({ deleted: Schema.Literal(true) })).addError(NotFound, { status: 404 })
+      .annotate(OpenApi.Description, "Delete an endpoint and its delivery history. Scope `webhooks:manage`.")
+  )
+  .add(
+    HttpApiEndpoint.post("rotate", "/webhooks/:id/rotate").setPath(IdParam).addSuccess(WebhookWithSecretEnvelope).addError(NotFound, { status: 404 })
+      .annotate(OpenApi.Description, "Issue a new signing secret; the previous one keeps signing beside it for 24 hours. Scope `webhooks:manage`.")
+  )
+  .add(
+    HttpApiEndpoint.post("test", "/webhooks/:id/test").setPath(IdParam)
+      .addSuccess(Schema.Struct({ delivery: Delivery }).annotations({ examples: [{ delivery: { ...deliveryExample, eventId: "evt_test_01a203071c767000ad9806c77d1e19e9", eventType: "ping" } }] }))
+      .addError(NotFound, { status: 404 })
+      .annotate(OpenApi.Description, "Send a signed `ping` now and return its delivery record. Scope `webhooks:manage`.")
+  )
+  .add(
+    HttpApiEndpoint.get("deliveries", "/webhooks/:id/deliveries")
+      .setPath(IdParam)
+      .setUrlParams(Schema.Struct({ limit: Schema.optional(limitParam(200)) }))
+      .addSuccess(Schema.Struct({ deliveries: Schema.Array(Delivery) }).annotations({ examples: [{ deliveries: [deliveryExample] }] }))
+      .addError(NotFound, { status: 404 })
+      .annotate(OpenApi.Description, "Delivery history, newest first. Scope `webhooks:manage`.")
+  )
+  .addError(InvalidArgument, { status: 400 })
+  .addError(PermissionDenied, { status: 403 })
+  .middleware(Authorization)
+  .prefix("/v1/api")
+  .annotate(OpenApi.Title, "Webhooks") {}
 
 // ---- Admin API (CONTRACT.md), bearer ADMIN_TOKEN ----
 
@@ -199,6 +289,7 @@ export class AdminGroup extends HttpApiGroup.make("admin")
 
 export class Api extends HttpApi.make("switchboard")
   .add(ContactsGroup)
+  .add(WebhooksGroup)
   .add(AdminGroup)
   .addError(Internal, { status: 500 })
   .annotate(OpenApi.Title, "Switchboard API")

@@ -8,6 +8,7 @@ import { Api } from "./api.ts"
 import { AdminAuthorizationLive, AuthorizationLive } from "./auth.ts"
 import { AdminLive } from "./handlers/admin.ts"
 import { ContactsLive } from "./handlers/contacts.ts"
+import { WebhooksLive } from "./handlers/webhooks.ts"
 import * as Platform from "./platform.ts"
 
 export interface HttpOptions {
@@ -16,7 +17,7 @@ export interface HttpOptions {
 
 export const ApiLive = (options: HttpOptions) =>
   HttpApiBuilder.api(Api).pipe(
-    Layer.provide([ContactsLive, AdminLive]),
+    Layer.provide([ContactsLive, WebhooksLive, AdminLive]),
     Layer.provide([AuthorizationLive, AdminAuthorizationLive(options.adminToken)])
   )
 

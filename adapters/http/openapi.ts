@@ -3,7 +3,9 @@
  * envelope the platform middleware actually sends (the built-in HttpApiDecodeError and tagged-error
  * shapes never reach a client), and every response documents the rate-limit and request-id headers.
  */
+import { JSONSchema, Schema } from "effect"
 import type { ErrorCode } from "../../core/errors.ts"
+import { catalog, PING } from "../../core/events/catalog.ts"
 
 const codes: Record<string, ErrorCode> = {
   "400": "invalid_argument",
@@ -45,7 +47,47 @@ const errorResponse = (status: string) => ({
   }
 })
 
+const signingHeaders = [
+  { name: "webhook-id", in: "header", required: true, schema: { type: "string" }, description: "Event id (`evt_...`; test pings `evt_test_...`), the same on every retry" },
+  { name: "webhook-timestamp", in: "header", required: true, schema: { type: "string" }, description: "Unix seconds of this attempt; reject if more than 5 minutes off" },
+  { name: "webhook-signature", in: "header", required: true, schema: { type: "string" }, description: "`v1,<base64 HMAC-SHA256 of id.timestamp.body>`; two space-separated signatures during a secret rotation" }
+]
+
+/** OpenAPI 3.1 `webhooks`: one entry per catalog event (and `ping`), bodies generated from the catalog schemas. */
+const webhooksSection = () => {
+  const entries: Record<string, unknown> = {}
+  const types: Array<[string, string, Schema.Schema.Any]> = [
+    ...Object.entries(catalog).map(([type, e]) => [type, e.description, e.data] as [string, string, Schema.Schema.Any]),
+    [PING, "Sent only by POST /webhooks/{id}/test; not subscribable", Schema.Struct({ message: Schema.String })]
+  ]
+  for (const [type, description, data] of types) {
+    const { $schema: _, ...dataSchema } = JSONSchema.make(data as Schema.Schema<unknown, unknown, never>) as unknown as Record<string, unknown>
+    entries[type] = {
+      post: {
+        summary: type,
+        description: `${description}. Delivered at least once with Standard Webhooks signatures; retried at 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h until a 2xx within 15 s; a 410 disables the endpoint.`,
+        parameters: signingHeaders,
+        requestBody: {
+          required: true,
+          content: {
+            "application/json": {
+              schema: {
+                type: "object",
+                required: ["type", "timestamp", "data"],
+                properties: { type: { const: type }, timestamp: { type: "string", format: "date-time" }, data: dataSchema }
+              }
+            }
+          }
+        },
+        responses: { "2XX": { description: "Received" }, "410": { description: "Gone: the endpoint is disabled" } }
+      }
+    }
+  }
+  return entries
+}
+
 export const patchOpenApi = (spec: Record<string, any>): Record<string, any> => {
+  spec.webhooks = webhooksSection()
   spec.components ??= {}
   spec.components.schemas ??= {}
   spec.components.schemas.ErrorEnvelope = {

@@ -7,6 +7,8 @@ import type { Contact } from "../../core/contacts/model.ts"
 import type { OutboxEvent } from "../../core/events/outbox.ts"
 import type { WorkspaceNumber } from "../../core/numbers.ts"
 import { Transactor } from "../../core/transactor.ts"
+import type { DeliveryRecord, EndpointRecord } from "../../core/webhooks/model.ts"
+import type { AttemptRecord } from "../../core/webhooks/store.ts"
 import type { Workspace } from "../../core/workspaces/model.ts"
 import type { ApiKeyRecord } from "../../core/workspaces/store.ts"
 
@@ -16,6 +18,11 @@ export interface MemoryState {
   numbers: Map<string, { workspaceId: string; number: WorkspaceNumber }>
   contacts: Map<string, Contact>
   outbox: Array<OutboxEvent>
+  dispatched: Set<string>
+  endpoints: Map<string, EndpointRecord>
+  deliveries: Map<string, DeliveryRecord>
+  leases: Map<string, string>
+  attempts: Array<AttemptRecord>
   seq: number
 }
 
@@ -25,6 +32,11 @@ const empty = (): MemoryState => ({
   numbers: new Map(),
   contacts: new Map(),
   outbox: [],
+  dispatched: new Set(),
+  endpoints: new Map(),
+  deliveries: new Map(),
+  leases: new Map(),
+  attempts: [],
   seq: 0
 })
 
@@ -34,6 +46,11 @@ const clone = (s: MemoryState): MemoryState => ({
   numbers: new Map(s.numbers),
   contacts: new Map(s.contacts),
   outbox: [...s.outbox],
+  dispatched: new Set(s.dispatched),
+  endpoints: new Map(s.endpoints),
+  deliveries: new Map(s.deliveries),
+  leases: new Map(s.leases),
+  attempts: [...s.attempts],
   seq: s.seq
 })
 

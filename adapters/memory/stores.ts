@@ -8,6 +8,7 @@ import { NumberStore } from "../../core/numbers.ts"
 import { nowIso } from "../../core/time.ts"
 import { ApiKeyStore, WorkspaceStore } from "../../core/workspaces/store.ts"
 import { layerDb, layerTransactor, MemoryDb } from "./db.ts"
+import * as Webhooks from "./webhooks.ts"
 
 const withDb = <A>(f: (db: { state: import("./db.ts").MemoryState }) => A) => Effect.map(MemoryDb, f)
 
@@ -117,6 +118,6 @@ const outbox = Layer.effect(
 )
 
 /** Every store port and the transactor, in memory. */
-export const layer = Layer.mergeAll(workspaceStore, apiKeyStore, numberStore, contactStore, outbox, layerTransactor).pipe(
+export const layer = Layer.mergeAll(workspaceStore, apiKeyStore, numberStore, contactStore, outbox, Webhooks.layer, layerTransactor).pipe(
   Layer.provideMerge(layerDb)
 )

@@ -16,6 +16,7 @@ import { nowIso } from "../../core/time.ts"
 import { Transactor } from "../../core/transactor.ts"
 import type { Workspace } from "../../core/workspaces/model.ts"
 import { type ApiKeyRecord, ApiKeyStore, WorkspaceStore } from "../../core/workspaces/store.ts"
+import * as Webhooks from "./webhooks.ts"
 import { iso, isoOrNull, isUniqueViolation, json, likeContains } from "./rows.ts"
 
 type Row = Record<string, unknown>
@@ -66,7 +67,7 @@ const toContact = (r: Row): Contact => ({
 
 const CONTACT_COLUMNS = "workspace_id, id, first_name, last_name, company, phones, emails, notes, properties, tags, source, created_at, updated_at"
 
-export const layer = Layer.effectContext(
+const baseLayer = Layer.effectContext(
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const die = Effect.orDie
@@ -184,6 +185,9 @@ export const layer = Layer.effectContext(
     )
   })
 )
+
+/** Every store port and the transactor over one SqlClient. */
+export const layer = Layer.merge(baseLayer, Webhooks.layer)
 
 /** The cursor signing secret, made once per database so every process agrees on it. */
 export const cursorSecret = Effect.gen(function* () {

@@ -7,6 +7,9 @@ export const ServerConfig = Config.all({
   databaseUrl: Config.option(Config.redacted("DATABASE_URL")),
   dataDir: Config.string("DATA_DIR").pipe(Config.withDefault("./.data")),
   adminToken: Config.option(Config.redacted("ADMIN_TOKEN")),
+  outboundAllowPrivate: Config.boolean("OUTBOUND_ALLOW_PRIVATE").pipe(Config.withDefault(false)),
+  /** Run the webhook outbox worker in this process (turn off for API-only replicas). */
+  webhookWorker: Config.boolean("WEBHOOK_WORKER").pipe(Config.withDefault(true)),
   rateLimitPerMinute: Config.integer("RATE_LIMIT_PER_MINUTE").pipe(
     Config.validate({ message: "must be a positive integer", validation: (n) => n > 0 }),
     Config.withDefault(600)

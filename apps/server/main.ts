@@ -9,7 +9,11 @@ import * as Pglite from "../../adapters/pglite/PgliteClient.ts"
 import * as RateLimit from "../../adapters/ratelimit/memory.ts"
 import * as Migrate from "../../adapters/sql/migrate.ts"
 import * as SqlStores from "../../adapters/sql/stores.ts"
+import * as Dns from "../../adapters/webhooks/dns.ts"
+import * as Sender from "../../adapters/webhooks/sender.ts"
+import * as WebhookWorker from "../../adapters/webhooks/worker.ts"
 import { CoreLive } from "../../core/layer.ts"
+import { layerOutboundGuard } from "../../core/outbound.ts"
 import { CursorCodec, makeCursorCodec } from "../../core/pagination.ts"
 import { Workspaces } from "../../core/workspaces/service.ts"
 import type { ServerConfig } from "./config.ts"
@@ -27,8 +31,15 @@ export const StoresLive = (config: ServerConfig) =>
     Layer.effect(CursorCodec, Effect.flatMap(SqlStores.cursorSecret, makeCursorCodec))
   ).pipe(Layer.provide(Migrate.layer), Layer.provideMerge(SqlLive(config)))
 
+/** The outside world the core reaches out to: DNS for the URL guard, and the webhook sender. */
+export const OutboundLive = (config: ServerConfig) =>
+  Layer.merge(layerOutboundGuard(config.outboundAllowPrivate).pipe(Layer.provide(Dns.layer)), Sender.layer)
+
 export const ServicesLive = (config: ServerConfig) =>
-  CoreLive.pipe(Layer.provideMerge(RateLimit.layer(config.rateLimitPerMinute)), Layer.provideMerge(StoresLive(config)))
+  CoreLive.pipe(
+    Layer.provideMerge(Layer.merge(RateLimit.layer(config.rateLimitPerMinute), OutboundLive(config))),
+    Layer.provideMerge(StoresLive(config))
+  )
 
 /** First boot on an empty store prints one test key, once; only its hash is kept. */
 export const BootstrapLive = Layer.effectDiscard(
@@ -52,6 +63,10 @@ export const BootstrapLive = Layer.effectDiscard(
 
 /** The HTTP app with everything it needs, ready for a server (Node) or a web handler (Deno). */
 export const AppLive = (config: ServerConfig) =>
-  Layer.mergeAll(HttpAppLive({ adminToken: config.adminToken }), BootstrapLive).pipe(
+  Layer.mergeAll(
+    HttpAppLive({ adminToken: config.adminToken }),
+    BootstrapLive,
+    config.webhookWorker ? WebhookWorker.layer() : Layer.empty
+  ).pipe(
     Layer.provide(ServicesLive(config))
   )

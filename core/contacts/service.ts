@@ -13,6 +13,22 @@ import { type Contact, type ContactDetail, type ContactInput, type ContactSummar
 import { applyInput, type ContactChanges, hasIdentity, isAdoptablePlaceholder, searchTerms } from "./rules.ts"
 import { ContactStore } from "./store.ts"
 
+const blankContact = (id: string, workspaceId: string, source: string, now: string): Contact => ({
+  id,
+  workspaceId,
+  firstName: null,
+  lastName: null,
+  company: null,
+  phones: [],
+  emails: [],
+  notes: [],
+  properties: {},
+  tags: [],
+  source,
+  createdAt: now,
+  updatedAt: now
+})
+
 const notFound = new NotFound({ message: "No such contact" })
 
 export interface ListContactsParams {
@@ -66,25 +82,7 @@ export const make = Effect.gen(function* () {
             yield* store.update(contact)
           } else {
             const { uuid } = yield* Ids
-            contact = applyChanges(
-              {
-                id: uuid(),
-                workspaceId: principal.workspaceId,
-                firstName: null,
-                lastName: null,
-                company: null,
-                phones: [],
-                emails: [],
-                notes: [],
-                properties: {},
-                tags: [],
-                source: "manual",
-                createdAt: now,
-                updatedAt: now
-              },
-              changes,
-              now
-            )
+            contact = applyChanges(blankContact(uuid(), principal.workspaceId, "manual", now), changes, now)
             yield* store.insert(contact)
           }
           yield* outbox.append(principal.workspaceId, [event("contact.updated", { contactId: contact.id, change: "created" })])
@@ -167,21 +165,7 @@ export const make = Effect.gen(function* () {
       if (existing[0]) return existing[0]
       const { uuid } = yield* Ids
       const now = yield* nowIso
-      const contact: Contact = {
-        id: uuid(),
-        workspaceId,
-        firstName: null,
-        lastName: null,
-        company: null,
-        phones: [{ value: phone }],
-        emails: [],
-        notes: [],
-        properties: {},
-        tags: [],
-        source: "inbound",
-        createdAt: now,
-        updatedAt: now
-      }
+      const contact: Contact = { ...blankContact(uuid(), workspaceId, "inbound", now), phones: [{ value: phone }] }
       yield* store.insert(contact)
       return contact
     })

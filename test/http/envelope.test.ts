@@ -110,7 +110,7 @@ describe("request bodies", () => {
   })
 
   it("rejects a non-JSON content type", async () => {
-    for (const contentType of ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "application/xml"]) {
+    for (const contentType of ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "application/xml", "application/merge-patch+json", "application/jsonl"]) {
       const error = await expectError(
         await post("{\"firstName\":\"Ada\"}", { "content-type": contentType }),
         400,

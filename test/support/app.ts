@@ -5,7 +5,12 @@ import * as MemoryStores from "../../adapters/memory/stores.ts"
 import * as RateLimit from "../../adapters/ratelimit/memory.ts"
 import { HttpAppLive } from "../../adapters/http/app.ts"
 import { withBodyLimit } from "../../adapters/http/web.ts"
+import * as Dns from "../../adapters/webhooks/dns.ts"
+import * as Sender from "../../adapters/webhooks/sender.ts"
+import * as WebhookWorker from "../../adapters/webhooks/worker.ts"
 import { CoreLive } from "../../core/layer.ts"
+import { layerOutboundGuard, type OutboundGuard } from "../../core/outbound.ts"
+import type { WebhookSender } from "../../core/webhooks/store.ts"
 import { layerCursorCodec } from "../../core/pagination.ts"
 import { Workspaces } from "../../core/workspaces/service.ts"
 
@@ -24,18 +29,28 @@ export interface TestAppOptions {
   readonly rateLimitPerMinute?: number
   readonly adminToken?: string | null
   readonly stores?: Layer.Layer<any, any, never>
+  /** The URL guard and webhook sender; default: real DNS and fetch, private addresses allowed (local receivers). */
+  readonly outbound?: Layer.Layer<OutboundGuard | WebhookSender, never, never>
+  /** Run the webhook outbox worker in the background. */
+  readonly webhookWorker?: boolean
 }
+
+export const defaultOutbound = (allowPrivate = true) =>
+  Layer.merge(layerOutboundGuard(allowPrivate).pipe(Layer.provide(Dns.layer)), Sender.layer)
 
 export const makeTestApp = async (options: TestAppOptions = {}) => {
   const base = Layer.mergeAll(
     CoreLive,
     RateLimit.layer(options.rateLimitPerMinute ?? 100_000)
   ).pipe(
+    Layer.provideMerge(options.outbound ?? defaultOutbound()),
     Layer.provideMerge(layerCursorCodec(crypto.getRandomValues(new Uint8Array(32)))),
     Layer.provideMerge(options.stores ?? MemoryStores.layer)
   )
   const adminToken = options.adminToken === null ? Option.none() : Option.some(Redacted.make(options.adminToken ?? ADMIN_TOKEN))
-  const runtime = ManagedRuntime.make(base)
+  const runtime = ManagedRuntime.make(
+    options.webhookWorker ? Layer.provideMerge(WebhookWorker.layer({ pollMs: 20 }), base) : base
+  )
   const context = await runtime.runtime()
   const { handler: raw, dispose } = HttpApiBuilder.toWebHandler(
     Layer.mergeAll(HttpAppLive({ adminToken }), HttpServer.layerContext).pipe(Layer.provide(Layer.succeedContext(context.context)))

@@ -1,0 +1,18 @@
+/** HostResolver over the system resolver (A and AAAA), for the outbound-URL guard. Works on Node and Deno. */
+import { lookup } from "node:dns/promises"
+import { Effect, Layer } from "effect"
+import { HostResolver } from "../../core/outbound.ts"
+
+export const layer = Layer.succeed(
+  HostResolver,
+  HostResolver.of({
+    resolve: (host) =>
+      Effect.tryPromise({
+        try: () => lookup(host, { all: true, verbatim: true }),
+        catch: (e) => String((e as { code?: string }).code ?? e)
+      }).pipe(
+        Effect.map((rs) => rs.map((r) => r.address)),
+        Effect.timeoutFail({ duration: "5 seconds", onTimeout: () => "DNS lookup timed out" })
+      )
+  })
+)

@@ -1,0 +1,500 @@
+/**
+ * `npm run bench`: read-path benchmark of the service against a bare node:http + pg baseline.
+ * Prints figures (and writes apps/bench/results/latest.json); it never asserts.
+ *
+ * 1. Postgres: BENCH_DATABASE_URL (a fresh database is created on that server and dropped at the
+ *    end) or a throwaway cluster from test/support/postgres.ts.
+ * 2. First boot of the service migrates and prints the test key; then BENCH_CONTACTS contacts are
+ *    bulk-inserted for that workspace (seed.ts) and the search columns are checked against
+ *    core/contacts/rules.ts on a sample.
+ * 3. The service (apps/server/node.ts) and the baseline (baseline.ts) run as child processes and are
+ *    loaded with autocannon, alternating rounds, then probed with sequential single-client searches.
+ *
+ * Env: BENCH_CONTACTS (1000000), BENCH_SECONDS (10), BENCH_WARMUP (3), BENCH_ROUNDS (2),
+ * BENCH_CONNECTIONS (50), BENCH_PROBE (500), BENCH_BATCH (100000), BENCH_DATABASE_URL.
+ */
+import { type ChildProcess, spawn } from "node:child_process"
+import { randomBytes } from "node:crypto"
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { Agent, request } from "node:http"
+import { createServer } from "node:net"
+import { availableParallelism, cpus, loadavg, tmpdir } from "node:os"
+import { dirname, join } from "node:path"
+import { fileURLToPath } from "node:url"
+import autocannon from "autocannon"
+import pg from "pg"
+import { searchDigits, searchText } from "../../core/contacts/rules.ts"
+import { freshDatabase, startPostgres } from "../../test/support/postgres.ts"
+import { seedContacts, type SeedResult } from "./seed.ts"
+import { listStatement } from "./sql.ts"
+
+const here = dirname(fileURLToPath(import.meta.url))
+const root = join(here, "..", "..")
+const tsx = join(root, "node_modules", ".bin", "tsx")
+
+const intEnv = (name: string, fallback: number) => {
+  const raw = process.env[name]
+  if (raw === undefined || raw.trim() === "") return fallback
+  const n = Number(raw.replace(/[_,]/g, ""))
+  if (!Number.isFinite(n) || n <= 0) throw new Error(`${name} must be a positive number`)
+  return Math.floor(n)
+}
+
+const CONTACTS = intEnv("BENCH_CONTACTS", 1_000_000)
+const SECONDS = intEnv("BENCH_SECONDS", 10)
+const WARMUP = intEnv("BENCH_WARMUP", 3)
+const ROUNDS = intEnv("BENCH_ROUNDS", 2)
+const CONNECTIONS = intEnv("BENCH_CONNECTIONS", 50)
+const PROBE = intEnv("BENCH_PROBE", 500)
+const BATCH = intEnv("BENCH_BATCH", 100_000)
+const LIMIT = 50
+
+/** What people type into a contacts search box: name fragments, full names, companies, emails, phones. */
+const SEARCH_TERMS = [
+  // name fragments and names
+  "mar", "john", "smit", "garc", "jenn", "rodr", "nguyen", "patel", "kowal", "o'brien",
+  "müller", "chlo", "tanaka", "sven", "okafor", "haddad", "siobhan", "dmitri", "leila", "van der",
+  // full names
+  "maria garcia", "james smith", "wei chen", "priya patel", "john lee",
+  // company words
+  "acme", "dental", "logistics", "plumbing", "northwind", "law group", "coffee", "redwood realty", "café", "tidewater",
+  // email fragments
+  "gmail", "@outlook", "proton.me", "james.smith", "msmith", "garcia_", "hotmail.com", "fastmail",
+  // phone fragments (4-7 digits, as typed)
+  "4155", "21255", "(617) 4", "415-55", "3105550", "+44 20 7", "8675309", "9175"
+]
+
+// ---------------------------------------------------------------------------------------------
+
+const log = (line = "") => console.log(line)
+const fmt = (n: number, digits = 0) => n.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits })
+
+const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const server = createServer()
+    server.on("error", reject)
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address()
+      const port = typeof address === "object" && address !== null ? address.port : 0
+      server.close(() => resolve(port))
+    })
+  })
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+interface Child {
+  readonly name: string
+  readonly port: number
+  readonly output: () => string
+  readonly stop: () => Promise<void>
+}
+
+const children = new Set<ChildProcess>()
+process.on("exit", () => {
+  for (const child of children) {
+    try {
+      if (child.pid !== undefined) process.kill(-child.pid, "SIGKILL")
+    } catch {
+      // already gone
+    }
+  }
+})
+
+/** Starts `script` under tsx in its own process group and waits until it answers HTTP. */
+const startChild = async (name: string, script: string, env: Record<string, string>, port: number): Promise<Child> => {
+  const child = spawn(tsx, [script], {
+    cwd: root,
+    env: { ...process.env, ...env, PORT: String(port), HOST: "127.0.0.1" },
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true
+  })
+  children.add(child)
+  let out = ""
+  const keep = (chunk: Buffer) => {
+    // keep the head (boot messages) and a bounded tail; the pipes must be drained anyway
+    out = out.length < 64 * 1024 ? out + chunk.toString() : out
+  }
+  child.stdout!.on("data", keep)
+  child.stderr!.on("data", keep)
+  let exited: number | null = null
+  const exit = new Promise<void>((resolve) =>
+    child.on("exit", (code, signal) => {
+      exited = code ?? (signal ? 128 : 1)
+      children.delete(child)
+      resolve()
+    })
+  )
+  const deadline = Date.now() + 60_000
+  for (;;) {
+    if (exited !== null) throw new Error(`${name} exited (${exited}) before listening:\n${out}`)
+    if (Date.now() > deadline) throw new Error(`${name} did not listen within 60 s:\n${out}`)
+    const up = await new Promise<boolean>((resolve) => {
+      const req = request({ host: "127.0.0.1", port, path: "/", method: "GET", timeout: 1000 }, (res) => {
+        res.resume()
+        resolve(true)
+      })
+      req.on("error", () => resolve(false))
+      req.on("timeout", () => req.destroy())
+      req.end()
+    })
+    if (up) break
+    await sleep(200)
+  }
+  return {
+    name,
+    port,
+    output: () => out,
+    stop: async () => {
+      if (exited !== null || child.pid === undefined) return
+      try {
+        process.kill(-child.pid, "SIGTERM")
+      } catch {
+        return
+      }
+      const timedOut = await Promise.race([exit.then(() => false), sleep(10_000).then(() => true)])
+      if (timedOut) {
+        try {
+          process.kill(-child.pid, "SIGKILL")
+        } catch {
+          // gone
+        }
+        await exit
+      }
+    }
+  }
+}
+
+const keepAlive = new Agent({ keepAlive: true, maxSockets: 1 })
+
+const get = (port: number, path: string, headers: Record<string, string>) =>
+  new Promise<{ status: number; body: string }>((resolve, reject) => {
+    const req = request({ host: "127.0.0.1", port, path, method: "GET", headers, agent: keepAlive }, (res) => {
+      const chunks: Array<Buffer> = []
+      res.on("data", (c: Buffer) => chunks.push(c))
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString() }))
+      res.on("error", reject)
+    })
+    req.on("error", reject)
+    req.end()
+  })
+
+const percentile = (sorted: ReadonlyArray<number>, p: number) =>
+  sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))]!
+
+// ---------------------------------------------------------------------------------------------
+
+interface Target {
+  readonly server: "service" | "baseline"
+  readonly port: number
+  readonly headers: Record<string, string>
+}
+
+interface Route {
+  readonly name: string
+  readonly next: () => string
+}
+
+interface RoundFigures {
+  readonly reqPerSec: number
+  readonly p50: number
+  readonly p99: number
+  readonly non2xx: number
+  readonly errors: number
+  readonly timeouts: number
+  readonly total: number
+}
+
+const load = (target: Target, route: Route, seconds: number) =>
+  new Promise<RoundFigures>((resolve, reject) => {
+    autocannon(
+      {
+        url: `http://127.0.0.1:${target.port}`,
+        connections: CONNECTIONS,
+        duration: seconds,
+        headers: target.headers,
+        requests: [{ method: "GET", headers: target.headers, setupRequest: (req) => ({ ...req, path: route.next() }) }]
+      },
+      (error, result) => {
+        if (error) return reject(error)
+        resolve({
+          reqPerSec: result.requests.mean,
+          p50: result.latency.p50,
+          p99: result.latency.p99,
+          non2xx: result.non2xx,
+          errors: result.errors,
+          timeouts: result.timeouts,
+          total: result.requests.total
+        })
+      }
+    )
+  })
+
+const stripCursor = (body: string) => {
+  const parsed = JSON.parse(body) as Record<string, unknown>
+  delete parsed["nextCursor"]
+  return JSON.stringify(parsed)
+}
+
+// ---------------------------------------------------------------------------------------------
+
+const main = async () => {
+  const startedAt = new Date()
+  const cleanups: Array<() => Promise<void>> = []
+  const cleanup = async () => {
+    while (cleanups.length > 0) {
+      const step = cleanups.pop()!
+      await step().catch((error) => console.error("cleanup:", error))
+    }
+  }
+  process.once("SIGINT", () => {
+    log("\ninterrupted, cleaning up")
+    void cleanup().finally(() => process.exit(130))
+  })
+
+  try {
+    // 1. Postgres
+    let databaseUrl: string
+    const external = process.env["BENCH_DATABASE_URL"]
+    if (external !== undefined && external !== "") {
+      const db = await freshDatabase(external, "bench")
+      cleanups.push(db.drop)
+      databaseUrl = db.url
+      log(`database: fresh database on BENCH_DATABASE_URL (${new URL(db.url).pathname.slice(1)})`)
+    } else {
+      const handle = await startPostgres({ fresh: true, database: "switchboard_bench" })
+      if (handle === null) throw new Error("no Postgres binaries found; set BENCH_DATABASE_URL")
+      cleanups.push(handle.stop)
+      databaseUrl = handle.url
+      log(`database: throwaway cluster ${databaseUrl}`)
+    }
+    const dataDir = mkdtempSync(join(tmpdir(), "switchboard-bench-"))
+    cleanups.push(async () => rmSync(dataDir, { recursive: true, force: true }))
+    const serviceEnv = {
+      DATABASE_URL: databaseUrl,
+      ADMIN_TOKEN: randomBytes(24).toString("hex"),
+      RATE_LIMIT_PER_MINUTE: "100000000",
+      DATA_DIR: dataDir
+    }
+
+    // 2. First boot: migrations + workspace + test key, through the real code path
+    const bootPort = await freePort()
+    const boot = await startChild("service (first boot)", "apps/server/node.ts", serviceEnv, bootPort)
+    const key = /svc_test_[0-9A-Za-z]{40}/.exec(boot.output())?.[0]
+    await boot.stop()
+    if (key === undefined) throw new Error(`no first-boot test key in the service output:\n${boot.output()}`)
+
+    const db = new pg.Client({ connectionString: databaseUrl })
+    await db.connect()
+    cleanups.push(() => db.end())
+    const workspaces = await db.query<{ id: string }>("SELECT id FROM workspaces")
+    const workspaceId = workspaces.rows[0]?.id
+    if (workspaces.rows.length !== 1 || workspaceId === undefined) throw new Error(`expected one workspace, found ${workspaces.rows.length}`)
+    log(`workspace ${workspaceId}, key ${key.slice(0, 13)}…`)
+
+    log(`seeding ${fmt(CONTACTS)} contacts in batches of ${fmt(BATCH)}`)
+    const seed: SeedResult = await seedContacts(db, { workspaceId, count: CONTACTS, batchSize: BATCH, log: (l) => log(`  ${l}`) })
+    const counted = Number((await db.query<{ n: string }>("SELECT count(*) AS n FROM contacts WHERE workspace_id = $1", [workspaceId])).rows[0]!.n)
+    log(`seeded in ${seed.seconds.toFixed(1)} s (insert ${seed.insertSeconds.toFixed(1)} s, GIN indexes ${seed.indexSeconds.toFixed(1)} s, vacuum/analyze ${seed.analyzeSeconds.toFixed(1)} s)`)
+
+    // search columns must be exactly what core/contacts/rules.ts computes
+    const sample = await db.query(
+      "SELECT id, first_name, last_name, company, phones, emails, search_text, search_digits FROM contacts WHERE workspace_id = $1 ORDER BY random() LIMIT 1000",
+      [workspaceId]
+    )
+    const mismatches = sample.rows.filter(
+      (r) =>
+        searchText({ firstName: r.first_name, lastName: r.last_name, company: r.company, emails: r.emails }) !== r.search_text ||
+        searchDigits({ phones: r.phones }) !== r.search_digits
+    )
+    log(`search columns checked against core/contacts/rules.ts: ${sample.rows.length - mismatches.length}/${sample.rows.length} match`)
+    if (mismatches[0]) log(`  first mismatch: ${JSON.stringify(mismatches[0])}`)
+    const ids: Array<string> = sample.rows.map((r) => String(r.id))
+
+    const sizes = (await db.query<{ name: string; size: string }>(
+      `SELECT relname AS name, pg_size_pretty(pg_relation_size(oid)) AS size FROM pg_class
+       WHERE relname IN ('contacts', 'contacts_search_text', 'contacts_search_digits', 'contacts_phones', 'contacts_recent', 'contacts_pkey') ORDER BY relname`
+    )).rows
+    log(`sizes: ${sizes.map((s) => `${s.name} ${s.size}`).join(", ")}`)
+
+    // 3. Servers
+    const service = await startChild("service", "apps/server/node.ts", serviceEnv, await freePort())
+    cleanups.push(service.stop)
+    const baseline = await startChild("baseline", "apps/bench/baseline.ts", { DATABASE_URL: databaseUrl, WORKSPACE_ID: workspaceId }, await freePort())
+    cleanups.push(baseline.stop)
+    const targets: ReadonlyArray<Target> = [
+      { server: "service", port: service.port, headers: { authorization: `Bearer ${key}` } },
+      { server: "baseline", port: baseline.port, headers: {} }
+    ]
+
+    const searchPath = (term: string) => `/v1/api/contacts?q=${encodeURIComponent(term)}&limit=${LIMIT}`
+    const routes: ReadonlyArray<Route> = [
+      (() => {
+        let i = 0
+        return { name: "GET /v1/api/contacts/:id", next: () => `/v1/api/contacts/${ids[i++ % ids.length]}` }
+      })(),
+      (() => {
+        let i = 0
+        return { name: `GET /v1/api/contacts?q=&limit=${LIMIT}`, next: () => searchPath(SEARCH_TERMS[i++ % SEARCH_TERMS.length]!) }
+      })()
+    ]
+
+    // sample run: both servers answer 200 with the same body (cursor aside)
+    let identical = 0
+    let compared = 0
+    for (const path of [...ids.slice(0, 5).map((id) => `/v1/api/contacts/${id}`), ...SEARCH_TERMS.slice(0, 50).map(searchPath)]) {
+      const [a, b] = await Promise.all(targets.map((t) => get(t.port, path, t.headers)))
+      if (a!.status !== 200 || b!.status !== 200) {
+        throw new Error(`sample request ${path}: service ${a!.status} ${a!.body.slice(0, 200)} / baseline ${b!.status} ${b!.body.slice(0, 200)}`)
+      }
+      compared++
+      if (stripCursor(a!.body) === stripCursor(b!.body)) identical++
+    }
+    log(`sample run: ${compared} requests answered 200 by both servers; identical bodies (cursor aside): ${identical}/${compared}`)
+
+    // 4. Load: warm-up, then alternating rounds
+    const loadBefore = loadavg()[0]!
+    const figures = new Map<string, Array<RoundFigures>>()
+    for (const route of routes) {
+      for (const target of targets) {
+        const w = await load(target, route, WARMUP)
+        log(`warm-up ${target.server.padEnd(8)} ${route.name}: ${fmt(w.reqPerSec)} req/s, non-2xx ${w.non2xx}`)
+      }
+      for (let round = 1; round <= ROUNDS; round++) {
+        for (const target of targets) {
+          const r = await load(target, route, SECONDS)
+          const k = `${route.name}|${target.server}`
+          figures.set(k, [...(figures.get(k) ?? []), r])
+          log(`round ${round} ${target.server.padEnd(8)} ${route.name}: ${fmt(r.reqPerSec)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms, non-2xx ${r.non2xx}, errors ${r.errors}`)
+        }
+      }
+    }
+
+    // 5. Latency probe: sequential single-client searches
+    const probe = async (target: Target) => {
+      const all: Array<number> = []
+      const byTerm = new Map<string, Array<number>>()
+      let non200 = 0
+      for (let i = 0; i < PROBE; i++) {
+        const term = SEARCH_TERMS[i % SEARCH_TERMS.length]!
+        const t = performance.now()
+        const res = await get(target.port, searchPath(term), target.headers)
+        const ms = performance.now() - t
+        if (res.status !== 200) non200++
+        all.push(ms)
+        byTerm.set(term, [...(byTerm.get(term) ?? []), ms])
+      }
+      all.sort((a, b) => a - b)
+      return {
+        p50: percentile(all, 0.5),
+        p95: percentile(all, 0.95),
+        p99: percentile(all, 0.99),
+        max: all[all.length - 1]!,
+        non200,
+        byTerm: [...byTerm].map(([term, ms]) => ({ term, median: percentile([...ms].sort((a, b) => a - b), 0.5) }))
+          .sort((a, b) => b.median - a.median)
+      }
+    }
+    const probes = { service: await probe(targets[0]!), baseline: await probe(targets[1]!) }
+    const loadAfter = loadavg()[0]!
+
+    // 6. EXPLAIN ANALYZE of the slowest terms
+    const slow = probes.service.byTerm.slice(0, 4)
+    const explains: Array<{ term: string; medianMs: number; plan: Array<string> }> = []
+    for (const { term, median } of slow) {
+      const st = listStatement(workspaceId, term, LIMIT)
+      const plan = (await db.query<{ "QUERY PLAN": string }>(`EXPLAIN (ANALYZE, BUFFERS) ${st.text}`, [...st.values])).rows.map((r) => r["QUERY PLAN"])
+      explains.push({ term, medianMs: median, plan })
+    }
+
+    const pgVersion = (await db.query<{ server_version: string }>("SHOW server_version")).rows[0]!.server_version
+
+    // 7. Report
+    const mean = (xs: ReadonlyArray<number>) => xs.reduce((a, b) => a + b, 0) / xs.length
+    const rows = routes.flatMap((route) =>
+      targets.map((t) => {
+        const rs = figures.get(`${route.name}|${t.server}`) ?? []
+        return {
+          route: route.name,
+          server: t.server,
+          reqPerSec: mean(rs.map((r) => r.reqPerSec)),
+          rounds: rs.map((r) => r.reqPerSec),
+          p50: mean(rs.map((r) => r.p50)),
+          p99: mean(rs.map((r) => r.p99)),
+          non2xx: rs.reduce((a, r) => a + r.non2xx, 0),
+          errors: rs.reduce((a, r) => a + r.errors + r.timeouts, 0)
+        }
+      })
+    )
+    const ratio = (route: string) => {
+      const s = rows.find((r) => r.route === route && r.server === "service")!
+      const b = rows.find((r) => r.route === route && r.server === "baseline")!
+      return s.reqPerSec / b.reqPerSec
+    }
+
+    const cpuModel = cpus()[0]?.model ?? "unknown"
+    const line = "-".repeat(112)
+    log()
+    log(line)
+    log(`Switchboard read benchmark  ${startedAt.toISOString()}`)
+    log(`contacts ${fmt(counted)} | Postgres ${pgVersion} | Node ${process.version} | ${availableParallelism()} CPUs (${cpuModel})`)
+    log(`1-min load average: ${loadBefore.toFixed(1)} before load, ${loadAfter.toFixed(1)} after probe (anything else running on these cores skews the figures)`)
+    log(`seeding ${seed.seconds.toFixed(1)} s | autocannon ${CONNECTIONS} connections, ${SECONDS} s x ${ROUNDS} rounds per server, alternating, ${WARMUP} s warm-up | pool 20 | limit ${LIMIT}`)
+    log(line)
+    log(`${"route".padEnd(34)}${"server".padEnd(10)}${"req/s mean".padStart(12)}${"rounds".padStart(20)}${"p50 ms".padStart(9)}${"p99 ms".padStart(9)}${"non2xx".padStart(8)}${"errors".padStart(8)}${"svc/base".padStart(10)}`)
+    for (const r of rows) {
+      log(
+        `${(r.server === "service" ? r.route : "").padEnd(34)}${r.server.padEnd(10)}${fmt(r.reqPerSec).padStart(12)}${r.rounds.map((x) => fmt(x)).join(" / ").padStart(20)}` +
+          `${fmt(r.p50, 1).padStart(9)}${fmt(r.p99, 1).padStart(9)}${String(r.non2xx).padStart(8)}${String(r.errors).padStart(8)}` +
+          `${(r.server === "service" ? ratio(r.route).toFixed(2) : "").padStart(10)}`
+      )
+    }
+    log(line)
+    log(`search latency probe: ${PROBE} sequential single-client GET /v1/api/contacts?q=<term>&limit=${LIMIT}, ${SEARCH_TERMS.length} terms`)
+    log(`${"server".padEnd(10)}${"p50 ms".padStart(9)}${"p95 ms".padStart(9)}${"p99 ms".padStart(9)}${"max ms".padStart(9)}${"non200".padStart(8)}   slowest terms (median ms)`)
+    for (const [name, p] of Object.entries(probes)) {
+      log(
+        `${name.padEnd(10)}${fmt(p.p50, 1).padStart(9)}${fmt(p.p95, 1).padStart(9)}${fmt(p.p99, 1).padStart(9)}${fmt(p.max, 1).padStart(9)}${String(p.non200).padStart(8)}   ` +
+          p.byTerm.slice(0, 4).map((t) => `"${t.term}" ${fmt(t.median, 1)}`).join(", ")
+      )
+    }
+    log(`search p95 at ${fmt(counted)} contacts (service): ${fmt(probes.service.p95, 1)} ms (target < 20 ms: ${probes.service.p95 < 20 ? "met" : "missed"})`)
+    log(line)
+    log("EXPLAIN (ANALYZE, BUFFERS) of the slowest probe terms:")
+    for (const e of explains) {
+      const nodes = e.plan.filter((l) => /->|^Limit|Execution Time|Rows Removed|Index Cond|Filter:|Recheck Cond/.test(l.trim())).slice(0, 12)
+      log(`  q="${e.term}" (probe median ${fmt(e.medianMs, 1)} ms)`)
+      for (const n of nodes) log(`    ${n.trim().slice(0, 150)}`)
+    }
+    log(line)
+
+    const results = {
+      startedAt: startedAt.toISOString(),
+      contacts: counted,
+      postgres: pgVersion,
+      node: process.version,
+      cpus: availableParallelism(),
+      cpuModel,
+      loadAverage: { beforeLoad: loadBefore, afterProbe: loadAfter },
+      settings: { connections: CONNECTIONS, seconds: SECONDS, rounds: ROUNDS, warmupSeconds: WARMUP, probeRequests: PROBE, limit: LIMIT, poolSize: 20 },
+      seed: { ...seed, sizes },
+      load: rows.map((r) => ({ ...r, ratioServiceToBaseline: r.server === "service" ? ratio(r.route) : null })),
+      probe: probes,
+      searchTerms: SEARCH_TERMS,
+      explain: explains
+    }
+    const outDir = join(here, "results")
+    mkdirSync(outDir, { recursive: true })
+    writeFileSync(join(outDir, "latest.json"), JSON.stringify(results, null, 2) + "\n")
+    log(`wrote ${join("apps", "bench", "results", "latest.json")}`)
+  } finally {
+    await cleanup()
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (error) => {
+    console.error(error)
+    process.exit(1)
+  }
+)

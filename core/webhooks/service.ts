@@ -1,0 +1,287 @@
+/**
+ * Webhook endpoints (the API) and delivery (the outbox worker's steps). Delivery is at-least-once:
+ * an event is fanned out to deliveries in the same transaction that marks it dispatched; a delivery
+ * is leased to one worker per attempt, and an attempt whose worker dies is retried when the lease
+ * ends. An event keeps its `webhook-id` across retries.
+ */
+import { Clock, Context, Effect, Layer, Option, Random } from "effect"
+import { type Principal, requireScope } from "../auth/principal.ts"
+import { InvalidArgument, NotFound } from "../errors.ts"
+import { isEventType, PING } from "../events/catalog.ts"
+import type { OutboxEvent } from "../events/outbox.ts"
+import { Ids, isUuid } from "../ids.ts"
+import { OutboundGuard } from "../outbound.ts"
+import { Transactor } from "../transactor.ts"
+import {
+  type CreateEndpointInput,
+  type DeliveryRecord,
+  type EndpointRecord,
+  toPublic,
+  toPublicDelivery,
+  type UpdateEndpointInput
+} from "./model.ts"
+import { ATTEMPT_TIMEOUT_MS, classify, LEASE_MS, nextAttemptAt, shouldDisable } from "./policy.ts"
+import { eventIdOf, generateSecret, signatureHeader, testEventId } from "./signing.ts"
+import { WebhookSender, WebhookStore } from "./store.ts"
+
+export const MAX_ENDPOINTS_PER_WORKSPACE = 20
+const ROTATION_OVERLAP_MS = 24 * 60 * 60 * 1000
+
+const iso = (ms: number) => new Date(ms).toISOString()
+const notFound = new NotFound({ message: "No such webhook endpoint" })
+
+/** `["*"]` subscribes to every current and future type. */
+export const subscribes = (events: ReadonlyArray<string>, type: string) => events.includes("*") || events.includes(type)
+
+const validateEvents = (events: ReadonlyArray<string>) => {
+  if (events.includes("*")) {
+    return events.length === 1 ? Effect.succeed(["*"]) : Effect.fail(new InvalidArgument({ message: 'events: "*" cannot be combined with other types' }))
+  }
+  const unknown = events.find((e) => !isEventType(e))
+  if (unknown !== undefined) {
+    const hint = unknown === PING ? " (ping is only sent by the test endpoint)" : ""
+    return Effect.fail(new InvalidArgument({ message: `events: unknown event type ${unknown}${hint}; see GET /v1/api/webhook-events` }))
+  }
+  return Effect.succeed([...new Set(events)])
+}
+
+export const eventPayload = (type: string, timestamp: string, data: unknown) => JSON.stringify({ type, timestamp, data })
+
+export const make = Effect.gen(function* () {
+  const store = yield* WebhookStore
+  const sender = yield* WebhookSender
+  const guard = yield* OutboundGuard
+  const tx = yield* Transactor
+
+  const load = (workspaceId: string, id: string) =>
+    isUuid(id)
+      ? store.getEndpoint(workspaceId, id).pipe(Effect.flatMap(Option.match({ onNone: () => Effect.fail(notFound), onSome: Effect.succeed })))
+      : Effect.fail(notFound)
+
+  const authorize = (p: Principal) => requireScope(p, "webhooks:manage")
+
+  // ---- API ----
+
+  const list = (p: Principal) =>
+    authorize(p).pipe(Effect.zipRight(store.listEndpoints(p.workspaceId)), Effect.map((es) => es.map(toPublic)))
+
+  const create = (p: Principal, input: CreateEndpointInput) =>
+    Effect.gen(function* () {
+      yield* authorize(p)
+      const url = yield* guard.check(input.url)
+      const events = yield* validateEvents(input.events)
+      const existing = yield* store.listEndpoints(p.workspaceId)
+      if (existing.length >= MAX_ENDPOINTS_PER_WORKSPACE) {
+        return yield* new InvalidArgument({ message: `A workspace may have at most ${MAX_ENDPOINTS_PER_WORKSPACE} webhook endpoints` })
+      }
+      const { uuid } = yield* Ids
+      const record: EndpointRecord = {
+        id: uuid(),
+        workspaceId: p.workspaceId,
+        url: url.toString(),
+        events,
+        label: input.label ?? null,
+        status: "enabled",
+        apiVersion: input.apiVersion ?? null,
+        createdAt: iso(yield* Clock.currentTimeMillis),
+        secret: generateSecret(),
+        previousSecret: null,
+        previousSecretExpiresAt: null,
+        failingSince: null
+      }
+      yield* store.insertEndpoint(record)
+      return { ...toPublic(record), secret: record.secret }
+    })
+
+  const get = (p: Principal, id: string) => authorize(p).pipe(Effect.zipRight(load(p.workspaceId, id)), Effect.map(toPublic))
+
+  const update = (p: Principal, id: string, input: UpdateEndpointInput) =>
+    Effect.gen(function* () {
+      yield* authorize(p)
+      const current = yield* load(p.workspaceId, id)
+      const url = input.url === undefined ? current.url : (yield* guard.check(input.url)).toString()
+      const events = input.events === undefined ? current.events : yield* validateEvents(input.events)
+      const next: EndpointRecord = {
+        ...current,
+        url,
+        events,
+        label: input.label === undefined ? current.label : input.label,
+        apiVersion: input.apiVersion === undefined ? current.apiVersion : input.apiVersion,
+        status: input.status ?? current.status,
+        // Re-enabling starts a fresh health record.
+        failingSince: input.status === "enabled" ? null : current.failingSince
+      }
+      yield* store.updateEndpoint(next)
+      return toPublic(next)
+    })
+
+  const remove = (p: Principal, id: string) =>
+    Effect.gen(function* () {
+      yield* authorize(p)
+      if (!isUuid(id) || !(yield* store.deleteEndpoint(p.workspaceId, id))) return yield* notFound
+      return { deleted: true as const }
+    })
+
+  const rotate = (p: Principal, id: string) =>
+    Effect.gen(function* () {
+      yield* authorize(p)
+      const current = yield* load(p.workspaceId, id)
+      const now = yield* Clock.currentTimeMillis
+      const next: EndpointRecord = {
+        ...current,
+        secret: generateSecret(),
+        previousSecret: current.secret,
+        previousSecretExpiresAt: iso(now + ROTATION_OVERLAP_MS)
+      }
+      yield* store.updateEndpoint(next)
+      return { ...toPublic(next), secret: next.secret }
+    })
+
+  const deliveries = (p: Principal, id: string, limit: number) =>
+    Effect.gen(function* () {
+      yield* authorize(p)
+      yield* load(p.workspaceId, id)
+      return (yield* store.listDeliveries(p.workspaceId, id, limit)).map(toPublicDelivery)
+    })
+
+  // ---- Delivery ----
+
+  /** Secrets that sign now: the current one, plus the previous one during the rotation overlap. */
+  const signingSecrets = (e: EndpointRecord, now: number) =>
+    e.previousSecret !== null && e.previousSecretExpiresAt !== null && Date.parse(e.previousSecretExpiresAt) > now
+      ? [e.secret, e.previousSecret]
+      : [e.secret]
+
+  /** One attempt of one delivery: guard, sign, send, record. Never fails. */
+  const attempt = (delivery: DeliveryRecord, endpoint: EndpointRecord) =>
+    Effect.gen(function* () {
+      const now = yield* Clock.currentTimeMillis
+      // Checked again at delivery time: the host may resolve elsewhere since registration.
+      const allowed = yield* guard.check(endpoint.url).pipe(Effect.either)
+      const outcome =
+        allowed._tag === "Left"
+          ? classify({ error: allowed.left.message })
+          : yield* Effect.gen(function* () {
+              const timestamp = Math.floor(now / 1000)
+              const signature = yield* signatureHeader(signingSecrets(endpoint, now), delivery.eventId, timestamp, delivery.payload)
+              const response = yield* sender.send({
+                url: endpoint.url,
+                body: delivery.payload,
+                timeoutMs: ATTEMPT_TIMEOUT_MS,
+                headers: {
+                  "content-type": "application/json",
+                  "webhook-id": delivery.eventId,
+                  "webhook-timestamp": String(timestamp),
+                  "webhook-signature": signature
+                }
+              })
+              return classify(response)
+            })
+      const attempts = delivery.attempts + 1
+      const next = outcome._tag === "Failed" ? nextAttemptAt(attempts, now, yield* Random.next) : null
+      const status = outcome._tag === "Succeeded" ? "succeeded" : next === null ? "failed" : "pending"
+      const record = {
+        workspaceId: delivery.workspaceId,
+        deliveryId: delivery.id,
+        status,
+        attempts,
+        responseStatus: outcome.responseStatus,
+        error: outcome._tag === "Failed" ? outcome.error.slice(0, 500) : outcome._tag === "Gone" ? "410 Gone: endpoint disabled" : null,
+        lastAttemptAt: iso(now),
+        nextAttemptAt: next === null ? null : iso(next)
+      } as const
+      yield* store.recordAttempt(record)
+      if (outcome._tag === "Succeeded") {
+        if (endpoint.failingSince !== null) yield* store.setEndpointHealth(endpoint.workspaceId, endpoint.id, { failingSince: null, status: endpoint.status })
+      } else {
+        const failingSince = endpoint.failingSince ?? iso(now)
+        const disable = outcome._tag === "Gone" || shouldDisable(Date.parse(failingSince), now)
+        yield* store.setEndpointHealth(endpoint.workspaceId, endpoint.id, {
+          failingSince,
+          status: disable ? "disabled" : endpoint.status
+        })
+      }
+      return { ...delivery, ...record }
+    })
+
+  /** Fans out up to `limit` outbox events to deliveries, in one transaction. Returns how many events. */
+  const fanOut = (limit: number) =>
+    tx.withTransaction(
+      Effect.gen(function* () {
+        const events = yield* store.claimOutbox(limit)
+        if (events.length === 0) return 0
+        const endpoints = yield* store.enabledEndpoints([...new Set(events.map((e) => e.workspaceId))])
+        const { uuid } = yield* Ids
+        const now = iso(yield* Clock.currentTimeMillis)
+        const deliveries: Array<DeliveryRecord> = []
+        for (const event of events) {
+          for (const endpoint of endpoints) {
+            if (endpoint.workspaceId !== event.workspaceId || !subscribes(endpoint.events, event.type)) continue
+            deliveries.push(newDelivery(uuid(), endpoint, event, now))
+          }
+        }
+        yield* store.insertDeliveries(deliveries)
+        yield* store.markDispatched(events.map((e) => e.id), now)
+        return events.length
+      })
+    )
+
+  /** Attempts up to `limit` due deliveries, `concurrency` at a time. Returns how many were attempted. */
+  const deliverDue = (limit: number, concurrency: number) =>
+    Effect.gen(function* () {
+      const now = yield* Clock.currentTimeMillis
+      const claimed = yield* store.claimDue(iso(now), iso(now + LEASE_MS), limit)
+      yield* Effect.forEach(claimed, ({ delivery, endpoint }) => attempt(delivery, endpoint), { concurrency, discard: true })
+      return claimed.length
+    })
+
+  /** POST /webhooks/{id}/test: a signed `ping` delivered now, retried like any delivery if it fails. */
+  const test = (p: Principal, id: string) =>
+    Effect.gen(function* () {
+      yield* authorize(p)
+      const endpoint = yield* load(p.workspaceId, id)
+      const { uuid } = yield* Ids
+      const now = iso(yield* Clock.currentTimeMillis)
+      const eventId = testEventId(uuid())
+      const delivery: DeliveryRecord = {
+        id: uuid(),
+        workspaceId: p.workspaceId,
+        endpointId: endpoint.id,
+        eventId,
+        eventType: PING,
+        payload: eventPayload(PING, now, { message: "Test event from Switchboard" }),
+        status: "pending",
+        attempts: 0,
+        responseStatus: null,
+        error: null,
+        createdAt: now,
+        lastAttemptAt: null,
+        // Not due for the worker: this request makes the first attempt itself.
+        nextAttemptAt: null
+      }
+      yield* store.insertDeliveries([delivery])
+      return toPublicDelivery(yield* attempt(delivery, endpoint))
+    })
+
+  return { list, create, get, update, remove, rotate, deliveries, test, fanOut, deliverDue, attempt } as const
+})
+
+const newDelivery = (id: string, endpoint: EndpointRecord, event: OutboxEvent, now: string): DeliveryRecord => ({
+  id,
+  workspaceId: event.workspaceId,
+  endpointId: endpoint.id,
+  eventId: eventIdOf(event.id),
+  eventType: event.type,
+  payload: eventPayload(event.type, event.createdAt, event.data),
+  status: "pending",
+  attempts: 0,
+  responseStatus: null,
+  error: null,
+  createdAt: now,
+  lastAttemptAt: null,
+  nextAttemptAt: now
+})
+
+export class Webhooks extends Context.Tag("core/Webhooks")<Webhooks, Effect.Effect.Success<typeof make>>() {}
+
+export const layer = Layer.effect(Webhooks, make)

@@ -1,0 +1,69 @@
+import { Context, Effect, Option } from "effect"
+import type { OutboxEvent } from "../events/outbox.ts"
+import type { DeliveryRecord, EndpointRecord } from "./model.ts"
+
+export interface AttemptRecord {
+  readonly workspaceId: string
+  readonly deliveryId: string
+  readonly status: DeliveryRecord["status"]
+  readonly attempts: number
+  readonly responseStatus: number | null
+  readonly error: string | null
+  readonly lastAttemptAt: string
+  readonly nextAttemptAt: string | null
+}
+
+/** Webhook endpoints, deliveries and the delivery side of the outbox. Tenant-scoped except the worker's claims. */
+export interface WebhookStore {
+  readonly insertEndpoint: (e: EndpointRecord) => Effect.Effect<void>
+  readonly getEndpoint: (workspaceId: string, id: string) => Effect.Effect<Option.Option<EndpointRecord>>
+  /** Oldest first. */
+  readonly listEndpoints: (workspaceId: string) => Effect.Effect<ReadonlyArray<EndpointRecord>>
+  readonly updateEndpoint: (e: EndpointRecord) => Effect.Effect<void>
+  /** Deletes the endpoint and its deliveries. */
+  readonly deleteEndpoint: (workspaceId: string, id: string) => Effect.Effect<boolean>
+
+  readonly insertDeliveries: (ds: ReadonlyArray<DeliveryRecord>) => Effect.Effect<void>
+  readonly getDelivery: (workspaceId: string, id: string) => Effect.Effect<Option.Option<DeliveryRecord>>
+  /** Newest first. */
+  readonly listDeliveries: (workspaceId: string, endpointId: string, limit: number) => Effect.Effect<ReadonlyArray<DeliveryRecord>>
+
+  /**
+   * Takes up to `limit` outbox events not yet fanned out, oldest first, locking them for the
+   * current transaction so concurrent workers never take the same event (SKIP LOCKED on Postgres).
+   */
+  readonly claimOutbox: (limit: number) => Effect.Effect<ReadonlyArray<OutboxEvent>>
+  readonly markDispatched: (eventIds: ReadonlyArray<string>, at: string) => Effect.Effect<void>
+  /** Enabled endpoints of these workspaces. */
+  readonly enabledEndpoints: (workspaceIds: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<EndpointRecord>>
+
+  /**
+   * Claims up to `limit` pending deliveries due at `now` whose endpoint is enabled, leasing each
+   * until `leaseUntil`; a lease that expires (a worker died) makes the delivery claimable again.
+   */
+  readonly claimDue: (
+    now: string,
+    leaseUntil: string,
+    limit: number
+  ) => Effect.Effect<ReadonlyArray<{ readonly delivery: DeliveryRecord; readonly endpoint: EndpointRecord }>>
+  /** Stores an attempt's outcome on its delivery, appends it to the attempt history and ends the lease. */
+  readonly recordAttempt: (a: AttemptRecord) => Effect.Effect<void>
+  readonly setEndpointHealth: (
+    workspaceId: string,
+    endpointId: string,
+    health: { readonly failingSince: string | null; readonly status: EndpointRecord["status"] }
+  ) => Effect.Effect<void>
+}
+
+export const WebhookStore = Context.GenericTag<WebhookStore>("core/WebhookStore")
+
+/** Sends one signed POST; never follows redirects; times out. The adapter owns the transport. */
+export interface WebhookSender {
+  readonly send: (request: {
+    readonly url: string
+    readonly headers: Readonly<Record<string, string>>
+    readonly body: string
+    readonly timeoutMs: number
+  }) => Effect.Effect<{ readonly status: number } | { readonly error: string }>
+}
+export const WebhookSender = Context.GenericTag<WebhookSender>("core/WebhookSender")

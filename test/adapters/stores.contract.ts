@@ -1,0 +1,625 @@
+/**
+ * The store-port contract: one suite, run unchanged against every adapter (memory, PGlite, Postgres)
+ * by stores.test.ts. The adapter's layer is built once per suite; every test isolates itself with
+ * fresh workspace ids, since tenant isolation is part of each port.
+ */
+import { assert, layer, type Vitest } from "@effect/vitest"
+import { Duration, Effect, Either, Layer, Option } from "effect"
+import type { Principal } from "../../core/auth/principal.ts"
+import { allScopes } from "../../core/auth/scopes.ts"
+import type { Contact } from "../../core/contacts/model.ts"
+import { searchTerms } from "../../core/contacts/rules.ts"
+import * as Contacts from "../../core/contacts/service.ts"
+import { ContactStore } from "../../core/contacts/store.ts"
+import type { DomainError } from "../../core/errors.ts"
+import { event } from "../../core/events/catalog.ts"
+import { EventOutbox } from "../../core/events/outbox.ts"
+import { CoreLive } from "../../core/layer.ts"
+import { NumberStore, type WorkspaceNumber } from "../../core/numbers.ts"
+import type { CursorCodec } from "../../core/pagination.ts"
+import type { E164 } from "../../core/phone.ts"
+import { Transactor } from "../../core/transactor.ts"
+import { defaultBilling, type Workspace } from "../../core/workspaces/model.ts"
+import * as Workspaces from "../../core/workspaces/service.ts"
+import { type ApiKeyRecord, ApiKeyStore, WorkspaceStore } from "../../core/workspaces/store.ts"
+
+/** What an adapter must provide. */
+export type StorePorts = WorkspaceStore | ApiKeyStore | NumberStore | ContactStore | EventOutbox | Transactor | CursorCodec
+
+class Boom {
+  readonly _tag = "Boom"
+}
+
+const uuid = () => crypto.randomUUID()
+/** Distinct, ordered timestamps with millisecond detail (what every adapter must keep). */
+const ts = (seconds: number) => new Date(Date.UTC(2024, 0, 1) + seconds * 1000 + 123).toISOString()
+
+const workspace = (name = "W"): Workspace => ({ id: uuid(), name, billing: defaultBilling, createdAt: ts(0) })
+
+const newWorkspace = Effect.gen(function* () {
+  const w = workspace()
+  yield* (yield* WorkspaceStore).insert(w)
+  return w.id
+})
+
+const contact = (workspaceId: string, patch: Partial<Contact> = {}): Contact => ({
+  id: uuid(),
+  workspaceId,
+  firstName: null,
+  lastName: null,
+  company: null,
+  phones: [],
+  emails: [],
+  notes: [],
+  properties: {},
+  tags: [],
+  source: "manual",
+  createdAt: ts(0),
+  updatedAt: ts(0),
+  ...patch
+})
+
+const number = (e164: string, patch: Partial<WorkspaceNumber> = {}): WorkspaceNumber => ({
+  e164: e164 as E164,
+  type: "local",
+  voiceMode: "app",
+  agentId: null,
+  forwardTo: null,
+  assignedUserId: null,
+  status: "active",
+  ...patch
+})
+
+/** A phone number no other test (or earlier run against the same database) has used. */
+const freshE164 = () => `+1415${String(Math.floor(Math.random() * 1e7)).padStart(7, "0")}`
+
+const insertAll = (contacts: ReadonlyArray<Contact>) =>
+  Effect.flatMap(ContactStore, (store) => Effect.forEach(contacts, store.insert, { discard: true }))
+
+const label = (c: Contact) => c.firstName ?? c.lastName ?? c.company ?? c.id
+
+const search = (workspaceId: string, q: string) =>
+  Effect.flatMap(ContactStore, (store) => store.list({ workspaceId, terms: searchTerms(q), limit: 100, after: null })).pipe(
+    Effect.map((rows) => rows.map(label))
+  )
+
+/** Follows the keyset through every page of `limit`. */
+const pageThrough = (workspaceId: string, limit: number, q?: string) =>
+  Effect.gen(function* () {
+    const store = yield* ContactStore
+    const seen: Array<Contact> = []
+    let after: { createdAt: string; id: string } | null = null
+    for (let i = 0; i < 100; i++) {
+      const rows: ReadonlyArray<Contact> = yield* store.list({ workspaceId, terms: q === undefined ? null : searchTerms(q), limit, after })
+      assert.isAtMost(rows.length, limit)
+      seen.push(...rows)
+      const last = rows[rows.length - 1]
+      if (rows.length < limit || last === undefined) return seen
+      after = { createdAt: last.createdAt, id: last.id }
+    }
+    return assert.fail("paging never ended")
+  })
+
+const newestFirst = (a: Contact, b: Contact) =>
+  a.createdAt === b.createdAt ? (a.id < b.id ? 1 : -1) : a.createdAt < b.createdAt ? 1 : -1
+
+const failsWith = <E extends DomainError>(tag: E["_tag"], self: Effect.Effect<unknown, E, any>) =>
+  Effect.gen(function* () {
+    const result = yield* Effect.either(self)
+    if (Either.isRight(result)) return assert.fail(`expected ${tag}, got success`)
+    assert.strictEqual(result.left._tag, tag, result.left.message)
+    return result.left
+  })
+
+export interface ContractOptions<R> {
+  readonly timeout?: Duration.DurationInput
+  /** Adapter-specific tests sharing the same instance. */
+  readonly extra?: (it: Vitest.MethodsNonLive<StorePorts | R, true>) => void
+}
+
+export const storesContract = <R = never>(
+  name: string,
+  adapter: Layer.Layer<StorePorts | R, unknown>,
+  options: ContractOptions<R> = {}
+) =>
+  layer(adapter, { excludeTestServices: true, timeout: options.timeout ?? "60 seconds" })(name, (it) => {
+    // ---------------------------------------------------------------- WorkspaceStore
+    it.effect("WorkspaceStore: insert, get, update and count", () =>
+      Effect.gen(function* () {
+        const store = yield* WorkspaceStore
+        const before = yield* store.count
+        const w: Workspace = {
+          id: uuid(),
+          name: "Acme ✓",
+          billing: { ...defaultBilling, plan: null, ownerEmail: "owner@acme.example", billedVia: "app_store" },
+          createdAt: ts(42)
+        }
+        yield* store.insert(w)
+        assert.strictEqual(yield* store.count, before + 1)
+        assert.deepStrictEqual(yield* store.get(w.id), Option.some(w))
+        const next: Workspace = { ...w, name: "Acme 2", billing: { ...w.billing, plan: "pro", trial: false } }
+        yield* store.update(next)
+        assert.deepStrictEqual(yield* store.get(w.id), Option.some(next))
+        assert.strictEqual(yield* store.count, before + 1)
+        assert.isTrue(Option.isNone(yield* store.get(uuid())))
+      }))
+
+    // ---------------------------------------------------------------- ApiKeyStore
+    it.effect("ApiKeyStore: findByHash finds the inserted record, and only it", () =>
+      Effect.gen(function* () {
+        const keys = yield* ApiKeyStore
+        const ws = yield* newWorkspace
+        const record: ApiKeyRecord = {
+          id: uuid(),
+          workspaceId: ws,
+          kind: "live",
+          scopes: ["numbers:read", "contacts:read"],
+          name: "server",
+          hash: uuid().replace(/-/g, "") + uuid().replace(/-/g, ""),
+          createdAt: ts(1),
+          revokedAt: null
+        }
+        const other: ApiKeyRecord = { ...record, id: uuid(), kind: "test", scopes: [...allScopes], name: null, hash: record.hash.split("").reverse().join("") }
+        yield* keys.insert(record)
+        yield* keys.insert(other)
+        assert.deepStrictEqual(yield* keys.findByHash(record.hash), Option.some(record))
+        assert.deepStrictEqual(yield* keys.findByHash(other.hash), Option.some(other))
+        assert.isTrue(Option.isNone(yield* keys.findByHash("0".repeat(64))))
+      }))
+
+    it.effect("ApiKeyStore: revoke returns the key, is idempotent and keeps the first time", () =>
+      Effect.gen(function* () {
+        const keys = yield* ApiKeyStore
+        const ws = yield* newWorkspace
+        const record: ApiKeyRecord = {
+          id: uuid(),
+          workspaceId: ws,
+          kind: "test",
+          scopes: ["contacts:write"],
+          name: null,
+          hash: `${uuid()}${uuid()}`.replace(/-/g, ""),
+          createdAt: ts(1),
+          revokedAt: null
+        }
+        yield* keys.insert(record)
+        assert.deepStrictEqual(yield* keys.revoke(record.id, ts(10)), Option.some({ ...record, revokedAt: ts(10) }))
+        assert.deepStrictEqual(yield* keys.revoke(record.id, ts(20)), Option.some({ ...record, revokedAt: ts(10) }))
+        assert.deepStrictEqual(yield* keys.findByHash(record.hash), Option.some({ ...record, revokedAt: ts(10) }))
+        assert.isTrue(Option.isNone(yield* keys.revoke(uuid(), ts(30))))
+      }))
+
+    // ---------------------------------------------------------------- NumberStore
+    it.effect("NumberStore: insert and list per workspace, every field kept", () =>
+      Effect.gen(function* () {
+        const numbers = yield* NumberStore
+        const [a, b] = [yield* newWorkspace, yield* newWorkspace]
+        const n1 = number(freshE164())
+        const n2 = number(freshE164(), { type: "toll_free", voiceMode: "forward", forwardTo: "+14155550000", agentId: uuid(), assignedUserId: "user-7", status: "suspended" })
+        const n3 = number(freshE164())
+        yield* numbers.insert(a, n1)
+        yield* numbers.insert(a, n2)
+        yield* numbers.insert(b, n3)
+        const byE164 = (ns: ReadonlyArray<WorkspaceNumber>) => [...ns].sort((x, y) => (x.e164 < y.e164 ? -1 : 1))
+        assert.deepStrictEqual(byE164(yield* numbers.list(a)), byE164([n1, n2]))
+        assert.deepStrictEqual(yield* numbers.list(b), [n3])
+        assert.deepStrictEqual(yield* numbers.list(yield* newWorkspace), [])
+      }))
+
+    it.effect("NumberStore: a number already held, by any workspace, fails with taken", () =>
+      Effect.gen(function* () {
+        const numbers = yield* NumberStore
+        const [a, b] = [yield* newWorkspace, yield* newWorkspace]
+        const n = number(freshE164())
+        yield* numbers.insert(a, n)
+        assert.deepStrictEqual(yield* Effect.either(numbers.insert(b, { ...n, type: "toll_free" })), Either.left("taken" as const))
+        assert.deepStrictEqual(yield* Effect.either(numbers.insert(a, n)), Either.left("taken" as const))
+        assert.deepStrictEqual(yield* numbers.list(a), [n])
+        assert.deepStrictEqual(yield* numbers.list(b), [])
+      }))
+
+    it.effect("NumberStore: of two racing claims on one number exactly one wins", () =>
+      Effect.gen(function* () {
+        const numbers = yield* NumberStore
+        const [a, b] = [yield* newWorkspace, yield* newWorkspace]
+        const n = number(freshE164())
+        // both claims are built before either runs, as a batch or two requests would do
+        const claims = [numbers.insert(a, n), numbers.insert(b, n)]
+        const results = yield* Effect.all(claims.map(Effect.either), { concurrency: "unbounded" })
+        assert.deepStrictEqual(results.filter(Either.isLeft).map((r) => r.left), ["taken"])
+        const owners = [...(yield* numbers.list(a)), ...(yield* numbers.list(b))]
+        assert.deepStrictEqual(owners, [n])
+        const winner = Either.isRight(results[0]!) ? a : b
+        assert.deepStrictEqual(yield* numbers.list(winner), [n])
+      }))
+
+    // ---------------------------------------------------------------- ContactStore
+    it.effect("ContactStore: insert and get round-trip every field", () =>
+      Effect.gen(function* () {
+        const store = yield* ContactStore
+        const ws = uuid()
+        const c = contact(ws, {
+          firstName: "Zoë",
+          lastName: "O'Brien",
+          company: "Ünïcode & Sons",
+          phones: [{ value: "+14155550100", label: "work" }, { value: "+442079460958" }],
+          emails: [{ value: "zoe@example.com" }, { value: "Z@Work.example", label: "work" }],
+          notes: ["first", "second \"quoted\"", "ünï 🎉"],
+          properties: { zeta: "last", alpha: "first", "with space": "v" },
+          tags: ["vip", "b", "a"],
+          source: "hubspot",
+          createdAt: ts(5),
+          updatedAt: ts(6)
+        })
+        yield* store.insert(c)
+        assert.deepStrictEqual(yield* store.get(ws, c.id), Option.some(c))
+        const bare = contact(ws, { company: "Bare", source: null })
+        yield* store.insert(bare)
+        assert.deepStrictEqual(yield* store.get(ws, bare.id), Option.some(bare))
+        assert.isTrue(Option.isNone(yield* store.get(ws, uuid())))
+      }))
+
+    it.effect("ContactStore: update replaces the record; remove deletes it once", () =>
+      Effect.gen(function* () {
+        const store = yield* ContactStore
+        const ws = uuid()
+        const c = contact(ws, { firstName: "Ada", phones: [{ value: "+14155550100" }], tags: ["x"], properties: { a: "1" }, createdAt: ts(1), updatedAt: ts(1) })
+        yield* store.insert(c)
+        const next: Contact = {
+          ...c,
+          firstName: null,
+          lastName: "Lovelace",
+          company: "AE",
+          phones: [],
+          emails: [{ value: "ada@example.com" }],
+          notes: ["n"],
+          properties: { b: "2" },
+          tags: [],
+          source: "manual",
+          updatedAt: ts(2)
+        }
+        yield* store.update(next)
+        assert.deepStrictEqual(yield* store.get(ws, c.id), Option.some(next))
+        assert.deepStrictEqual(yield* search(ws, "lovelace"), ["Lovelace"])
+        assert.deepStrictEqual(yield* search(ws, "ada"), ["Lovelace"]) // via the new email
+        assert.deepStrictEqual(yield* search(ws, "4155550100"), []) // the old phone is gone from search
+        assert.isTrue(yield* store.remove(ws, c.id))
+        assert.isFalse(yield* store.remove(ws, c.id))
+        assert.isTrue(Option.isNone(yield* store.get(ws, c.id)))
+        assert.deepStrictEqual(yield* store.findByPhones(ws, ["+14155550100"]), [])
+        assert.deepStrictEqual(yield* store.list({ workspaceId: ws, terms: null, limit: 10, after: null }), [])
+      }))
+
+    it.effect("ContactStore: no method reaches another workspace's contact", () =>
+      Effect.gen(function* () {
+        const store = yield* ContactStore
+        const [mine, theirs] = [uuid(), uuid()]
+        const c = contact(mine, { firstName: "Ada", phones: [{ value: "+14155550123" }], createdAt: ts(1) })
+        yield* store.insert(c)
+        assert.isTrue(Option.isNone(yield* store.get(theirs, c.id)))
+        yield* store.update({ ...c, workspaceId: theirs, firstName: "Mallory" })
+        assert.isTrue(Option.isNone(yield* store.get(theirs, c.id)))
+        assert.isFalse(yield* store.remove(theirs, c.id))
+        assert.deepStrictEqual(yield* store.findByPhones(theirs, ["+14155550123"]), [])
+        assert.deepStrictEqual(yield* store.list({ workspaceId: theirs, terms: null, limit: 10, after: null }), [])
+        assert.deepStrictEqual(yield* search(theirs, "ada"), [])
+        assert.deepStrictEqual(yield* search(theirs, "555"), [])
+        assert.deepStrictEqual(yield* store.get(mine, c.id), Option.some(c))
+        assert.deepStrictEqual(yield* search(mine, "mallory"), [])
+      }))
+
+    it.effect("ContactStore: findByPhones matches any listed number exactly, oldest first", () =>
+      Effect.gen(function* () {
+        const store = yield* ContactStore
+        const ws = uuid()
+        const x = contact(ws, { firstName: "X", phones: [{ value: "+14155550100" }, { value: "+14155550101", label: "work" }], createdAt: ts(2) })
+        const y = contact(ws, { firstName: "Y", phones: [{ value: "+14155550102" }], createdAt: ts(3) })
+        const z = contact(ws, { firstName: "Z", phones: [{ value: "+14155550101", label: "mobile" }], createdAt: ts(1) })
+        const none = contact(ws, { firstName: "N", emails: [{ value: "+14155550100@example.com" }], createdAt: ts(0) })
+        yield* insertAll([x, y, z, none])
+        const names = (phones: ReadonlyArray<string>) => store.findByPhones(ws, phones).pipe(Effect.map((cs) => cs.map(label)))
+        assert.deepStrictEqual(yield* names(["+14155550101"]), ["Z", "X"])
+        assert.deepStrictEqual(yield* names(["+14155550102", "+14155550100"]), ["X", "Y"])
+        assert.deepStrictEqual(yield* names(["+14155550100", "+14155550101"]), ["Z", "X"])
+        assert.deepStrictEqual(yield* names(["+1415555010"]), [])
+        assert.deepStrictEqual(yield* names(["4155550100"]), [])
+        assert.deepStrictEqual(yield* names([]), [])
+        assert.deepStrictEqual(yield* store.findByPhones(ws, ["+14155550102"]), [y])
+      }))
+
+    it.effect("ContactStore: list is newest first, ties broken by id, and the keyset pages without gaps", () =>
+      Effect.gen(function* () {
+        const ws = uuid()
+        const contacts = [
+          ...[1, 2, 3, 4, 5, 6].map((i) => contact(ws, { firstName: `c${i}`, createdAt: ts(i) })),
+          // three with one and the same createdAt
+          ...[1, 2, 3].map((i) => contact(ws, { firstName: `same${i}`, createdAt: ts(4) }))
+        ]
+        yield* insertAll(contacts)
+        const expected = [...contacts].sort(newestFirst)
+        const store = yield* ContactStore
+        const all = yield* store.list({ workspaceId: ws, terms: null, limit: 100, after: null })
+        assert.deepStrictEqual(all.map((c) => c.id), expected.map((c) => c.id))
+        assert.deepStrictEqual(all.slice(0, 2).map(label), ["c6", "c5"])
+        for (const limit of [1, 2, 3, 4, 9, 10]) {
+          assert.deepStrictEqual((yield* pageThrough(ws, limit)).map((c) => c.id), expected.map((c) => c.id), `limit ${limit}`)
+        }
+        // `after` excludes the position itself and everything newer
+        const pivot = expected[4]!
+        const rest = yield* store.list({ workspaceId: ws, terms: null, limit: 100, after: { createdAt: pivot.createdAt, id: pivot.id } })
+        assert.deepStrictEqual(rest.map((c) => c.id), expected.slice(5).map((c) => c.id))
+      }))
+
+    it.effect("ContactStore: search is a case-insensitive substring over names, company and emails only", () =>
+      Effect.gen(function* () {
+        const ws = uuid()
+        yield* insertAll([
+          contact(ws, { firstName: "Ada", lastName: "Lovelace", createdAt: ts(1) }),
+          contact(ws, { company: "Babbage & Co", emails: [{ value: "charles@Engines.example" }], createdAt: ts(2) }),
+          contact(ws, { firstName: "Grace", notes: ["lovelace fan"], tags: ["ada"], properties: { ada: "ada" }, source: "ada", createdAt: ts(3) }),
+          contact(ws, { company: "ÉCOLE Normale", createdAt: ts(4) })
+        ])
+        assert.deepStrictEqual(yield* search(ws, "ada"), ["Ada"])
+        assert.deepStrictEqual(yield* search(ws, "LOVELACE"), ["Ada"])
+        assert.deepStrictEqual(yield* search(ws, "ada lovelace"), ["Ada"])
+        assert.deepStrictEqual(yield* search(ws, "  ENGINES.ex "), ["Babbage & Co"])
+        assert.deepStrictEqual(yield* search(ws, "& co"), ["Babbage & Co"])
+        assert.deepStrictEqual(yield* search(ws, "école"), ["ÉCOLE Normale"])
+        assert.deepStrictEqual(yield* search(ws, "a"), ["ÉCOLE Normale", "Grace", "Babbage & Co", "Ada"])
+        assert.deepStrictEqual(yield* search(ws, "fan"), [])
+        assert.deepStrictEqual(yield* search(ws, "zzz"), [])
+      }))
+
+    it.effect("ContactStore: a phone-shaped q matches a digit substring of any one phone", () =>
+      Effect.gen(function* () {
+        const ws = uuid()
+        yield* insertAll([
+          contact(ws, { firstName: "Phone", phones: [{ value: "+14155550100" }, { value: "+442079460958" }], createdAt: ts(1) }),
+          contact(ws, { firstName: "Order 100", createdAt: ts(2) }),
+          contact(ws, { firstName: "Other", phones: [{ value: "+12125550199" }], createdAt: ts(3) })
+        ])
+        assert.deepStrictEqual(yield* search(ws, "(415) 555-01"), ["Phone"])
+        assert.deepStrictEqual(yield* search(ws, "+44 20 7946"), ["Phone"])
+        assert.deepStrictEqual(yield* search(ws, "555"), ["Other", "Phone"])
+        // digits over phones and text over names, together
+        assert.deepStrictEqual(yield* search(ws, "100"), ["Order 100", "Phone"])
+        // never across two numbers
+        assert.deepStrictEqual(yield* search(ws, "0100442"), [])
+        // a query with letters is not a phone fragment
+        assert.deepStrictEqual(yield* search(ws, "x555"), [])
+      }))
+
+    it.effect("ContactStore: LIKE metacharacters % _ and \\ in q match literally", () =>
+      Effect.gen(function* () {
+        const ws = uuid()
+        yield* insertAll([
+          contact(ws, { firstName: "100% real", createdAt: ts(1) }),
+          contact(ws, { firstName: "100 real", createdAt: ts(2) }),
+          contact(ws, { lastName: "a_b", createdAt: ts(3) }),
+          contact(ws, { lastName: "axb", createdAt: ts(4) }),
+          contact(ws, { company: "back\\slash", createdAt: ts(5) }),
+          contact(ws, { company: "backslash", createdAt: ts(6) }),
+          contact(ws, { company: "back\\\\double", createdAt: ts(7) })
+        ])
+        assert.deepStrictEqual(yield* search(ws, "%"), ["100% real"])
+        assert.deepStrictEqual(yield* search(ws, "0% r"), ["100% real"])
+        assert.deepStrictEqual(yield* search(ws, "_"), ["a_b"])
+        assert.deepStrictEqual(yield* search(ws, "a_b"), ["a_b"])
+        assert.deepStrictEqual(yield* search(ws, "\\"), ["back\\\\double", "back\\slash"])
+        assert.deepStrictEqual(yield* search(ws, "k\\s"), ["back\\slash"])
+        assert.deepStrictEqual(yield* search(ws, "\\\\"), ["back\\\\double"])
+        assert.deepStrictEqual(yield* search(ws, "\\%"), [])
+        assert.deepStrictEqual(yield* search(ws, "%%"), [])
+      }))
+
+    it.effect("ContactStore: search and keyset paging combine", () =>
+      Effect.gen(function* () {
+        const ws = uuid()
+        const hits = [1, 2, 3, 4, 5].map((i) => contact(ws, { firstName: `match ${i}`, createdAt: ts(i * 2) }))
+        const misses = [1, 2, 3, 4].map((i) => contact(ws, { firstName: `other ${i}`, createdAt: ts(i * 2 + 1) }))
+        yield* insertAll([...hits, ...misses])
+        const paged = yield* pageThrough(ws, 2, "MATCH")
+        assert.deepStrictEqual(paged.map(label), ["match 5", "match 4", "match 3", "match 2", "match 1"])
+      }))
+
+    // ---------------------------------------------------------------- EventOutbox
+    it.effect("EventOutbox: appended events list in order, per workspace", () =>
+      Effect.gen(function* () {
+        const outbox = yield* EventOutbox
+        const [ws, other] = [uuid(), uuid()]
+        const [c1, c2, c3] = [uuid(), uuid(), uuid()]
+        yield* outbox.append(ws, [
+          event("contact.updated", { contactId: c1, change: "created" }),
+          event("contact.updated", { contactId: c1, change: "updated", fields: ["firstName", "tags"] })
+        ])
+        yield* outbox.append(other, [event("contact.deleted", { contactId: c3 })])
+        yield* outbox.append(ws, [])
+        yield* outbox.append(ws, [event("contact.deleted", { contactId: c2 })])
+        const listed = yield* outbox.list(ws)
+        assert.deepStrictEqual(
+          listed.map((e) => ({ workspaceId: e.workspaceId, type: e.type, data: e.data })),
+          [
+            { workspaceId: ws, type: "contact.updated", data: { contactId: c1, change: "created" } },
+            { workspaceId: ws, type: "contact.updated", data: { contactId: c1, change: "updated", fields: ["firstName", "tags"] } },
+            { workspaceId: ws, type: "contact.deleted", data: { contactId: c2 } }
+          ]
+        )
+        assert.strictEqual(new Set(listed.map((e) => e.id)).size, 3)
+        for (const e of listed) {
+          assert.match(e.id, /^[0-9a-f-]{36}$/)
+          assert.strictEqual(new Date(e.createdAt).toISOString(), e.createdAt)
+        }
+        assert.deepStrictEqual((yield* outbox.list(other)).map((e) => e.data), [{ contactId: c3 }])
+        assert.deepStrictEqual(yield* outbox.list(uuid()), [])
+      }))
+
+    // ---------------------------------------------------------------- Transactor
+    it.effect("Transactor: a failure rolls back the store writes and the outbox append together", () =>
+      Effect.gen(function* () {
+        const tx = yield* Transactor
+        const store = yield* ContactStore
+        const outbox = yield* EventOutbox
+        const ws = uuid()
+        const kept = contact(ws, { firstName: "Kept", createdAt: ts(1) })
+        const doomed = contact(ws, { firstName: "Doomed", createdAt: ts(2) })
+        yield* store.insert(kept)
+        const result = yield* Effect.either(
+          tx.withTransaction(
+            Effect.gen(function* () {
+              yield* store.insert(doomed)
+              yield* store.update({ ...kept, firstName: "Changed" })
+              yield* outbox.append(ws, [event("contact.updated", { contactId: doomed.id, change: "created" })])
+              // inside, the transaction sees its own writes
+              assert.isTrue(Option.isSome(yield* store.get(ws, doomed.id)))
+              return yield* Effect.fail(new Boom())
+            })
+          )
+        )
+        assert.deepStrictEqual(result, Either.left(new Boom()))
+        assert.isTrue(Option.isNone(yield* store.get(ws, doomed.id)))
+        assert.deepStrictEqual(yield* store.get(ws, kept.id), Option.some(kept))
+        assert.deepStrictEqual(yield* outbox.list(ws), [])
+      }))
+
+    it.effect("Transactor: a defect rolls back too", () =>
+      Effect.gen(function* () {
+        const tx = yield* Transactor
+        const store = yield* ContactStore
+        const outbox = yield* EventOutbox
+        const ws = uuid()
+        const c = contact(ws, { firstName: "Doomed" })
+        const exit = yield* Effect.exit(
+          tx.withTransaction(
+            Effect.gen(function* () {
+              yield* store.insert(c)
+              yield* outbox.append(ws, [event("contact.deleted", { contactId: c.id })])
+              return yield* Effect.die("boom")
+            })
+          )
+        )
+        assert.strictEqual(exit._tag, "Failure")
+        assert.isTrue(Option.isNone(yield* store.get(ws, c.id)))
+        assert.deepStrictEqual(yield* outbox.list(ws), [])
+      }))
+
+    it.effect("Transactor: success commits the store writes and the outbox append", () =>
+      Effect.gen(function* () {
+        const tx = yield* Transactor
+        const store = yield* ContactStore
+        const outbox = yield* EventOutbox
+        const ws = uuid()
+        const c = contact(ws, { firstName: "Committed" })
+        const value = yield* tx.withTransaction(
+          Effect.gen(function* () {
+            yield* store.insert(c)
+            yield* outbox.append(ws, [event("contact.updated", { contactId: c.id, change: "created" })])
+            return 42
+          })
+        )
+        assert.strictEqual(value, 42)
+        assert.deepStrictEqual(yield* store.get(ws, c.id), Option.some(c))
+        assert.deepStrictEqual((yield* outbox.list(ws)).map((e) => e.data), [{ contactId: c.id, change: "created" }])
+      }))
+
+    // ---------------------------------------------------------------- services end to end
+    it.layer(CoreLive)("services end to end", (it) => {
+      const principal = (workspaceId: string): Principal => ({ workspaceId, keyId: uuid(), kind: "test", scopes: new Set(allScopes) })
+
+      it.effect("Contacts: create, search, page 7 by 3, update, delete; events in order", () =>
+        Effect.gen(function* () {
+          const svc = yield* Contacts.Contacts
+          const outbox = yield* EventOutbox
+          const p = principal(uuid())
+          const created: Array<string> = []
+          for (let i = 1; i <= 7; i++) {
+            // distinct creation instants, so newest-first is creation order reversed
+            yield* Effect.sleep(Duration.millis(3))
+            const c = yield* svc.create(p, { firstName: `Person ${i}`, phone: `+1415555020${i}`, email: `p${i}@example.com` })
+            created.push(c.id)
+            assert.deepStrictEqual(yield* svc.get(p, c.id), c)
+          }
+          const names = (page: { items: ReadonlyArray<{ firstName: string | null }> }) => page.items.map((c) => c.firstName)
+          assert.deepStrictEqual(names(yield* svc.list(p, { q: "PERSON 3" })), ["Person 3"])
+          assert.deepStrictEqual(names(yield* svc.list(p, { q: "555-0205" })), ["Person 5"])
+          assert.deepStrictEqual(names(yield* svc.list(p, { q: "p6@" })), ["Person 6"])
+
+          const pages: Array<Array<string | null>> = []
+          let cursor: string | undefined
+          do {
+            const page = yield* svc.list(p, { q: "person", limit: 3, cursor })
+            pages.push(names(page))
+            cursor = page.nextCursor ?? undefined
+          } while (cursor !== undefined)
+          assert.deepStrictEqual(pages, [["Person 7", "Person 6", "Person 5"], ["Person 4", "Person 3", "Person 2"], ["Person 1"]])
+
+          const first = yield* svc.list(p, { limit: 3 })
+          yield* failsWith("InvalidArgument", svc.list(p, { q: "person", limit: 3, cursor: first.nextCursor! }))
+
+          const updated = yield* svc.update(p, created[0]!, { lastName: "Updated", tags: ["t"] })
+          assert.strictEqual(updated.lastName, "Updated")
+          assert.deepStrictEqual(yield* svc.get(p, created[0]!), updated)
+          assert.deepStrictEqual(yield* svc.remove(p, created[6]!), { deleted: true })
+          yield* failsWith("NotFound", svc.get(p, created[6]!))
+
+          // six left: an exactly full last page, then one more empty page with a null cursor
+          const sizes: Array<number> = []
+          let next: string | null | undefined
+          do {
+            const page = yield* svc.list(p, { limit: 3, ...(next ? { cursor: next } : {}) })
+            sizes.push(page.items.length)
+            next = page.nextCursor
+          } while (next !== null)
+          assert.deepStrictEqual(sizes, [3, 3, 0])
+
+          const events = (yield* outbox.list(p.workspaceId)).map((e) => [e.type, e.data])
+          assert.deepStrictEqual(events, [
+            ...created.map((id) => ["contact.updated", { contactId: id, change: "created" }]),
+            ["contact.updated", { contactId: created[0], change: "updated", fields: ["lastName", "tags"] }],
+            ["contact.deleted", { contactId: created[6] }]
+          ])
+        }))
+
+      it.effect("Contacts: a placeholder is adopted by a create with its phone", () =>
+        Effect.gen(function* () {
+          const svc = yield* Contacts.Contacts
+          const outbox = yield* EventOutbox
+          const p = principal(uuid())
+          const phone = freshE164() as E164
+          const placeholder = yield* svc.findOrCreatePlaceholder(p.workspaceId, phone)
+          assert.strictEqual((yield* svc.findOrCreatePlaceholder(p.workspaceId, phone)).id, placeholder.id)
+          const adopted = yield* svc.create(p, { firstName: "Ada", phone })
+          assert.strictEqual(adopted.id, placeholder.id)
+          assert.strictEqual(adopted.source, "manual")
+          assert.deepStrictEqual(yield* svc.get(p, adopted.id), adopted)
+          assert.deepStrictEqual((yield* outbox.list(p.workspaceId)).map((e) => e.data), [{ contactId: adopted.id, change: "created" }])
+        }))
+
+      it.effect("Contacts: a failed update leaves the stored contact and the outbox untouched", () =>
+        Effect.gen(function* () {
+          const svc = yield* Contacts.Contacts
+          const outbox = yield* EventOutbox
+          const p = principal(uuid())
+          const c = yield* svc.create(p, { firstName: "Ada" })
+          yield* failsWith("InvalidArgument", svc.update(p, c.id, { firstName: "Bob", emails: ["nope"] }))
+          assert.deepStrictEqual(yield* svc.get(p, c.id), c)
+          assert.strictEqual((yield* outbox.list(p.workspaceId)).length, 1)
+        }))
+
+      it.effect("Workspaces: keys authenticate by hash, scopes survive, revoked keys do not; numbers are taken once", () =>
+        Effect.gen(function* () {
+          const ws = yield* Workspaces.Workspaces
+          const w = yield* ws.create({ name: "E2E", billing: { identity: "verified" } })
+          assert.deepStrictEqual(yield* ws.get(w.id), w)
+          const key = yield* ws.createKey(w.id, { kind: "live", scopes: ["contacts:read", "webhooks:manage"] })
+          const p = yield* ws.authenticate(key.token)
+          assert.deepStrictEqual([p.workspaceId, p.keyId, p.kind, [...p.scopes]], [w.id, key.id, "live", ["contacts:read", "webhooks:manage"]])
+          yield* ws.revokeKey(key.id)
+          yield* failsWith("Unauthenticated", ws.authenticate(key.token))
+          const e164 = freshE164()
+          yield* ws.addNumber(w.id, { e164 })
+          const other = yield* ws.create({ name: "Other" })
+          yield* failsWith("FailedPrecondition", ws.addNumber(other.id, { e164 }))
+        }))
+    })
+
+    options.extra?.(it)
+  })
