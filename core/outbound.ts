@@ -19,13 +19,13 @@ export const HostResolver = Context.GenericTag<HostResolver>("core/HostResolver"
 export const blockedRange = (address: string): string | null => {
   if (!ipaddr.isValid(address)) return "not an IP address"
   const parsed = ipaddr.parse(address)
+  const range = parsed.range()
   if (parsed.kind() === "ipv6") {
     const v6 = parsed as ipaddr.IPv6
     if (v6.isIPv4MappedAddress()) return "an IPv4-mapped IPv6 address"
-    // ::a.b.c.d (IPv4-compatible, deprecated) is reported as unicast by ipaddr.js.
-    if (v6.parts.slice(0, 6).every((p) => p === 0)) return "an IPv4-compatible IPv6 address"
+    // ::a.b.c.d (IPv4-compatible, deprecated) is reported as unicast by ipaddr.js (but ::1 and :: keep their own names).
+    if (range === "unicast" && v6.parts.slice(0, 6).every((p) => p === 0)) return "an IPv4-compatible IPv6 address"
   }
-  const range = parsed.range()
   return range === "unicast" ? null : `a ${range} address`
 }
 

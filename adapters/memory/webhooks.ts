@@ -91,7 +91,7 @@ export const layer = Layer.effect(
       setEndpointHealth: (ws, id, health) =>
         Effect.sync(() => {
           const e = st().endpoints.get(id)
-          if (e && e.workspaceId === ws) st().endpoints.set(id, { ...e, ...health })
+          if (e && e.workspaceId === ws) st().endpoints.set(id, { ...e, failingSince: health.failingSince, status: health.disable ? "disabled" : e.status })
         })
     })
   })

@@ -123,21 +123,21 @@ export const layer = Layer.effect(
             return endpoint ? [{ delivery: toDelivery(r), endpoint }] : []
           })
         }).pipe(die),
+      // One statement (atomic on its own): the delivery's new state and the attempt history row.
       recordAttempt: (a) =>
-        die(
-          sql.withTransaction(
-            Effect.zipRight(
-              sql`UPDATE webhook_deliveries SET status = ${a.status}, attempts = ${a.attempts}, response_status = ${a.responseStatus},
-                error = ${a.error}, last_attempt_at = ${a.lastAttemptAt}::timestamptz, next_attempt_at = ${a.nextAttemptAt}::timestamptz,
-                locked_until = NULL
-                WHERE workspace_id = ${a.workspaceId} AND id = ${a.deliveryId}`,
-              sql`INSERT INTO webhook_attempts (workspace_id, delivery_id, attempted_at, response_status, error)
-                VALUES (${a.workspaceId}, ${a.deliveryId}, ${a.lastAttemptAt}::timestamptz, ${a.responseStatus}, ${a.error})`
-            )
+        die(sql`
+          WITH updated AS (
+            UPDATE webhook_deliveries SET status = ${a.status}, attempts = ${a.attempts}, response_status = ${a.responseStatus},
+              error = ${a.error}, last_attempt_at = ${a.lastAttemptAt}::timestamptz, next_attempt_at = ${a.nextAttemptAt}::timestamptz,
+              locked_until = NULL
+            WHERE workspace_id = ${a.workspaceId} AND id = ${a.deliveryId}
+            RETURNING workspace_id, id
           )
-        ),
+          INSERT INTO webhook_attempts (workspace_id, delivery_id, attempted_at, response_status, error)
+          SELECT workspace_id, id, ${a.lastAttemptAt}::timestamptz, ${a.responseStatus}::int, ${a.error} FROM updated`),
       setEndpointHealth: (ws, id, h) =>
-        die(sql`UPDATE webhook_endpoints SET failing_since = ${h.failingSince}::timestamptz, status = ${h.status}
+        die(sql`UPDATE webhook_endpoints SET failing_since = ${h.failingSince}::timestamptz,
+          status = CASE WHEN ${h.disable}::boolean THEN 'disabled' ELSE status END
           WHERE workspace_id = ${ws} AND id = ${id}`)
     })
   })

@@ -1,7 +1,9 @@
 /**
- * The outbox worker: a fiber for the life of the server that fans new events out to deliveries and
- * attempts due deliveries. Idle, it polls every `pollMs`. Several processes may run it against one
- * Postgres: claims skip rows another worker holds. A failure of one round is logged, never fatal.
+ * The outbox worker, for the life of the server: one fiber fans new outbox events out to deliveries;
+ * another keeps up to `concurrency` attempts in flight, claiming more as soon as any finishes, so a
+ * slow receiver holds one slot, not a whole batch. Idle, both poll every `pollMs`. Several processes
+ * may run it against one Postgres: claims skip rows another worker holds. Failures are logged and
+ * retried, never fatal; deliveries leased by a process that dies are retried when the lease ends.
  */
 import { Duration, Effect, Layer, Schedule } from "effect"
 import { Webhooks } from "../../core/webhooks/service.ts"
@@ -12,6 +14,7 @@ export interface WorkerOptions {
   readonly concurrency?: number
 }
 
+/** One fan-out and one delivery round, awaited; handy for tests and one-shot draining. */
 export const round = (options: WorkerOptions = {}) =>
   Effect.gen(function* () {
     const webhooks = yield* Webhooks
@@ -20,16 +23,43 @@ export const round = (options: WorkerOptions = {}) =>
     return fanned + attempted
   })
 
+const forever = <R>(step: Effect.Effect<number, never, R>, idle: Duration.Duration, label: string) =>
+  step.pipe(
+    Effect.catchAllCause((cause) => Effect.logError(`webhook ${label} failed`, cause).pipe(Effect.as(0))),
+    Effect.flatMap((n) => (n > 0 ? Effect.void : Effect.sleep(idle))),
+    Effect.repeat(Schedule.forever)
+  )
+
 export const layer = (options: WorkerOptions = {}) =>
   Layer.scopedDiscard(
     Effect.gen(function* () {
-      const idle = Duration.millis(options.pollMs ?? 100)
-      const loop = round(options).pipe(
-        Effect.catchAllCause((cause) => Effect.logError("webhook worker round failed", cause).pipe(Effect.as(0))),
-        // Busy: go again at once; idle: wait a poll interval.
-        Effect.flatMap((n) => (n > 0 ? Effect.void : Effect.sleep(idle))),
-        Effect.repeat(Schedule.forever)
-      )
-      yield* Effect.forkScoped(loop)
+      const webhooks = yield* Webhooks
+      const idle = Duration.millis(options.pollMs ?? 50)
+      const concurrency = options.concurrency ?? 64
+      const slots = yield* Effect.makeSemaphore(concurrency)
+      let inFlight = 0
+
+      const deliver = Effect.gen(function* () {
+        const free = concurrency - inFlight
+        if (free === 0) {
+          // Every slot busy: wait for one to free up rather than spin.
+          yield* slots.withPermits(1)(Effect.void)
+          return 1
+        }
+        const claimed = yield* webhooks.claimDue(Math.min(free, options.batch ?? 200))
+        for (const { delivery, endpoint } of claimed) {
+          inFlight++
+          yield* slots.take(1)
+          yield* Effect.forkScoped(
+            webhooks.attempt(delivery, endpoint).pipe(
+              Effect.ensuring(Effect.zipRight(slots.release(1), Effect.sync(() => inFlight--)))
+            )
+          )
+        }
+        return claimed.length
+      })
+
+      yield* Effect.forkScoped(forever(webhooks.fanOut(options.batch ?? 500), idle, "fan-out"))
+      yield* Effect.forkScoped(forever(deliver, idle, "delivery"))
     })
   )

@@ -192,13 +192,13 @@ export const make = Effect.gen(function* () {
       } as const
       yield* store.recordAttempt(record)
       if (outcome._tag === "Succeeded") {
-        if (endpoint.failingSince !== null) yield* store.setEndpointHealth(endpoint.workspaceId, endpoint.id, { failingSince: null, status: endpoint.status })
+        if (endpoint.failingSince !== null) yield* store.setEndpointHealth(endpoint.workspaceId, endpoint.id, { failingSince: null, disable: false })
       } else {
         const failingSince = endpoint.failingSince ?? iso(now)
         const disable = outcome._tag === "Gone" || shouldDisable(Date.parse(failingSince), now)
         yield* store.setEndpointHealth(endpoint.workspaceId, endpoint.id, {
           failingSince,
-          status: disable ? "disabled" : endpoint.status
+          disable
         })
       }
       return { ...delivery, ...record }
@@ -226,11 +226,14 @@ export const make = Effect.gen(function* () {
       })
     )
 
+  /** Leases up to `limit` due deliveries to the caller, who must `attempt` each. */
+  const claimDue = (limit: number) =>
+    Effect.flatMap(Clock.currentTimeMillis, (now) => store.claimDue(iso(now), iso(now + LEASE_MS), limit))
+
   /** Attempts up to `limit` due deliveries, `concurrency` at a time. Returns how many were attempted. */
   const deliverDue = (limit: number, concurrency: number) =>
     Effect.gen(function* () {
-      const now = yield* Clock.currentTimeMillis
-      const claimed = yield* store.claimDue(iso(now), iso(now + LEASE_MS), limit)
+      const claimed = yield* claimDue(limit)
       yield* Effect.forEach(claimed, ({ delivery, endpoint }) => attempt(delivery, endpoint), { concurrency, discard: true })
       return claimed.length
     })
@@ -263,7 +266,7 @@ export const make = Effect.gen(function* () {
       return toPublicDelivery(yield* attempt(delivery, endpoint))
     })
 
-  return { list, create, get, update, remove, rotate, deliveries, test, fanOut, deliverDue, attempt } as const
+  return { list, create, get, update, remove, rotate, deliveries, test, fanOut, claimDue, deliverDue, attempt } as const
 })
 
 const newDelivery = (id: string, endpoint: EndpointRecord, event: OutboxEvent, now: string): DeliveryRecord => ({

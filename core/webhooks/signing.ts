@@ -17,9 +17,21 @@ export const generateSecret = (): string => `whsec_${toBase64(crypto.getRandomVa
 const keyBytes = (secret: string): Uint8Array<ArrayBuffer> =>
   Uint8Array.from(atob(secret.startsWith("whsec_") ? secret.slice(6) : secret), (c) => c.charCodeAt(0))
 
+// Imported HMAC keys by secret: importing costs more than signing. Bounded; cleared when full.
+const keys = new Map<string, Promise<CryptoKey>>()
+const hmacKey = (secret: string) => {
+  let key = keys.get(secret)
+  if (key === undefined) {
+    if (keys.size >= 1000) keys.clear()
+    key = crypto.subtle.importKey("raw", keyBytes(secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign"])
+    keys.set(secret, key)
+  }
+  return key
+}
+
 export const sign = (secret: string, id: string, timestampSeconds: number, body: string): Effect.Effect<string> =>
   Effect.promise(async () => {
-    const key = await crypto.subtle.importKey("raw", keyBytes(secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign"])
+    const key = await hmacKey(secret)
     const mac = await crypto.subtle.sign("HMAC", key, enc.encode(`${id}.${timestampSeconds}.${body}`))
     return `v1,${toBase64(new Uint8Array(mac))}`
   })

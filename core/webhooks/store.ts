@@ -48,10 +48,14 @@ export interface WebhookStore {
   ) => Effect.Effect<ReadonlyArray<{ readonly delivery: DeliveryRecord; readonly endpoint: EndpointRecord }>>
   /** Stores an attempt's outcome on its delivery, appends it to the attempt history and ends the lease. */
   readonly recordAttempt: (a: AttemptRecord) => Effect.Effect<void>
+  /**
+   * Sets the start of the endpoint's failing run and, with `disable`, disables it. Never enables:
+   * the worker's view of the endpoint may be stale (the user may have disabled it meanwhile).
+   */
   readonly setEndpointHealth: (
     workspaceId: string,
     endpointId: string,
-    health: { readonly failingSince: string | null; readonly status: EndpointRecord["status"] }
+    health: { readonly failingSince: string | null; readonly disable: boolean }
   ) => Effect.Effect<void>
 }
 

@@ -14,7 +14,6 @@ import { ContactStore } from "../../core/contacts/store.ts"
 import type { DomainError } from "../../core/errors.ts"
 import { event } from "../../core/events/catalog.ts"
 import { EventOutbox } from "../../core/events/outbox.ts"
-import { CoreLive } from "../../core/layer.ts"
 import { NumberStore, type WorkspaceNumber } from "../../core/numbers.ts"
 import type { CursorCodec } from "../../core/pagination.ts"
 import type { E164 } from "../../core/phone.ts"
@@ -103,7 +102,7 @@ const pageThrough = (workspaceId: string, limit: number, q?: string) =>
 const newestFirst = (a: Contact, b: Contact) =>
   a.createdAt === b.createdAt ? (a.id < b.id ? 1 : -1) : a.createdAt < b.createdAt ? 1 : -1
 
-const failsWith = <E extends DomainError>(tag: E["_tag"], self: Effect.Effect<unknown, E, any>) =>
+const failsWith = <R>(tag: DomainError["_tag"], self: Effect.Effect<unknown, DomainError, R>) =>
   Effect.gen(function* () {
     const result = yield* Effect.either(self)
     if (Either.isRight(result)) return assert.fail(`expected ${tag}, got success`)
@@ -521,7 +520,7 @@ export const storesContract = <R = never>(
       }))
 
     // ---------------------------------------------------------------- services end to end
-    it.layer(CoreLive)("services end to end", (it) => {
+    it.layer(Layer.mergeAll(Contacts.layer, Workspaces.layer))("services end to end", (it) => {
       const principal = (workspaceId: string): Principal => ({ workspaceId, keyId: uuid(), kind: "test", scopes: new Set(allScopes) })
 
       it.effect("Contacts: create, search, page 7 by 3, update, delete; events in order", () =>

@@ -6,7 +6,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import * as PgClient from "@effect/sql-pg/PgClient"
-import { assert, describe, it } from "@effect/vitest"
+import { assert, describe, it, type Vitest } from "@effect/vitest"
 import { Effect, Layer, Redacted } from "effect"
 import { inject } from "vitest"
 import * as MemoryStores from "../../adapters/memory/stores.ts"
@@ -15,7 +15,7 @@ import * as Migrate from "../../adapters/sql/migrate.ts"
 import * as SqlStores from "../../adapters/sql/stores.ts"
 import { CursorCodec, layerCursorCodec, makeCursorCodec } from "../../core/pagination.ts"
 import { freshDatabase } from "../support/postgres.ts"
-import { storesContract } from "./stores.contract.ts"
+import { type StorePorts, storesContract } from "./stores.contract.ts"
 
 /** SQL stores over a client: migrated first, cursor secret from the database. */
 const sqlAdapter = <E>(client: Layer.Layer<SqlClient.SqlClient, E>) =>
@@ -25,7 +25,7 @@ const sqlAdapter = <E>(client: Layer.Layer<SqlClient.SqlClient, E>) =>
   )
 
 /** Checks only SQL adapters have: migrations are re-runnable and the cursor secret is stable. */
-const sqlExtras = (it: Parameters<NonNullable<Parameters<typeof storesContract<SqlClient.SqlClient>>[2]>["extra"]>[0]) => {
+const sqlExtras = (it: Vitest.MethodsNonLive<StorePorts | SqlClient.SqlClient, true>) => {
   it.effect("SQL: migrations are applied once; the cursor secret is made once and kept", () =>
     Effect.gen(function* () {
       assert.deepStrictEqual(yield* Migrate.run, [])

@@ -27,7 +27,7 @@ const principal = (scopes: ReadonlyArray<Scope> = allScopes, workspaceId = crypt
 })
 
 /** Fails the test unless `self` fails with `tag`; returns the error. */
-const failsWith = <E extends DomainError>(tag: E["_tag"], self: Effect.Effect<unknown, E, any>) =>
+const failsWith = <R>(tag: DomainError["_tag"], self: Effect.Effect<unknown, DomainError, R>) =>
   Effect.gen(function* () {
     const result = yield* Effect.either(self)
     if (Either.isRight(result)) return assert.fail(`expected ${tag}, got success ${JSON.stringify(result.right)}`)

@@ -8,6 +8,7 @@ import { parseToken } from "../../core/auth/apiKey.ts"
 import { allScopes } from "../../core/auth/scopes.ts"
 import type { DomainError } from "../../core/errors.ts"
 import { NumberStore, numberTypeOf } from "../../core/numbers.ts"
+import type { E164 } from "../../core/phone.ts"
 import { defaultBilling } from "../../core/workspaces/model.ts"
 import * as Workspaces from "../../core/workspaces/service.ts"
 import { ApiKeyStore } from "../../core/workspaces/store.ts"
@@ -17,7 +18,7 @@ const run = <A, E>(self: Effect.Effect<A, E, Layer.Layer.Success<typeof TestLaye
 
 const sha256 = (s: string) => createHash("sha256").update(s).digest("hex")
 
-const failsWith = <E extends DomainError>(tag: E["_tag"], self: Effect.Effect<unknown, E, any>) =>
+const failsWith = <R>(tag: DomainError["_tag"], self: Effect.Effect<unknown, DomainError, R>) =>
   Effect.gen(function* () {
     const result = yield* Effect.either(self)
     if (Either.isRight(result)) return assert.fail(`expected ${tag}, got success`)
@@ -190,7 +191,7 @@ describe("numbers", () => {
       const b = yield* ws.create({ name: "B" })
       const local = yield* ws.addNumber(a.id, { e164: "(415) 555-0100" })
       assert.deepStrictEqual(local, {
-        e164: "+14155550100",
+        e164: "+14155550100" as E164,
         type: "local",
         voiceMode: "app",
         agentId: null,
