@@ -17,8 +17,11 @@ export const normalizePhone = (input: string): Either.Either<E164, string> => {
     return Either.left(`"${trimmed.slice(0, 32)}" is not a phone number`)
   }
   const parsed = parsePhoneNumberFromString(trimmed, trimmed.startsWith("+") ? undefined : "US")
-  // Some countries' "possible" lengths fall outside E.164 (at most 15 digits; 7 here at least).
-  if (!parsed || !parsed.isPossible() || !isE164(parsed.number)) return Either.left(`"${trimmed}" is not a valid phone number`)
+  // Some countries' "possible" lengths fall outside E.164 (at most 15 digits; 7 here at least), and
+  // a result must parse back to itself, or sending a stored number back would change it (+49 0...).
+  if (!parsed || !parsed.isPossible() || !isE164(parsed.number) || parsePhoneNumberFromString(parsed.number)?.number !== parsed.number) {
+    return Either.left(`"${trimmed}" is not a valid phone number`)
+  }
   return Either.right(parsed.number)
 }
 

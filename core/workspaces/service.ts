@@ -94,26 +94,27 @@ export const make = Effect.gen(function* () {
       if (!isUuid(keyId)) return yield* new NotFound({ message: "No such key" })
       const revoked = yield* keys.revoke(keyId, yield* nowIso)
       if (Option.isNone(revoked)) return yield* new NotFound({ message: "No such key" })
-      cache.delete(revoked.value.hash)
+      for (const [token, entry] of cache) if (entry.hash === revoked.value.hash) cache.delete(token)
       return revoked.value
     })
 
-  // Resolved keys are cached briefly: authentication is on every request's path. A revocation in
-  // this process evicts at once; other processes notice within KEY_CACHE_MS.
-  const cache = new Map<string, { readonly principal: Principal; readonly at: number }>()
+  // Resolved keys are cached briefly: authentication is on every request's path, and a hit skips
+  // both the hash and the store. A revocation in this process evicts at once; other processes
+  // notice within KEY_CACHE_MS. Entries live only in this process's memory, like the request itself.
+  const cache = new Map<string, { readonly principal: Principal; readonly hash: string; readonly at: number }>()
 
   /** Resolves a bearer token to its principal; every failure is the same 401. */
   const authenticate = (token: string) =>
     Effect.gen(function* () {
+      const now = yield* Clock.currentTimeMillis
+      const hit = cache.get(token)
+      if (hit && now - hit.at < KEY_CACHE_MS) return hit.principal
       const parsed = parseToken(token)
       if (Option.isNone(parsed)) return yield* unauthenticated
       const hash = yield* hashToken(parsed.value.token)
-      const now = yield* Clock.currentTimeMillis
-      const hit = cache.get(hash)
-      if (hit && now - hit.at < KEY_CACHE_MS) return hit.principal
       const record = yield* keys.findByHash(hash)
       if (Option.isNone(record) || record.value.revokedAt !== null) {
-        cache.delete(hash)
+        cache.delete(token)
         return yield* unauthenticated
       }
       const principal: Principal = {
@@ -122,8 +123,8 @@ export const make = Effect.gen(function* () {
         kind: record.value.kind,
         scopes: new Set(record.value.scopes)
       }
-      if (cache.size > 10_000) cache.clear()
-      cache.set(hash, { principal, at: now })
+      if (cache.size >= 10_000) cache.clear()
+      cache.set(token, { principal, hash, at: now })
       return principal
     })
 

@@ -51,11 +51,20 @@ describe("normalizePhone", () => {
     assert.deepStrictEqual(normalizePhone(out.right), Either.right(out.right))
   }, { fastCheck: { numRuns: 1000 } })
 
-  it.prop("idempotent on international numbers", [fc.constantFrom("+44", "+49", "+33", "+61", "+81", "+1", "+52"), digits(10)], ([cc, rest]) => {
+  it.prop("idempotent on international numbers", [fc.constantFrom("+44", "+49", "+33", "+39", "+61", "+81", "+1", "+52", "+86"), fc.integer({ min: 4, max: 14 }).chain(digits)], ([cc, rest]) => {
     const out = normalizePhone(`${cc} ${rest}`)
     if (Either.isLeft(out)) return
     assert.isTrue(out.right.startsWith(cc))
     assert.deepStrictEqual(normalizePhone(out.right), Either.right(out.right))
+  }, { fastCheck: { numRuns: 2000 } })
+
+  it("a stored number sent back is unchanged (no second trunk-zero strip)", () => {
+    for (const input of ["+49 030 1234567", "+39 06 1234 5678", "+49 0000000000", "+490000000000"]) {
+      const once = normalizePhone(input)
+      if (Either.isRight(once)) assert.deepStrictEqual(normalizePhone(once.right), once, input)
+    }
+    assert.deepStrictEqual(norm("+49 030 1234567"), Either.right("+49301234567"))
+    assert.deepStrictEqual(norm("+39 06 1234 5678"), Either.right("+390612345678"))
   })
 
   it("keeps known international numbers intact", () => {
@@ -81,7 +90,7 @@ describe("normalizePhone", () => {
   })
 
   it("never answers a number outside E.164's length (possible-length tables allow some)", () => {
-    for (const bad of ["+490000", "+49 00000", "+49 1234 5678 9012 345"]) {
+    for (const bad of ["+490000", "+49 00000", "+49 1234 5678 9012 345", "+49 0000000000"]) {
       assert.isTrue(Either.isLeft(normalizePhone(bad)), bad)
     }
   })
