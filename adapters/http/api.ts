@@ -8,6 +8,7 @@ import { allScopes } from "../../core/auth/scopes.ts"
 import { ContactDetail, ContactInput, ContactSummary } from "../../core/contacts/model.ts"
 import { FailedPrecondition, InvalidArgument, Internal, NotFound, PermissionDenied } from "../../core/errors.ts"
 import { NumberType, WorkspaceNumber } from "../../core/numbers.ts"
+import { NonEmptyText, Text } from "../../core/text.ts"
 import { Billing, BillingPatch, Workspace } from "../../core/workspaces/model.ts"
 import { CreateEndpointInput, Delivery, UpdateEndpointInput, WebhookEndpoint, WebhookEndpointWithSecret } from "../../core/webhooks/model.ts"
 import { patchOpenApi } from "./openapi.ts"
@@ -193,14 +194,14 @@ const KeyScopes = Schema.Array(Schema.Literal(...allScopes)).pipe(Schema.minItem
 export class AdminGroup extends HttpApiGroup.make("admin")
   .add(
     HttpApiEndpoint.post("createWorkspace", "/workspaces")
-      .setPayload(Schema.Struct({ name: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(200)), billing: Schema.optional(BillingPatch) }).annotations(strict))
+      .setPayload(Schema.Struct({ name: NonEmptyText(200), billing: Schema.optional(BillingPatch) }).annotations(strict))
       .addSuccess(WorkspaceEnvelope, { status: 201 })
   )
   .add(HttpApiEndpoint.get("getWorkspace", "/workspaces/:id").setPath(IdParam).addSuccess(WorkspaceEnvelope))
   .add(
     HttpApiEndpoint.patch("updateWorkspace", "/workspaces/:id")
       .setPath(IdParam)
-      .setPayload(Schema.Struct({ name: Schema.optional(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(200))), billing: Schema.optional(BillingPatch) }).annotations(strict))
+      .setPayload(Schema.Struct({ name: Schema.optional(NonEmptyText(200)), billing: Schema.optional(BillingPatch) }).annotations(strict))
       .addSuccess(WorkspaceEnvelope)
   )
   .add(
@@ -210,7 +211,7 @@ export class AdminGroup extends HttpApiGroup.make("admin")
         Schema.Struct({
           kind: Schema.Literal("live", "test"),
           scopes: Schema.optional(KeyScopes),
-          name: Schema.optional(Schema.String.pipe(Schema.maxLength(200)))
+          name: Schema.optional(Text(200))
         }).annotations(strict)
       )
       .addSuccess(

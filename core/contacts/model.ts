@@ -1,9 +1,8 @@
 /** Contact schemas of SPEC "Contact (detail)", "Contact summary" and "Contact input". */
 import { Schema } from "effect"
+import { Text } from "../text.ts"
 
 // Postgres text and jsonb cannot hold U+0000: reject it here (400) rather than fail in the store (500).
-const Text = (max: number) =>
-  Schema.String.pipe(Schema.maxLength(max), Schema.filter((s) => !s.includes("\u0000") || "must not contain NUL characters"))
 const Label = Text(64)
 
 export const PhoneEntry = Schema.Struct({ value: Schema.String, label: Schema.optional(Label) })

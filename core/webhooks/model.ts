@@ -1,5 +1,6 @@
 /** Webhook endpoints and deliveries (SPEC "Webhook endpoint", CONTRACT.md webhook bodies). */
 import { Schema } from "effect"
+import { Text } from "../text.ts"
 
 export const EndpointStatus = Schema.Literal("enabled", "disabled")
 export const DeliveryStatus = Schema.Literal("pending", "succeeded", "failed")
@@ -52,9 +53,9 @@ export interface DeliveryRecord extends Delivery {
 }
 
 const Events = Schema.Array(Schema.String.pipe(Schema.maxLength(100))).pipe(Schema.minItems(1), Schema.maxItems(100))
-const Label = Schema.NullOr(Schema.String.pipe(Schema.maxLength(200)))
-const ApiVersion = Schema.NullOr(Schema.String.pipe(Schema.maxLength(32)))
-const Url = Schema.String.pipe(Schema.maxLength(2048))
+const Label = Schema.NullOr(Text(200))
+const ApiVersion = Schema.NullOr(Text(32))
+const Url = Text(2048)
 
 export const CreateEndpointInput = Schema.Struct({
   url: Url,
