@@ -2,12 +2,13 @@ import { Migrator } from "@effect/sql"
 import { Layer } from "effect"
 import m0001 from "./migrations/0001_foundation.ts"
 import m0002 from "./migrations/0002_webhooks.ts"
+import m0003 from "./migrations/0003_search_statistics.ts"
 
 /**
  * Static imports (not a directory scan) so the same migrations run on Node, Deno and PGlite.
  * On Postgres the migrator locks its table, so several processes may boot at once.
  */
-export const migrations = Migrator.fromRecord({ "0001_foundation": m0001, "0002_webhooks": m0002 })
+export const migrations = Migrator.fromRecord({ "0001_foundation": m0001, "0002_webhooks": m0002, "0003_search_statistics": m0003 })
 
 export const run = Migrator.make({})({ loader: migrations })
 

@@ -3,7 +3,7 @@
  * Infrastructure failures are defects (answered 500 with the request id logged); domain outcomes
  * such as "number taken" are typed.
  */
-import { SqlClient, SqlError } from "@effect/sql"
+import { SqlClient, SqlError, type Statement } from "@effect/sql"
 import { Context, Effect, Layer, Option } from "effect"
 import type { Contact } from "../../core/contacts/model.ts"
 import { searchDigits, searchText } from "../../core/contacts/rules.ts"
@@ -65,10 +65,18 @@ const toContact = (r: Row): Contact => ({
   updatedAt: iso(r.updated_at)
 })
 
+/** Newest rows of a workspace that a search filters before it falls back to the trigram index. */
+export const DEFAULT_SEARCH_WINDOW = 2000
+
+export interface StoreOptions {
+  readonly searchWindow?: number
+}
+
 const CONTACT_COLUMNS = "workspace_id, id, first_name, last_name, company, phones, emails, notes, properties, tags, source, created_at, updated_at"
 
-const baseLayer = Layer.effectContext(
+const baseLayer = (options: StoreOptions) => Layer.effectContext(
   Effect.gen(function* () {
+    const SEARCH_WINDOW = options.searchWindow ?? DEFAULT_SEARCH_WINDOW
     const sql = yield* SqlClient.SqlClient
     const die = Effect.orDie
 
@@ -136,18 +144,40 @@ const baseLayer = Layer.effectContext(
               AND ${sql.or(phones.map((p) => sql`phones @> ${JSON.stringify([{ value: p }])}::jsonb`))}
               ORDER BY created_at, id`).pipe(Effect.map((rs) => rs.map(toContact))),
       list: ({ workspaceId, terms, limit, after }) => {
-        const conditions = [sql`workspace_id = ${workspaceId}`]
-        if (after !== null) conditions.push(sql`(created_at, id) < (${after.createdAt}::timestamptz, ${after.id}::uuid)`)
-        if (terms !== null) {
-          conditions.push(
-            terms.digits === null
-              ? sql`search_text LIKE ${likeContains(terms.text)}`
-              : sql`(search_text LIKE ${likeContains(terms.text)} OR search_digits LIKE ${likeContains(terms.digits)})`
+        const base = [sql`workspace_id = ${workspaceId}`]
+        if (after !== null) base.push(sql`(created_at, id) < (${after.createdAt}::timestamptz, ${after.id}::uuid)`)
+        const page = (conditions: ReadonlyArray<Statement.Fragment>, n: number) =>
+          die(sql<Row>`
+            SELECT * FROM contacts WHERE ${sql.and(conditions)}
+            ORDER BY created_at DESC, id DESC LIMIT ${n}`).pipe(Effect.map((rs) => rs.map(toContact)))
+        if (terms === null) return page(base, limit)
+        const match =
+          terms.digits === null
+            ? sql`search_text LIKE ${likeContains(terms.text)}`
+            : sql`(search_text LIKE ${likeContains(terms.text)} OR search_digits LIKE ${likeContains(terms.digits)})`
+        // Search in two steps, because no single plan is fast for every term. Step 1 filters the newest
+        // SEARCH_WINDOW rows in index order: common terms fill the page there in a few ms. Only when it
+        // does not (a rare term) does step 2 search the older rows, where the trigram index is the fast
+        // plan because matches are few.
+        return Effect.gen(function* () {
+          const recent = yield* die(sql<Row>`
+            SELECT * FROM (
+              SELECT * FROM contacts WHERE ${sql.and(base)}
+              ORDER BY created_at DESC, id DESC LIMIT ${SEARCH_WINDOW}
+            ) newest WHERE ${match}
+            ORDER BY created_at DESC, id DESC LIMIT ${limit}`).pipe(Effect.map((rs) => rs.map(toContact)))
+          if (recent.length === limit) return recent
+          const edge = yield* die(sql<{ created_at: unknown; id: string }>`
+            SELECT created_at, id FROM contacts WHERE ${sql.and(base)}
+            ORDER BY created_at DESC, id DESC OFFSET ${SEARCH_WINDOW - 1} LIMIT 1`)
+          const last = edge[0]
+          if (last === undefined) return recent
+          const older = yield* page(
+            [sql`workspace_id = ${workspaceId}`, sql`(created_at, id) < (${iso(last.created_at)}::timestamptz, ${last.id}::uuid)`, match],
+            limit - recent.length
           )
-        }
-        return die(sql<Row>`
-          SELECT * FROM contacts WHERE ${sql.and(conditions)}
-          ORDER BY created_at DESC, id DESC LIMIT ${limit}`).pipe(Effect.map((rs) => rs.map(toContact)))
+          return [...recent, ...older]
+        })
       }
     })
 
@@ -187,7 +217,8 @@ const baseLayer = Layer.effectContext(
 )
 
 /** Every store port and the transactor over one SqlClient. */
-export const layer = Layer.merge(baseLayer, Webhooks.layer)
+export const makeLayer = (options: StoreOptions = {}) => Layer.merge(baseLayer(options), Webhooks.layer)
+export const layer = makeLayer()
 
 /** The cursor signing secret, made once per database so every process agrees on it. */
 export const cursorSecret = Effect.gen(function* () {

@@ -1,0 +1,56 @@
+/**
+ * The messaging carrier port. Adapters: adapters/carrier/simulated (deterministic; test keys and the
+ * embedded default) and adapters/carrier/telnyx (Telnyx v2). Inbound traffic and status reports come
+ * back through the carrier's own webhook route, which calls the Messaging service.
+ */
+import { Context, Data, Effect } from "effect"
+import type { DeliveryStatus } from "./deliveryStatus.ts"
+
+export interface OutboundMessage {
+  readonly from: string
+  readonly to: string
+  readonly body: string
+  /** Publicly fetchable (signed) URLs of the stored media; empty for SMS. */
+  readonly mediaUrls: ReadonlyArray<string>
+}
+
+export interface Accepted {
+  readonly carrierMessageId: string
+  /** Normally `queued`. */
+  readonly status: DeliveryStatus
+}
+
+/**
+ * `rejected`: the carrier refused this message (4xx); retrying will not help.
+ * `unavailable`: rate limited, 5xx, timeout or network failure; the caller may retry later.
+ */
+export class CarrierError extends Data.TaggedError("CarrierError")<{
+  readonly reason: "rejected" | "unavailable"
+  readonly message: string
+}> {}
+
+export interface Carrier {
+  readonly send: (message: OutboundMessage) => Effect.Effect<Accepted, CarrierError>
+}
+export const Carrier = Context.GenericTag<Carrier>("core/Carrier")
+
+/** Inbound media as the carrier reports it; fetched and stored by the inbound pipeline. */
+export interface InboundMedia {
+  readonly url: string
+  readonly contentType: string | null
+}
+
+export interface InboundMessage {
+  readonly carrierMessageId: string
+  readonly from: string
+  /** The workspace number that received it. */
+  readonly to: string
+  readonly body: string | null
+  readonly media: ReadonlyArray<InboundMedia>
+}
+
+export interface StatusReport {
+  readonly carrierMessageId: string
+  /** The carrier's own status word, e.g. `delivered` or `delivery_failed`. */
+  readonly status: string
+}
