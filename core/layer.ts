@@ -1,8 +1,16 @@
 /** Every core service, for apps and embedders. */
 import { Layer } from "effect"
 import * as Contacts from "./contacts/service.ts"
+import * as Conversations from "./conversations/service.ts"
+import * as Messaging from "./messaging/service.ts"
+import * as ActivityViews from "./messaging/views.ts"
 import * as Webhooks from "./webhooks/service.ts"
 import * as Workspaces from "./workspaces/service.ts"
 
-/** Needs the store ports, a CursorCodec, an OutboundGuard and a WebhookSender. */
-export const CoreLive = Layer.mergeAll(Contacts.layer, Workspaces.layer, Webhooks.layer)
+/**
+ * Needs the store ports, a CursorCodec, an OutboundGuard, a WebhookSender, a Carrier, the media
+ * ports (BlobStore, MediaFetcher, MediaUrls) and a RegistrationGate.
+ */
+export const CoreLive = Layer.mergeAll(Conversations.layer, Messaging.layer).pipe(
+  Layer.provideMerge(Layer.mergeAll(Contacts.layer, Workspaces.layer, Webhooks.layer, ActivityViews.layer))
+)

@@ -1,5 +1,5 @@
 /** Workspace phone numbers (SPEC "Workspace number"). Seeded by the admin API until buying exists. */
-import { Context, Effect, Schema } from "effect"
+import { Context, Effect, type Option, Schema } from "effect"
 import { E164 } from "./phone.ts"
 
 export const NumberType = Schema.Literal("local", "toll_free")
@@ -20,9 +20,19 @@ export type WorkspaceNumber = typeof WorkspaceNumber.Type
 export const numberTypeOf = (e164: string): "local" | "toll_free" =>
   /^\+18(00|33|44|55|66|77|88)\d{7}$/.test(e164) ? "toll_free" : "local"
 
+export interface NumberRecord {
+  readonly workspaceId: string
+  /** Each number has its own inbox; threads on it carry this id. */
+  readonly inboxId: string
+  readonly number: WorkspaceNumber
+}
+
 export interface NumberStore {
   /** Fails with `taken` when the number already belongs to a workspace. */
-  readonly insert: (workspaceId: string, number: WorkspaceNumber) => Effect.Effect<void, "taken">
+  readonly insert: (workspaceId: string, number: WorkspaceNumber, inboxId: string) => Effect.Effect<void, "taken">
+  /** Oldest first. */
   readonly list: (workspaceId: string) => Effect.Effect<ReadonlyArray<WorkspaceNumber>>
+  /** The workspace a number belongs to; inbound traffic is routed with it. */
+  readonly findByE164: (e164: string) => Effect.Effect<Option.Option<NumberRecord>>
 }
 export const NumberStore = Context.GenericTag<NumberStore>("core/NumberStore")

@@ -6,11 +6,15 @@ import { HttpApi, HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platfor
 import { Schema } from "effect"
 import { allScopes } from "../../core/auth/scopes.ts"
 import { ContactDetail, ContactInput, ContactSummary } from "../../core/contacts/model.ts"
-import { FailedPrecondition, InvalidArgument, Internal, NotFound, PermissionDenied } from "../../core/errors.ts"
+import { Activity, ConversationSummary, MessageSearchResult, ThreadStatus } from "../../core/conversations/model.ts"
+import { PatchConversationInput } from "../../core/conversations/service.ts"
+import { FailedPrecondition, InvalidArgument, Internal, NotFound, PermissionDenied, Unauthenticated } from "../../core/errors.ts"
+import { SendMessageInput } from "../../core/messaging/service.ts"
 import { NumberType, WorkspaceNumber } from "../../core/numbers.ts"
 import { NonEmptyText, Text } from "../../core/text.ts"
 import { Billing, BillingPatch, Workspace } from "../../core/workspaces/model.ts"
 import { CreateEndpointInput, Delivery, UpdateEndpointInput, WebhookEndpoint, WebhookEndpointWithSecret } from "../../core/webhooks/model.ts"
+import { MediaGroup } from "./media.ts"
 import { patchOpenApi } from "./openapi.ts"
 import { AdminAuthorization, Authorization } from "./security.ts"
 
@@ -186,6 +190,146 @@ export class WebhooksGroup extends HttpApiGroup.make("webhooks")
   .prefix("/v1/api")
   .annotate(OpenApi.Title, "Webhooks") {}
 
+// ---- Conversations and messages (SPEC "Conversations", "Messages") ----
+
+const activityExample = {
+  id: "01a20307-1c76-7000-ad98-06c77d1e19e9",
+  type: "message",
+  direction: "outbound",
+  authorUid: null,
+  body: "Your table for two is ready.",
+  media: [],
+  deliveryStatus: "queued",
+  call: null,
+  aiTags: [],
+  callTranscript: null,
+  createdAt: "2026-08-17T10:00:00.000Z"
+} as const
+const conversationExample = {
+  id: "01a20307-1c76-7000-ad98-06c77d1e0001",
+  inboxId: "01a20307-1c76-7000-ad98-06c77d1e0002",
+  numberE164: "+14155550100",
+  participants: ["+14155550123"],
+  contactName: "Ada Lovelace",
+  status: "open",
+  assigneeUid: null,
+  lastActivityAt: "2026-08-17T10:00:00.000Z",
+  preview: "Your table for two is ready.",
+  unread: 0
+} as const
+
+const IdempotencyHeaders = Schema.Struct({
+  "idempotency-key": Schema.optional(Schema.String)
+})
+
+export class ConversationsGroup extends HttpApiGroup.make("conversations")
+  .add(
+    HttpApiEndpoint.get("list", "/conversations")
+      .setUrlParams(Schema.Struct({ status: Schema.optional(ThreadStatus), limit: Schema.optional(limitParam(100)), cursor: Schema.optional(Schema.String) }))
+      .addSuccess(Schema.Struct({ conversations: Schema.Array(ConversationSummary), nextCursor: Schema.NullOr(Schema.String) }).annotations({
+        examples: [{ conversations: [conversationExample], nextCursor: null }]
+      }))
+      .annotate(OpenApi.Description, "List threads, most recent activity first. Scope `conversations:read`.")
+  )
+  .add(
+    HttpApiEndpoint.get("get", "/conversations/:id")
+      .setPath(IdParam)
+      .addSuccess(Schema.Struct({ conversation: ConversationSummary, activities: Schema.Array(Activity) }).annotations({
+        examples: [{ conversation: conversationExample, activities: [activityExample] }]
+      }))
+      .addError(NotFound, { status: 404 })
+      .annotate(OpenApi.Description, "A thread and its activities, oldest first, with signed media URLs. Scope `conversations:read`.")
+  )
+  .add(
+    HttpApiEndpoint.patch("update", "/conversations/:id")
+      .setPath(IdParam)
+      .setPayload(PatchConversationInput.annotations({ examples: [{ status: "done" }] }))
+      .addSuccess(Schema.Struct({ conversation: ConversationSummary }).annotations({ examples: [{ conversation: { ...conversationExample, status: "done" } }] }))
+      .addError(NotFound, { status: 404 })
+      .annotate(OpenApi.Description, "Mark a thread open or done; resets `unread`. Scope `conversations:write`.")
+  )
+  .addError(InvalidArgument, { status: 400 })
+  .addError(PermissionDenied, { status: 403 })
+  .middleware(Authorization)
+  .prefix("/v1/api")
+  .annotate(OpenApi.Title, "Conversations") {}
+
+export class MessagesGroup extends HttpApiGroup.make("messages")
+  .add(
+    HttpApiEndpoint.post("send", "/messages")
+      .setHeaders(IdempotencyHeaders)
+      .setPayload(SendMessageInput.annotations({ examples: [{ to: "+14155550123", body: "Your table for two is ready." }] }))
+      .addSuccess(
+        Schema.Struct({ message: Activity, conversationId: Schema.UUID, simulated: Schema.optional(Schema.Literal(true)) }).annotations({
+          examples: [{ message: { ...activityExample, deliveryStatus: "simulated" }, conversationId: conversationExample.id, simulated: true }]
+        }),
+        { status: 201 }
+      )
+      .addError(NotFound, { status: 404 })
+      .addError(FailedPrecondition, { status: 409 })
+      .annotate(OpenApi.Description, "Send an SMS/MMS (`Idempotency-Key` supported). Test keys record `simulated` and send nothing. Scope `messages:send`.")
+  )
+  .add(
+    HttpApiEndpoint.get("search", "/messages/search")
+      .setUrlParams(Schema.Struct({ q: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(200)), limit: Schema.optional(limitParam(100)) }))
+      .addSuccess(Schema.Struct({ results: Schema.Array(MessageSearchResult) }).annotations({
+        examples: [{ results: [{ activityId: activityExample.id, conversationId: conversationExample.id, type: "message", direction: "outbound", body: activityExample.body, participants: ["+14155550123"], numberE164: "+14155550100", createdAt: activityExample.createdAt }] }]
+      }))
+      .annotate(OpenApi.Description, "Search message bodies and call/voicemail transcripts by words and prefixes, newest first. Scope `conversations:read`.")
+  )
+  .addError(InvalidArgument, { status: 400 })
+  .addError(PermissionDenied, { status: 403 })
+  .middleware(Authorization)
+  .prefix("/v1/api")
+  .annotate(OpenApi.Title, "Messages") {}
+
+export class TestHelpersGroup extends HttpApiGroup.make("testHelpers")
+  .add(
+    HttpApiEndpoint.post("inboundMessage", "/inbound-messages")
+      .setPayload(
+        Schema.Struct({
+          from: Schema.String.pipe(Schema.maxLength(32)),
+          to: Schema.String.pipe(Schema.maxLength(32)),
+          body: Schema.optional(Text(1600)),
+          mediaUrls: Schema.optional(Schema.Array(Schema.String.pipe(Schema.maxLength(2048))).pipe(Schema.maxItems(10)))
+        }).annotations({ parseOptions: { onExcessProperty: "error" }, examples: [{ from: "+14155550123", to: "+14155550100", body: "Is the table ready?" }] })
+      )
+      .addSuccess(Schema.Struct({ message: Activity, conversationId: Schema.UUID, contactId: Schema.UUID }), { status: 201 })
+      .addError(NotFound, { status: 404 })
+      .annotate(OpenApi.Description, "Simulate an inbound SMS/MMS to workspace number `to`. Test keys only.")
+  )
+  .add(
+    HttpApiEndpoint.post("deliveryStatus", "/delivery-status")
+      .setPayload(
+        Schema.Struct({ activityId: Schema.String, status: Schema.Literal("queued", "sending", "sent", "delivered", "sending_failed", "delivery_failed", "delivery_unconfirmed", "expired") }).annotations({
+          parseOptions: { onExcessProperty: "error" },
+          examples: [{ activityId: activityExample.id, status: "delivered" }]
+        })
+      )
+      .addSuccess(Schema.Struct({ message: Activity }))
+      .addError(NotFound, { status: 404 })
+      .annotate(OpenApi.Description, "Simulate a carrier status report for an outbound message. Test keys only.")
+  )
+  .addError(InvalidArgument, { status: 400 })
+  .addError(PermissionDenied, { status: 403 })
+  .middleware(Authorization)
+  .prefix("/v1/api/test-helpers")
+  .annotate(OpenApi.Title, "Test helpers")
+  .annotate(OpenApi.Description, "Drive the simulated carrier end to end. Present when TEST_HELPERS is on; test keys only (live keys get 403).") {}
+
+/** Carrier webhooks: signed by the carrier (Ed25519 for Telnyx), not by an API key. */
+export class CarrierGroup extends HttpApiGroup.make("carrier")
+  .add(
+    HttpApiEndpoint.post("telnyx", "/telnyx")
+      .addSuccess(Schema.Struct({ ok: Schema.Literal(true) }))
+      .addError(NotFound, { status: 404 })
+      .annotate(OpenApi.Description, "Telnyx v2 messaging webhooks (message.received, message.sent, message.finalized), verified with the account's Ed25519 public key. 404 unless CARRIER=telnyx.")
+  )
+  .addError(InvalidArgument, { status: 400 })
+  .addError(Unauthenticated, { status: 401 })
+  .prefix("/v1/carrier")
+  .annotate(OpenApi.Title, "Carrier webhooks") {}
+
 // ---- Admin API (CONTRACT.md), bearer ADMIN_TOKEN ----
 
 const WorkspaceEnvelope = Schema.Struct({ workspace: Workspace })
@@ -290,7 +434,12 @@ export class AdminGroup extends HttpApiGroup.make("admin")
 
 export class Api extends HttpApi.make("switchboard")
   .add(ContactsGroup)
+  .add(ConversationsGroup)
+  .add(MessagesGroup)
   .add(WebhooksGroup)
+  .add(TestHelpersGroup)
+  .add(MediaGroup)
+  .add(CarrierGroup)
   .add(AdminGroup)
   .addError(Internal, { status: 500 })
   .annotate(OpenApi.Title, "Switchboard API")

@@ -7,17 +7,33 @@ import { Layer, type Option, type Redacted } from "effect"
 import { Api } from "./api.ts"
 import { AdminAuthorizationLive, AuthorizationLive } from "./auth.ts"
 import { AdminLive } from "./handlers/admin.ts"
+import { CarrierLive, MediaLive } from "./handlers/carrier.ts"
 import { ContactsLive } from "./handlers/contacts.ts"
+import { ConversationsLive, MessagesLive } from "./handlers/conversations.ts"
+import { TestHelpersLive } from "./handlers/testHelpers.ts"
 import { WebhooksLive } from "./handlers/webhooks.ts"
 import * as Platform from "./platform.ts"
 
 export interface HttpOptions {
   readonly adminToken: Option.Option<Redacted.Redacted<string>>
+  /** Serve /v1/api/test-helpers (TEST_HELPERS). */
+  readonly testHelpers: boolean
+  /** Telnyx's Ed25519 public key enables /v1/carrier/telnyx. */
+  readonly telnyxPublicKey: Option.Option<Redacted.Redacted<string>>
 }
 
 export const ApiLive = (options: HttpOptions) =>
   HttpApiBuilder.api(Api).pipe(
-    Layer.provide([ContactsLive, WebhooksLive, AdminLive]),
+    Layer.provide([
+      ContactsLive,
+      ConversationsLive,
+      MessagesLive,
+      WebhooksLive,
+      TestHelpersLive(options.testHelpers),
+      MediaLive,
+      CarrierLive({ telnyxPublicKey: options.telnyxPublicKey }),
+      AdminLive
+    ]),
     Layer.provide([AuthorizationLive, AdminAuthorizationLive(options.adminToken)])
   )
 

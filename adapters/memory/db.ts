@@ -4,8 +4,9 @@
  */
 import { Context, Effect, FiberRef, Layer } from "effect"
 import type { Contact } from "../../core/contacts/model.ts"
+import type { ActivityRecord, Thread } from "../../core/conversations/model.ts"
 import type { OutboxEvent } from "../../core/events/outbox.ts"
-import type { WorkspaceNumber } from "../../core/numbers.ts"
+import type { NumberRecord } from "../../core/numbers.ts"
 import { Transactor } from "../../core/transactor.ts"
 import type { DeliveryRecord, EndpointRecord } from "../../core/webhooks/model.ts"
 import type { AttemptRecord } from "../../core/webhooks/store.ts"
@@ -15,7 +16,7 @@ import type { ApiKeyRecord } from "../../core/workspaces/store.ts"
 export interface MemoryState {
   workspaces: Map<string, Workspace>
   keys: Map<string, ApiKeyRecord>
-  numbers: Map<string, { workspaceId: string; number: WorkspaceNumber }>
+  numbers: Map<string, NumberRecord>
   contacts: Map<string, Contact>
   outbox: Array<OutboxEvent>
   dispatched: Set<string>
@@ -23,6 +24,8 @@ export interface MemoryState {
   deliveries: Map<string, DeliveryRecord>
   leases: Map<string, string>
   attempts: Array<AttemptRecord>
+  threads: Map<string, Thread>
+  activities: Map<string, ActivityRecord>
   seq: number
 }
 
@@ -37,6 +40,8 @@ const empty = (): MemoryState => ({
   deliveries: new Map(),
   leases: new Map(),
   attempts: [],
+  threads: new Map(),
+  activities: new Map(),
   seq: 0
 })
 
@@ -51,6 +56,8 @@ const clone = (s: MemoryState): MemoryState => ({
   deliveries: new Map(s.deliveries),
   leases: new Map(s.leases),
   attempts: [...s.attempts],
+  threads: new Map(s.threads),
+  activities: new Map(s.activities),
   seq: s.seq
 })
 

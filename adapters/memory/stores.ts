@@ -8,6 +8,8 @@ import { NumberStore } from "../../core/numbers.ts"
 import { nowIso } from "../../core/time.ts"
 import { ApiKeyStore, WorkspaceStore } from "../../core/workspaces/store.ts"
 import { layerDb, layerTransactor, MemoryDb } from "./db.ts"
+import * as Conversations from "./conversations.ts"
+import * as Idempotency from "./idempotency.ts"
 import * as Webhooks from "./webhooks.ts"
 
 const withDb = <A>(f: (db: { state: import("./db.ts").MemoryState }) => A) => Effect.map(MemoryDb, f)
@@ -48,16 +50,17 @@ const numberStore = Layer.effect(
   withDb((db) =>
     NumberStore.of({
       // Checked when the effect runs, not when it is built: a claim built before another one ran must still see it.
-      insert: (workspaceId, number) =>
+      insert: (workspaceId, number, inboxId) =>
         Effect.suspend(() =>
           db.state.numbers.has(number.e164)
             ? Effect.fail("taken" as const)
-            : Effect.sync(() => void db.state.numbers.set(number.e164, { workspaceId, number }))
+            : Effect.sync(() => void db.state.numbers.set(number.e164, { workspaceId, inboxId, number }))
         ),
       list: (workspaceId) =>
         Effect.sync(() =>
           [...db.state.numbers.values()].filter((n) => n.workspaceId === workspaceId).map((n) => n.number)
-        )
+        ),
+      findByE164: (e164) => Effect.sync(() => Option.fromNullable(db.state.numbers.get(e164)))
     })
   )
 )
@@ -118,6 +121,6 @@ const outbox = Layer.effect(
 )
 
 /** Every store port and the transactor, in memory. */
-export const layer = Layer.mergeAll(workspaceStore, apiKeyStore, numberStore, contactStore, outbox, Webhooks.layer, layerTransactor).pipe(
+export const layer = Layer.mergeAll(workspaceStore, apiKeyStore, numberStore, contactStore, outbox, Webhooks.layer, Conversations.layer, Idempotency.layer, layerTransactor).pipe(
   Layer.provideMerge(layerDb)
 )

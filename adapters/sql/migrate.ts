@@ -3,12 +3,17 @@ import { Layer } from "effect"
 import m0001 from "./migrations/0001_foundation.ts"
 import m0002 from "./migrations/0002_webhooks.ts"
 import m0003 from "./migrations/0003_search_statistics.ts"
+import m0004 from "./migrations/0004_idempotency.ts"
+import m0005 from "./migrations/0005_conversations.ts"
 
 /**
  * Static imports (not a directory scan) so the same migrations run on Node, Deno and PGlite.
  * On Postgres the migrator locks its table, so several processes may boot at once.
  */
-export const migrations = Migrator.fromRecord({ "0001_foundation": m0001, "0002_webhooks": m0002, "0003_search_statistics": m0003 })
+export const migrations = Migrator.fromRecord({ "0001_foundation": m0001, "0002_webhooks": m0002, "0003_search_statistics": m0003,
+  "0004_idempotency": m0004,
+  "0005_conversations": m0005
+})
 
 export const run = Migrator.make({})({ loader: migrations })
 

@@ -16,6 +16,8 @@ import { nowIso } from "../../core/time.ts"
 import { Transactor } from "../../core/transactor.ts"
 import type { Workspace } from "../../core/workspaces/model.ts"
 import { type ApiKeyRecord, ApiKeyStore, WorkspaceStore } from "../../core/workspaces/store.ts"
+import * as Conversations from "./conversations.ts"
+import * as Idempotency from "./idempotency.ts"
 import * as Webhooks from "./webhooks.ts"
 import { iso, isoOrNull, isUniqueViolation, json, likeContains } from "./rows.ts"
 
@@ -103,11 +105,19 @@ const baseLayer = (options: StoreOptions) => Layer.effectContext(
     })
 
     const numbers = NumberStore.of({
-      insert: (workspaceId, n) =>
-        sql`INSERT INTO numbers (e164, workspace_id, type, voice_mode, agent_id, forward_to, assigned_user_id, status)
-            VALUES (${n.e164}, ${workspaceId}, ${n.type}, ${n.voiceMode}, ${n.agentId}, ${n.forwardTo}, ${n.assignedUserId}, ${n.status})`.pipe(
+      insert: (workspaceId, n, inboxId) =>
+        sql`INSERT INTO numbers (e164, workspace_id, inbox_id, type, voice_mode, agent_id, forward_to, assigned_user_id, status)
+            VALUES (${n.e164}, ${workspaceId}, ${inboxId}, ${n.type}, ${n.voiceMode}, ${n.agentId}, ${n.forwardTo}, ${n.assignedUserId}, ${n.status})`.pipe(
           Effect.asVoid,
           Effect.catchAll((e) => (isUniqueViolation(e) ? Effect.fail("taken" as const) : Effect.die(e)))
+        ),
+      findByE164: (e164) =>
+        die(sql<Row>`SELECT * FROM numbers WHERE e164 = ${e164}`).pipe(
+          Effect.map((rs) =>
+            Option.fromNullable(rs[0]).pipe(
+              Option.map((r) => ({ workspaceId: String(r.workspace_id), inboxId: String(r.inbox_id), number: toNumber(r) }))
+            )
+          )
         ),
       list: (workspaceId) =>
         die(sql<Row>`SELECT * FROM numbers WHERE workspace_id = ${workspaceId} ORDER BY created_at, e164`).pipe(Effect.map((rs) => rs.map(toNumber)))
@@ -217,15 +227,17 @@ const baseLayer = (options: StoreOptions) => Layer.effectContext(
 )
 
 /** Every store port and the transactor over one SqlClient. */
-export const makeLayer = (options: StoreOptions = {}) => Layer.merge(baseLayer(options), Webhooks.layer)
+export const makeLayer = (options: StoreOptions = {}) => Layer.mergeAll(baseLayer(options), Webhooks.layer, Conversations.layer, Idempotency.layer)
 export const layer = makeLayer()
 
-/** The cursor signing secret, made once per database so every process agrees on it. */
-export const cursorSecret = Effect.gen(function* () {
-  const sql = yield* SqlClient.SqlClient
-  const fresh = Array.from(crypto.getRandomValues(new Uint8Array(32)), (b) => b.toString(16).padStart(2, "0")).join("")
-  yield* sql`INSERT INTO settings (name, value) VALUES ('cursor_secret', ${fresh}) ON CONFLICT (name) DO NOTHING`
-  const rows = yield* sql<{ value: string }>`SELECT value FROM settings WHERE name = 'cursor_secret'`
-  const hex = rows[0]!.value
-  return Uint8Array.from(hex.match(/../g)!, (h) => parseInt(h, 16))
-}).pipe(Effect.orDie)
+/** A server secret (cursor signing, media URLs), made once per database so every process agrees. */
+export const serverSecret = (name: string) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const fresh = Array.from(crypto.getRandomValues(new Uint8Array(32)), (b) => b.toString(16).padStart(2, "0")).join("")
+    yield* sql`INSERT INTO settings (name, value) VALUES (${name}, ${fresh}) ON CONFLICT (name) DO NOTHING`
+    const rows = yield* sql<{ value: string }>`SELECT value FROM settings WHERE name = ${name}`
+    return Uint8Array.from(rows[0]!.value.match(/../g)!, (h) => parseInt(h, 16))
+  }).pipe(Effect.orDie)
+
+export const cursorSecret = serverSecret("cursor_secret")

@@ -7,6 +7,15 @@ export const ServerConfig = Config.all({
   databaseUrl: Config.option(Config.redacted("DATABASE_URL")),
   dataDir: Config.string("DATA_DIR").pipe(Config.withDefault("./.data")),
   adminToken: Config.option(Config.redacted("ADMIN_TOKEN")),
+  publicBaseUrl: Config.option(Config.string("PUBLIC_BASE_URL")),
+  carrier: Config.literal("simulated", "telnyx")("CARRIER").pipe(Config.withDefault("simulated" as const)),
+  testHelpers: Config.option(Config.boolean("TEST_HELPERS")),
+  telnyx: Config.all({
+    apiKey: Config.option(Config.redacted("TELNYX_API_KEY")),
+    publicKey: Config.option(Config.redacted("TELNYX_PUBLIC_KEY")),
+    messagingProfileId: Config.option(Config.string("TELNYX_MESSAGING_PROFILE_ID")),
+    baseUrl: Config.option(Config.string("TELNYX_BASE_URL"))
+  }),
   outboundAllowPrivate: Config.boolean("OUTBOUND_ALLOW_PRIVATE").pipe(Config.withDefault(false)),
   /** Run the webhook outbox worker in this process (turn off for API-only replicas). */
   webhookWorker: Config.boolean("WEBHOOK_WORKER").pipe(Config.withDefault(true)),

@@ -1,10 +1,16 @@
 /**
  * Composes the application from configuration: database (Postgres or embedded PGlite), migrations,
- * stores, core services and the HTTP app. node.ts and deno.ts only add a server around it.
+ * stores, the outside world (carrier, media, webhooks, DNS), core services and the HTTP app.
+ * node.ts and deno.ts only add a server around it.
  */
 import { PgClient } from "@effect/sql-pg"
 import { Console, Effect, Layer, Option } from "effect"
+import * as FsBlobs from "../../adapters/blobs/filesystem.ts"
+import * as SimulatedCarrier from "../../adapters/carrier/simulated.ts"
+import * as Telnyx from "../../adapters/carrier/telnyx.ts"
 import { HttpAppLive } from "../../adapters/http/app.ts"
+import * as MediaFetcher from "../../adapters/media/fetcher.ts"
+import * as SignedUrls from "../../adapters/media/signedUrls.ts"
 import * as Pglite from "../../adapters/pglite/PgliteClient.ts"
 import * as RateLimit from "../../adapters/ratelimit/memory.ts"
 import * as Migrate from "../../adapters/sql/migrate.ts"
@@ -13,6 +19,7 @@ import * as Dns from "../../adapters/webhooks/dns.ts"
 import * as Sender from "../../adapters/webhooks/sender.ts"
 import * as WebhookWorker from "../../adapters/webhooks/worker.ts"
 import { CoreLive } from "../../core/layer.ts"
+import { layerNotFiled } from "../../core/messaging/registration.ts"
 import { layerOutboundGuard } from "../../core/outbound.ts"
 import { CursorCodec, makeCursorCodec } from "../../core/pagination.ts"
 import { Workspaces } from "../../core/workspaces/service.ts"
@@ -28,12 +35,39 @@ export const SqlLive = (config: ServerConfig) =>
 export const StoresLive = (config: ServerConfig) =>
   Layer.mergeAll(
     SqlStores.layer,
-    Layer.effect(CursorCodec, Effect.flatMap(SqlStores.cursorSecret, makeCursorCodec))
+    Layer.effect(CursorCodec, Effect.flatMap(SqlStores.cursorSecret, makeCursorCodec)),
+    Layer.unwrapEffect(
+      Effect.map(SqlStores.serverSecret("media_secret"), (secret) => SignedUrls.layer({ baseUrl: publicBaseUrl(config), secret }))
+    )
   ).pipe(Layer.provide(Migrate.layer), Layer.provideMerge(SqlLive(config)))
 
-/** The outside world the core reaches out to: DNS for the URL guard, and the webhook sender. */
-export const OutboundLive = (config: ServerConfig) =>
-  Layer.merge(layerOutboundGuard(config.outboundAllowPrivate).pipe(Layer.provide(Dns.layer)), Sender.layer)
+export const publicBaseUrl = (config: ServerConfig) =>
+  Option.getOrElse(config.publicBaseUrl, () => `http://localhost:${config.port}`)
+
+/** CARRIER=telnyx needs its credentials; anything missing fails at boot with the variable's name. */
+export const CarrierLive = (config: ServerConfig) => {
+  if (config.carrier === "simulated") return SimulatedCarrier.layer
+  const { apiKey, messagingProfileId, publicKey, baseUrl } = config.telnyx
+  const missing = [
+    ["TELNYX_API_KEY", apiKey],
+    ["TELNYX_PUBLIC_KEY", publicKey],
+    ["TELNYX_MESSAGING_PROFILE_ID", messagingProfileId]
+  ].filter(([, v]) => Option.isNone(v as Option.Option<unknown>)).map(([k]) => k)
+  if (missing.length > 0) return Layer.die(new Error(`CARRIER=telnyx needs ${missing.join(", ")}`))
+  return Telnyx.layer({
+    apiKey: Option.getOrThrow(apiKey),
+    messagingProfileId: Option.getOrThrow(messagingProfileId),
+    ...(Option.isSome(baseUrl) ? { baseUrl: baseUrl.value } : {})
+  })
+}
+
+/** The outside world the core reaches out to: DNS for the URL guard, webhooks, media, the carrier. */
+export const OutboundLive = (config: ServerConfig) => {
+  const guard = layerOutboundGuard(config.outboundAllowPrivate).pipe(Layer.provide(Dns.layer))
+  return Layer.mergeAll(Sender.layer, MediaFetcher.layer, FsBlobs.layer(`${config.dataDir}/blobs`), CarrierLive(config), layerNotFiled).pipe(
+    Layer.provideMerge(guard)
+  )
+}
 
 export const ServicesLive = (config: ServerConfig) =>
   CoreLive.pipe(
@@ -64,9 +98,12 @@ export const BootstrapLive = Layer.effectDiscard(
 /** The HTTP app with everything it needs, ready for a server (Node) or a web handler (Deno). */
 export const AppLive = (config: ServerConfig) =>
   Layer.mergeAll(
-    HttpAppLive({ adminToken: config.adminToken }),
+    HttpAppLive({
+      adminToken: config.adminToken,
+      // Test helpers drive the simulator; with a real carrier they are off unless asked for.
+      testHelpers: Option.getOrElse(config.testHelpers, () => config.carrier === "simulated"),
+      telnyxPublicKey: config.carrier === "telnyx" ? config.telnyx.publicKey : Option.none()
+    }),
     BootstrapLive,
     config.webhookWorker ? WebhookWorker.layer() : Layer.empty
-  ).pipe(
-    Layer.provide(ServicesLive(config))
-  )
+  ).pipe(Layer.provide(ServicesLive(config)))

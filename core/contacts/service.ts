@@ -9,6 +9,7 @@ import { CursorCodec, type Page } from "../pagination.ts"
 import type { E164 } from "../phone.ts"
 import { nowIso } from "../time.ts"
 import { Transactor } from "../transactor.ts"
+import { ConversationStore } from "../conversations/store.ts"
 import { type Contact, type ContactDetail, type ContactInput, type ContactSummary, toDetail, toSummary } from "./model.ts"
 import { applyInput, type ContactChanges, hasIdentity, isAdoptablePlaceholder, searchTerms } from "./rules.ts"
 import { ContactStore } from "./store.ts"
@@ -42,6 +43,7 @@ export const make = Effect.gen(function* () {
   const outbox = yield* EventOutbox
   const tx = yield* Transactor
   const cursors = yield* CursorCodec
+  const conversations = yield* ConversationStore
 
   const load = (workspaceId: string, id: string) =>
     isUuid(id)
@@ -125,6 +127,8 @@ export const make = Effect.gen(function* () {
         Effect.gen(function* () {
           const removed = yield* store.remove(principal.workspaceId, id)
           if (!removed) return yield* notFound
+          // Threads stay in the inbox under the raw number; the next text creates a fresh contact.
+          yield* conversations.detachContact(principal.workspaceId, id)
           yield* outbox.append(principal.workspaceId, [event("contact.deleted", { contactId: id })])
         })
       )

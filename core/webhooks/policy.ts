@@ -6,8 +6,11 @@ export const MAX_ATTEMPTS = RETRY_SCHEDULE_SECONDS.length
 export const ATTEMPT_TIMEOUT_MS = 15_000
 /** An endpoint whose deliveries have all failed for this long is disabled. */
 export const DISABLE_AFTER_MS = 5 * 24 * 60 * 60 * 1000
-/** How long a claimed delivery stays locked to its worker before another may take it over. */
-export const LEASE_MS = 60_000
+/**
+ * How long a claimed delivery stays locked to its worker before another may take it over (a worker
+ * that died). Must outlast one attempt: the DNS re-check (up to 5 s) plus the request (15 s).
+ */
+export const LEASE_MS = 30_000
 
 export const isSuccess = (status: number) => status >= 200 && status <= 299
 

@@ -226,14 +226,17 @@ export const make = Effect.gen(function* () {
       })
     )
 
-  /** Leases up to `limit` due deliveries to the caller, who must `attempt` each. */
-  const claimDue = (limit: number) =>
-    Effect.flatMap(Clock.currentTimeMillis, (now) => store.claimDue(iso(now), iso(now + LEASE_MS), limit))
+  /** Leases up to `limit` due deliveries to the caller, who must `attempt` each (at once: the lease covers one attempt). */
+  const claimDue = (limit: number, leaseMs: number = LEASE_MS) =>
+    Effect.flatMap(Clock.currentTimeMillis, (now) => store.claimDue(iso(now), iso(now + leaseMs), limit))
 
   /** Attempts up to `limit` due deliveries, `concurrency` at a time. Returns how many were attempted. */
   const deliverDue = (limit: number, concurrency: number) =>
     Effect.gen(function* () {
-      const claimed = yield* claimDue(limit)
+      // The batch runs in waves of `concurrency` attempts: the lease must outlast the last wave,
+      // or another worker could take over a delivery still waiting its turn here.
+      const waves = Math.ceil(limit / Math.max(1, concurrency))
+      const claimed = yield* claimDue(limit, LEASE_MS + (waves - 1) * ATTEMPT_TIMEOUT_MS)
       yield* Effect.forEach(claimed, ({ delivery, endpoint }) => attempt(delivery, endpoint), { concurrency, discard: true })
       return claimed.length
     })

@@ -143,7 +143,8 @@ export const make = Effect.gen(function* () {
         assignedUserId: null,
         status: "active"
       }
-      yield* numbers.insert(workspaceId, number).pipe(
+      const { uuid } = yield* Ids
+      yield* numbers.insert(workspaceId, number, uuid()).pipe(
         Effect.catchAll(() => Effect.fail(new FailedPrecondition({ message: `${number.e164} is already taken` })))
       )
       return number

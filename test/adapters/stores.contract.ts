@@ -13,6 +13,7 @@ import * as Contacts from "../../core/contacts/service.ts"
 import { ContactStore } from "../../core/contacts/store.ts"
 import type { DomainError } from "../../core/errors.ts"
 import { event } from "../../core/events/catalog.ts"
+import { ConversationStore } from "../../core/conversations/store.ts"
 import { EventOutbox } from "../../core/events/outbox.ts"
 import { NumberStore, type WorkspaceNumber } from "../../core/numbers.ts"
 import type { CursorCodec } from "../../core/pagination.ts"
@@ -23,7 +24,7 @@ import * as Workspaces from "../../core/workspaces/service.ts"
 import { type ApiKeyRecord, ApiKeyStore, WorkspaceStore } from "../../core/workspaces/store.ts"
 
 /** What an adapter must provide. */
-export type StorePorts = WorkspaceStore | ApiKeyStore | NumberStore | ContactStore | EventOutbox | Transactor | CursorCodec
+export type StorePorts = WorkspaceStore | ApiKeyStore | NumberStore | ContactStore | ConversationStore | EventOutbox | Transactor | CursorCodec
 
 class Boom {
   readonly _tag = "Boom"
@@ -195,9 +196,9 @@ export const storesContract = <R = never>(
         const n1 = number(freshE164())
         const n2 = number(freshE164(), { type: "toll_free", voiceMode: "forward", forwardTo: "+14155550000", agentId: uuid(), assignedUserId: "user-7", status: "suspended" })
         const n3 = number(freshE164())
-        yield* numbers.insert(a, n1)
-        yield* numbers.insert(a, n2)
-        yield* numbers.insert(b, n3)
+        yield* numbers.insert(a, n1, uuid())
+        yield* numbers.insert(a, n2, uuid())
+        yield* numbers.insert(b, n3, uuid())
         const byE164 = (ns: ReadonlyArray<WorkspaceNumber>) => [...ns].sort((x, y) => (x.e164 < y.e164 ? -1 : 1))
         assert.deepStrictEqual(byE164(yield* numbers.list(a)), byE164([n1, n2]))
         assert.deepStrictEqual(yield* numbers.list(b), [n3])
@@ -209,9 +210,9 @@ export const storesContract = <R = never>(
         const numbers = yield* NumberStore
         const [a, b] = [yield* newWorkspace, yield* newWorkspace]
         const n = number(freshE164())
-        yield* numbers.insert(a, n)
-        assert.deepStrictEqual(yield* Effect.either(numbers.insert(b, { ...n, type: "toll_free" })), Either.left("taken" as const))
-        assert.deepStrictEqual(yield* Effect.either(numbers.insert(a, n)), Either.left("taken" as const))
+        yield* numbers.insert(a, n, uuid())
+        assert.deepStrictEqual(yield* Effect.either(numbers.insert(b, { ...n, type: "toll_free" }, uuid())), Either.left("taken" as const))
+        assert.deepStrictEqual(yield* Effect.either(numbers.insert(a, n, uuid())), Either.left("taken" as const))
         assert.deepStrictEqual(yield* numbers.list(a), [n])
         assert.deepStrictEqual(yield* numbers.list(b), [])
       }))
@@ -222,7 +223,7 @@ export const storesContract = <R = never>(
         const [a, b] = [yield* newWorkspace, yield* newWorkspace]
         const n = number(freshE164())
         // both claims are built before either runs, as a batch or two requests would do
-        const claims = [numbers.insert(a, n), numbers.insert(b, n)]
+        const claims = [numbers.insert(a, n, uuid()), numbers.insert(b, n, uuid())]
         const results = yield* Effect.all(claims.map(Effect.either), { concurrency: "unbounded" })
         assert.deepStrictEqual(results.filter(Either.isLeft).map((r) => r.left), ["taken"])
         const owners = [...(yield* numbers.list(a)), ...(yield* numbers.list(b))]

@@ -5,7 +5,7 @@
  * sender, and the outbound-URL guard (SSRF, DNS rebinding).
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Clock, Effect, Either, Layer, Option, TestClock } from "effect"
+import { Clock, Effect, Either, Fiber, Layer, Option, TestClock } from "effect"
 import { Webhook } from "standardwebhooks"
 import * as MemoryStores from "../../adapters/memory/stores.ts"
 import type { Principal } from "../../core/auth/principal.ts"
@@ -15,7 +15,9 @@ import { EventOutbox } from "../../core/events/outbox.ts"
 import { blockedRange, HostResolver, layerOutboundGuard, OutboundGuard, parseOutboundUrl } from "../../core/outbound.ts"
 import {
   classify,
+  ATTEMPT_TIMEOUT_MS,
   DISABLE_AFTER_MS,
+  LEASE_MS,
   MAX_ATTEMPTS,
   nextAttemptAt,
   RETRY_SCHEDULE_SECONDS,
@@ -42,7 +44,7 @@ const HOOK = "https://hooks.example.com/switchboard"
  * A fresh world per test: memory stores, a fake sender that records every request and answers
  * from `script` (then 200), and the real URL guard (https, public only) over a fake resolver.
  */
-const harness = () => {
+const harness = (options: { readonly sendMs?: number } = {}) => {
   const sent: Array<Sent> = []
   const script: Array<Answer> = []
   const dns = new Map<string, ReadonlyArray<string>>([["hooks.example.com", [PUBLIC_V4]]])
@@ -65,7 +67,7 @@ const harness = () => {
         Effect.map(Clock.currentTimeMillis, (at) => {
           sent.push({ url: request.url, headers: request.headers, body: request.body, at })
           return script.shift() ?? { status: 200 }
-        })
+        }).pipe(Effect.delay(options.sendMs ?? 0))
     })
   )
   const layer = WebhooksLayer.pipe(
@@ -291,26 +293,21 @@ describe("delivery state machine (TestClock, memory stores, fake sender)", () =>
       yield* svc.update(a, off.id, { status: "disabled" })
       const other = yield* svc.create(b, { url: `${HOOK}/other`, events: ["*"] })
 
+      // one batch holding an event of each workspace
       yield* append(a.workspaceId, contactUpdated())
-      assert.strictEqual(yield* svc.fanOut(100), 1)
-      assert.strictEqual(yield* svc.fanOut(100), 0, "an event is fanned out once")
-      const count = (id: string, p = a) => Effect.map(svc.deliveries(p, id, 200), (ds) => ds.length)
-      assert.strictEqual(yield* count(updated.id), 1)
-      assert.strictEqual(yield* count(star.id), 1)
-      assert.strictEqual(yield* count(deleted.id), 0)
-      assert.strictEqual(yield* count(off.id), 0)
-      assert.strictEqual(yield* count(other.id, b), 0)
-
-      assert.strictEqual(yield* svc.deliverDue(100, 8), 2)
-      assert.deepStrictEqual(h.sent.map((s) => s.url).sort(), [`${HOOK}/star`, `${HOOK}/updated`])
-
-      // a B event reaches only B's endpoint
       yield* append(b.workspaceId, contactDeleted())
-      yield* svc.fanOut(100)
-      yield* svc.deliverDue(100, 8)
-      assert.deepStrictEqual(h.sent.slice(2).map((s) => s.url), [`${HOOK}/other`])
-      assert.strictEqual(JSON.parse(h.sent[2]!.body).type, "contact.deleted")
-      assert.strictEqual(yield* count(star.id), 1)
+      assert.strictEqual(yield* svc.fanOut(100), 2)
+      assert.strictEqual(yield* svc.fanOut(100), 0, "an event is fanned out once")
+      const types = (id: string, p = a) => Effect.map(svc.deliveries(p, id, 200), (ds) => ds.map((d) => d.eventType))
+      assert.deepStrictEqual(yield* types(updated.id), ["contact.updated"])
+      assert.deepStrictEqual(yield* types(star.id), ["contact.updated"], "A's * endpoint gets A's event only")
+      assert.deepStrictEqual(yield* types(deleted.id), [], "B's contact.deleted never reaches A")
+      assert.deepStrictEqual(yield* types(off.id), [])
+      assert.deepStrictEqual(yield* types(other.id, b), ["contact.deleted"], "B's endpoint gets B's event only")
+
+      assert.strictEqual(yield* svc.deliverDue(100, 8), 3)
+      const byUrl = Object.fromEntries(h.sent.map((s) => [s.url, JSON.parse(s.body).type]))
+      assert.deepStrictEqual(byUrl, { [`${HOOK}/star`]: "contact.updated", [`${HOOK}/updated`]: "contact.updated", [`${HOOK}/other`]: "contact.deleted" })
     }).pipe(Effect.provide(h.layer))
   })
 
@@ -386,7 +383,7 @@ describe("delivery state machine (TestClock, memory stores, fake sender)", () =>
       assert.isNull(d.nextAttemptAt)
       assert.strictEqual(h.sent.length, 8)
       // the whole schedule took 0+5s+5m+30m+2h+5h+10h+10h ±10%
-      const total = RETRY_SCHEDULE_SECONDS.reduce((s, x) => s + x, 0) * 1000
+      const total = RETRY_SCHEDULE_SECONDS.reduce<number>((s, x) => s + x, 0) * 1000
       const elapsed = h.sent[7]!.at - start
       assert.isAtLeast(elapsed, total * 0.9)
       assert.isAtMost(elapsed, total * 1.1)
@@ -520,6 +517,55 @@ describe("delivery state machine (TestClock, memory stores, fake sender)", () =>
       h.script.push({ status: 500 })
       yield* svc.attempt(claimed!.delivery, claimed!.endpoint)
       assert.strictEqual((yield* svc.get(p, ep.id)).status, "disabled")
+    }).pipe(Effect.provide(h.layer))
+  })
+
+  it.effect("a delivery being attempted stays leased: another worker cannot take it until the lease ends", () => {
+    const h = harness({ sendMs: 10_000 })
+    return Effect.gen(function* () {
+      const svc = yield* Webhooks
+      const store = yield* WebhookStore
+      const p = principal()
+      yield* svc.create(p, { url: HOOK, events: ["*"] })
+      yield* append(p.workspaceId, contactUpdated())
+      yield* svc.fanOut(100)
+      const start = yield* Clock.currentTimeMillis
+      const [claimed] = yield* svc.claimDue(10)
+      // the worker that claimed it dies: nobody else may claim it before the lease ends
+      assert.isAtLeast(LEASE_MS, ATTEMPT_TIMEOUT_MS + 5_000, "a lease outlasts one attempt (DNS check + request)")
+      const other = (at: number) => store.claimDue(new Date(at).toISOString(), new Date(at + LEASE_MS).toISOString(), 10)
+      assert.deepStrictEqual(yield* other(start + LEASE_MS - 1), [])
+      const retaken = yield* other(start + LEASE_MS + 1)
+      assert.deepStrictEqual(retaken.map((r) => r.delivery.id), [claimed!.delivery.id])
+      assert.strictEqual(retaken[0]!.delivery.eventId, claimed!.delivery.eventId, "same webhook-id when retried")
+    }).pipe(Effect.provide(h.layer))
+  })
+
+  it.effect("a long batch keeps its lease: no other worker takes a delivery still waiting its turn", () => {
+    const h = harness({ sendMs: 14_000 })
+    const settle = Effect.promise(() => new Promise((r) => setTimeout(r, 3)))
+    return Effect.gen(function* () {
+      const svc = yield* Webhooks
+      const store = yield* WebhookStore
+      const p = principal()
+      yield* svc.create(p, { url: HOOK, events: ["*"] })
+      yield* append(p.workspaceId, contactUpdated(), contactUpdated(), contactUpdated())
+      yield* svc.fanOut(100)
+      // one at a time, 14 s each: the third attempt runs from 28 s to 42 s
+      const batch = yield* Effect.fork(svc.deliverDue(3, 1))
+      for (let s = 1; s <= 41; s++) {
+        yield* TestClock.adjust("1 second")
+        yield* settle
+        const now = yield* Clock.currentTimeMillis
+        const taken = yield* store.claimDue(new Date(now).toISOString(), new Date(now + LEASE_MS).toISOString(), 10)
+        assert.deepStrictEqual(taken.map((t) => t.delivery.id), [], `another worker took a leased delivery at ${s} s`)
+      }
+      for (let i = 0; i < 10 && h.sent.length < 3; i++) {
+        yield* TestClock.adjust("1 second")
+        yield* settle
+      }
+      assert.strictEqual(yield* Fiber.join(batch), 3)
+      assert.strictEqual(h.sent.length, 3)
     }).pipe(Effect.provide(h.layer))
   })
 

@@ -8,7 +8,13 @@ import { withBodyLimit } from "../../adapters/http/web.ts"
 import * as Dns from "../../adapters/webhooks/dns.ts"
 import * as Sender from "../../adapters/webhooks/sender.ts"
 import * as WebhookWorker from "../../adapters/webhooks/worker.ts"
+import * as MemoryBlobs from "../../adapters/blobs/memory.ts"
+import * as SimulatedCarrier from "../../adapters/carrier/simulated.ts"
+import * as MediaFetcher from "../../adapters/media/fetcher.ts"
+import * as SignedUrls from "../../adapters/media/signedUrls.ts"
 import { CoreLive } from "../../core/layer.ts"
+import type { Carrier } from "../../core/messaging/carrier.ts"
+import { layerNotFiled, type RegistrationGate } from "../../core/messaging/registration.ts"
 import { layerOutboundGuard, type OutboundGuard } from "../../core/outbound.ts"
 import type { WebhookSender } from "../../core/webhooks/store.ts"
 import { layerCursorCodec } from "../../core/pagination.ts"
@@ -33,7 +39,21 @@ export interface TestAppOptions {
   readonly outbound?: Layer.Layer<OutboundGuard | WebhookSender, never, never>
   /** Run the webhook outbox worker in the background. */
   readonly webhookWorker?: boolean
+  /** The messaging carrier; default: the simulator. */
+  readonly carrier?: Layer.Layer<Carrier, never, never>
+  /** The texting gate for live keys; default: not filed. */
+  readonly registration?: Layer.Layer<RegistrationGate, never, never>
+  /** Serve the test helpers (default true). */
+  readonly testHelpers?: boolean
+  readonly telnyxPublicKey?: string
 }
+
+/** Media in memory, fetched through the guard, signed for http://test.local. */
+export const testMedia = Layer.mergeAll(
+  MemoryBlobs.layer,
+  MediaFetcher.layer,
+  SignedUrls.layer({ baseUrl: "http://test.local", secret: crypto.getRandomValues(new Uint8Array(32)) })
+)
 
 export const defaultOutbound = (allowPrivate = true) =>
   Layer.merge(layerOutboundGuard(allowPrivate).pipe(Layer.provide(Dns.layer)), Sender.layer)
@@ -43,7 +63,11 @@ export const makeTestApp = async (options: TestAppOptions = {}) => {
     CoreLive,
     RateLimit.layer(options.rateLimitPerMinute ?? 100_000)
   ).pipe(
-    Layer.provideMerge(options.outbound ?? defaultOutbound()),
+    Layer.provideMerge(
+      Layer.mergeAll(testMedia, options.carrier ?? SimulatedCarrier.layer, options.registration ?? layerNotFiled).pipe(
+        Layer.provideMerge(options.outbound ?? defaultOutbound())
+      )
+    ),
     Layer.provideMerge(layerCursorCodec(crypto.getRandomValues(new Uint8Array(32)))),
     Layer.provideMerge(options.stores ?? MemoryStores.layer)
   )
@@ -53,7 +77,11 @@ export const makeTestApp = async (options: TestAppOptions = {}) => {
   )
   const context = await runtime.runtime()
   const { handler: raw, dispose } = HttpApiBuilder.toWebHandler(
-    Layer.mergeAll(HttpAppLive({ adminToken }), HttpServer.layerContext).pipe(Layer.provide(Layer.succeedContext(context.context)))
+    Layer.mergeAll(HttpAppLive({
+      adminToken,
+      testHelpers: options.testHelpers ?? true,
+      telnyxPublicKey: options.telnyxPublicKey === undefined ? Option.none() : Option.some(Redacted.make(options.telnyxPublicKey))
+    }), HttpServer.layerContext).pipe(Layer.provide(Layer.succeedContext(context.context)))
   )
   const handler = withBodyLimit(raw)
   const fetch = (path: string, init: RequestInit & { json?: unknown } = {}) => {

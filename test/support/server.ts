@@ -22,6 +22,8 @@ export interface RunningServer {
   readonly output: () => string
   /** SIGTERM, then the exit code. */
   readonly stop: () => Promise<number | null>
+  /** SIGKILL (a crash: nothing is drained), then the exit signal. */
+  readonly kill: () => Promise<NodeJS.Signals | null>
 }
 
 export const startServer = async (
@@ -37,12 +39,20 @@ export const startServer = async (
   const child: ChildProcess = spawn(command[0]!, command.slice(1), {
     cwd: root,
     env: { ...process.env, PORT: String(port), HOST: "127.0.0.1", NO_COLOR: "1", ...env },
-    stdio: ["ignore", "pipe", "pipe"]
+    stdio: ["ignore", "pipe", "pipe"],
+    // Its own process group, so kill() reaches the process tsx starts as well as tsx itself.
+    detached: true
   })
   let out = ""
   child.stdout!.on("data", (d) => (out += d))
   child.stderr!.on("data", (d) => (out += d))
-  const exited = new Promise<number | null>((done) => child.once("exit", (code) => done(code)))
+  let signal: NodeJS.Signals | null = null
+  const exited = new Promise<number | null>((done) =>
+    child.once("exit", (code, sig) => {
+      signal = sig
+      done(code)
+    })
+  )
   const started = Date.now()
   while (!/Listening on/.test(out)) {
     if (child.exitCode !== null) throw new Error(`server exited early:\n${out}`)
@@ -62,6 +72,11 @@ export const startServer = async (
       const code = await exited
       clearTimeout(timer)
       return code
+    },
+    kill: async () => {
+      process.kill(-child.pid!, "SIGKILL")
+      await exited
+      return signal
     }
   }
 }

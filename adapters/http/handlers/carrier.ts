@@ -1,0 +1,56 @@
+/** Carrier webhooks and media: routes authenticated by signatures rather than API keys. */
+import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
+import { Clock, Effect, Option, Redacted } from "effect"
+import { InvalidArgument, NotFound, Unauthenticated } from "../../../core/errors.ts"
+import { Messaging } from "../../../core/messaging/service.ts"
+import { verifyAndParse } from "../../carrier/telnyxWebhooks.ts"
+import { Api } from "../api.ts"
+import { serveMedia } from "../media.ts"
+
+export interface CarrierWebhookOptions {
+  /** The Telnyx account's Ed25519 public key; none unless CARRIER=telnyx. */
+  readonly telnyxPublicKey: Option.Option<Redacted.Redacted<string>>
+}
+
+export const CarrierLive = (options: CarrierWebhookOptions) =>
+  HttpApiBuilder.group(Api, "carrier", (handlers) =>
+    Effect.gen(function* () {
+      const messaging = yield* Messaging
+      return handlers.handle(
+        "telnyx",
+        () =>
+          Effect.gen(function* () {
+            if (Option.isNone(options.telnyxPublicKey)) return yield* new NotFound({ message: "No such route" })
+            const key = options.telnyxPublicKey.value
+            const req = yield* HttpServerRequest.HttpServerRequest
+            const rawBody = yield* req.text.pipe(Effect.orElseFail(() => new InvalidArgument({ message: "Request body could not be read" })))
+            const parsed = yield* verifyAndParse({
+              rawBody,
+              signature: req.headers["telnyx-signature-ed25519"] ?? null,
+              timestamp: req.headers["telnyx-timestamp"] ?? null,
+              publicKey: Redacted.value(key),
+              nowSeconds: Math.floor((yield* Clock.currentTimeMillis) / 1000)
+            }).pipe(
+              Effect.mapError((e) =>
+                e.reason === "malformed" ? new InvalidArgument({ message: e.message }) : new Unauthenticated({ message: e.message })
+              )
+            )
+            if (parsed._tag === "Inbound") {
+              // A number we do not hold is acknowledged (so the carrier stops retrying) and logged.
+              yield* messaging.receive(parsed.message).pipe(
+                Effect.catchTag("NotFound", (e) => Effect.logWarning("Inbound message for an unknown number", e.message)),
+                Effect.catchTag("InvalidArgument", (e) => Effect.logWarning("Inbound message could not be stored", e.message))
+              )
+            } else if (parsed._tag === "Status") {
+              yield* messaging.applyStatus(parsed.report)
+            }
+            return { ok: true as const }
+          }),
+        { uninterruptible: true }
+      )
+    })
+  )
+
+export const MediaLive = HttpApiBuilder.group(Api, "media", (handlers) =>
+  handlers.handle("get", ({ path, urlParams }) => serveMedia(path, urlParams))
+)

@@ -1,0 +1,138 @@
+/**
+ * MediaFetcher over fetch (Node and Deno): the outbound-URL guard first (https, public addresses),
+ * then one GET with `redirect: "manual"` (a 3xx is a failure, never followed), a hard timeout over
+ * the whole exchange, and the body read with a hard cap (a declared or streamed size beyond it
+ * aborts the download). Every failure is an InvalidArgument naming the (truncated) URL and why.
+ *
+ * Known gap: the guard resolves the host and fetch resolves it again, so a DNS-rebinding host can
+ * still switch addresses between check and connect; neither Node's fetch nor Deno's offers a lookup
+ * hook to pin the checked address.
+ */
+import { Effect, Layer } from "effect"
+import { InvalidArgument } from "../../core/errors.ts"
+import { MAX_MEDIA_BYTES, MediaFetcher } from "../../core/media.ts"
+import { OutboundGuard } from "../../core/outbound.ts"
+
+export interface FetcherOptions {
+  /** The whole request including the body; default 15 s. */
+  readonly timeoutMs?: number
+  /** Default MAX_MEDIA_BYTES. */
+  readonly maxBytes?: number
+}
+
+const DEFAULT_TYPE = "application/octet-stream"
+
+const failure = (url: string, why: string) =>
+  new InvalidArgument({ message: `url ${url.slice(0, 200)} could not be fetched: ${why}` })
+
+/** The response's Content-Type if it looks like one (printable ASCII, `type/subtype[; params]`). */
+export const contentTypeOf = (header: string | null): string => {
+  const value = header?.trim() ?? ""
+  return value.length <= 255 && /^[A-Za-z0-9!#$&^_.+-]+\/[A-Za-z0-9!#$&^_.+-]+(\s*;[\x20-\x7e]*)?$/.test(value)
+    ? value.toLowerCase()
+    : DEFAULT_TYPE
+}
+
+/** The last path segment, decoded, reduced to `[A-Za-z0-9._-]`, no leading dots, at most 100 characters. */
+export const filenameOf = (url: URL): string => {
+  const last = url.pathname.split("/").pop() ?? ""
+  let decoded = last
+  try {
+    decoded = decodeURIComponent(last)
+  } catch {
+    // keep the raw segment
+  }
+  const clean = decoded
+    .replace(/[^A-Za-z0-9._-]+/g, "_")
+    .replace(/^[._]+/, "")
+    .slice(0, 100)
+  return clean === "" ? "media" : clean
+}
+
+const sizeText = (bytes: number) => (bytes % (1024 * 1024) === 0 ? `${bytes / (1024 * 1024)} MB` : `${bytes} bytes`)
+
+type Outcome =
+  | { readonly _tag: "ok"; readonly bytes: Uint8Array; readonly contentType: string }
+  | { readonly _tag: "fail"; readonly why: string }
+
+export const make = (options: FetcherOptions = {}) =>
+  Effect.map(OutboundGuard, (guard) => {
+    const timeoutMs = options.timeoutMs ?? 15_000
+    const maxBytes = options.maxBytes ?? MAX_MEDIA_BYTES
+    const tooLarge = `it is larger than ${sizeText(maxBytes)}`
+
+    const download = (raw: string, url: URL) =>
+      Effect.tryPromise({
+        try: async (interrupt): Promise<Outcome> => {
+          const timeout = AbortSignal.timeout(timeoutMs)
+          const signal = AbortSignal.any([interrupt, timeout])
+          try {
+            const res = await fetch(url, {
+              method: "GET",
+              headers: { "user-agent": "Switchboard-Media/1", accept: "*/*" },
+              redirect: "manual",
+              signal
+            })
+            if (res.type === "opaqueredirect" || (res.status >= 300 && res.status < 400)) {
+              await res.body?.cancel().catch(() => undefined)
+              return { _tag: "fail", why: `the server answered a redirect (${res.status}); redirects are not followed` }
+            }
+            if (res.status < 200 || res.status > 299) {
+              await res.body?.cancel().catch(() => undefined)
+              return { _tag: "fail", why: `the server answered ${res.status}` }
+            }
+            const declared = Number(res.headers.get("content-length") ?? "")
+            if (Number.isFinite(declared) && declared > maxBytes) {
+              await res.body?.cancel().catch(() => undefined)
+              return { _tag: "fail", why: tooLarge }
+            }
+            const contentType = contentTypeOf(res.headers.get("content-type"))
+            if (!res.body) return { _tag: "ok", bytes: new Uint8Array(0), contentType }
+            const reader = res.body.getReader()
+            const chunks: Array<Uint8Array> = []
+            let size = 0
+            for (;;) {
+              const { done, value } = await reader.read()
+              if (done) break
+              size += value.byteLength
+              if (size > maxBytes) {
+                await reader.cancel().catch(() => undefined)
+                return { _tag: "fail", why: tooLarge }
+              }
+              chunks.push(value)
+            }
+            const bytes = new Uint8Array(size)
+            let at = 0
+            for (const c of chunks) {
+              bytes.set(c, at)
+              at += c.byteLength
+            }
+            return { _tag: "ok", bytes, contentType }
+          } catch (e) {
+            if (timeout.aborted) return { _tag: "fail", why: `no complete answer within ${timeoutMs / 1000} s` }
+            throw e
+          }
+        },
+        catch: (e) => {
+          const err = e as { cause?: { code?: string; message?: string }; message?: string } | null
+          return failure(raw, `the request failed (${err?.cause?.code ?? err?.cause?.message ?? err?.message ?? "network error"})`)
+        }
+      })
+
+    return MediaFetcher.of({
+      fetch: (raw) =>
+        Effect.gen(function* () {
+          const url = yield* guard.check(raw)
+          const outcome = yield* download(raw, url)
+          if (outcome._tag === "fail") return yield* failure(raw, outcome.why)
+          return { bytes: outcome.bytes, contentType: outcome.contentType, filename: filenameOf(url) }
+        })
+    })
+  })
+
+/** The fetcher with explicit options (tests use a short timeout). Needs OutboundGuard. */
+export const layerWith = (options: FetcherOptions): Layer.Layer<MediaFetcher, never, OutboundGuard> =>
+  Layer.effect(MediaFetcher, make(options))
+
+/** The fetcher with the production limits: 15 s, MAX_MEDIA_BYTES. Needs OutboundGuard. */
+export const layer: Layer.Layer<MediaFetcher, never, OutboundGuard> = layerWith({})

@@ -1,0 +1,83 @@
+/** In-memory ConversationStore with the same ordering and search semantics as the SQL one. */
+import { Effect, Layer, Option } from "effect"
+import { contactNameOf, matchesQuery, searchableText, type Thread, type ThreadView } from "../../core/conversations/model.ts"
+import { ConversationStore } from "../../core/conversations/store.ts"
+import { MemoryDb } from "./db.ts"
+
+const byRecency = (a: { lastActivityAt: string; id: string }, b: { lastActivityAt: string; id: string }) =>
+  a.lastActivityAt === b.lastActivityAt ? (a.id < b.id ? 1 : a.id > b.id ? -1 : 0) : a.lastActivityAt < b.lastActivityAt ? 1 : -1
+const byCreation = (a: { createdAt: string; id: string }, b: { createdAt: string; id: string }) =>
+  a.createdAt === b.createdAt ? (a.id < b.id ? -1 : a.id > b.id ? 1 : 0) : a.createdAt < b.createdAt ? -1 : 1
+
+export const layer = Layer.effect(
+  ConversationStore,
+  Effect.map(MemoryDb, (db) => {
+    const st = () => db.state
+    const view = (t: Thread): ThreadView => {
+      const c = t.contactId === null ? undefined : st().contacts.get(t.contactId)
+      return { ...t, contactName: contactNameOf(c && c.workspaceId === t.workspaceId ? c : null, t.participant) }
+    }
+    return ConversationStore.of({
+      findThread: (ws, number, participant) =>
+        Effect.sync(() =>
+          Option.fromNullable([...st().threads.values()].find((t) => t.workspaceId === ws && t.numberE164 === number && t.participant === participant))
+        ),
+      insertThread: (t) =>
+        Effect.sync(() => {
+          const existing = [...st().threads.values()].find(
+            (x) => x.workspaceId === t.workspaceId && x.numberE164 === t.numberE164 && x.participant === t.participant
+          )
+          if (existing) return existing
+          st().threads.set(t.id, t)
+          return t
+        }),
+      getThread: (ws, id) =>
+        Effect.sync(() => Option.fromNullable(st().threads.get(id)).pipe(Option.filter((t) => t.workspaceId === ws), Option.map(view))),
+      updateThread: (t) =>
+        Effect.sync(() => {
+          const cur = st().threads.get(t.id)
+          if (cur && cur.workspaceId === t.workspaceId) st().threads.set(t.id, { ...t, contactId: t.contactId })
+        }),
+      listThreads: ({ workspaceId, status, limit, after }) =>
+        Effect.sync(() =>
+          [...st().threads.values()]
+            .filter((t) => t.workspaceId === workspaceId && (status === null || t.status === status))
+            .sort(byRecency)
+            .filter((t) => after === null || byRecency(after, t) < 0)
+            .slice(0, limit)
+            .map(view)
+        ),
+      detachContact: (ws, contactId) =>
+        Effect.sync(() => {
+          for (const t of st().threads.values()) {
+            if (t.workspaceId === ws && t.contactId === contactId) st().threads.set(t.id, { ...t, contactId: null })
+          }
+        }),
+      insertActivity: (a) =>
+        Effect.sync(() => {
+          if (a.carrierMessageId !== null && [...st().activities.values()].some((x) => x.carrierMessageId === a.carrierMessageId)) {
+            throw new Error(`duplicate carrier message id ${a.carrierMessageId}`)
+          }
+          st().activities.set(a.id, a)
+        }),
+      getActivity: (ws, id) => Effect.sync(() => Option.fromNullable(st().activities.get(id)).pipe(Option.filter((a) => a.workspaceId === ws))),
+      listActivities: (ws, conversationId) =>
+        Effect.sync(() => [...st().activities.values()].filter((a) => a.workspaceId === ws && a.conversationId === conversationId).sort(byCreation)),
+      findByCarrierId: (carrierMessageId) =>
+        Effect.sync(() => Option.fromNullable([...st().activities.values()].find((a) => a.carrierMessageId === carrierMessageId))),
+      setDeliveryStatus: (ws, id, status) =>
+        Effect.sync(() => {
+          const a = st().activities.get(id)
+          if (a && a.workspaceId === ws) st().activities.set(id, { ...a, deliveryStatus: status })
+        }),
+      search: (ws, queryWords, limit) =>
+        Effect.sync(() =>
+          [...st().activities.values()]
+            .filter((a) => a.workspaceId === ws && matchesQuery(searchableText(a), queryWords))
+            .sort((a, b) => -byCreation(a, b))
+            .slice(0, limit)
+            .map((activity) => ({ activity, thread: st().threads.get(activity.conversationId)! }))
+        )
+    })
+  })
+)

@@ -1,0 +1,86 @@
+/** Conversation use cases: list threads, read a thread, mark open/done, search messages and transcripts. */
+import { Context, Effect, Layer, Option, Schema } from "effect"
+import { type Principal, requireScope } from "../auth/principal.ts"
+import { InvalidArgument, NotFound } from "../errors.ts"
+import { isUuid } from "../ids.ts"
+import { ActivityViews } from "../messaging/views.ts"
+import { CursorCodec, type Page } from "../pagination.ts"
+import { type ConversationSummary, type MessageSearchResult, ThreadStatus, toSummary, words } from "./model.ts"
+import { ConversationStore } from "./store.ts"
+
+export const PatchConversationInput = Schema.Struct({ status: ThreadStatus }).annotations({
+  identifier: "PatchConversationInput",
+  parseOptions: { onExcessProperty: "error" }
+})
+
+const notFound = new NotFound({ message: "No such conversation" })
+
+export const make = Effect.gen(function* () {
+  const store = yield* ConversationStore
+  const cursors = yield* CursorCodec
+  const views = yield* ActivityViews
+
+  const load = (workspaceId: string, id: string) =>
+    isUuid(id)
+      ? store.getThread(workspaceId, id).pipe(Effect.flatMap(Option.match({ onNone: () => Effect.fail(notFound), onSome: Effect.succeed })))
+      : Effect.fail(notFound)
+
+  const list = (p: Principal, params: { readonly status?: "open" | "done" | undefined; readonly limit?: number | undefined; readonly cursor?: string | undefined }) =>
+    Effect.gen(function* () {
+      yield* requireScope(p, "conversations:read")
+      const limit = params.limit ?? 50
+      const scope = `conversations:${p.workspaceId}:${params.status ?? ""}`
+      let after: { lastActivityAt: string; id: string } | null = null
+      if (params.cursor !== undefined) {
+        const [at, id] = yield* cursors.decode(scope, params.cursor)
+        if (typeof at !== "string" || typeof id !== "string") return yield* new InvalidArgument({ message: "cursor is invalid" })
+        after = { lastActivityAt: at, id }
+      }
+      const rows = yield* store.listThreads({ workspaceId: p.workspaceId, status: params.status ?? null, limit, after })
+      const last = rows[rows.length - 1]
+      const nextCursor = rows.length === limit && last ? yield* cursors.encode(scope, [last.lastActivityAt, last.id]) : null
+      const page: Page<ConversationSummary> = { items: rows.map(toSummary), nextCursor }
+      return page
+    })
+
+  const get = (p: Principal, id: string) =>
+    Effect.gen(function* () {
+      yield* requireScope(p, "conversations:read")
+      const thread = yield* load(p.workspaceId, id)
+      const activities = yield* Effect.forEach(yield* store.listActivities(p.workspaceId, thread.id), views.view)
+      return { conversation: toSummary(thread), activities }
+    })
+
+  const patch = (p: Principal, id: string, input: typeof PatchConversationInput.Type) =>
+    Effect.gen(function* () {
+      yield* requireScope(p, "conversations:write")
+      const thread = yield* load(p.workspaceId, id)
+      // Marking a thread open or done means someone has looked at it.
+      const next = { ...thread, status: input.status, unread: 0 }
+      yield* store.updateThread(next)
+      return toSummary(next)
+    })
+
+  const search = (p: Principal, q: string, limit: number) =>
+    Effect.gen(function* () {
+      yield* requireScope(p, "conversations:read")
+      const terms = words(q).slice(0, 8)
+      if (terms.length === 0) return yield* new InvalidArgument({ message: "q: give at least one word to search for" })
+      const hits = yield* store.search(p.workspaceId, terms, limit)
+      return hits.map(({ activity: a, thread: t }): MessageSearchResult => ({
+        activityId: a.id,
+        conversationId: a.conversationId,
+        type: a.type,
+        direction: a.direction,
+        body: a.body,
+        participants: [t.participant],
+        numberE164: t.numberE164,
+        createdAt: a.createdAt
+      }))
+    })
+
+  return { list, get, patch, search } as const
+})
+
+export class Conversations extends Context.Tag("core/Conversations")<Conversations, Effect.Effect.Success<typeof make>>() {}
+export const layer = Layer.effect(Conversations, make)

@@ -1,0 +1,40 @@
+import { Context, Effect, Option } from "effect"
+import type { DeliveryStatus } from "../messaging/deliveryStatus.ts"
+import type { ActivityRecord, Thread, ThreadStatus, ThreadView } from "./model.ts"
+
+export interface ThreadListQuery {
+  readonly workspaceId: string
+  readonly status: ThreadStatus | null
+  readonly limit: number
+  /** Keyset position: most recent activity first, id breaking ties. */
+  readonly after: { readonly lastActivityAt: string; readonly id: string } | null
+}
+
+export interface SearchHit {
+  readonly activity: ActivityRecord
+  readonly thread: Thread
+}
+
+/** Threads and activities; every method is tenant-scoped except the carrier-id lookup. */
+export interface ConversationStore {
+  readonly findThread: (workspaceId: string, numberE164: string, participant: string) => Effect.Effect<Option.Option<Thread>>
+  /** Inserts unless a thread for (number, participant) exists; returns the one that is stored. */
+  readonly insertThread: (thread: Thread) => Effect.Effect<Thread>
+  readonly getThread: (workspaceId: string, id: string) => Effect.Effect<Option.Option<ThreadView>>
+  readonly updateThread: (thread: Thread) => Effect.Effect<void>
+  readonly listThreads: (query: ThreadListQuery) => Effect.Effect<ReadonlyArray<ThreadView>>
+  /** Detaches a deleted contact: its threads stay under the raw number. */
+  readonly detachContact: (workspaceId: string, contactId: string) => Effect.Effect<void>
+
+  readonly insertActivity: (activity: ActivityRecord) => Effect.Effect<void>
+  readonly getActivity: (workspaceId: string, id: string) => Effect.Effect<Option.Option<ActivityRecord>>
+  /** Oldest first. */
+  readonly listActivities: (workspaceId: string, conversationId: string) => Effect.Effect<ReadonlyArray<ActivityRecord>>
+  /** Carrier ids are globally unique; status webhooks do not name the workspace. */
+  readonly findByCarrierId: (carrierMessageId: string) => Effect.Effect<Option.Option<ActivityRecord>>
+  readonly setDeliveryStatus: (workspaceId: string, id: string, status: DeliveryStatus) => Effect.Effect<void>
+  /** Messages and calls whose body or transcript match every query word as a word prefix, newest first. */
+  readonly search: (workspaceId: string, queryWords: ReadonlyArray<string>, limit: number) => Effect.Effect<ReadonlyArray<SearchHit>>
+}
+
+export const ConversationStore = Context.GenericTag<ConversationStore>("core/ConversationStore")
