@@ -5,9 +5,12 @@
  * Failure mapping:
  * - 2xx with a `{data: {id, to: [{status}]}}` body: accepted. Any other 2xx body is `unavailable`
  *   and is not retried, because the message may already have gone out.
- * - 408, 429 and 5xx: retried at most `MAX_RETRIES` times. The delay is `Retry-After` (or
- *   on a 429 `x-ratelimit-reset`) seconds capped at `MAX_RETRY_AFTER_MS`, otherwise exponential backoff with
- *   jitter. When the retries run out: `unavailable`.
+ * - 408, 429, 502, 503 and 504: retried at most `MAX_RETRIES` times; these mean the request was
+ *   not processed. The delay is `Retry-After` (or on a 429 `x-ratelimit-reset`) seconds capped at
+ *   `MAX_RETRY_AFTER_MS`, otherwise exponential backoff with jitter. When the retries run out:
+ *   `unavailable`.
+ * - Other 5xx (500 above all): `unavailable` without a retry. `/v2/messages` takes no idempotency
+ *   key, and a 500 may have been processed: a blind retry could text the recipient twice.
  * - Any other 4xx: `rejected` at once, with the reason from Telnyx's `errors[0].detail`/`title`.
  * - Timeout (per attempt) or network failure: `unavailable`, not retried here. A hung request may
  *   have been processed, so the caller decides.
@@ -29,7 +32,7 @@ export interface TelnyxConfig {
 
 export const DEFAULT_BASE_URL = "https://api.telnyx.com"
 export const DEFAULT_TIMEOUT_MS = 10_000
-/** Retries after the first attempt, for 408, 429 and 5xx only. */
+/** Retries after the first attempt, for 408, 429, 502, 503 and 504 only. */
 export const MAX_RETRIES = 2
 /** The most we wait on a `Retry-After` / `x-ratelimit-reset` before retrying. */
 export const MAX_RETRY_AFTER_MS = 5_000
@@ -212,9 +215,10 @@ export const make = (config: TelnyxConfig): Carrier => {
           })
         }
         const why = describeError(status, text)
-        if (status === 408 || status === 429 || status >= 500) {
+        if (status === 408 || status === 429 || status === 502 || status === 503 || status === 504) {
           return Effect.fail(failure("unavailable", `Telnyx is unavailable (${why})`, true, retryAfterMs(status, headers, Date.now())))
         }
+        if (status >= 500) return Effect.fail(failure("unavailable", `Telnyx failed (${why}); not retried, it may have been processed`))
         if (status >= 400) return Effect.fail(failure("rejected", `Telnyx rejected the message (${why})`))
         return Effect.fail(failure("unavailable", `Telnyx answered with an unexpected HTTP ${status}`))
       })

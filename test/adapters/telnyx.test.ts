@@ -190,15 +190,24 @@ describe("Telnyx carrier: send", () => {
     assert.strictEqual(TelnyxCarrier.retryAfterMs(429, h({ "retry-after": "soon" }), at), null)
   })
 
-  it.live("a 500 then success is retried", () =>
+  it.live("a 502 then success is retried", () =>
     Effect.gen(function* () {
-      fake.script({ type: "serverError", status: 500 })
+      fake.script({ type: "serverError", status: 502 })
       const accepted = yield* send(SMS)
       assert.deepStrictEqual(
         fake.requests.map((r) => r.answer),
-        [500, 200]
+        [502, 200]
       )
       assert.strictEqual(accepted.status, "queued")
+    })
+  )
+
+  it.live("a 500 is unavailable at once: it may have been processed, so it is not resent", () =>
+    Effect.gen(function* () {
+      fake.script({ type: "serverError", status: 500 })
+      const { error } = yield* sendFails(SMS)
+      assert.strictEqual(error.reason, "unavailable")
+      assert.deepStrictEqual(fake.requests.map((r) => r.answer), [500])
     })
   )
 
