@@ -409,7 +409,7 @@ export class AdminGroup extends HttpApiGroup.make("admin")
       .addSuccess(
         Schema.Struct({
           entries: Schema.Array(
-            Schema.Struct({ id: Schema.String, actor: Schema.String, action: Schema.String, detail: Schema.Unknown, createdAt: Schema.String })
+            Schema.Struct({ id: Schema.String, actor: Schema.String, action: Schema.String, detail: Schema.Unknown.annotations({ jsonSchema: { description: "any JSON value" } }), createdAt: Schema.String })
           )
         })
       )

@@ -54,14 +54,19 @@ const signingHeaders = [
 ]
 
 /** OpenAPI 3.1 `webhooks`: one entry per catalog event (and `ping`), bodies generated from the catalog schemas. */
-const webhooksSection = () => {
+const webhooksSection = (components: Record<string, unknown>) => {
   const entries: Record<string, unknown> = {}
   const types: Array<[string, string, Schema.Schema.Any]> = [
     ...Object.entries(catalog).map(([type, e]) => [type, e.description, e.data] as [string, string, Schema.Schema.Any]),
     [PING, "Sent only by POST /webhooks/{id}/test; not subscribable", Schema.Struct({ message: Schema.String })]
   ]
   for (const [type, description, data] of types) {
-    const { $schema: _, ...dataSchema } = JSONSchema.make(data as Schema.Schema<unknown, unknown, never>) as unknown as Record<string, unknown>
+    // Shared definitions (e.g. UUID) go to components.schemas so every $ref resolves in the document.
+    const dataSchema = JSONSchema.fromAST(data.ast, {
+      definitions: components as Record<string, JSONSchema.JsonSchema7>,
+      definitionPath: "#/components/schemas/",
+      target: "openApi3.1"
+    })
     entries[type] = {
       post: {
         summary: type,
@@ -87,7 +92,9 @@ const webhooksSection = () => {
 }
 
 export const patchOpenApi = (spec: Record<string, any>): Record<string, any> => {
-  spec.webhooks = webhooksSection()
+  spec.components ??= {}
+  spec.components.schemas ??= {}
+  spec.webhooks = webhooksSection(spec.components.schemas)
   spec.components ??= {}
   spec.components.schemas ??= {}
   spec.components.schemas.ErrorEnvelope = {

@@ -3,6 +3,11 @@ import { Schema } from "effect"
 import { DeliveryStatus } from "../messaging/deliveryStatus.ts"
 import type { StoredMedia } from "../media.ts"
 
+/** A JSON object of any shape; documented explicitly (Schema.Unknown would emit a duplicate `$id`). */
+const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({
+  jsonSchema: { type: "object", description: "call metadata: status, duration and more" }
+})
+
 export const ThreadStatus = Schema.Literal("open", "done")
 export type ThreadStatus = typeof ThreadStatus.Type
 
@@ -43,7 +48,7 @@ export const Activity = Schema.Struct({
   body: Schema.NullOr(Schema.String),
   media: Schema.Array(Media),
   deliveryStatus: Schema.NullOr(DeliveryStatus),
-  call: Schema.NullOr(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
+  call: Schema.NullOr(JsonObject),
   aiTags: Schema.Array(Schema.String),
   callTranscript: Schema.NullOr(Schema.Array(TranscriptEntry)),
   createdAt: Schema.String
