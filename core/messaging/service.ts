@@ -14,7 +14,7 @@ import { EventOutbox } from "../events/outbox.ts"
 import { Ids, isUuid } from "../ids.ts"
 import { BlobStore, MediaFetcher, MediaUrls, type StoredMedia } from "../media.ts"
 import { NumberStore, type NumberRecord } from "../numbers.ts"
-import { normalizePhone } from "../phone.ts"
+import { type E164, normalizePhone } from "../phone.ts"
 import { Text } from "../text.ts"
 import { nowIso } from "../time.ts"
 import { Transactor } from "../transactor.ts"
@@ -69,9 +69,9 @@ export const make = Effect.gen(function* () {
     )
 
   /** The thread of (number, participant), created on first contact and attached to the participant's contact. */
-  const threadFor = (workspaceId: string, number: NumberRecord, participant: string, now: string) =>
+  const threadFor = (workspaceId: string, number: NumberRecord, participant: E164, now: string) =>
     Effect.gen(function* () {
-      const contact = yield* contacts.findOrCreatePlaceholder(workspaceId, participant as never)
+      const contact = yield* contacts.findOrCreatePlaceholder(workspaceId, participant)
       const existing = yield* store.findThread(workspaceId, number.number.e164, participant)
       if (Option.isSome(existing)) {
         // A thread whose contact was deleted is re-attached to the contact the number now belongs to.
@@ -118,14 +118,14 @@ export const make = Effect.gen(function* () {
         return yield* new InvalidArgument({ message: "Give exactly one of to or conversationId" })
       }
       let from: string
-      let to: string
+      let to: E164
       if (input.conversationId !== undefined) {
         if (!isUuid(input.conversationId)) return yield* conversationNotFound
         const thread = yield* store.getThread(ws, input.conversationId).pipe(
           Effect.flatMap(Option.match({ onNone: () => Effect.fail(conversationNotFound), onSome: Effect.succeed }))
         )
         from = thread.numberE164
-        to = thread.participant
+        to = thread.participant as E164
         yield* sendingNumber(ws, from)
       } else {
         to = yield* phone("to", input.to!)
