@@ -3,32 +3,10 @@
  * size limit, so the body is read here with a 1 MiB cap first. An oversized body is replaced by an
  * empty one that declares its real size, so the global middleware answers the usual 400 envelope.
  */
+import { readCapped } from "../streams.ts"
 import { MAX_BODY_BYTES } from "./platform.ts"
 
 type Handler = (request: Request) => Promise<Response>
-
-const readCapped = async (body: ReadableStream<Uint8Array>): Promise<Uint8Array | null> => {
-  const reader = body.getReader()
-  const chunks: Array<Uint8Array> = []
-  let size = 0
-  for (;;) {
-    const { done, value } = await reader.read()
-    if (done) break
-    size += value.byteLength
-    if (size > MAX_BODY_BYTES) {
-      await reader.cancel()
-      return null
-    }
-    chunks.push(value)
-  }
-  const out = new Uint8Array(size)
-  let at = 0
-  for (const c of chunks) {
-    out.set(c, at)
-    at += c.byteLength
-  }
-  return out
-}
 
 /** A body that could not be read (client gone, server shutting down) still gets the envelope. */
 const unreadable = (request: Request) => {
@@ -45,7 +23,7 @@ export const withBodyLimit = (handler: Handler): Handler => async (request) => {
   const declared = Number(request.headers.get("content-length") ?? "0")
   let body: Uint8Array | null
   try {
-    body = declared > MAX_BODY_BYTES ? null : await readCapped(request.body)
+    body = declared > MAX_BODY_BYTES ? null : await readCapped(request.body, MAX_BODY_BYTES)
   } catch {
     return unreadable(request)
   }

@@ -12,6 +12,7 @@ import { Effect, Layer } from "effect"
 import { InvalidArgument } from "../../core/errors.ts"
 import { MAX_MEDIA_BYTES, MediaFetcher } from "../../core/media.ts"
 import { OutboundGuard } from "../../core/outbound.ts"
+import { readCapped } from "../streams.ts"
 
 export interface FetcherOptions {
   /** The whole request including the body; default 15 s. */
@@ -88,25 +89,8 @@ export const make = (options: FetcherOptions = {}) =>
             }
             const contentType = contentTypeOf(res.headers.get("content-type"))
             if (!res.body) return { _tag: "ok", bytes: new Uint8Array(0), contentType }
-            const reader = res.body.getReader()
-            const chunks: Array<Uint8Array> = []
-            let size = 0
-            for (;;) {
-              const { done, value } = await reader.read()
-              if (done) break
-              size += value.byteLength
-              if (size > maxBytes) {
-                await reader.cancel().catch(() => undefined)
-                return { _tag: "fail", why: tooLarge }
-              }
-              chunks.push(value)
-            }
-            const bytes = new Uint8Array(size)
-            let at = 0
-            for (const c of chunks) {
-              bytes.set(c, at)
-              at += c.byteLength
-            }
+            const bytes = await readCapped(res.body, maxBytes)
+            if (bytes === null) return { _tag: "fail", why: tooLarge }
             return { _tag: "ok", bytes, contentType }
           } catch (e) {
             if (timeout.aborted) return { _tag: "fail", why: `no complete answer within ${timeoutMs / 1000} s` }

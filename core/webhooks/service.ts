@@ -248,23 +248,9 @@ export const make = Effect.gen(function* () {
       const endpoint = yield* load(p.workspaceId, id)
       const { uuid } = yield* Ids
       const now = iso(yield* Clock.currentTimeMillis)
-      const eventId = testEventId(uuid())
-      const delivery: DeliveryRecord = {
-        id: uuid(),
-        workspaceId: p.workspaceId,
-        endpointId: endpoint.id,
-        eventId,
-        eventType: PING,
-        payload: eventPayload(PING, now, { message: "Test event from Switchboard" }),
-        status: "pending",
-        attempts: 0,
-        responseStatus: null,
-        error: null,
-        createdAt: now,
-        lastAttemptAt: null,
-        // Not due for the worker: this request makes the first attempt itself.
-        nextAttemptAt: null
-      }
+      const ping = { id: uuid(), workspaceId: p.workspaceId, type: PING, data: { message: "Test event from Switchboard" }, createdAt: now }
+      // Not due for the worker (nextAttemptAt null): this request makes the first attempt itself.
+      const delivery: DeliveryRecord = { ...newDelivery(uuid(), endpoint, ping, now), eventId: testEventId(ping.id), nextAttemptAt: null }
       yield* store.insertDeliveries([delivery])
       return toPublicDelivery(yield* attempt(delivery, endpoint))
     })
