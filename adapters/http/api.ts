@@ -11,6 +11,7 @@ import { PatchConversationInput } from "../../core/conversations/service.ts"
 import { FailedPrecondition, InvalidArgument, Internal, NotFound, PermissionDenied, Unauthenticated } from "../../core/errors.ts"
 import { SendMessageInput } from "../../core/messaging/service.ts"
 import { NumberType, WorkspaceNumber } from "../../core/numbers.ts"
+import type { E164 } from "../../core/phone.ts"
 import { NonEmptyText, Text } from "../../core/text.ts"
 import { Billing, BillingPatch, Workspace } from "../../core/workspaces/model.ts"
 import { CreateEndpointInput, Delivery, UpdateEndpointInput, WebhookEndpoint, WebhookEndpointWithSecret } from "../../core/webhooks/model.ts"
@@ -24,6 +25,7 @@ export const API_VERSION = "2026-08-17"
 const strict = { parseOptions: { onExcessProperty: "error" } } as const
 
 const IdParam = Schema.Struct({ id: Schema.String })
+const Deleted = Schema.Struct({ deleted: Schema.Literal(true) }).annotations({ examples: [{ deleted: true }] })
 
 const limitParam = (max: number) =>
   Schema.NumberFromString.pipe(
@@ -91,7 +93,7 @@ export class ContactsGroup extends HttpApiGroup.make("contacts")
   .add(
     HttpApiEndpoint.del("delete", "/contacts/:id")
       .setPath(IdParam)
-      .addSuccess(Schema.Struct({ deleted: Schema.Literal(true) }))
+      .addSuccess(Deleted)
       .addError(NotFound, { status: 404 })
       .annotate(OpenApi.Description, "Delete a contact permanently; its threads stay under the raw number. Scope `contacts:write`.")
   )
@@ -163,7 +165,7 @@ export class WebhooksGroup extends HttpApiGroup.make("webhooks")
       .annotate(OpenApi.Description, "Update `url`, `events`, `label`, `status` or `apiVersion`. Scope `webhooks:manage`.")
   )
   .add(
-    HttpApiEndpoint.del("delete", "/webhooks/:id").setPath(IdParam).addSuccess(Schema.Struct({ deleted: Schema.Literal(true) })).addError(NotFound, { status: 404 })
+    HttpApiEndpoint.del("delete", "/webhooks/:id").setPath(IdParam).addSuccess(Deleted).addError(NotFound, { status: 404 })
       .annotate(OpenApi.Description, "Delete an endpoint and its delivery history. Scope `webhooks:manage`.")
   )
   .add(
@@ -294,7 +296,12 @@ export class TestHelpersGroup extends HttpApiGroup.make("testHelpers")
           mediaUrls: Schema.optional(Schema.Array(Schema.String.pipe(Schema.maxLength(2048))).pipe(Schema.maxItems(10)))
         }).annotations({ parseOptions: { onExcessProperty: "error" }, examples: [{ from: "+14155550123", to: "+14155550100", body: "Is the table ready?" }] })
       )
-      .addSuccess(Schema.Struct({ message: Activity, conversationId: Schema.UUID, contactId: Schema.UUID }), { status: 201 })
+      .addSuccess(
+        Schema.Struct({ message: Activity, conversationId: Schema.UUID, contactId: Schema.UUID }).annotations({
+          examples: [{ message: { ...activityExample, direction: "inbound", deliveryStatus: "received", body: "Is the table ready?" }, conversationId: conversationExample.id, contactId: contactExample.id }]
+        }),
+        { status: 201 }
+      )
       .addError(NotFound, { status: 404 })
       .annotate(OpenApi.Description, "Simulate an inbound SMS/MMS to workspace number `to`. Test keys only.")
   )
@@ -306,7 +313,7 @@ export class TestHelpersGroup extends HttpApiGroup.make("testHelpers")
           examples: [{ activityId: activityExample.id, status: "delivered" }]
         })
       )
-      .addSuccess(Schema.Struct({ message: Activity }))
+      .addSuccess(Schema.Struct({ message: Activity }).annotations({ examples: [{ message: { ...activityExample, deliveryStatus: "delivered" } }] }))
       .addError(NotFound, { status: 404 })
       .annotate(OpenApi.Description, "Simulate a carrier status report for an outbound message. Test keys only.")
   )
@@ -321,7 +328,7 @@ export class TestHelpersGroup extends HttpApiGroup.make("testHelpers")
 export class CarrierGroup extends HttpApiGroup.make("carrier")
   .add(
     HttpApiEndpoint.post("telnyx", "/telnyx")
-      .addSuccess(Schema.Struct({ ok: Schema.Literal(true) }))
+      .addSuccess(Schema.Struct({ ok: Schema.Literal(true) }).annotations({ examples: [{ ok: true }] }))
       .addError(NotFound, { status: 404 })
       .annotate(OpenApi.Description, "Telnyx v2 messaging webhooks (message.received, message.sent, message.finalized), verified with the account's Ed25519 public key. 404 unless CARRIER=telnyx.")
   )
@@ -332,20 +339,26 @@ export class CarrierGroup extends HttpApiGroup.make("carrier")
 
 // ---- Admin API (CONTRACT.md), bearer ADMIN_TOKEN ----
 
-const WorkspaceEnvelope = Schema.Struct({ workspace: Workspace })
+const workspaceExample = {
+  id: "01a20307-1c76-7000-ad98-06c77d1e0003",
+  name: "Acme Dental",
+  billing: { plan: "standard", trial: true, subscription: "active", paymentMethod: false, identity: "none", mobileVerified: false, billedVia: "card", cardDeclines: false, ownerEmail: "owner@acme.example" },
+  createdAt: "2026-08-17T10:00:00.000Z"
+} as const
+const WorkspaceEnvelope = Schema.Struct({ workspace: Workspace }).annotations({ examples: [{ workspace: workspaceExample }] })
 const KeyScopes = Schema.Array(Schema.Literal(...allScopes)).pipe(Schema.minItems(1))
 
 export class AdminGroup extends HttpApiGroup.make("admin")
   .add(
     HttpApiEndpoint.post("createWorkspace", "/workspaces")
-      .setPayload(Schema.Struct({ name: NonEmptyText(200), billing: Schema.optional(BillingPatch) }).annotations(strict))
+      .setPayload(Schema.Struct({ name: NonEmptyText(200), billing: Schema.optional(BillingPatch) }).annotations({ ...strict, examples: [{ name: "Acme Dental", billing: { ownerEmail: "owner@acme.example" } }] }))
       .addSuccess(WorkspaceEnvelope, { status: 201 })
   )
   .add(HttpApiEndpoint.get("getWorkspace", "/workspaces/:id").setPath(IdParam).addSuccess(WorkspaceEnvelope))
   .add(
     HttpApiEndpoint.patch("updateWorkspace", "/workspaces/:id")
       .setPath(IdParam)
-      .setPayload(Schema.Struct({ name: Schema.optional(NonEmptyText(200)), billing: Schema.optional(BillingPatch) }).annotations(strict))
+      .setPayload(Schema.Struct({ name: Schema.optional(NonEmptyText(200)), billing: Schema.optional(BillingPatch) }).annotations({ ...strict, examples: [{ billing: { paymentMethod: true, trial: false } }] }))
       .addSuccess(WorkspaceEnvelope)
   )
   .add(
@@ -356,7 +369,7 @@ export class AdminGroup extends HttpApiGroup.make("admin")
           kind: Schema.Literal("live", "test"),
           scopes: Schema.optional(KeyScopes),
           name: Schema.optional(Text(200))
-        }).annotations(strict)
+        }).annotations({ ...strict, examples: [{ kind: "live", scopes: ["contacts:read", "contacts:write"], name: "CRM sync" }] })
       )
       .addSuccess(
         Schema.Struct({
@@ -368,6 +381,8 @@ export class AdminGroup extends HttpApiGroup.make("admin")
             token: Schema.String,
             createdAt: Schema.String
           })
+        }).annotations({
+          examples: [{ key: { id: "01a20307-1c76-7000-ad98-06c77d1e0004", kind: "live", scopes: ["contacts:read", "contacts:write"], name: "CRM sync", token: "svc_live_9fK2mQ7xLp3vR8sT1wY4zA6bC0dE5gH2jN7uV3xZ", createdAt: "2026-08-17T10:00:00.000Z" } }]
         }),
         { status: 201 }
       )
@@ -375,13 +390,18 @@ export class AdminGroup extends HttpApiGroup.make("admin")
   .add(
     HttpApiEndpoint.del("revokeKey", "/keys/:keyId")
       .setPath(Schema.Struct({ keyId: Schema.String }))
-      .addSuccess(Schema.Struct({ revoked: Schema.Literal(true) }))
+      .addSuccess(Schema.Struct({ revoked: Schema.Literal(true) }).annotations({ examples: [{ revoked: true }] }))
   )
   .add(
     HttpApiEndpoint.post("addNumber", "/workspaces/:id/numbers")
       .setPath(IdParam)
-      .setPayload(Schema.Struct({ e164: Schema.String, type: Schema.optional(NumberType) }).annotations(strict))
-      .addSuccess(Schema.Struct({ number: WorkspaceNumber }), { status: 201 })
+      .setPayload(Schema.Struct({ e164: Schema.String, type: Schema.optional(NumberType) }).annotations({ ...strict, examples: [{ e164: "+14155550100" }] }))
+      .addSuccess(
+        Schema.Struct({ number: WorkspaceNumber }).annotations({
+          examples: [{ number: { e164: "+14155550100" as E164, type: "local", voiceMode: "app", agentId: null, forwardTo: null, assignedUserId: null, status: "active" } }]
+        }),
+        { status: 201 }
+      )
       .addError(FailedPrecondition, { status: 409 })
   )
   .add(
@@ -400,7 +420,7 @@ export class AdminGroup extends HttpApiGroup.make("admin")
               createdAt: Schema.String
             })
           )
-        })
+        }).annotations({ examples: [{ charges: [{ id: "chg_1", kind: "number_setup", description: "10DLC setup fee for +14155550100", amountCents: 2000, currency: "USD", numberE164: "+14155550100", createdAt: "2026-08-17T10:00:00.000Z" }] }] })
       )
   )
   .add(
@@ -411,7 +431,7 @@ export class AdminGroup extends HttpApiGroup.make("admin")
           entries: Schema.Array(
             Schema.Struct({ id: Schema.String, actor: Schema.String, action: Schema.String, detail: Schema.Unknown.annotations({ jsonSchema: { description: "any JSON value" } }), createdAt: Schema.String })
           )
-        })
+        }).annotations({ examples: [{ entries: [{ id: "aud_1", actor: "api", action: "registration.filed", detail: { mock: false }, createdAt: "2026-08-17T10:00:00.000Z" }] }] })
       )
   )
   .add(
@@ -422,7 +442,7 @@ export class AdminGroup extends HttpApiGroup.make("admin")
           mail: Schema.Array(
             Schema.Struct({ id: Schema.String, to: Schema.String, subject: Schema.String, text: Schema.String, createdAt: Schema.String })
           )
-        })
+        }).annotations({ examples: [{ mail: [{ id: "mail_1", to: "owner@acme.example", subject: "Your texting registration receipt", text: "...", createdAt: "2026-08-17T10:00:00.000Z" }] }] })
       )
   )
   .addError(InvalidArgument, { status: 400 })
