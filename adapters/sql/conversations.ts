@@ -1,7 +1,7 @@
 /** ConversationStore on SQL. Search is full text (`simple` config) with prefix matching per word. */
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Option } from "effect"
-import { type ActivityRecord, contactNameOf, searchableText, type Thread, type ThreadView } from "../../core/conversations/model.ts"
+import { type ActivityRecord, contactNameOf, searchableText, type Thread, type ThreadView, words } from "../../core/conversations/model.ts"
 import { ConversationStore } from "../../core/conversations/store.ts"
 import { iso, isUniqueViolation, json } from "./rows.ts"
 
@@ -44,6 +44,13 @@ const toActivity = (r: Row, prefix = ""): ActivityRecord => ({
   callTranscript: r[`${prefix}call_transcript`] === null || r[`${prefix}call_transcript`] === undefined ? null : json(r[`${prefix}call_transcript`]),
   createdAt: iso(r[`${prefix}created_at`])
 })
+
+/**
+ * The indexed text: the words search sees (core `words`: lower-cased runs of letters and digits)
+ * joined by spaces. Postgres's own parser keeps `ada@example.com`, `3.14` or `foo/bar` as single
+ * tokens, so indexing the raw text would miss `example`, `14` or `bar`, which the memory store finds.
+ */
+const searchDocument = (a: Pick<ActivityRecord, "body" | "callTranscript">) => words(searchableText(a)).join(" ")
 
 /** `word:*` terms joined by AND; words are already lower-cased runs of letters and digits. */
 const prefixQuery = (words: ReadonlyArray<string>) => words.map((w) => `${w}:*`).join(" & ")
@@ -97,7 +104,7 @@ export const layer = Layer.effect(
               ${JSON.stringify(a.media)}::jsonb, ${a.deliveryStatus}, ${a.carrierMessageId},
               ${a.call === null ? null : JSON.stringify(a.call)}::jsonb, ${JSON.stringify(a.aiTags)}::jsonb,
               ${a.callTranscript === null ? null : JSON.stringify(a.callTranscript)}::jsonb, ${a.createdAt}::timestamptz,
-              to_tsvector('simple', ${searchableText(a)}))`.pipe(
+              to_tsvector('simple', ${searchDocument(a)}))`.pipe(
           Effect.asVoid,
           Effect.catchAll((e) => Effect.die(isUniqueViolation(e) ? new Error(`duplicate carrier message id ${a.carrierMessageId}`) : e))
         ),

@@ -35,12 +35,13 @@ export const fromCarrier = (word: string): DeliveryStatus | null => {
       return "queued"
     case "sending":
     case "sent":
+    // Telnyx's "no receipt came back": sent, with its final outcome unknown; not a failure.
+    case "delivery_unconfirmed":
       return "sent"
     case "delivered":
       return "delivered"
     case "sending_failed":
     case "delivery_failed":
-    case "delivery_unconfirmed":
     case "expired":
     case "failed":
       return "failed"

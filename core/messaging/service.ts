@@ -5,6 +5,7 @@
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import { type Principal, requireScope } from "../auth/principal.ts"
 import { Contacts } from "../contacts/service.ts"
+import { ContactStore } from "../contacts/store.ts"
 import { ConversationStore } from "../conversations/store.ts"
 import type { ActivityRecord, Thread } from "../conversations/model.ts"
 import { previewOf } from "../conversations/model.ts"
@@ -38,6 +39,7 @@ export const make = Effect.gen(function* () {
   const store = yield* ConversationStore
   const numbers = yield* NumberStore
   const contacts = yield* Contacts
+  const contactStore = yield* ContactStore
   const tx = yield* Transactor
   const outbox = yield* EventOutbox
   const carrier = yield* Carrier
@@ -68,14 +70,21 @@ export const make = Effect.gen(function* () {
       { concurrency: 4 }
     )
 
-  /** The thread of (number, participant), created on first contact and attached to the participant's contact. */
-  const threadFor = (workspaceId: string, number: NumberRecord, participant: E164, now: string) =>
+  /**
+   * The thread of (number, participant), created on first contact. Inbound traffic from an unknown
+   * number creates a placeholder contact; an outbound message attaches the thread to an existing
+   * contact of that number, if any, and creates none.
+   */
+  const threadFor = (workspaceId: string, number: NumberRecord, participant: E164, now: string, direction: "inbound" | "outbound") =>
     Effect.gen(function* () {
-      const contact = yield* contacts.findOrCreatePlaceholder(workspaceId, participant)
+      const contactId =
+        direction === "inbound"
+          ? (yield* contacts.findOrCreatePlaceholder(workspaceId, participant)).id
+          : ((yield* contactStore.findByPhones(workspaceId, [participant]))[0]?.id ?? null)
       const existing = yield* store.findThread(workspaceId, number.number.e164, participant)
       if (Option.isSome(existing)) {
         // A thread whose contact was deleted is re-attached to the contact the number now belongs to.
-        return existing.value.contactId === null ? { ...existing.value, contactId: contact.id } : existing.value
+        return existing.value.contactId === null ? { ...existing.value, contactId } : existing.value
       }
       const { uuid } = yield* Ids
       const thread: Thread = {
@@ -84,7 +93,7 @@ export const make = Effect.gen(function* () {
         inboxId: number.inboxId,
         numberE164: number.number.e164,
         participant,
-        contactId: contact.id,
+        contactId,
         status: "open",
         assigneeUid: null,
         lastActivityAt: now,
@@ -174,7 +183,7 @@ export const make = Effect.gen(function* () {
       }
       const stored = yield* tx.withTransaction(
         Effect.gen(function* () {
-          const thread = yield* threadFor(ws, number, to, now)
+          const thread = yield* threadFor(ws, number, to, now, "outbound")
           const record = { ...activity, conversationId: thread.id }
           yield* store.insertActivity(record)
           // An outbound message means the team has seen the thread.
@@ -199,12 +208,18 @@ export const make = Effect.gen(function* () {
         Effect.flatMap(Option.match({ onNone: () => Effect.fail(new NotFound({ message: `${to} is not a workspace number` })), onSome: Effect.succeed }))
       )
       const ws = number.workspaceId
-      const media = yield* storeMedia(ws, inbound.media.map((m) => m.url), "mediaUrls")
+      // The text matters more than its attachments: media that cannot be fetched is logged and
+      // left out rather than losing the message (the carrier would not resend it).
+      const media = (yield* Effect.forEach(inbound.media, (m, i) =>
+        storeMedia(ws, [m.url], `media[${i}]`).pipe(
+          Effect.catchAll((e) => Effect.logWarning("Inbound media could not be stored", e.message).pipe(Effect.as([])))
+        )
+      )).flat()
       const now = yield* nowIso
       const { uuid } = yield* Ids
       return yield* tx.withTransaction(
         Effect.gen(function* () {
-          const thread = yield* threadFor(ws, number, from, now)
+          const thread = yield* threadFor(ws, number, from, now, "inbound")
           const record: ActivityRecord = {
             id: uuid(),
             workspaceId: ws,

@@ -1,0 +1,437 @@
+/**
+ * The ConversationStore contract, run unchanged against memory, PGlite (in-memory, migrated) and a
+ * real Postgres (a fresh database, migrated): threads unique per (number, participant), the contact
+ * name of a thread, keyset listing, activities, carrier ids, delivery status, tenant isolation on
+ * every method, and message search (words and prefixes, AND, case-insensitive, punctuation as a word
+ * break, transcripts, newest first, limit) with the same answers on every adapter. Without a
+ * Postgres URL the Postgres suite is skipped, except under CI=true where that fails.
+ */
+import * as PgClient from "@effect/sql-pg/PgClient"
+import { assert, describe, it, layer } from "@effect/vitest"
+import { Effect, Layer, Option, Redacted } from "effect"
+import { inject } from "vitest"
+import * as MemoryStores from "../../adapters/memory/stores.ts"
+import * as PgliteClient from "../../adapters/pglite/PgliteClient.ts"
+import * as Migrate from "../../adapters/sql/migrate.ts"
+import * as SqlStores from "../../adapters/sql/stores.ts"
+import type { Contact } from "../../core/contacts/model.ts"
+import { ContactStore } from "../../core/contacts/store.ts"
+import { type ActivityRecord, type Thread, words } from "../../core/conversations/model.ts"
+import { ConversationStore } from "../../core/conversations/store.ts"
+import { defaultBilling } from "../../core/workspaces/model.ts"
+import { WorkspaceStore } from "../../core/workspaces/store.ts"
+import { freshDatabase } from "../support/postgres.ts"
+
+type Ports = ConversationStore | ContactStore | WorkspaceStore
+
+const uuid = () => crypto.randomUUID()
+/** Distinct, ordered timestamps with millisecond detail. */
+const ts = (seconds: number) => new Date(Date.UTC(2024, 0, 1) + seconds * 1000 + 123).toISOString()
+
+const newWorkspace = Effect.gen(function* () {
+  const id = uuid()
+  yield* (yield* WorkspaceStore).insert({ id, name: "W", billing: defaultBilling, createdAt: ts(0) })
+  return id
+})
+
+/** A number nobody else in this run (or database) used. */
+const freshE164 = () => `+1415${String(Math.floor(Math.random() * 1e7)).padStart(7, "0")}`
+
+const thread = (workspaceId: string, patch: Partial<Thread> = {}): Thread => ({
+  id: uuid(),
+  workspaceId,
+  inboxId: uuid(),
+  numberE164: "+14155550100",
+  participant: freshE164(),
+  contactId: null,
+  status: "open",
+  assigneeUid: null,
+  lastActivityAt: ts(0),
+  preview: null,
+  unread: 0,
+  createdAt: ts(0),
+  ...patch
+})
+
+const activity = (t: Thread, patch: Partial<ActivityRecord> = {}): ActivityRecord => ({
+  id: uuid(),
+  workspaceId: t.workspaceId,
+  conversationId: t.id,
+  type: "message",
+  direction: "outbound",
+  authorUid: null,
+  body: "hello",
+  media: [],
+  deliveryStatus: "queued",
+  carrierMessageId: null,
+  call: null,
+  aiTags: [],
+  callTranscript: null,
+  createdAt: ts(0),
+  ...patch
+})
+
+const contact = (workspaceId: string, patch: Partial<Contact> = {}): Contact => ({
+  id: uuid(),
+  workspaceId,
+  firstName: null,
+  lastName: null,
+  company: null,
+  phones: [],
+  emails: [],
+  notes: [],
+  properties: {},
+  tags: [],
+  source: "manual",
+  createdAt: ts(0),
+  updatedAt: ts(0),
+  ...patch
+})
+
+const get = (ws: string, id: string) => Effect.flatMap(ConversationStore, (s) => s.getThread(ws, id))
+const nameOf = (ws: string, id: string) => Effect.map(get(ws, id), (t) => Option.getOrThrow(t).contactName)
+
+const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
+  layer(adapter, { excludeTestServices: true, timeout: "120 seconds" })(name, (it) => {
+    it.effect("insertThread stores a thread once per (number, participant); findThread finds it in its workspace only", () =>
+      Effect.gen(function* () {
+        const store = yield* ConversationStore
+        const ws = yield* newWorkspace
+        const other = yield* newWorkspace
+        const t = thread(ws, { preview: "first", unread: 2, lastActivityAt: ts(5), createdAt: ts(4) })
+        assert.deepStrictEqual(yield* store.insertThread(t), t)
+        assert.deepStrictEqual(yield* store.findThread(ws, t.numberE164, t.participant), Option.some(t))
+        // a second insert for the same pair returns the stored one, not the new one
+        const dup = thread(ws, { numberE164: t.numberE164, participant: t.participant, preview: "second" })
+        assert.deepStrictEqual(yield* store.insertThread(dup), t)
+        assert.isTrue(Option.isNone(yield* store.getThread(ws, dup.id)))
+        // other number, other participant, other workspace: separate threads
+        const otherNumber = thread(ws, { numberE164: "+14155550199", participant: t.participant })
+        const otherWs = thread(other, { numberE164: t.numberE164, participant: t.participant })
+        assert.deepStrictEqual(yield* store.insertThread(otherNumber), otherNumber)
+        assert.deepStrictEqual(yield* store.insertThread(otherWs), otherWs)
+        assert.deepStrictEqual(yield* store.findThread(other, t.numberE164, t.participant), Option.some(otherWs))
+        assert.isTrue(Option.isNone(yield* store.findThread(yield* newWorkspace, t.numberE164, t.participant)))
+        assert.isTrue(Option.isNone(yield* store.findThread(ws, t.numberE164, freshE164())))
+      }))
+
+    it.effect("concurrent inserts of one pair store exactly one thread", () =>
+      Effect.gen(function* () {
+        const store = yield* ConversationStore
+        const ws = yield* newWorkspace
+        const participant = freshE164()
+        const candidates = Array.from({ length: 10 }, () => thread(ws, { participant }))
+        const stored = yield* Effect.forEach(candidates, store.insertThread, { concurrency: "unbounded" })
+        assert.strictEqual(new Set(stored.map((t) => t.id)).size, 1)
+        assert.lengthOf(yield* store.listThreads({ workspaceId: ws, status: null, limit: 100, after: null }), 1)
+      }))
+
+    it.effect("getThread: the contact's name, then its company, then the raw number; detachContact keeps the thread", () =>
+      Effect.gen(function* () {
+        const store = yield* ConversationStore
+        const contacts = yield* ContactStore
+        const ws = yield* newWorkspace
+        const other = yield* newWorkspace
+        const full = contact(ws, { firstName: "Ada", lastName: "Lovelace", company: "Engines" })
+        const first = contact(ws, { firstName: "Grace" })
+        const last = contact(ws, { lastName: "Hopper" })
+        const company = contact(ws, { company: "Analytical Engines" })
+        const nameless = contact(ws, { source: "inbound" })
+        const foreign = contact(other, { firstName: "Mallory" })
+        for (const c of [full, first, last, company, nameless, foreign]) yield* contacts.insert(c)
+        const cases: ReadonlyArray<readonly [string | null, (t: Thread) => string]> = [
+          [full.id, () => "Ada Lovelace"],
+          [first.id, () => "Grace"],
+          [last.id, () => "Hopper"],
+          [company.id, () => "Analytical Engines"],
+          [nameless.id, (t) => t.participant],
+          [null, (t) => t.participant],
+          // a contact of another workspace is never shown
+          [foreign.id, (t) => t.participant]
+        ]
+        for (const [contactId, expected] of cases) {
+          const t = yield* store.insertThread(thread(ws, { contactId }))
+          const view = Option.getOrThrow(yield* store.getThread(ws, t.id))
+          assert.strictEqual(view.contactName, expected(t), String(contactId))
+          assert.deepStrictEqual({ ...view, contactName: undefined }, { ...t, contactName: undefined })
+          assert.isTrue(Option.isNone(yield* store.getThread(other, t.id)))
+        }
+        // detaching: every thread of the contact in that workspace, nothing else
+        const t1 = yield* store.insertThread(thread(ws, { contactId: full.id }))
+        const t2 = yield* store.insertThread(thread(ws, { contactId: full.id, numberE164: "+14155550199" }))
+        const keep = yield* store.insertThread(thread(ws, { contactId: first.id }))
+        yield* store.detachContact(other, full.id)
+        assert.strictEqual(yield* nameOf(ws, t1.id), "Ada Lovelace")
+        yield* store.detachContact(ws, full.id)
+        for (const t of [t1, t2]) {
+          const view = Option.getOrThrow(yield* store.getThread(ws, t.id))
+          assert.strictEqual(view.contactId, null)
+          assert.strictEqual(view.contactName, t.participant)
+        }
+        assert.strictEqual(yield* nameOf(ws, keep.id), "Grace")
+        // the name follows the contact as it changes
+        yield* contacts.update({ ...first, firstName: "Grace B." })
+        assert.strictEqual(yield* nameOf(ws, keep.id), "Grace B.")
+      }))
+
+    it.effect("updateThread changes status, unread, preview, lastActivityAt and contactId, in its workspace only", () =>
+      Effect.gen(function* () {
+        const store = yield* ConversationStore
+        const contacts = yield* ContactStore
+        const ws = yield* newWorkspace
+        const other = yield* newWorkspace
+        const c = contact(ws, { firstName: "Ada" })
+        yield* contacts.insert(c)
+        const t = yield* store.insertThread(thread(ws))
+        const next: Thread = { ...t, status: "done", unread: 7, preview: "later", lastActivityAt: ts(99), contactId: c.id, assigneeUid: "u_1" }
+        yield* store.updateThread(next)
+        assert.deepStrictEqual(yield* get(ws, t.id), Option.some({ ...next, contactName: "Ada" }))
+        // the same id under another workspace is not this thread
+        yield* store.updateThread({ ...next, workspaceId: other, status: "open", unread: 0 })
+        assert.deepStrictEqual(yield* get(ws, t.id), Option.some({ ...next, contactName: "Ada" }))
+        assert.isTrue(Option.isNone(yield* get(other, t.id)))
+      }))
+
+    it.effect("listThreads: most recent activity first, id breaking ties, keyset after, status filter, limit, tenant", () =>
+      Effect.gen(function* () {
+        const store = yield* ConversationStore
+        const ws = yield* newWorkspace
+        const other = yield* newWorkspace
+        // three share one instant, so their ids decide
+        const plan: ReadonlyArray<readonly [number, "open" | "done"]> = [[10, "open"], [30, "done"], [20, "open"], [20, "done"], [20, "open"], [40, "open"], [5, "done"]]
+        const threads: Array<Thread> = []
+        for (const [at, status] of plan) threads.push(yield* store.insertThread(thread(ws, { lastActivityAt: ts(at), status })))
+        yield* store.insertThread(thread(other, { lastActivityAt: ts(50) }))
+        const expected = [...threads].sort((a, b) =>
+          a.lastActivityAt === b.lastActivityAt ? (a.id < b.id ? 1 : -1) : a.lastActivityAt < b.lastActivityAt ? 1 : -1
+        )
+        const list = (status: "open" | "done" | null, limit: number, after: { lastActivityAt: string; id: string } | null) =>
+          Effect.map(store.listThreads({ workspaceId: ws, status, limit, after }), (rs) => rs.map((t) => t.id))
+        assert.deepStrictEqual(yield* list(null, 100, null), expected.map((t) => t.id))
+        for (const status of ["open", "done"] as const) {
+          assert.deepStrictEqual(yield* list(status, 100, null), expected.filter((t) => t.status === status).map((t) => t.id))
+        }
+        // every page size walks the same order with no gaps or repeats
+        for (const status of [null, "open", "done"] as const) {
+          const want = expected.filter((t) => status === null || t.status === status).map((t) => t.id)
+          for (const limit of [1, 2, 3]) {
+            const seen: Array<string> = []
+            let after: { lastActivityAt: string; id: string } | null = null
+            for (let i = 0; i < 20; i++) {
+              const page: ReadonlyArray<Thread> = yield* store.listThreads({ workspaceId: ws, status, limit, after })
+              assert.isAtMost(page.length, limit)
+              seen.push(...page.map((t) => t.id))
+              const last = page[page.length - 1]
+              if (page.length < limit || last === undefined) break
+              after = { lastActivityAt: last.lastActivityAt, id: last.id }
+            }
+            assert.deepStrictEqual(seen, want, `status ${status} limit ${limit}`)
+          }
+        }
+        // list items carry the contact name
+        const first = (yield* store.listThreads({ workspaceId: ws, status: null, limit: 1, after: null }))[0]!
+        assert.strictEqual(first.contactName, first.participant)
+        assert.deepStrictEqual(yield* store.listThreads({ workspaceId: yield* newWorkspace, status: null, limit: 10, after: null }), [])
+      }))
+
+    it.effect("activities: stored as given, listed oldest first, read in their workspace only", () =>
+      Effect.gen(function* () {
+        const store = yield* ConversationStore
+        const ws = yield* newWorkspace
+        const other = yield* newWorkspace
+        const t = yield* store.insertThread(thread(ws))
+        const elsewhere = yield* store.insertThread(thread(ws))
+        const mms = activity(t, {
+          createdAt: ts(3),
+          direction: "inbound",
+          deliveryStatus: "received",
+          body: "héllo ✓ \u{1F600}",
+          media: [{ key: uuid(), contentType: "image/png", size: 123, filename: "a.png" }],
+          carrierMessageId: `car_${uuid()}`
+        })
+        const call = activity(t, {
+          createdAt: ts(1),
+          type: "call",
+          direction: "inbound",
+          body: null,
+          deliveryStatus: null,
+          call: { status: "completed", durationSeconds: 61, nested: { ok: true } },
+          aiTags: ["booking", "vip"],
+          callTranscript: [
+            { speaker: "caller", text: "Hi there", offsetSeconds: 0 },
+            { speaker: "agent", text: "Hello!", offsetSeconds: 1.5 }
+          ]
+        })
+        const note = activity(t, { createdAt: ts(2), type: "internal_note", direction: null, authorUid: "u_1", deliveryStatus: null, body: "call back" })
+        // two at the same instant: id order
+        const tieA = activity(t, { createdAt: ts(4) })
+        const tieB = activity(t, { createdAt: ts(4) })
+        for (const a of [mms, call, note, tieA, tieB, activity(elsewhere, { createdAt: ts(0) })]) yield* store.insertActivity(a)
+        const ties = [tieA, tieB].sort((a, b) => (a.id < b.id ? -1 : 1))
+        assert.deepStrictEqual(yield* store.listActivities(ws, t.id), [call, note, mms, ...ties])
+        assert.deepStrictEqual(yield* store.getActivity(ws, mms.id), Option.some(mms))
+        assert.deepStrictEqual(yield* store.getActivity(ws, call.id), Option.some(call))
+        assert.isTrue(Option.isNone(yield* store.getActivity(other, mms.id)))
+        assert.isTrue(Option.isNone(yield* store.getActivity(ws, uuid())))
+        assert.deepStrictEqual(yield* store.listActivities(other, t.id), [])
+      }))
+
+    it.effect("findByCarrierId finds an activity whatever its workspace; a carrier id is stored once", () =>
+      Effect.gen(function* () {
+        const store = yield* ConversationStore
+        const ws = yield* newWorkspace
+        const t = yield* store.insertThread(thread(ws))
+        const carrierMessageId = `car_${uuid()}`
+        const a = activity(t, { carrierMessageId })
+        yield* store.insertActivity(a)
+        assert.deepStrictEqual(yield* store.findByCarrierId(carrierMessageId), Option.some(a))
+        assert.isTrue(Option.isNone(yield* store.findByCarrierId(`car_${uuid()}`)))
+        const dup = yield* Effect.exit(store.insertActivity(activity(t, { carrierMessageId })))
+        assert.strictEqual(dup._tag, "Failure")
+        assert.deepStrictEqual(yield* store.listActivities(ws, t.id), [a])
+        // many activities without a carrier id are fine
+        yield* store.insertActivity(activity(t, { createdAt: ts(1) }))
+        yield* store.insertActivity(activity(t, { createdAt: ts(2) }))
+        assert.lengthOf(yield* store.listActivities(ws, t.id), 3)
+      }))
+
+    it.effect("setDeliveryStatus changes one activity, in its workspace only", () =>
+      Effect.gen(function* () {
+        const store = yield* ConversationStore
+        const ws = yield* newWorkspace
+        const other = yield* newWorkspace
+        const t = yield* store.insertThread(thread(ws))
+        const a = activity(t)
+        const b = activity(t, { createdAt: ts(1) })
+        yield* store.insertActivity(a)
+        yield* store.insertActivity(b)
+        yield* store.setDeliveryStatus(ws, a.id, "delivered")
+        yield* store.setDeliveryStatus(other, b.id, "failed")
+        assert.strictEqual(Option.getOrThrow(yield* store.getActivity(ws, a.id)).deliveryStatus, "delivered")
+        assert.strictEqual(Option.getOrThrow(yield* store.getActivity(ws, b.id)).deliveryStatus, "queued")
+      }))
+
+    it.effect("search: words and prefixes, AND, case-insensitive, punctuation, transcripts, newest first, limit, tenant", () =>
+      Effect.gen(function* () {
+        const store = yield* ConversationStore
+        const ws = yield* newWorkspace
+        const other = yield* newWorkspace
+        const t = yield* store.insertThread(thread(ws))
+        const t2 = yield* store.insertThread(thread(ws))
+        const docs: Record<string, ActivityRecord> = {}
+        const add = (label: string, th: Thread, at: number, patch: Partial<ActivityRecord>) =>
+          Effect.gen(function* () {
+            const a = activity(th, { createdAt: ts(at), ...patch })
+            docs[label] = a
+            yield* store.insertActivity(a)
+          })
+        yield* add("table", t, 1, { body: "Your TABLE for two is ready" })
+        yield* add("way", t2, 2, { body: "Thanks! We're on our way, tables are hard to find." })
+        yield* add("email", t, 3, { body: "E-mail me at ada@example.com or see example.com/menu/today" })
+        yield* add("numbers", t2, 4, { body: "Total $19.99 on 2024-01-05, pi is 3.14159, v1.2.3 shipped; order#123 and foo/bar" })
+        yield* add("accents", t, 5, { body: "Café CRÈME brûlée à l'ÉCOLE" })
+        yield* add("call", t, 6, {
+          type: "call",
+          body: null,
+          deliveryStatus: null,
+          callTranscript: [
+            { speaker: "caller", text: "I'd like to book a table", offsetSeconds: 0 },
+            { speaker: "agent", text: "Sure - for how many guests?", offsetSeconds: 3 }
+          ]
+        })
+        yield* add("voicemail", t2, 7, {
+          type: "voicemail",
+          body: null,
+          deliveryStatus: null,
+          callTranscript: [{ speaker: "caller", text: "Call me back about the reservation", offsetSeconds: 0 }]
+        })
+        yield* add("empty", t, 8, { body: null })
+        const foreign = yield* store.insertThread(thread(other))
+        yield* store.insertActivity(activity(foreign, { body: "table ready reservation", createdAt: ts(9) }))
+
+        const search = (q: string, limit = 100) =>
+          Effect.map(store.search(ws, words(q), limit), (hits) =>
+            hits.map((h) => Object.keys(docs).find((k) => docs[k]!.id === h.activity.id) ?? `unknown ${h.activity.id}`)
+          )
+        const expectations: ReadonlyArray<readonly [string, ReadonlyArray<string>]> = [
+          ["table", ["call", "way", "table"]],
+          ["TaB", ["call", "way", "table"]],
+          ["tables", ["way"]],
+          ["able", []],
+          ["table ready", ["table"]],
+          ["ready table", ["table"]],
+          ["table guests", ["call"]],
+          ["table zebra", []],
+          ["we're", ["way"]],
+          ["re", ["voicemail", "way", "table"]],
+          ["way,", ["way"]],
+          ["mail", ["email"]],
+          ["e mail", ["email"]],
+          ["example", ["email"]],
+          ["ada example com", ["email"]],
+          ["menu", ["email"]],
+          ["today", ["email"]],
+          ["99", ["numbers"]],
+          ["19", ["numbers"]],
+          ["2024 01 05", ["numbers"]],
+          ["14159", ["numbers"]],
+          ["3", ["numbers"]],
+          ["v1", ["numbers"]],
+          ["123", ["numbers"]],
+          ["order", ["numbers"]],
+          ["bar", ["numbers"]],
+          ["café", ["accents"]],
+          ["CAF", ["accents"]],
+          ["crème", ["accents"]],
+          ["école", ["accents"]],
+          ["brûl", ["accents"]],
+          ["reservation", ["voicemail"]],
+          ["call", ["voicemail"]],
+          ["hard find", ["way"]]
+        ]
+        for (const [q, want] of expectations) assert.deepStrictEqual(yield* search(q), want, q)
+        // newest first, then the limit keeps the newest
+        assert.deepStrictEqual(yield* search("table", 2), ["call", "way"])
+        assert.deepStrictEqual(yield* search("table", 1), ["call"])
+        // hits carry their thread
+        const [hit] = yield* store.search(ws, ["reservation"], 10)
+        assert.strictEqual(hit!.thread.id, t2.id)
+        assert.strictEqual(hit!.thread.participant, t2.participant)
+        assert.strictEqual(hit!.thread.numberE164, t2.numberE164)
+        assert.deepStrictEqual(hit!.activity, docs["voicemail"])
+        assert.deepStrictEqual(yield* store.search(yield* newWorkspace, ["table"], 10), [])
+      }))
+  })
+
+/** SQL stores over a client, migrated first. */
+const sqlAdapter = <E>(client: Layer.Layer<import("@effect/sql").SqlClient.SqlClient, E>) =>
+  SqlStores.layer.pipe(Layer.provide(Migrate.layer), Layer.provideMerge(client))
+
+contract("ConversationStore: memory", MemoryStores.layer)
+
+contract("ConversationStore: PGlite", sqlAdapter(PgliteClient.layer({})))
+
+const url = inject("postgresUrl")
+
+if (url !== null) {
+  const postgres = Layer.unwrapScoped(
+    Effect.gen(function* () {
+      const db = yield* Effect.acquireRelease(
+        Effect.promise(() => freshDatabase(url, "conversations")),
+        (db) => Effect.promise(() => db.drop())
+      )
+      return sqlAdapter(PgClient.layer({ url: Redacted.make(db.url) }))
+    })
+  )
+  contract("ConversationStore: Postgres", postgres)
+} else if (process.env["CI"] === "true") {
+  describe("ConversationStore: Postgres", () => {
+    it("needs a Postgres under CI=true", () => {
+      assert.fail("globalSetup provided no Postgres URL, and CI=true requires the Postgres contract to run")
+    })
+  })
+} else {
+  describe.skip("ConversationStore: Postgres (no Postgres binaries and no TEST_DATABASE_URL)", () => {
+    it("skipped", () => {})
+  })
+}
