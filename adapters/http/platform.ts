@@ -125,44 +125,31 @@ const cors = HttpMiddleware.cors({
   maxAge: 600
 })
 
+const BODY_METHODS = new Set(["POST", "PATCH", "PUT"])
+
 export const layer = HttpApiBuilder.middleware(
   Effect.gen(function* () {
     const limiter = yield* RateLimiter
-    return (app) =>
-      Effect.gen(function* () {
+    const clientKeyOf = (req: HttpServerRequest.HttpServerRequest) => `ip:${Option.getOrElse(req.remoteAddress, () => "unknown")}`
+
+    return (app) => {
+      /** Request checks, then the app; every failure becomes the envelope. Built once, run per request. */
+      const guarded = Effect.gen(function* () {
         const req = yield* HttpServerRequest.HttpServerRequest
-        const given = req.headers["x-request-id"]
-        const state: RequestState = {
-          requestId: given !== undefined && REQUEST_ID.test(given) ? given : newRequestId(),
-          rate: undefined
-        }
-        const clientKey = `ip:${Option.getOrElse(req.remoteAddress, () => "unknown")}`
-        yield* HttpApp.appendPreResponseHandler((_req, res) =>
-          Effect.gen(function* () {
-            // A request that never reached key authentication (an unknown route) counts per address.
-            state.rate ??= yield* limiter.consume(clientKey)
-            return HttpServerResponse.setHeaders(res, { "x-request-id": state.requestId, ...rateHeaders(state.rate) })
-          })
-        )
-        // CORS wraps only what follows: a preflight it answers itself still gets the headers above.
-        return yield* cors(Effect.gen(function* () {
-        const declared = Number(req.headers["content-length"] ?? "0")
-        if (declared > MAX_BODY_BYTES) {
+        const state = yield* CurrentRequest
+        if (Number(req.headers["content-length"] ?? "0") > MAX_BODY_BYTES) {
           return envelope(400, "invalid_argument", "Request body exceeds 1 MiB", state.requestId)
         }
+        const hasBody = BODY_METHODS.has(req.method)
         const contentType = req.headers["content-type"]
-        if (
-          (req.method === "POST" || req.method === "PATCH" || req.method === "PUT") &&
-          contentType !== undefined &&
-          // Only plain JSON: the router parses nothing else (a `+json` type would reach it as bytes).
-          !/^application\/json\s*(;|$)/i.test(contentType)
-        ) {
+        // Only plain JSON: the router parses nothing else (a `+json` type would reach it as bytes).
+        if (hasBody && contentType !== undefined && !/^application\/json\s*(;|$)/i.test(contentType)) {
           return envelope(400, "invalid_argument", "Send the body as JSON with Content-Type: application/json", state.requestId)
         }
         const token = bearerToken(req.headers["authorization"])
         if (token === undefined || Option.isNone(parseToken(token))) {
           // No API key to bill this request to: limit it by client address instead.
-          state.rate = yield* limiter.consume(clientKey)
+          state.rate = yield* limiter.consume(clientKeyOf(req))
           if (!state.rate.allowed && req.method !== "OPTIONS") {
             return HttpServerResponse.setHeader(
               envelope(429, "resource_exhausted", "Rate limit exceeded", state.requestId),
@@ -171,12 +158,29 @@ export const layer = HttpApiBuilder.middleware(
             )
           }
         }
-        return yield* app.pipe(
-          HttpIncomingMessage.withMaxBodySize(Option.some(MAX_BODY_BYTES)),
-          Effect.provideService(CurrentRequest, state),
+        return yield* (hasBody ? HttpIncomingMessage.withMaxBodySize(app, Option.some(MAX_BODY_BYTES)) : app).pipe(
           Effect.catchAllCause((cause) => causeToResponse(cause, state.requestId))
         )
-        }))
       })
+      // CORS wraps only the guarded app: a preflight it answers itself still gets the headers below.
+      const withCors = cors(guarded)
+
+      return Effect.gen(function* () {
+        const req = yield* HttpServerRequest.HttpServerRequest
+        const given = req.headers["x-request-id"]
+        const state: RequestState = {
+          requestId: given !== undefined && REQUEST_ID.test(given) ? given : newRequestId(),
+          rate: undefined
+        }
+        yield* HttpApp.appendPreResponseHandler((_req, res) =>
+          Effect.gen(function* () {
+            // A request that never reached key authentication (an unknown route) counts per address.
+            state.rate ??= yield* limiter.consume(clientKeyOf(req))
+            return HttpServerResponse.setHeaders(res, { "x-request-id": state.requestId, ...rateHeaders(state.rate) })
+          })
+        )
+        return yield* Effect.provideService(withCors, CurrentRequest, state)
+      })
+    }
   })
 )
