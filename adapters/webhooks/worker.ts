@@ -5,7 +5,7 @@
  * may run it against one Postgres: claims skip rows another worker holds. Failures are logged and
  * retried, never fatal; deliveries leased by a process that dies are retried when the lease ends.
  */
-import { Duration, Effect, Layer, Schedule } from "effect"
+import { Duration, Effect, Layer, Queue, Schedule } from "effect"
 import { Webhooks } from "../../core/webhooks/service.ts"
 
 export interface WorkerOptions {
@@ -23,10 +23,11 @@ export const round = (options: WorkerOptions = {}) =>
     return fanned + attempted
   })
 
-const forever = <R>(step: Effect.Effect<number, never, R>, idle: Duration.Duration, label: string) =>
+/** Runs `step` forever: again at once while it finds work, else after `idle` or an earlier `wake`. */
+const forever = <R>(step: Effect.Effect<number, never, R>, idle: Duration.Duration, label: string, wake: Queue.Queue<void>) =>
   step.pipe(
     Effect.catchAllCause((cause) => Effect.logError(`webhook ${label} failed`, cause).pipe(Effect.as(0))),
-    Effect.flatMap((n) => (n > 0 ? Effect.void : Effect.sleep(idle))),
+    Effect.flatMap((n) => (n > 0 ? Effect.void : Effect.race(Effect.sleep(idle), Queue.take(wake)).pipe(Effect.zipRight(Queue.takeAll(wake))))),
     Effect.repeat(Schedule.forever)
   )
 
@@ -59,7 +60,11 @@ export const layer = (options: WorkerOptions = {}) =>
         return claimed.length
       })
 
-      yield* Effect.forkScoped(forever(webhooks.fanOut(options.batch ?? 500), idle, "fan-out"))
-      yield* Effect.forkScoped(forever(deliver, idle, "delivery"))
+      // New deliveries wake the delivery loop at once instead of waiting out its poll interval.
+      const deliveriesReady = yield* Queue.sliding<void>(1)
+      const noWake = yield* Queue.sliding<void>(1)
+      const fanOut = webhooks.fanOut(options.batch ?? 500).pipe(Effect.tap((n) => (n > 0 ? Queue.offer(deliveriesReady, undefined) : Effect.void)))
+      yield* Effect.forkScoped(forever(fanOut, idle, "fan-out", noWake))
+      yield* Effect.forkScoped(forever(deliver, idle, "delivery", deliveriesReady))
     })
   )

@@ -73,7 +73,6 @@ const main = async () => {
     let out = ""
     server.stdout!.on("data", (d) => (out += d))
     while (!/Listening on/.test(out)) await new Promise((r) => setTimeout(r, 100))
-    console.log("server up")
     const key = /(svc_test_[0-9A-Za-z]{40})/.exec(out)![1]!
     const hook = await fetch(`http://127.0.0.1:${port}/v1/api/webhooks`, {
       method: "POST",
@@ -83,6 +82,8 @@ const main = async () => {
     if (hook.status !== 201) throw new Error(`endpoint creation failed: ${hook.status} ${await hook.text()}`)
 
     const client = new pg.Client({ connectionString: db.url })
+    // Dropping the database at the end terminates this connection; that must not crash the run.
+    client.on("error", () => undefined)
     await client.connect()
     const { rows } = await client.query("SELECT id FROM workspaces LIMIT 1")
     const workspaceId = rows[0].id as string
@@ -107,14 +108,13 @@ const main = async () => {
     const seconds = (performance.now() - t0) / 1000
     const throughput = EVENTS / seconds
 
-    console.log(`throughput phase done: ${throughput.toFixed(0)}/s`)
     // Commit-to-receipt latency, one event at a time.
     const latencies: Array<number> = []
     for (let i = 0; i < PROBES; i++) {
       const id = randomUUID()
       await client.query(
-        `INSERT INTO outbox_events (id, workspace_id, type, data, created_at) VALUES ($1, $2, 'contact.deleted', jsonb_build_object('contactId', $1::text), now())`,
-        [id, workspaceId]
+        `INSERT INTO outbox_events (id, workspace_id, type, data, created_at) VALUES ($1::uuid, $2, 'contact.deleted', jsonb_build_object('contactId', $3::text), now())`,
+        [id, workspaceId, id]
       )
       const committed = performance.now()
       want = received.size + 1
@@ -141,4 +141,7 @@ const main = async () => {
   }
 }
 
-await main()
+await main().catch((e) => {
+  console.error("benchmark failed:", e)
+  process.exitCode = 1
+})

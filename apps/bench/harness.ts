@@ -1,0 +1,255 @@
+/**
+ * Helpers shared by the messaging benchmark (apps/bench/messages.ts): the same child-process,
+ * HTTP and autocannon plumbing as main.ts (which keeps its own copy so it stays unchanged), plus
+ * POST support for the load rounds.
+ */
+import { type ChildProcess, spawn } from "node:child_process"
+import { Agent, request } from "node:http"
+import { readdirSync, readFileSync } from "node:fs"
+import { createServer } from "node:net"
+import { dirname, join } from "node:path"
+import { fileURLToPath } from "node:url"
+import autocannon from "autocannon"
+
+const here = dirname(fileURLToPath(import.meta.url))
+export const root = join(here, "..", "..")
+export const benchDir = here
+const tsx = join(root, "node_modules", ".bin", "tsx")
+
+export const intEnv = (name: string, fallback: number) => {
+  const raw = process.env[name]
+  if (raw === undefined || raw.trim() === "") return fallback
+  const n = Number(raw.replace(/[_,]/g, ""))
+  if (!Number.isFinite(n) || n <= 0) throw new Error(`${name} must be a positive number`)
+  return Math.floor(n)
+}
+
+export const log = (line = "") => console.log(line)
+export const fmt = (n: number, digits = 0) =>
+  Number.isFinite(n) ? n.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits }) : "-"
+
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+export const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const server = createServer()
+    server.on("error", reject)
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address()
+      const port = typeof address === "object" && address !== null ? address.port : 0
+      server.close(() => resolve(port))
+    })
+  })
+
+export interface Child {
+  readonly name: string
+  readonly port: number
+  /** Process group id (the tsx wrapper's pid; node runs as its child in the same group). */
+  readonly pid: number | undefined
+  readonly output: () => string
+  readonly stop: () => Promise<void>
+}
+
+const children = new Set<ChildProcess>()
+process.on("exit", () => {
+  for (const child of children) {
+    try {
+      if (child.pid !== undefined) process.kill(-child.pid, "SIGKILL")
+    } catch {
+      // already gone
+    }
+  }
+})
+
+/** Starts `script` under tsx in its own process group and waits until it answers HTTP. */
+export const startChild = async (name: string, script: string, env: Record<string, string>, port: number): Promise<Child> => {
+  const child = spawn(tsx, [script], {
+    cwd: root,
+    env: { ...process.env, ...env, PORT: String(port), HOST: "127.0.0.1" },
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true
+  })
+  children.add(child)
+  let out = ""
+  const keep = (chunk: Buffer) => {
+    out = out.length < 64 * 1024 ? out + chunk.toString() : out
+  }
+  child.stdout!.on("data", keep)
+  child.stderr!.on("data", keep)
+  let exited: number | null = null
+  const exit = new Promise<void>((resolve) =>
+    child.on("exit", (code, signal) => {
+      exited = code ?? (signal ? 128 : 1)
+      children.delete(child)
+      resolve()
+    })
+  )
+  const deadline = Date.now() + 60_000
+  for (;;) {
+    if (exited !== null) throw new Error(`${name} exited (${exited}) before listening:\n${out}`)
+    if (Date.now() > deadline) throw new Error(`${name} did not listen within 60 s:\n${out}`)
+    const up = await new Promise<boolean>((resolve) => {
+      const req = request({ host: "127.0.0.1", port, path: "/", method: "GET", timeout: 1000 }, (res) => {
+        res.resume()
+        resolve(true)
+      })
+      req.on("error", () => resolve(false))
+      req.on("timeout", () => req.destroy())
+      req.end()
+    })
+    if (up) break
+    await sleep(200)
+  }
+  return {
+    name,
+    port,
+    pid: child.pid,
+    output: () => out,
+    stop: async () => {
+      if (exited !== null || child.pid === undefined) return
+      try {
+        process.kill(-child.pid, "SIGTERM")
+      } catch {
+        return
+      }
+      const timedOut = await Promise.race([exit.then(() => false), sleep(10_000).then(() => true)])
+      if (timedOut) {
+        try {
+          process.kill(-child.pid, "SIGKILL")
+        } catch {
+          // gone
+        }
+        await exit
+      }
+    }
+  }
+}
+
+const keepAlive = new Agent({ keepAlive: true, maxSockets: 1 })
+
+/** One request on a single keep-alive socket (sequential probes). */
+export const call = (
+  port: number,
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  body?: string
+) =>
+  new Promise<{ status: number; body: string }>((resolve, reject) => {
+    const req = request(
+      {
+        host: "127.0.0.1",
+        port,
+        path,
+        method,
+        headers: body === undefined ? headers : { ...headers, "content-type": "application/json", "content-length": String(Buffer.byteLength(body)) },
+        agent: keepAlive
+      },
+      (res) => {
+        const chunks: Array<Buffer> = []
+        res.on("data", (c: Buffer) => chunks.push(c))
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString() }))
+        res.on("error", reject)
+      }
+    )
+    req.on("error", reject)
+    req.end(body)
+  })
+
+export const percentile = (sorted: ReadonlyArray<number>, p: number) =>
+  sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))]!
+
+export interface Target {
+  readonly server: "service" | "baseline"
+  readonly port: number
+  readonly headers: Record<string, string>
+}
+
+/** A load route: each request gets the next path (and body, for POST). */
+export interface Route {
+  readonly name: string
+  readonly method: "GET" | "POST"
+  readonly next: (target: Target) => { readonly path: string; readonly body?: string }
+}
+
+export interface RoundFigures {
+  readonly reqPerSec: number
+  readonly p50: number
+  readonly p99: number
+  readonly non2xx: number
+  readonly errors: number
+  readonly timeouts: number
+  readonly total: number
+}
+
+export const load = (target: Target, route: Route, seconds: number, connections: number) =>
+  new Promise<RoundFigures>((resolve, reject) => {
+    const headers = route.method === "POST" ? { ...target.headers, "content-type": "application/json" } : target.headers
+    autocannon(
+      {
+        url: `http://127.0.0.1:${target.port}`,
+        connections,
+        duration: seconds,
+        headers,
+        requests: [
+          {
+            method: route.method,
+            headers,
+            setupRequest: (req) => {
+              const next = route.next(target)
+              return next.body === undefined ? { ...req, path: next.path } : { ...req, path: next.path, body: next.body }
+            }
+          }
+        ]
+      },
+      (error, result) => {
+        if (error) return reject(error)
+        resolve({
+          reqPerSec: result.requests.mean,
+          p50: result.latency.p50,
+          p99: result.latency.p99,
+          non2xx: result.non2xx,
+          errors: result.errors,
+          timeouts: result.timeouts,
+          total: result.requests.total
+        })
+      }
+    )
+  })
+
+/** user+system CPU seconds of live processes matching `select(pgrp, ppid)`, from /proc (Linux; NaN elsewhere). */
+const procCpuSeconds = (select: (pgrp: number, ppid: number) => boolean) => {
+  let ticks = 0
+  try {
+    for (const entry of readdirSync("/proc")) {
+      if (!/^\d+$/.test(entry)) continue
+      try {
+        const stat = readFileSync(`/proc/${entry}/stat`, "utf8")
+        // fields after "(comm)": state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime
+        const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+        if (select(Number(f[2]), Number(f[1]))) ticks += Number(f[11]) + Number(f[12])
+      } catch {
+        // process went away
+      }
+    }
+  } catch {
+    return NaN
+  }
+  return ticks / 100
+}
+
+/** CPU seconds used so far by the processes of a process group. */
+export const groupCpuSeconds = (pgid: number) => procCpuSeconds((pgrp) => pgrp === pgid)
+/**
+ * CPU seconds used so far by a process's children, live (from /proc) and exited (the parent's
+ * cutime/cstime): the Postgres backends and background workers of a postmaster.
+ */
+export const childrenCpuSeconds = (ppid: number) => {
+  try {
+    const stat = readFileSync(`/proc/${ppid}/stat`, "utf8")
+    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+    return (Number(f[13]) + Number(f[14])) / 100 + procCpuSeconds((_, parent) => parent === ppid)
+  } catch {
+    return NaN
+  }
+}

@@ -1,0 +1,97 @@
+/**
+ * The statements adapters/sql/conversations.ts compiles for `listThreads` and `search`, as plain
+ * `pg` queries (used by the messaging baseline and the EXPLAIN step of messages.ts), plus the
+ * two-step search shape the benchmark measures as a candidate fix. Keep in step with
+ * adapters/sql/conversations.ts.
+ */
+import { words } from "../../core/conversations/model.ts"
+import type { Statement } from "./sql.ts"
+
+const VIEW_SELECT = `
+      SELECT t.*, c.id IS NOT NULL AS c_exists, c.first_name AS c_first, c.last_name AS c_last, c.company AS c_company
+      FROM threads t LEFT JOIN contacts c ON c.workspace_id = t.workspace_id AND c.id = t.contact_id`
+
+/** `GET /v1/api/conversations`: newest activity first, keyset on (last_activity_at, id). */
+export const listThreadsStatement = (
+  workspaceId: string,
+  status: "open" | "done" | null,
+  limit: number,
+  after: { readonly lastActivityAt: string; readonly id: string } | null
+): Statement => {
+  const values: Array<unknown> = [workspaceId]
+  const conditions = ["t.workspace_id = $1"]
+  if (status !== null) {
+    values.push(status)
+    conditions.push(`t.status = $${values.length}`)
+  }
+  if (after !== null) {
+    values.push(after.lastActivityAt, after.id)
+    conditions.push(`(t.last_activity_at, t.id) < ($${values.length - 1}::timestamptz, $${values.length}::uuid)`)
+  }
+  values.push(limit)
+  const where = conditions.length === 1 ? conditions[0] : `(${conditions.join(" AND ")})`
+  return { text: `${VIEW_SELECT} WHERE ${where} ORDER BY t.last_activity_at DESC, t.id DESC LIMIT $${values.length}`, values }
+}
+
+/** What the service searches for: at most 8 words, each a prefix (`w:*`), all required. */
+export const searchWords = (q: string) => words(q).slice(0, 8)
+export const prefixQuery = (ws: ReadonlyArray<string>) => ws.map((w) => `${w}:*`).join(" & ")
+
+const SEARCH_COLUMNS = `
+          SELECT a.id AS a_id, a.workspace_id AS a_workspace_id, a.conversation_id AS a_conversation_id, a.type AS a_type,
+            a.direction AS a_direction, a.author_uid AS a_author_uid, a.body AS a_body, a.media AS a_media,
+            a.delivery_status AS a_delivery_status, a.carrier_message_id AS a_carrier_message_id, a.call AS a_call,
+            a.ai_tags AS a_ai_tags, a.call_transcript AS a_call_transcript, a.created_at AS a_created_at, t.*`
+
+/** `GET /v1/api/messages/search?q=&limit=` exactly as adapters/sql/conversations.ts `search` runs it. */
+export const searchStatement = (workspaceId: string, q: string, limit: number): Statement => ({
+  text: `${SEARCH_COLUMNS}
+          FROM activities a JOIN threads t ON t.workspace_id = a.workspace_id AND t.id = a.conversation_id
+          WHERE a.workspace_id = $1 AND a.search @@ to_tsquery('simple', $2)
+          ORDER BY a.created_at DESC, a.id DESC LIMIT $3`,
+  values: [workspaceId, prefixQuery(searchWords(q)), limit]
+})
+
+/**
+ * Candidate fix, the shape adapters/sql/stores.ts uses for contacts: step 1 filters the newest
+ * `window` activities in `activities_recent` order (common terms fill the page there); only when
+ * that page is short, step 2 searches the older rows, where the GIN index is the fast plan because
+ * matches are few. Step 2's keyset edge is the window's last row.
+ */
+export const twoStepStatements = (workspaceId: string, q: string, limit: number, window: number) => {
+  const tsq = prefixQuery(searchWords(q))
+  return {
+    recent: {
+      text: `${SEARCH_COLUMNS}
+          FROM (SELECT * FROM activities WHERE workspace_id = $1 ORDER BY created_at DESC, id DESC LIMIT $4) a
+          JOIN threads t ON t.workspace_id = a.workspace_id AND t.id = a.conversation_id
+          WHERE a.search @@ to_tsquery('simple', $2)
+          ORDER BY a.created_at DESC, a.id DESC LIMIT $3`,
+      values: [workspaceId, tsq, limit, window]
+    } satisfies Statement,
+    edge: {
+      text: "SELECT created_at, id FROM activities WHERE workspace_id = $1 ORDER BY created_at DESC, id DESC OFFSET $2 LIMIT 1",
+      values: [workspaceId, window - 1]
+    } satisfies Statement,
+    older: (edge: { readonly created_at: Date; readonly id: string }, remaining: number): Statement => ({
+      text: `${SEARCH_COLUMNS}
+          FROM activities a JOIN threads t ON t.workspace_id = a.workspace_id AND t.id = a.conversation_id
+          WHERE a.workspace_id = $1 AND (a.created_at, a.id) < ($4::timestamptz, $5::uuid) AND a.search @@ to_tsquery('simple', $2)
+          ORDER BY a.created_at DESC, a.id DESC LIMIT $3`,
+      values: [workspaceId, tsq, remaining, edge.created_at.toISOString(), edge.id]
+    }),
+    /**
+     * Step 2 with the GIN index forced: the matches are collected in a MATERIALIZED CTE (no ORDER
+     * BY/LIMIT inside, so walking activities_recent is never the cheap way to get them), then sorted.
+     */
+    olderGin: (edge: { readonly created_at: Date; readonly id: string }, remaining: number): Statement => ({
+      text: `WITH m AS MATERIALIZED (
+            SELECT * FROM activities
+            WHERE workspace_id = $1 AND (created_at, id) < ($4::timestamptz, $5::uuid) AND search @@ to_tsquery('simple', $2))
+          ${SEARCH_COLUMNS}
+          FROM m a JOIN threads t ON t.workspace_id = a.workspace_id AND t.id = a.conversation_id
+          ORDER BY a.created_at DESC, a.id DESC LIMIT $3`,
+      values: [workspaceId, tsq, remaining, edge.created_at.toISOString(), edge.id]
+    })
+  }
+}
