@@ -13,32 +13,16 @@
  * Env: BENCH_CONTACTS (1000000), BENCH_SECONDS (10), BENCH_WARMUP (3), BENCH_ROUNDS (2),
  * BENCH_CONNECTIONS (50), BENCH_PROBE (500), BENCH_BATCH (100000), BENCH_DATABASE_URL.
  */
-import { type ChildProcess, spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
-import { Agent, request } from "node:http"
-import { createServer } from "node:net"
 import { availableParallelism, cpus, loadavg, tmpdir } from "node:os"
-import { dirname, join } from "node:path"
-import { fileURLToPath } from "node:url"
-import autocannon from "autocannon"
+import { join } from "node:path"
 import pg from "pg"
 import { searchDigits, searchText } from "../../core/contacts/rules.ts"
 import { freshDatabase, startPostgres } from "../../test/support/postgres.ts"
 import { seedContacts, type SeedResult } from "./seed.ts"
+import { benchDir, call, fmt, freePort, intEnv, load, log, percentile, type RoundFigures, type Route, startChild, type Target } from "./harness.ts"
 import { listStatement } from "./sql.ts"
-
-const here = dirname(fileURLToPath(import.meta.url))
-const root = join(here, "..", "..")
-const tsx = join(root, "node_modules", ".bin", "tsx")
-
-const intEnv = (name: string, fallback: number) => {
-  const raw = process.env[name]
-  if (raw === undefined || raw.trim() === "") return fallback
-  const n = Number(raw.replace(/[_,]/g, ""))
-  if (!Number.isFinite(n) || n <= 0) throw new Error(`${name} must be a positive number`)
-  return Math.floor(n)
-}
 
 const CONTACTS = intEnv("BENCH_CONTACTS", 1_000_000)
 const SECONDS = intEnv("BENCH_SECONDS", 10)
@@ -65,169 +49,6 @@ const SEARCH_TERMS = [
 ]
 
 // ---------------------------------------------------------------------------------------------
-
-const log = (line = "") => console.log(line)
-const fmt = (n: number, digits = 0) => n.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits })
-
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const server = createServer()
-    server.on("error", reject)
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address()
-      const port = typeof address === "object" && address !== null ? address.port : 0
-      server.close(() => resolve(port))
-    })
-  })
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
-
-interface Child {
-  readonly name: string
-  readonly port: number
-  readonly output: () => string
-  readonly stop: () => Promise<void>
-}
-
-const children = new Set<ChildProcess>()
-process.on("exit", () => {
-  for (const child of children) {
-    try {
-      if (child.pid !== undefined) process.kill(-child.pid, "SIGKILL")
-    } catch {
-      // already gone
-    }
-  }
-})
-
-/** Starts `script` under tsx in its own process group and waits until it answers HTTP. */
-const startChild = async (name: string, script: string, env: Record<string, string>, port: number): Promise<Child> => {
-  const child = spawn(tsx, [script], {
-    cwd: root,
-    env: { ...process.env, ...env, PORT: String(port), HOST: "127.0.0.1" },
-    stdio: ["ignore", "pipe", "pipe"],
-    detached: true
-  })
-  children.add(child)
-  let out = ""
-  const keep = (chunk: Buffer) => {
-    // keep the head (boot messages) and a bounded tail; the pipes must be drained anyway
-    out = out.length < 64 * 1024 ? out + chunk.toString() : out
-  }
-  child.stdout!.on("data", keep)
-  child.stderr!.on("data", keep)
-  let exited: number | null = null
-  const exit = new Promise<void>((resolve) =>
-    child.on("exit", (code, signal) => {
-      exited = code ?? (signal ? 128 : 1)
-      children.delete(child)
-      resolve()
-    })
-  )
-  const deadline = Date.now() + 60_000
-  for (;;) {
-    if (exited !== null) throw new Error(`${name} exited (${exited}) before listening:\n${out}`)
-    if (Date.now() > deadline) throw new Error(`${name} did not listen within 60 s:\n${out}`)
-    const up = await new Promise<boolean>((resolve) => {
-      const req = request({ host: "127.0.0.1", port, path: "/", method: "GET", timeout: 1000 }, (res) => {
-        res.resume()
-        resolve(true)
-      })
-      req.on("error", () => resolve(false))
-      req.on("timeout", () => req.destroy())
-      req.end()
-    })
-    if (up) break
-    await sleep(200)
-  }
-  return {
-    name,
-    port,
-    output: () => out,
-    stop: async () => {
-      if (exited !== null || child.pid === undefined) return
-      try {
-        process.kill(-child.pid, "SIGTERM")
-      } catch {
-        return
-      }
-      const timedOut = await Promise.race([exit.then(() => false), sleep(10_000).then(() => true)])
-      if (timedOut) {
-        try {
-          process.kill(-child.pid, "SIGKILL")
-        } catch {
-          // gone
-        }
-        await exit
-      }
-    }
-  }
-}
-
-const keepAlive = new Agent({ keepAlive: true, maxSockets: 1 })
-
-const get = (port: number, path: string, headers: Record<string, string>) =>
-  new Promise<{ status: number; body: string }>((resolve, reject) => {
-    const req = request({ host: "127.0.0.1", port, path, method: "GET", headers, agent: keepAlive }, (res) => {
-      const chunks: Array<Buffer> = []
-      res.on("data", (c: Buffer) => chunks.push(c))
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString() }))
-      res.on("error", reject)
-    })
-    req.on("error", reject)
-    req.end()
-  })
-
-const percentile = (sorted: ReadonlyArray<number>, p: number) =>
-  sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))]!
-
-// ---------------------------------------------------------------------------------------------
-
-interface Target {
-  readonly server: "service" | "baseline"
-  readonly port: number
-  readonly headers: Record<string, string>
-}
-
-interface Route {
-  readonly name: string
-  readonly next: () => string
-}
-
-interface RoundFigures {
-  readonly reqPerSec: number
-  readonly p50: number
-  readonly p99: number
-  readonly non2xx: number
-  readonly errors: number
-  readonly timeouts: number
-  readonly total: number
-}
-
-const load = (target: Target, route: Route, seconds: number) =>
-  new Promise<RoundFigures>((resolve, reject) => {
-    autocannon(
-      {
-        url: `http://127.0.0.1:${target.port}`,
-        connections: CONNECTIONS,
-        duration: seconds,
-        headers: target.headers,
-        requests: [{ method: "GET", headers: target.headers, setupRequest: (req) => ({ ...req, path: route.next() }) }]
-      },
-      (error, result) => {
-        if (error) return reject(error)
-        resolve({
-          reqPerSec: result.requests.mean,
-          p50: result.latency.p50,
-          p99: result.latency.p99,
-          non2xx: result.non2xx,
-          errors: result.errors,
-          timeouts: result.timeouts,
-          total: result.requests.total
-        })
-      }
-    )
-  })
 
 const stripCursor = (body: string) => {
   const parsed = JSON.parse(body) as Record<string, unknown>
@@ -330,11 +151,11 @@ const main = async () => {
     const routes: ReadonlyArray<Route> = [
       (() => {
         let i = 0
-        return { name: "GET /v1/api/contacts/:id", next: () => `/v1/api/contacts/${ids[i++ % ids.length]}` }
+        return { name: "GET /v1/api/contacts/:id", method: "GET", next: () => ({ path: `/v1/api/contacts/${ids[i++ % ids.length]}` }) }
       })(),
       (() => {
         let i = 0
-        return { name: `GET /v1/api/contacts?q=&limit=${LIMIT}`, next: () => searchPath(SEARCH_TERMS[i++ % SEARCH_TERMS.length]!) }
+        return { name: `GET /v1/api/contacts?q=&limit=${LIMIT}`, method: "GET", next: () => ({ path: searchPath(SEARCH_TERMS[i++ % SEARCH_TERMS.length]!) }) }
       })()
     ]
 
@@ -342,7 +163,7 @@ const main = async () => {
     let identical = 0
     let compared = 0
     for (const path of [...ids.slice(0, 5).map((id) => `/v1/api/contacts/${id}`), ...SEARCH_TERMS.slice(0, 50).map(searchPath)]) {
-      const [a, b] = await Promise.all(targets.map((t) => get(t.port, path, t.headers)))
+      const [a, b] = await Promise.all(targets.map((t) => call(t.port, "GET", path, t.headers)))
       if (a!.status !== 200 || b!.status !== 200) {
         throw new Error(`sample request ${path}: service ${a!.status} ${a!.body.slice(0, 200)} / baseline ${b!.status} ${b!.body.slice(0, 200)}`)
       }
@@ -356,12 +177,12 @@ const main = async () => {
     const figures = new Map<string, Array<RoundFigures>>()
     for (const route of routes) {
       for (const target of targets) {
-        const w = await load(target, route, WARMUP)
+        const w = await load(target, route, WARMUP, CONNECTIONS)
         log(`warm-up ${target.server.padEnd(8)} ${route.name}: ${fmt(w.reqPerSec)} req/s, non-2xx ${w.non2xx}`)
       }
       for (let round = 1; round <= ROUNDS; round++) {
         for (const target of targets) {
-          const r = await load(target, route, SECONDS)
+          const r = await load(target, route, SECONDS, CONNECTIONS)
           const k = `${route.name}|${target.server}`
           figures.set(k, [...(figures.get(k) ?? []), r])
           log(`round ${round} ${target.server.padEnd(8)} ${route.name}: ${fmt(r.reqPerSec)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms, non-2xx ${r.non2xx}, errors ${r.errors}`)
@@ -377,7 +198,7 @@ const main = async () => {
       for (let i = 0; i < PROBE; i++) {
         const term = SEARCH_TERMS[i % SEARCH_TERMS.length]!
         const t = performance.now()
-        const res = await get(target.port, searchPath(term), target.headers)
+        const res = await call(target.port, "GET", searchPath(term), target.headers)
         const ms = performance.now() - t
         if (res.status !== 200) non200++
         all.push(ms)
@@ -482,7 +303,7 @@ const main = async () => {
       searchTerms: SEARCH_TERMS,
       explain: explains
     }
-    const outDir = join(here, "results")
+    const outDir = join(benchDir, "results")
     mkdirSync(outDir, { recursive: true })
     writeFileSync(join(outDir, "latest.json"), JSON.stringify(results, null, 2) + "\n")
     log(`wrote ${join("apps", "bench", "results", "latest.json")}`)
