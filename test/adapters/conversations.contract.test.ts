@@ -14,19 +14,17 @@ import * as MemoryStores from "../../adapters/memory/stores.ts"
 import * as PgliteClient from "../../adapters/pglite/PgliteClient.ts"
 import * as Migrate from "../../adapters/sql/migrate.ts"
 import * as SqlStores from "../../adapters/sql/stores.ts"
-import type { Contact } from "../../core/contacts/model.ts"
 import { ContactStore } from "../../core/contacts/store.ts"
 import { type ActivityRecord, type Thread, words } from "../../core/conversations/model.ts"
 import { ConversationStore } from "../../core/conversations/store.ts"
 import { defaultBilling } from "../../core/workspaces/model.ts"
 import { WorkspaceStore } from "../../core/workspaces/store.ts"
 import { freshDatabase } from "../support/postgres.ts"
+import { contact, ts, uuid } from "./stores.contract.ts"
 
 type Ports = ConversationStore | ContactStore | WorkspaceStore
 
-const uuid = () => crypto.randomUUID()
 /** Distinct, ordered timestamps with millisecond detail. */
-const ts = (seconds: number) => new Date(Date.UTC(2024, 0, 1) + seconds * 1000 + 123).toISOString()
 
 const newWorkspace = Effect.gen(function* () {
   const id = uuid()
@@ -71,22 +69,6 @@ const activity = (t: Thread, patch: Partial<ActivityRecord> = {}): ActivityRecor
   ...patch
 })
 
-const contact = (workspaceId: string, patch: Partial<Contact> = {}): Contact => ({
-  id: uuid(),
-  workspaceId,
-  firstName: null,
-  lastName: null,
-  company: null,
-  phones: [],
-  emails: [],
-  notes: [],
-  properties: {},
-  tags: [],
-  source: "manual",
-  createdAt: ts(0),
-  updatedAt: ts(0),
-  ...patch
-})
 
 const get = (ws: string, id: string) => Effect.flatMap(ConversationStore, (s) => s.getThread(ws, id))
 const nameOf = (ws: string, id: string) => Effect.map(get(ws, id), (t) => Option.getOrThrow(t).contactName)

@@ -30,9 +30,10 @@ class Boom {
   readonly _tag = "Boom"
 }
 
-const uuid = () => crypto.randomUUID()
+export const uuid = () => crypto.randomUUID()
 /** Distinct, ordered timestamps with millisecond detail (what every adapter must keep). */
-const ts = (seconds: number) => new Date(Date.UTC(2024, 0, 1) + seconds * 1000 + 123).toISOString()
+/** A fixed instant plus `seconds`, with milliseconds, as stores return it. */
+export const ts = (seconds: number) => new Date(Date.UTC(2024, 0, 1) + seconds * 1000 + 123).toISOString()
 
 const workspace = (name = "W"): Workspace => ({ id: uuid(), name, billing: defaultBilling, createdAt: ts(0) })
 
@@ -42,7 +43,7 @@ const newWorkspace = Effect.gen(function* () {
   return w.id
 })
 
-const contact = (workspaceId: string, patch: Partial<Contact> = {}): Contact => ({
+export const contact = (workspaceId: string, patch: Partial<Contact> = {}): Contact => ({
   id: uuid(),
   workspaceId,
   firstName: null,
