@@ -2,9 +2,9 @@
 import { HttpServerRequest } from "@effect/platform"
 import { Effect, Layer, Option, Redacted } from "effect"
 import { ResourceExhausted, NotFound, Unauthenticated } from "../../core/errors.ts"
-import { RateLimiter } from "../../core/ratelimit.ts"
+import { type Decision, RateLimiter } from "../../core/ratelimit.ts"
 import { Workspaces } from "../../core/workspaces/service.ts"
-import { bearerToken, CurrentRequest } from "./platform.ts"
+import { bearerToken, requestState } from "./platform.ts"
 import { AdminAuthorization, Authorization } from "./security.ts"
 
 const unauthenticated = new Unauthenticated({ message: "Missing, malformed, unknown or revoked API key" })
@@ -14,39 +14,34 @@ export const AuthorizationLive = Layer.effect(
   Effect.gen(function* () {
     const workspaces = yield* Workspaces
     const limiter = yield* RateLimiter
+    const exhausted = (rate: Decision) => new ResourceExhausted({ message: "Rate limit exceeded", retryAfterSeconds: rate.retryAfterSeconds })
     return Authorization.of({
       // HttpApiSecurity.bearer accepts any header and slices it blindly; read the header ourselves.
+      // Plain flatMaps, no generators: this runs on every authenticated request.
       apiKey: () =>
-        Effect.gen(function* () {
-          const req = yield* HttpServerRequest.HttpServerRequest
-          const state = yield* CurrentRequest
+        Effect.flatMap(HttpServerRequest.HttpServerRequest, (req) => {
+          const state = requestState(req)
           const token = bearerToken(req.headers["authorization"])
-          if (token === undefined) return yield* unauthenticated
-          const principal = yield* workspaces.authenticate(token).pipe(
+          if (token === undefined) return Effect.fail(unauthenticated)
+          return workspaces.authenticate(token).pipe(
             Effect.catchAll((error) =>
-              Effect.gen(function* () {
-                // An unknown key is billed to the caller's address, so guessing keys is rate limited
-                // too. A malformed one was already billed by the platform middleware: count it once.
-                state.rate ??= yield* limiter.consume(`ip:${Option.getOrElse(req.remoteAddress, () => "unknown")}`)
-                if (!state.rate.allowed) {
-                  return yield* new ResourceExhausted({
-                    message: "Rate limit exceeded",
-                    retryAfterSeconds: state.rate.retryAfterSeconds
-                  })
+              // An unknown key is billed to the caller's address, so guessing keys is rate limited
+              // too. A malformed one was already billed by the platform middleware: count it once.
+              Effect.flatMap(
+                state.rate === undefined ? limiter.consume(`ip:${Option.getOrElse(req.remoteAddress, () => "unknown")}`) : Effect.succeed(state.rate),
+                (rate) => {
+                  state.rate = rate
+                  return Effect.fail(rate.allowed ? error : exhausted(rate))
                 }
-                return yield* error
+              )
+            ),
+            Effect.flatMap((principal) =>
+              Effect.flatMap(limiter.consume(`key:${principal.keyId}`), (rate) => {
+                state.rate = rate
+                return rate.allowed ? Effect.succeed(principal) : Effect.fail(exhausted(rate))
               })
             )
           )
-          const decision = yield* limiter.consume(`key:${principal.keyId}`)
-          state.rate = decision
-          if (!decision.allowed) {
-            return yield* new ResourceExhausted({
-              message: "Rate limit exceeded",
-              retryAfterSeconds: decision.retryAfterSeconds
-            })
-          }
-          return principal
         })
     })
   })

@@ -22,7 +22,7 @@
  *   `POLL_MS` for at most `IN_PROGRESS_WAIT_MS` (so a retry racing a fast first request gets its
  *   replay); still running after that: 409.
  */
-import { HttpServerResponse } from "@effect/platform"
+import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Cause, Clock, Effect, type Exit, Option } from "effect"
 import type { Principal } from "../../core/auth/principal.ts"
 import { type ErrorCode, errorStatus, FailedPrecondition, InvalidArgument, isDomainError } from "../../core/errors.ts"
@@ -94,7 +94,11 @@ export const idempotent = <A, E>(options: {
   /** The JSON body of a success, as the endpoint's success schema encodes it. */
   readonly encode: (a: A) => unknown
   readonly run: Effect.Effect<A, E>
-}): Effect.Effect<A | HttpServerResponse.HttpServerResponse, E | InvalidArgument | FailedPrecondition, IdempotencyStore> => {
+}): Effect.Effect<
+  A | HttpServerResponse.HttpServerResponse,
+  E | InvalidArgument | FailedPrecondition,
+  IdempotencyStore | HttpServerRequest.HttpServerRequest
+> => {
   const { key } = options
   if (key === undefined) return options.run
   if (key.length < 1 || key.length > MAX_KEY_LENGTH) {

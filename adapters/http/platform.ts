@@ -9,23 +9,42 @@
  * - the error envelope `{error: {code, message, requestId}}` for EVERY failure: decode errors,
  *   malformed JSON, unknown routes, domain errors, and defects (logged with the request id).
  */
-import { HttpApiBuilder, HttpApiError, HttpApp, HttpIncomingMessage, HttpMiddleware, HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Cause, Context, Effect, Option } from "effect"
+import { HttpApiBuilder, HttpApiError, HttpIncomingMessage, HttpMiddleware, HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { Cause, Effect, Option } from "effect"
 import { parseToken } from "../../core/auth/apiKey.ts"
 import { type DomainError, type ErrorCode, errorStatus, isDomainError } from "../../core/errors.ts"
 import { type Decision, RateLimiter } from "../../core/ratelimit.ts"
 
 export const MAX_BODY_BYTES = 1024 * 1024
 
-/** Per-request state shared between the global middleware and the security middleware. */
+/** Per-request state shared between the global middleware, key authentication and the idempotency wrapper. */
 export interface RequestState {
   readonly requestId: string
   rate: Decision | undefined
 }
 
-export class CurrentRequest extends Context.Reference<CurrentRequest>()("adapters/http/CurrentRequest", {
-  defaultValue: (): RequestState => ({ requestId: "unknown", rate: undefined })
-}) {}
+/**
+ * Keyed by the raw request (Node's IncomingMessage, the web Request), which every derived
+ * HttpServerRequest shares. A side table rather than a provided service: providing a service per
+ * request copies the whole service context, and this is the hottest path of the app.
+ */
+const states = new WeakMap<object, RequestState>()
+
+/** Starts the state of a request (the global middleware; tests driving a handler directly). */
+export const beginRequest = (req: HttpServerRequest.HttpServerRequest, requestId: string): RequestState => {
+  const state: RequestState = { requestId, rate: undefined }
+  states.set(req.source as object, state)
+  return state
+}
+
+export const requestState = (req: HttpServerRequest.HttpServerRequest): RequestState =>
+  states.get(req.source as object) ?? beginRequest(req, newRequestId())
+
+/** The state of the request being handled. */
+export const CurrentRequest: Effect.Effect<RequestState, never, HttpServerRequest.HttpServerRequest> = Effect.map(
+  HttpServerRequest.HttpServerRequest,
+  requestState
+)
 
 const REQUEST_ID = /^[A-Za-z0-9_-]{1,64}$/
 
@@ -133,53 +152,58 @@ export const layer = HttpApiBuilder.middleware(
     const clientKeyOf = (req: HttpServerRequest.HttpServerRequest) => `ip:${Option.getOrElse(req.remoteAddress, () => "unknown")}`
 
     return (app) => {
-      /** Request checks, then the app; every failure becomes the envelope. Built once, run per request. */
-      const guarded = Effect.gen(function* () {
-        const req = yield* HttpServerRequest.HttpServerRequest
-        const state = yield* CurrentRequest
+      // Built once, run per request. Written as plain flatMaps over the request: every generator,
+      // provided service or fiber-ref update here is paid on every request.
+      const handled = Effect.catchAllCause(app, (cause) => Effect.flatMap(CurrentRequest, (state) => causeToResponse(cause, state.requestId)))
+      const limited = HttpIncomingMessage.withMaxBodySize(handled, Option.some(MAX_BODY_BYTES))
+
+      /** Request checks, then the app; every failure becomes the envelope. */
+      const guarded = Effect.flatMap(HttpServerRequest.HttpServerRequest, (req) => {
+        const state = requestState(req)
         if (Number(req.headers["content-length"] ?? "0") > MAX_BODY_BYTES) {
-          return envelope(400, "invalid_argument", "Request body exceeds 1 MiB", state.requestId)
+          return Effect.succeed(envelope(400, "invalid_argument", "Request body exceeds 1 MiB", state.requestId))
         }
         const hasBody = BODY_METHODS.has(req.method)
         const contentType = req.headers["content-type"]
         // Only plain JSON: the router parses nothing else (a `+json` type would reach it as bytes).
         if (hasBody && contentType !== undefined && !/^application\/json\s*(;|$)/i.test(contentType)) {
-          return envelope(400, "invalid_argument", "Send the body as JSON with Content-Type: application/json", state.requestId)
+          return Effect.succeed(envelope(400, "invalid_argument", "Send the body as JSON with Content-Type: application/json", state.requestId))
         }
         const token = bearerToken(req.headers["authorization"])
-        if (token === undefined || Option.isNone(parseToken(token))) {
-          // No API key to bill this request to: limit it by client address instead.
-          state.rate = yield* limiter.consume(clientKeyOf(req))
-          if (!state.rate.allowed && req.method !== "OPTIONS") {
-            return HttpServerResponse.setHeader(
-              envelope(429, "resource_exhausted", "Rate limit exceeded", state.requestId),
-              "retry-after",
-              String(state.rate.retryAfterSeconds)
+        if (token !== undefined && Option.isSome(parseToken(token))) return hasBody ? limited : handled
+        // No API key to bill this request to: limit it by client address instead.
+        return Effect.flatMap(limiter.consume(clientKeyOf(req)), (rate) => {
+          state.rate = rate
+          if (!rate.allowed) {
+            return Effect.succeed(
+              HttpServerResponse.setHeader(
+                envelope(429, "resource_exhausted", "Rate limit exceeded", state.requestId),
+                "retry-after",
+                String(rate.retryAfterSeconds)
+              )
             )
           }
-        }
-        return yield* (hasBody ? HttpIncomingMessage.withMaxBodySize(app, Option.some(MAX_BODY_BYTES)) : app).pipe(
-          Effect.catchAllCause((cause) => causeToResponse(cause, state.requestId))
-        )
+          return hasBody ? limited : handled
+        })
       })
-      // CORS wraps only the guarded app: a preflight it answers itself still gets the headers below.
+      // CORS answers a preflight itself; the headers below go on that answer too.
       const withCors = cors(guarded)
 
-      return Effect.gen(function* () {
-        const req = yield* HttpServerRequest.HttpServerRequest
+      const finish = (state: RequestState, rate: Decision, res: HttpServerResponse.HttpServerResponse) =>
+        HttpServerResponse.setHeaders(res, { "x-request-id": state.requestId, ...rateHeaders(rate) })
+
+      return Effect.flatMap(HttpServerRequest.HttpServerRequest, (req) => {
         const given = req.headers["x-request-id"]
-        const state: RequestState = {
-          requestId: given !== undefined && REQUEST_ID.test(given) ? given : newRequestId(),
-          rate: undefined
-        }
-        yield* HttpApp.appendPreResponseHandler((_req, res) =>
-          Effect.gen(function* () {
-            // A request that never reached key authentication (an unknown route) counts per address.
-            state.rate ??= yield* limiter.consume(clientKeyOf(req))
-            return HttpServerResponse.setHeaders(res, { "x-request-id": state.requestId, ...rateHeaders(state.rate) })
-          })
+        const state = beginRequest(req, given !== undefined && REQUEST_ID.test(given) ? given : newRequestId())
+        return Effect.flatMap(withCors, (res) =>
+          state.rate !== undefined
+            ? Effect.succeed(finish(state, state.rate, res))
+            : // A request that never reached key authentication (an unknown route, a preflight) counts per address.
+              Effect.map(limiter.consume(clientKeyOf(req)), (rate) => {
+                state.rate = rate
+                return finish(state, rate, res)
+              })
         )
-        return yield* Effect.provideService(withCors, CurrentRequest, state)
       })
     }
   })

@@ -6,6 +6,7 @@ import m0003 from "./migrations/0003_search_statistics.ts"
 import m0004 from "./migrations/0004_idempotency.ts"
 import m0005 from "./migrations/0005_conversations.ts"
 import m0006 from "./migrations/0006_search_statistics_activities.ts"
+import m0007 from "./migrations/0007_search_separators.ts"
 
 /**
  * Static imports (not a directory scan) so the same migrations run on Node, Deno and PGlite.
@@ -14,7 +15,8 @@ import m0006 from "./migrations/0006_search_statistics_activities.ts"
 export const migrations = Migrator.fromRecord({ "0001_foundation": m0001, "0002_webhooks": m0002, "0003_search_statistics": m0003,
   "0004_idempotency": m0004,
   "0005_conversations": m0005,
-  "0006_search_statistics_activities": m0006
+  "0006_search_statistics_activities": m0006,
+  "0007_search_separators": m0007
 })
 
 export const run = Migrator.make({})({ loader: migrations })

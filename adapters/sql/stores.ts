@@ -67,18 +67,10 @@ const toContact = (r: Row): Contact => ({
   updatedAt: iso(r.updated_at)
 })
 
-/** Newest rows of a workspace that a search filters before it falls back to the trigram index. */
-export const DEFAULT_SEARCH_WINDOW = 2000
-
-export interface StoreOptions {
-  readonly searchWindow?: number
-}
-
 const CONTACT_COLUMNS = "workspace_id, id, first_name, last_name, company, phones, emails, notes, properties, tags, source, created_at, updated_at"
 
-const baseLayer = (options: StoreOptions) => Layer.effectContext(
+const baseLayer = Layer.effectContext(
   Effect.gen(function* () {
-    const SEARCH_WINDOW = options.searchWindow ?? DEFAULT_SEARCH_WINDOW
     const sql = yield* SqlClient.SqlClient
     const die = Effect.orDie
 
@@ -154,40 +146,21 @@ const baseLayer = (options: StoreOptions) => Layer.effectContext(
               AND ${sql.or(phones.map((p) => sql`phones @> ${JSON.stringify([{ value: p }])}::jsonb`))}
               ORDER BY created_at, id`).pipe(Effect.map((rs) => rs.map(toContact))),
       list: ({ workspaceId, terms, limit, after }) => {
-        const base = [sql`workspace_id = ${workspaceId}`]
-        if (after !== null) base.push(sql`(created_at, id) < (${after.createdAt}::timestamptz, ${after.id}::uuid)`)
-        const page = (conditions: ReadonlyArray<Statement.Fragment>, n: number) =>
-          die(sql<Row>`
-            SELECT * FROM contacts WHERE ${sql.and(conditions)}
-            ORDER BY created_at DESC, id DESC LIMIT ${n}`).pipe(Effect.map((rs) => rs.map(toContact)))
-        if (terms === null) return page(base, limit)
-        const match =
-          terms.digits === null
-            ? sql`search_text LIKE ${likeContains(terms.text)}`
-            : sql`(search_text LIKE ${likeContains(terms.text)} OR search_digits LIKE ${likeContains(terms.digits)})`
-        // Search in two steps, because no single plan is fast for every term. Step 1 filters the newest
-        // SEARCH_WINDOW rows in index order: common terms fill the page there in a few ms. Only when it
-        // does not (a rare term) does step 2 search the older rows, where the trigram index is the fast
-        // plan because matches are few.
-        return Effect.gen(function* () {
-          const recent = yield* die(sql<Row>`
-            SELECT * FROM (
-              SELECT * FROM contacts WHERE ${sql.and(base)}
-              ORDER BY created_at DESC, id DESC LIMIT ${SEARCH_WINDOW}
-            ) newest WHERE ${match}
-            ORDER BY created_at DESC, id DESC LIMIT ${limit}`).pipe(Effect.map((rs) => rs.map(toContact)))
-          if (recent.length === limit) return recent
-          const edge = yield* die(sql<{ created_at: unknown; id: string }>`
-            SELECT created_at, id FROM contacts WHERE ${sql.and(base)}
-            ORDER BY created_at DESC, id DESC OFFSET ${SEARCH_WINDOW - 1} LIMIT 1`)
-          const last = edge[0]
-          if (last === undefined) return recent
-          const older = yield* page(
-            [sql`workspace_id = ${workspaceId}`, sql`(created_at, id) < (${iso(last.created_at)}::timestamptz, ${last.id}::uuid)`, match],
-            limit - recent.length
+        const conditions = [sql`workspace_id = ${workspaceId}`]
+        if (after !== null) conditions.push(sql`(created_at, id) < (${after.createdAt}::timestamptz, ${after.id}::uuid)`)
+        if (terms !== null) {
+          conditions.push(
+            terms.digits === null
+              ? sql`search_text LIKE ${likeContains(terms.text)}`
+              : sql`(search_text LIKE ${likeContains(terms.text)} OR search_digits LIKE ${likeContains(terms.digits)})`
           )
-          return [...recent, ...older]
-        })
+        }
+        // One statement; Postgres picks the plan from the term's estimated frequency (statistics
+        // 1000, migration 0003): a common term walks contacts_recent newest first and stops at
+        // `limit`, a rare one takes the trigram index and sorts its few matches.
+        return die(sql<Row>`
+          SELECT * FROM contacts WHERE ${sql.and(conditions)}
+          ORDER BY created_at DESC, id DESC LIMIT ${limit}`).pipe(Effect.map((rs) => rs.map(toContact)))
       }
     })
 
@@ -227,8 +200,7 @@ const baseLayer = (options: StoreOptions) => Layer.effectContext(
 )
 
 /** Every store port and the transactor over one SqlClient. */
-export const makeLayer = (options: StoreOptions = {}) => Layer.mergeAll(baseLayer(options), Webhooks.layer, Conversations.layer, Idempotency.layer)
-export const layer = makeLayer()
+export const layer = Layer.mergeAll(baseLayer, Webhooks.layer, Conversations.layer, Idempotency.layer)
 
 /** A server secret (cursor signing, media URLs), made once per database so every process agrees. */
 export const serverSecret = (name: string) =>

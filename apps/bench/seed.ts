@@ -5,11 +5,14 @@
  * lack a company, email or phone, a few are nameless inbound placeholders.
  *
  * `search_text` / `search_digits` must equal core/contacts/rules.ts `searchText` / `searchDigits`:
- * lower-cased names and emails joined by single spaces, and the digits of each phone joined by
- * spaces. Display strings may hold non-ASCII letters, so their lower-cased forms are computed in JS
+ * lower-cased names and emails joined by single spaces with the separators folded into letters, and
+ * the digits of each phone joined by spaces. Display strings may hold non-ASCII letters, so their lower-cased forms are computed in JS
  * (`toLowerCase`, as the app does) and passed in; emails are ASCII and already lower case.
  */
 import type pg from "pg"
+import { SEARCH_SEPARATOR_LETTERS, SEARCH_SEPARATORS } from "../../core/contacts/rules.ts"
+
+const sqlString = (s: string) => `'${s.replace(/'/g, "''")}'`
 
 const FIRST = [
   "James", "Mary", "John", "Patricia", "Robert", "Jennifer", "Michael", "Linda", "William", "Elizabeth",
@@ -183,7 +186,7 @@ SELECT $1::uuid, gen_random_uuid(), first_name, last_name, company,
        ELSE '[]'::jsonb END,
   CASE WHEN kind < 2 THEN 'inbound' ELSE 'manual' END,
   ts, ts,
-  concat_ws(' ', first_lower, last_lower, company_lower, e1, e2),
+  translate(concat_ws(' ', first_lower, last_lower, company_lower, e1, e2), ${sqlString(SEARCH_SEPARATORS)}, ${sqlString(SEARCH_SEPARATOR_LETTERS)}),
   concat_ws(' ', regexp_replace(p1, '[^0-9]', '', 'g'), regexp_replace(p2, '[^0-9]', '', 'g'))
 FROM (
   -- distinct, increasing created_at at millisecond precision (what the API returns)

@@ -119,12 +119,27 @@ export const isAdoptablePlaceholder = (c: Contact): boolean =>
 
 // ---- Search semantics (CONTRACT.md), shared by the memory store and the SQL columns ----
 
-/** Lower-cased text searched by substring: names, company, emails. */
+/**
+ * Separators in search text are spelled as upper-case letters. pg_trgm indexes letters and digits
+ * only, so with the separators as they are, "garcia_" or "van der" is looked up by the trigrams of
+ * its words alone and thousands of rows are rechecked. Lower-cased text never holds an upper-case
+ * ASCII letter, so the map is one-to-one: a substring match is the same match before and after it,
+ * and the separators now join their neighbours into narrow trigrams. Migration 0007 applies the same
+ * map in SQL (`translate`), so the two must stay identical.
+ */
+export const SEARCH_SEPARATORS = " .@_-+'&,/()!#$%*=?^`{|}~;"
+export const SEARCH_SEPARATOR_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+const SEPARATOR = /[ .@_\-+'&,/()!#$%*=?^`{|}~;]/g
+const foldSearch = (text: string) =>
+  text.toLowerCase().replace(SEPARATOR, (ch) => SEARCH_SEPARATOR_LETTERS[SEARCH_SEPARATORS.indexOf(ch)]!)
+
+/** Text searched by substring: names, company and emails, lower-cased, separators folded (above). */
 export const searchText = (c: Pick<Contact, "firstName" | "lastName" | "company" | "emails">): string =>
-  [c.firstName, c.lastName, c.company, ...c.emails.map((e) => e.value)]
-    .filter((s): s is string => s !== null && s.length > 0)
-    .join(" ")
-    .toLowerCase()
+  foldSearch(
+    [c.firstName, c.lastName, c.company, ...c.emails.map((e) => e.value)]
+      .filter((s): s is string => s !== null && s.length > 0)
+      .join(" ")
+  )
 
 /** Digits of every phone, space separated so a match never spans two numbers. */
 export const searchDigits = (c: Pick<Contact, "phones">): string => c.phones.map((p) => phoneDigits(p.value)).join(" ")
@@ -136,9 +151,9 @@ export interface SearchTerms {
 }
 
 export const searchTerms = (q: string): SearchTerms => {
-  const text = q.trim().toLowerCase()
-  const digits = /^[+\d\s().-]+$/.test(text) && /\d/.test(text) ? phoneDigits(text) : null
-  return { text, digits }
+  const trimmed = q.trim()
+  const digits = /^[+\d\s().-]+$/.test(trimmed) && /\d/.test(trimmed) ? phoneDigits(trimmed) : null
+  return { text: foldSearch(trimmed), digits }
 }
 
 export const matches = (c: Contact, terms: SearchTerms): boolean =>

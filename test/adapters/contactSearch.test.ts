@@ -1,9 +1,11 @@
 /**
- * Contact search on SQL runs in two steps (a newest-first window, then the trigram index for older
- * rows). With a tiny window, every query below crosses from one step to the other; the results must
- * equal the memory store's, which filters everything in one pass.
+ * Contact search on SQL (a LIKE over search text whose separators are folded into upper-case letters,
+ * core/contacts/rules.ts) must answer exactly what the memory store answers with plain substring
+ * matching: punctuation, several words, LIKE wildcards and upper case in the query included, over
+ * pages of two. Migration 0007's `translate` must fold text exactly as the app does.
  */
-import { Effect, Layer, Redacted } from "effect"
+import { SqlClient } from "@effect/sql"
+import { Effect, FastCheck as fc, Layer, Redacted } from "effect"
 import { PgClient } from "@effect/sql-pg"
 import { afterAll, describe, expect, inject, it } from "vitest"
 import * as MemoryStores from "../../adapters/memory/stores.ts"
@@ -11,7 +13,7 @@ import * as Pglite from "../../adapters/pglite/PgliteClient.ts"
 import * as Migrate from "../../adapters/sql/migrate.ts"
 import * as SqlStores from "../../adapters/sql/stores.ts"
 import type { Contact } from "../../core/contacts/model.ts"
-import { searchTerms } from "../../core/contacts/rules.ts"
+import { SEARCH_SEPARATOR_LETTERS, SEARCH_SEPARATORS, searchTerms, searchText } from "../../core/contacts/rules.ts"
 import { ContactStore } from "../../core/contacts/store.ts"
 import { freshDatabase } from "../support/postgres.ts"
 
@@ -22,12 +24,18 @@ const contacts: Array<Contact> = names.map((n, i) => {
   const at = new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString()
   return {
     id: `00000000-0000-7000-8000-${String(i + 100).padStart(12, "0")}`,
-    workspaceId: WS, firstName, lastName, company: i % 3 === 0 ? "Analytical Engines" : null,
-    phones: [{ value: `+1415555${String(1000 + i)}` }], emails: [], notes: [], properties: {}, tags: [],
+    workspaceId: WS, firstName, lastName, company: i % 3 === 0 ? "Analytical Engines" : i === 4 ? "100% Pure & Co." : null,
+    phones: [{ value: `+1415555${String(1000 + i)}` }],
+    emails: i % 2 === 0 ? [{ value: `${firstName}.${lastName}@example.com`.toLowerCase() }] : i % 5 === 1 ? [{ value: `${lastName}_${i}@mail.org`.toLowerCase() }] : [],
+    notes: [], properties: {}, tags: [],
     source: "manual", createdAt: at, updatedAt: at
   }
 })
-const queries = ["ada", "a", "engines", "zzz", "on", "555", "5551003", "o"]
+const queries = [
+  "ada", "a", "engines", "zzz", "on", "555", "5551003", "o",
+  "ADA", "ada lovelace", "a l", "ada.", ".l", "_", "turing_", "n_1", "%", "100%", "% pure", "@", "e.com", "&", "lovelace@example",
+  "analytical engines", "s a", "zzz ada", "a_", "\\"
+]
 
 const run = (stores: Layer.Layer<ContactStore, unknown>) =>
   Effect.gen(function* () {
@@ -51,9 +59,9 @@ const run = (stores: Layer.Layer<ContactStore, unknown>) =>
   }).pipe(Effect.provide(stores), Effect.runPromise)
 
 const sqlStores = (client: Layer.Layer<any, any>) =>
-  SqlStores.makeLayer({ searchWindow: 3 }).pipe(Layer.provide(Migrate.layer), Layer.provide(client)) as Layer.Layer<ContactStore, unknown>
+  SqlStores.layer.pipe(Layer.provide(Migrate.layer), Layer.provide(client)) as Layer.Layer<ContactStore, unknown>
 
-describe("two-step contact search equals the one-pass memory search", () => {
+describe("SQL contact search equals the memory store's substring search", () => {
   const dbs: Array<{ drop: () => Promise<void> }> = []
   afterAll(async () => {
     for (const d of dbs) await d.drop()
@@ -62,7 +70,24 @@ describe("two-step contact search equals the one-pass memory search", () => {
   it("on PGlite", async () => {
     const expected = await run(MemoryStores.layer as Layer.Layer<ContactStore, unknown>)
     expect(expected["ada"]!.flat()).toEqual(["Adam", "Ada", "Ada"])
+    expect(expected["ada lovelace"]!.flat()).toEqual(["Ada"])
+    expect(expected["100%"]!.flat()).toEqual(["Barbara"])
+    expect(expected["%"]!.flat()).toEqual(["Barbara"])
     expect(await run(sqlStores(Pglite.layer({})))).toEqual(expected)
+  }, 60_000)
+
+  it("migration 0007's translate folds stored text exactly as searchText does", async () => {
+    const samples = fc.sample(fc.string({ unit: "grapheme", maxLength: 24 }), 300).concat([SEARCH_SEPARATORS, "O'Brien & Sons, Inc.", "a_b%c\\d"])
+    const folded = await Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const out: Array<string> = []
+      for (const s of samples) {
+        const rows = yield* sql<{ t: string }>`SELECT translate(${s.toLowerCase()}, ${SEARCH_SEPARATORS}, ${SEARCH_SEPARATOR_LETTERS}) AS t`
+        out.push(rows[0]!.t)
+      }
+      return out
+    }).pipe(Effect.provide(Pglite.layer({})), Effect.runPromise)
+    expect(folded).toEqual(samples.map((s) => searchText({ firstName: s, lastName: null, company: null, emails: [] })))
   }, 60_000)
 
   const url = inject("postgresUrl")

@@ -228,12 +228,20 @@ describe("search semantics", () => {
     assert.isFalse(m("tel 555"))
   })
 
-  it("searchTerms trims and lower-cases; digits only for phone-shaped queries", () => {
+  it("searchTerms trims, lower-cases and folds separators; digits only for phone-shaped queries", () => {
     assert.deepStrictEqual(searchTerms("  Ada "), { text: "ada", digits: null })
-    assert.deepStrictEqual(searchTerms("(415) 555-01"), { text: "(415) 555-01", digits: "41555501" })
-    assert.deepStrictEqual(searchTerms("+1"), { text: "+1", digits: "1" })
-    assert.deepStrictEqual(searchTerms("---"), { text: "---", digits: null })
+    assert.deepStrictEqual(searchTerms("(415) 555-01"), { text: "K415LA555E01", digits: "41555501" })
+    assert.deepStrictEqual(searchTerms("+1"), { text: "F1", digits: "1" })
+    assert.deepStrictEqual(searchTerms("---"), { text: "EEE", digits: null })
     assert.deepStrictEqual(searchTerms("abc123"), { text: "abc123", digits: null })
+    assert.deepStrictEqual(searchTerms("Van der_Berg@x.io"), { text: "vanAderDbergCxBio", digits: null })
+  })
+
+  it("folded separators never collide with text: only the same separator matches", () => {
+    const c = contact({ firstName: "Ana", lastName: "Garcia_Lopez", emails: [{ value: "ana.garcia@example.com" }] })
+    for (const q of ["garcia_", "a.g", "ana garcia", "garcia@ex"]) assert.isTrue(matches(c, searchTerms(q)), q)
+    // the letters that spell separators are never matched by the letters themselves, nor one separator by another
+    for (const q of ["anaagarcia", "garcia.l", "ana_garcia", "garcia lopez", "a-g"]) assert.isFalse(matches(c, searchTerms(q)), q)
   })
 
   it.prop(

@@ -6,12 +6,12 @@
  * current request id, 5xx / defects / 401-403-429 not stored, and a client disconnect that cannot
  * leave the key without an answer.
  */
-import { HttpServerResponse } from "@effect/platform"
+import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { assert, describe, it } from "@effect/vitest"
 import { Cause, Effect, Exit, Fiber, Option } from "effect"
 import * as MemoryIdempotency from "../../adapters/memory/idempotency.ts"
 import { idempotent, IN_PROGRESS_WAIT_MS } from "../../adapters/http/idempotency.ts"
-import { CurrentRequest } from "../../adapters/http/platform.ts"
+import { beginRequest } from "../../adapters/http/platform.ts"
 import type { Principal } from "../../core/auth/principal.ts"
 import { FailedPrecondition, Internal, InvalidArgument, NotFound, PermissionDenied, ResourceExhausted, Unauthenticated } from "../../core/errors.ts"
 
@@ -40,6 +40,13 @@ const sender = (opts: { delayMs?: number; fail?: (n: number) => Effect.Effect<ne
   return { run, runs: () => runs }
 }
 
+/** A request whose id the platform middleware would have assigned. */
+const request = (requestId: string) => {
+  const req = HttpServerRequest.fromWeb(new Request("http://localhost/v1/api/messages", { method: "POST" }))
+  beginRequest(req, requestId)
+  return req
+}
+
 const call = <A, E>(
   run: Effect.Effect<A, E>,
   opts: { key?: string | undefined; request?: unknown; requestId?: string; principal?: Principal } = {}
@@ -51,7 +58,7 @@ const call = <A, E>(
     status: 201,
     encode: (a: A) => ({ message: a }),
     run
-  }).pipe(Effect.provideService(CurrentRequest, { requestId: opts.requestId ?? "req_first", rate: undefined }))
+  }).pipe(Effect.provideService(HttpServerRequest.HttpServerRequest, request(opts.requestId ?? "req_first")))
 
 const read = (res: HttpServerResponse.HttpServerResponse) =>
   Effect.promise(async () => {
