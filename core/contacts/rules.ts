@@ -122,13 +122,15 @@ export const isAdoptablePlaceholder = (c: Contact): boolean =>
 /**
  * Separators in search text are spelled as upper-case letters. pg_trgm indexes letters and digits
  * only, so with the separators as they are, "garcia_" or "van der" is looked up by the trigrams of
- * its words alone and thousands of rows are rechecked. Lower-cased text never holds an upper-case
- * ASCII letter, so the map is one-to-one: a substring match is the same match before and after it,
- * and the separators now join their neighbours into narrow trigrams. Migration 0007 applies the same
- * map in SQL (`translate`), so the two must stay identical.
+ * its words alone (plus word-boundary trigrams that nearly every row holds) and thousands of rows are
+ * rechecked. Lower-cased text never holds an upper-case ASCII letter, so the map is one-to-one: a
+ * substring match is the same match before and after it. pg_trgm lower-cases what it indexes, so the
+ * commonest separators get the letters rarest in names (space Q, "." X, "@" Z, "_" J, "-" K), and
+ * trigrams spanning a separator stay narrow. Migration 0007 applies the same map in SQL
+ * (`translate`); a test holds the two identical.
  */
 export const SEARCH_SEPARATORS = " .@_-+'&,/()!#$%*=?^`{|}~;"
-export const SEARCH_SEPARATOR_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+export const SEARCH_SEPARATOR_LETTERS = "QXZJKVWYFBGHPMCDULNORSTEAI"
 const SEPARATOR = /[ .@_\-+'&,/()!#$%*=?^`{|}~;]/g
 const foldSearch = (text: string) =>
   text.toLowerCase().replace(SEPARATOR, (ch) => SEARCH_SEPARATOR_LETTERS[SEARCH_SEPARATORS.indexOf(ch)]!)

@@ -104,11 +104,15 @@ export const make = Effect.gen(function* () {
   const cache = new Map<string, { readonly principal: Principal; readonly hash: string; readonly at: number }>()
 
   /** Resolves a bearer token to its principal; every failure is the same 401. */
-  const authenticate = (token: string) =>
-    Effect.gen(function* () {
-      const now = yield* Clock.currentTimeMillis
+  const authenticate = (token: string): Effect.Effect<Principal, Unauthenticated> =>
+    // The cache hit is every request's path: no generator there.
+    Effect.flatMap(Clock.currentTimeMillis, (now) => {
       const hit = cache.get(token)
-      if (hit && now - hit.at < KEY_CACHE_MS) return hit.principal
+      return hit && now - hit.at < KEY_CACHE_MS ? Effect.succeed(hit.principal) : resolve(token, now)
+    })
+
+  const resolve = (token: string, now: number) =>
+    Effect.gen(function* () {
       const parsed = parseToken(token)
       if (Option.isNone(parsed)) return yield* unauthenticated
       const hash = yield* hashToken(parsed.value.token)

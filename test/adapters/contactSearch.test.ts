@@ -13,7 +13,8 @@ import * as Pglite from "../../adapters/pglite/PgliteClient.ts"
 import * as Migrate from "../../adapters/sql/migrate.ts"
 import * as SqlStores from "../../adapters/sql/stores.ts"
 import type { Contact } from "../../core/contacts/model.ts"
-import { SEARCH_SEPARATOR_LETTERS, SEARCH_SEPARATORS, searchTerms, searchText } from "../../core/contacts/rules.ts"
+import { searchTerms, searchText } from "../../core/contacts/rules.ts"
+import { LETTERS, SEPARATORS } from "../../adapters/sql/migrations/0007_search_separators.ts"
 import { ContactStore } from "../../core/contacts/store.ts"
 import { freshDatabase } from "../support/postgres.ts"
 
@@ -77,12 +78,12 @@ describe("SQL contact search equals the memory store's substring search", () => 
   }, 60_000)
 
   it("migration 0007's translate folds stored text exactly as searchText does", async () => {
-    const samples = fc.sample(fc.string({ unit: "grapheme", maxLength: 24 }), 300).concat([SEARCH_SEPARATORS, "O'Brien & Sons, Inc.", "a_b%c\\d"])
+    const samples = fc.sample(fc.string({ unit: "grapheme", maxLength: 24 }), 300).concat([SEPARATORS, "O'Brien & Sons, Inc.", "a_b%c\\d"])
     const folded = await Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
       const out: Array<string> = []
       for (const s of samples) {
-        const rows = yield* sql<{ t: string }>`SELECT translate(${s.toLowerCase()}, ${SEARCH_SEPARATORS}, ${SEARCH_SEPARATOR_LETTERS}) AS t`
+        const rows = yield* sql<{ t: string }>`SELECT translate(${s.toLowerCase()}, ${SEPARATORS}, ${LETTERS}) AS t`
         out.push(rows[0]!.t)
       }
       return out

@@ -230,18 +230,18 @@ describe("search semantics", () => {
 
   it("searchTerms trims, lower-cases and folds separators; digits only for phone-shaped queries", () => {
     assert.deepStrictEqual(searchTerms("  Ada "), { text: "ada", digits: null })
-    assert.deepStrictEqual(searchTerms("(415) 555-01"), { text: "K415LA555E01", digits: "41555501" })
-    assert.deepStrictEqual(searchTerms("+1"), { text: "F1", digits: "1" })
-    assert.deepStrictEqual(searchTerms("---"), { text: "EEE", digits: null })
+    assert.deepStrictEqual(searchTerms("(415) 555-01"), { text: "G415HQ555K01", digits: "41555501" })
+    assert.deepStrictEqual(searchTerms("+1"), { text: "V1", digits: "1" })
+    assert.deepStrictEqual(searchTerms("---"), { text: "KKK", digits: null })
     assert.deepStrictEqual(searchTerms("abc123"), { text: "abc123", digits: null })
-    assert.deepStrictEqual(searchTerms("Van der_Berg@x.io"), { text: "vanAderDbergCxBio", digits: null })
+    assert.deepStrictEqual(searchTerms("Van der_Berg@x.io"), { text: "vanQderJbergZxXio", digits: null })
   })
 
   it("folded separators never collide with text: only the same separator matches", () => {
     const c = contact({ firstName: "Ana", lastName: "Garcia_Lopez", emails: [{ value: "ana.garcia@example.com" }] })
     for (const q of ["garcia_", "a.g", "ana garcia", "garcia@ex"]) assert.isTrue(matches(c, searchTerms(q)), q)
     // the letters that spell separators are never matched by the letters themselves, nor one separator by another
-    for (const q of ["anaagarcia", "garcia.l", "ana_garcia", "garcia lopez", "a-g"]) assert.isFalse(matches(c, searchTerms(q)), q)
+    for (const q of ["anaqgarcia", "garcia.l", "ana_garcia", "garcia lopez", "a-g"]) assert.isFalse(matches(c, searchTerms(q)), q)
   })
 
   it.prop(

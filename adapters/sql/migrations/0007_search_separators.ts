@@ -1,19 +1,17 @@
 import { Effect } from "effect"
 import { SqlClient } from "@effect/sql"
-import { SEARCH_SEPARATOR_LETTERS, SEARCH_SEPARATORS } from "../../../core/contacts/rules.ts"
 
 /**
  * Contact search text with its separators spelled as upper-case letters (core/contacts/rules.ts
- * `searchText`), so trigrams span them. `translate` applies the same one-to-one map to the stored
- * (already lower-cased) text.
- *
- * `contacts_recent` now carries the search columns: a common term is answered by walking the newest
- * rows in index order, and reading the columns from the index skips a heap visit per row.
+ * `searchText`), so trigrams span them. `translate` applies the same one-to-one map to the stored,
+ * already lower-cased text. The map is written out here, not imported: a migration that has run must
+ * not change. test/adapters/contactSearch.test.ts holds it equal to the app's.
  */
+export const SEPARATORS = " .@_-+'&,/()!#$%*=?^`{|}~;"
+export const LETTERS = "QXZJKVWYFBGHPMCDULNORSTEAI"
+
 export default Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
-  yield* sql`UPDATE contacts SET search_text = translate(search_text, ${SEARCH_SEPARATORS}, ${SEARCH_SEPARATOR_LETTERS})`
-  yield* sql`DROP INDEX contacts_recent`
-  yield* sql`CREATE INDEX contacts_recent ON contacts (workspace_id, created_at DESC, id DESC) INCLUDE (search_text, search_digits)`
+  yield* sql`UPDATE contacts SET search_text = translate(search_text, ${SEPARATORS}, ${LETTERS})`
   yield* sql`ANALYZE contacts`
 })
