@@ -9,7 +9,7 @@
  * - the error envelope `{error: {code, message, requestId}}` for EVERY failure: decode errors,
  *   malformed JSON, unknown routes, domain errors, and defects (logged with the request id).
  */
-import { HttpApiBuilder, HttpApiError, HttpIncomingMessage, HttpMiddleware, HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { HttpApiBuilder, HttpApiError, HttpIncomingMessage, HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Cause, Effect, Option } from "effect"
 import { parseToken } from "../../core/auth/apiKey.ts"
 import { type DomainError, type ErrorCode, errorStatus, isDomainError } from "../../core/errors.ts"
@@ -137,12 +137,29 @@ const rateHeaders = (d: Decision) => ({
   "ratelimit-reset": String(d.resetSeconds)
 })
 
-const cors = HttpMiddleware.cors({
-  allowedOrigins: ["*"],
-  allowedMethods: ["GET", "POST", "PATCH", "DELETE", "OPTIONS"],
-  exposedHeaders: ["X-Request-Id", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset", "Retry-After", "Idempotency-Replayed"],
-  maxAge: 600
-})
+/**
+ * CORS for any origin, without credentials (keys, not cookies, authenticate): static headers on every
+ * answer and a 204 for every preflight. Written here rather than with HttpMiddleware.cors, which adds
+ * a pre-response handler (a fiber-ref update and a second header merge) to every request: measured
+ * at 5-8% of a GET's CPU.
+ */
+const CORS_HEADERS = {
+  "access-control-allow-origin": "*",
+  "access-control-expose-headers": "X-Request-Id,RateLimit-Limit,RateLimit-Remaining,RateLimit-Reset,Retry-After,Idempotency-Replayed"
+}
+
+const preflight = (req: HttpServerRequest.HttpServerRequest) => {
+  const requested = req.headers["access-control-request-headers"]
+  return HttpServerResponse.empty({
+    status: 204,
+    headers: {
+      ...CORS_HEADERS,
+      "access-control-allow-methods": "GET, POST, PATCH, DELETE, OPTIONS",
+      "access-control-max-age": "600",
+      ...(requested ? { "access-control-allow-headers": requested, vary: "Access-Control-Request-Headers" } : {})
+    }
+  })
+}
 
 const BODY_METHODS = new Set(["POST", "PATCH", "PUT"])
 
@@ -186,16 +203,13 @@ export const layer = HttpApiBuilder.middleware(
           return hasBody ? limited : handled
         })
       })
-      // CORS answers a preflight itself; the headers below go on that answer too.
-      const withCors = cors(guarded)
-
       const finish = (state: RequestState, rate: Decision, res: HttpServerResponse.HttpServerResponse) =>
-        HttpServerResponse.setHeaders(res, { "x-request-id": state.requestId, ...rateHeaders(rate) })
+        HttpServerResponse.setHeaders(res, { ...CORS_HEADERS, "x-request-id": state.requestId, ...rateHeaders(rate) })
 
       return Effect.flatMap(HttpServerRequest.HttpServerRequest, (req) => {
         const given = req.headers["x-request-id"]
         const state = beginRequest(req, given !== undefined && REQUEST_ID.test(given) ? given : newRequestId())
-        return Effect.flatMap(withCors, (res) =>
+        return Effect.flatMap(req.method === "OPTIONS" ? Effect.succeed(preflight(req)) : guarded, (res) =>
           state.rate !== undefined
             ? Effect.succeed(finish(state, state.rate, res))
             : // A request that never reached key authentication (an unknown route, a preflight) counts per address.
