@@ -2,7 +2,9 @@
 // The registry this project builds against lacks some optional platform packages (@deno/darwin-arm64,
 // @rollup/rollup-win32-x64-msvc, ...), so npm leaves them out of the lockfile and `npm ci` then refuses
 // it as out of sync. This adds an entry per missing package, with os/cpu/libc read off its name; npm
-// skips those on install because they never match the machine, and `npm install` keeps them.
+// skips those where they do not match the machine, and `npm install` keeps them. On a platform that
+// does match (macOS, Windows), npm fetches the package by name and version, without an integrity pin.
+// Only top-level packages pinned to an exact version are handled; anything else stops the script.
 const fs = require("fs");
 const path = process.argv[2] ?? "package-lock.json";
 const lock = JSON.parse(fs.readFileSync(path, "utf8"));
@@ -12,6 +14,7 @@ for (const [key, entry] of Object.entries(pk)) {
   for (const [name, spec] of Object.entries(entry.optionalDependencies ?? {})) {
     const k = "node_modules/" + name;
     if (pk[k]) continue;
+    if (!/^[\^~=]?\d+\.\d+\.\d+(-[\w.]+)?$/.test(spec)) { console.error("not an exact version:", name, spec); process.exit(1); }
     const parts = name.split("/").pop().split("-");
     const osList = ["darwin", "linux", "win32", "android", "freebsd", "openbsd", "openharmony", "netbsd", "sunos", "aix"];
     const i = parts.findIndex((p) => osList.includes(p));

@@ -44,7 +44,7 @@ const run = (stores: Layer.Layer<ContactStore, unknown>) =>
     for (const c of contacts) yield* store.insert(c)
     const out: Record<string, Array<Array<string>>> = {}
     for (const q of queries) {
-      // Page through with limit 2 so cursors cross the window boundary too.
+      // Page through with limit 2, so every query is checked across cursor pages too.
       const pages: Array<Array<string>> = []
       let after: { createdAt: string; id: string } | null = null
       for (;;) {
