@@ -3,7 +3,7 @@
  * Infrastructure failures are defects (answered 500 with the request id logged); domain outcomes
  * such as "number taken" are typed.
  */
-import { SqlClient, SqlError, type Statement } from "@effect/sql"
+import { SqlClient, SqlError } from "@effect/sql"
 import { Context, Effect, Layer, Option } from "effect"
 import type { Contact } from "../../core/contacts/model.ts"
 import { searchDigits, searchText } from "../../core/contacts/rules.ts"
