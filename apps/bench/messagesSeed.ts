@@ -14,7 +14,7 @@ import { randomUUID } from "node:crypto"
 import type pg from "pg"
 import { previewOf, searchableText } from "../../core/conversations/model.ts"
 import { searchDigits, searchText } from "../../core/contacts/rules.ts"
-import { pools } from "./seed.ts"
+import { beginBulkLoad, pools, rebuildIndexes } from "./seed.ts"
 
 // ---- PRNG and Zipf ------------------------------------------------------------------------------
 
@@ -285,14 +285,7 @@ interface ThreadState {
 export const seedMessages = async (client: pg.Client, options: MessageSeedOptions): Promise<MessageSeedResult> => {
   const { workspaceId, inboxId, numberE164, messages, threads, batchSize, log } = options
   const start = performance.now()
-  await client.query("SET synchronous_commit = off")
-  await client.query("SET maintenance_work_mem = '1GB'")
-  await client.query("SET jit = off")
-  const gin = await client.query<{ indexname: string; indexdef: string }>(
-    "SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'activities' AND indexdef LIKE '%USING gin%' ORDER BY indexname"
-  )
-  for (const { indexname } of gin.rows) await client.query(`DROP INDEX ${indexname}`)
-  log(`dropped GIN indexes: ${gin.rows.map((r) => r.indexname).join(", ")}`)
+  const gin = await beginBulkLoad(client, "activities", log)
 
   const gen = textGen(options.vocabSize, 42)
   const { rnd } = gen
@@ -406,13 +399,7 @@ export const seedMessages = async (client: pg.Client, options: MessageSeedOption
   log(`threads ${state.length.toLocaleString("en-US")}, contacts ${c.id.length.toLocaleString("en-US")}`)
   const insertSeconds = (performance.now() - insertStart) / 1000
 
-  const indexStart = performance.now()
-  for (const { indexname, indexdef } of gin.rows) {
-    const t = performance.now()
-    await client.query(indexdef)
-    log(`recreated ${indexname} in ${((performance.now() - t) / 1000).toFixed(1)} s`)
-  }
-  const indexSeconds = (performance.now() - indexStart) / 1000
+  const indexSeconds = await rebuildIndexes(client, gin, log)
 
   const analyzeStart = performance.now()
   await client.query("VACUUM (ANALYZE) activities")

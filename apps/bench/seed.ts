@@ -208,6 +208,39 @@ export interface SeedResult {
   readonly analyzeSeconds: number
 }
 
+export interface DroppedIndex {
+  readonly indexname: string
+  readonly indexdef: string
+}
+
+/**
+ * Session settings for a bulk load on `client`, and the GIN indexes of `table` dropped (their exact
+ * definitions from pg_indexes kept) so the inserts skip them; `rebuildIndexes` puts them back.
+ */
+export const beginBulkLoad = async (client: pg.Client, table: string, log: (line: string) => void): Promise<ReadonlyArray<DroppedIndex>> => {
+  await client.query("SET synchronous_commit = off")
+  await client.query("SET maintenance_work_mem = '1GB'")
+  await client.query("SET jit = off")
+  const gin = await client.query<DroppedIndex>(
+    "SELECT indexname, indexdef FROM pg_indexes WHERE tablename = $1 AND indexdef LIKE '%USING gin%' ORDER BY indexname",
+    [table]
+  )
+  for (const { indexname } of gin.rows) await client.query(`DROP INDEX ${indexname}`)
+  log(`dropped GIN indexes: ${gin.rows.map((r) => r.indexname).join(", ")}`)
+  return gin.rows
+}
+
+/** Recreates the indexes `beginBulkLoad` dropped; answers the seconds it took. */
+export const rebuildIndexes = async (client: pg.Client, indexes: ReadonlyArray<DroppedIndex>, log: (line: string) => void): Promise<number> => {
+  const start = performance.now()
+  for (const { indexname, indexdef } of indexes) {
+    const t = performance.now()
+    await client.query(indexdef)
+    log(`recreated ${indexname} in ${((performance.now() - t) / 1000).toFixed(1)} s`)
+  }
+  return (performance.now() - start) / 1000
+}
+
 /**
  * Drops the GIN indexes of `contacts` (keeping their exact definitions from pg_indexes), inserts in
  * batches, recreates them, then VACUUM ANALYZE. Runs on one dedicated client.
@@ -215,14 +248,7 @@ export interface SeedResult {
 export const seedContacts = async (client: pg.Client, options: SeedOptions): Promise<SeedResult> => {
   const { workspaceId, count, batchSize, log } = options
   const start = performance.now()
-  await client.query("SET synchronous_commit = off")
-  await client.query("SET maintenance_work_mem = '1GB'")
-  await client.query("SET jit = off")
-  const gin = await client.query<{ indexname: string; indexdef: string }>(
-    "SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'contacts' AND indexdef LIKE '%USING gin%' ORDER BY indexname"
-  )
-  for (const { indexname } of gin.rows) await client.query(`DROP INDEX ${indexname}`)
-  log(`dropped GIN indexes: ${gin.rows.map((r) => r.indexname).join(", ")}`)
+  const gin = await beginBulkLoad(client, "contacts", log)
 
   const p = pools
   for (const statement of CREATE_POOLS) await client.query(statement)
@@ -241,13 +267,7 @@ export const seedContacts = async (client: pg.Client, options: SeedOptions): Pro
   }
   const insertSeconds = (performance.now() - insertStart) / 1000
 
-  const indexStart = performance.now()
-  for (const { indexname, indexdef } of gin.rows) {
-    const t = performance.now()
-    await client.query(indexdef)
-    log(`recreated ${indexname} in ${((performance.now() - t) / 1000).toFixed(1)} s`)
-  }
-  const indexSeconds = (performance.now() - indexStart) / 1000
+  const indexSeconds = await rebuildIndexes(client, gin, log)
   await client.query("DROP TABLE bench_first, bench_last, bench_company")
 
   const analyzeStart = performance.now()
