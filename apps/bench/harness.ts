@@ -1,15 +1,18 @@
 /**
- * Helpers shared by the messaging benchmark (apps/bench/messages.ts): the same child-process,
- * HTTP and autocannon plumbing as main.ts (which keeps its own copy so it stays unchanged), plus
- * POST support for the load rounds.
+ * Plumbing shared by the benchmarks (main.ts, messages.ts): the database and first boot,
+ * cleanup, child processes, single requests, autocannon load rounds (GET and POST) and CPU readings.
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import { Agent, request } from "node:http"
-import { readdirSync, readFileSync } from "node:fs"
+import { randomBytes } from "node:crypto"
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { createServer } from "node:net"
+import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import autocannon from "autocannon"
+import pg from "pg"
+import { freshDatabase, startPostgres } from "../../test/support/postgres.ts"
 
 const here = dirname(fileURLToPath(import.meta.url))
 export const root = join(here, "..", "..")
@@ -260,4 +263,74 @@ export const childrenCpuSeconds = (ppid: number) => {
   } catch {
     return NaN
   }
+}
+
+/** Steps run last-first when the benchmark ends, fails or is interrupted (Ctrl-C). */
+export const cleanupStack = () => {
+  const steps: Array<() => Promise<void>> = []
+  const run = async () => {
+    while (steps.length > 0) {
+      const step = steps.pop()!
+      await step().catch((error) => console.error("cleanup:", error))
+    }
+  }
+  process.once("SIGINT", () => {
+    log("\ninterrupted, cleaning up")
+    void run().finally(() => process.exit(130))
+  })
+  return { push: (step: () => Promise<void>) => void steps.push(step), run }
+}
+
+export interface FirstBoot {
+  readonly databaseUrl: string
+  /** What every service process of the run is started with. */
+  readonly serviceEnv: Record<string, string>
+  readonly adminToken: string
+  /** The test key printed at first boot. */
+  readonly key: string
+  readonly workspaceId: string
+  /** A client on the benchmark database, for seeding and checks. */
+  readonly db: pg.Client
+  /** The first-boot service, still running for admin calls: stop it before loading. */
+  readonly boot: Child
+}
+
+/**
+ * Postgres (a fresh database on BENCH_DATABASE_URL, or a throwaway cluster), a data dir, and the
+ * service's first boot: migrations, the workspace and its test key, through the real code path.
+ */
+export const firstBoot = async (
+  cleanups: ReturnType<typeof cleanupStack>,
+  names: { readonly database: string; readonly prefix: string }
+): Promise<FirstBoot> => {
+  let databaseUrl: string
+  const external = process.env["BENCH_DATABASE_URL"]
+  if (external !== undefined && external !== "") {
+    const fresh = await freshDatabase(external, names.prefix)
+    cleanups.push(fresh.drop)
+    databaseUrl = fresh.url
+    log(`database: fresh database on BENCH_DATABASE_URL (${new URL(fresh.url).pathname.slice(1)})`)
+  } else {
+    const handle = await startPostgres({ fresh: true, database: names.database })
+    if (handle === null) throw new Error("no Postgres binaries found; set BENCH_DATABASE_URL")
+    cleanups.push(handle.stop)
+    databaseUrl = handle.url
+    log(`database: throwaway cluster ${databaseUrl}`)
+  }
+  const dataDir = mkdtempSync(join(tmpdir(), `switchboard-${names.prefix}-`))
+  cleanups.push(async () => rmSync(dataDir, { recursive: true, force: true }))
+  const adminToken = randomBytes(24).toString("hex")
+  const serviceEnv = { DATABASE_URL: databaseUrl, ADMIN_TOKEN: adminToken, RATE_LIMIT_PER_MINUTE: "100000000", DATA_DIR: dataDir }
+
+  const boot = await startChild("service (first boot)", "apps/server/node.ts", serviceEnv, await freePort())
+  cleanups.push(boot.stop)
+  const key = /svc_test_[0-9A-Za-z]{40}/.exec(boot.output())?.[0]
+  if (key === undefined) throw new Error(`no first-boot test key in the service output:\n${boot.output()}`)
+  const db = new pg.Client({ connectionString: databaseUrl })
+  await db.connect()
+  cleanups.push(() => db.end())
+  const workspaces = await db.query<{ id: string }>("SELECT id FROM workspaces")
+  const workspaceId = workspaces.rows[0]?.id
+  if (workspaces.rows.length !== 1 || workspaceId === undefined) throw new Error(`expected one workspace, found ${workspaces.rows.length}`)
+  return { databaseUrl, serviceEnv, adminToken, key, workspaceId, db, boot }
 }

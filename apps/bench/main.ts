@@ -13,15 +13,12 @@
  * Env: BENCH_CONTACTS (1000000), BENCH_SECONDS (10), BENCH_WARMUP (3), BENCH_ROUNDS (2),
  * BENCH_CONNECTIONS (50), BENCH_PROBE (500), BENCH_BATCH (100000), BENCH_DATABASE_URL.
  */
-import { randomBytes } from "node:crypto"
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
-import { availableParallelism, cpus, loadavg, tmpdir } from "node:os"
+import { mkdirSync, writeFileSync } from "node:fs"
+import { availableParallelism, cpus, loadavg } from "node:os"
 import { join } from "node:path"
-import pg from "pg"
 import { searchDigits, searchText } from "../../core/contacts/rules.ts"
-import { freshDatabase, startPostgres } from "../../test/support/postgres.ts"
 import { seedContacts, type SeedResult } from "./seed.ts"
-import { benchDir, call, fmt, freePort, intEnv, load, log, percentile, type RoundFigures, type Route, startChild, type Target } from "./harness.ts"
+import { benchDir, call, cleanupStack, firstBoot, fmt, freePort, intEnv, load, log, percentile, type RoundFigures, type Route, startChild, type Target } from "./harness.ts"
 import { listStatement } from "./sql.ts"
 
 const CONTACTS = intEnv("BENCH_CONTACTS", 1_000_000)
@@ -60,56 +57,12 @@ const stripCursor = (body: string) => {
 
 const main = async () => {
   const startedAt = new Date()
-  const cleanups: Array<() => Promise<void>> = []
-  const cleanup = async () => {
-    while (cleanups.length > 0) {
-      const step = cleanups.pop()!
-      await step().catch((error) => console.error("cleanup:", error))
-    }
-  }
-  process.once("SIGINT", () => {
-    log("\ninterrupted, cleaning up")
-    void cleanup().finally(() => process.exit(130))
-  })
+  const cleanups = cleanupStack()
 
   try {
-    // 1. Postgres
-    let databaseUrl: string
-    const external = process.env["BENCH_DATABASE_URL"]
-    if (external !== undefined && external !== "") {
-      const db = await freshDatabase(external, "bench")
-      cleanups.push(db.drop)
-      databaseUrl = db.url
-      log(`database: fresh database on BENCH_DATABASE_URL (${new URL(db.url).pathname.slice(1)})`)
-    } else {
-      const handle = await startPostgres({ fresh: true, database: "switchboard_bench" })
-      if (handle === null) throw new Error("no Postgres binaries found; set BENCH_DATABASE_URL")
-      cleanups.push(handle.stop)
-      databaseUrl = handle.url
-      log(`database: throwaway cluster ${databaseUrl}`)
-    }
-    const dataDir = mkdtempSync(join(tmpdir(), "switchboard-bench-"))
-    cleanups.push(async () => rmSync(dataDir, { recursive: true, force: true }))
-    const serviceEnv = {
-      DATABASE_URL: databaseUrl,
-      ADMIN_TOKEN: randomBytes(24).toString("hex"),
-      RATE_LIMIT_PER_MINUTE: "100000000",
-      DATA_DIR: dataDir
-    }
-
-    // 2. First boot: migrations + workspace + test key, through the real code path
-    const bootPort = await freePort()
-    const boot = await startChild("service (first boot)", "apps/server/node.ts", serviceEnv, bootPort)
-    const key = /svc_test_[0-9A-Za-z]{40}/.exec(boot.output())?.[0]
+    // 1. Postgres and the first boot (migrations, workspace, test key)
+    const { databaseUrl, serviceEnv, key, workspaceId, db, boot } = await firstBoot(cleanups, { database: "switchboard_bench", prefix: "bench" })
     await boot.stop()
-    if (key === undefined) throw new Error(`no first-boot test key in the service output:\n${boot.output()}`)
-
-    const db = new pg.Client({ connectionString: databaseUrl })
-    await db.connect()
-    cleanups.push(() => db.end())
-    const workspaces = await db.query<{ id: string }>("SELECT id FROM workspaces")
-    const workspaceId = workspaces.rows[0]?.id
-    if (workspaces.rows.length !== 1 || workspaceId === undefined) throw new Error(`expected one workspace, found ${workspaces.rows.length}`)
     log(`workspace ${workspaceId}, key ${key.slice(0, 13)}…`)
 
     log(`seeding ${fmt(CONTACTS)} contacts in batches of ${fmt(BATCH)}`)
@@ -308,7 +261,7 @@ const main = async () => {
     writeFileSync(join(outDir, "latest.json"), JSON.stringify(results, null, 2) + "\n")
     log(`wrote ${join("apps", "bench", "results", "latest.json")}`)
   } finally {
-    await cleanup()
+    await cleanups.run()
   }
 }
 

@@ -21,15 +21,12 @@
  * BENCH_VOCAB (5000), BENCH_WINDOW (2000) and BENCH_WINDOW_WIDE (20000): the two-step windows measured,
  * BENCH_DATABASE_URL.
  */
-import { randomBytes } from "node:crypto"
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
-import { availableParallelism, cpus, loadavg, tmpdir } from "node:os"
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
+import { availableParallelism, cpus, loadavg } from "node:os"
 import { join } from "node:path"
-import pg from "pg"
 import { searchableText } from "../../core/conversations/model.ts"
-import { freshDatabase, startPostgres } from "../../test/support/postgres.ts"
 import {
-  benchDir, call, childrenCpuSeconds, fmt, freePort, groupCpuSeconds, intEnv, load, log, percentile, type RoundFigures, type Route, sleep, startChild, type Target
+  benchDir, call, childrenCpuSeconds, cleanupStack, firstBoot, fmt, freePort, groupCpuSeconds, intEnv, load, log, percentile, type RoundFigures, type Route, sleep, startChild, type Target
 } from "./harness.ts"
 import { prefixQuery, searchStatement, searchWords, twoStepStatements } from "./messagesSql.ts"
 import { participant, seedMessages, textGen, type MessageSeedResult } from "./messagesSeed.ts"
@@ -82,50 +79,11 @@ interface LoadRow {
 
 const main = async () => {
   const startedAt = new Date()
-  const cleanups: Array<() => Promise<void>> = []
-  const cleanup = async () => {
-    while (cleanups.length > 0) {
-      const step = cleanups.pop()!
-      await step().catch((error) => console.error("cleanup:", error))
-    }
-  }
-  process.once("SIGINT", () => {
-    log("\ninterrupted, cleaning up")
-    void cleanup().finally(() => process.exit(130))
-  })
+  const cleanups = cleanupStack()
 
   try {
     // 1. Postgres, first boot, a sending number
-    let databaseUrl: string
-    const external = process.env["BENCH_DATABASE_URL"]
-    if (external !== undefined && external !== "") {
-      const db = await freshDatabase(external, "benchmsg")
-      cleanups.push(db.drop)
-      databaseUrl = db.url
-      log(`database: fresh database on BENCH_DATABASE_URL (${new URL(db.url).pathname.slice(1)})`)
-    } else {
-      const handle = await startPostgres({ fresh: true, database: "switchboard_bench_messages" })
-      if (handle === null) throw new Error("no Postgres binaries found; set BENCH_DATABASE_URL")
-      cleanups.push(handle.stop)
-      databaseUrl = handle.url
-      log(`database: throwaway cluster ${databaseUrl}`)
-    }
-    const dataDir = mkdtempSync(join(tmpdir(), "switchboard-benchmsg-"))
-    cleanups.push(async () => rmSync(dataDir, { recursive: true, force: true }))
-    const adminToken = randomBytes(24).toString("hex")
-    const serviceEnv = { DATABASE_URL: databaseUrl, ADMIN_TOKEN: adminToken, RATE_LIMIT_PER_MINUTE: "100000000", DATA_DIR: dataDir }
-
-    const boot = await startChild("service (first boot)", "apps/server/node.ts", serviceEnv, await freePort())
-    const key = /svc_test_[0-9A-Za-z]{40}/.exec(boot.output())?.[0]
-    if (key === undefined) {
-      await boot.stop()
-      throw new Error(`no first-boot test key in the service output:\n${boot.output()}`)
-    }
-    const db = new pg.Client({ connectionString: databaseUrl })
-    await db.connect()
-    cleanups.push(() => db.end())
-    const workspaceId = (await db.query<{ id: string }>("SELECT id FROM workspaces")).rows[0]?.id
-    if (workspaceId === undefined) throw new Error("no workspace after first boot")
+    const { databaseUrl, serviceEnv, adminToken, key, workspaceId, db, boot } = await firstBoot(cleanups, { database: "switchboard_bench_messages", prefix: "benchmsg" })
     const added = await call(boot.port, "POST", `/v1/admin/workspaces/${workspaceId}/numbers`, { authorization: `Bearer ${adminToken}` }, JSON.stringify({ e164: NUMBER }))
     await boot.stop()
     if (added.status !== 201) throw new Error(`admin addNumber: ${added.status} ${added.body}`)
@@ -564,7 +522,7 @@ const main = async () => {
     writeFileSync(join(outDir, "messages.json"), JSON.stringify(results, null, 2) + "\n")
     log(`wrote ${join("apps", "bench", "results", "messages.json")}`)
   } finally {
-    await cleanup()
+    await cleanups.run()
   }
 }
 
