@@ -6,6 +6,7 @@ import { Context, Effect, FiberRef, Layer } from "effect"
 import type { Contact } from "../../core/contacts/model.ts"
 import type { ActivityRecord, Thread } from "../../core/conversations/model.ts"
 import type { OutboxEvent } from "../../core/events/outbox.ts"
+import { announcingCommits, OutboxSignal } from "../../core/events/signal.ts"
 import type { NumberRecord } from "../../core/numbers.ts"
 import { Transactor } from "../../core/transactor.ts"
 import type { DeliveryRecord, EndpointRecord } from "../../core/webhooks/model.ts"
@@ -71,8 +72,9 @@ export const layerTransactor = Layer.effect(
   Transactor,
   Effect.gen(function* () {
     const db = yield* MemoryDb
+    const signal = yield* OutboxSignal
     const lock = yield* Effect.makeSemaphore(1)
-    return Transactor.of({
+    return announcingCommits(signal, {
       withTransaction: (self) =>
         Effect.flatMap(FiberRef.get(inTransaction), (nested) =>
           nested

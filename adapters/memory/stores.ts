@@ -3,6 +3,7 @@ import { Effect, Layer, Option } from "effect"
 import { ContactStore } from "../../core/contacts/store.ts"
 import { matches } from "../../core/contacts/rules.ts"
 import { EventOutbox } from "../../core/events/outbox.ts"
+import * as Signal from "../../core/events/signal.ts"
 import { Ids } from "../../core/ids.ts"
 import { NumberStore } from "../../core/numbers.ts"
 import { nowIso } from "../../core/time.ts"
@@ -107,20 +108,24 @@ const contactStore = Layer.effect(
 
 const outbox = Layer.effect(
   EventOutbox,
-  withDb((db) =>
-    EventOutbox.of({
+  Effect.gen(function* () {
+    const db = yield* MemoryDb
+    const signal = yield* Signal.OutboxSignal
+    return EventOutbox.of({
       append: (workspaceId, events) =>
         Effect.gen(function* () {
+          if (events.length === 0) return
           const { uuid } = yield* Ids
           const createdAt = yield* nowIso
           for (const e of events) db.state.outbox.push({ id: uuid(), workspaceId, type: e.type, data: e.data, createdAt })
+          yield* Signal.announceAppend(signal)
         }),
       list: (workspaceId) => Effect.sync(() => db.state.outbox.filter((e) => e.workspaceId === workspaceId))
     })
-  )
+  })
 )
 
-/** Every store port and the transactor, in memory. */
+/** Every store port and the transactor, in memory, and the signal their commits give the outbox worker. */
 export const layer = Layer.mergeAll(workspaceStore, apiKeyStore, numberStore, contactStore, outbox, Webhooks.layer, Conversations.layer, Idempotency.layer, layerTransactor).pipe(
-  Layer.provideMerge(layerDb)
+  Layer.provideMerge(Layer.merge(layerDb, Signal.layer))
 )

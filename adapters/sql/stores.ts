@@ -9,6 +9,7 @@ import type { Contact } from "../../core/contacts/model.ts"
 import { searchDigits, searchText } from "../../core/contacts/rules.ts"
 import { ContactStore } from "../../core/contacts/store.ts"
 import { EventOutbox } from "../../core/events/outbox.ts"
+import * as Signal from "../../core/events/signal.ts"
 import { Ids } from "../../core/ids.ts"
 import { NumberStore, type WorkspaceNumber } from "../../core/numbers.ts"
 import type { E164 } from "../../core/phone.ts"
@@ -72,6 +73,7 @@ const CONTACT_COLUMNS = "workspace_id, id, first_name, last_name, company, phone
 const baseLayer = Layer.effectContext(
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
+    const signal = yield* Signal.OutboxSignal
     const die = Effect.orDie
 
     const workspaces = WorkspaceStore.of({
@@ -173,6 +175,7 @@ const baseLayer = Layer.effectContext(
           yield* die(sql`INSERT INTO outbox_events ${sql.insert(
             events.map((e) => ({ id: uuid(), workspace_id: workspaceId, type: e.type, data: JSON.stringify(e.data), created_at: createdAt }))
           )}`)
+          yield* Signal.announceAppend(signal)
         }),
       list: (workspaceId) =>
         die(sql<Row>`SELECT * FROM outbox_events WHERE workspace_id = ${workspaceId} ORDER BY seq`).pipe(
@@ -182,7 +185,7 @@ const baseLayer = Layer.effectContext(
         )
     })
 
-    const transactor = Transactor.of({
+    const transactor = Signal.announcingCommits(signal, {
       withTransaction: (self) =>
         sql.withTransaction(self).pipe(
           Effect.catchIf((e): e is SqlError.SqlError => e instanceof SqlError.SqlError, Effect.die)
@@ -199,8 +202,8 @@ const baseLayer = Layer.effectContext(
   })
 )
 
-/** Every store port and the transactor over one SqlClient. */
-export const layer = Layer.mergeAll(baseLayer, Webhooks.layer, Conversations.layer, Idempotency.layer)
+/** Every store port and the transactor over one SqlClient, and the signal their commits give the outbox worker. */
+export const layer = Layer.mergeAll(baseLayer, Webhooks.layer, Conversations.layer, Idempotency.layer).pipe(Layer.provideMerge(Signal.layer))
 
 /** A server secret (cursor signing, media URLs), made once per database so every process agrees. */
 export const serverSecret = (name: string) =>

@@ -1,11 +1,17 @@
 /**
  * The outbox worker, for the life of the server: one fiber fans new outbox events out to deliveries;
  * another keeps up to `concurrency` attempts in flight, claiming more as soon as any finishes, so a
- * slow receiver holds one slot, not a whole batch. Idle, both poll every `pollMs`. Several processes
- * may run it against one Postgres: claims skip rows another worker holds. Failures are logged and
- * retried, never fatal; deliveries leased by a process that dies are retried when the lease ends.
+ * slow receiver holds one slot, not a whole batch. Several processes may run it against one
+ * Postgres: claims skip rows another worker holds. Failures are logged and retried, never fatal;
+ * deliveries leased by a process that dies are retried when the lease ends.
+ *
+ * Idle, both fibers wait for a wake-up or `pollMs`. Events committed in this process wake the
+ * fan-out at once (OutboxSignal), and new deliveries wake the delivery fiber, so the poll only
+ * picks up what this process cannot see: other processes' events, retries coming due, expired
+ * leases. Each poll is a database round trip, so the default is a second, not a few milliseconds.
  */
 import { Duration, Effect, Layer, Queue, Schedule } from "effect"
+import { OutboxSignal } from "../../core/events/signal.ts"
 import { Webhooks } from "../../core/webhooks/service.ts"
 
 export interface WorkerOptions {
@@ -23,11 +29,13 @@ export const round = (options: WorkerOptions = {}) =>
     return fanned + attempted
   })
 
+export const DEFAULT_POLL_MS = 1000
+
 /** Runs `step` forever: again at once while it finds work, else after `idle` or an earlier `wake`. */
-const forever = <R>(step: Effect.Effect<number, never, R>, idle: Duration.Duration, label: string, wake: Queue.Queue<void>) =>
+const forever = <R>(step: Effect.Effect<number, never, R>, idle: Duration.Duration, label: string, wake: Effect.Effect<void>) =>
   step.pipe(
     Effect.catchAllCause((cause) => Effect.logError(`webhook ${label} failed`, cause).pipe(Effect.as(0))),
-    Effect.flatMap((n) => (n > 0 ? Effect.void : Effect.race(Effect.sleep(idle), Queue.take(wake)).pipe(Effect.zipRight(Queue.takeAll(wake))))),
+    Effect.flatMap((n) => (n > 0 ? Effect.void : Effect.race(Effect.sleep(idle), wake))),
     Effect.repeat(Schedule.forever)
   )
 
@@ -35,7 +43,8 @@ export const layer = (options: WorkerOptions = {}) =>
   Layer.scopedDiscard(
     Effect.gen(function* () {
       const webhooks = yield* Webhooks
-      const idle = Duration.millis(options.pollMs ?? 50)
+      const signal = yield* OutboxSignal
+      const idle = Duration.millis(options.pollMs ?? DEFAULT_POLL_MS)
       const concurrency = options.concurrency ?? 64
       const slots = yield* Effect.makeSemaphore(concurrency)
       let inFlight = 0
@@ -62,9 +71,8 @@ export const layer = (options: WorkerOptions = {}) =>
 
       // New deliveries wake the delivery loop at once instead of waiting out its poll interval.
       const deliveriesReady = yield* Queue.sliding<void>(1)
-      const noWake = yield* Queue.sliding<void>(1)
       const fanOut = webhooks.fanOut(options.batch ?? 500).pipe(Effect.tap((n) => (n > 0 ? Queue.offer(deliveriesReady, undefined) : Effect.void)))
-      yield* Effect.forkScoped(forever(fanOut, idle, "fan-out", noWake))
-      yield* Effect.forkScoped(forever(deliver, idle, "delivery", deliveriesReady))
+      yield* Effect.forkScoped(forever(fanOut, idle, "fan-out", signal.wait))
+      yield* Effect.forkScoped(forever(deliver, idle, "delivery", Queue.take(deliveriesReady)))
     })
   )

@@ -1,5 +1,6 @@
 /** Every setting of CONTRACT.md "Running it", read once from the environment. */
 import { Config } from "effect"
+import { DEFAULT_POLL_MS } from "../../adapters/webhooks/worker.ts"
 
 export const ServerConfig = Config.all({
   port: Config.integer("PORT").pipe(Config.withDefault(8080)),
@@ -19,6 +20,11 @@ export const ServerConfig = Config.all({
   outboundAllowPrivate: Config.boolean("OUTBOUND_ALLOW_PRIVATE").pipe(Config.withDefault(false)),
   /** Run the webhook outbox worker in this process (turn off for API-only replicas). */
   webhookWorker: Config.boolean("WEBHOOK_WORKER").pipe(Config.withDefault(true)),
+  /** How often an idle worker looks for work this process was not told about (other processes' events, retries). */
+  webhookPollMs: Config.integer("WEBHOOK_POLL_MS").pipe(
+    Config.validate({ message: "must be a positive integer", validation: (n) => n > 0 }),
+    Config.withDefault(DEFAULT_POLL_MS)
+  ),
   rateLimitPerMinute: Config.integer("RATE_LIMIT_PER_MINUTE").pipe(
     Config.validate({ message: "must be a positive integer", validation: (n) => n > 0 }),
     Config.withDefault(600)

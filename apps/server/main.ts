@@ -105,5 +105,5 @@ export const AppLive = (config: ServerConfig) =>
       telnyxPublicKey: config.carrier === "telnyx" ? config.telnyx.publicKey : Option.none()
     }),
     BootstrapLive,
-    config.webhookWorker ? WebhookWorker.layer() : Layer.empty
+    config.webhookWorker ? WebhookWorker.layer({ pollMs: config.webhookPollMs }) : Layer.empty
   ).pipe(Layer.provide(ServicesLive(config)))

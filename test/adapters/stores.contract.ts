@@ -4,7 +4,7 @@
  * fresh workspace ids, since tenant isolation is part of each port.
  */
 import { assert, layer, type Vitest } from "@effect/vitest"
-import { Duration, Effect, Either, Layer, Option } from "effect"
+import { Duration, Effect, Either, Fiber, Layer, Option } from "effect"
 import type { Principal } from "../../core/auth/principal.ts"
 import { allScopes } from "../../core/auth/scopes.ts"
 import type { Contact } from "../../core/contacts/model.ts"
@@ -15,6 +15,7 @@ import type { DomainError } from "../../core/errors.ts"
 import { event } from "../../core/events/catalog.ts"
 import { ConversationStore } from "../../core/conversations/store.ts"
 import { EventOutbox } from "../../core/events/outbox.ts"
+import { OutboxSignal } from "../../core/events/signal.ts"
 import { NumberStore, type WorkspaceNumber } from "../../core/numbers.ts"
 import type { CursorCodec } from "../../core/pagination.ts"
 import type { E164 } from "../../core/phone.ts"
@@ -24,7 +25,7 @@ import * as Workspaces from "../../core/workspaces/service.ts"
 import { type ApiKeyRecord, ApiKeyStore, WorkspaceStore } from "../../core/workspaces/store.ts"
 
 /** What an adapter must provide. */
-export type StorePorts = WorkspaceStore | ApiKeyStore | NumberStore | ContactStore | ConversationStore | EventOutbox | Transactor | CursorCodec
+export type StorePorts = WorkspaceStore | ApiKeyStore | NumberStore | ContactStore | ConversationStore | EventOutbox | OutboxSignal | Transactor | CursorCodec
 
 class Boom {
   readonly _tag = "Boom"
@@ -519,6 +520,52 @@ export const storesContract = <R = never>(
         assert.strictEqual(value, 42)
         assert.deepStrictEqual(yield* store.get(ws, c.id), Option.some(c))
         assert.deepStrictEqual((yield* outbox.list(ws)).map((e) => e.data), [{ contactId: c.id, change: "created" }])
+      }))
+
+    // ---------------------------------------------------------------- OutboxSignal
+    /** Whether the signal fires within `within`; consumes the wake-up. The suite shares one signal. */
+    const woken = (within: Duration.DurationInput) =>
+      Effect.flatMap(OutboxSignal, (signal) => Effect.map(Effect.timeoutOption(signal.wait, within), Option.isSome))
+
+    it.effect("OutboxSignal: the outermost commit that appended events wakes the worker, which then sees them", () =>
+      Effect.gen(function* () {
+        const tx = yield* Transactor
+        const outbox = yield* EventOutbox
+        const signal = yield* OutboxSignal
+        yield* woken("10 millis")
+        const ws = uuid()
+        // The waiter reads the outbox the moment it wakes, as the worker's fan-out does.
+        let woke = false
+        const waiter = yield* Effect.fork(signal.wait.pipe(Effect.tap(() => (woke = true)), Effect.zipRight(outbox.list(ws))))
+        yield* tx.withTransaction(
+          Effect.gen(function* () {
+            yield* outbox.append(ws, [event("contact.updated", { contactId: uuid(), change: "created" })])
+            yield* tx.withTransaction(outbox.append(ws, [event("contact.deleted", { contactId: uuid() })]))
+            yield* Effect.sleep("50 millis")
+            assert.isFalse(woke, "nothing is announced before the outermost commit")
+          })
+        )
+        assert.deepStrictEqual((yield* Fiber.join(waiter)).map((e) => e.type), ["contact.updated", "contact.deleted"])
+      }))
+
+    it.effect("OutboxSignal: a rollback, or a commit without events, wakes no one; an append outside a transaction wakes at once", () =>
+      Effect.gen(function* () {
+        const tx = yield* Transactor
+        const outbox = yield* EventOutbox
+        const store = yield* ContactStore
+        yield* woken("10 millis")
+        const ws = uuid()
+        const failed = yield* Effect.exit(
+          tx.withTransaction(Effect.zipRight(outbox.append(ws, [event("contact.deleted", { contactId: uuid() })]), Effect.fail(new Boom())))
+        )
+        assert.strictEqual(failed._tag, "Failure")
+        assert.isFalse(yield* woken("50 millis"), "rolled back")
+        yield* tx.withTransaction(store.insert(contact(ws)))
+        assert.isFalse(yield* woken("50 millis"), "no events")
+        yield* tx.withTransaction(outbox.append(ws, []))
+        assert.isFalse(yield* woken("50 millis"), "an empty append")
+        yield* outbox.append(ws, [event("contact.deleted", { contactId: uuid() })])
+        assert.isTrue(yield* woken("1 second"), "a lone append commits by itself")
       }))
 
     // ---------------------------------------------------------------- services end to end

@@ -444,7 +444,8 @@ describe("live delivery with the background worker", () => {
   let live: App
   let hooks: Receiver
   beforeAll(async () => {
-    live = await makeTestApp({ webhookWorker: true })
+    // The worker never polls here: only the commit signal can make it deliver within a second.
+    live = await makeTestApp({ webhookWorker: true, webhookPollMs: 600_000 })
     hooks = await startReceiver()
   })
   afterAll(async () => {

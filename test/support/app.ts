@@ -39,6 +39,8 @@ export interface TestAppOptions {
   readonly outbound?: Layer.Layer<OutboundGuard | WebhookSender, never, never>
   /** Run the webhook outbox worker in the background. */
   readonly webhookWorker?: boolean
+  /** The worker's idle poll (default 20 ms). */
+  readonly webhookPollMs?: number
   /** The messaging carrier; default: the simulator. */
   readonly carrier?: Layer.Layer<Carrier, never, never>
   /** The texting gate for live keys; default: not filed. */
@@ -73,7 +75,7 @@ export const makeTestApp = async (options: TestAppOptions = {}) => {
   )
   const adminToken = options.adminToken === null ? Option.none() : Option.some(Redacted.make(options.adminToken ?? ADMIN_TOKEN))
   const runtime = ManagedRuntime.make(
-    options.webhookWorker ? Layer.provideMerge(WebhookWorker.layer({ pollMs: 20 }), base) : base
+    options.webhookWorker ? Layer.provideMerge(WebhookWorker.layer({ pollMs: options.webhookPollMs ?? 20 }), base) : base
   )
   const context = await runtime.runtime()
   const { handler: raw, dispose } = HttpApiBuilder.toWebHandler(

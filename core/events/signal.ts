@@ -1,0 +1,48 @@
+/**
+ * "Events committed", within one process. The outbox worker waits on it between polls, so events
+ * written here fan out at once and the worker can poll rarely (an idle poll is a transaction every
+ * time). Events written by other processes still wait for the worker's next poll.
+ */
+import { Context, Effect, Layer, Option, Queue } from "effect"
+import type { Transactor } from "../transactor.ts"
+
+export interface OutboxSignal {
+  /** Announces committed events; never call it inside a transaction (the worker could not see them yet). */
+  readonly notify: Effect.Effect<void>
+  /** Resumes once something was announced since the previous `wait` returned. */
+  readonly wait: Effect.Effect<void>
+}
+
+export const OutboxSignal = Context.GenericTag<OutboxSignal>("core/OutboxSignal")
+
+/** Announcements coalesce: one pending wake-up is enough, however many commits happened. */
+export const layer = Layer.effect(
+  OutboxSignal,
+  Effect.map(Queue.sliding<void>(1), (queue) => OutboxSignal.of({ notify: Queue.offer(queue, undefined), wait: Queue.take(queue) }))
+)
+
+/** The outermost open transaction's note that it appended events. A cell, so nested transactions share it. */
+interface OpenTransaction {
+  appended: boolean
+}
+const OpenTransaction = Context.GenericTag<OpenTransaction>("core/OutboxSignal/OpenTransaction")
+
+/** Call after an outbox append: announces it now, or when the enclosing transaction commits. */
+export const announceAppend = (signal: OutboxSignal): Effect.Effect<void> =>
+  Effect.flatMap(Effect.serviceOption(OpenTransaction), (open) => {
+    if (Option.isNone(open)) return signal.notify
+    open.value.appended = true
+    return Effect.void
+  })
+
+/** Wraps a store's transactor so that an outermost commit announces the events appended inside it. */
+export const announcingCommits = (signal: OutboxSignal, transactor: Transactor): Transactor => ({
+  withTransaction: (self) =>
+    Effect.flatMap(Effect.serviceOption(OpenTransaction), (open) => {
+      if (Option.isSome(open)) return transactor.withTransaction(self)
+      const cell: OpenTransaction = { appended: false }
+      return transactor
+        .withTransaction(Effect.provideService(self, OpenTransaction, cell))
+        .pipe(Effect.tap(() => (cell.appended ? signal.notify : Effect.void)))
+    })
+})
