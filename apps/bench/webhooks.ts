@@ -12,7 +12,8 @@
  *    POST /contacts; API-call-to-receipt is the time from sending the request to the receiver reading
  *    the contact.updated delivery. The commit wakes the server's worker at once. p50/p95/p99.
  * 5. Latency of foreign commits: WEBHOOK_FOREIGN_PROBES single events inserted into the outbox by this
- *    process (as an API-only replica would); commit-to-receipt is bounded by the server's poll.
+ *    process (as an API-only replica would); commit-to-receipt is bounded by the server's poll. Each
+ *    probe is inserted 20 ms after the previous receipt, just after a poll: near the worst case.
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import { randomUUID } from "node:crypto"

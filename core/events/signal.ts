@@ -3,7 +3,7 @@
  * written here fan out at once and the worker can poll rarely (an idle poll is a transaction every
  * time). Events written by other processes still wait for the worker's next poll.
  */
-import { Context, Effect, Layer, Option, Queue } from "effect"
+import { Cause, Context, Effect, Exit, Layer, Option, Queue } from "effect"
 import type { Transactor } from "../transactor.ts"
 
 export interface OutboxSignal {
@@ -35,7 +35,12 @@ export const announceAppend = (signal: OutboxSignal): Effect.Effect<void> =>
     return Effect.void
   })
 
-/** Wraps a store's transactor so that an outermost commit announces the events appended inside it. */
+/**
+ * Wraps a store's transactor so that an outermost commit announces the events appended inside it.
+ * An interruption can land just after COMMIT (the commit itself is uninterruptible), so an
+ * interrupted transaction announces too: at worst a wake-up for nothing, never committed events
+ * left waiting for the poll. A failure rolled back, so it announces nothing.
+ */
 export const announcingCommits = (signal: OutboxSignal, transactor: Transactor): Transactor => ({
   withTransaction: (self) =>
     Effect.flatMap(Effect.serviceOption(OpenTransaction), (open) => {
@@ -43,6 +48,10 @@ export const announcingCommits = (signal: OutboxSignal, transactor: Transactor):
       const cell: OpenTransaction = { appended: false }
       return transactor
         .withTransaction(Effect.provideService(self, OpenTransaction, cell))
-        .pipe(Effect.tap(() => (cell.appended ? signal.notify : Effect.void)))
+        .pipe(
+          Effect.onExit((exit) =>
+            cell.appended && (Exit.isSuccess(exit) || Cause.isInterruptedOnly(exit.cause)) ? signal.notify : Effect.void
+          )
+        )
     })
 })
