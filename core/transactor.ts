@@ -7,6 +7,13 @@ import { Context, Effect } from "effect"
  */
 export interface Transactor {
   readonly withTransaction: <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+  /**
+   * Holds `key` until the enclosing transaction ends. Transactions taking the same key run one after
+   * the other from that point, and each sees what the previous one committed: for check-then-write
+   * steps no constraint can guard (one placeholder contact per phone, a thread's unread count).
+   * Call it inside withTransaction; a transaction taking several keys takes them in sorted order.
+   */
+  readonly lock: (key: string) => Effect.Effect<void>
 }
 
 export const Transactor = Context.GenericTag<Transactor>("core/Transactor")

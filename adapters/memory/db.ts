@@ -75,6 +75,8 @@ export const layerTransactor = Layer.effect(
     const signal = yield* OutboxSignal
     const lock = yield* Effect.makeSemaphore(1)
     return announcingCommits(signal, {
+      // Transactions already run one at a time under `lock`.
+      lock: () => Effect.void,
       withTransaction: (self) =>
         Effect.flatMap(FiberRef.get(inTransaction), (nested) =>
           nested

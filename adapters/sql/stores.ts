@@ -189,7 +189,9 @@ const baseLayer = Layer.effectContext(
       withTransaction: (self) =>
         sql.withTransaction(self).pipe(
           Effect.catchIf((e): e is SqlError.SqlError => e instanceof SqlError.SqlError, Effect.die)
-        ) as typeof self
+        ) as typeof self,
+      // A transaction-scoped advisory lock: released by COMMIT or ROLLBACK, never leaked.
+      lock: (key) => die(sql`SELECT pg_advisory_xact_lock(hashtextextended(${key}, 0))`).pipe(Effect.asVoid)
     })
 
     return Context.make(WorkspaceStore, workspaces).pipe(

@@ -14,6 +14,13 @@ import { type Contact, type ContactDetail, type ContactInput, type ContactSummar
 import { applyInput, type ContactChanges, hasIdentity, isAdoptablePlaceholder, searchTerms } from "./rules.ts"
 import { ContactStore } from "./store.ts"
 
+/**
+ * The Transactor lock of a phone number in a workspace. Whoever decides which contact owns a number
+ * (a create adopting a placeholder, inbound traffic creating one) or rewrites its threads holds it,
+ * so two texts arriving at once from a new number make one placeholder, not two.
+ */
+export const phoneLock = (workspaceId: string, phone: string) => `phone:${workspaceId}:${phone}`
+
 const blankContact = (id: string, workspaceId: string, source: string, now: string): Contact => ({
   id,
   workspaceId,
@@ -72,6 +79,7 @@ export const make = Effect.gen(function* () {
         Effect.gen(function* () {
           // A phone owned by a nameless auto-created contact adopts it: same id, threads keep history.
           const phones = (changes.phones ?? []).map((p) => p.value)
+          yield* Effect.forEach([...new Set(phones)].sort(), (p) => tx.lock(phoneLock(principal.workspaceId, p)), { discard: true })
           const placeholder = phones.length === 0
             ? undefined
             : (yield* store.findByPhones(principal.workspaceId, phones)).find(isAdoptablePlaceholder)
@@ -163,8 +171,10 @@ export const make = Effect.gen(function* () {
    * The contact a phone number belongs to, creating a placeholder (`source: inbound`, no event) for
    * an unknown number. Inbound texts and calls use this.
    */
+  /** Call it inside a transaction: the phone's lock is held until that transaction ends. */
   const findOrCreatePlaceholder = (workspaceId: string, phone: E164) =>
     Effect.gen(function* () {
+      yield* tx.lock(phoneLock(workspaceId, phone))
       const existing = yield* store.findByPhones(workspaceId, [phone])
       if (existing[0]) return existing[0]
       const { uuid } = yield* Ids

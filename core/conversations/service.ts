@@ -3,7 +3,9 @@ import { Context, Effect, Layer, Option, Schema } from "effect"
 import { type Principal, requireScope } from "../auth/principal.ts"
 import { InvalidArgument, NotFound } from "../errors.ts"
 import { isUuid } from "../ids.ts"
+import { phoneLock } from "../contacts/service.ts"
 import { ActivityViews } from "../messaging/views.ts"
+import { Transactor } from "../transactor.ts"
 import { CursorCodec, type Page } from "../pagination.ts"
 import { type ConversationSummary, type MessageSearchResult, ThreadStatus, toSummary, words } from "./model.ts"
 import { ConversationStore } from "./store.ts"
@@ -19,6 +21,7 @@ export const make = Effect.gen(function* () {
   const store = yield* ConversationStore
   const cursors = yield* CursorCodec
   const views = yield* ActivityViews
+  const tx = yield* Transactor
 
   const load = (workspaceId: string, id: string) =>
     isUuid(id)
@@ -54,11 +57,18 @@ export const make = Effect.gen(function* () {
   const patch = (p: Principal, id: string, input: typeof PatchConversationInput.Type) =>
     Effect.gen(function* () {
       yield* requireScope(p, "conversations:write")
-      const thread = yield* load(p.workspaceId, id)
-      // Marking a thread open or done means someone has looked at it.
-      const next = { ...thread, status: input.status, unread: 0 }
-      yield* store.updateThread(next)
-      return toSummary(next)
+      const found = yield* load(p.workspaceId, id)
+      return yield* tx.withTransaction(
+        Effect.gen(function* () {
+          // Re-read under the participant's lock: a text arriving meanwhile keeps its preview and time.
+          yield* tx.lock(phoneLock(p.workspaceId, found.participant))
+          const thread = yield* load(p.workspaceId, id)
+          // Marking a thread open or done means someone has looked at it.
+          const next = { ...thread, status: input.status, unread: 0 }
+          yield* store.updateThread(next)
+          return toSummary(next)
+        })
+      )
     })
 
   const search = (p: Principal, q: string, limit: number) =>

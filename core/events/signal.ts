@@ -42,6 +42,7 @@ export const announceAppend = (signal: OutboxSignal): Effect.Effect<void> =>
  * left waiting for the poll. A failure rolled back, so it announces nothing.
  */
 export const announcingCommits = (signal: OutboxSignal, transactor: Transactor): Transactor => ({
+  lock: transactor.lock,
   withTransaction: (self) =>
     Effect.flatMap(Effect.serviceOption(OpenTransaction), (open) => {
       if (Option.isSome(open)) return transactor.withTransaction(self)

@@ -4,7 +4,7 @@
  */
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import { type Principal, requireScope } from "../auth/principal.ts"
-import { Contacts } from "../contacts/service.ts"
+import { Contacts, phoneLock } from "../contacts/service.ts"
 import { ContactStore } from "../contacts/store.ts"
 import { ConversationStore } from "../conversations/store.ts"
 import type { ActivityRecord, Thread } from "../conversations/model.ts"
@@ -183,6 +183,8 @@ export const make = Effect.gen(function* () {
       }
       const stored = yield* tx.withTransaction(
         Effect.gen(function* () {
+          // The thread row is read, then rewritten: one writer per participant at a time.
+          yield* tx.lock(phoneLock(ws, to))
           const thread = yield* threadFor(ws, number, to, now, "outbound")
           const record = { ...activity, conversationId: thread.id }
           yield* store.insertActivity(record)
@@ -219,6 +221,8 @@ export const make = Effect.gen(function* () {
       const { uuid } = yield* Ids
       return yield* tx.withTransaction(
         Effect.gen(function* () {
+          // One placeholder per new number and no lost unread count, however many texts arrive at once.
+          yield* tx.lock(phoneLock(ws, from))
           const thread = yield* threadFor(ws, number, from, now, "inbound")
           const record: ActivityRecord = {
             id: uuid(),
@@ -270,17 +274,21 @@ export const make = Effect.gen(function* () {
   const applyStatusTo = (activity: ActivityRecord, carrierWord: string) =>
     Effect.gen(function* () {
       const reported = fromCarrier(carrierWord)
-      const current = activity.deliveryStatus ?? "queued"
       if (reported === null || activity.direction !== "outbound") return activity
-      const next = advance(current, reported)
-      if (next === current) return activity
       return yield* tx.withTransaction(
         Effect.gen(function* () {
+          // Reports for one message arrive at once: decide on the status read under its lock, or a
+          // late "sent" could overwrite "delivered".
+          yield* tx.lock(`activity:${activity.workspaceId}:${activity.id}`)
+          const latest = Option.getOrElse(yield* store.getActivity(activity.workspaceId, activity.id), () => activity)
+          const current = latest.deliveryStatus ?? "queued"
+          const next = advance(current, reported)
+          if (next === current) return latest
           const thread = Option.getOrThrow(yield* store.getThread(activity.workspaceId, activity.conversationId))
           yield* store.setDeliveryStatus(activity.workspaceId, activity.id, next)
           const data = { conversationId: thread.id, inboxId: thread.inboxId, activityId: activity.id, deliveryStatus: carrierWord }
           yield* outbox.append(activity.workspaceId, [next === "failed" ? event("message.failed", data) : event("message.delivered", data)])
-          return { ...activity, deliveryStatus: next }
+          return { ...latest, deliveryStatus: next }
         })
       )
     })

@@ -4,7 +4,7 @@
  * fresh workspace ids, since tenant isolation is part of each port.
  */
 import { assert, layer, type Vitest } from "@effect/vitest"
-import { Duration, Effect, Either, Fiber, Layer, Option } from "effect"
+import { Deferred, Duration, Effect, Either, Fiber, Layer, Option } from "effect"
 import type { Principal } from "../../core/auth/principal.ts"
 import { allScopes } from "../../core/auth/scopes.ts"
 import type { Contact } from "../../core/contacts/model.ts"
@@ -520,6 +520,45 @@ export const storesContract = <R = never>(
         assert.strictEqual(value, 42)
         assert.deepStrictEqual(yield* store.get(ws, c.id), Option.some(c))
         assert.deepStrictEqual((yield* outbox.list(ws)).map((e) => e.data), [{ contactId: c.id, change: "created" }])
+      }))
+
+    it.effect("Transactor.lock: a transaction taking a held key waits for the holder to end, then sees its writes", () =>
+      Effect.gen(function* () {
+        const tx = yield* Transactor
+        const store = yield* ContactStore
+        const ws = uuid()
+        const key = `test:${uuid()}`
+        const phone = "+14155550142" as E164
+        const holding = yield* Deferred.make<void>()
+        const release = yield* Deferred.make<void>()
+        const steps: Array<string> = []
+        const first = yield* Effect.fork(
+          tx.withTransaction(
+            Effect.gen(function* () {
+              yield* tx.lock(key)
+              yield* store.insert(contact(ws, { firstName: "First", phones: [{ value: phone }] }))
+              yield* Deferred.succeed(holding, undefined)
+              yield* Deferred.await(release)
+              steps.push("first commits")
+            })
+          )
+        )
+        yield* Deferred.await(holding)
+        const second = yield* Effect.fork(
+          tx.withTransaction(
+            Effect.gen(function* () {
+              yield* tx.lock(key)
+              const seen = yield* store.findByPhones(ws, [phone])
+              steps.push(`second sees ${seen.map((c) => c.firstName).join(",")}`)
+            })
+          )
+        )
+        yield* Effect.sleep("150 millis")
+        assert.deepStrictEqual(steps, [], "the second transaction waits on the key")
+        yield* Deferred.succeed(release, undefined)
+        yield* Fiber.join(first)
+        yield* Fiber.join(second)
+        assert.deepStrictEqual(steps, ["first commits", "second sees First"])
       }))
 
     // ---------------------------------------------------------------- OutboxSignal

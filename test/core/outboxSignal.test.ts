@@ -14,6 +14,7 @@ it.live("an interruption during COMMIT still wakes the worker for the committed 
     const committing = yield* Deferred.make<void>()
     let committed = false
     const slowCommit: Transactor = {
+      lock: () => Effect.void,
       withTransaction: (self) =>
         Effect.uninterruptibleMask((restore) =>
           Effect.zipLeft(

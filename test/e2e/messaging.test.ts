@@ -82,6 +82,34 @@ it.runIf(url !== null || process.env["CI"] === "true")("messaging over sockets o
     expect(status.body.message.deliveryStatus).toBe("delivered")
     const late = await call("/v1/api/test-helpers/delivery-status", { json: { activityId: reply.body.message.id, status: "sent" } })
     expect(late.body.message.deliveryStatus).toBe("delivered")
+
+    // The parts of a long text arrive at once (carriers deliver them concurrently) from a number
+    // nobody has seen: one placeholder contact, one thread, and every part counted as unread.
+    const NEWCOMER = "+14155550188"
+    const parts = await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        call("/v1/api/test-helpers/inbound-messages", { json: { from: NEWCOMER, to: NUMBER, body: `part ${i + 1} of 8` } })
+      )
+    )
+    for (const part of parts) expect(part.status, part.text).toBe(201)
+    expect(new Set(parts.map((p) => p.body.conversationId)).size).toBe(1)
+    const newcomers = await call(`/v1/api/contacts?q=${encodeURIComponent(NEWCOMER)}`)
+    expect(newcomers.body.contacts.map((c: any) => c.phone)).toEqual([NEWCOMER])
+    const burst = await call(`/v1/api/conversations/${parts[0]!.body.conversationId}`)
+    expect(burst.body.activities).toHaveLength(8)
+    expect(burst.body.conversation).toMatchObject({ participants: [NEWCOMER], unread: 8 })
+
+    // Carrier reports for one message arrive at once and out of order: status only moves forward.
+    const answer = await call("/v1/api/messages", { json: { to: NEWCOMER, body: "All eight parts received" } })
+    expect(answer.status, answer.text).toBe(201)
+    const reports = await Promise.all(
+      Array.from({ length: 16 }, (_, i) =>
+        call("/v1/api/test-helpers/delivery-status", { json: { activityId: answer.body.message.id, status: i % 2 === 0 ? "delivered" : "sent" } })
+      )
+    )
+    for (const report of reports) expect(report.status, report.text).toBe(200)
+    const settled = await call(`/v1/api/conversations/${answer.body.conversationId}`)
+    expect(settled.body.activities.find((a: any) => a.id === answer.body.message.id).deliveryStatus).toBe("delivered")
   } finally {
     expect(await server.stop()).toBe(0)
     await db.drop()
