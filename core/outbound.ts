@@ -2,8 +2,10 @@
  * The outbound-URL guard (SSRF): webhook and media URLs must be `https` and every address their
  * host resolves to must be public unicast. Rejected: loopback, private, link-local (cloud metadata
  * 169.254.169.254), CGNAT, multicast, unique-local IPv6, IPv4-mapped/compatible IPv6, NAT64,
- * reserved and unspecified ranges. Checked at registration and again right before each delivery
- * (DNS rebinding). `allowPrivate` (OUTBOUND_ALLOW_PRIVATE) lifts both rules for local development.
+ * reserved and unspecified ranges. Checked at registration and again right before each delivery;
+ * the HTTP client that then connects (adapters/outbound/http.ts) re-checks the addresses its own
+ * lookup returns, so a DNS-rebinding host cannot switch to a private address in between.
+ * `allowPrivate` (OUTBOUND_ALLOW_PRIVATE) lifts both rules for local development.
  */
 import { Context, Effect, Layer } from "effect"
 import ipaddr from "ipaddr.js"

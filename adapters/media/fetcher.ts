@@ -1,17 +1,16 @@
 /**
- * MediaFetcher over fetch (Node and Deno): the outbound-URL guard first (https, public addresses),
- * then one GET with `redirect: "manual"` (a 3xx is a failure, never followed), a hard timeout over
- * the whole exchange, and the body read with a hard cap (a declared or streamed size beyond it
- * aborts the download). Every failure is an InvalidArgument naming the (truncated) URL and why.
- *
- * Known gap: the guard resolves the host and fetch resolves it again, so a DNS-rebinding host can
- * still switch addresses between check and connect; neither Node's fetch nor Deno's offers a lookup
- * hook to pin the checked address.
+ * MediaFetcher (Node and Deno): the outbound-URL guard first (https, public addresses), then one GET
+ * through the outbound HTTP client (which refuses to dial a non-public address, so a DNS-rebinding
+ * host cannot switch addresses after the check) with `redirect: "manual"` (a 3xx is a failure,
+ * never followed), a hard timeout over the whole exchange, and the body read with a hard cap (a
+ * declared or streamed size beyond it aborts the download). Every failure is an InvalidArgument
+ * naming the (truncated) URL and why.
  */
 import { Effect, Layer } from "effect"
 import { InvalidArgument } from "../../core/errors.ts"
 import { MAX_MEDIA_BYTES, MediaFetcher } from "../../core/media.ts"
 import { OutboundGuard } from "../../core/outbound.ts"
+import { describeFetchError, OutboundHttp } from "../outbound/http.ts"
 import { readCapped } from "../streams.ts"
 
 export interface FetcherOptions {
@@ -57,7 +56,9 @@ type Outcome =
   | { readonly _tag: "fail"; readonly why: string }
 
 export const make = (options: FetcherOptions = {}) =>
-  Effect.map(OutboundGuard, (guard) => {
+  Effect.gen(function* () {
+    const guard = yield* OutboundGuard
+    const http = yield* OutboundHttp
     const timeoutMs = options.timeoutMs ?? 15_000
     const maxBytes = options.maxBytes ?? MAX_MEDIA_BYTES
     const tooLarge = `it is larger than ${sizeText(maxBytes)}`
@@ -68,7 +69,7 @@ export const make = (options: FetcherOptions = {}) =>
           const timeout = AbortSignal.timeout(timeoutMs)
           const signal = AbortSignal.any([interrupt, timeout])
           try {
-            const res = await fetch(url, {
+            const res = await http.fetch(url, {
               method: "GET",
               headers: { "user-agent": "Switchboard-Media/1", accept: "*/*" },
               redirect: "manual",
@@ -97,10 +98,7 @@ export const make = (options: FetcherOptions = {}) =>
             throw e
           }
         },
-        catch: (e) => {
-          const err = e as { cause?: { code?: string; message?: string }; message?: string } | null
-          return failure(raw, `the request failed (${err?.cause?.code ?? err?.cause?.message ?? err?.message ?? "network error"})`)
-        }
+        catch: (e) => failure(raw, `the request failed (${describeFetchError(e)})`)
       })
 
     return MediaFetcher.of({
@@ -114,9 +112,9 @@ export const make = (options: FetcherOptions = {}) =>
     })
   })
 
-/** The fetcher with explicit options (tests use a short timeout). Needs OutboundGuard. */
-export const layerWith = (options: FetcherOptions): Layer.Layer<MediaFetcher, never, OutboundGuard> =>
+/** The fetcher with explicit options (tests use a short timeout). */
+export const layerWith = (options: FetcherOptions): Layer.Layer<MediaFetcher, never, OutboundGuard | OutboundHttp> =>
   Layer.effect(MediaFetcher, make(options))
 
-/** The fetcher with the production limits: 15 s, MAX_MEDIA_BYTES. Needs OutboundGuard. */
-export const layer: Layer.Layer<MediaFetcher, never, OutboundGuard> = layerWith({})
+/** The fetcher with the production limits: 15 s, MAX_MEDIA_BYTES. */
+export const layer: Layer.Layer<MediaFetcher, never, OutboundGuard | OutboundHttp> = layerWith({})

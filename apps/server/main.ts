@@ -17,6 +17,7 @@ import * as Migrate from "../../adapters/sql/migrate.ts"
 import * as SqlStores from "../../adapters/sql/stores.ts"
 import * as Dns from "../../adapters/webhooks/dns.ts"
 import * as Sender from "../../adapters/webhooks/sender.ts"
+import * as OutboundHttp from "../../adapters/outbound/http.ts"
 import * as WebhookWorker from "../../adapters/webhooks/worker.ts"
 import { CoreLive } from "../../core/layer.ts"
 import { layerNotFiled } from "../../core/messaging/registration.ts"
@@ -63,7 +64,10 @@ export const CarrierLive = (config: ServerConfig) => {
 
 /** The outside world the core reaches out to: DNS for the URL guard, webhooks, media, the carrier. */
 export const OutboundLive = (config: ServerConfig) => {
-  const guard = layerOutboundGuard(config.outboundAllowPrivate).pipe(Layer.provide(Dns.layer))
+  const guard = Layer.merge(
+    layerOutboundGuard(config.outboundAllowPrivate).pipe(Layer.provide(Dns.layer)),
+    OutboundHttp.layer(config.outboundAllowPrivate)
+  )
   return Layer.mergeAll(Sender.layer, MediaFetcher.layer, FsBlobs.layer(`${config.dataDir}/blobs`), CarrierLive(config), layerNotFiled).pipe(
     Layer.provideMerge(guard)
   )

@@ -17,6 +17,7 @@ import * as FsBlobs from "../../adapters/blobs/filesystem.ts"
 import * as MemoryBlobs from "../../adapters/blobs/memory.ts"
 import { MediaGroup, serveMedia } from "../../adapters/http/media.ts"
 import * as Fetcher from "../../adapters/media/fetcher.ts"
+import * as OutboundHttp from "../../adapters/outbound/http.ts"
 import * as SignedUrls from "../../adapters/media/signedUrls.ts"
 import { InvalidArgument, NotFound } from "../../core/errors.ts"
 import { BlobStore, MAX_MEDIA_BYTES, MediaFetcher, MediaUrls } from "../../core/media.ts"
@@ -251,7 +252,7 @@ const localResolver = Layer.succeed(
 )
 /** allowPrivate: plain http to 127.0.0.1 passes the guard, as in local development. */
 const devFetcher = (options: Fetcher.FetcherOptions = {}) =>
-  Fetcher.layerWith(options).pipe(Layer.provide(layerOutboundGuard(true)), Layer.provide(noDns))
+  Fetcher.layerWith(options).pipe(Layer.provide(layerOutboundGuard(true)), Layer.provide(noDns), Layer.provide(OutboundHttp.layer(true)))
 
 const fetchWith = (url: string, options: Fetcher.FetcherOptions = {}) =>
   Effect.flatMap(MediaFetcher, (f) => f.fetch(url)).pipe(Effect.provide(devFetcher(options)))
@@ -348,7 +349,11 @@ describe("MediaFetcher", () => {
   it.live("the real guard (allowPrivate=false) refuses loopback, http and private DNS answers before any request", () =>
     Effect.gen(function* () {
       const before = log.length
-      const fetcher = Fetcher.layer.pipe(Layer.provide(layerOutboundGuard(false)), Layer.provide(localResolver))
+      const fetcher = Fetcher.layer.pipe(
+        Layer.provide(layerOutboundGuard(false)),
+        Layer.provide(localResolver),
+        Layer.provide(OutboundHttp.layer(false))
+      )
       const strict = (url: string) => failureOf(Effect.flatMap(MediaFetcher, (f) => f.fetch(url)).pipe(Effect.provide(fetcher)))
       const literal = yield* strict("https://127.0.0.1/cat.jpg")
       assert.include(literal, "https://127.0.0.1/cat.jpg")
@@ -358,6 +363,25 @@ describe("MediaFetcher", () => {
       assert.include(yield* strict("https://[::ffff:127.0.0.1]/a.png"), "IPv4-mapped")
       assert.include(yield* strict("https://169.254.169.254/latest/meta-data"), "linkLocal")
       assert.include(yield* strict("not a url"), "not a valid absolute URL")
+      assert.strictEqual(log.length, before)
+    }))
+
+  it.live("a host that answers the guard with a public address and the connection with a private one is not dialled (DNS rebinding)", () =>
+    Effect.gen(function* () {
+      const before = log.length
+      const port = new URL(origin).port
+      const publicToTheGuard = Layer.succeed(
+        HostResolver,
+        HostResolver.of({ resolve: (host) => (host === "rebind.test" ? Effect.succeed(["93.184.216.34"]) : Effect.fail("ENOTFOUND")) })
+      )
+      const loopbackToTheConnection: OutboundHttp.Lookup = (_host, _options, callback) => callback(null, [{ address: "127.0.0.1", family: 4 }])
+      const fetcher = Fetcher.layer.pipe(
+        Layer.provide(layerOutboundGuard(false)),
+        Layer.provide(publicToTheGuard),
+        Layer.provide(OutboundHttp.layer(false, loopbackToTheConnection))
+      )
+      const message = yield* failureOf(Effect.flatMap(MediaFetcher, (f) => f.fetch(`https://rebind.test:${port}/media/cat.jpg`)).pipe(Effect.provide(fetcher)))
+      assert.include(message, "rebind.test resolves to a loopback address (127.0.0.1)")
       assert.strictEqual(log.length, before)
     }))
 

@@ -41,3 +41,34 @@ Deno.test("contacts round trip and the error envelope under Deno", async () => {
     await app.close()
   }
 })
+
+Deno.test("the outbound HTTP client dials only public addresses under Deno too (DNS rebinding)", async () => {
+  const { Effect } = await import("effect")
+  const OutboundHttp = await import("../../adapters/outbound/http.ts")
+  let hits = 0
+  const server = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen() {} }, () => {
+    hits++
+    return new Response("ok")
+  })
+  const url = `http://rebind.test:${server.addr.port}/hook`
+  const loopback: any = (_host: string, _options: unknown, callback: any) => callback(null, [{ address: "127.0.0.1", family: 4 }])
+  const get = (allowPrivate: boolean) =>
+    Effect.runPromise(
+      Effect.flatMap(OutboundHttp.OutboundHttp, (http) =>
+        Effect.promise(() =>
+          http.fetch(url, { method: "GET" }).then(
+            async (res) => `status ${res.status} ${await res.text()}`,
+            (e) => OutboundHttp.describeFetchError(e)
+          )
+        )
+      ).pipe(Effect.provide(OutboundHttp.layer(allowPrivate, loopback)))
+    )
+  try {
+    assertEquals(await get(false), "rebind.test resolves to a loopback address (127.0.0.1)", "blocked")
+    assertEquals(hits, 0, "nothing dialled")
+    assertEquals(await get(true), "status 200 ok", "allowed in development")
+    assertEquals(hits, 1, "dialled once")
+  } finally {
+    await server.shutdown()
+  }
+})

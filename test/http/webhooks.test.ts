@@ -8,6 +8,7 @@ import { Effect, Layer } from "effect"
 import { Webhook } from "standardwebhooks"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import * as Sender from "../../adapters/webhooks/sender.ts"
+import * as OutboundHttp from "../../adapters/outbound/http.ts"
 import { catalog, eventTypes } from "../../core/events/catalog.ts"
 import { HostResolver, layerOutboundGuard } from "../../core/outbound.ts"
 import { makeTestApp } from "../support/app.ts"
@@ -349,7 +350,9 @@ describe("webhook endpoints: validation, scope and tenant isolation", () => {
       ["sneaky.example.com", ["10.0.0.7"]]
     ])
     const resolver = Layer.succeed(HostResolver, HostResolver.of({ resolve: (h) => Effect.suspend(() => (dns.has(h) ? Effect.succeed(dns.get(h)!) : Effect.fail("ENOTFOUND"))) }))
-    const strict = await makeTestApp({ outbound: Layer.merge(layerOutboundGuard(false).pipe(Layer.provide(resolver)), Sender.layer) })
+    const strict = await makeTestApp({
+      outbound: Layer.merge(layerOutboundGuard(false).pipe(Layer.provide(resolver)), Sender.layer).pipe(Layer.provideMerge(OutboundHttp.layer(false)))
+    })
     try {
       const s = callWith(strict, strict.testKey)
       const reject = async (url: string, pattern: RegExp) => {

@@ -7,6 +7,7 @@ import { HttpAppLive } from "../../adapters/http/app.ts"
 import { withBodyLimit } from "../../adapters/http/web.ts"
 import * as Dns from "../../adapters/webhooks/dns.ts"
 import * as Sender from "../../adapters/webhooks/sender.ts"
+import * as OutboundHttp from "../../adapters/outbound/http.ts"
 import * as WebhookWorker from "../../adapters/webhooks/worker.ts"
 import * as MemoryBlobs from "../../adapters/blobs/memory.ts"
 import * as SimulatedCarrier from "../../adapters/carrier/simulated.ts"
@@ -35,8 +36,8 @@ export interface TestAppOptions {
   readonly rateLimitPerMinute?: number
   readonly adminToken?: string | null
   readonly stores?: Layer.Layer<any, any, never>
-  /** The URL guard and webhook sender; default: real DNS and fetch, private addresses allowed (local receivers). */
-  readonly outbound?: Layer.Layer<OutboundGuard | WebhookSender, never, never>
+  /** The URL guard, the outbound HTTP client and the webhook sender; default: real DNS, private addresses allowed (local receivers). */
+  readonly outbound?: Layer.Layer<OutboundGuard | OutboundHttp.OutboundHttp | WebhookSender, never, never>
   /** Run the webhook outbox worker in the background. */
   readonly webhookWorker?: boolean
   /** The worker's idle poll (default 20 ms). */
@@ -58,7 +59,9 @@ export const testMedia = Layer.mergeAll(
 )
 
 export const defaultOutbound = (allowPrivate = true) =>
-  Layer.merge(layerOutboundGuard(allowPrivate).pipe(Layer.provide(Dns.layer)), Sender.layer)
+  Layer.merge(layerOutboundGuard(allowPrivate).pipe(Layer.provide(Dns.layer)), Sender.layer).pipe(
+    Layer.provideMerge(OutboundHttp.layer(allowPrivate))
+  )
 
 export const makeTestApp = async (options: TestAppOptions = {}) => {
   const base = Layer.mergeAll(
