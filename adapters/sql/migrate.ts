@@ -7,6 +7,7 @@ import m0004 from "./migrations/0004_idempotency.ts"
 import m0005 from "./migrations/0005_conversations.ts"
 import m0006 from "./migrations/0006_search_statistics_activities.ts"
 import m0007 from "./migrations/0007_search_separators.ts"
+import m0008 from "./migrations/0008_webhook_previous_secrets.ts"
 
 /**
  * Static imports (not a directory scan) so the same migrations run on Node, Deno and PGlite.
@@ -16,7 +17,8 @@ export const migrations = Migrator.fromRecord({ "0001_foundation": m0001, "0002_
   "0004_idempotency": m0004,
   "0005_conversations": m0005,
   "0006_search_statistics_activities": m0006,
-  "0007_search_separators": m0007
+  "0007_search_separators": m0007,
+  "0008_webhook_previous_secrets": m0008
 })
 
 export const run = Migrator.make({})({ loader: migrations })

@@ -17,8 +17,7 @@ const toEndpoint = (r: Row): EndpointRecord => ({
   apiVersion: (r.api_version as string | null) ?? null,
   createdAt: iso(r.created_at),
   secret: String(r.secret),
-  previousSecret: (r.previous_secret as string | null) ?? null,
-  previousSecretExpiresAt: isoOrNull(r.previous_secret_expires_at),
+  previousSecrets: json(r.previous_secrets),
   failingSince: isoOrNull(r.failing_since)
 })
 
@@ -48,17 +47,17 @@ export const layer = Layer.effect(
     return WebhookStore.of({
       insertEndpoint: (e) =>
         die(sql`INSERT INTO webhook_endpoints
-          (workspace_id, id, url, events, label, status, api_version, secret, previous_secret, previous_secret_expires_at, failing_since, created_at)
+          (workspace_id, id, url, events, label, status, api_version, secret, previous_secrets, failing_since, created_at)
           VALUES (${e.workspaceId}, ${e.id}, ${e.url}, ${JSON.stringify(e.events)}::jsonb, ${e.label}, ${e.status}, ${e.apiVersion},
-                  ${e.secret}, ${e.previousSecret}, ${e.previousSecretExpiresAt}::timestamptz, ${e.failingSince}::timestamptz, ${e.createdAt}::timestamptz)`),
+                  ${e.secret}, ${JSON.stringify(e.previousSecrets)}::jsonb, ${e.failingSince}::timestamptz, ${e.createdAt}::timestamptz)`),
       getEndpoint: (ws, id) =>
         die(sql<Row>`SELECT * FROM webhook_endpoints WHERE workspace_id = ${ws} AND id = ${id}`).pipe(Effect.map(one(toEndpoint))),
       listEndpoints: (ws) =>
         die(sql<Row>`SELECT * FROM webhook_endpoints WHERE workspace_id = ${ws} ORDER BY created_at, id`).pipe(Effect.map((rs) => rs.map(toEndpoint))),
       updateEndpoint: (e) =>
         die(sql`UPDATE webhook_endpoints SET url = ${e.url}, events = ${JSON.stringify(e.events)}::jsonb, label = ${e.label},
-          status = ${e.status}, api_version = ${e.apiVersion}, secret = ${e.secret}, previous_secret = ${e.previousSecret},
-          previous_secret_expires_at = ${e.previousSecretExpiresAt}::timestamptz, failing_since = ${e.failingSince}::timestamptz
+          status = ${e.status}, api_version = ${e.apiVersion}, secret = ${e.secret},
+          previous_secrets = ${JSON.stringify(e.previousSecrets)}::jsonb, failing_since = ${e.failingSince}::timestamptz
           WHERE workspace_id = ${e.workspaceId} AND id = ${e.id}`),
       deleteEndpoint: (ws, id) =>
         die(sql<Row>`DELETE FROM webhook_endpoints WHERE workspace_id = ${ws} AND id = ${id} RETURNING id`).pipe(Effect.map((rs) => rs.length > 0)),

@@ -21,12 +21,19 @@ export const WebhookEndpointWithSecret = Schema.Struct({ ...WebhookEndpoint.fiel
   identifier: "WebhookEndpointWithSecret"
 })
 
+export interface PreviousSecret {
+  readonly secret: string
+  readonly expiresAt: string
+}
+
 export interface EndpointRecord extends WebhookEndpoint {
   readonly workspaceId: string
   readonly secret: string
-  /** After a rotation the old secret keeps signing beside the new one until this time. */
-  readonly previousSecret: string | null
-  readonly previousSecretExpiresAt: string | null
+  /**
+   * Secrets replaced by rotations, newest first: each keeps signing beside the current one for 24 h
+   * after the rotation that replaced it (CONTRACT.md), however many rotations follow.
+   */
+  readonly previousSecrets: ReadonlyArray<PreviousSecret>
   /** Start of the current run of failed attempts; cleared by any success. */
   readonly failingSince: string | null
 }

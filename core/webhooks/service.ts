@@ -26,6 +26,10 @@ import { WebhookSender, WebhookStore } from "./store.ts"
 
 export const MAX_ENDPOINTS_PER_WORKSPACE = 20
 const ROTATION_OVERLAP_MS = 24 * 60 * 60 * 1000
+/** Replaced secrets kept signing at once: more rotations within 24 h retire the oldest early. */
+export const MAX_PREVIOUS_SECRETS = 10
+
+const stillSigning = (e: EndpointRecord, now: number) => e.previousSecrets.filter((s) => Date.parse(s.expiresAt) > now)
 
 const iso = (ms: number) => new Date(ms).toISOString()
 const notFound = new NotFound({ message: "No such webhook endpoint" })
@@ -85,8 +89,7 @@ export const make = Effect.gen(function* () {
         apiVersion: input.apiVersion ?? null,
         createdAt: iso(yield* Clock.currentTimeMillis),
         secret: generateSecret(),
-        previousSecret: null,
-        previousSecretExpiresAt: null,
+        previousSecrets: [],
         failingSince: null
       }
       yield* store.insertEndpoint(record)
@@ -95,23 +98,37 @@ export const make = Effect.gen(function* () {
 
   const get = (p: Principal, id: string) => authorize(p).pipe(Effect.zipRight(load(p.workspaceId, id)), Effect.map(toPublic))
 
+  /**
+   * Reads, changes and writes one endpoint under its lock: a PATCH racing a rotation must not write
+   * the old secret back, nor two rotations hand out a secret that never signs.
+   */
+  const modify = (workspaceId: string, id: string, change: (current: EndpointRecord, now: number) => EndpointRecord) =>
+    tx.withTransaction(
+      Effect.gen(function* () {
+        yield* tx.lock(`webhook:${workspaceId}:${id}`)
+        const next = change(yield* load(workspaceId, id), yield* Clock.currentTimeMillis)
+        yield* store.updateEndpoint(next)
+        return next
+      })
+    )
+
   const update = (p: Principal, id: string, input: UpdateEndpointInput) =>
     Effect.gen(function* () {
       yield* authorize(p)
-      const current = yield* load(p.workspaceId, id)
-      const url = input.url === undefined ? current.url : (yield* guard.check(input.url)).toString()
-      const events = input.events === undefined ? current.events : yield* validateEvents(input.events)
-      const next: EndpointRecord = {
+      yield* load(p.workspaceId, id)
+      // The DNS check runs before the lock is taken.
+      const url = input.url === undefined ? undefined : (yield* guard.check(input.url)).toString()
+      const events = input.events === undefined ? undefined : yield* validateEvents(input.events)
+      const next = yield* modify(p.workspaceId, id, (current) => ({
         ...current,
-        url,
-        events,
+        url: url ?? current.url,
+        events: events ?? current.events,
         label: input.label === undefined ? current.label : input.label,
         apiVersion: input.apiVersion === undefined ? current.apiVersion : input.apiVersion,
         status: input.status ?? current.status,
         // Re-enabling starts a fresh health record.
         failingSince: input.status === "enabled" ? null : current.failingSince
-      }
-      yield* store.updateEndpoint(next)
+      }))
       return toPublic(next)
     })
 
@@ -125,15 +142,15 @@ export const make = Effect.gen(function* () {
   const rotate = (p: Principal, id: string) =>
     Effect.gen(function* () {
       yield* authorize(p)
-      const current = yield* load(p.workspaceId, id)
-      const now = yield* Clock.currentTimeMillis
-      const next: EndpointRecord = {
+      const next = yield* modify(p.workspaceId, id, (current, now) => ({
         ...current,
         secret: generateSecret(),
-        previousSecret: current.secret,
-        previousSecretExpiresAt: iso(now + ROTATION_OVERLAP_MS)
-      }
-      yield* store.updateEndpoint(next)
+        // Expired secrets are dropped here; the cap bounds the signature header of a key rotated in a loop.
+        previousSecrets: [{ secret: current.secret, expiresAt: iso(now + ROTATION_OVERLAP_MS) }, ...stillSigning(current, now)].slice(
+          0,
+          MAX_PREVIOUS_SECRETS
+        )
+      }))
       return { ...toPublic(next), secret: next.secret }
     })
 
@@ -146,11 +163,8 @@ export const make = Effect.gen(function* () {
 
   // ---- Delivery ----
 
-  /** Secrets that sign now: the current one, plus the previous one during the rotation overlap. */
-  const signingSecrets = (e: EndpointRecord, now: number) =>
-    e.previousSecret !== null && e.previousSecretExpiresAt !== null && Date.parse(e.previousSecretExpiresAt) > now
-      ? [e.secret, e.previousSecret]
-      : [e.secret]
+  /** Secrets that sign now: the current one, then every replaced one still inside its 24 h overlap. */
+  const signingSecrets = (e: EndpointRecord, now: number) => [e.secret, ...stillSigning(e, now).map((s) => s.secret)]
 
   /** One attempt of one delivery: guard, sign, send, record. Never fails. */
   const attempt = (delivery: DeliveryRecord, endpoint: EndpointRecord) =>

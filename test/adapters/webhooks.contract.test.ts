@@ -44,8 +44,7 @@ const endpoint = (workspaceId: string, patch: Partial<EndpointRecord> = {}): End
     apiVersion: null,
     createdAt: ts(0),
     secret: generateSecret(),
-    previousSecret: null,
-    previousSecretExpiresAt: null,
+    previousSecrets: [],
     failingSince: null,
     ...patch
   }
@@ -121,8 +120,10 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
           status: "disabled",
           apiVersion: null,
           secret: generateSecret(),
-          previousSecret: a.secret,
-          previousSecretExpiresAt: ts(86_400),
+          previousSecrets: [
+            { secret: a.secret, expiresAt: ts(86_400) },
+            { secret: generateSecret(), expiresAt: ts(3_600) }
+          ],
           failingSince: ts(5)
         }
         yield* store.updateEndpoint(updated)

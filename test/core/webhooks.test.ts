@@ -23,7 +23,7 @@ import {
   RETRY_SCHEDULE_SECONDS,
   shouldDisable
 } from "../../core/webhooks/policy.ts"
-import { Webhooks, layer as WebhooksLayer } from "../../core/webhooks/service.ts"
+import { MAX_PREVIOUS_SECRETS, Webhooks, layer as WebhooksLayer } from "../../core/webhooks/service.ts"
 import { eventIdOf, generateSecret, signatureHeader } from "../../core/webhooks/signing.ts"
 import { WebhookSender, WebhookStore } from "../../core/webhooks/store.ts"
 
@@ -222,6 +222,58 @@ describe("signing (Standard Webhooks)", () => {
       assert.isTrue(Either.isRight(verifies(rotated.secret, after)), "new secret verifies after the overlap")
       const old = verifies(created.secret, after)
       assert.isTrue(Either.isLeft(old) && /No matching signature/.test(String(old.left)), "old secret no longer signs")
+    }).pipe(Effect.provide(h.layer))
+  })
+
+  it.effect("a second rotation within 24 h keeps the first replaced secret signing until its own 24 h are up", () => {
+    const h = harness()
+    return Effect.gen(function* () {
+      const real = Date.now()
+      const firstRotation = real - 24 * HOUR + 60_000
+      const secondRotation = firstRotation + 2 * HOUR
+      yield* TestClock.setTime(firstRotation - HOUR)
+      const svc = yield* Webhooks
+      const p = principal()
+      const created = yield* svc.create(p, { url: HOOK, events: ["contact.updated"] })
+      yield* TestClock.setTime(firstRotation)
+      const first = yield* svc.rotate(p, created.id)
+      yield* TestClock.setTime(secondRotation)
+      const second = yield* svc.rotate(p, created.id)
+
+      // 23 h 58 min after the first rotation: all three secrets sign
+      yield* TestClock.setTime(real - 60_000)
+      yield* svc.test(p, created.id)
+      const during = h.sent[0]!
+      assert.strictEqual(during.headers["webhook-signature"]!.split(" ").length, 3)
+      for (const [name, secret] of [["original", created.secret], ["first", first.secret], ["second", second.secret]] as const) {
+        assert.isTrue(Either.isRight(verifies(secret, during)), `${name} secret verifies`)
+      }
+
+      // 24 h 2 min after the first rotation: the original is retired, the first replacement still signs
+      yield* TestClock.setTime(real + 120_000)
+      yield* svc.test(p, created.id)
+      const later = h.sent[1]!
+      assert.strictEqual(later.headers["webhook-signature"]!.split(" ").length, 2)
+      assert.isTrue(Either.isLeft(verifies(created.secret, later)), "the original secret no longer signs")
+      assert.isTrue(Either.isRight(verifies(first.secret, later)), "the first replacement signs until 24 h after the second rotation")
+      assert.isTrue(Either.isRight(verifies(second.secret, later)))
+    }).pipe(Effect.provide(h.layer))
+  })
+
+  it.effect("rotating in a loop keeps at most MAX_PREVIOUS_SECRETS old secrets signing, the newest ones", () => {
+    const h = harness()
+    return Effect.gen(function* () {
+      yield* TestClock.setTime(Date.now() - 60_000)
+      const svc = yield* Webhooks
+      const p = principal()
+      const created = yield* svc.create(p, { url: HOOK, events: ["contact.updated"] })
+      const secrets = [created.secret]
+      for (let i = 0; i < MAX_PREVIOUS_SECRETS + 5; i++) secrets.push((yield* svc.rotate(p, created.id)).secret)
+      yield* svc.test(p, created.id)
+      const sent = h.sent[0]!
+      assert.strictEqual(sent.headers["webhook-signature"]!.split(" ").length, MAX_PREVIOUS_SECRETS + 1)
+      assert.isTrue(Either.isRight(verifies(secrets[secrets.length - 1 - MAX_PREVIOUS_SECRETS]!, sent)), "the 10th newest old secret signs")
+      assert.isTrue(Either.isLeft(verifies(secrets[secrets.length - 2 - MAX_PREVIOUS_SECRETS]!, sent)), "the 11th is retired early")
     }).pipe(Effect.provide(h.layer))
   })
 })
