@@ -8,8 +8,12 @@
 import { Context, Effect } from "effect"
 
 export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000
-/** A reservation whose request never finished (the process died) can be taken over after this. */
+/**
+ * A reservation not renewed for this long can be taken over: its process died. A running request
+ * renews it every IDEMPOTENCY_RENEW_MS, however long it runs.
+ */
 export const IDEMPOTENCY_LOCK_MS = 60 * 1000
+export const IDEMPOTENCY_RENEW_MS = 20 * 1000
 
 export interface StoredAnswer {
   readonly status: number
@@ -23,21 +27,29 @@ export type Reservation =
   | { readonly _tag: "InProgress" }
   | { readonly _tag: "Mismatch" }
 
+/**
+ * One request's hold on a key. `owner` is a token the request makes up: after a takeover, the
+ * previous holder's late complete, release or renew changes nothing.
+ */
+export interface KeyHold {
+  readonly workspaceId: string
+  readonly keyKind: string
+  readonly key: string
+  readonly owner: string
+}
+
 export interface IdempotencyStore {
   /**
-   * Reserves `key` for a request whose body hashes to `requestHash`, or reports what the key already
-   * holds. Expired entries (older than the window) and stale reservations (older than the lock) are
-   * taken over.
+   * Reserves `key` for `owner`'s request whose body hashes to `requestHash`, or reports what the key
+   * already holds. Expired entries (older than the window) and stale reservations (not renewed within
+   * the lock) are taken over.
    */
-  readonly reserve: (scope: {
-    readonly workspaceId: string
-    readonly keyKind: string
-    readonly key: string
-    readonly requestHash: string
-    readonly now: number
-  }) => Effect.Effect<Reservation>
-  readonly complete: (scope: { readonly workspaceId: string; readonly keyKind: string; readonly key: string }, answer: StoredAnswer) => Effect.Effect<void>
-  /** Drops a reservation whose request must not be stored (5xx, or failed before it ran). */
-  readonly release: (scope: { readonly workspaceId: string; readonly keyKind: string; readonly key: string }) => Effect.Effect<void>
+  readonly reserve: (hold: KeyHold & { readonly requestHash: string; readonly now: number }) => Effect.Effect<Reservation>
+  /** Stores the answer, if `owner` still holds the running reservation. */
+  readonly complete: (hold: KeyHold, answer: StoredAnswer) => Effect.Effect<void>
+  /** Drops a reservation whose request must not be stored (5xx, or failed before it ran), if `owner` still holds it. */
+  readonly release: (hold: KeyHold) => Effect.Effect<void>
+  /** Extends the lock to `now + IDEMPOTENCY_LOCK_MS` while the request runs; false once `owner` no longer holds it. */
+  readonly renew: (hold: KeyHold, now: number) => Effect.Effect<boolean>
 }
 export const IdempotencyStore = Context.GenericTag<IdempotencyStore>("core/IdempotencyStore")

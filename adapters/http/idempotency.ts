@@ -15,7 +15,9 @@
  *   stores `{code, message}` with its status and fails with it; 5xx, defects and interruption
  *   release the key (nothing stored, a retry runs again).
  * - Reservation, run and storing the outcome are one uninterruptible region: a client that
- *   disconnects cannot leave a reservation without an answer.
+ *   disconnects cannot leave a reservation without an answer. The reservation is renewed while the
+ *   run lasts, and held under a token of this request: a takeover happens only after a crash, and
+ *   a late answer from a taken-over holder changes nothing.
  * - Replay: the stored status and body with `Idempotency-Replayed: true`; a stored error is rebuilt
  *   as the standard envelope with the current request id.
  * - Same key, other body: 400. Same key still running: the duplicate polls the store every
@@ -23,10 +25,10 @@
  *   replay); still running after that: 409.
  */
 import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Cause, Clock, Effect, type Exit, Option } from "effect"
+import { Cause, Clock, Effect, type Exit, Fiber, Option } from "effect"
 import type { Principal } from "../../core/auth/principal.ts"
 import { type ErrorCode, errorStatus, FailedPrecondition, InvalidArgument, isDomainError } from "../../core/errors.ts"
-import { IdempotencyStore, type Reservation, type StoredAnswer } from "../../core/idempotency.ts"
+import { IDEMPOTENCY_RENEW_MS, IdempotencyStore, type KeyHold, type Reservation, type StoredAnswer } from "../../core/idempotency.ts"
 import { CurrentRequest, envelope } from "./platform.ts"
 
 export const MAX_KEY_LENGTH = 255
@@ -106,7 +108,7 @@ export const idempotent = <A, E>(options: {
   }
   return Effect.gen(function* () {
     const store = yield* IdempotencyStore
-    const scope = { workspaceId: options.principal.workspaceId, keyKind: options.principal.kind, key }
+    const scope: KeyHold = { workspaceId: options.principal.workspaceId, keyKind: options.principal.kind, key, owner: crypto.randomUUID() }
     const hash = yield* requestHash(options.request)
 
     /** Never fails: a store failure after the run is logged, and the client still gets its outcome. */
@@ -128,13 +130,22 @@ export const idempotent = <A, E>(options: {
       )
     }
 
+    const renew = Effect.flatMap(Clock.currentTimeMillis, (now) => store.renew(scope, now)).pipe(
+      Effect.delay(IDEMPOTENCY_RENEW_MS),
+      Effect.repeat({ while: (held) => held }),
+      Effect.catchAllCause((cause) => Effect.logWarning("Idempotency: could not renew the key", cause))
+    )
+
     // Reserve, run and settle with interruption off: once reserved, the key always gets its outcome.
     const attempt: Effect.Effect<Outcome<A, E>> = Effect.uninterruptible(
       Effect.gen(function* () {
         const now = yield* Clock.currentTimeMillis
         const reservation = yield* store.reserve({ ...scope, requestHash: hash, now })
         if (reservation._tag !== "Reserved") return reservation
+        // Renewed while the request runs, so only a dead process's reservation is ever taken over.
+        const renewing = yield* Effect.fork(Effect.interruptible(renew))
         const exit = yield* Effect.exit(options.run)
+        yield* Fiber.interrupt(renewing)
         yield* settle(exit)
         return { _tag: "Ran", exit } as const
       })

@@ -7,6 +7,7 @@ import { Effect, Layer } from "effect"
 import { IDEMPOTENCY_LOCK_MS, IDEMPOTENCY_WINDOW_MS, IdempotencyStore, type Reservation } from "../../core/idempotency.ts"
 
 interface Entry {
+  owner: string
   requestHash: string
   state: "running" | "done"
   status: number | null
@@ -25,6 +26,7 @@ export const make = (): IdempotencyStore => {
       Effect.sync((): Reservation => {
         const k = id(s)
         const fresh: Entry = {
+          owner: s.owner,
           requestHash: s.requestHash,
           state: "running",
           status: null,
@@ -46,7 +48,7 @@ export const make = (): IdempotencyStore => {
     complete: (s, answer) =>
       Effect.sync(() => {
         const e = entries.get(id(s))
-        if (e?.state === "running") {
+        if (e?.state === "running" && e.owner === s.owner) {
           e.state = "done"
           e.status = answer.status
           e.body = answer.body
@@ -56,7 +58,15 @@ export const make = (): IdempotencyStore => {
     release: (s) =>
       Effect.sync(() => {
         const k = id(s)
-        if (entries.get(k)?.state === "running") entries.delete(k)
+        const e = entries.get(k)
+        if (e?.state === "running" && e.owner === s.owner) entries.delete(k)
+      }),
+    renew: (s, now) =>
+      Effect.sync(() => {
+        const e = entries.get(id(s))
+        if (e?.state !== "running" || e.owner !== s.owner) return false
+        e.lockedUntil = now + IDEMPOTENCY_LOCK_MS
+        return true
       })
   })
 }

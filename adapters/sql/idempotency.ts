@@ -6,7 +6,8 @@
  *   `locked_until < now`) is taken over by an UPDATE whose WHERE repeats that condition: Postgres
  *   re-checks it on the row version it locks, so once one contender has rewritten the row the
  *   others match nothing and look again;
- * - `complete` and `release` only touch a `running` row.
+ * - `complete`, `release` and `renew` only touch a `running` row its owner still holds: after a
+ *   takeover, the previous holder's late answer changes nothing.
  * Times come from the `now` argument (ms), never from the database clock.
  */
 import { SqlClient } from "@effect/sql"
@@ -42,8 +43,8 @@ export const layer = Layer.effect(
       const round = (n: number): Effect.Effect<Reservation, unknown> =>
         Effect.gen(function* () {
           const inserted = yield* sql`
-            INSERT INTO idempotency_keys (workspace_id, key_kind, key, request_hash, state, created_at, locked_until)
-            VALUES (${s.workspaceId}::uuid, ${s.keyKind}, ${s.key}, ${s.requestHash}, 'running', ${now}::timestamptz, ${lockedUntil}::timestamptz)
+            INSERT INTO idempotency_keys (workspace_id, key_kind, key, owner, request_hash, state, created_at, locked_until)
+            VALUES (${s.workspaceId}::uuid, ${s.keyKind}, ${s.key}, ${s.owner}, ${s.requestHash}, 'running', ${now}::timestamptz, ${lockedUntil}::timestamptz)
             ON CONFLICT (workspace_id, key_kind, key) DO NOTHING
             RETURNING 1 AS ok`
           if (inserted.length > 0) return reserved
@@ -60,7 +61,7 @@ export const layer = Layer.effect(
           if (row.expired || row.stale) {
             const taken = yield* sql`
               UPDATE idempotency_keys
-              SET request_hash = ${s.requestHash}, state = 'running', response_status = NULL, response_body = NULL,
+              SET owner = ${s.owner}, request_hash = ${s.requestHash}, state = 'running', response_status = NULL, response_body = NULL,
                   created_at = ${now}::timestamptz, locked_until = ${lockedUntil}::timestamptz
               WHERE ${where}
                 AND (created_at < ${expiredBefore}::timestamptz OR (state = 'running' AND locked_until < ${now}::timestamptz))
@@ -83,11 +84,16 @@ export const layer = Layer.effect(
         Effect.orDie(sql`
           UPDATE idempotency_keys
           SET state = 'done', response_status = ${answer.status}, response_body = ${answer.body}, locked_until = NULL
-          WHERE workspace_id = ${s.workspaceId}::uuid AND key_kind = ${s.keyKind} AND key = ${s.key} AND state = 'running'`),
+          WHERE workspace_id = ${s.workspaceId}::uuid AND key_kind = ${s.keyKind} AND key = ${s.key} AND state = 'running' AND owner = ${s.owner}`),
       release: (s) =>
         Effect.orDie(sql`
           DELETE FROM idempotency_keys
-          WHERE workspace_id = ${s.workspaceId}::uuid AND key_kind = ${s.keyKind} AND key = ${s.key} AND state = 'running'`)
+          WHERE workspace_id = ${s.workspaceId}::uuid AND key_kind = ${s.keyKind} AND key = ${s.key} AND state = 'running' AND owner = ${s.owner}`),
+      renew: (s, now) =>
+        Effect.orDie(sql`
+          UPDATE idempotency_keys SET locked_until = ${iso(now + IDEMPOTENCY_LOCK_MS)}::timestamptz
+          WHERE workspace_id = ${s.workspaceId}::uuid AND key_kind = ${s.keyKind} AND key = ${s.key} AND state = 'running' AND owner = ${s.owner}
+          RETURNING 1 AS ok`).pipe(Effect.map((rows) => rows.length > 0))
     })
   })
 )

@@ -21,7 +21,8 @@ import { freshDatabase } from "../support/postgres.ts"
 const uuid = () => crypto.randomUUID()
 const T0 = Date.UTC(2024, 0, 1, 12, 0, 0, 123)
 
-const scopeOf = (workspaceId = uuid(), keyKind = "live", key = `key_${uuid()}`) => ({ workspaceId, keyKind, key })
+/** One request's hold on a fresh key; `owner` is the request's token. */
+const scopeOf = (workspaceId = uuid(), keyKind = "live", key = `key_${uuid()}`, owner = uuid()) => ({ workspaceId, keyKind, key, owner })
 
 const tags = (rs: ReadonlyArray<Reservation>) => rs.map((r) => r._tag)
 const count = (rs: ReadonlyArray<Reservation>, tag: Reservation["_tag"]) => rs.filter((r) => r._tag === tag).length
@@ -113,6 +114,40 @@ const contract = (name: string, adapter: Layer.Layer<IdempotencyStore, unknown>)
         const t = scopeOf()
         yield* store.reserve({ ...t, requestHash: "h1", now: T0 })
         assert.strictEqual((yield* store.reserve({ ...t, requestHash: "h2", now: later }))._tag, "Reserved")
+      }))
+
+    it.effect("after a takeover the previous holder's late complete, release and renew change nothing", () =>
+      Effect.gen(function* () {
+        const store = yield* IdempotencyStore
+        const first = scopeOf()
+        const second = { ...first, owner: uuid() }
+        assert.deepStrictEqual(yield* store.reserve({ ...first, requestHash: "h", now: T0 }), { _tag: "Reserved" })
+        const later = T0 + IDEMPOTENCY_LOCK_MS + 1
+        assert.deepStrictEqual(yield* store.reserve({ ...second, requestHash: "h", now: later }), { _tag: "Reserved" }, "taken over")
+        assert.isFalse(yield* store.renew(first, later + 1), "the first holder lost it")
+        yield* store.release(first)
+        yield* store.complete(first, { status: 201, body: "{\"from\":\"first\"}" })
+        assert.deepStrictEqual(yield* store.reserve({ ...second, owner: uuid(), requestHash: "h", now: later + 2 }), { _tag: "InProgress" }, "still the second holder's")
+        assert.isTrue(yield* store.renew(second, later + 3))
+        yield* store.complete(second, { status: 201, body: "{\"from\":\"second\"}" })
+        assert.deepStrictEqual(yield* store.reserve({ ...second, owner: uuid(), requestHash: "h", now: later + 4 }), {
+          _tag: "Replay",
+          answer: { status: 201, body: "{\"from\":\"second\"}" }
+        })
+        assert.isFalse(yield* store.renew(second, later + 5), "a done key is not renewed")
+      }))
+
+    it.effect("renew keeps a long-running reservation from being taken over", () =>
+      Effect.gen(function* () {
+        const store = yield* IdempotencyStore
+        const s = scopeOf()
+        yield* store.reserve({ ...s, requestHash: "h", now: T0 })
+        // renewed just before each lock would lapse, for three locks' worth of time
+        for (let i = 1; i <= 3; i++) assert.isTrue(yield* store.renew(s, T0 + i * IDEMPOTENCY_LOCK_MS - 1))
+        const other = { ...s, owner: uuid() }
+        assert.deepStrictEqual(yield* store.reserve({ ...other, requestHash: "h", now: T0 + 3 * IDEMPOTENCY_LOCK_MS + 10 }), { _tag: "InProgress" })
+        // once renewals stop, the lock lapses and another request takes over
+        assert.deepStrictEqual(yield* store.reserve({ ...other, requestHash: "h", now: T0 + 4 * IDEMPOTENCY_LOCK_MS }), { _tag: "Reserved" })
       }))
 
     it.effect("scopes isolate workspaces and key kinds", () =>

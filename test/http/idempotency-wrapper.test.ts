@@ -8,9 +8,10 @@
  */
 import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { assert, describe, it } from "@effect/vitest"
-import { Cause, Effect, Exit, Fiber, Option } from "effect"
+import { Cause, Clock, Deferred, Effect, Exit, Fiber, Option, TestClock } from "effect"
 import * as MemoryIdempotency from "../../adapters/memory/idempotency.ts"
-import { idempotent, IN_PROGRESS_WAIT_MS } from "../../adapters/http/idempotency.ts"
+import { idempotent, IN_PROGRESS_WAIT_MS, requestHash } from "../../adapters/http/idempotency.ts"
+import { IDEMPOTENCY_LOCK_MS, IdempotencyStore } from "../../core/idempotency.ts"
 import { beginRequest } from "../../adapters/http/platform.ts"
 import type { Principal } from "../../core/auth/principal.ts"
 import { FailedPrecondition, Internal, InvalidArgument, NotFound, PermissionDenied, ResourceExhausted, Unauthenticated } from "../../core/errors.ts"
@@ -222,5 +223,25 @@ describe("idempotent (HTTP wrapper)", () => {
       const r = yield* read(asResponse(yield* call(s.run)))
       assert.deepStrictEqual([r.status, r.body], [201, { message: { id: "msg_1", to: "+15550100" } }])
       assert.strictEqual(s.runs(), 1)
+    })))
+
+  it.effect("a request running longer than the lock keeps renewing it: a retry meanwhile is told to wait, never runs it again", () =>
+    withStore(Effect.gen(function* () {
+      const store = yield* IdempotencyStore
+      const started = yield* Deferred.make<void>()
+      const finish = yield* Deferred.make<void>()
+      const slow = Deferred.succeed(started, undefined).pipe(Effect.zipRight(Deferred.await(finish)), Effect.as({ id: "msg_1", to: "+15550100" }))
+      const first = yield* Effect.fork(call(slow))
+      yield* Deferred.await(started)
+      for (let i = 0; i < 10; i++) yield* Effect.yieldNow()
+      // Three locks' worth of (test) time: the renewals keep the reservation alive.
+      yield* TestClock.adjust(3 * IDEMPOTENCY_LOCK_MS)
+      const retry = { workspaceId: principal().workspaceId, keyKind: "live", key: "idem-1", owner: "a-retry" }
+      const hash = yield* requestHash({ to: "+15550100", body: "hi" })
+      assert.deepStrictEqual(yield* store.reserve({ ...retry, requestHash: hash, now: yield* Clock.currentTimeMillis }), { _tag: "InProgress" })
+      yield* Deferred.succeed(finish, undefined)
+      assert.deepStrictEqual(yield* Fiber.join(first), { id: "msg_1", to: "+15550100" })
+      const replay = yield* store.reserve({ ...retry, requestHash: hash, now: yield* Clock.currentTimeMillis })
+      assert.strictEqual(replay._tag, "Replay")
     })))
 })
