@@ -130,10 +130,11 @@ export const idempotent = <A, E>(options: {
       )
     }
 
+    // A failed renewal is logged and the next one tried: one database blip must not end the lease.
     const renew = Effect.flatMap(Clock.currentTimeMillis, (now) => store.renew(scope, now)).pipe(
+      Effect.catchAllCause((cause) => Effect.as(Effect.logWarning("Idempotency: could not renew the key", cause), true)),
       Effect.delay(IDEMPOTENCY_RENEW_MS),
-      Effect.repeat({ while: (held) => held }),
-      Effect.catchAllCause((cause) => Effect.logWarning("Idempotency: could not renew the key", cause))
+      Effect.repeat({ while: (held) => held })
     )
 
     // Reserve, run and settle with interruption off: once reserved, the key always gets its outcome.

@@ -21,6 +21,9 @@ import { ContactStore } from "./store.ts"
  */
 export const phoneLock = (workspaceId: string, phone: string) => `phone:${workspaceId}:${phone}`
 
+/** The Transactor lock of one contact's row, for its read-modify-write updates. */
+const contactLock = (workspaceId: string, id: string) => `contact:${workspaceId}:${id}`
+
 const blankContact = (id: string, workspaceId: string, source: string, now: string): Contact => ({
   id,
   workspaceId,
@@ -63,6 +66,10 @@ export const make = Effect.gen(function* () {
       onRight: Effect.succeed
     })
 
+  /** Phone locks in sorted order, so two transactions taking several never wait on each other in a cycle. */
+  const lockPhones = (workspaceId: string, phones: ReadonlyArray<string>) =>
+    Effect.forEach([...new Set(phones)].sort(), (p) => tx.lock(phoneLock(workspaceId, p)), { discard: true })
+
   const applyChanges = (c: Contact, changes: ContactChanges, updatedAt: string): Contact => ({ ...c, ...changes, updatedAt })
 
   const create = (principal: Principal, input: ContactInput) =>
@@ -79,7 +86,7 @@ export const make = Effect.gen(function* () {
         Effect.gen(function* () {
           // A phone owned by a nameless auto-created contact adopts it: same id, threads keep history.
           const phones = (changes.phones ?? []).map((p) => p.value)
-          yield* Effect.forEach([...new Set(phones)].sort(), (p) => tx.lock(phoneLock(principal.workspaceId, p)), { discard: true })
+          yield* lockPhones(principal.workspaceId, phones)
           const placeholder = phones.length === 0
             ? undefined
             : (yield* store.findByPhones(principal.workspaceId, phones)).find(isAdoptablePlaceholder)
@@ -113,6 +120,9 @@ export const make = Effect.gen(function* () {
       const now = yield* nowIso
       return yield* tx.withTransaction(
         Effect.gen(function* () {
+          // Read under the contact's lock: two PATCHes of different fields both land, and a PATCH
+          // racing a DELETE answers 404 instead of reporting a write to a deleted row.
+          yield* tx.lock(contactLock(principal.workspaceId, id))
           const current = yield* load(principal.workspaceId, id)
           const changes = yield* validate(current, input)
           const next = applyChanges(current, changes, now)
@@ -131,8 +141,15 @@ export const make = Effect.gen(function* () {
     Effect.gen(function* () {
       yield* requireScope(principal, "contacts:write")
       if (!isUuid(id)) return yield* notFound
+      const found = yield* store.get(principal.workspaceId, id)
+      if (Option.isNone(found)) return yield* notFound
       yield* tx.withTransaction(
         Effect.gen(function* () {
+          // The phones' locks first (the order create takes them in), then the contact's: a text
+          // arriving from its number meanwhile cannot re-attach its thread to the deleted contact,
+          // and a create cannot adopt it as a placeholder mid-delete.
+          yield* lockPhones(principal.workspaceId, found.value.phones.map((p) => p.value))
+          yield* tx.lock(contactLock(principal.workspaceId, id))
           const removed = yield* store.remove(principal.workspaceId, id)
           if (!removed) return yield* notFound
           // Threads stay in the inbox under the raw number; the next text creates a fresh contact.
@@ -171,9 +188,9 @@ export const make = Effect.gen(function* () {
    * The contact a phone number belongs to, creating a placeholder (`source: inbound`, no event) for
    * an unknown number. Inbound texts and calls use this.
    */
-  /** Call it inside a transaction: the phone's lock is held until that transaction ends. */
+  /** Inside the caller's transaction when there is one: the phone's lock is then held until it ends. */
   const findOrCreatePlaceholder = (workspaceId: string, phone: E164) =>
-    Effect.gen(function* () {
+    tx.withTransaction(Effect.gen(function* () {
       yield* tx.lock(phoneLock(workspaceId, phone))
       const existing = yield* store.findByPhones(workspaceId, [phone])
       if (existing[0]) return existing[0]
@@ -182,7 +199,7 @@ export const make = Effect.gen(function* () {
       const contact: Contact = { ...blankContact(uuid(), workspaceId, "inbound", now), phones: [{ value: phone }] }
       yield* store.insert(contact)
       return contact
-    })
+    }))
 
   return { create, get, update, remove, list, findOrCreatePlaceholder } as const
 })

@@ -42,7 +42,11 @@ export const announceAppend = (signal: OutboxSignal): Effect.Effect<void> =>
  * left waiting for the poll. A failure rolled back, so it announces nothing.
  */
 export const announcingCommits = (signal: OutboxSignal, transactor: Transactor): Transactor => ({
-  lock: transactor.lock,
+  // Outside a transaction the lock would be released at once: a programming error, not a no-op.
+  lock: (key) =>
+    Effect.flatMap(Effect.serviceOption(OpenTransaction), (open) =>
+      Option.isSome(open) ? transactor.lock(key) : Effect.dieMessage(`Transactor.lock(${key}) outside a transaction`)
+    ),
   withTransaction: (self) =>
     Effect.flatMap(Effect.serviceOption(OpenTransaction), (open) => {
       if (Option.isSome(open)) return transactor.withTransaction(self)

@@ -223,6 +223,9 @@ export const make = Effect.gen(function* () {
         Effect.gen(function* () {
           // One placeholder per new number and no lost unread count, however many texts arrive at once.
           yield* tx.lock(phoneLock(ws, from))
+          // The carrier may deliver the same message twice at once: the second copy finds the first here.
+          const stored = yield* store.findByCarrierId(inbound.carrierMessageId)
+          if (Option.isSome(stored)) return stored.value
           const thread = yield* threadFor(ws, number, from, now, "inbound")
           const record: ActivityRecord = {
             id: uuid(),

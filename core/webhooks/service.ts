@@ -29,6 +29,8 @@ const ROTATION_OVERLAP_MS = 24 * 60 * 60 * 1000
 /** Replaced secrets kept signing at once: more rotations within 24 h retire the oldest early. */
 export const MAX_PREVIOUS_SECRETS = 10
 
+const endpointLock = (workspaceId: string, id: string) => `webhook:${workspaceId}:${id}`
+
 const stillSigning = (e: EndpointRecord, now: number) => e.previousSecrets.filter((s) => Date.parse(s.expiresAt) > now)
 
 const iso = (ms: number) => new Date(ms).toISOString()
@@ -102,10 +104,14 @@ export const make = Effect.gen(function* () {
    * Reads, changes and writes one endpoint under its lock: a PATCH racing a rotation must not write
    * the old secret back, nor two rotations hand out a secret that never signs.
    */
+  /** The worker's health updates take the endpoint's lock too, so a PATCH in flight cannot undo them. */
+  const setHealth = (workspaceId: string, id: string, health: { readonly failingSince: string | null; readonly disable: boolean }) =>
+    tx.withTransaction(Effect.zipRight(tx.lock(endpointLock(workspaceId, id)), store.setEndpointHealth(workspaceId, id, health)))
+
   const modify = (workspaceId: string, id: string, change: (current: EndpointRecord, now: number) => EndpointRecord) =>
     tx.withTransaction(
       Effect.gen(function* () {
-        yield* tx.lock(`webhook:${workspaceId}:${id}`)
+        yield* tx.lock(endpointLock(workspaceId, id))
         const next = change(yield* load(workspaceId, id), yield* Clock.currentTimeMillis)
         yield* store.updateEndpoint(next)
         return next
@@ -206,14 +212,11 @@ export const make = Effect.gen(function* () {
       } as const
       yield* store.recordAttempt(record)
       if (outcome._tag === "Succeeded") {
-        if (endpoint.failingSince !== null) yield* store.setEndpointHealth(endpoint.workspaceId, endpoint.id, { failingSince: null, disable: false })
+        if (endpoint.failingSince !== null) yield* setHealth(endpoint.workspaceId, endpoint.id, { failingSince: null, disable: false })
       } else {
         const failingSince = endpoint.failingSince ?? iso(now)
         const disable = outcome._tag === "Gone" || shouldDisable(Date.parse(failingSince), now)
-        yield* store.setEndpointHealth(endpoint.workspaceId, endpoint.id, {
-          failingSince,
-          disable
-        })
+        yield* setHealth(endpoint.workspaceId, endpoint.id, { failingSince, disable })
       }
       return { ...delivery, ...record }
     })

@@ -59,6 +59,21 @@ const contactsJourney = async (baseUrl: string, key: string) => {
   expect(spec.info.version).toBe("2026-08-17")
 }
 
+/** PATCHes of different fields of one contact, all at once: each keeps the others' changes. */
+const concurrentPatches = async (baseUrl: string, key: string) => {
+  const call = (path: string, init: RequestInit = {}) =>
+    fetch(`${baseUrl}${path}`, { ...init, headers: { authorization: `Bearer ${key}`, "content-type": "application/json" } })
+  const created = await call("/v1/api/contacts", { method: "POST", body: JSON.stringify({ firstName: "Lin", phone: "4155550177" }) })
+  const { contact } = (await created.json()) as { contact: { id: string } }
+  const patches = Array.from({ length: 16 }, (_, i) => (i % 2 === 0 ? { company: `Company ${i}` } : { notes: [`note ${i}`] }))
+  const answers = await Promise.all(patches.map((p) => call(`/v1/api/contacts/${contact.id}`, { method: "PATCH", body: JSON.stringify(p) })))
+  for (const a of answers) expect(a.status).toBe(200)
+  const final = ((await (await call(`/v1/api/contacts/${contact.id}`)).json()) as { contact: { firstName: string; company: string | null; notes: Array<string> } }).contact
+  expect(final.firstName).toBe("Lin")
+  expect(final.company).toMatch(/^Company \d+$/)
+  expect(final.notes).toHaveLength(1)
+}
+
 describe.each(["node", "deno"] as const)("server under %s with embedded PGlite", (runtime) => {
   it("prints one key at first boot, serves contacts, drains on SIGTERM, keeps data across restarts", async () => {
     const dataDir = tempDir()
@@ -85,6 +100,7 @@ describe("server under node with DATABASE_URL (Postgres)", () => {
       const server = await startServer("node", { DATABASE_URL: db.url, DATA_DIR: tempDir() })
       expect(server.testKey).toMatch(/^svc_test_/)
       await contactsJourney(server.baseUrl, server.testKey!)
+      await concurrentPatches(server.baseUrl, server.testKey!)
       expect(await server.stop()).toBe(0)
     } finally {
       await db.drop()

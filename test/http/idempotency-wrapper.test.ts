@@ -233,7 +233,8 @@ describe("idempotent (HTTP wrapper)", () => {
       const slow = Deferred.succeed(started, undefined).pipe(Effect.zipRight(Deferred.await(finish)), Effect.as({ id: "msg_1", to: "+15550100" }))
       const first = yield* Effect.fork(call(slow))
       yield* Deferred.await(started)
-      for (let i = 0; i < 10; i++) yield* Effect.yieldNow()
+      // The renewer has scheduled its first renewal.
+      while ((yield* TestClock.sleeps()).length === 0) yield* Effect.yieldNow()
       // Three locks' worth of (test) time: the renewals keep the reservation alive.
       yield* TestClock.adjust(3 * IDEMPOTENCY_LOCK_MS)
       const retry = { workspaceId: principal().workspaceId, keyKind: "live", key: "idem-1", owner: "a-retry" }
