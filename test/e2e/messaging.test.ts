@@ -99,6 +99,24 @@ it.runIf(url !== null || process.env["CI"] === "true")("messaging over sockets o
     expect(burst.body.activities).toHaveLength(8)
     expect(burst.body.conversation).toMatchObject({ participants: [NEWCOMER], unread: 8 })
 
+    // A contact deleted while texts from its number arrive: its thread is not left pointing at the
+    // deleted contact, so the next contact made for that number names the thread.
+    const LEAVER = "+14155550166"
+    const lee = await call("/v1/api/contacts", { json: { firstName: "Lee", phone: LEAVER } })
+    expect(lee.status, lee.text).toBe(201)
+    const first = await call("/v1/api/test-helpers/inbound-messages", { json: { from: LEAVER, to: NUMBER, body: "hello" } })
+    const [removed, ...during] = await Promise.all([
+      call(`/v1/api/contacts/${lee.body.contact.id}`, { method: "DELETE" }),
+      ...Array.from({ length: 6 }, (_, i) => call("/v1/api/test-helpers/inbound-messages", { json: { from: LEAVER, to: NUMBER, body: `still here ${i}` } }))
+    ])
+    expect(removed!.status, removed!.text).toBe(200)
+    for (const d of during) expect(d.status, d.text).toBe(201)
+    await call("/v1/api/test-helpers/inbound-messages", { json: { from: LEAVER, to: NUMBER, body: "anyone?" } })
+    const again = await call("/v1/api/contacts", { json: { firstName: "Lee Again", phone: LEAVER } })
+    expect(again.status, again.text).toBe(201)
+    const leaverThread = await call(`/v1/api/conversations/${first.body.conversationId}`)
+    expect(leaverThread.body.conversation.contactName).toBe("Lee Again")
+
     // Carrier reports for one message arrive at once and out of order: status only moves forward.
     const answer = await call("/v1/api/messages", { json: { to: NEWCOMER, body: "All eight parts received" } })
     expect(answer.status, answer.text).toBe(201)
