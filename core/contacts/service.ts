@@ -186,9 +186,9 @@ export const make = Effect.gen(function* () {
 
   /**
    * The contact a phone number belongs to, creating a placeholder (`source: inbound`, no event) for
-   * an unknown number. Inbound texts and calls use this.
+   * an unknown number. Inbound texts and calls use this. It joins the caller's transaction when
+   * there is one, so the phone's lock is held until that transaction ends.
    */
-  /** Inside the caller's transaction when there is one: the phone's lock is then held until it ends. */
   const findOrCreatePlaceholder = (workspaceId: string, phone: E164) =>
     tx.withTransaction(Effect.gen(function* () {
       yield* tx.lock(phoneLock(workspaceId, phone))

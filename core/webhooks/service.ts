@@ -104,10 +104,6 @@ export const make = Effect.gen(function* () {
    * Reads, changes and writes one endpoint under its lock: a PATCH racing a rotation must not write
    * the old secret back, nor two rotations hand out a secret that never signs.
    */
-  /** The worker's health updates take the endpoint's lock too, so a PATCH in flight cannot undo them. */
-  const setHealth = (workspaceId: string, id: string, health: { readonly failingSince: string | null; readonly disable: boolean }) =>
-    tx.withTransaction(Effect.zipRight(tx.lock(endpointLock(workspaceId, id)), store.setEndpointHealth(workspaceId, id, health)))
-
   const modify = (workspaceId: string, id: string, change: (current: EndpointRecord, now: number) => EndpointRecord) =>
     tx.withTransaction(
       Effect.gen(function* () {
@@ -117,6 +113,10 @@ export const make = Effect.gen(function* () {
         return next
       })
     )
+
+  /** The worker's health updates take the endpoint's lock too, so a PATCH in flight cannot undo them. */
+  const setHealth = (workspaceId: string, id: string, health: { readonly failingSince: string | null; readonly disable: boolean }) =>
+    tx.withTransaction(Effect.zipRight(tx.lock(endpointLock(workspaceId, id)), store.setEndpointHealth(workspaceId, id, health)))
 
   const update = (p: Principal, id: string, input: UpdateEndpointInput) =>
     Effect.gen(function* () {
