@@ -140,15 +140,13 @@ export const make = Effect.gen(function* () {
   const remove = (principal: Principal, id: string) =>
     Effect.gen(function* () {
       yield* requireScope(principal, "contacts:write")
-      if (!isUuid(id)) return yield* notFound
-      const found = yield* store.get(principal.workspaceId, id)
-      if (Option.isNone(found)) return yield* notFound
+      const found = yield* load(principal.workspaceId, id)
       yield* tx.withTransaction(
         Effect.gen(function* () {
           // The phones' locks first (the order create takes them in), then the contact's: a text
           // arriving from its number meanwhile cannot re-attach its thread to the deleted contact,
           // and a create cannot adopt it as a placeholder mid-delete.
-          yield* lockPhones(principal.workspaceId, found.value.phones.map((p) => p.value))
+          yield* lockPhones(principal.workspaceId, found.phones.map((p) => p.value))
           yield* tx.lock(contactLock(principal.workspaceId, id))
           const removed = yield* store.remove(principal.workspaceId, id)
           if (!removed) return yield* notFound
