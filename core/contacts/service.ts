@@ -72,6 +72,22 @@ export const make = Effect.gen(function* () {
 
   const applyChanges = (c: Contact, changes: ContactChanges, updatedAt: string): Contact => ({ ...c, ...changes, updatedAt })
 
+  /**
+   * The placeholder a create with these (already locked) phones adopts, read again under its own
+   * lock: a PATCH of the placeholder holds that lock, not the phones', and its write must not be lost.
+   */
+  const lockedPlaceholder = (workspaceId: string, phones: ReadonlyArray<string>) =>
+    Effect.gen(function* () {
+      const locked = new Set<string>()
+      while (phones.length > 0) {
+        const found = (yield* store.findByPhones(workspaceId, phones)).find(isAdoptablePlaceholder)
+        if (found === undefined || locked.has(found.id)) return found
+        yield* tx.lock(contactLock(workspaceId, found.id))
+        locked.add(found.id)
+      }
+      return undefined
+    })
+
   const create = (principal: Principal, input: ContactInput) =>
     Effect.gen(function* () {
       yield* requireScope(principal, "contacts:write")
@@ -87,9 +103,7 @@ export const make = Effect.gen(function* () {
           // A phone owned by a nameless auto-created contact adopts it: same id, threads keep history.
           const phones = (changes.phones ?? []).map((p) => p.value)
           yield* lockPhones(principal.workspaceId, phones)
-          const placeholder = phones.length === 0
-            ? undefined
-            : (yield* store.findByPhones(principal.workspaceId, phones)).find(isAdoptablePlaceholder)
+          const placeholder = yield* lockedPlaceholder(principal.workspaceId, phones)
           let contact: Contact
           if (placeholder) {
             const merged = (changes.phones ?? []).concat(

@@ -30,6 +30,8 @@ const ROTATION_OVERLAP_MS = 24 * 60 * 60 * 1000
 export const MAX_PREVIOUS_SECRETS = 10
 
 const endpointLock = (workspaceId: string, id: string) => `webhook:${workspaceId}:${id}`
+/** The set of a workspace's endpoints, for the per-workspace cap. */
+const endpointsLock = (workspaceId: string) => `webhooks:${workspaceId}`
 
 const stillSigning = (e: EndpointRecord, now: number) => e.previousSecrets.filter((s) => Date.parse(s.expiresAt) > now)
 
@@ -76,10 +78,6 @@ export const make = Effect.gen(function* () {
       yield* authorize(p)
       const url = yield* guard.check(input.url)
       const events = yield* validateEvents(input.events)
-      const existing = yield* store.listEndpoints(p.workspaceId)
-      if (existing.length >= MAX_ENDPOINTS_PER_WORKSPACE) {
-        return yield* new InvalidArgument({ message: `A workspace may have at most ${MAX_ENDPOINTS_PER_WORKSPACE} webhook endpoints` })
-      }
       const { uuid } = yield* Ids
       const record: EndpointRecord = {
         id: uuid(),
@@ -94,7 +92,17 @@ export const make = Effect.gen(function* () {
         previousSecrets: [],
         failingSince: null
       }
-      yield* store.insertEndpoint(record)
+      // Count and insert under the workspace's endpoint lock: creates racing at 19 endpoints must not all pass the check.
+      yield* tx.withTransaction(
+        Effect.gen(function* () {
+          yield* tx.lock(endpointsLock(p.workspaceId))
+          const existing = yield* store.listEndpoints(p.workspaceId)
+          if (existing.length >= MAX_ENDPOINTS_PER_WORKSPACE) {
+            return yield* new InvalidArgument({ message: `A workspace may have at most ${MAX_ENDPOINTS_PER_WORKSPACE} webhook endpoints` })
+          }
+          yield* store.insertEndpoint(record)
+        })
+      )
       return { ...toPublic(record), secret: record.secret }
     })
 

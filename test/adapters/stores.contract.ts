@@ -680,6 +680,24 @@ export const storesContract = <R = never>(
           assert.deepStrictEqual((yield* outbox.list(p.workspaceId)).map((e) => e.data), [{ contactId: adopted.id, change: "created" }])
         }))
 
+      it.effect("Contacts: a create adopting a placeholder and a PATCH of that placeholder, at once, both land", () =>
+        Effect.gen(function* () {
+          const svc = yield* Contacts.Contacts
+          const p = principal(uuid())
+          // One race rarely lands in the window, so run several.
+          for (let round = 0; round < 8; round++) {
+            const phone = freshE164() as E164
+            const placeholder = yield* svc.findOrCreatePlaceholder(p.workspaceId, phone)
+            const [created] = yield* Effect.all(
+              [svc.create(p, { firstName: "Ada", phone }), svc.update(p, placeholder.id, { notes: [`round ${round}`] })],
+              { concurrency: "unbounded" }
+            )
+            assert.strictEqual(created.id, placeholder.id, "adopted")
+            const final = yield* svc.get(p, placeholder.id)
+            assert.deepStrictEqual([final.firstName, final.notes, final.source], ["Ada", [`round ${round}`], "manual"], `round ${round}`)
+          }
+        }))
+
       it.effect("Contacts: a failed update leaves the stored contact and the outbox untouched", () =>
         Effect.gen(function* () {
           const svc = yield* Contacts.Contacts

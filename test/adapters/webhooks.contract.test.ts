@@ -8,7 +8,8 @@
 import { SqlClient } from "@effect/sql"
 import * as PgClient from "@effect/sql-pg/PgClient"
 import { assert, describe, it, layer } from "@effect/vitest"
-import { Effect, Layer, ManagedRuntime, Option, Redacted } from "effect"
+import { Effect, Either, Layer, ManagedRuntime, Option, Redacted } from "effect"
+import type { Principal } from "../../core/auth/principal.ts"
 import { inject } from "vitest"
 import * as MemoryStores from "../../adapters/memory/stores.ts"
 import * as PgliteClient from "../../adapters/pglite/PgliteClient.ts"
@@ -19,7 +20,7 @@ import { EventOutbox, type OutboxEvent } from "../../core/events/outbox.ts"
 import { HostResolver, layerOutboundGuard } from "../../core/outbound.ts"
 import { Transactor } from "../../core/transactor.ts"
 import type { DeliveryRecord, EndpointRecord } from "../../core/webhooks/model.ts"
-import { Webhooks, layer as WebhooksLayer } from "../../core/webhooks/service.ts"
+import { MAX_ENDPOINTS_PER_WORKSPACE, Webhooks, layer as WebhooksLayer } from "../../core/webhooks/service.ts"
 import { eventIdOf, generateSecret } from "../../core/webhooks/signing.ts"
 import { WebhookSender, WebhookStore } from "../../core/webhooks/store.ts"
 import { freshDatabase } from "../support/postgres.ts"
@@ -452,6 +453,45 @@ const twoWorkers = (databaseUrl: string) =>
     assert.deepStrictEqual(states.map((r) => ({ ...r, n: Number(r.n) })), [{ status: "succeeded", attempts: 1, n: TOTAL }])
   })
 
+/**
+ * The 20-endpoint cap under racing creates: with 19 endpoints, 8 creates at once on one pool admit
+ * exactly one (each create counts and inserts under the workspace's lock). One race catches the
+ * unlocked check about a third of the time, so it runs in 6 fresh workspaces.
+ */
+const capRace = (databaseUrl: string) =>
+  Effect.gen(function* () {
+    const db = yield* Effect.acquireRelease(
+      Effect.promise(() => freshDatabase(databaseUrl, "webhooks_cap")),
+      (db) => Effect.promise(() => db.drop())
+    )
+    const resolver = Layer.succeed(HostResolver, HostResolver.of({ resolve: () => Effect.succeed(["93.184.216.34"]) }))
+    const runtime = ManagedRuntime.make(
+      WebhooksLayer.pipe(
+        Layer.provideMerge(
+          Layer.merge(
+            layerOutboundGuard(false).pipe(Layer.provide(resolver)),
+            Layer.succeed(WebhookSender, WebhookSender.of({ send: () => Effect.succeed({ status: 200 }) }))
+          )
+        ),
+        Layer.provideMerge(sqlAdapter(PgClient.layer({ url: Redacted.make(db.url), maxConnections: 10 })))
+      )
+    )
+    yield* Effect.addFinalizer(() => Effect.promise(() => runtime.dispose()))
+    for (let round = 0; round < 6; round++) {
+      const p: Principal = { workspaceId: uuid(), keyId: uuid(), kind: "test", scopes: new Set(["webhooks:manage"]) }
+      const create = (i: number) =>
+        Effect.flatMap(Webhooks, (w) => w.create(p, { url: `https://hooks.example.com/${i}`, events: ["*"] }))
+      yield* Effect.promise(() => runtime.runPromise(Effect.forEach(Array.from({ length: MAX_ENDPOINTS_PER_WORKSPACE - 1 }, (_, i) => i), create)))
+      const racing = yield* Effect.promise(() =>
+        runtime.runPromise(Effect.forEach(Array.from({ length: 8 }, (_, i) => 100 + i), (i) => Effect.either(create(i)), { concurrency: "unbounded" }))
+      )
+      assert.strictEqual(racing.filter(Either.isRight).length, 1, `round ${round}: one create fits under the cap`)
+      for (const lost of racing.filter(Either.isLeft)) assert.strictEqual(lost.left._tag, "InvalidArgument")
+      const stored = yield* Effect.promise(() => runtime.runPromise(Effect.flatMap(WebhookStore, (s) => s.listEndpoints(p.workspaceId))))
+      assert.strictEqual(stored.length, MAX_ENDPOINTS_PER_WORKSPACE)
+    }
+  })
+
 if (url !== null) {
   const postgres = Layer.unwrapScoped(
     Effect.gen(function* () {
@@ -463,8 +503,9 @@ if (url !== null) {
     })
   )
   contract("WebhookStore: Postgres", postgres)
-  describe("webhook workers on Postgres", () => {
+  describe("webhooks service on Postgres", () => {
     it.live("two workers with separate pools deliver each of 300 events exactly once", () => Effect.scoped(twoWorkers(url)), 60_000)
+    it.live("racing creates at 19 endpoints admit exactly one more", () => Effect.scoped(capRace(url)), 60_000)
   })
 } else if (process.env["CI"] === "true") {
   describe("WebhookStore: Postgres", () => {
