@@ -204,7 +204,14 @@ const baseLayer = Layer.effectContext(
   })
 )
 
-/** Every store port and the transactor over one SqlClient, and the signal their commits give the outbox worker. */
+/** What the stores need besides a SqlClient, re-exported for embedders: migrations and the webhook-secret sealer. */
+export * as Migrate from "./migrate.ts"
+export * as Secrets from "./secrets.ts"
+
+/**
+ * Every store port and the transactor over one SqlClient, and the signal their commits give the
+ * outbox worker. Needs `Secrets.layer(key)`, after `Migrate.layer` has run.
+ */
 export const layer = Layer.mergeAll(baseLayer, Webhooks.layer, Conversations.layer, Idempotency.layer).pipe(Layer.provideMerge(Signal.layer))
 
 /** A server secret (cursor signing, media URLs), made once per database so every process agrees. */

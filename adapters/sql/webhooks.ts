@@ -1,25 +1,43 @@
-/** WebhookStore on SQL. Claims use FOR UPDATE SKIP LOCKED, so several processes share the work. */
+/**
+ * WebhookStore on SQL. Claims use FOR UPDATE SKIP LOCKED, so several processes share the work.
+ * Signing secrets are sealed on the way in and opened on the way out (secrets.ts).
+ */
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Option } from "effect"
 import type { DeliveryRecord, EndpointRecord } from "../../core/webhooks/model.ts"
 import { WebhookStore } from "../../core/webhooks/store.ts"
 import { iso, isoOrNull, json } from "./rows.ts"
+import { endpointContext, type Sealer, SecretBox } from "./secrets.ts"
 
 type Row = Record<string, unknown>
 
-const toEndpoint = (r: Row): EndpointRecord => ({
-  id: String(r.id),
-  workspaceId: String(r.workspace_id),
-  url: String(r.url),
-  events: json(r.events),
-  label: (r.label as string | null) ?? null,
-  status: r.status as EndpointRecord["status"],
-  apiVersion: (r.api_version as string | null) ?? null,
-  createdAt: iso(r.created_at),
-  secret: String(r.secret),
-  previousSecrets: json(r.previous_secrets),
-  failingSince: isoOrNull(r.failing_since)
-})
+const endpointMapping = (sealer: Sealer) => {
+  const toEndpoint = (r: Row): EndpointRecord => {
+    const context = endpointContext(String(r.workspace_id), String(r.id))
+    return {
+      id: String(r.id),
+      workspaceId: String(r.workspace_id),
+      url: String(r.url),
+      events: json(r.events),
+      label: (r.label as string | null) ?? null,
+      status: r.status as EndpointRecord["status"],
+      apiVersion: (r.api_version as string | null) ?? null,
+      createdAt: iso(r.created_at),
+      secret: sealer.open(String(r.secret), context),
+      previousSecrets: json<EndpointRecord["previousSecrets"]>(r.previous_secrets).map((p) => ({ ...p, secret: sealer.open(p.secret, context) })),
+      failingSince: isoOrNull(r.failing_since)
+    }
+  }
+  /** The secret columns of an endpoint as stored. */
+  const sealed = (e: EndpointRecord) => {
+    const context = endpointContext(e.workspaceId, e.id)
+    return {
+      secret: sealer.seal(e.secret, context),
+      previousSecrets: JSON.stringify(e.previousSecrets.map((p) => ({ ...p, secret: sealer.seal(p.secret, context) })))
+    }
+  }
+  return { toEndpoint, sealed }
+}
 
 const toDelivery = (r: Row): DeliveryRecord => ({
   id: String(r.id),
@@ -41,24 +59,29 @@ export const layer = Layer.effect(
   WebhookStore,
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
+    const { toEndpoint, sealed } = endpointMapping(yield* SecretBox)
     const die = Effect.orDie
     const one = <A>(f: (r: Row) => A) => (rs: ReadonlyArray<Row>) => Option.fromNullable(rs[0]).pipe(Option.map(f))
 
     return WebhookStore.of({
-      insertEndpoint: (e) =>
-        die(sql`INSERT INTO webhook_endpoints
+      insertEndpoint: (e) => {
+        const { secret, previousSecrets } = sealed(e)
+        return die(sql`INSERT INTO webhook_endpoints
           (workspace_id, id, url, events, label, status, api_version, secret, previous_secrets, failing_since, created_at)
           VALUES (${e.workspaceId}, ${e.id}, ${e.url}, ${JSON.stringify(e.events)}::jsonb, ${e.label}, ${e.status}, ${e.apiVersion},
-                  ${e.secret}, ${JSON.stringify(e.previousSecrets)}::jsonb, ${e.failingSince}::timestamptz, ${e.createdAt}::timestamptz)`),
+                  ${secret}, ${previousSecrets}::jsonb, ${e.failingSince}::timestamptz, ${e.createdAt}::timestamptz)`)
+      },
       getEndpoint: (ws, id) =>
         die(sql<Row>`SELECT * FROM webhook_endpoints WHERE workspace_id = ${ws} AND id = ${id}`).pipe(Effect.map(one(toEndpoint))),
       listEndpoints: (ws) =>
         die(sql<Row>`SELECT * FROM webhook_endpoints WHERE workspace_id = ${ws} ORDER BY created_at, id`).pipe(Effect.map((rs) => rs.map(toEndpoint))),
-      updateEndpoint: (e) =>
-        die(sql`UPDATE webhook_endpoints SET url = ${e.url}, events = ${JSON.stringify(e.events)}::jsonb, label = ${e.label},
-          status = ${e.status}, api_version = ${e.apiVersion}, secret = ${e.secret},
-          previous_secrets = ${JSON.stringify(e.previousSecrets)}::jsonb, failing_since = ${e.failingSince}::timestamptz
-          WHERE workspace_id = ${e.workspaceId} AND id = ${e.id}`),
+      updateEndpoint: (e) => {
+        const { secret, previousSecrets } = sealed(e)
+        return die(sql`UPDATE webhook_endpoints SET url = ${e.url}, events = ${JSON.stringify(e.events)}::jsonb, label = ${e.label},
+          status = ${e.status}, api_version = ${e.apiVersion}, secret = ${secret},
+          previous_secrets = ${previousSecrets}::jsonb, failing_since = ${e.failingSince}::timestamptz
+          WHERE workspace_id = ${e.workspaceId} AND id = ${e.id}`)
+      },
       deleteEndpoint: (ws, id) =>
         die(sql<Row>`DELETE FROM webhook_endpoints WHERE workspace_id = ${ws} AND id = ${id} RETURNING id`).pipe(Effect.map((rs) => rs.length > 0)),
       insertDeliveries: (ds) =>

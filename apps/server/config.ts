@@ -8,6 +8,8 @@ export const ServerConfig = Config.all({
   databaseUrl: Config.option(Config.redacted("DATABASE_URL")),
   dataDir: Config.string("DATA_DIR").pipe(Config.withDefault("./.data")),
   adminToken: Config.option(Config.redacted("ADMIN_TOKEN")),
+  /** Seals webhook secrets at rest (64 hex digits); unset: DATA_DIR/secrets.key, made on first boot. */
+  secretsKey: Config.option(Config.redacted("SECRETS_KEY")),
   publicBaseUrl: Config.option(Config.string("PUBLIC_BASE_URL")),
   carrier: Config.literal("simulated", "telnyx")("CARRIER").pipe(Config.withDefault("simulated" as const)),
   testHelpers: Config.option(Config.boolean("TEST_HELPERS")),

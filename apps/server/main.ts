@@ -4,7 +4,7 @@
  * node.ts and deno.ts only add a server around it.
  */
 import { PgClient } from "@effect/sql-pg"
-import { Console, Effect, Layer, Option } from "effect"
+import { Console, Effect, Layer, Option, Redacted } from "effect"
 import * as FsBlobs from "../../adapters/blobs/filesystem.ts"
 import * as SimulatedCarrier from "../../adapters/carrier/simulated.ts"
 import * as Telnyx from "../../adapters/carrier/telnyx.ts"
@@ -14,6 +14,7 @@ import * as SignedUrls from "../../adapters/media/signedUrls.ts"
 import * as Pglite from "../../adapters/pglite/PgliteClient.ts"
 import * as RateLimit from "../../adapters/ratelimit/memory.ts"
 import * as Migrate from "../../adapters/sql/migrate.ts"
+import * as Secrets from "../../adapters/sql/secrets.ts"
 import * as SqlStores from "../../adapters/sql/stores.ts"
 import * as Dns from "../../adapters/webhooks/dns.ts"
 import * as Sender from "../../adapters/webhooks/sender.ts"
@@ -40,7 +41,16 @@ export const StoresLive = (config: ServerConfig) =>
     Layer.unwrapEffect(
       Effect.map(SqlStores.serverSecret("media_secret"), (secret) => SignedUrls.layer({ baseUrl: publicBaseUrl(config), secret }))
     )
-  ).pipe(Layer.provide(Migrate.layer), Layer.provideMerge(SqlLive(config)))
+  ).pipe(Layer.provide(SecretsLive(config)), Layer.provide(Migrate.layer), Layer.provideMerge(SqlLive(config)))
+
+/** The sealer of webhook secrets, keyed from SECRETS_KEY or DATA_DIR/secrets.key. */
+export const SecretsLive = (config: ServerConfig) =>
+  Layer.unwrapEffect(
+    Effect.map(
+      Secrets.loadKey(Option.getOrUndefined(Option.map(config.secretsKey, Redacted.value)), `${config.dataDir}/secrets.key`),
+      Secrets.layer
+    )
+  )
 
 export const publicBaseUrl = (config: ServerConfig) =>
   Option.getOrElse(config.publicBaseUrl, () => `http://localhost:${config.port}`)

@@ -10,13 +10,12 @@ import { PgClient } from "@effect/sql-pg"
 import { afterAll, describe, expect, inject, it } from "vitest"
 import * as MemoryStores from "../../adapters/memory/stores.ts"
 import * as Pglite from "../../adapters/pglite/PgliteClient.ts"
-import * as Migrate from "../../adapters/sql/migrate.ts"
-import * as SqlStores from "../../adapters/sql/stores.ts"
 import type { Contact } from "../../core/contacts/model.ts"
 import { searchTerms, searchText } from "../../core/contacts/rules.ts"
 import { LETTERS, SEPARATORS } from "../../adapters/sql/migrations/0007_search_separators.ts"
 import { ContactStore } from "../../core/contacts/store.ts"
 import { freshDatabase } from "../support/postgres.ts"
+import { sqlStores } from "../support/sqlStores.ts"
 
 const WS = "00000000-0000-7000-8000-000000000001"
 const names = ["Ada Lovelace", "Alan Turing", "Grace Hopper", "Adele Goldberg", "Barbara Liskov", "Radia Perlman", "Ken Thompson", "Dennis Ritchie", "Ada Yonath", "Linus Torvalds", "Margaret Hamilton", "Adam Smith"]
@@ -59,8 +58,7 @@ const run = (stores: Layer.Layer<ContactStore, unknown>) =>
     return out
   }).pipe(Effect.provide(stores), Effect.runPromise)
 
-const sqlStores = (client: Layer.Layer<any, any>) =>
-  SqlStores.layer.pipe(Layer.provide(Migrate.layer), Layer.provide(client)) as Layer.Layer<ContactStore, unknown>
+const contactStore = (client: Layer.Layer<any, any>) => sqlStores(client) as Layer.Layer<ContactStore, unknown>
 
 describe("SQL contact search equals the memory store's substring search", () => {
   const dbs: Array<{ drop: () => Promise<void> }> = []
@@ -74,7 +72,7 @@ describe("SQL contact search equals the memory store's substring search", () => 
     expect(expected["ada lovelace"]!.flat()).toEqual(["Ada"])
     expect(expected["100%"]!.flat()).toEqual(["Barbara"])
     expect(expected["%"]!.flat()).toEqual(["Barbara"])
-    expect(await run(sqlStores(Pglite.layer({})))).toEqual(expected)
+    expect(await run(contactStore(Pglite.layer({})))).toEqual(expected)
   }, 60_000)
 
   it("migration 0007's translate folds stored text exactly as searchText does", async () => {
@@ -97,6 +95,6 @@ describe("SQL contact search equals the memory store's substring search", () => 
     const db = await freshDatabase(url, "search")
     dbs.push(db)
     const expected = await run(MemoryStores.layer as Layer.Layer<ContactStore, unknown>)
-    expect(await run(sqlStores(PgClient.layer({ url: Redacted.make(db.url) })))).toEqual(expected)
+    expect(await run(contactStore(PgClient.layer({ url: Redacted.make(db.url) })))).toEqual(expected)
   }, 60_000)
 })

@@ -12,14 +12,13 @@ import { Effect, Layer, Option, Redacted } from "effect"
 import { inject } from "vitest"
 import * as MemoryStores from "../../adapters/memory/stores.ts"
 import * as PgliteClient from "../../adapters/pglite/PgliteClient.ts"
-import * as Migrate from "../../adapters/sql/migrate.ts"
-import * as SqlStores from "../../adapters/sql/stores.ts"
 import { ContactStore } from "../../core/contacts/store.ts"
 import { type ActivityRecord, type Thread, words } from "../../core/conversations/model.ts"
 import { ConversationStore } from "../../core/conversations/store.ts"
 import { defaultBilling } from "../../core/workspaces/model.ts"
 import { WorkspaceStore } from "../../core/workspaces/store.ts"
 import { freshDatabase } from "../support/postgres.ts"
+import { sqlStores } from "../support/sqlStores.ts"
 import { contact, ts, uuid } from "./stores.contract.ts"
 
 type Ports = ConversationStore | ContactStore | WorkspaceStore
@@ -386,8 +385,7 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
   })
 
 /** SQL stores over a client, migrated first. */
-const sqlAdapter = <E>(client: Layer.Layer<import("@effect/sql").SqlClient.SqlClient, E>) =>
-  SqlStores.layer.pipe(Layer.provide(Migrate.layer), Layer.provideMerge(client))
+const sqlAdapter = sqlStores
 
 contract("ConversationStore: memory", MemoryStores.layer)
 

@@ -15,14 +15,12 @@ import * as Migrate from "../../adapters/sql/migrate.ts"
 import * as SqlStores from "../../adapters/sql/stores.ts"
 import { CursorCodec, layerCursorCodec, makeCursorCodec } from "../../core/pagination.ts"
 import { freshDatabase } from "../support/postgres.ts"
+import { sqlStores } from "../support/sqlStores.ts"
 import { type StorePorts, storesContract } from "./stores.contract.ts"
 
 /** SQL stores over a client: migrated first, cursor secret from the database. */
 const sqlAdapter = <E>(client: Layer.Layer<SqlClient.SqlClient, E>) =>
-  Layer.merge(SqlStores.layer, Layer.effect(CursorCodec, Effect.flatMap(SqlStores.cursorSecret, (secret) => makeCursorCodec(secret)))).pipe(
-    Layer.provide(Migrate.layer),
-    Layer.provideMerge(client)
-  )
+  Layer.merge(sqlStores(client), Layer.effect(CursorCodec, Effect.flatMap(SqlStores.cursorSecret, (secret) => makeCursorCodec(secret))).pipe(Layer.provide(Migrate.layer), Layer.provide(client)))
 
 /** Checks only SQL adapters have: migrations are re-runnable and the cursor secret is stable. */
 const sqlExtras = (it: Vitest.MethodsNonLive<StorePorts | SqlClient.SqlClient, true>) => {

@@ -13,8 +13,6 @@ import type { Principal } from "../../core/auth/principal.ts"
 import { inject } from "vitest"
 import * as MemoryStores from "../../adapters/memory/stores.ts"
 import * as PgliteClient from "../../adapters/pglite/PgliteClient.ts"
-import * as Migrate from "../../adapters/sql/migrate.ts"
-import * as SqlStores from "../../adapters/sql/stores.ts"
 import { event } from "../../core/events/catalog.ts"
 import { EventOutbox, type OutboxEvent } from "../../core/events/outbox.ts"
 import { HostResolver, layerOutboundGuard } from "../../core/outbound.ts"
@@ -24,6 +22,7 @@ import { MAX_ENDPOINTS_PER_WORKSPACE, Webhooks, layer as WebhooksLayer } from ".
 import { eventIdOf, generateSecret } from "../../core/webhooks/signing.ts"
 import { WebhookSender, WebhookStore } from "../../core/webhooks/store.ts"
 import { freshDatabase } from "../support/postgres.ts"
+import { sqlStores } from "../support/sqlStores.ts"
 
 type Ports = WebhookStore | EventOutbox | Transactor
 
@@ -356,8 +355,7 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
   })
 
 /** SQL stores over a client, migrated first. */
-const sqlAdapter = <E>(client: Layer.Layer<SqlClient.SqlClient, E>) =>
-  SqlStores.layer.pipe(Layer.provide(Migrate.layer), Layer.provideMerge(client))
+const sqlAdapter = sqlStores
 
 contract("WebhookStore: memory", MemoryStores.layer)
 contract("WebhookStore: PGlite", sqlAdapter(PgliteClient.layer({})))

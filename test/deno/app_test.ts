@@ -72,3 +72,27 @@ Deno.test("the outbound HTTP client dials only public addresses under Deno too (
     await server.shutdown()
   }
 })
+
+Deno.test("webhook secrets seal and open under Deno, and the key file is made with mode 0600", async () => {
+  const { Effect } = await import("effect")
+  const Secrets = await import("../../adapters/sql/secrets.ts")
+  const dir = await Deno.makeTempDir()
+  try {
+    const file = `${dir}/secrets.key`
+    const key = await Effect.runPromise(Secrets.loadKey(undefined, file))
+    assertEquals((await Deno.stat(file)).mode & 0o777, 0o600, "key file mode")
+    assertEquals([...(await Effect.runPromise(Secrets.loadKey(undefined, file)))], [...key], "the same key on the next boot")
+    const sealer = Secrets.makeSealer(key)
+    const sealed = sealer.seal("whsec_c2VjcmV0", "ctx")
+    assertEquals(sealer.open(sealed, "ctx"), "whsec_c2VjcmV0", "round trip")
+    let refused = false
+    try {
+      sealer.open(sealed, "another endpoint")
+    } catch {
+      refused = true
+    }
+    assertEquals(refused, true, "another context does not open it")
+  } finally {
+    await Deno.remove(dir, { recursive: true })
+  }
+})

@@ -1,0 +1,116 @@
+/**
+ * Webhook signing secrets, sealed at rest. Signing needs the secret itself, so it cannot be hashed
+ * like an API key; it is encrypted (AES-256-GCM) under a key kept outside the database
+ * (`SECRETS_KEY`, or `DATA_DIR/secrets.key`), so a database dump or backup alone cannot sign
+ * webhooks. The endpoint's workspace and id are bound in as associated data: a sealed secret copied
+ * onto another endpoint does not open.
+ */
+import { createCipheriv, createDecipheriv, createHmac, randomBytes } from "node:crypto"
+import { readFileSync, writeFileSync } from "node:fs"
+import { SqlClient } from "@effect/sql"
+import { Context, Effect, Layer } from "effect"
+import * as Migrate from "./migrate.ts"
+
+export interface Sealer {
+  /** `v1.<iv>.<ciphertext and tag>` (base64url parts). */
+  readonly seal: (plain: string, context: string) => string
+  /** Dies on anything that is not sealed under this key for this context: a defect, not a user error. */
+  readonly open: (sealed: string, context: string) => string
+}
+
+export class SecretBox extends Context.Tag("adapters/sql/SecretBox")<SecretBox, Sealer>() {}
+
+export const KEY_BYTES = 32
+
+export const makeSealer = (key: Uint8Array): Sealer => {
+  if (key.length !== KEY_BYTES) throw new Error(`the secrets key must be ${KEY_BYTES} bytes`)
+  return {
+    seal: (plain, context) => {
+      const iv = randomBytes(12)
+      const cipher = createCipheriv("aes-256-gcm", key, iv).setAAD(Buffer.from(context))
+      const body = Buffer.concat([cipher.update(plain, "utf8"), cipher.final(), cipher.getAuthTag()])
+      return `v1.${iv.toString("base64url")}.${body.toString("base64url")}`
+    },
+    open: (sealed, context) => {
+      const [version, iv, body] = sealed.split(".")
+      if (version !== "v1" || iv === undefined || body === undefined) throw new Error("not a sealed secret")
+      const bytes = Buffer.from(body, "base64url")
+      const decipher = createDecipheriv("aes-256-gcm", key, Buffer.from(iv, "base64url")).setAAD(Buffer.from(context))
+      decipher.setAuthTag(bytes.subarray(bytes.length - 16))
+      return Buffer.concat([decipher.update(bytes.subarray(0, bytes.length - 16)), decipher.final()]).toString("utf8")
+    }
+  }
+}
+
+/** What a sealed endpoint secret is bound to. */
+export const endpointContext = (workspaceId: string, endpointId: string) => `webhook_endpoints:${workspaceId}:${endpointId}`
+
+const fingerprint = (key: Uint8Array) => createHmac("sha256", key).update("switchboard secrets key check").digest("hex")
+
+/**
+ * The sealer for this database. The key's fingerprint is kept in `settings`: a process started
+ * with another key fails at boot rather than writing secrets the others cannot open. Secrets
+ * written before sealing existed (plain `whsec_...`) are sealed here, once.
+ */
+export const layer = (key: Uint8Array) =>
+  Layer.effect(
+    SecretBox,
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const sealer = makeSealer(key)
+      const mine = fingerprint(key)
+      yield* sql`INSERT INTO settings (name, value) VALUES ('secrets_key_check', ${mine}) ON CONFLICT (name) DO NOTHING`
+      const [stored] = yield* sql<{ value: string }>`SELECT value FROM settings WHERE name = 'secrets_key_check'`
+      if (stored?.value !== mine) {
+        return yield* Effect.dieMessage(
+          "SECRETS_KEY (or DATA_DIR/secrets.key) is not the key this database's webhook secrets are sealed with; give every process the same key"
+        )
+      }
+      yield* sealPlaintext(sql, sealer)
+      return sealer
+    }).pipe(Effect.catchTag("SqlError", Effect.die))
+  ).pipe(Layer.provide(Migrate.layer))
+
+/**
+ * The key from `SECRETS_KEY` (64 hex digits), or else from `file`, which the first boot creates
+ * (mode 0600). Processes sharing a database need the same key: set SECRETS_KEY on each.
+ */
+export const loadKey = (given: string | undefined, file: string): Effect.Effect<Uint8Array> =>
+  Effect.try({
+    try: () => {
+      const hex = given ?? readOrCreate(file)
+      if (!/^[0-9a-f]{64}$/i.test(hex.trim())) throw new Error(`must be ${KEY_BYTES * 2} hex digits`)
+      return Uint8Array.from(Buffer.from(hex.trim(), "hex"))
+    },
+    catch: (e) => new Error(`${given === undefined ? file : "SECRETS_KEY"}: ${e instanceof Error ? e.message : String(e)}`)
+  }).pipe(Effect.orDie)
+
+const readOrCreate = (file: string) => {
+  try {
+    // `wx`: of two processes starting at once on one DATA_DIR, one creates and the other reads.
+    writeFileSync(file, randomBytes(KEY_BYTES).toString("hex") + "\n", { flag: "wx", mode: 0o600 })
+  } catch (e) {
+    if ((e as { code?: string }).code !== "EEXIST") throw e
+  }
+  return readFileSync(file, "utf8")
+}
+
+type Previous = { readonly secret: string; readonly expiresAt: string }
+
+const isPlain = (secret: string) => secret.startsWith("whsec_")
+
+const sealPlaintext = (sql: SqlClient.SqlClient, sealer: Sealer) =>
+  Effect.gen(function* () {
+    const rows = yield* sql<{ workspace_id: string; id: string; secret: string; previous_secrets: unknown }>`
+      SELECT workspace_id, id, secret, previous_secrets FROM webhook_endpoints
+      WHERE secret LIKE 'whsec\\_%' OR previous_secrets::text LIKE '%"whsec\\_%'`
+    for (const r of rows) {
+      const context = endpointContext(String(r.workspace_id), String(r.id))
+      const previous = (typeof r.previous_secrets === "string" ? JSON.parse(r.previous_secrets) : r.previous_secrets) as Array<Previous>
+      const secret = isPlain(r.secret) ? sealer.seal(r.secret, context) : r.secret
+      const sealedPrevious = previous.map((p) => (isPlain(p.secret) ? { ...p, secret: sealer.seal(p.secret, context) } : p))
+      // Only if unchanged since read: another process sealing or rotating at once keeps its write.
+      yield* sql`UPDATE webhook_endpoints SET secret = ${secret}, previous_secrets = ${JSON.stringify(sealedPrevious)}::jsonb
+        WHERE workspace_id = ${r.workspace_id} AND id = ${r.id} AND secret = ${r.secret}`
+    }
+  })

@@ -1,0 +1,141 @@
+/**
+ * Webhook secrets sealed at rest (adapters/sql/secrets.ts): the sealer itself, what the SQL store
+ * writes, the boot check that every process uses one key, sealing of secrets stored before sealing
+ * existed, and where the key comes from.
+ */
+import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { SqlClient } from "@effect/sql"
+import { Cause, Context, Effect, Exit, Layer, Option, type Scope } from "effect"
+import { afterAll, describe, expect, it } from "vitest"
+import * as PgliteClient from "../../adapters/pglite/PgliteClient.ts"
+import * as Migrate from "../../adapters/sql/migrate.ts"
+import * as Secrets from "../../adapters/sql/secrets.ts"
+import * as SqlStores from "../../adapters/sql/stores.ts"
+import type { EndpointRecord } from "../../core/webhooks/model.ts"
+import { generateSecret } from "../../core/webhooks/signing.ts"
+import { WebhookStore } from "../../core/webhooks/store.ts"
+
+const key = () => crypto.getRandomValues(new Uint8Array(Secrets.KEY_BYTES))
+
+const endpoint = (): EndpointRecord => ({
+  id: crypto.randomUUID(),
+  workspaceId: crypto.randomUUID(),
+  url: "https://hooks.example.com/a",
+  events: ["*"],
+  label: null,
+  status: "enabled",
+  apiVersion: null,
+  createdAt: new Date().toISOString(),
+  secret: generateSecret(),
+  previousSecrets: [{ secret: generateSecret(), expiresAt: new Date(Date.now() + 60_000).toISOString() }],
+  failingSince: null
+})
+
+describe("the sealer", () => {
+  const sealer = Secrets.makeSealer(key())
+  const secret = generateSecret()
+
+  it("opens what it sealed, for the same context only", () => {
+    const sealed = sealer.seal(secret, "ctx:a")
+    expect(sealed).toMatch(/^v1\.[\w-]+\.[\w-]+$/)
+    expect(sealed).not.toContain(secret.slice(6))
+    expect(sealer.open(sealed, "ctx:a")).toBe(secret)
+    expect(() => sealer.open(sealed, "ctx:b")).toThrow()
+  })
+
+  it("seals the same secret differently each time (a fresh nonce)", () => {
+    expect(sealer.seal(secret, "ctx")).not.toBe(sealer.seal(secret, "ctx"))
+  })
+
+  it("refuses another key, a changed byte, and plain text", () => {
+    const sealed = sealer.seal(secret, "ctx")
+    expect(() => Secrets.makeSealer(key()).open(sealed, "ctx")).toThrow()
+    const [v, iv, body] = sealed.split(".")
+    const bytes = Buffer.from(body!, "base64url")
+    bytes[0] = bytes[0]! ^ 1
+    expect(() => sealer.open(`${v}.${iv}.${bytes.toString("base64url")}`, "ctx")).toThrow()
+    expect(() => sealer.open(secret, "ctx")).toThrow()
+  })
+
+  it("needs a 32-byte key", () => {
+    expect(() => Secrets.makeSealer(new Uint8Array(16))).toThrow(/32 bytes/)
+  })
+})
+
+describe("sealed webhook secrets in the SQL store (PGlite)", () => {
+  /** The stores as a process with key `k` builds them (migrations, the key check, sealing at boot). */
+  const stores = (k: Uint8Array) => SqlStores.layer.pipe(Layer.provide(Secrets.layer(k)), Layer.provide(Migrate.layer))
+  /** Runs `program` over one fresh in-memory database. */
+  const onOneDatabase = <A, E>(program: Effect.Effect<A, E, SqlClient.SqlClient | Scope.Scope>) =>
+    Effect.runPromise(program.pipe(Effect.scoped, Effect.provide(PgliteClient.layer({}))))
+
+  it("stores no secret in the clear and reads back the record it was given", () =>
+    onOneDatabase(
+      Effect.gen(function* () {
+        const store = Context.get(yield* Layer.build(stores(key())), WebhookStore)
+        const sql = yield* SqlClient.SqlClient
+        const e = endpoint()
+        yield* store.insertEndpoint(e)
+        const [raw] = yield* sql<{ secret: string; all: string }>`SELECT secret, secret || previous_secrets::text AS all FROM webhook_endpoints`
+        expect(raw!.secret).toMatch(/^v1\./)
+        expect(raw!.all).not.toContain("whsec_")
+        expect(Option.getOrThrow(yield* store.getEndpoint(e.workspaceId, e.id))).toEqual(e)
+        const rotated = { ...e, secret: generateSecret(), previousSecrets: [{ secret: e.secret, expiresAt: e.createdAt }] }
+        yield* store.updateEndpoint(rotated)
+        expect(yield* store.listEndpoints(e.workspaceId)).toEqual([rotated])
+        const [after] = yield* sql<{ all: string }>`SELECT secret || previous_secrets::text AS all FROM webhook_endpoints`
+        expect(after!.all).not.toContain("whsec_")
+      })
+    ))
+
+  it("a process with another key fails at boot; secrets stored in the clear are sealed once, at boot", () =>
+    onOneDatabase(
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        const first = key()
+        yield* Layer.build(stores(first))
+        // A row as a version without sealing wrote it.
+        const legacy = endpoint()
+        yield* sql`INSERT INTO webhook_endpoints (workspace_id, id, url, events, label, status, api_version, secret, previous_secrets, failing_since, created_at)
+          VALUES (${legacy.workspaceId}, ${legacy.id}, ${legacy.url}, '["*"]'::jsonb, NULL, 'enabled', NULL, ${legacy.secret},
+                  ${JSON.stringify(legacy.previousSecrets)}::jsonb, NULL, ${legacy.createdAt}::timestamptz)`
+
+        const other = yield* Effect.exit(Layer.build(stores(key())))
+        expect(Exit.isFailure(other) ? Cause.pretty(other.cause) : "booted").toMatch(/not the key this database's webhook secrets are sealed with/)
+
+        const store = Context.get(yield* Layer.build(stores(first)), WebhookStore)
+        const [raw] = yield* sql<{ all: string }>`SELECT secret || previous_secrets::text AS all FROM webhook_endpoints`
+        expect(raw!.all).not.toContain("whsec_")
+        expect(Option.getOrThrow(yield* store.getEndpoint(legacy.workspaceId, legacy.id))).toEqual(legacy)
+      })
+    ))
+})
+
+describe("the key", () => {
+  const dirs: Array<string> = []
+  afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })))
+  const dir = () => {
+    const d = mkdtempSync(join(tmpdir(), "switchboard-key-"))
+    dirs.push(d)
+    return d
+  }
+
+  it("is made on first boot in DATA_DIR (mode 0600) and read back the same afterwards", async () => {
+    const file = join(dir(), "secrets.key")
+    const a = await Effect.runPromise(Secrets.loadKey(undefined, file))
+    expect(a).toHaveLength(32)
+    expect(statSync(file).mode & 0o777).toBe(0o600)
+    expect(await Effect.runPromise(Secrets.loadKey(undefined, file))).toEqual(a)
+    expect(readFileSync(file, "utf8").trim()).toBe(Buffer.from(a).toString("hex"))
+  })
+
+  it("comes from SECRETS_KEY when set, which must be 64 hex digits", async () => {
+    const hex = "ab".repeat(32)
+    const file = join(dir(), "secrets.key")
+    expect(Buffer.from(await Effect.runPromise(Secrets.loadKey(hex, file))).toString("hex")).toBe(hex)
+    const bad = await Effect.runPromiseExit(Secrets.loadKey("abc", file))
+    expect(Exit.isFailure(bad) ? Cause.pretty(bad.cause) : "loaded").toMatch(/SECRETS_KEY: must be 64 hex digits/)
+  })
+})
