@@ -11,7 +11,8 @@ export interface Transactor {
    * Holds `key` until the enclosing transaction ends. Transactions taking the same key run one after
    * the other from that point, and each sees what the previous one committed: for check-then-write
    * steps no constraint can guard (one placeholder contact per phone, a thread's unread count).
-   * Call it inside withTransaction; a transaction taking several keys takes them in sorted order.
+   * Call it inside withTransaction. Keys are taken in one global order, so no two transactions wait
+   * on each other: phone keys (sorted), then a contact's; never a phone key after a contact key.
    */
   readonly lock: (key: string) => Effect.Effect<void>
 }

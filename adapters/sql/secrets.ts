@@ -5,16 +5,21 @@
  * webhooks. The endpoint's workspace and id are bound in as associated data: a sealed secret copied
  * onto another endpoint does not open.
  */
+import { Buffer } from "node:buffer"
 import { createCipheriv, createDecipheriv, createHmac, randomBytes } from "node:crypto"
-import { readFileSync, writeFileSync } from "node:fs"
+import { closeSync, fsyncSync, linkSync, openSync, readFileSync, unlinkSync, writeSync } from "node:fs"
+import { dirname } from "node:path"
 import { SqlClient } from "@effect/sql"
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, Either, Layer } from "effect"
 import * as Migrate from "./migrate.ts"
 
 export interface Sealer {
   /** `v1.<iv>.<ciphertext and tag>` (base64url parts). */
   readonly seal: (plain: string, context: string) => string
-  /** Dies on anything that is not sealed under this key for this context: a defect, not a user error. */
+  /**
+   * Throws on anything not sealed under this key for this context. A plain `whsec_` secret (written
+   * by a version without sealing) is returned as it is; the next write of its endpoint seals it.
+   */
   readonly open: (sealed: string, context: string) => string
 }
 
@@ -22,28 +27,38 @@ export class SecretBox extends Context.Tag("adapters/sql/SecretBox")<SecretBox, 
 
 export const KEY_BYTES = 32
 
+const isPlain = (secret: string) => secret.startsWith("whsec_")
+const IV_BYTES = 12
+const TAG_BYTES = 16
+
 export const makeSealer = (key: Uint8Array): Sealer => {
   if (key.length !== KEY_BYTES) throw new Error(`the secrets key must be ${KEY_BYTES} bytes`)
   return {
     seal: (plain, context) => {
-      const iv = randomBytes(12)
-      const cipher = createCipheriv("aes-256-gcm", key, iv).setAAD(Buffer.from(context))
+      const iv = randomBytes(IV_BYTES)
+      const cipher = createCipheriv("aes-256-gcm", key, iv, { authTagLength: TAG_BYTES }).setAAD(Buffer.from(context))
       const body = Buffer.concat([cipher.update(plain, "utf8"), cipher.final(), cipher.getAuthTag()])
       return `v1.${iv.toString("base64url")}.${body.toString("base64url")}`
     },
     open: (sealed, context) => {
-      const [version, iv, body] = sealed.split(".")
-      if (version !== "v1" || iv === undefined || body === undefined) throw new Error("not a sealed secret")
-      const bytes = Buffer.from(body, "base64url")
-      const decipher = createDecipheriv("aes-256-gcm", key, Buffer.from(iv, "base64url")).setAAD(Buffer.from(context))
-      decipher.setAuthTag(bytes.subarray(bytes.length - 16))
-      return Buffer.concat([decipher.update(bytes.subarray(0, bytes.length - 16)), decipher.final()]).toString("utf8")
+      if (isPlain(sealed)) return sealed
+      const parts = sealed.split(".")
+      const iv = Buffer.from(parts[1] ?? "", "base64url")
+      const bytes = Buffer.from(parts[2] ?? "", "base64url")
+      if (parts.length !== 3 || parts[0] !== "v1" || iv.length !== IV_BYTES || bytes.length < TAG_BYTES) {
+        throw new Error("not a sealed secret")
+      }
+      // authTagLength: Node would otherwise accept a truncated tag.
+      const decipher = createDecipheriv("aes-256-gcm", key, iv, { authTagLength: TAG_BYTES }).setAAD(Buffer.from(context))
+      decipher.setAuthTag(bytes.subarray(bytes.length - TAG_BYTES))
+      return Buffer.concat([decipher.update(bytes.subarray(0, bytes.length - TAG_BYTES)), decipher.final()]).toString("utf8")
     }
   }
 }
 
-/** What a sealed endpoint secret is bound to. */
-export const endpointContext = (workspaceId: string, endpointId: string) => `webhook_endpoints:${workspaceId}:${endpointId}`
+/** What a sealed endpoint secret is bound to (ids lowercased: Postgres returns uuids that way). */
+export const endpointContext = (workspaceId: string, endpointId: string) =>
+  `webhook_endpoints:${workspaceId.toLowerCase()}:${endpointId.toLowerCase()}`
 
 const fingerprint = (key: Uint8Array) => createHmac("sha256", key).update("switchboard secrets key check").digest("hex")
 
@@ -61,7 +76,11 @@ export const layer = (key: Uint8Array) =>
       const mine = fingerprint(key)
       yield* sql`INSERT INTO settings (name, value) VALUES ('secrets_key_check', ${mine}) ON CONFLICT (name) DO NOTHING`
       const [stored] = yield* sql<{ value: string }>`SELECT value FROM settings WHERE name = 'secrets_key_check'`
-      if (stored?.value !== mine) {
+      // A sealed row that does not open catches a fingerprint row deleted or rows restored from elsewhere.
+      const [sample] = yield* sql<{ workspace_id: string; id: string; secret: string }>`
+        SELECT workspace_id, id, secret FROM webhook_endpoints WHERE secret LIKE 'v1.%' LIMIT 1`
+      const opens = sample === undefined || Either.isRight(Either.try(() => sealer.open(sample.secret, endpointContext(sample.workspace_id, sample.id))))
+      if (stored?.value !== mine || !opens) {
         return yield* Effect.dieMessage(
           "SECRETS_KEY (or DATA_DIR/secrets.key) is not the key this database's webhook secrets are sealed with; give every process the same key"
         )
@@ -85,19 +104,46 @@ export const loadKey = (given: string | undefined, file: string): Effect.Effect<
     catch: (e) => new Error(`${given === undefined ? file : "SECRETS_KEY"}: ${e instanceof Error ? e.message : String(e)}`)
   }).pipe(Effect.orDie)
 
+/**
+ * The key file appears whole or not at all: written and synced under a temporary name, then linked
+ * into place. Of two processes starting at once on one DATA_DIR, the first link wins and the other
+ * reads it; a crash mid-write leaves no empty key file behind.
+ */
 const readOrCreate = (file: string) => {
+  const tmp = `${file}.${randomBytes(6).toString("hex")}.tmp`
+  const fd = openSync(tmp, "wx", 0o600)
   try {
-    // `wx`: of two processes starting at once on one DATA_DIR, one creates and the other reads.
-    writeFileSync(file, randomBytes(KEY_BYTES).toString("hex") + "\n", { flag: "wx", mode: 0o600 })
+    writeSync(fd, randomBytes(KEY_BYTES).toString("hex") + "\n")
+    fsyncSync(fd)
+  } finally {
+    closeSync(fd)
+  }
+  try {
+    linkSync(tmp, file)
+    syncDirectory(dirname(file))
   } catch (e) {
     if ((e as { code?: string }).code !== "EEXIST") throw e
+  } finally {
+    unlinkSync(tmp)
   }
   return readFileSync(file, "utf8")
 }
 
-type Previous = { readonly secret: string; readonly expiresAt: string }
+/** Makes the new directory entry durable; best effort where directories cannot be opened. */
+const syncDirectory = (dir: string) => {
+  try {
+    const fd = openSync(dir, "r")
+    try {
+      fsyncSync(fd)
+    } finally {
+      closeSync(fd)
+    }
+  } catch {
+    // not supported here (some platforms): the file itself is synced
+  }
+}
 
-const isPlain = (secret: string) => secret.startsWith("whsec_")
+type Previous = { readonly secret: string; readonly expiresAt: string }
 
 const sealPlaintext = (sql: SqlClient.SqlClient, sealer: Sealer) =>
   Effect.gen(function* () {

@@ -120,8 +120,8 @@ export const layer = Layer.effect(
       enabledEndpoints: (wss) =>
         wss.length === 0
           ? Effect.succeed([])
-          : die(sql<Row>`SELECT * FROM webhook_endpoints WHERE status = 'enabled' AND ${sql.in("workspace_id", wss)}`).pipe(
-              Effect.map((rs) => rs.map(toEndpoint))
+          : die(sql<Row>`SELECT workspace_id, id, events FROM webhook_endpoints WHERE status = 'enabled' AND ${sql.in("workspace_id", wss)}`).pipe(
+              Effect.map((rs) => rs.map((r) => ({ workspaceId: String(r.workspace_id), id: String(r.id), events: json<Array<string>>(r.events) })))
             ),
       claimDue: (now, leaseUntil, limit) =>
         Effect.gen(function* () {
@@ -139,7 +139,16 @@ export const layer = Layer.effect(
             RETURNING d.*`
           if (rows.length === 0) return []
           const endpoints = yield* sql<Row>`SELECT * FROM webhook_endpoints WHERE ${sql.in("id", [...new Set(rows.map((r) => String(r.endpoint_id)))])}`
-          const byId = new Map(endpoints.map((r) => [`${r.workspace_id}/${r.id}`, toEndpoint(r)]))
+          const byId = new Map<string, EndpointRecord>()
+          for (const r of endpoints) {
+            // An endpoint whose secret does not open (a row restored from elsewhere, a wrong key) holds
+            // back only its own deliveries: logged here, claimed again when their lease ends.
+            const opened = yield* Effect.try(() => toEndpoint(r)).pipe(
+              Effect.tapError(() => Effect.logError("webhook endpoint secret cannot be opened; its deliveries wait", { workspaceId: r.workspace_id, endpointId: r.id })),
+              Effect.option
+            )
+            if (Option.isSome(opened)) byId.set(`${r.workspace_id}/${r.id}`, opened.value)
+          }
           return rows.flatMap((r) => {
             const endpoint = byId.get(`${r.workspace_id}/${r.endpoint_id}`)
             return endpoint ? [{ delivery: toDelivery(r), endpoint }] : []

@@ -283,7 +283,7 @@ export const make = Effect.gen(function* () {
   return { list, create, get, update, remove, rotate, deliveries, test, fanOut, claimDue, deliverDue, attempt } as const
 })
 
-const newDelivery = (id: string, endpoint: EndpointRecord, event: OutboxEvent, now: string): DeliveryRecord => ({
+const newDelivery = (id: string, endpoint: Pick<EndpointRecord, "id">, event: OutboxEvent, now: string): DeliveryRecord => ({
   id,
   workspaceId: event.workspaceId,
   endpointId: endpoint.id,

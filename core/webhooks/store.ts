@@ -2,6 +2,9 @@ import { Context, Effect, Option } from "effect"
 import type { OutboxEvent } from "../events/outbox.ts"
 import type { DeliveryRecord, EndpointRecord } from "./model.ts"
 
+/** Who gets which events: an endpoint without its URL or secrets. */
+export type EndpointSubscription = Pick<EndpointRecord, "id" | "workspaceId" | "events">
+
 export interface AttemptRecord {
   readonly workspaceId: string
   readonly deliveryId: string
@@ -34,8 +37,8 @@ export interface WebhookStore {
    */
   readonly claimOutbox: (limit: number) => Effect.Effect<ReadonlyArray<OutboxEvent>>
   readonly markDispatched: (eventIds: ReadonlyArray<string>, at: string) => Effect.Effect<void>
-  /** Enabled endpoints of these workspaces. */
-  readonly enabledEndpoints: (workspaceIds: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<EndpointRecord>>
+  /** Enabled endpoints of these workspaces: what fan-out needs, without their secrets. */
+  readonly enabledEndpoints: (workspaceIds: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<EndpointSubscription>>
 
   /**
    * Claims up to `limit` pending deliveries due at `now` whose endpoint is enabled, leasing each

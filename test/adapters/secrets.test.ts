@@ -49,14 +49,23 @@ describe("the sealer", () => {
     expect(sealer.seal(secret, "ctx")).not.toBe(sealer.seal(secret, "ctx"))
   })
 
-  it("refuses another key, a changed byte, and plain text", () => {
+  it("refuses another key, a changed byte, a cut tag and malformed values", () => {
     const sealed = sealer.seal(secret, "ctx")
     expect(() => Secrets.makeSealer(key()).open(sealed, "ctx")).toThrow()
     const [v, iv, body] = sealed.split(".")
     const bytes = Buffer.from(body!, "base64url")
     bytes[0] = bytes[0]! ^ 1
     expect(() => sealer.open(`${v}.${iv}.${bytes.toString("base64url")}`, "ctx")).toThrow()
-    expect(() => sealer.open(secret, "ctx")).toThrow()
+    // Node accepts a 4-byte GCM tag unless told the length
+    const whole = Buffer.from(body!, "base64url")
+    expect(() => sealer.open(`${v}.${iv}.${whole.subarray(0, whole.length - 12).toString("base64url")}`, "ctx")).toThrow()
+    expect(() => sealer.open(`${sealed}.x`, "ctx")).toThrow()
+    expect(() => sealer.open("v1..", "ctx")).toThrow()
+    expect(() => sealer.open("c2VjcmV0", "ctx")).toThrow()
+  })
+
+  it("returns a plain whsec_ secret as it is (written by a version without sealing)", () => {
+    expect(sealer.open(secret, "ctx")).toBe(secret)
   })
 
   it("needs a 32-byte key", () => {
@@ -109,6 +118,36 @@ describe("sealed webhook secrets in the SQL store (PGlite)", () => {
         const [raw] = yield* sql<{ all: string }>`SELECT secret || previous_secrets::text AS all FROM webhook_endpoints`
         expect(raw!.all).not.toContain("whsec_")
         expect(Option.getOrThrow(yield* store.getEndpoint(legacy.workspaceId, legacy.id))).toEqual(legacy)
+
+        // Without the fingerprint row, a sealed secret that does not open still stops another key.
+        yield* sql`DELETE FROM settings WHERE name = 'secrets_key_check'`
+        const unchecked = yield* Effect.exit(Layer.build(stores(key())))
+        expect(Exit.isFailure(unchecked) ? Cause.pretty(unchecked.cause) : "booted").toMatch(/not the key this database's webhook secrets are sealed with/)
+      })
+    ))
+
+  it("an endpoint whose secret does not open holds back only its own deliveries", () =>
+    onOneDatabase(
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        const store = Context.get(yield* Layer.build(stores(key())), WebhookStore)
+        const [good, bad] = [endpoint(), endpoint()]
+        yield* store.insertEndpoint(good)
+        yield* store.insertEndpoint(bad)
+        // `bad` gets a secret sealed for another endpoint: it cannot be opened as its own.
+        yield* sql`UPDATE webhook_endpoints SET secret = (SELECT secret FROM webhook_endpoints WHERE id = ${good.id}) WHERE id = ${bad.id}`
+        const delivery = (e: EndpointRecord) => ({
+          id: crypto.randomUUID(), workspaceId: e.workspaceId, endpointId: e.id, eventId: `evt_${crypto.randomUUID()}`, eventType: "contact.updated",
+          payload: "{}", status: "pending" as const, attempts: 0, responseStatus: null, error: null, createdAt: e.createdAt, lastAttemptAt: null,
+          nextAttemptAt: e.createdAt
+        })
+        yield* store.insertDeliveries([delivery(good), delivery(bad)])
+        const now = new Date().toISOString()
+        const claimed = yield* store.claimDue(now, new Date(Date.now() + 60_000).toISOString(), 10)
+        expect(claimed.map((c) => c.endpoint.id)).toEqual([good.id])
+        expect(claimed[0]!.endpoint.secret).toBe(good.secret)
+        // fan-out reads no secrets, so both still subscribe
+        expect((yield* store.enabledEndpoints([good.workspaceId, bad.workspaceId])).map((e) => e.id).sort()).toEqual([good.id, bad.id].sort())
       })
     ))
 })
