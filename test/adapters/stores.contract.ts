@@ -698,6 +698,31 @@ export const storesContract = <R = never>(
           }
         }))
 
+      it.effect("Contacts: PATCHes of different fields of one contact, at once, all land", () =>
+        Effect.gen(function* () {
+          const svc = yield* Contacts.Contacts
+          const p = principal(uuid())
+          // One race rarely lands in the window, so run several.
+          for (let round = 0; round < 6; round++) {
+            const c = yield* svc.create(p, { firstName: "Lin" })
+            yield* Effect.all(
+              [
+                svc.update(p, c.id, { company: `Company ${round}` }),
+                svc.update(p, c.id, { notes: [`note ${round}`] }),
+                svc.update(p, c.id, { tags: [`tag${round}`] }),
+                svc.update(p, c.id, { lastName: `Round ${round}` })
+              ],
+              { concurrency: "unbounded" }
+            )
+            const final = yield* svc.get(p, c.id)
+            assert.deepStrictEqual(
+              [final.firstName, final.lastName, final.company, final.notes, final.tags],
+              ["Lin", `Round ${round}`, `Company ${round}`, [`note ${round}`], [`tag${round}`]],
+              `round ${round}`
+            )
+          }
+        }))
+
       it.effect("Contacts: a failed update leaves the stored contact and the outbox untouched", () =>
         Effect.gen(function* () {
           const svc = yield* Contacts.Contacts
