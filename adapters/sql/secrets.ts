@@ -26,10 +26,11 @@ export interface Sealer {
 export class SecretBox extends Context.Tag("adapters/sql/SecretBox")<SecretBox, Sealer>() {}
 
 export const KEY_BYTES = 32
-
-const isPlain = (secret: string) => secret.startsWith("whsec_")
 const IV_BYTES = 12
 const TAG_BYTES = 16
+
+/** A secret as versions before sealing stored it. */
+const isPlain = (secret: string) => secret.startsWith("whsec_")
 
 export const makeSealer = (key: Uint8Array): Sealer => {
   if (key.length !== KEY_BYTES) throw new Error(`the secrets key must be ${KEY_BYTES} bytes`)
@@ -62,46 +63,79 @@ export const endpointContext = (workspaceId: string, endpointId: string) =>
 
 const fingerprint = (key: Uint8Array) => createHmac("sha256", key).update("switchboard secrets key check").digest("hex")
 
+/** Opens with the current key, else with the previous one (while a change of key is under way). */
+const withPrevious = (current: Sealer, previous: Sealer | undefined): Sealer =>
+  previous === undefined
+    ? current
+    : {
+        seal: current.seal,
+        open: (sealed, context) => {
+          try {
+            return current.open(sealed, context)
+          } catch {
+            return previous.open(sealed, context)
+          }
+        }
+      }
+
 /**
  * The sealer for this database. The key's fingerprint is kept in `settings`: a process started
  * with another key fails at boot rather than writing secrets the others cannot open. Secrets
  * written before sealing existed (plain `whsec_...`) are sealed here, once.
+ *
+ * To change the key, start with the new key and the old one as `previous`: the boot seals every
+ * secret again under the new key and records its fingerprint; the old key is then no longer needed.
  */
-export const layer = (key: Uint8Array) =>
+export const layer = (key: Uint8Array, previous?: Uint8Array) =>
   Layer.effect(
     SecretBox,
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
-      const sealer = makeSealer(key)
-      const mine = fingerprint(key)
-      yield* sql`INSERT INTO settings (name, value) VALUES ('secrets_key_check', ${mine}) ON CONFLICT (name) DO NOTHING`
-      const [stored] = yield* sql<{ value: string }>`SELECT value FROM settings WHERE name = 'secrets_key_check'`
-      // A sealed row that does not open catches a fingerprint row deleted or rows restored from elsewhere.
-      const [sample] = yield* sql<{ workspace_id: string; id: string; secret: string }>`
-        SELECT workspace_id, id, secret FROM webhook_endpoints WHERE secret LIKE 'v1.%' LIMIT 1`
-      const opens = sample === undefined || Either.isRight(Either.try(() => sealer.open(sample.secret, endpointContext(sample.workspace_id, sample.id))))
-      if (stored?.value !== mine || !opens) {
-        return yield* Effect.dieMessage(
-          "SECRETS_KEY (or DATA_DIR/secrets.key) is not the key this database's webhook secrets are sealed with; give every process the same key"
-        )
+      const current = makeSealer(key)
+      const sealer = withPrevious(current, previous && makeSealer(previous))
+      const accepted = [fingerprint(key), ...(previous ? [fingerprint(previous)] : [])]
+      const wrongKey = Effect.dieMessage(
+        "SECRETS_KEY (or DATA_DIR/secrets.key) is not the key this database's webhook secrets are sealed with; give every process the same key"
+      )
+      const check = sql<{ value: string }>`SELECT value FROM settings WHERE name = 'secrets_key_check'`
+      if ((yield* check).length === 0) {
+        // No fingerprint yet (a new database, or the row was lost): a sealed secret must still open.
+        const [sample] = yield* sql<{ workspace_id: string; id: string; secret: string }>`
+          SELECT workspace_id, id, secret FROM webhook_endpoints WHERE secret LIKE 'v1.%' LIMIT 1`
+        if (sample !== undefined && !opensWith(sealer, sample.secret, endpointContext(sample.workspace_id, sample.id))) return yield* wrongKey
+        yield* sql`INSERT INTO settings (name, value) VALUES ('secrets_key_check', ${accepted[0]!}) ON CONFLICT (name) DO NOTHING`
       }
-      yield* sealPlaintext(sql, sealer)
+      const [stored] = yield* check
+      if (!accepted.includes(stored?.value ?? "")) return yield* wrongKey
+      yield* previous === undefined
+        ? reseal(sql, sealer, isPlain, false)
+        : reseal(sql, sealer, (secret, context) => isPlain(secret) || !opensWith(current, secret, context), true)
+      if (previous !== undefined) yield* sql`UPDATE settings SET value = ${accepted[0]!} WHERE name = 'secrets_key_check'`
       return sealer
     }).pipe(Effect.catchTag("SqlError", Effect.die))
   ).pipe(Layer.provide(Migrate.layer))
+
+const opensWith = (sealer: Sealer, secret: string, context: string) => Either.isRight(Either.try(() => sealer.open(secret, context)))
 
 /**
  * The key from `SECRETS_KEY` (64 hex digits), or else from `file`, which the first boot creates
  * (mode 0600). Processes sharing a database need the same key: set SECRETS_KEY on each.
  */
 export const loadKey = (given: string | undefined, file: string): Effect.Effect<Uint8Array> =>
+  parseKey(given === undefined ? file : "SECRETS_KEY", () => given ?? readOrCreate(file))
+
+/** `SECRETS_KEY_PREVIOUS`, while the key is being changed. */
+export const loadPreviousKey = (given: string | undefined): Effect.Effect<Uint8Array | undefined> =>
+  given === undefined ? Effect.succeed(undefined) : parseKey("SECRETS_KEY_PREVIOUS", () => given)
+
+const parseKey = (source: string, read: () => string) =>
   Effect.try({
     try: () => {
-      const hex = given ?? readOrCreate(file)
-      if (!/^[0-9a-f]{64}$/i.test(hex.trim())) throw new Error(`must be ${KEY_BYTES * 2} hex digits`)
-      return Uint8Array.from(Buffer.from(hex.trim(), "hex"))
+      const hex = read().trim()
+      if (!/^[0-9a-f]{64}$/i.test(hex)) throw new Error(`must be ${KEY_BYTES * 2} hex digits`)
+      return Uint8Array.from(Buffer.from(hex, "hex"))
     },
-    catch: (e) => new Error(`${given === undefined ? file : "SECRETS_KEY"}: ${e instanceof Error ? e.message : String(e)}`)
+    catch: (e) => new Error(`${source}: ${e instanceof Error ? e.message : String(e)}`)
   }).pipe(Effect.orDie)
 
 /**
@@ -145,16 +179,24 @@ const syncDirectory = (dir: string) => {
 
 type Previous = { readonly secret: string; readonly expiresAt: string }
 
-const sealPlaintext = (sql: SqlClient.SqlClient, sealer: Sealer) =>
+/**
+ * Seals again, under the current key, every stored secret `stale` picks: plain ones, and after a
+ * change of key those under the old key (then every row is read, else only rows holding plain ones).
+ * A secret neither key opens is left as it is: its endpoint's deliveries wait, logged by the worker.
+ */
+const reseal = (sql: SqlClient.SqlClient, sealer: Sealer, stale: (secret: string, context: string) => boolean, everyRow: boolean) =>
   Effect.gen(function* () {
     const rows = yield* sql<{ workspace_id: string; id: string; secret: string; previous_secrets: unknown }>`
       SELECT workspace_id, id, secret, previous_secrets FROM webhook_endpoints
-      WHERE secret LIKE 'whsec\\_%' OR previous_secrets::text LIKE '%"whsec\\_%'`
+      WHERE ${everyRow ? sql`TRUE` : sql`secret LIKE 'whsec\\_%' OR previous_secrets::text LIKE '%"whsec\\_%'`}`
     for (const r of rows) {
       const context = endpointContext(String(r.workspace_id), String(r.id))
       const previous = (typeof r.previous_secrets === "string" ? JSON.parse(r.previous_secrets) : r.previous_secrets) as Array<Previous>
-      const secret = isPlain(r.secret) ? sealer.seal(r.secret, context) : r.secret
-      const sealedPrevious = previous.map((p) => (isPlain(p.secret) ? { ...p, secret: sealer.seal(p.secret, context) } : p))
+      const fresh = (s: string) =>
+        stale(s, context) ? Either.getOrElse(Either.try(() => sealer.seal(sealer.open(s, context), context)), () => s) : s
+      const secret = fresh(r.secret)
+      const sealedPrevious = previous.map((p) => ({ ...p, secret: fresh(p.secret) }))
+      if (secret === r.secret && sealedPrevious.every((p, i) => p.secret === previous[i]!.secret)) continue
       // Only if unchanged since read: another process sealing or rotating at once keeps its write.
       yield* sql`UPDATE webhook_endpoints SET secret = ${secret}, previous_secrets = ${JSON.stringify(sealedPrevious)}::jsonb
         WHERE workspace_id = ${r.workspace_id} AND id = ${r.id} AND secret = ${r.secret}`

@@ -10,6 +10,8 @@ export const ServerConfig = Config.all({
   adminToken: Config.option(Config.redacted("ADMIN_TOKEN")),
   /** Seals webhook secrets at rest (64 hex digits); unset: DATA_DIR/secrets.key, made on first boot. */
   secretsKey: Config.option(Config.redacted("SECRETS_KEY")),
+  /** The key being replaced: its secrets are sealed again under SECRETS_KEY at boot. */
+  secretsKeyPrevious: Config.option(Config.redacted("SECRETS_KEY_PREVIOUS")),
   publicBaseUrl: Config.option(Config.string("PUBLIC_BASE_URL")),
   carrier: Config.literal("simulated", "telnyx")("CARRIER").pipe(Config.withDefault("simulated" as const)),
   testHelpers: Config.option(Config.boolean("TEST_HELPERS")),

@@ -43,14 +43,17 @@ export const StoresLive = (config: ServerConfig) =>
     )
   ).pipe(Layer.provide(SecretsLive(config)), Layer.provide(Migrate.layer), Layer.provideMerge(SqlLive(config)))
 
-/** The sealer of webhook secrets, keyed from SECRETS_KEY or DATA_DIR/secrets.key. */
-export const SecretsLive = (config: ServerConfig) =>
-  Layer.unwrapEffect(
-    Effect.map(
-      Secrets.loadKey(Option.getOrUndefined(Option.map(config.secretsKey, Redacted.value)), `${config.dataDir}/secrets.key`),
+/** The sealer of webhook secrets, keyed from SECRETS_KEY or DATA_DIR/secrets.key (and SECRETS_KEY_PREVIOUS while changing it). */
+export const SecretsLive = (config: ServerConfig) => {
+  const value = (o: Option.Option<Redacted.Redacted<string>>) => Option.getOrUndefined(Option.map(o, Redacted.value))
+  return Layer.unwrapEffect(
+    Effect.zipWith(
+      Secrets.loadKey(value(config.secretsKey), `${config.dataDir}/secrets.key`),
+      Secrets.loadPreviousKey(value(config.secretsKeyPrevious)),
       Secrets.layer
     )
   )
+}
 
 export const publicBaseUrl = (config: ServerConfig) =>
   Option.getOrElse(config.publicBaseUrl, () => `http://localhost:${config.port}`)

@@ -74,8 +74,9 @@ describe("the sealer", () => {
 })
 
 describe("sealed webhook secrets in the SQL store (PGlite)", () => {
-  /** The stores as a process with key `k` builds them (migrations, the key check, sealing at boot). */
-  const stores = (k: Uint8Array) => SqlStores.layer.pipe(Layer.provide(Secrets.layer(k)), Layer.provide(Migrate.layer))
+  /** The stores as a process with key `k` (and `previous`) builds them: migrations, the key check, sealing at boot. */
+  const stores = (k: Uint8Array, previous?: Uint8Array) =>
+    SqlStores.layer.pipe(Layer.provide(Secrets.layer(k, previous)), Layer.provide(Migrate.layer))
   /** Runs `program` over one fresh in-memory database. */
   const onOneDatabase = <A, E>(program: Effect.Effect<A, E, SqlClient.SqlClient | Scope.Scope>) =>
     Effect.runPromise(program.pipe(Effect.scoped, Effect.provide(PgliteClient.layer({}))))
@@ -126,6 +127,28 @@ describe("sealed webhook secrets in the SQL store (PGlite)", () => {
       })
     ))
 
+  it("a new key with the old one as previous seals every secret again at boot; then the old key is refused", () =>
+    onOneDatabase(
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        const [oldKey, newKey] = [key(), key()]
+        const e = endpoint()
+        yield* Context.get(yield* Layer.build(stores(oldKey)), WebhookStore).insertEndpoint(e)
+        const stored = () => sql<{ all: string }>`SELECT secret || previous_secrets::text AS all FROM webhook_endpoints`.pipe(Effect.map((rs) => rs[0]!.all))
+        const before = yield* stored()
+
+        const changing = Context.get(yield* Layer.build(stores(newKey, oldKey)), WebhookStore)
+        expect(yield* stored()).not.toBe(before)
+        expect(Option.getOrThrow(yield* changing.getEndpoint(e.workspaceId, e.id))).toEqual(e)
+
+        // Every secret now opens under the new key alone, and the old key no longer boots.
+        const after = Context.get(yield* Layer.build(stores(newKey)), WebhookStore)
+        expect(Option.getOrThrow(yield* after.getEndpoint(e.workspaceId, e.id))).toEqual(e)
+        const old = yield* Effect.exit(Layer.build(stores(oldKey)))
+        expect(Exit.isFailure(old) ? Cause.pretty(old.cause) : "booted").toMatch(/not the key this database's webhook secrets are sealed with/)
+      })
+    ))
+
   it("an endpoint whose secret does not open holds back only its own deliveries", () =>
     onOneDatabase(
       Effect.gen(function* () {
@@ -168,6 +191,13 @@ describe("the key", () => {
     expect(statSync(file).mode & 0o777).toBe(0o600)
     expect(await Effect.runPromise(Secrets.loadKey(undefined, file))).toEqual(a)
     expect(readFileSync(file, "utf8").trim()).toBe(Buffer.from(a).toString("hex"))
+  })
+
+  it("SECRETS_KEY_PREVIOUS is optional and, when set, 64 hex digits too", async () => {
+    expect(await Effect.runPromise(Secrets.loadPreviousKey(undefined))).toBeUndefined()
+    expect(Buffer.from((await Effect.runPromise(Secrets.loadPreviousKey("cd".repeat(32))))!).toString("hex")).toBe("cd".repeat(32))
+    const bad = await Effect.runPromiseExit(Secrets.loadPreviousKey("xyz"))
+    expect(Exit.isFailure(bad) ? Cause.pretty(bad.cause) : "loaded").toMatch(/SECRETS_KEY_PREVIOUS: must be 64 hex digits/)
   })
 
   it("comes from SECRETS_KEY when set, which must be 64 hex digits", async () => {
