@@ -107,10 +107,12 @@ export const layer = (key: Uint8Array, previous?: Uint8Array) =>
       }
       const [stored] = yield* check
       if (!accepted.includes(stored?.value ?? "")) return yield* wrongKey
-      yield* previous === undefined
-        ? reseal(sql, sealer, isPlain, false)
-        : reseal(sql, sealer, (secret, context) => isPlain(secret) || !opensWith(current, secret, context), true)
-      if (previous !== undefined) yield* sql`UPDATE settings SET value = ${accepted[0]!} WHERE name = 'secrets_key_check'`
+      if (previous === undefined) {
+        yield* reseal(sql, sealer, isPlain, false)
+      } else {
+        yield* reseal(sql, sealer, (secret, context) => isPlain(secret) || !opensWith(current, secret, context), true)
+        yield* sql`UPDATE settings SET value = ${accepted[0]!} WHERE name = 'secrets_key_check'`
+      }
       return sealer
     }).pipe(Effect.catchTag("SqlError", Effect.die))
   ).pipe(Layer.provide(Migrate.layer))

@@ -78,14 +78,14 @@ export const make = Effect.gen(function* () {
    */
   const lockedPlaceholder = (workspaceId: string, phones: ReadonlyArray<string>) =>
     Effect.gen(function* () {
+      if (phones.length === 0) return undefined
       const locked = new Set<string>()
-      while (phones.length > 0) {
+      for (;;) {
         const found = (yield* store.findByPhones(workspaceId, phones)).find(isAdoptablePlaceholder)
         if (found === undefined || locked.has(found.id)) return found
         yield* tx.lock(contactLock(workspaceId, found.id))
         locked.add(found.id)
       }
-      return undefined
     })
 
   const create = (principal: Principal, input: ContactInput) =>

@@ -10,12 +10,11 @@ import { SqlClient } from "@effect/sql"
 import { Cause, Context, Effect, Exit, Layer, Option, type Scope } from "effect"
 import { afterAll, describe, expect, it } from "vitest"
 import * as PgliteClient from "../../adapters/pglite/PgliteClient.ts"
-import * as Migrate from "../../adapters/sql/migrate.ts"
 import * as Secrets from "../../adapters/sql/secrets.ts"
-import * as SqlStores from "../../adapters/sql/stores.ts"
 import type { EndpointRecord } from "../../core/webhooks/model.ts"
 import { generateSecret } from "../../core/webhooks/signing.ts"
 import { WebhookStore } from "../../core/webhooks/store.ts"
+import { sqlStoresWithKey } from "../support/sqlStores.ts"
 
 const key = () => crypto.getRandomValues(new Uint8Array(Secrets.KEY_BYTES))
 
@@ -75,8 +74,7 @@ describe("the sealer", () => {
 
 describe("sealed webhook secrets in the SQL store (PGlite)", () => {
   /** The stores as a process with key `k` (and `previous`) builds them: migrations, the key check, sealing at boot. */
-  const stores = (k: Uint8Array, previous?: Uint8Array) =>
-    SqlStores.layer.pipe(Layer.provide(Secrets.layer(k, previous)), Layer.provide(Migrate.layer))
+  const stores = sqlStoresWithKey
   /** Runs `program` over one fresh in-memory database. */
   const onOneDatabase = <A, E>(program: Effect.Effect<A, E, SqlClient.SqlClient | Scope.Scope>) =>
     Effect.runPromise(program.pipe(Effect.scoped, Effect.provide(PgliteClient.layer({}))))

@@ -8,5 +8,9 @@ import * as SqlStores from "../../adapters/sql/stores.ts"
 /** Shared by every layer a test builds, so two pools on one database agree on it. */
 export const TEST_SECRETS_KEY = crypto.getRandomValues(new Uint8Array(Secrets.KEY_BYTES))
 
+/** The stores as a process with this key (and `previous`) builds them over the SqlClient it is given. */
+export const sqlStoresWithKey = (key: Uint8Array, previous?: Uint8Array) =>
+  SqlStores.layer.pipe(Layer.provide(Secrets.layer(key, previous)), Layer.provide(Migrate.layer))
+
 export const sqlStores = <E>(client: Layer.Layer<SqlClient.SqlClient, E>) =>
-  SqlStores.layer.pipe(Layer.provide(Secrets.layer(TEST_SECRETS_KEY)), Layer.provide(Migrate.layer), Layer.provideMerge(client))
+  sqlStoresWithKey(TEST_SECRETS_KEY).pipe(Layer.provideMerge(client))
