@@ -38,7 +38,9 @@ export const AuthorizationLive = Layer.effect(
             Effect.flatMap((principal) =>
               Effect.flatMap(limiter.consume(`key:${principal.keyId}`), (rate) => {
                 state.rate = rate
-                return rate.allowed ? Effect.succeed(principal) : Effect.fail(exhausted(rate))
+                if (!rate.allowed) return Effect.fail(exhausted(rate))
+                state.principal = principal
+                return Effect.void
               })
             )
           )

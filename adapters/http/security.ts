@@ -1,13 +1,15 @@
 /** Security middleware tags of the contract; their implementations live in auth.ts. */
 import { HttpApiMiddleware, HttpApiSecurity } from "@effect/platform"
 import { Schema } from "effect"
-import { CurrentPrincipal } from "../../core/auth/principal.ts"
 import { NotFound, ResourceExhausted, Unauthenticated } from "../../core/errors.ts"
 
-/** API keys: `Authorization: Bearer svc_live_...`; provides the Principal; also enforces the rate limit. */
+/**
+ * API keys: `Authorization: Bearer svc_live_...`; also enforces the rate limit. The resolved
+ * Principal goes into the request state (read with `CurrentPrincipal` from platform.ts) rather than
+ * `provides`: a provided service would cost every authenticated request one more fiber-ref region.
+ */
 export class Authorization extends HttpApiMiddleware.Tag<Authorization>()("Authorization", {
   failure: Schema.Union(Unauthenticated, ResourceExhausted),
-  provides: CurrentPrincipal,
   security: { apiKey: HttpApiSecurity.bearer }
 }) {}
 

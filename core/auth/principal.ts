@@ -1,4 +1,4 @@
-import { Context, Effect } from "effect"
+import { Effect } from "effect"
 import { PermissionDenied } from "../errors.ts"
 import type { Scope } from "./scopes.ts"
 
@@ -11,8 +11,6 @@ export interface Principal {
   readonly kind: KeyKind
   readonly scopes: ReadonlySet<Scope>
 }
-
-export class CurrentPrincipal extends Context.Tag("core/CurrentPrincipal")<CurrentPrincipal, Principal>() {}
 
 /** Fails with 403 naming the missing scope. */
 export const requireScope = (principal: Principal, scope: Scope): Effect.Effect<void, PermissionDenied> =>

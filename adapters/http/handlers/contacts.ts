@@ -1,6 +1,6 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
-import { CurrentPrincipal } from "../../../core/auth/principal.ts"
+import { CurrentPrincipal } from "../platform.ts"
 import { Contacts } from "../../../core/contacts/service.ts"
 import { Api } from "../api.ts"
 

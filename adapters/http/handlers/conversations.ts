@@ -1,6 +1,6 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
-import { CurrentPrincipal } from "../../../core/auth/principal.ts"
+import { CurrentPrincipal } from "../platform.ts"
 import { Conversations } from "../../../core/conversations/service.ts"
 import { Messaging } from "../../../core/messaging/service.ts"
 import { Api } from "../api.ts"

@@ -1,7 +1,8 @@
 /** Test helpers (CONTRACT.md): drive the simulated carrier end to end. Test keys only. */
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect, Option } from "effect"
-import { CurrentPrincipal, type Principal } from "../../../core/auth/principal.ts"
+import type { Principal } from "../../../core/auth/principal.ts"
+import { CurrentPrincipal } from "../platform.ts"
 import { ConversationStore } from "../../../core/conversations/store.ts"
 import { NotFound, PermissionDenied } from "../../../core/errors.ts"
 import { Ids, isUuid } from "../../../core/ids.ts"

@@ -1,6 +1,7 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
-import { CurrentPrincipal, requireScope } from "../../../core/auth/principal.ts"
+import { requireScope } from "../../../core/auth/principal.ts"
+import { CurrentPrincipal } from "../platform.ts"
 import { catalog } from "../../../core/events/catalog.ts"
 import { Webhooks } from "../../../core/webhooks/service.ts"
 import { Api } from "../api.ts"
