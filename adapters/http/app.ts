@@ -1,6 +1,6 @@
 /**
- * The whole HTTP application as one layer, independent of the server that runs it (Node's
- * NodeHttpServer, Deno's web handler, or in-process tests). Needs the core services and ports.
+ * The whole HTTP application as one layer, independent of the server that runs it (nodeServer.ts on
+ * Node, Deno's web handler, or in-process tests). Needs the core services and ports.
  */
 import { HttpApiBuilder } from "@effect/platform"
 import { Layer, type Option, type Redacted } from "effect"

@@ -1,0 +1,175 @@
+/**
+ * The Node server adapter (adapters/http/nodeServer.ts) over real sockets: what NodeHttpServer did
+ * and the app relies on (the request, its body within the limit, its scope, HEAD, cookies,
+ * pre-response handlers, streamed bodies, client aborts, unhandled failures), plus an over-limit
+ * upload answered with the error instead of a reset connection.
+ */
+import { request } from "node:http"
+import { HttpApp, HttpIncomingMessage, HttpRouter, HttpServer, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { Deferred, Effect, Layer, ManagedRuntime, Option, Stream } from "effect"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import * as NodeServer from "../../adapters/http/nodeServer.ts"
+
+const events: Array<string> = []
+const interrupted = Effect.runSync(Deferred.make<void>())
+const started = Effect.runSync(Deferred.make<void>())
+
+const router = HttpRouter.empty.pipe(
+  HttpRouter.post(
+    "/echo",
+    Effect.flatMap(HttpServerRequest.HttpServerRequest, (req) => req.json).pipe(
+      Effect.flatMap((body) => HttpServerResponse.json({ body })),
+      HttpIncomingMessage.withMaxBodySize(Option.some(1024)),
+      Effect.catchTag("RequestError", (e) => HttpServerResponse.json({ error: String(e.cause) }, { status: 400 }))
+    )
+  ),
+  HttpRouter.get(
+    "/request",
+    Effect.map(HttpServerRequest.HttpServerRequest, (req) =>
+      HttpServerResponse.unsafeJson({
+        method: req.method,
+        url: req.url,
+        header: req.headers["x-probe"],
+        remote: Option.getOrNull(req.remoteAddress),
+        cookies: req.cookies
+      })
+    )
+  ),
+  HttpRouter.get(
+    "/cookie",
+    HttpServerResponse.text("ok").pipe(HttpServerResponse.setCookie("session", "abc", { httpOnly: true }))
+  ),
+  HttpRouter.get(
+    "/stream",
+    Effect.succeed(
+      HttpServerResponse.stream(
+        // 4 MiB: more than the socket takes at once, so the writer has to wait for `drain`.
+        Stream.range(0, 63).pipe(Stream.map((i) => new Uint8Array(64 * 1024).fill(i))),
+        { contentType: "application/octet-stream" }
+      )
+    )
+  ),
+  HttpRouter.get(
+    "/scoped",
+    Effect.zipRight(
+      Effect.addFinalizer(() => Effect.sync(() => events.push("request scope closed"))),
+      HttpServerResponse.text("scoped")
+    )
+  ),
+  HttpRouter.get(
+    "/slow",
+    Effect.zipRight(Deferred.succeed(started, undefined), Effect.never).pipe(
+      Effect.onInterrupt(() => Deferred.succeed(interrupted, undefined))
+    )
+  ),
+  HttpRouter.get("/defect", Effect.die(new Error("boom"))),
+  HttpRouter.get(
+    "/pre",
+    Effect.zipRight(
+      HttpApp.appendPreResponseHandler((_req, res) => Effect.succeed(HttpServerResponse.setHeader(res, "x-pre", "yes"))),
+      HttpServerResponse.text("pre")
+    )
+  ),
+  HttpRouter.mount("/mounted", HttpRouter.empty.pipe(HttpRouter.get("/inner", Effect.map(HttpServerRequest.HttpServerRequest, (req) => HttpServerResponse.text(req.url)))))
+)
+
+let runtime: ManagedRuntime.ManagedRuntime<HttpServer.HttpServer, unknown>
+let base = ""
+let port = 0
+
+beforeAll(async () => {
+  runtime = ManagedRuntime.make(
+    HttpServer.serve(router).pipe(Layer.provideMerge(NodeServer.layer({ port: 0, host: "127.0.0.1" })))
+  )
+  const server = await runtime.runPromise(HttpServer.HttpServer)
+  if (server.address._tag !== "TcpAddress") throw new Error("expected a TCP address")
+  port = server.address.port
+  base = `http://127.0.0.1:${port}`
+})
+afterAll(() => runtime.dispose())
+
+/** A raw request, to send chunked bodies and read what a socket receives. */
+const raw = (options: { method: string; path: string; headers?: Record<string, string>; body?: Buffer }) =>
+  new Promise<{ status: number; headers: Record<string, unknown>; body: string }>((resolve, reject) => {
+    const req = request({ host: "127.0.0.1", port, method: options.method, path: options.path, headers: options.headers }, (res) => {
+      let body = ""
+      res.setEncoding("utf8")
+      res.on("data", (c) => (body += c))
+      res.on("end", () => resolve({ status: res.statusCode!, headers: res.headers, body }))
+    })
+    req.on("error", reject)
+    if (options.body) {
+      // Several writes without a Content-Length: a chunked upload whose size is unknown up front.
+      for (let i = 0; i < options.body.length; i += 64 * 1024) req.write(options.body.subarray(i, i + 64 * 1024))
+    }
+    req.end()
+  })
+
+describe("Node server adapter", () => {
+  it("gives the app the request: method, url, headers, client address and cookies", async () => {
+    const res = await fetch(`${base}/request?x=1`, { headers: { "x-probe": "here", cookie: "a=1; b=two" } })
+    expect(res.status).toBe(200)
+    expect(await res.json()).toEqual({ method: "GET", url: "/request?x=1", header: "here", remote: "127.0.0.1", cookies: { a: "1", b: "two" } })
+  })
+
+  it("reads a JSON body within the limit", async () => {
+    const res = await fetch(`${base}/echo`, { method: "POST", headers: { "content-type": "application/json" }, body: '{"a":[1,2]}' })
+    expect(await res.json()).toEqual({ body: { a: [1, 2] } })
+  })
+
+  it("answers an upload over the limit with the app's error and closes the connection, instead of resetting it", async () => {
+    const res = await raw({ method: "POST", path: "/echo", headers: { "content-type": "application/json" }, body: Buffer.alloc(512 * 1024, 97) })
+    expect(res.status).toBe(400)
+    expect(JSON.parse(res.body).error).toContain("maxBytes exceeded")
+    expect(res.headers["connection"]).toBe("close")
+  })
+
+  it("answers HEAD with the GET route's status and headers but no body", async () => {
+    const res = await raw({ method: "HEAD", path: "/request" })
+    expect(res.status).toBe(200)
+    expect(res.headers["content-type"]).toBe("application/json")
+    expect(res.body).toBe("")
+  })
+
+  it("sends cookies as Set-Cookie", async () => {
+    const res = await fetch(`${base}/cookie`)
+    expect(res.headers.get("set-cookie")).toBe("session=abc; HttpOnly")
+  })
+
+  it("applies pre-response handlers", async () => {
+    const res = await fetch(`${base}/pre`)
+    expect(res.headers.get("x-pre")).toBe("yes")
+    expect(await res.text()).toBe("pre")
+  })
+
+  it("streams a body larger than the socket buffer, in order", async () => {
+    const body = new Uint8Array(await (await fetch(`${base}/stream`)).arrayBuffer())
+    expect(body.length).toBe(64 * 64 * 1024)
+    for (let i = 0; i < 64; i++) expect(body[i * 64 * 1024]! + body[(i + 1) * 64 * 1024 - 1]!).toBe(2 * i)
+  })
+
+  it("closes the request's scope once the response is sent", async () => {
+    events.length = 0
+    expect(await (await fetch(`${base}/scoped`)).text()).toBe("scoped")
+    await new Promise((r) => setTimeout(r, 20))
+    expect(events).toEqual(["request scope closed"])
+  })
+
+  it("hands a mounted app the URL below its prefix", async () => {
+    expect(await (await fetch(`${base}/mounted/inner?q=1`)).text()).toBe("/inner?q=1")
+  })
+
+  it("answers an unhandled defect with 500 and unknown routes with 404", async () => {
+    expect((await fetch(`${base}/defect`)).status).toBe(500)
+    expect((await fetch(`${base}/nowhere`)).status).toBe(404)
+  })
+
+  it("interrupts the request's fiber when the client goes away", async () => {
+    const controller = new AbortController()
+    const pending = fetch(`${base}/slow`, { signal: controller.signal }).catch(() => "aborted")
+    await Effect.runPromise(Deferred.await(started))
+    controller.abort()
+    expect(await pending).toBe("aborted")
+    await Effect.runPromise(Deferred.await(interrupted).pipe(Effect.timeout("2 seconds")))
+  })
+})
