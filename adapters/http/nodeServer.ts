@@ -27,7 +27,7 @@ import {
   UrlParams
 } from "@effect/platform"
 import { NodeHttpServer, NodeMultipart, NodeStream } from "@effect/platform-node"
-import { Cause, Chunk, Context, Effect, Inspectable, Layer, Option, Runtime, Scope, Stream } from "effect"
+import { Cause, Chunk, Context, Effect, type Fiber, identity, Inspectable, Layer, Option, Runtime, Scope, Stream } from "effect"
 
 /** The request as the app sees it (HttpServerRequest) over Node's IncomingMessage. */
 class NodeRequest extends Inspectable.Class implements HttpServerRequest.HttpServerRequest {
@@ -150,8 +150,17 @@ const readBody = <E>(source: Http.IncomingMessage, maxBytes: number | undefined,
 const responseError = (request: NodeRequest, response: HttpServerResponse.HttpServerResponse, cause: unknown) =>
   new HttpServerError.ResponseError({ request, response, reason: "Decode", cause })
 
-/** Writes a streamed body chunk by chunk, waiting for `drain` when Node's buffer is full. */
-const writeStream = (res: Http.ServerResponse, stream: Stream.Stream<Uint8Array, unknown>) => {
+/**
+ * Writes a streamed body chunk by chunk, waiting for `drain` when Node's buffer is full, then ends
+ * the response. A stream that fails half way destroys the response: the status line is gone, and
+ * a truncated body must not look complete.
+ */
+const writeStream = (
+  request: NodeRequest,
+  response: HttpServerResponse.HttpServerResponse,
+  stream: Stream.Stream<Uint8Array, unknown>
+): Effect.Effect<void, HttpServerError.ResponseError> => {
+  const res = request.response
   const drained = Effect.unsafeMakeLatch(true)
   const onDrain = () => drained.unsafeOpen()
   res.on("drain", onDrain)
@@ -165,14 +174,22 @@ const writeStream = (res: Http.ServerResponse, stream: Stream.Stream<Uint8Array,
         return drained.await
       })
     ),
-    Effect.ensuring(Effect.sync(() => res.off("drain", onDrain)))
-  )
+    Effect.matchCauseEffect({
+      onSuccess: () => Effect.sync(() => void res.end()),
+      onFailure: (cause) => {
+        res.destroy()
+        return Cause.isInterruptedOnly(cause) ? Effect.failCause(cause) : Effect.fail(responseError(request, response, Cause.squash(cause)))
+      }
+    }),
+    Effect.ensuring(Effect.sync(() => res.off("drain", onDrain))),
+    Effect.interruptible
+  ) as Effect.Effect<void, HttpServerError.ResponseError>
 }
 
 /** Sends `response` on Node's ServerResponse; resolves once the body is handed to Node. */
 const send = (request: NodeRequest, response: HttpServerResponse.HttpServerResponse): Effect.Effect<void, HttpServerError.ResponseError> => {
   const res = request.response
-  if (res.writableEnded) return Effect.void
+  if (res.writableEnded || res.destroyed) return Effect.void
   let headers: Http.OutgoingHttpHeaders = response.headers
   // A body not received in full (refused for its size, or never read): answer, then close the
   // connection rather than read the rest of an upload nobody wants.
@@ -182,8 +199,15 @@ const send = (request: NodeRequest, response: HttpServerResponse.HttpServerRespo
     const existing = response.headers["set-cookie"]
     headers = { ...headers, "set-cookie": existing === undefined ? cookies : [...cookies, existing] }
   }
-  res.writeHead(response.status, headers)
   const body = response.body
+  // Form data is encoded by the web Response, which also chooses the multipart boundary.
+  const form = body._tag === "FormData" ? new Response(body.formData) : undefined
+  if (form !== undefined) {
+    const own: Http.OutgoingHttpHeaders = { ...headers }
+    form.headers.forEach((value, name) => (own[name] = value))
+    headers = own
+  }
+  res.writeHead(response.status, headers)
   if (request.method === "HEAD" || body._tag === "Empty") {
     res.end()
     return Effect.void
@@ -198,48 +222,50 @@ const send = (request: NodeRequest, response: HttpServerResponse.HttpServerRespo
         return Effect.void
       }
       if (body.body instanceof Readable) {
-        return writeStream(res, NodeStream.fromReadable(() => body.body as Readable, (e) => e)).pipe(
-          Effect.zipRight(Effect.sync(() => res.end())),
-          Effect.interruptible,
-          Effect.mapError((cause) => responseError(request, response, cause))
-        )
+        const readable = body.body
+        return writeStream(request, response, NodeStream.fromReadable(() => readable, identity))
       }
+      res.destroy()
       return Effect.fail(responseError(request, response, new TypeError("A raw body must be a string, bytes or a Node Readable")))
     case "FormData":
-    case "Stream": {
-      const stream =
-        body._tag === "Stream" ? body.stream : Stream.fromReadableStream(() => new Response(body.formData).body!, (e) => e)
-      return writeStream(res, stream).pipe(
-        Effect.zipRight(Effect.sync(() => res.end())),
-        Effect.interruptible,
-        Effect.mapError((cause) => responseError(request, response, cause))
-      )
-    }
+      return writeStream(request, response, Stream.fromReadableStream(() => form!.body!, identity))
+    case "Stream":
+      return writeStream(request, response, body.stream)
   }
 }
 
 /**
- * The app around one request: pre-response handlers, then the response is written; a failure the
- * app left unhandled becomes the platform's error response and is logged. Uninterruptible like
- * HttpApp.toHandled: the router makes each handler interruptible unless its route says otherwise.
+ * The app around one request: pre-response handlers, then the response is written. A failure the
+ * app left unhandled becomes the platform's error response; one while responding (a pre-response
+ * handler, a failing stream) ends the exchange with a bare 500 or, once the status line is out, a
+ * destroyed response. Both are logged. Uninterruptible like HttpApp.toHandled: the router makes
+ * each handler interruptible unless its route says otherwise.
  */
 const handle = (app: Effect.Effect<HttpServerResponse.HttpServerResponse, unknown, HttpServerRequest.HttpServerRequest>) => {
+  const withRequest = <A, E>(f: (request: NodeRequest, fiber: Fiber.RuntimeFiber<unknown, unknown>) => Effect.Effect<A, E>) =>
+    Effect.withFiberRuntime<A, E>((fiber) => f(Context.unsafeGet(fiber.currentContext, HttpServerRequest.HttpServerRequest) as NodeRequest, fiber))
   const respond = (response: HttpServerResponse.HttpServerResponse) =>
-    Effect.withFiberRuntime<void, HttpServerError.ResponseError>((fiber) => {
-      const request = Context.unsafeGet(fiber.currentContext, HttpServerRequest.HttpServerRequest) as NodeRequest
+    withRequest((request, fiber) => {
       const before = fiber.getFiberRef(HttpApp.currentPreResponseHandlers)
       return Option.isNone(before) ? send(request, response) : Effect.flatMap(before.value(request, response), (r) => send(request, r))
     })
+  const logged = (message: string, cause: Cause.Cause<unknown>) => (Cause.isInterruptedOnly(cause) ? Effect.void : Effect.logError(message, cause))
   const answered = Effect.matchCauseEffect(app, {
     onSuccess: respond,
     onFailure: (cause) =>
       Effect.flatMap(HttpServerError.causeResponse(cause), ([response]) =>
-        Effect.zipRight(
-          Cause.isInterruptedOnly(cause) ? Effect.void : Effect.logError("Request failed outside the app's error handling", cause),
-          respond(response)
-        )
+        Effect.zipRight(logged("Request failed outside the app's error handling", cause), respond(response))
       )
-  })
+  }).pipe(
+    Effect.catchAllCause((cause) =>
+      withRequest((request) => {
+        const res = request.response
+        if (!res.headersSent && !res.destroyed) res.writeHead(500).end()
+        else if (!res.writableEnded) res.destroy()
+        return logged("Response failed", cause)
+      })
+    )
+  )
   return Effect.uninterruptible(
     Effect.onExit(answered, (exit) => Effect.flatMap(Scope.Scope, (scope) => Scope.close(scope as Scope.CloseableScope, exit)))
   )

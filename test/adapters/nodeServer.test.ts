@@ -62,6 +62,30 @@ const router = HttpRouter.empty.pipe(
       Effect.onInterrupt(() => Deferred.succeed(interrupted, undefined))
     )
   ),
+  HttpRouter.get(
+    "/broken-stream",
+    Effect.succeed(
+      HttpServerResponse.stream(
+        Stream.concat(Stream.make(new TextEncoder().encode("partial ")), Stream.fail(new Error("source failed"))),
+        { contentType: "text/plain" }
+      )
+    )
+  ),
+  HttpRouter.get(
+    "/form",
+    Effect.sync(() => {
+      const form = new FormData()
+      form.append("name", "Ada")
+      return HttpServerResponse.formData(form)
+    })
+  ),
+  HttpRouter.get(
+    "/broken-pre",
+    Effect.zipRight(
+      HttpApp.appendPreResponseHandler(() => Effect.die(new Error("handler failed"))),
+      HttpServerResponse.text("never sent")
+    )
+  ),
   HttpRouter.get("/defect", Effect.die(new Error("boom"))),
   HttpRouter.get(
     "/pre",
@@ -146,6 +170,27 @@ describe("Node server adapter", () => {
     const body = new Uint8Array(await (await fetch(`${base}/stream`)).arrayBuffer())
     expect(body.length).toBe(64 * 64 * 1024)
     for (let i = 0; i < 64; i++) expect(body[i * 64 * 1024]! + body[(i + 1) * 64 * 1024 - 1]!).toBe(2 * i)
+  })
+
+  it("sends form data with its multipart boundary", async () => {
+    const res = await fetch(`${base}/form`)
+    expect(res.headers.get("content-type")).toMatch(/^multipart\/form-data; boundary=/)
+    expect((await res.formData()).get("name")).toBe("Ada")
+  })
+
+  it("cuts the connection when a streamed body fails half way, so the truncated body does not look complete", async () => {
+    // Whether the status line got out before the failure or not, the client must see a failure.
+    const outcome = await fetch(`${base}/broken-stream`).then((res) => res.text()).then(
+      () => "complete",
+      () => "failed"
+    )
+    expect(outcome).toBe("failed")
+  })
+
+  it("answers 500 when a pre-response handler fails", async () => {
+    const res = await fetch(`${base}/broken-pre`)
+    expect(res.status).toBe(500)
+    expect(await res.text()).toBe("")
   })
 
   it("closes the request's scope once the response is sent", async () => {
