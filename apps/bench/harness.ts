@@ -19,6 +19,15 @@ export const root = join(here, "..", "..")
 export const benchDir = here
 const tsx = join(root, "node_modules", ".bin", "tsx")
 
+/**
+ * Seconds of load each server gets before its measured rounds (BENCH_WARMUP). Long enough to reach
+ * steady state: from a cold start, 2-second windows of GET /contacts/{id} read 415, 656, 1,188 and
+ * then 1,260-1,465 req/s for the service (V8 is still compiling the HttpApi/Effect path for about
+ * 6 s), and 1,279, 2,160, then 2,430-2,640 for the baseline (2026-11-23). A 3 s warm-up left that
+ * ramp inside the first round. Both servers get the same warm-up.
+ */
+export const WARMUP_SECONDS = 10
+
 export const intEnv = (name: string, fallback: number) => {
   const raw = process.env[name]
   if (raw === undefined || raw.trim() === "") return fallback

@@ -10,7 +10,7 @@
  * 3. The service (apps/server/node.ts) and the baseline (baseline.ts) run as child processes and are
  *    loaded with autocannon, alternating rounds, then probed with sequential single-client searches.
  *
- * Env: BENCH_CONTACTS (1000000), BENCH_SECONDS (10), BENCH_WARMUP (3), BENCH_ROUNDS (2),
+ * Env: BENCH_CONTACTS (1000000), BENCH_SECONDS (10), BENCH_WARMUP (10), BENCH_ROUNDS (2),
  * BENCH_CONNECTIONS (50), BENCH_PROBE (500), BENCH_BATCH (100000), BENCH_DATABASE_URL.
  */
 import { mkdirSync, writeFileSync } from "node:fs"
@@ -18,12 +18,12 @@ import { availableParallelism, cpus, loadavg } from "node:os"
 import { join } from "node:path"
 import { searchDigits, searchText } from "../../core/contacts/rules.ts"
 import { seedContacts, type SeedResult } from "./seed.ts"
-import { benchDir, call, cleanupStack, firstBoot, fmt, freePort, intEnv, load, log, percentile, type RoundFigures, type Route, startChild, type Target } from "./harness.ts"
+import { benchDir, call, cleanupStack, firstBoot, fmt, freePort, intEnv, load, log, percentile, type RoundFigures, type Route, startChild, type Target, WARMUP_SECONDS } from "./harness.ts"
 import { listStatement } from "./sql.ts"
 
 const CONTACTS = intEnv("BENCH_CONTACTS", 1_000_000)
 const SECONDS = intEnv("BENCH_SECONDS", 10)
-const WARMUP = intEnv("BENCH_WARMUP", 3)
+const WARMUP = intEnv("BENCH_WARMUP", WARMUP_SECONDS)
 const ROUNDS = intEnv("BENCH_ROUNDS", 2)
 const CONNECTIONS = intEnv("BENCH_CONNECTIONS", 50)
 const PROBE = intEnv("BENCH_PROBE", 500)

@@ -16,7 +16,7 @@
  *    (default limit 25) over ~50 terms. Then EXPLAIN (ANALYZE, BUFFERS) of the slowest terms, and
  *    the current SQL vs a two-step shape (newest window first, GIN fallback) timed directly on pg.
  *
- * Env: BENCH_MESSAGES (1000000), BENCH_THREADS (20000), BENCH_SECONDS (10), BENCH_WARMUP (3),
+ * Env: BENCH_MESSAGES (1000000), BENCH_THREADS (20000), BENCH_SECONDS (10), BENCH_WARMUP (10),
  * BENCH_ROUNDS (2), BENCH_CONNECTIONS (50), BENCH_PROBE (500), BENCH_BATCH (20000),
  * BENCH_VOCAB (5000), BENCH_WINDOW (2000) and BENCH_WINDOW_WIDE (20000): the two-step windows measured,
  * BENCH_DATABASE_URL.
@@ -26,7 +26,7 @@ import { availableParallelism, cpus, loadavg } from "node:os"
 import { join } from "node:path"
 import { searchableText } from "../../core/conversations/model.ts"
 import {
-  benchDir, call, childrenCpuSeconds, cleanupStack, firstBoot, fmt, freePort, groupCpuSeconds, intEnv, load, log, percentile, type RoundFigures, type Route, sleep, startChild, type Target
+  benchDir, call, childrenCpuSeconds, cleanupStack, firstBoot, fmt, freePort, groupCpuSeconds, intEnv, load, log, percentile, type RoundFigures, type Route, sleep, startChild, type Target, WARMUP_SECONDS
 } from "./harness.ts"
 import { prefixQuery, searchStatement, searchWords, twoStepStatements } from "./messagesSql.ts"
 import { participant, seedMessages, textGen, type MessageSeedResult } from "./messagesSeed.ts"
@@ -34,7 +34,7 @@ import { participant, seedMessages, textGen, type MessageSeedResult } from "./me
 const MESSAGES = intEnv("BENCH_MESSAGES", 1_000_000)
 const THREADS = Math.min(intEnv("BENCH_THREADS", 20_000), MESSAGES)
 const SECONDS = intEnv("BENCH_SECONDS", 10)
-const WARMUP = intEnv("BENCH_WARMUP", 3)
+const WARMUP = intEnv("BENCH_WARMUP", WARMUP_SECONDS)
 const ROUNDS = intEnv("BENCH_ROUNDS", 2)
 const CONNECTIONS = intEnv("BENCH_CONNECTIONS", 50)
 const PROBE = intEnv("BENCH_PROBE", 500)
