@@ -250,7 +250,12 @@ const handle = (app: Effect.Effect<HttpServerResponse.HttpServerResponse, unknow
       const before = fiber.getFiberRef(HttpApp.currentPreResponseHandlers)
       return Option.isNone(before) ? send(request, response) : Effect.flatMap(before.value(request, response), (r) => send(request, r))
     })
-  const logged = (message: string, cause: Cause.Cause<unknown>) => (Cause.isInterruptedOnly(cause) ? Effect.void : Effect.logError(message, cause))
+  // A client that went away, or an unknown route on an app without its own 404 (causeResponse
+  // answers it), is not an error worth a log line.
+  const logged = (message: string, cause: Cause.Cause<unknown>) =>
+    Cause.isInterruptedOnly(cause) || Option.exists(Cause.failureOption(cause), (e) => e instanceof HttpServerError.RouteNotFound)
+      ? Effect.void
+      : Effect.logError(message, cause)
   const answered = Effect.matchCauseEffect(app, {
     onSuccess: respond,
     onFailure: (cause) =>

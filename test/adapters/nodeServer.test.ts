@@ -6,11 +6,13 @@
  */
 import { request } from "node:http"
 import { HttpApp, HttpIncomingMessage, HttpRouter, HttpServer, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Deferred, Effect, Layer, ManagedRuntime, Option, Stream } from "effect"
+import { Deferred, Effect, Layer, Logger, ManagedRuntime, Option, Stream } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as NodeServer from "../../adapters/http/nodeServer.ts"
 
 const events: Array<string> = []
+/** What the server logged, message first. */
+const logs: Array<string> = []
 const interrupted = Effect.runSync(Deferred.make<void>())
 const started = Effect.runSync(Deferred.make<void>())
 
@@ -103,7 +105,10 @@ let port = 0
 
 beforeAll(async () => {
   runtime = ManagedRuntime.make(
-    HttpServer.serve(router).pipe(Layer.provideMerge(NodeServer.layer({ port: 0, host: "127.0.0.1" })))
+    HttpServer.serve(router).pipe(
+      Layer.provideMerge(NodeServer.layer({ port: 0, host: "127.0.0.1" })),
+      Layer.provide(Logger.replace(Logger.defaultLogger, Logger.make(({ message }) => logs.push(String(message)))))
+    )
   )
   const server = await runtime.runPromise(HttpServer.HttpServer)
   if (server.address._tag !== "TcpAddress") throw new Error("expected a TCP address")
@@ -204,9 +209,12 @@ describe("Node server adapter", () => {
     expect(await (await fetch(`${base}/mounted/inner?q=1`)).text()).toBe("/inner?q=1")
   })
 
-  it("answers an unhandled defect with 500 and unknown routes with 404", async () => {
-    expect((await fetch(`${base}/defect`)).status).toBe(500)
+  it("answers an unhandled defect with 500 and logs it, and unknown routes with 404 without a log line", async () => {
+    logs.length = 0
     expect((await fetch(`${base}/nowhere`)).status).toBe(404)
+    expect(logs).toEqual([])
+    expect((await fetch(`${base}/defect`)).status).toBe(500)
+    expect(logs).toEqual(["Request failed outside the app's error handling"])
   })
 
   it("interrupts the request's fiber when the client goes away", async () => {
