@@ -7,7 +7,8 @@
  */
 import { Buffer } from "node:buffer"
 import { createCipheriv, createDecipheriv, createHmac, randomBytes } from "node:crypto"
-import { closeSync, fsyncSync, linkSync, openSync, readFileSync, unlinkSync, writeSync } from "node:fs"
+import { closeSync, fsyncSync, linkSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from "node:fs"
+import { platform } from "node:os"
 import { dirname } from "node:path"
 import { SqlClient } from "@effect/sql"
 import { Context, Effect, Either, Layer } from "effect"
@@ -124,7 +125,22 @@ const opensWith = (sealer: Sealer, secret: string, context: string) => Either.is
  * (mode 0600). Processes sharing a database need the same key: set SECRETS_KEY on each.
  */
 export const loadKey = (given: string | undefined, file: string): Effect.Effect<Uint8Array> =>
-  parseKey(given === undefined ? file : "SECRETS_KEY", () => given ?? readOrCreate(file))
+  given === undefined
+    ? Effect.zipLeft(parseKey(file, () => readOrCreate(file)), warnIfShared(file))
+    : parseKey("SECRETS_KEY", () => given)
+
+/**
+ * The key file opens every webhook signing secret. A copy or restored backup can leave it readable
+ * by other users (`cp` under the usual umask gives 0644): say so at boot rather than refuse to start.
+ */
+const warnIfShared = (file: string) =>
+  Effect.suspend(() => {
+    if (platform() === "win32") return Effect.void
+    const mode = statSync(file).mode & 0o777
+    return (mode & 0o077) === 0
+      ? Effect.void
+      : Effect.logWarning(`${file} can be read by other users (mode ${mode.toString(8).padStart(4, "0")}); it opens every webhook signing secret: chmod 600 it`)
+  })
 
 /** `SECRETS_KEY_PREVIOUS`, while the key is being changed. */
 export const loadPreviousKey = (given: string | undefined): Effect.Effect<Uint8Array | undefined> =>

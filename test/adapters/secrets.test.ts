@@ -3,11 +3,11 @@
  * writes, the boot check that every process uses one key, sealing of secrets stored before sealing
  * existed, and where the key comes from.
  */
-import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs"
+import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { SqlClient } from "@effect/sql"
-import { Cause, Context, Effect, Exit, Layer, Option, type Scope } from "effect"
+import { Cause, Context, Effect, Exit, Layer, Logger, Option, type Scope } from "effect"
 import { afterAll, describe, expect, it } from "vitest"
 import * as PgliteClient from "../../adapters/pglite/PgliteClient.ts"
 import * as Secrets from "../../adapters/sql/secrets.ts"
@@ -189,6 +189,22 @@ describe("the key", () => {
     expect(statSync(file).mode & 0o777).toBe(0o600)
     expect(await Effect.runPromise(Secrets.loadKey(undefined, file))).toEqual(a)
     expect(readFileSync(file, "utf8").trim()).toBe(Buffer.from(a).toString("hex"))
+  })
+
+  it("warns at boot when other users can read the key file, and not when only its owner can", async () => {
+    const file = join(dir(), "secrets.key")
+    writeFileSync(file, "ef".repeat(32) + "\n", { mode: 0o644 })
+    chmodSync(file, 0o644)
+    const warnings = (run: Effect.Effect<Uint8Array>) => {
+      const seen: Array<string> = []
+      const logger = Logger.make(({ logLevel, message }) => seen.push(`${logLevel.label} ${String(message)}`))
+      return Effect.runPromise(run.pipe(Effect.provide(Logger.replace(Logger.defaultLogger, logger)))).then((key) => ({ key, seen }))
+    }
+    const shared = await warnings(Secrets.loadKey(undefined, file))
+    expect(Buffer.from(shared.key).toString("hex")).toBe("ef".repeat(32))
+    expect(shared.seen).toEqual([`WARN ${file} can be read by other users (mode 0644); it opens every webhook signing secret: chmod 600 it`])
+    chmodSync(file, 0o600)
+    expect((await warnings(Secrets.loadKey(undefined, file))).seen).toEqual([])
   })
 
   it("SECRETS_KEY_PREVIOUS is optional and, when set, 64 hex digits too", async () => {
