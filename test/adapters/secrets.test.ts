@@ -193,8 +193,8 @@ describe("the key", () => {
 
   it("warns at boot when other users can read the key file, and not when only its owner can", async () => {
     const file = join(dir(), "secrets.key")
-    writeFileSync(file, "ef".repeat(32) + "\n", { mode: 0o644 })
-    chmodSync(file, 0o644)
+    writeFileSync(file, "ef".repeat(32) + "\n")
+    chmodSync(file, 0o644) // whatever the umask made it
     const warnings = (run: Effect.Effect<Uint8Array>) => {
       const seen: Array<string> = []
       const logger = Logger.make(({ logLevel, message }) => seen.push(`${logLevel.label} ${String(message)}`))
