@@ -10,8 +10,8 @@ import { Effect, Layer } from "effect"
 import { InvalidArgument } from "../../core/errors.ts"
 import { MAX_MEDIA_BYTES, MediaFetcher } from "../../core/media.ts"
 import { OutboundGuard } from "../../core/outbound.ts"
-import { describeFetchError, OutboundHttp } from "../outbound/http.ts"
-import { readCapped } from "../streams.ts"
+import { describeFetchError, OutboundHttp } from "../net/http.ts"
+import { readCapped } from "../net/streams.ts"
 
 export interface FetcherOptions {
   /** The whole request including the body; default 15 s. */
