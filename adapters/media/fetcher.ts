@@ -90,7 +90,7 @@ export const make = (options: FetcherOptions = {}) =>
             }
             const contentType = contentTypeOf(res.headers.get("content-type"))
             if (!res.body) return { _tag: "ok", bytes: new Uint8Array(0), contentType }
-            const bytes = await readCapped(res.body, maxBytes)
+            const bytes = await readCapped(res.body, maxBytes, signal)
             if (bytes === null) return { _tag: "fail", why: tooLarge }
             return { _tag: "ok", bytes, contentType }
           } catch (e) {
