@@ -7,7 +7,7 @@ export default defineConfig({
     testTimeout: 30000,
     hookTimeout: 60000,
     pool: "forks",
-    // The JSON report lets .ci/run print a one-line summary.
+    // The JSON report lets .ci/run print a one-line summary (the Deno run, deno.json's vitest task, writes its own).
     reporters: ["default", "json"],
     outputFile: { json: ".vitest-report.json" }
   }

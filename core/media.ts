@@ -16,6 +16,22 @@ export interface StoredMedia {
   readonly filename: string
 }
 
+/**
+ * The blob naming rule every BlobStore and signed media URL follows: workspace ids and keys are
+ * `[A-Za-z0-9_-]` plus dots that do not lead, at most 200 characters, so a name is always safe as one
+ * path segment (no separators, no leading dot) and `/` can join two names unambiguously.
+ */
+const BLOB_NAME = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,199}$/
+
+export const isValidBlobName = (name: string): boolean => BLOB_NAME.test(name)
+
+/** Dies on a workspace id or key that breaks the naming rule: a programmer error, never user input. */
+export const assertBlobNames = (workspaceId: string, key: string): Effect.Effect<void> =>
+  isValidBlobName(workspaceId) && isValidBlobName(key)
+    ? Effect.void
+    : Effect.die(new Error(`invalid blob name: ${JSON.stringify(workspaceId).slice(0, 80)}/${JSON.stringify(key).slice(0, 80)}`))
+
+/** Stores media bytes per workspace. `put` with a name that breaks the naming rule dies; `get` with one finds nothing. */
 export interface BlobStore {
   readonly put: (workspaceId: string, key: string, bytes: Uint8Array, contentType: string) => Effect.Effect<void>
   readonly get: (workspaceId: string, key: string) => Effect.Effect<{ readonly bytes: Uint8Array; readonly contentType: string } | null>

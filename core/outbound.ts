@@ -3,7 +3,7 @@
  * host resolves to must be public unicast. Rejected: loopback, private, link-local (cloud metadata
  * 169.254.169.254), CGNAT, multicast, unique-local IPv6, IPv4-mapped/compatible IPv6, NAT64,
  * reserved and unspecified ranges. Checked at registration and again right before each delivery;
- * the HTTP client that then connects (adapters/outbound/http.ts) re-checks the addresses its own
+ * the HTTP client that then connects (adapters/net/http.ts) re-checks the addresses its own
  * lookup returns, so a DNS-rebinding host cannot switch to a private address in between.
  * `allowPrivate` (OUTBOUND_ALLOW_PRIVATE) lifts both rules for local development.
  */

@@ -1,16 +1,15 @@
 /**
  * BlobStore on a directory: bytes at `<dir>/<workspaceId>/<key>`, the content type in a sidecar
  * `<dir>/<workspaceId>/.<key>.type` (keys never start with a dot, so sidecars and temp files cannot
- * collide with a key). Names are checked against `[A-Za-z0-9_-]` plus non-leading dots, so no path
- * traversal is possible; `put` with an invalid name dies (callers generate keys), `get` finds nothing.
+ * collide with a key). Names follow the blob naming rule (core/media.ts), so no path traversal is
+ * possible; `put` with an invalid name dies (callers generate keys), `get` finds nothing.
  * Every write goes to a temp file in the same directory and is renamed into place (atomic). The
  * sidecar is written before the bytes, so a readable blob always has its type. Node and Deno.
  */
 import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises"
 import { join, resolve } from "node:path"
 import { Effect, Layer } from "effect"
-import { BlobStore } from "../../core/media.ts"
-import { assertBlobNames, isValidBlobName } from "./memory.ts"
+import { assertBlobNames, BlobStore, isValidBlobName } from "../../core/media.ts"
 
 const DEFAULT_TYPE = "application/octet-stream"
 

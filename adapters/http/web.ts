@@ -3,7 +3,7 @@
  * size limit, so the body is read here with a 1 MiB cap first. An oversized body is replaced by an
  * empty one that declares its real size, so the global middleware answers the usual 400 envelope.
  */
-import { readCapped } from "../streams.ts"
+import { readCapped } from "../net/streams.ts"
 import { MAX_BODY_BYTES } from "./platform.ts"
 
 type Handler = (request: Request) => Promise<Response>

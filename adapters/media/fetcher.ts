@@ -10,8 +10,8 @@ import { Effect, Layer } from "effect"
 import { InvalidArgument } from "../../core/errors.ts"
 import { MAX_MEDIA_BYTES, MediaFetcher } from "../../core/media.ts"
 import { OutboundGuard } from "../../core/outbound.ts"
-import { describeFetchError, OutboundHttp } from "../outbound/http.ts"
-import { readCapped } from "../streams.ts"
+import { describeFetchError, OutboundHttp } from "../net/http.ts"
+import { readCapped } from "../net/streams.ts"
 
 export interface FetcherOptions {
   /** The whole request including the body; default 15 s. */
@@ -90,7 +90,7 @@ export const make = (options: FetcherOptions = {}) =>
             }
             const contentType = contentTypeOf(res.headers.get("content-type"))
             if (!res.body) return { _tag: "ok", bytes: new Uint8Array(0), contentType }
-            const bytes = await readCapped(res.body, maxBytes)
+            const bytes = await readCapped(res.body, maxBytes, signal)
             if (bytes === null) return { _tag: "fail", why: tooLarge }
             return { _tag: "ok", bytes, contentType }
           } catch (e) {

@@ -4,7 +4,7 @@
  */
 import { Effect, Layer } from "effect"
 import { WebhookSender } from "../../core/webhooks/store.ts"
-import { describeFetchError, OutboundHttp } from "../outbound/http.ts"
+import { describeFetchError, OutboundHttp } from "../net/http.ts"
 
 export const layer: Layer.Layer<WebhookSender, never, OutboundHttp> = Layer.effect(
   WebhookSender,

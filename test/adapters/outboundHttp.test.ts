@@ -8,7 +8,7 @@ import type { AddressInfo } from "node:net"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { afterAll, beforeAll } from "vitest"
-import * as OutboundHttp from "../../adapters/outbound/http.ts"
+import * as OutboundHttp from "../../adapters/net/http.ts"
 import * as Sender from "../../adapters/webhooks/sender.ts"
 import { WebhookSender } from "../../core/webhooks/store.ts"
 

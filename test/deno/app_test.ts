@@ -44,7 +44,7 @@ Deno.test("contacts round trip and the error envelope under Deno", async () => {
 
 Deno.test("the outbound HTTP client dials only public addresses under Deno too (DNS rebinding)", async () => {
   const { Effect } = await import("effect")
-  const OutboundHttp = await import("../../adapters/outbound/http.ts")
+  const OutboundHttp = await import("../../adapters/net/http.ts")
   let hits = 0
   const server = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen() {} }, () => {
     hits++

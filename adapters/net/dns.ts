@@ -1,4 +1,7 @@
-/** HostResolver over the system resolver (A and AAAA), for the outbound-URL guard. Works on Node and Deno. */
+/**
+ * HostResolver (core/outbound.ts) over the system resolver (A and AAAA), for the outbound-URL guard
+ * that webhook endpoints and media URLs both pass. Works on Node and Deno.
+ */
 import { lookup } from "node:dns/promises"
 import { Effect, Layer } from "effect"
 import { HostResolver } from "../../core/outbound.ts"
