@@ -2,6 +2,7 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { CurrentPrincipal } from "../platform.ts"
 import { Conversations } from "../../../core/conversations/service.ts"
+import { SendMessageResult } from "../../../core/messaging/outbound.ts"
 import { Messaging } from "../../../core/messaging/service.ts"
 import { Api } from "../api.ts"
 import { idempotent } from "../idempotency.ts"
@@ -36,7 +37,7 @@ export const MessagesLive = HttpApiBuilder.group(Api, "messages", (handlers) =>
               key: headers["idempotency-key"],
               request: payload,
               status: 201,
-              encode: (a) => a,
+              success: SendMessageResult,
               run: messaging.send(principal, payload)
             })
           ),
