@@ -8,7 +8,11 @@ import { ById, Changes, Limit, tool } from "./tool.ts"
 
 const webhookId = "5f0c2a8e-7d7b-4f5e-8a51-2b7f3d9e6c10"
 const events = Object.entries(catalog).map(([type, e]) => ({ type, description: e.description }))
-const NoInput = Schema.Struct({}).annotations({ parseOptions: { onExcessProperty: "error" } })
+// An empty struct alone reads as "any object or array" in JSON Schema; MCP wants an object.
+const NoInput = Schema.Struct({}).annotations({
+  parseOptions: { onExcessProperty: "error" },
+  jsonSchema: { type: "object", properties: {}, additionalProperties: false }
+})
 
 export const listWebhookEventTypes = tool({
   name: "list_webhook_event_types",
