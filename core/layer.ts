@@ -3,6 +3,7 @@ import { Layer } from "effect"
 import * as Contacts from "./contacts/service.ts"
 import * as Conversations from "./conversations/service.ts"
 import * as Messaging from "./messaging/service.ts"
+import * as Simulator from "./messaging/simulator.ts"
 import * as ActivityViews from "./messaging/views.ts"
 import * as Webhooks from "./webhooks/service.ts"
 import * as Workspaces from "./workspaces/service.ts"
@@ -11,6 +12,6 @@ import * as Workspaces from "./workspaces/service.ts"
  * Needs the store ports, a CursorCodec, an OutboundGuard, a WebhookSender, a Carrier, the media
  * ports (BlobStore, MediaFetcher, MediaUrls) and a RegistrationGate.
  */
-export const CoreLive = Layer.mergeAll(Conversations.layer, Messaging.layer).pipe(
+export const CoreLive = Layer.mergeAll(Conversations.layer, Simulator.layer.pipe(Layer.provideMerge(Messaging.layer))).pipe(
   Layer.provideMerge(Layer.mergeAll(Contacts.layer, Workspaces.layer, Webhooks.layer, ActivityViews.layer))
 )

@@ -9,7 +9,7 @@ import { ContactDetail, ContactInput, ContactSummary } from "../../core/contacts
 import { Activity, ConversationSummary, MessageSearchResult, ThreadStatus } from "../../core/conversations/model.ts"
 import { PatchConversationInput } from "../../core/conversations/service.ts"
 import { FailedPrecondition, InvalidArgument, Internal, NotFound, PermissionDenied, Unauthenticated } from "../../core/errors.ts"
-import { SendMessageInput } from "../../core/messaging/service.ts"
+import { SendMessageInput } from "../../core/messaging/outbound.ts"
 import { NumberType, WorkspaceNumber } from "../../core/numbers.ts"
 import type { E164 } from "../../core/phone.ts"
 import { NonEmptyText, Text } from "../../core/text.ts"

@@ -12,7 +12,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer } from "effect"
-import { IDEMPOTENCY_LOCK_MS, IDEMPOTENCY_WINDOW_MS, IdempotencyStore, type Reservation } from "../../core/idempotency.ts"
+import { IDEMPOTENCY_LOCK_MS, IDEMPOTENCY_WINDOW_MS, IdempotencyStore, type Reservation } from "../../core/idempotency/store.ts"
 
 interface KeyRow {
   readonly request_hash: string

@@ -15,7 +15,7 @@ import * as MemoryIdempotency from "../../adapters/memory/idempotency.ts"
 import * as PgliteClient from "../../adapters/pglite/PgliteClient.ts"
 import * as SqlIdempotency from "../../adapters/sql/idempotency.ts"
 import * as Migrate from "../../adapters/sql/migrate.ts"
-import { IDEMPOTENCY_LOCK_MS, IDEMPOTENCY_WINDOW_MS, IdempotencyStore, type Reservation } from "../../core/idempotency.ts"
+import { IDEMPOTENCY_LOCK_MS, IDEMPOTENCY_WINDOW_MS, IdempotencyStore, type Reservation } from "../../core/idempotency/store.ts"
 import { freshDatabase } from "../support/postgres.ts"
 
 const uuid = () => crypto.randomUUID()

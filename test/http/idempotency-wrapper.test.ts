@@ -8,10 +8,11 @@
  */
 import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { assert, describe, it } from "@effect/vitest"
-import { Cause, Clock, Deferred, Effect, Exit, Fiber, Option, TestClock } from "effect"
+import { Cause, Clock, Deferred, Effect, Exit, Fiber, Option, Schema, TestClock } from "effect"
 import * as MemoryIdempotency from "../../adapters/memory/idempotency.ts"
-import { idempotent, IN_PROGRESS_WAIT_MS, requestHash } from "../../adapters/http/idempotency.ts"
-import { IDEMPOTENCY_LOCK_MS, IdempotencyStore } from "../../core/idempotency.ts"
+import { idempotent } from "../../adapters/http/idempotency.ts"
+import { IN_PROGRESS_WAIT_MS, requestHash } from "../../core/idempotency/runner.ts"
+import { IDEMPOTENCY_LOCK_MS, IdempotencyStore } from "../../core/idempotency/store.ts"
 import { beginRequest } from "../../adapters/http/platform.ts"
 import type { Principal } from "../../core/auth/principal.ts"
 import { FailedPrecondition, Internal, InvalidArgument, NotFound, PermissionDenied, ResourceExhausted, Unauthenticated } from "../../core/errors.ts"
@@ -48,6 +49,13 @@ const request = (requestId: string) => {
   return req
 }
 
+/** The answer schema of the tests' "send": a result encodes as `{ message: result }`. */
+const InMessage = Schema.transform(Schema.Struct({ message: Schema.Unknown }), Schema.Unknown, {
+  strict: true,
+  decode: ({ message }) => message,
+  encode: (message) => ({ message })
+})
+
 const call = <A, E>(
   run: Effect.Effect<A, E>,
   opts: { key?: string | undefined; request?: unknown; requestId?: string; principal?: Principal } = {}
@@ -57,7 +65,7 @@ const call = <A, E>(
     key: "key" in opts ? opts.key : "idem-1",
     request: opts.request ?? { to: "+15550100", body: "hi" },
     status: 201,
-    encode: (a: A) => ({ message: a }),
+    success: InMessage as Schema.Schema<A, unknown>,
     run
   }).pipe(Effect.provideService(HttpServerRequest.HttpServerRequest, request(opts.requestId ?? "req_first")))
 

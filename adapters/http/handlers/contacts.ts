@@ -1,34 +1,16 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { CurrentPrincipal } from "../platform.ts"
-import { Contacts } from "../../../core/contacts/service.ts"
+import { createContact, deleteContact, getContact, listContacts, updateContact } from "../../../core/tools/contacts.ts"
 import { Api } from "../api.ts"
 
 export const ContactsLive = HttpApiBuilder.group(Api, "contacts", (handlers) =>
-  Effect.gen(function* () {
-    const contacts = yield* Contacts
-    return handlers
-      .handle("list", ({ urlParams }) =>
-        Effect.flatMap(CurrentPrincipal, (p) => contacts.list(p, urlParams)).pipe(
-          Effect.map((page) => ({ contacts: page.items, nextCursor: page.nextCursor }))
-        )
-      )
-      .handle(
-        "create",
-        ({ payload }) => Effect.flatMap(CurrentPrincipal, (p) => contacts.create(p, payload)).pipe(Effect.map((contact) => ({ contact }))),
-        { uninterruptible: true }
-      )
-      .handle("get", ({ path }) =>
-        Effect.flatMap(CurrentPrincipal, (p) => contacts.get(p, path.id)).pipe(Effect.map((contact) => ({ contact })))
-      )
-      .handle(
-        "update",
-        ({ path, payload }) =>
-          Effect.flatMap(CurrentPrincipal, (p) => contacts.update(p, path.id, payload)).pipe(Effect.map((contact) => ({ contact }))),
-        { uninterruptible: true }
-      )
-      .handle("delete", ({ path }) => Effect.flatMap(CurrentPrincipal, (p) => contacts.remove(p, path.id)), {
-        uninterruptible: true
-      })
-  })
+  handlers
+    .handle("list", ({ urlParams }) => Effect.flatMap(CurrentPrincipal, (p) => listContacts.run(p, urlParams)))
+    .handle("create", ({ payload }) => Effect.flatMap(CurrentPrincipal, (p) => createContact.run(p, payload)), { uninterruptible: true })
+    .handle("get", ({ path }) => Effect.flatMap(CurrentPrincipal, (p) => getContact.run(p, path)))
+    .handle("update", ({ path, payload }) => Effect.flatMap(CurrentPrincipal, (p) => updateContact.run(p, { id: path.id, changes: payload })), {
+      uninterruptible: true
+    })
+    .handle("delete", ({ path }) => Effect.flatMap(CurrentPrincipal, (p) => deleteContact.run(p, path)), { uninterruptible: true })
 )

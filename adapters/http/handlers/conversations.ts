@@ -1,51 +1,34 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { CurrentPrincipal } from "../platform.ts"
-import { Conversations } from "../../../core/conversations/service.ts"
-import { Messaging } from "../../../core/messaging/service.ts"
+import { SendMessageResult } from "../../../core/messaging/outbound.ts"
+import { getConversation, listConversations, searchMessages, sendMessage, updateConversation } from "../../../core/tools/conversations.ts"
 import { Api } from "../api.ts"
 import { idempotent } from "../idempotency.ts"
 
 export const ConversationsLive = HttpApiBuilder.group(Api, "conversations", (handlers) =>
-  Effect.gen(function* () {
-    const conversations = yield* Conversations
-    return handlers
-      .handle("list", ({ urlParams }) =>
-        Effect.flatMap(CurrentPrincipal, (p) => conversations.list(p, urlParams)).pipe(
-          Effect.map((page) => ({ conversations: page.items, nextCursor: page.nextCursor }))
-        )
-      )
-      .handle("get", ({ path }) => Effect.flatMap(CurrentPrincipal, (p) => conversations.get(p, path.id)))
-      .handle("update", ({ path, payload }) =>
-        Effect.flatMap(CurrentPrincipal, (p) => conversations.patch(p, path.id, payload)).pipe(Effect.map((conversation) => ({ conversation })))
-      )
-  })
+  handlers
+    .handle("list", ({ urlParams }) => Effect.flatMap(CurrentPrincipal, (p) => listConversations.run(p, urlParams)))
+    .handle("get", ({ path }) => Effect.flatMap(CurrentPrincipal, (p) => getConversation.run(p, path)))
+    .handle("update", ({ path, payload }) => Effect.flatMap(CurrentPrincipal, (p) => updateConversation.run(p, { id: path.id, changes: payload })))
 )
 
 export const MessagesLive = HttpApiBuilder.group(Api, "messages", (handlers) =>
-  Effect.gen(function* () {
-    const messaging = yield* Messaging
-    const conversations = yield* Conversations
-    return handlers
-      .handle(
-        "send",
-        ({ headers, payload }) =>
-          Effect.flatMap(CurrentPrincipal, (principal) =>
-            idempotent({
-              principal,
-              key: headers["idempotency-key"],
-              request: payload,
-              status: 201,
-              encode: (a) => a,
-              run: messaging.send(principal, payload)
-            })
-          ),
-        { uninterruptible: true }
-      )
-      .handle("search", ({ urlParams }) =>
-        Effect.flatMap(CurrentPrincipal, (p) => conversations.search(p, urlParams.q, urlParams.limit ?? 25)).pipe(
-          Effect.map((results) => ({ results }))
-        )
-      )
-  })
+  handlers
+    .handle(
+      "send",
+      ({ headers, payload }) =>
+        Effect.flatMap(CurrentPrincipal, (principal) =>
+          idempotent({
+            principal,
+            key: headers["idempotency-key"],
+            request: payload,
+            status: 201,
+            success: SendMessageResult,
+            run: sendMessage.run(principal, payload)
+          })
+        ),
+      { uninterruptible: true }
+    )
+    .handle("search", ({ urlParams }) => Effect.flatMap(CurrentPrincipal, (p) => searchMessages.run(p, urlParams)))
 )

@@ -1,37 +1,21 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
-import { requireScope } from "../../../core/auth/principal.ts"
+import type { Principal } from "../../../core/auth/principal.ts"
+import * as Tools from "../../../core/tools/webhooks.ts"
 import { CurrentPrincipal } from "../platform.ts"
-import { catalog } from "../../../core/events/catalog.ts"
-import { Webhooks } from "../../../core/webhooks/service.ts"
 import { Api } from "../api.ts"
 
-const events = Object.entries(catalog).map(([type, e]) => ({ type, description: e.description }))
+const withPrincipal = <A, E, R>(f: (p: Principal) => Effect.Effect<A, E, R>) => Effect.flatMap(CurrentPrincipal, f)
 
 export const WebhooksLive = HttpApiBuilder.group(Api, "webhooks", (handlers) =>
-  Effect.gen(function* () {
-    const webhooks = yield* Webhooks
-    const withPrincipal = <A, E>(f: (p: import("../../../core/auth/principal.ts").Principal) => Effect.Effect<A, E>) =>
-      Effect.flatMap(CurrentPrincipal, f)
-    return handlers
-      .handle("events", () => withPrincipal((p) => requireScope(p, "webhooks:manage")).pipe(Effect.as({ events })))
-      .handle("list", () => withPrincipal((p) => webhooks.list(p)).pipe(Effect.map((webhooks) => ({ webhooks }))))
-      .handle("create", ({ payload }) => withPrincipal((p) => webhooks.create(p, payload)).pipe(Effect.map((webhook) => ({ webhook }))), {
-        uninterruptible: true
-      })
-      .handle("get", ({ path }) => withPrincipal((p) => webhooks.get(p, path.id)).pipe(Effect.map((webhook) => ({ webhook }))))
-      .handle("update", ({ path, payload }) =>
-        withPrincipal((p) => webhooks.update(p, path.id, payload)).pipe(Effect.map((webhook) => ({ webhook })))
-      )
-      .handle("delete", ({ path }) => withPrincipal((p) => webhooks.remove(p, path.id)))
-      .handle("rotate", ({ path }) => withPrincipal((p) => webhooks.rotate(p, path.id)).pipe(Effect.map((webhook) => ({ webhook }))), {
-        uninterruptible: true
-      })
-      .handle("test", ({ path }) => withPrincipal((p) => webhooks.test(p, path.id)).pipe(Effect.map((delivery) => ({ delivery }))), {
-        uninterruptible: true
-      })
-      .handle("deliveries", ({ path, urlParams }) =>
-        withPrincipal((p) => webhooks.deliveries(p, path.id, urlParams.limit ?? 50)).pipe(Effect.map((deliveries) => ({ deliveries })))
-      )
-  })
+  handlers
+    .handle("events", () => withPrincipal((p) => Tools.listWebhookEventTypes.run(p, {})))
+    .handle("list", () => withPrincipal((p) => Tools.listWebhooks.run(p, {})))
+    .handle("create", ({ payload }) => withPrincipal((p) => Tools.createWebhook.run(p, payload)), { uninterruptible: true })
+    .handle("get", ({ path }) => withPrincipal((p) => Tools.getWebhook.run(p, path)))
+    .handle("update", ({ path, payload }) => withPrincipal((p) => Tools.updateWebhook.run(p, { id: path.id, changes: payload })))
+    .handle("delete", ({ path }) => withPrincipal((p) => Tools.deleteWebhook.run(p, path)))
+    .handle("rotate", ({ path }) => withPrincipal((p) => Tools.rotateWebhookSecret.run(p, path)), { uninterruptible: true })
+    .handle("test", ({ path }) => withPrincipal((p) => Tools.testWebhook.run(p, path)), { uninterruptible: true })
+    .handle("deliveries", ({ path, urlParams }) => withPrincipal((p) => Tools.listWebhookDeliveries.run(p, { id: path.id, ...urlParams })))
 )

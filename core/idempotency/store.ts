@@ -2,8 +2,8 @@
  * Idempotency keys (CONTRACT.md): scoped to workspace and key kind; 1 to 255 characters; the stored
  * answer replays for 24 h with `Idempotency-Replayed: true`; the same key with a different body is a
  * 400; the same key while the first request is still running is a 409; 5xx answers and failures
- * before execution (401, 403, 429) are not stored. The reservation is a unique insert in the
- * database, so it holds across processes and concurrent retries.
+ * before execution (401, 403, 429) are not stored. This is the store port of runner.ts; the
+ * reservation is a unique insert in the database, so it holds across processes and concurrent retries.
  */
 import { Context, Effect } from "effect"
 

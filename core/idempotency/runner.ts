@@ -1,0 +1,163 @@
+/**
+ * The idempotency runner (CONTRACT "Idempotency"), for any transport: REST's `Idempotency-Key`,
+ * MCP tools and the agent call it the same way and adapt its answer to their own wire.
+ *
+ * - No key: just run. A key outside 1..255 characters: InvalidArgument.
+ * - Reserved: run; a success stores (status, the JSON of the success Schema's encoding); a domain
+ *   error under 500 other than 401/403/429 stores `{code, message}` with its status and fails with
+ *   it; 5xx, defects and interruption release the key (nothing stored, a retry runs again).
+ * - Reservation, run and storing the outcome are one uninterruptible region: a caller that goes
+ *   away cannot leave a reservation without an answer. The reservation is renewed while the run
+ *   lasts, and held under a token of this call: a takeover happens only after a crash, and a late
+ *   answer from a taken-over holder changes nothing.
+ * - Replay: the stored answer as data (`Replayed`), the same bytes stored the first time.
+ * - Same key, other request: InvalidArgument. Same key still running: the duplicate polls the store
+ *   every `POLL_MS` for at most `IN_PROGRESS_WAIT_MS` (so a retry racing a fast first request gets
+ *   its replay); still running after that: FailedPrecondition.
+ */
+import { Cause, Clock, Effect, type Exit, Fiber, Option, Schema } from "effect"
+import type { Principal } from "../auth/principal.ts"
+import { type ErrorCode, errorStatus, FailedPrecondition, InvalidArgument, isDomainError } from "../errors.ts"
+import { IDEMPOTENCY_RENEW_MS, IdempotencyStore, type KeyHold, type Reservation, type StoredAnswer } from "./store.ts"
+
+export const MAX_KEY_LENGTH = 255
+/** How long a duplicate waits for a running first request before it is refused. */
+export const IN_PROGRESS_WAIT_MS = 1000
+export const POLL_MS = 20
+
+/** JSON with object keys sorted at every depth; `undefined` fields dropped as JSON does. */
+export const canonicalJson = (value: unknown): string =>
+  JSON.stringify(value, (_key, v: unknown) =>
+    v !== null && typeof v === "object" && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : v
+  ) ?? "null"
+
+/** Hex SHA-256 (Web Crypto, so it also runs on Deno) of the canonical JSON of `request`. */
+export const requestHash = (request: unknown): Effect.Effect<string> =>
+  Effect.promise(() => crypto.subtle.digest("SHA-256", new TextEncoder().encode(canonicalJson(request)))).pipe(
+    Effect.map((buf) => Array.from(new Uint8Array(buf), (b) => b.toString(16).padStart(2, "0")).join(""))
+  )
+
+/** What a call answers: its own result, or the answer stored by the first call with this key. */
+export type Idempotent<A> =
+  | { readonly _tag: "Fresh"; readonly value: A }
+  | { readonly _tag: "Replayed"; readonly answer: StoredAnswer }
+
+/** A stored error's code and message; an unreadable one reads as internal. */
+export const storedError = (answer: StoredAnswer): { readonly code: ErrorCode; readonly message: string } => {
+  let code: ErrorCode = "internal"
+  let message = "Internal error"
+  try {
+    const stored = JSON.parse(answer.body) as { code?: unknown; message?: unknown }
+    if (typeof stored.code === "string") code = stored.code as ErrorCode
+    if (typeof stored.message === "string") message = stored.message
+  } catch {
+    // an unreadable stored error still replays its status
+  }
+  return { code, message }
+}
+
+/** A typed domain failure a retry would answer the same way: stored and replayed. */
+const storableError = (cause: Cause.Cause<unknown>): Option.Option<StoredAnswer> => {
+  if (Cause.isInterrupted(cause) || Option.isSome(Cause.dieOption(cause))) return Option.none()
+  return Cause.failureOption(cause).pipe(
+    Option.filter(isDomainError),
+    Option.flatMap((e) => {
+      const { status, code } = errorStatus[e._tag]
+      return status < 500 && status !== 401 && status !== 403 && status !== 429
+        ? Option.some({ status, body: JSON.stringify({ code, message: e.message }) })
+        : Option.none()
+    })
+  )
+}
+
+type Outcome<A, E> = { readonly _tag: "Ran"; readonly exit: Exit.Exit<A, E> } | Exclude<Reservation, { readonly _tag: "Reserved" }>
+
+export interface IdempotentOptions<A, I, E, R> {
+  /** Keys are scoped to the principal's workspace and key kind. */
+  readonly principal: Principal
+  readonly key: string | undefined
+  /** The decoded request; hashed canonically to detect a key reused with another request. */
+  readonly request: unknown
+  /** The success status, e.g. 201. */
+  readonly status: number
+  /** The success as the caller's answer schema encodes it; a replay gives back exactly its JSON. */
+  readonly success: Schema.Schema<A, I>
+  readonly run: Effect.Effect<A, E, R>
+}
+
+export const runIdempotent = <A, I, E, R>(
+  options: IdempotentOptions<A, I, E, R>
+): Effect.Effect<Idempotent<A>, E | InvalidArgument | FailedPrecondition, IdempotencyStore | R> => {
+  const { key } = options
+  if (key === undefined) return Effect.map(options.run, (value) => ({ _tag: "Fresh", value }) as const)
+  if (key.length < 1 || key.length > MAX_KEY_LENGTH) {
+    return Effect.fail(new InvalidArgument({ message: `Idempotency-Key must be 1 to ${MAX_KEY_LENGTH} characters` }))
+  }
+  const encode = Schema.encode(options.success)
+  return Effect.gen(function* () {
+    const store = yield* IdempotencyStore
+    const hold: KeyHold = { workspaceId: options.principal.workspaceId, keyKind: options.principal.kind, key, owner: crypto.randomUUID() }
+    const hash = yield* requestHash(options.request)
+
+    /** Never fails: a store failure after the run is logged, and the caller still gets its outcome. */
+    const settle = (exit: Exit.Exit<A, E>): Effect.Effect<void> => {
+      const save: Effect.Effect<void, unknown> =
+        exit._tag === "Success"
+          ? encode(exit.value).pipe(
+              Effect.flatMap((encoded) => store.complete(hold, { status: options.status, body: JSON.stringify(encoded) ?? "null" })),
+              Effect.tapError(() => store.release(hold))
+            )
+          : Option.match(storableError(exit.cause), {
+              onNone: () => store.release(hold),
+              onSome: (answer) => store.complete(hold, answer)
+            })
+      return save.pipe(
+        Effect.catchAllCause((cause) =>
+          Effect.logError("Idempotency: could not settle the key", cause).pipe(Effect.annotateLogs({ key, workspaceId: hold.workspaceId }))
+        )
+      )
+    }
+
+    // A failed renewal is logged and the next one tried: one database blip must not end the lease.
+    const renew = Effect.flatMap(Clock.currentTimeMillis, (now) => store.renew(hold, now)).pipe(
+      Effect.catchAllCause((cause) => Effect.as(Effect.logWarning("Idempotency: could not renew the key", cause), true)),
+      Effect.delay(IDEMPOTENCY_RENEW_MS),
+      Effect.repeat({ while: (held) => held })
+    )
+
+    // Reserve, run and settle with interruption off: once reserved, the key always gets its outcome.
+    const attempt: Effect.Effect<Outcome<A, E>, never, R> = Effect.uninterruptible(
+      Effect.gen(function* () {
+        const now = yield* Clock.currentTimeMillis
+        const reservation = yield* store.reserve({ ...hold, requestHash: hash, now })
+        if (reservation._tag !== "Reserved") return reservation
+        // Renewed while the request runs, so only a dead process's reservation is ever taken over.
+        const renewing = yield* Effect.fork(Effect.interruptible(renew))
+        const exit = yield* Effect.exit(options.run)
+        yield* Fiber.interrupt(renewing)
+        yield* settle(exit)
+        return { _tag: "Ran", exit } as const
+      })
+    )
+
+    const polls = Math.ceil(IN_PROGRESS_WAIT_MS / POLL_MS)
+    for (let i = 0; ; i++) {
+      const outcome = yield* attempt
+      switch (outcome._tag) {
+        case "Ran":
+          return { _tag: "Fresh", value: yield* outcome.exit } as const
+        case "Replay":
+          return { _tag: "Replayed", answer: outcome.answer } as const
+        case "Mismatch":
+          return yield* Effect.fail(new InvalidArgument({ message: "Idempotency-Key was used with a different request body" }))
+        case "InProgress":
+          if (i >= polls) {
+            return yield* Effect.fail(new FailedPrecondition({ message: "A request with this Idempotency-Key is still in progress" }))
+          }
+          yield* Effect.sleep(POLL_MS)
+      }
+    }
+  })
+}

@@ -1,0 +1,75 @@
+/**
+ * The test helpers' use cases (CONTRACT "Test helpers"): simulated inbound traffic and carrier
+ * status reports, for test keys only, on the caller's own numbers and messages.
+ */
+import { Context, Effect, Layer, Option, Schema } from "effect"
+import type { Principal } from "../auth/principal.ts"
+import { ConversationStore } from "../conversations/store.ts"
+import { NotFound, PermissionDenied } from "../errors.ts"
+import { Ids, isUuid } from "../ids.ts"
+import { NumberStore } from "../numbers.ts"
+import { normalizePhone } from "../phone.ts"
+import { Text } from "../text.ts"
+import { Messaging } from "./service.ts"
+import { ActivityViews } from "./views.ts"
+
+export const SimulatedInboundInput = Schema.Struct({
+  from: Schema.String.pipe(Schema.maxLength(32)),
+  to: Schema.String.pipe(Schema.maxLength(32)),
+  body: Schema.optional(Text(1600)),
+  mediaUrls: Schema.optional(Schema.Array(Schema.String.pipe(Schema.maxLength(2048))).pipe(Schema.maxItems(10)))
+}).annotations({ parseOptions: { onExcessProperty: "error" } })
+
+export const SimulatedStatusInput = Schema.Struct({
+  activityId: Schema.String,
+  status: Schema.Literal("queued", "sending", "sent", "delivered", "sending_failed", "delivery_failed", "delivery_unconfirmed", "expired")
+}).annotations({ parseOptions: { onExcessProperty: "error" } })
+
+const testKeysOnly = (p: Principal) =>
+  p.kind === "test" ? Effect.void : Effect.fail(new PermissionDenied({ message: "Test helpers accept test keys only" }))
+
+export const make = Effect.gen(function* () {
+  const messaging = yield* Messaging
+  const store = yield* ConversationStore
+  const numbers = yield* NumberStore
+  const views = yield* ActivityViews
+
+  /** An inbound SMS/MMS to the caller's number `to`, as if the carrier had delivered it. */
+  const inboundMessage = (p: Principal, input: typeof SimulatedInboundInput.Type) =>
+    Effect.gen(function* () {
+      yield* testKeysOnly(p)
+      // Only the caller's own numbers: a test key cannot inject traffic into another workspace.
+      const to = normalizePhone(input.to)
+      const owned = to._tag === "Right" ? yield* numbers.findByE164(to.right) : Option.none()
+      if (Option.isNone(owned) || owned.value.workspaceId !== p.workspaceId) {
+        return yield* new NotFound({ message: `to: ${input.to} is not a number of this workspace` })
+      }
+      const { uuid } = yield* Ids
+      const activity = yield* messaging.receive({
+        carrierMessageId: `sim_in_${uuid()}`,
+        from: input.from,
+        to: input.to,
+        body: input.body ?? null,
+        media: (input.mediaUrls ?? []).map((url) => ({ url, contentType: null }))
+      })
+      const thread = Option.getOrThrow(yield* store.getThread(p.workspaceId, activity.conversationId))
+      return { message: yield* views.view(activity), conversationId: activity.conversationId, contactId: thread.contactId! }
+    })
+
+  /** A carrier status report for one of the caller's outbound messages. */
+  const deliveryStatus = (p: Principal, input: typeof SimulatedStatusInput.Type) =>
+    Effect.gen(function* () {
+      yield* testKeysOnly(p)
+      const notFound = new NotFound({ message: "No such outbound message" })
+      if (!isUuid(input.activityId)) return yield* notFound
+      const activity = yield* store.getActivity(p.workspaceId, input.activityId)
+      if (Option.isNone(activity) || activity.value.direction !== "outbound") return yield* notFound
+      const updated = yield* messaging.applyStatusTo(activity.value, input.status)
+      return { message: yield* views.view(updated) }
+    })
+
+  return { inboundMessage, deliveryStatus } as const
+})
+
+export class Simulator extends Context.Tag("core/Simulator")<Simulator, Effect.Effect.Success<typeof make>>() {}
+export const layer = Layer.effect(Simulator, make)

@@ -1,0 +1,142 @@
+/**
+ * The capability table (core/tools) over the memory layers: entries run the same use cases as the
+ * REST routes, inputs decode through the table's Schemas, every entry's example decodes and has a
+ * JSON Schema, and each declared scope is the one its use case enforces.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Either, JSONSchema, Layer, Schema } from "effect"
+import * as MemoryBlobs from "../../adapters/blobs/memory.ts"
+import * as SimulatedCarrier from "../../adapters/carrier/simulated.ts"
+import * as SignedUrls from "../../adapters/media/signedUrls.ts"
+import * as MemoryStores from "../../adapters/memory/stores.ts"
+import type { Principal } from "../../core/auth/principal.ts"
+import { allScopes, type Scope } from "../../core/auth/scopes.ts"
+import { InvalidArgument } from "../../core/errors.ts"
+import { CoreLive } from "../../core/layer.ts"
+import { MediaFetcher } from "../../core/media.ts"
+import { layerNotFiled } from "../../core/messaging/registration.ts"
+import { NumberStore } from "../../core/numbers.ts"
+import { HostResolver, layerOutboundGuard } from "../../core/outbound.ts"
+import { layerCursorCodec } from "../../core/pagination.ts"
+import { type AnyTool, callTool, Contacts, Conversations, tools } from "../../core/tools/index.ts"
+import { WebhookSender } from "../../core/webhooks/store.ts"
+
+const unused = <A>(name: string) => Effect.dieMessage(`${name} is not used by these tests`) as Effect.Effect<A>
+
+const TestLayer = CoreLive.pipe(
+  Layer.provideMerge(
+    Layer.mergeAll(
+      SimulatedCarrier.layer,
+      layerNotFiled,
+      MemoryBlobs.layer,
+      SignedUrls.layer({ baseUrl: "https://api.test", secret: new Uint8Array(32).fill(7) }),
+      Layer.succeed(MediaFetcher, MediaFetcher.of({ fetch: () => unused("MediaFetcher") })),
+      Layer.succeed(WebhookSender, WebhookSender.of({ send: () => unused("WebhookSender") })),
+      layerOutboundGuard(false).pipe(Layer.provide(Layer.succeed(HostResolver, HostResolver.of({ resolve: () => unused("HostResolver") }))))
+    )
+  ),
+  Layer.provideMerge(MemoryStores.layer),
+  Layer.provideMerge(layerCursorCodec(new Uint8Array(32).fill(3)))
+)
+
+const run = <A, E>(self: Effect.Effect<A, E, Layer.Layer.Success<typeof TestLayer>>) => Effect.provide(self, TestLayer)
+
+const principal = (kind: "live" | "test", workspaceId: string, scopes: ReadonlyArray<Scope> = allScopes): Principal => ({
+  workspaceId,
+  keyId: crypto.randomUUID(),
+  kind,
+  scopes: new Set(scopes)
+})
+
+const LOCAL = "+14155550100"
+
+/** A workspace with one active local number. */
+const workspace = Effect.gen(function* () {
+  const ws = crypto.randomUUID()
+  const numbers = yield* NumberStore
+  yield* Effect.orDie(
+    numbers.insert(ws, { e164: LOCAL as never, type: "local", voiceMode: "app", agentId: null, forwardTo: null, assignedUserId: null, status: "active" }, crypto.randomUUID())
+  )
+  return ws
+})
+
+describe("the capability table", () => {
+  it("names are unique and every entry has a description", () => {
+    const names = tools.map((t) => t.name)
+    assert.strictEqual(new Set(names).size, names.length)
+    for (const t of tools) {
+      assert.match(t.name, /^[a-z_]+$/)
+      assert.isAbove(t.description.length, 10, t.name)
+    }
+    assert.includeMembers(names, [
+      "list_contacts", "get_contact", "create_contact", "update_contact", "delete_contact",
+      "list_conversations", "get_conversation", "update_conversation", "send_message", "search_messages",
+      "list_webhook_event_types", "list_webhooks", "create_webhook", "get_webhook", "update_webhook",
+      "delete_webhook", "rotate_webhook_secret", "test_webhook", "list_webhook_deliveries"
+    ])
+  })
+
+  it("every entry's input decodes its example and has a JSON Schema", () => {
+    for (const t of tools) {
+      assert.isTrue(Either.isRight(Schema.decodeUnknownEither(t.input)(t.example)), t.name)
+      const json = JSONSchema.make(t.input) as { readonly type?: string; readonly $ref?: string }
+      assert.isTrue(json.type === "object" || json.$ref !== undefined, t.name)
+    }
+  })
+
+  it.effect("create a contact, then read it back and update it, through the table", () =>
+    run(Effect.gen(function* () {
+      const p = principal("live", yield* workspace)
+      const created = yield* callTool(Contacts.createContact, p, { firstName: "Ada", phone: "+1 415 555 0123" })
+      assert.strictEqual(created.contact.firstName, "Ada")
+      assert.deepStrictEqual(created.contact.phones, [{ value: "+14155550123" }])
+      const got = yield* callTool(Contacts.getContact, p, { id: created.contact.id })
+      assert.deepStrictEqual(got, created)
+      const updated = yield* callTool(Contacts.updateContact, p, { id: created.contact.id, changes: { company: "Engines" } })
+      assert.strictEqual(updated.contact.company, "Engines")
+      const listed = yield* callTool(Contacts.listContacts, p, { q: "ada" })
+      assert.deepStrictEqual(listed.contacts.map((c) => c.id), [created.contact.id])
+    })))
+
+  it.effect("send a message with a test key; the thread is attached to the contact and searchable", () =>
+    run(Effect.gen(function* () {
+      const p = principal("test", yield* workspace)
+      yield* callTool(Contacts.createContact, p, { firstName: "Ada", phone: "+14155550123" })
+      const sent = yield* callTool(Conversations.sendMessage, p, { to: "+14155550123", body: "Your table is ready" })
+      assert.strictEqual(sent.simulated, true)
+      assert.strictEqual(sent.message.deliveryStatus, "simulated")
+      const thread = yield* callTool(Conversations.getConversation, p, { id: sent.conversationId })
+      assert.strictEqual(thread.conversation.contactName, "Ada")
+      assert.deepStrictEqual(thread.activities.map((a) => a.id), [sent.message.id])
+      const found = yield* callTool(Conversations.searchMessages, p, { q: "table" })
+      assert.deepStrictEqual(found.results.map((r) => r.activityId), [sent.message.id])
+    })))
+
+  it.effect("a live key on a workspace that is not registered is refused by the same gate as REST", () =>
+    run(Effect.gen(function* () {
+      const p = principal("live", yield* workspace)
+      const refused = yield* Effect.flip(callTool(Conversations.sendMessage, p, { to: "+14155550123", body: "hi" }))
+      assert.strictEqual(refused._tag, "FailedPrecondition")
+    })))
+
+  it.effect("an input the Schema refuses is InvalidArgument naming the field; nothing runs", () =>
+    run(Effect.gen(function* () {
+      const p = principal("test", yield* workspace)
+      const e = yield* Effect.flip(callTool(Conversations.sendMessage, p, { to: "+14155550123", body: "hi", colour: "red" }))
+      assert.instanceOf(e, InvalidArgument)
+      assert.include(e.message, "colour")
+      const listed = yield* callTool(Conversations.listConversations, p, {})
+      assert.deepStrictEqual(listed.conversations, [])
+    })))
+
+  it.effect("each entry's declared scope is the one its use case enforces", () =>
+    run(Effect.gen(function* () {
+      const ws = yield* workspace
+      for (const t of tools as ReadonlyArray<AnyTool>) {
+        const without = principal("test", ws, allScopes.filter((s) => s !== t.scope))
+        const e = yield* Effect.flip(callTool(t, without, t.example))
+        assert.strictEqual(e._tag, "PermissionDenied", t.name)
+        assert.strictEqual(e.message, `This key lacks the scope ${t.scope}`, t.name)
+      }
+    })))
+})
