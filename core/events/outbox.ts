@@ -1,14 +1,15 @@
-import { Context, Effect } from "effect"
+import { Context, Effect, Schema } from "effect"
 import type { DomainEvent } from "./catalog.ts"
 
 /** A stored event, waiting in the outbox for delivery. */
-export interface OutboxEvent {
-  readonly id: string
-  readonly workspaceId: string
-  readonly type: string
-  readonly data: unknown
-  readonly createdAt: string
-}
+export const OutboxEvent = Schema.Struct({
+  id: Schema.UUID,
+  workspaceId: Schema.UUID,
+  type: Schema.String,
+  data: Schema.Unknown,
+  createdAt: Schema.String
+})
+export type OutboxEvent = typeof OutboxEvent.Type
 
 /**
  * The domain-event port. `append` must run inside the same `Transactor.withTransaction` as the
