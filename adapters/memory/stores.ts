@@ -14,13 +14,5 @@ import * as Workspaces from "./workspaces.ts"
 
 /** Every store port and the transactor, in memory, and the signal their commits give the outbox worker. */
 export const layer = Layer.mergeAll(
-  Workspaces.layer,
-  ApiKeys.layer,
-  Numbers.layer,
-  Contacts.layer,
-  Conversations.layer,
-  Webhooks.layer,
-  Outbox.layer,
-  Idempotency.layer,
-  Transactor.layer
+  Workspaces.layer, ApiKeys.layer, Numbers.layer, Contacts.layer, Conversations.layer, Webhooks.layer, Outbox.layer, Idempotency.layer, Transactor.layer
 ).pipe(Layer.provideMerge(Layer.merge(layerDb, Signal.layer)))

@@ -25,15 +25,7 @@ export * as Secrets from "./secrets.ts"
  * outbox worker. Needs `Secrets.layer(key)`, after `Migrate.layer` has run.
  */
 export const layer = Layer.mergeAll(
-  Workspaces.layer,
-  ApiKeys.layer,
-  Numbers.layer,
-  Contacts.layer,
-  Conversations.layer,
-  Webhooks.layer,
-  Outbox.layer,
-  Idempotency.layer,
-  Transactor.layer
+  Workspaces.layer, ApiKeys.layer, Numbers.layer, Contacts.layer, Conversations.layer, Webhooks.layer, Outbox.layer, Idempotency.layer, Transactor.layer
 ).pipe(Layer.provideMerge(Signal.layer))
 
 export { cursorSecret, serverSecret } from "./settings.ts"

@@ -1,5 +1,8 @@
 import { Context, Effect, Schema } from "effect"
+import { Ids } from "../ids.ts"
+import { nowIso } from "../time.ts"
 import type { DomainEvent } from "./catalog.ts"
+import { announceAppend, type OutboxSignal } from "./signal.ts"
 
 /** A stored event, waiting in the outbox for delivery. */
 export const OutboxEvent = Schema.Struct({
@@ -22,3 +25,19 @@ export interface EventOutbox {
 }
 
 export const EventOutbox = Context.GenericTag<EventOutbox>("core/EventOutbox")
+
+/**
+ * The `append` of an outbox adapter, given how it stores events: each event gets its id and the
+ * append time, and the worker hears of them when the transaction commits.
+ */
+export const makeAppend =
+  (signal: OutboxSignal, store: (events: ReadonlyArray<OutboxEvent>) => Effect.Effect<void>): EventOutbox["append"] =>
+  (workspaceId, events) =>
+    events.length === 0
+      ? Effect.void
+      : Effect.gen(function* () {
+          const { uuid } = yield* Ids
+          const createdAt = yield* nowIso
+          yield* store(events.map((e) => ({ id: uuid(), workspaceId, type: e.type, data: e.data, createdAt })))
+          yield* announceAppend(signal)
+        })
