@@ -2,19 +2,21 @@
  * Media of MMS messages: fetched once (outbound at send time, inbound on receipt), stored in a blob
  * store, and served back through short-lived signed URLs (`/v1/media/...`, valid 1 h).
  */
-import { Context, Effect } from "effect"
+import { Context, Effect, Schema } from "effect"
 import type { InvalidArgument } from "./errors.ts"
 
 export const MAX_MEDIA_BYTES = 5 * 1024 * 1024
 export const MEDIA_URL_TTL_SECONDS = 3600
 
-export interface StoredMedia {
+/** A media file as an activity stores it; clients see it as a signed URL instead of the key. */
+export const StoredMedia = Schema.Struct({
   /** Blob key, unique per workspace. */
-  readonly key: string
-  readonly contentType: string
-  readonly size: number
-  readonly filename: string
-}
+  key: Schema.String,
+  contentType: Schema.String,
+  size: Schema.Number,
+  filename: Schema.String
+})
+export type StoredMedia = typeof StoredMedia.Type
 
 /**
  * The blob naming rule every BlobStore and signed media URL follows: workspace ids and keys are

@@ -20,12 +20,14 @@ export type WorkspaceNumber = typeof WorkspaceNumber.Type
 export const numberTypeOf = (e164: string): "local" | "toll_free" =>
   /^\+18(00|33|44|55|66|77|88)\d{7}$/.test(e164) ? "toll_free" : "local"
 
-export interface NumberRecord {
-  readonly workspaceId: string
+/** A stored number: whose it is, and its inbox. */
+export const NumberRecord = Schema.Struct({
+  workspaceId: Schema.UUID,
   /** Each number has its own inbox; threads on it carry this id. */
-  readonly inboxId: string
-  readonly number: WorkspaceNumber
-}
+  inboxId: Schema.UUID,
+  number: WorkspaceNumber
+})
+export type NumberRecord = typeof NumberRecord.Type
 
 export interface NumberStore {
   /** Fails with `taken` when the number already belongs to a workspace. */

@@ -1,14 +1,12 @@
 /**
  * The in-memory twin of the database: every store shares one state object, so a transaction can
- * roll back by restoring a snapshot. Transactions are serialised; nesting joins the outer one.
+ * roll back by restoring a snapshot (transactor.ts).
  */
-import { Context, Effect, FiberRef, Layer } from "effect"
+import { Context, Layer } from "effect"
 import type { Contact } from "../../core/contacts/model.ts"
 import type { ActivityRecord, Thread } from "../../core/conversations/model.ts"
 import type { OutboxEvent } from "../../core/events/outbox.ts"
-import { announcingCommits, OutboxSignal } from "../../core/events/signal.ts"
 import type { NumberRecord } from "../../core/numbers.ts"
-import { Transactor } from "../../core/transactor.ts"
 import type { DeliveryRecord, EndpointRecord } from "../../core/webhooks/model.ts"
 import type { AttemptRecord } from "../../core/webhooks/store.ts"
 import type { Workspace } from "../../core/workspaces/model.ts"
@@ -46,7 +44,7 @@ const empty = (): MemoryState => ({
   seq: 0
 })
 
-const clone = (s: MemoryState): MemoryState => ({
+export const clone = (s: MemoryState): MemoryState => ({
   workspaces: new Map(s.workspaces),
   keys: new Map(s.keys),
   numbers: new Map(s.numbers),
@@ -64,36 +62,4 @@ const clone = (s: MemoryState): MemoryState => ({
 
 export class MemoryDb extends Context.Tag("adapters/memory/MemoryDb")<MemoryDb, { state: MemoryState }>() {}
 
-const inTransaction = FiberRef.unsafeMake(false)
-
 export const layerDb = Layer.sync(MemoryDb, () => ({ state: empty() }))
-
-export const layerTransactor = Layer.effect(
-  Transactor,
-  Effect.gen(function* () {
-    const db = yield* MemoryDb
-    const signal = yield* OutboxSignal
-    const lock = yield* Effect.makeSemaphore(1)
-    return announcingCommits(signal, {
-      // Transactions already run one at a time under `lock`.
-      lock: () => Effect.void,
-      withTransaction: (self) =>
-        Effect.flatMap(FiberRef.get(inTransaction), (nested) =>
-          nested
-            ? self
-            : lock.withPermits(1)(
-                Effect.suspend(() => {
-                  const snapshot = clone(db.state)
-                  return Effect.locally(self, inTransaction, true).pipe(
-                    Effect.onExit((exit) =>
-                      Effect.sync(() => {
-                        if (exit._tag === "Failure") db.state = snapshot
-                      })
-                    )
-                  )
-                })
-              )
-        )
-    })
-  })
-)

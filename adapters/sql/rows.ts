@@ -1,7 +1,65 @@
-/** Row decoding helpers shared by the SQL stores (pg returns Dates and parsed jsonb; PGlite too). */
-export const iso = (v: unknown): string => (v instanceof Date ? v : new Date(String(v))).toISOString()
-export const isoOrNull = (v: unknown): string | null => (v === null || v === undefined ? null : iso(v))
-export const json = <A>(v: unknown): A => (typeof v === "string" ? JSON.parse(v) : v) as A
+/**
+ * Stored records as table rows, derived from each record's schema: a field `fooBar` is the column
+ * `foo_bar`; timestamptz columns arrive as Dates (pg and PGlite) and become ISO strings; jsonb
+ * columns arrive parsed (or, from another driver, as JSON text) and are written as JSON text.
+ */
+import { Schema, type SchemaAST as AST, String as Str } from "effect"
+
+/** Whether a field holds text (or null) as it is, rather than JSON in a jsonb column. */
+const isText = (ast: AST.AST): boolean => {
+  switch (ast._tag) {
+    case "StringKeyword":
+    case "TemplateLiteral":
+      return true
+    case "Literal":
+      return typeof ast.literal === "string" || ast.literal === null
+    case "Refinement":
+      return isText(ast.from)
+    case "Transformation":
+      return isText(ast.to)
+    case "Union":
+      return ast.types.every(isText)
+    default:
+      return false
+  }
+}
+
+type Fields = { readonly [field: string]: Schema.Schema<any, any, never> }
+
+export interface Table<A> {
+  /** The table's columns for a SELECT list; with `alias`, `alias.col AS alias_col` (decode those with `table(record, "alias_")`). */
+  readonly columns: (alias?: string) => string
+  /** One row as the record; fails (a defect) on a row the schema rejects. */
+  readonly decode: (row: unknown) => A
+  /** The record as column values for `sql.insert` / `sql.update`. */
+  readonly row: (record: A) => Record<string, unknown>
+}
+
+/** The table of a record; build it once per module, it compiles the decoder. */
+export const table = <F extends Fields>(record: Schema.Struct<F>, prefix = ""): Table<Schema.Struct.Type<F>> => {
+  const columns = Object.entries(record.fields).map(([field, schema]) => ({ field, column: Str.camelToSnake(field), json: !isText(schema.ast) }))
+  const fromRow = (input: object) => {
+    const row = input as Record<string, unknown>
+    const out: Record<string, unknown> = {}
+    for (const { field, column, json } of columns) {
+      const v = row[prefix + column]
+      out[field] = v instanceof Date ? v.toISOString() : json && typeof v === "string" ? JSON.parse(v) : v
+    }
+    return out
+  }
+  const toRow = (record: unknown) => {
+    const r = record as Record<string, unknown>
+    const out: Record<string, unknown> = {}
+    for (const { field, column, json } of columns) out[column] = json && r[field] !== null ? JSON.stringify(r[field]) : r[field]
+    return out
+  }
+  const fromRowSchema = Schema.transform(Schema.Object, record, { strict: false, decode: fromRow, encode: toRow })
+  return {
+    decode: Schema.decodeUnknownSync(fromRowSchema as unknown as Schema.Schema<Schema.Struct.Type<F>, object>),
+    columns: (alias) => columns.map(({ column }) => (alias === undefined ? column : `${alias}.${column} AS ${alias}_${column}`)).join(", "),
+    row: toRow
+  }
+}
 
 /** Postgres unique violation. */
 export const isUniqueViolation = (e: unknown): boolean => {

@@ -6,126 +6,75 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Option } from "effect"
 import type { DeliveryRecord, EndpointRecord } from "../../core/webhooks/model.ts"
 import { WebhookStore } from "../../core/webhooks/store.ts"
-import { iso, isoOrNull, json } from "./rows.ts"
 import { endpointContext, type Sealer, SecretBox } from "./secrets.ts"
+import { endpointSubscriptions, outboxEvents, webhookDeliveries, webhookEndpoints } from "./tables.ts"
 
-type Row = Record<string, unknown>
-
+/** Endpoint rows hold sealed secrets: opened on the way out, sealed on the way in. */
 const endpointMapping = (sealer: Sealer) => {
-  const toEndpoint = (r: Row): EndpointRecord => {
-    const context = endpointContext(String(r.workspace_id), String(r.id))
-    return {
-      id: String(r.id),
-      workspaceId: String(r.workspace_id),
-      url: String(r.url),
-      events: json(r.events),
-      label: (r.label as string | null) ?? null,
-      status: r.status as EndpointRecord["status"],
-      apiVersion: (r.api_version as string | null) ?? null,
-      createdAt: iso(r.created_at),
-      secret: sealer.open(String(r.secret), context),
-      previousSecrets: json<EndpointRecord["previousSecrets"]>(r.previous_secrets).map((p) => ({ ...p, secret: sealer.open(p.secret, context) })),
-      failingSince: isoOrNull(r.failing_since)
-    }
-  }
-  /** The secret columns of an endpoint as stored. */
-  const sealed = (e: EndpointRecord) => {
+  const toEndpoint = (r: unknown): EndpointRecord => {
+    const e = webhookEndpoints.decode(r)
     const context = endpointContext(e.workspaceId, e.id)
     return {
-      secret: sealer.seal(e.secret, context),
-      previousSecrets: JSON.stringify(e.previousSecrets.map((p) => ({ ...p, secret: sealer.seal(p.secret, context) })))
+      ...e,
+      secret: sealer.open(e.secret, context),
+      previousSecrets: e.previousSecrets.map((p) => ({ ...p, secret: sealer.open(p.secret, context) }))
     }
   }
-  return { toEndpoint, sealed }
+  /** The endpoint's columns as stored. */
+  const toRow = (e: EndpointRecord): Record<string, unknown> => {
+    const context = endpointContext(e.workspaceId, e.id)
+    return webhookEndpoints.row({
+      ...e,
+      secret: sealer.seal(e.secret, context),
+      previousSecrets: e.previousSecrets.map((p) => ({ ...p, secret: sealer.seal(p.secret, context) }))
+    })
+  }
+  return { toEndpoint, toRow }
 }
-
-const toDelivery = (r: Row): DeliveryRecord => ({
-  id: String(r.id),
-  workspaceId: String(r.workspace_id),
-  endpointId: String(r.endpoint_id),
-  eventId: String(r.event_id),
-  eventType: String(r.event_type),
-  payload: String(r.payload),
-  status: r.status as DeliveryRecord["status"],
-  attempts: Number(r.attempts),
-  responseStatus: r.response_status === null || r.response_status === undefined ? null : Number(r.response_status),
-  error: (r.error as string | null) ?? null,
-  createdAt: iso(r.created_at),
-  lastAttemptAt: isoOrNull(r.last_attempt_at),
-  nextAttemptAt: isoOrNull(r.next_attempt_at)
-})
 
 export const layer = Layer.effect(
   WebhookStore,
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    const { toEndpoint, sealed } = endpointMapping(yield* SecretBox)
+    const { toEndpoint, toRow } = endpointMapping(yield* SecretBox)
     const die = Effect.orDie
-    const one = <A>(f: (r: Row) => A) => (rs: ReadonlyArray<Row>) => Option.fromNullable(rs[0]).pipe(Option.map(f))
+    const one = <A>(f: (r: unknown) => A) => (rs: ReadonlyArray<unknown>) => Option.fromNullable(rs[0]).pipe(Option.map(f))
 
     return WebhookStore.of({
-      insertEndpoint: (e) => {
-        const { secret, previousSecrets } = sealed(e)
-        return die(sql`INSERT INTO webhook_endpoints
-          (workspace_id, id, url, events, label, status, api_version, secret, previous_secrets, failing_since, created_at)
-          VALUES (${e.workspaceId}, ${e.id}, ${e.url}, ${JSON.stringify(e.events)}::jsonb, ${e.label}, ${e.status}, ${e.apiVersion},
-                  ${secret}, ${previousSecrets}::jsonb, ${e.failingSince}::timestamptz, ${e.createdAt}::timestamptz)`)
-      },
+      insertEndpoint: (e) => die(sql`INSERT INTO webhook_endpoints ${sql.insert(toRow(e))}`),
       getEndpoint: (ws, id) =>
-        die(sql<Row>`SELECT * FROM webhook_endpoints WHERE workspace_id = ${ws} AND id = ${id}`).pipe(Effect.map(one(toEndpoint))),
+        die(sql`SELECT * FROM webhook_endpoints WHERE workspace_id = ${ws} AND id = ${id}`).pipe(Effect.map(one(toEndpoint))),
       listEndpoints: (ws) =>
-        die(sql<Row>`SELECT * FROM webhook_endpoints WHERE workspace_id = ${ws} ORDER BY created_at, id`).pipe(Effect.map((rs) => rs.map(toEndpoint))),
-      updateEndpoint: (e) => {
-        const { secret, previousSecrets } = sealed(e)
-        return die(sql`UPDATE webhook_endpoints SET url = ${e.url}, events = ${JSON.stringify(e.events)}::jsonb, label = ${e.label},
-          status = ${e.status}, api_version = ${e.apiVersion}, secret = ${secret},
-          previous_secrets = ${previousSecrets}::jsonb, failing_since = ${e.failingSince}::timestamptz
-          WHERE workspace_id = ${e.workspaceId} AND id = ${e.id}`)
-      },
+        die(sql`SELECT * FROM webhook_endpoints WHERE workspace_id = ${ws} ORDER BY created_at, id`).pipe(Effect.map((rs) => rs.map(toEndpoint))),
+      updateEndpoint: (e) =>
+        die(sql`UPDATE webhook_endpoints SET ${sql.update(toRow(e), ["workspace_id", "id", "created_at"])}
+          WHERE workspace_id = ${e.workspaceId} AND id = ${e.id}`),
       deleteEndpoint: (ws, id) =>
-        die(sql<Row>`DELETE FROM webhook_endpoints WHERE workspace_id = ${ws} AND id = ${id} RETURNING id`).pipe(Effect.map((rs) => rs.length > 0)),
+        die(sql`DELETE FROM webhook_endpoints WHERE workspace_id = ${ws} AND id = ${id} RETURNING id`).pipe(Effect.map((rs) => rs.length > 0)),
       insertDeliveries: (ds) =>
         ds.length === 0
           ? Effect.void
-          : die(sql`INSERT INTO webhook_deliveries ${sql.insert(
-              ds.map((d) => ({
-                workspace_id: d.workspaceId,
-                id: d.id,
-                endpoint_id: d.endpointId,
-                event_id: d.eventId,
-                event_type: d.eventType,
-                payload: d.payload,
-                status: d.status,
-                attempts: d.attempts,
-                response_status: d.responseStatus,
-                error: d.error,
-                created_at: d.createdAt,
-                last_attempt_at: d.lastAttemptAt,
-                next_attempt_at: d.nextAttemptAt
-              }))
-            )} ON CONFLICT (workspace_id, endpoint_id, event_id) DO NOTHING`),
+          : die(sql`INSERT INTO webhook_deliveries ${sql.insert(ds.map(webhookDeliveries.row))} ON CONFLICT (workspace_id, endpoint_id, event_id) DO NOTHING`),
       getDelivery: (ws, id) =>
-        die(sql<Row>`SELECT * FROM webhook_deliveries WHERE workspace_id = ${ws} AND id = ${id}`).pipe(Effect.map(one(toDelivery))),
+        die(sql`SELECT * FROM webhook_deliveries WHERE workspace_id = ${ws} AND id = ${id}`).pipe(Effect.map(one(webhookDeliveries.decode))),
       listDeliveries: (ws, endpointId, limit) =>
-        die(sql<Row>`SELECT * FROM webhook_deliveries WHERE workspace_id = ${ws} AND endpoint_id = ${endpointId}
-          ORDER BY created_at DESC, id DESC LIMIT ${limit}`).pipe(Effect.map((rs) => rs.map(toDelivery))),
+        die(sql`SELECT * FROM webhook_deliveries WHERE workspace_id = ${ws} AND endpoint_id = ${endpointId}
+          ORDER BY created_at DESC, id DESC LIMIT ${limit}`).pipe(Effect.map((rs) => rs.map(webhookDeliveries.decode))),
       claimOutbox: (limit) =>
-        die(sql<Row>`SELECT * FROM outbox_events WHERE dispatched_at IS NULL ORDER BY seq LIMIT ${limit} FOR UPDATE SKIP LOCKED`).pipe(
-          Effect.map((rs) =>
-            rs.map((r) => ({ id: String(r.id), workspaceId: String(r.workspace_id), type: String(r.type), data: json(r.data), createdAt: iso(r.created_at) }))
-          )
+        die(sql`SELECT * FROM outbox_events WHERE dispatched_at IS NULL ORDER BY seq LIMIT ${limit} FOR UPDATE SKIP LOCKED`).pipe(
+          Effect.map((rs) => rs.map(outboxEvents.decode))
         ),
       markDispatched: (ids, at) =>
         ids.length === 0 ? Effect.void : die(sql`UPDATE outbox_events SET dispatched_at = ${at}::timestamptz WHERE ${sql.in("id", ids)}`),
       enabledEndpoints: (wss) =>
         wss.length === 0
           ? Effect.succeed([])
-          : die(sql<Row>`SELECT workspace_id, id, events FROM webhook_endpoints WHERE status = 'enabled' AND ${sql.in("workspace_id", wss)}`).pipe(
-              Effect.map((rs) => rs.map((r) => ({ workspaceId: String(r.workspace_id), id: String(r.id), events: json<Array<string>>(r.events) })))
+          : die(sql`SELECT ${sql.literal(endpointSubscriptions.columns())} FROM webhook_endpoints WHERE status = 'enabled' AND ${sql.in("workspace_id", wss)}`).pipe(
+              Effect.map((rs) => rs.map(endpointSubscriptions.decode))
             ),
       claimDue: (now, leaseUntil, limit) =>
         Effect.gen(function* () {
-          const rows = yield* sql<Row>`
+          const rows = yield* sql`
             UPDATE webhook_deliveries d SET locked_until = ${leaseUntil}::timestamptz
             FROM (
               SELECT d2.workspace_id, d2.id FROM webhook_deliveries d2
@@ -138,7 +87,7 @@ export const layer = Layer.effect(
             WHERE d.workspace_id = due.workspace_id AND d.id = due.id
             RETURNING d.*`
           if (rows.length === 0) return []
-          const endpoints = yield* sql<Row>`SELECT * FROM webhook_endpoints WHERE ${sql.in("id", [...new Set(rows.map((r) => String(r.endpoint_id)))])}`
+          const endpoints = yield* sql`SELECT * FROM webhook_endpoints WHERE ${sql.in("id", [...new Set(rows.map((r) => String(r.endpoint_id)))])}`
           const byId = new Map<string, EndpointRecord>()
           for (const r of endpoints) {
             // An endpoint whose secret does not open (a row restored from elsewhere, a wrong key) holds
@@ -151,7 +100,7 @@ export const layer = Layer.effect(
           }
           return rows.flatMap((r) => {
             const endpoint = byId.get(`${r.workspace_id}/${r.endpoint_id}`)
-            return endpoint ? [{ delivery: toDelivery(r), endpoint }] : []
+            return endpoint ? [{ delivery: webhookDeliveries.decode(r), endpoint }] : []
           })
         }).pipe(die),
       // One statement (atomic on its own): the delivery's new state and the attempt history row.

@@ -1,5 +1,6 @@
 /** Contact schemas of SPEC "Contact (detail)", "Contact summary" and "Contact input". */
 import { Schema } from "effect"
+import { projection } from "../records.ts"
 import { Text } from "../text.ts"
 
 // Postgres text and jsonb cannot hold U+0000: reject it here (400) rather than fail in the store (500).
@@ -10,8 +11,13 @@ export type PhoneEntry = typeof PhoneEntry.Type
 export const EmailEntry = Schema.Struct({ value: Schema.String, label: Schema.optional(Label) })
 export type EmailEntry = typeof EmailEntry.Type
 
-export const ContactDetail = Schema.Struct({
+/**
+ * A stored contact, declared once: the SQL row, the public views and the store ports derive from
+ * it. A new field is one edit here plus one migration adding its column.
+ */
+export const Contact = Schema.Struct({
   id: Schema.UUID,
+  workspaceId: Schema.UUID,
   firstName: Schema.NullOr(Schema.String),
   lastName: Schema.NullOr(Schema.String),
   company: Schema.NullOr(Schema.String),
@@ -21,23 +27,25 @@ export const ContactDetail = Schema.Struct({
   properties: Schema.Record({ key: Schema.String, value: Schema.String }),
   tags: Schema.Array(Schema.String),
   source: Schema.NullOr(Schema.String),
-  createdAt: Schema.String
-}).annotations({ identifier: "Contact" })
+  createdAt: Schema.String,
+  updatedAt: Schema.String
+})
+export type Contact = typeof Contact.Type
+
+/** SPEC "Contact (detail)": the stored contact without its tenant and write time. */
+export const ContactDetail = Contact.omit("workspaceId", "updatedAt").annotations({ identifier: "Contact" })
 export type ContactDetail = typeof ContactDetail.Type
 
-/** The stored record: the public detail plus what the store needs. */
-export interface Contact extends ContactDetail {
-  readonly workspaceId: string
-  readonly updatedAt: string
-}
+const { id, firstName, lastName, company, createdAt } = Contact.fields
 
+/** SPEC "Contact summary": the list row, with the first phone. */
 export const ContactSummary = Schema.Struct({
-  id: Schema.UUID,
-  firstName: Schema.NullOr(Schema.String),
-  lastName: Schema.NullOr(Schema.String),
-  company: Schema.NullOr(Schema.String),
+  id,
+  firstName,
+  lastName,
+  company,
   phone: Schema.NullOr(Schema.String),
-  createdAt: Schema.String
+  createdAt
 }).annotations({ identifier: "ContactSummary" })
 export type ContactSummary = typeof ContactSummary.Type
 
@@ -63,25 +71,7 @@ export const ContactInput = Schema.Struct({
 }).annotations({ identifier: "ContactInput", parseOptions: { onExcessProperty: "error" } })
 export type ContactInput = typeof ContactInput.Type
 
-export const toSummary = (c: ContactDetail): ContactSummary => ({
-  id: c.id,
-  firstName: c.firstName,
-  lastName: c.lastName,
-  company: c.company,
-  phone: c.phones[0]?.value ?? null,
-  createdAt: c.createdAt
-})
+export const toDetail = projection(ContactDetail)
 
-export const toDetail = (c: Contact): ContactDetail => ({
-  id: c.id,
-  firstName: c.firstName,
-  lastName: c.lastName,
-  company: c.company,
-  phones: c.phones,
-  emails: c.emails,
-  notes: c.notes,
-  properties: c.properties,
-  tags: c.tags,
-  source: c.source,
-  createdAt: c.createdAt
-})
+const summaryOf = projection(ContactSummary)
+export const toSummary = (c: ContactDetail): ContactSummary => summaryOf({ ...c, phone: c.phones[0]?.value ?? null })

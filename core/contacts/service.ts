@@ -1,10 +1,11 @@
 /** Contact use cases. Every write and its events commit in one transaction (transactional outbox). */
-import { Context, Effect, Either, Layer, Option } from "effect"
+import { Context, Effect, Either, Layer } from "effect"
 import { type Principal, requireScope } from "../auth/principal.ts"
 import { InvalidArgument, NotFound } from "../errors.ts"
+import { findOr404 } from "../findOr404.ts"
 import { event } from "../events/catalog.ts"
 import { EventOutbox } from "../events/outbox.ts"
-import { Ids, isUuid } from "../ids.ts"
+import { Ids } from "../ids.ts"
 import { CursorCodec, type Page } from "../pagination.ts"
 import type { E164 } from "../phone.ts"
 import { nowIso } from "../time.ts"
@@ -55,10 +56,7 @@ export const make = Effect.gen(function* () {
   const cursors = yield* CursorCodec
   const conversations = yield* ConversationStore
 
-  const load = (workspaceId: string, id: string) =>
-    isUuid(id)
-      ? store.get(workspaceId, id).pipe(Effect.flatMap(Option.match({ onNone: () => Effect.fail(notFound), onSome: Effect.succeed })))
-      : Effect.fail(notFound)
+  const load = (workspaceId: string, id: string) => findOr404(id, (id) => store.get(workspaceId, id), notFound)
 
   const validate = (current: Pick<Contact, "phones" | "emails">, input: ContactInput) =>
     Either.match(applyInput(current, input), {

@@ -1,7 +1,8 @@
 /** Threads and their activities (SPEC "Conversation summary", "Activity"). */
 import { Schema } from "effect"
+import { StoredMedia } from "../media.ts"
 import { DeliveryStatus } from "../messaging/deliveryStatus.ts"
-import type { StoredMedia } from "../media.ts"
+import { projection } from "../records.ts"
 
 /** A JSON object of any shape; documented explicitly (Schema.Unknown would emit a duplicate `$id`). */
 const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({
@@ -11,28 +12,10 @@ const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown }).
 export const ThreadStatus = Schema.Literal("open", "done")
 export type ThreadStatus = typeof ThreadStatus.Type
 
-export const ConversationSummary = Schema.Struct({
-  id: Schema.UUID,
-  inboxId: Schema.UUID,
-  numberE164: Schema.NullOr(Schema.String),
-  participants: Schema.Array(Schema.String),
-  contactName: Schema.String,
-  status: ThreadStatus,
-  assigneeUid: Schema.NullOr(Schema.String),
-  lastActivityAt: Schema.String,
-  preview: Schema.NullOr(Schema.String),
-  unread: Schema.Number
-}).annotations({ identifier: "ConversationSummary" })
-export type ConversationSummary = typeof ConversationSummary.Type
-
 export const ActivityType = Schema.Literal("message", "call", "voicemail", "internal_note", "system")
 
-export const Media = Schema.Struct({
-  url: Schema.NullOr(Schema.String),
-  contentType: Schema.String,
-  size: Schema.Number,
-  filename: Schema.String
-})
+/** A stored media file as clients see it: a signed URL in place of its blob key. */
+export const Media = Schema.Struct({ url: Schema.NullOr(Schema.String), ...StoredMedia.omit("key").fields })
 
 export const TranscriptEntry = Schema.Struct({
   speaker: Schema.Literal("agent", "caller", "member", "callee"),
@@ -40,65 +23,77 @@ export const TranscriptEntry = Schema.Struct({
   offsetSeconds: Schema.Number
 })
 
-export const Activity = Schema.Struct({
+const Direction = Schema.NullOr(Schema.Literal("inbound", "outbound"))
+
+/** One thread per workspace number and participant. */
+export const Thread = Schema.Struct({
   id: Schema.UUID,
+  workspaceId: Schema.UUID,
+  inboxId: Schema.UUID,
+  numberE164: Schema.String,
+  participant: Schema.String,
+  /** The contact whose phone the thread involves; null after that contact was deleted. */
+  contactId: Schema.NullOr(Schema.UUID),
+  status: ThreadStatus,
+  assigneeUid: Schema.NullOr(Schema.String),
+  lastActivityAt: Schema.String,
+  preview: Schema.NullOr(Schema.String),
+  unread: Schema.Number,
+  createdAt: Schema.String
+})
+export type Thread = typeof Thread.Type
+
+/** A thread as listed: with the name of its contact, or its raw number when it has none. */
+export type ThreadView = Thread & { readonly contactName: string }
+
+const { id, inboxId, status, assigneeUid, lastActivityAt, preview, unread } = Thread.fields
+
+/** SPEC "Conversation summary": a thread names its participants as a list (one today). */
+export const ConversationSummary = Schema.Struct({
+  id,
+  inboxId,
+  numberE164: Schema.NullOr(Schema.String),
+  participants: Schema.Array(Schema.String),
+  contactName: Schema.String,
+  status,
+  assigneeUid,
+  lastActivityAt,
+  preview,
+  unread
+}).annotations({ identifier: "ConversationSummary" })
+export type ConversationSummary = typeof ConversationSummary.Type
+
+/** A stored activity of a thread: messages, calls, voicemails, notes. */
+export const ActivityRecord = Schema.Struct({
+  id: Schema.UUID,
+  workspaceId: Schema.UUID,
+  conversationId: Schema.UUID,
   type: ActivityType,
-  direction: Schema.NullOr(Schema.Literal("inbound", "outbound")),
+  direction: Direction,
   authorUid: Schema.NullOr(Schema.String),
   body: Schema.NullOr(Schema.String),
-  media: Schema.Array(Media),
+  media: Schema.Array(StoredMedia),
   deliveryStatus: Schema.NullOr(DeliveryStatus),
+  carrierMessageId: Schema.NullOr(Schema.String),
   call: Schema.NullOr(JsonObject),
   aiTags: Schema.Array(Schema.String),
   callTranscript: Schema.NullOr(Schema.Array(TranscriptEntry)),
   createdAt: Schema.String
+})
+export type ActivityRecord = typeof ActivityRecord.Type
+
+/** SPEC "Activity": the stored activity without its tenant, thread and carrier id, media as signed URLs. */
+export const Activity = Schema.Struct({
+  ...ActivityRecord.omit("workspaceId", "conversationId", "carrierMessageId").fields,
+  media: Schema.Array(Media)
 }).annotations({ identifier: "Activity" })
 export type Activity = typeof Activity.Type
-
-/** One thread per workspace number and participant. */
-export interface Thread {
-  readonly id: string
-  readonly workspaceId: string
-  readonly inboxId: string
-  readonly numberE164: string
-  readonly participant: string
-  /** The contact whose phone the thread involves; null after that contact was deleted. */
-  readonly contactId: string | null
-  readonly status: ThreadStatus
-  readonly assigneeUid: string | null
-  readonly lastActivityAt: string
-  readonly preview: string | null
-  readonly unread: number
-  readonly createdAt: string
-}
-
-/** A thread as listed: with the name of its contact, or its raw number when it has none. */
-export interface ThreadView extends Thread {
-  readonly contactName: string
-}
-
-export interface ActivityRecord {
-  readonly id: string
-  readonly workspaceId: string
-  readonly conversationId: string
-  readonly type: Activity["type"]
-  readonly direction: "inbound" | "outbound" | null
-  readonly authorUid: string | null
-  readonly body: string | null
-  readonly media: ReadonlyArray<StoredMedia>
-  readonly deliveryStatus: DeliveryStatus | null
-  readonly carrierMessageId: string | null
-  readonly call: Readonly<Record<string, unknown>> | null
-  readonly aiTags: ReadonlyArray<string>
-  readonly callTranscript: ReadonlyArray<typeof TranscriptEntry.Type> | null
-  readonly createdAt: string
-}
 
 export const MessageSearchResult = Schema.Struct({
   activityId: Schema.UUID,
   conversationId: Schema.UUID,
   type: ActivityType,
-  direction: Schema.NullOr(Schema.Literal("inbound", "outbound")),
+  direction: Direction,
   body: Schema.NullOr(Schema.String),
   participants: Schema.Array(Schema.String),
   numberE164: Schema.NullOr(Schema.String),
@@ -106,18 +101,8 @@ export const MessageSearchResult = Schema.Struct({
 }).annotations({ identifier: "MessageSearchResult" })
 export type MessageSearchResult = typeof MessageSearchResult.Type
 
-export const toSummary = (t: ThreadView): ConversationSummary => ({
-  id: t.id,
-  inboxId: t.inboxId,
-  numberE164: t.numberE164,
-  participants: [t.participant],
-  contactName: t.contactName,
-  status: t.status,
-  assigneeUid: t.assigneeUid,
-  lastActivityAt: t.lastActivityAt,
-  preview: t.preview,
-  unread: t.unread
-})
+const summaryOf = projection(ConversationSummary)
+export const toSummary = (t: ThreadView): ConversationSummary => summaryOf({ ...t, participants: [t.participant] })
 
 /** The preview line of a thread: the text, or a media note for a text-less MMS. */
 export const previewOf = (body: string | null, mediaCount: number): string | null =>

@@ -1,8 +1,8 @@
 /** Conversation use cases: list threads, read a thread, mark open/done, search messages and transcripts. */
-import { Context, Effect, Layer, Option, Schema } from "effect"
+import { Context, Effect, Layer, Schema } from "effect"
 import { type Principal, requireScope } from "../auth/principal.ts"
 import { InvalidArgument, NotFound } from "../errors.ts"
-import { isUuid } from "../ids.ts"
+import { findOr404 } from "../findOr404.ts"
 import { phoneLock } from "../contacts/service.ts"
 import { ActivityViews } from "../messaging/views.ts"
 import { Transactor } from "../transactor.ts"
@@ -23,10 +23,7 @@ export const make = Effect.gen(function* () {
   const views = yield* ActivityViews
   const tx = yield* Transactor
 
-  const load = (workspaceId: string, id: string) =>
-    isUuid(id)
-      ? store.getThread(workspaceId, id).pipe(Effect.flatMap(Option.match({ onNone: () => Effect.fail(notFound), onSome: Effect.succeed })))
-      : Effect.fail(notFound)
+  const load = (workspaceId: string, id: string) => findOr404(id, (id) => store.getThread(workspaceId, id), notFound)
 
   const list = (p: Principal, params: { readonly status?: "open" | "done" | undefined; readonly limit?: number | undefined; readonly cursor?: string | undefined }) =>
     Effect.gen(function* () {

@@ -1,14 +1,18 @@
-import { Context, Effect } from "effect"
+import { Context, Effect, Schema } from "effect"
+import { Ids } from "../ids.ts"
+import { nowIso } from "../time.ts"
 import type { DomainEvent } from "./catalog.ts"
+import { announceAppend, type OutboxSignal } from "./signal.ts"
 
 /** A stored event, waiting in the outbox for delivery. */
-export interface OutboxEvent {
-  readonly id: string
-  readonly workspaceId: string
-  readonly type: string
-  readonly data: unknown
-  readonly createdAt: string
-}
+export const OutboxEvent = Schema.Struct({
+  id: Schema.UUID,
+  workspaceId: Schema.UUID,
+  type: Schema.String,
+  data: Schema.Unknown,
+  createdAt: Schema.String
+})
+export type OutboxEvent = typeof OutboxEvent.Type
 
 /**
  * The domain-event port. `append` must run inside the same `Transactor.withTransaction` as the
@@ -21,3 +25,19 @@ export interface EventOutbox {
 }
 
 export const EventOutbox = Context.GenericTag<EventOutbox>("core/EventOutbox")
+
+/**
+ * The `append` of an outbox adapter, given how it stores events: each event gets its id and the
+ * append time, and the worker hears of them when the transaction commits.
+ */
+export const makeAppend =
+  (signal: OutboxSignal, store: (events: ReadonlyArray<OutboxEvent>) => Effect.Effect<void>): EventOutbox["append"] =>
+  (workspaceId, events) =>
+    events.length === 0
+      ? Effect.void
+      : Effect.gen(function* () {
+          const { uuid } = yield* Ids
+          const createdAt = yield* nowIso
+          yield* store(events.map((e) => ({ id: uuid(), workspaceId, type: e.type, data: e.data, createdAt })))
+          yield* announceAppend(signal)
+        })

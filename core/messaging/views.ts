@@ -1,27 +1,17 @@
 /** Activities as clients see them: stored media become short-lived signed URLs. */
 import { Context, Effect, Layer } from "effect"
-import type { Activity, ActivityRecord } from "../conversations/model.ts"
+import { Activity, type ActivityRecord, Media } from "../conversations/model.ts"
 import { MediaUrls } from "../media.ts"
+import { projection } from "../records.ts"
+
+const activityOf = projection(Activity)
+const mediaOf = projection(Media)
 
 export const make = Effect.map(MediaUrls, (urls) => ({
   view: (a: ActivityRecord): Effect.Effect<Activity> =>
     Effect.map(
-      Effect.forEach(a.media, (m) =>
-        Effect.map(urls.sign(a.workspaceId, m.key), (url) => ({ url, contentType: m.contentType, size: m.size, filename: m.filename }))
-      ),
-      (media) => ({
-        id: a.id,
-        type: a.type,
-        direction: a.direction,
-        authorUid: a.authorUid,
-        body: a.body,
-        media,
-        deliveryStatus: a.deliveryStatus,
-        call: a.call,
-        aiTags: a.aiTags,
-        callTranscript: a.callTranscript,
-        createdAt: a.createdAt
-      })
+      Effect.forEach(a.media, (m) => Effect.map(urls.sign(a.workspaceId, m.key), (url) => mediaOf({ ...m, url }))),
+      (media) => activityOf({ ...a, media })
     )
 }))
 

@@ -1,47 +1,56 @@
 /** Webhook endpoints and deliveries (SPEC "Webhook endpoint", CONTRACT.md webhook bodies). */
 import { Schema } from "effect"
+import { projection } from "../records.ts"
 import { Text } from "../text.ts"
 
 export const EndpointStatus = Schema.Literal("enabled", "disabled")
 export const DeliveryStatus = Schema.Literal("pending", "succeeded", "failed")
 
-export const WebhookEndpoint = Schema.Struct({
+/** A secret replaced by a rotation, still signing until `expiresAt`. */
+export const PreviousSecret = Schema.Struct({ secret: Schema.String, expiresAt: Schema.String })
+export type PreviousSecret = typeof PreviousSecret.Type
+
+/** A stored webhook endpoint, with its signing secrets and health. */
+export const EndpointRecord = Schema.Struct({
   id: Schema.UUID,
+  workspaceId: Schema.UUID,
   url: Schema.String,
   events: Schema.Array(Schema.String),
   label: Schema.NullOr(Schema.String),
   status: EndpointStatus,
   apiVersion: Schema.NullOr(Schema.String),
-  createdAt: Schema.String
-}).annotations({ identifier: "WebhookEndpoint" })
-export type WebhookEndpoint = typeof WebhookEndpoint.Type
-
-/** Create and rotate answers: the only places the secret is shown. */
-export const WebhookEndpointWithSecret = Schema.Struct({ ...WebhookEndpoint.fields, secret: Schema.String }).annotations({
-  identifier: "WebhookEndpointWithSecret"
-})
-
-export interface PreviousSecret {
-  readonly secret: string
-  readonly expiresAt: string
-}
-
-export interface EndpointRecord extends WebhookEndpoint {
-  readonly workspaceId: string
-  readonly secret: string
+  createdAt: Schema.String,
+  secret: Schema.String,
   /**
    * Secrets replaced by rotations, newest first: each keeps signing beside the current one for 24 h
    * after the rotation that replaced it (CONTRACT.md), however many rotations follow.
    */
-  readonly previousSecrets: ReadonlyArray<PreviousSecret>
+  previousSecrets: Schema.Array(PreviousSecret),
   /** Start of the current run of failed attempts; cleared by any success. */
-  readonly failingSince: string | null
-}
+  failingSince: Schema.NullOr(Schema.String)
+})
+export type EndpointRecord = typeof EndpointRecord.Type
 
-export const Delivery = Schema.Struct({
+/** An endpoint as the API shows it: never its secrets. */
+export const WebhookEndpoint = EndpointRecord.omit("workspaceId", "secret", "previousSecrets", "failingSince").annotations({
+  identifier: "WebhookEndpoint"
+})
+export type WebhookEndpoint = typeof WebhookEndpoint.Type
+
+/** Create and rotate answers: the only places the secret is shown. */
+export const WebhookEndpointWithSecret = Schema.Struct({ ...WebhookEndpoint.fields, secret: EndpointRecord.fields.secret }).annotations({
+  identifier: "WebhookEndpointWithSecret"
+})
+
+/** A stored delivery of one event to one endpoint. */
+export const DeliveryRecord = Schema.Struct({
   id: Schema.UUID,
+  workspaceId: Schema.UUID,
+  endpointId: Schema.UUID,
   eventId: Schema.String,
   eventType: Schema.String,
+  /** The exact body sent on every attempt: `{type, timestamp, data}`. */
+  payload: Schema.String,
   status: DeliveryStatus,
   attempts: Schema.Number,
   responseStatus: Schema.NullOr(Schema.Number),
@@ -49,15 +58,11 @@ export const Delivery = Schema.Struct({
   createdAt: Schema.String,
   lastAttemptAt: Schema.NullOr(Schema.String),
   nextAttemptAt: Schema.NullOr(Schema.String)
-}).annotations({ identifier: "WebhookDelivery" })
-export type Delivery = typeof Delivery.Type
+})
+export type DeliveryRecord = typeof DeliveryRecord.Type
 
-export interface DeliveryRecord extends Delivery {
-  readonly workspaceId: string
-  readonly endpointId: string
-  /** The exact body sent on every attempt: `{type, timestamp, data}`. */
-  readonly payload: string
-}
+export const Delivery = DeliveryRecord.omit("workspaceId", "endpointId", "payload").annotations({ identifier: "WebhookDelivery" })
+export type Delivery = typeof Delivery.Type
 
 const Events = Schema.Array(Schema.String.pipe(Schema.maxLength(100))).pipe(Schema.minItems(1), Schema.maxItems(100))
 const Label = Schema.NullOr(Text(200))
@@ -81,25 +86,5 @@ export const UpdateEndpointInput = Schema.Struct({
 }).annotations({ parseOptions: { onExcessProperty: "error" } })
 export type UpdateEndpointInput = typeof UpdateEndpointInput.Type
 
-export const toPublic = (e: EndpointRecord): WebhookEndpoint => ({
-  id: e.id,
-  url: e.url,
-  events: e.events,
-  label: e.label,
-  status: e.status,
-  apiVersion: e.apiVersion,
-  createdAt: e.createdAt
-})
-
-export const toPublicDelivery = (d: DeliveryRecord): Delivery => ({
-  id: d.id,
-  eventId: d.eventId,
-  eventType: d.eventType,
-  status: d.status,
-  attempts: d.attempts,
-  responseStatus: d.responseStatus,
-  error: d.error,
-  createdAt: d.createdAt,
-  lastAttemptAt: d.lastAttemptAt,
-  nextAttemptAt: d.nextAttemptAt
-})
+export const toPublic = projection(WebhookEndpoint)
+export const toPublicDelivery = projection(Delivery)

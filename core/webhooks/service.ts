@@ -4,9 +4,10 @@
  * is leased to one worker per attempt, and an attempt whose worker dies is retried when the lease
  * ends. An event keeps its `webhook-id` across retries.
  */
-import { Clock, Context, Effect, Layer, Option, Random } from "effect"
+import { Clock, Context, Effect, Layer, Random } from "effect"
 import { type Principal, requireScope } from "../auth/principal.ts"
 import { InvalidArgument, NotFound } from "../errors.ts"
+import { findOr404 } from "../findOr404.ts"
 import { isEventType, PING } from "../events/catalog.ts"
 import type { OutboxEvent } from "../events/outbox.ts"
 import { Ids, isUuid } from "../ids.ts"
@@ -61,10 +62,7 @@ export const make = Effect.gen(function* () {
   const guard = yield* OutboundGuard
   const tx = yield* Transactor
 
-  const load = (workspaceId: string, id: string) =>
-    isUuid(id)
-      ? store.getEndpoint(workspaceId, id).pipe(Effect.flatMap(Option.match({ onNone: () => Effect.fail(notFound), onSome: Effect.succeed })))
-      : Effect.fail(notFound)
+  const load = (workspaceId: string, id: string) => findOr404(id, (id) => store.getEndpoint(workspaceId, id), notFound)
 
   const authorize = (p: Principal) => requireScope(p, "webhooks:manage")
 

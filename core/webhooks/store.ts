@@ -1,9 +1,10 @@
 import { Context, Effect, Option } from "effect"
 import type { OutboxEvent } from "../events/outbox.ts"
-import type { DeliveryRecord, EndpointRecord } from "./model.ts"
+import { type DeliveryRecord, EndpointRecord } from "./model.ts"
 
 /** Who gets which events: an endpoint without its URL or secrets. */
-export type EndpointSubscription = Pick<EndpointRecord, "id" | "workspaceId" | "events">
+export const EndpointSubscription = EndpointRecord.pick("workspaceId", "id", "events")
+export type EndpointSubscription = typeof EndpointSubscription.Type
 
 export interface AttemptRecord {
   readonly workspaceId: string

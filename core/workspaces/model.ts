@@ -1,4 +1,6 @@
 import { Schema } from "effect"
+import type { KeyKind } from "../auth/principal.ts"
+import { Scope } from "../auth/scopes.ts"
 
 /** The workspace's billing state (CONTRACT.md "Admin API"); the billing gates read it. */
 export const Billing = Schema.Struct({
@@ -36,3 +38,17 @@ export type Workspace = typeof Workspace.Type
 
 export const BillingPatch = Billing.pipe(Schema.partialWith({ exact: true }))
 export type BillingPatch = typeof BillingPatch.Type
+
+/** A stored API key. */
+export const ApiKeyRecord = Schema.Struct({
+  id: Schema.UUID,
+  workspaceId: Schema.UUID,
+  kind: Schema.Literal("live", "test") satisfies Schema.Schema<KeyKind>,
+  scopes: Schema.Array(Scope),
+  name: Schema.NullOr(Schema.String),
+  /** SHA-256 of the whole token, hex. The token itself is never stored. */
+  hash: Schema.String,
+  createdAt: Schema.String,
+  revokedAt: Schema.NullOr(Schema.String)
+})
+export type ApiKeyRecord = typeof ApiKeyRecord.Type

@@ -1,7 +1,7 @@
 import { Context, Effect, Option } from "effect"
-import type { KeyKind } from "../auth/principal.ts"
-import type { Scope } from "../auth/scopes.ts"
-import type { Workspace } from "./model.ts"
+import type { ApiKeyRecord, Workspace } from "./model.ts"
+
+export type { ApiKeyRecord } from "./model.ts"
 
 export interface WorkspaceStore {
   readonly insert: (workspace: Workspace) => Effect.Effect<void>
@@ -10,18 +10,6 @@ export interface WorkspaceStore {
   readonly count: Effect.Effect<number>
 }
 export const WorkspaceStore = Context.GenericTag<WorkspaceStore>("core/WorkspaceStore")
-
-export interface ApiKeyRecord {
-  readonly id: string
-  readonly workspaceId: string
-  readonly kind: KeyKind
-  readonly scopes: ReadonlyArray<Scope>
-  readonly name: string | null
-  /** SHA-256 of the whole token, hex. The token itself is never stored. */
-  readonly hash: string
-  readonly createdAt: string
-  readonly revokedAt: string | null
-}
 
 export interface ApiKeyStore {
   readonly insert: (key: ApiKeyRecord) => Effect.Effect<void>

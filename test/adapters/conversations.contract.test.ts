@@ -6,18 +6,15 @@
  * break, transcripts, newest first, limit) with the same answers on every adapter. Without a
  * Postgres URL the Postgres suite is skipped, except under CI=true where that fails.
  */
-import * as PgClient from "@effect/sql-pg/PgClient"
-import { assert, describe, it, layer } from "@effect/vitest"
-import { Effect, Layer, Option, Redacted } from "effect"
-import { inject } from "vitest"
+import { assert, layer } from "@effect/vitest"
+import { Effect, Layer, Option } from "effect"
 import * as MemoryStores from "../../adapters/memory/stores.ts"
-import * as PgliteClient from "../../adapters/pglite/PgliteClient.ts"
 import { ContactStore } from "../../core/contacts/store.ts"
 import { type ActivityRecord, type Thread, words } from "../../core/conversations/model.ts"
 import { ConversationStore } from "../../core/conversations/store.ts"
 import { defaultBilling } from "../../core/workspaces/model.ts"
 import { WorkspaceStore } from "../../core/workspaces/store.ts"
-import { freshDatabase } from "../support/postgres.ts"
+import { sqlContract } from "../support/sqlContract.ts"
 import { sqlStores } from "../support/sqlStores.ts"
 import { contact, ts, uuid } from "./stores.contract.ts"
 
@@ -384,34 +381,6 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
       }))
   })
 
-/** SQL stores over a client, migrated first. */
-const sqlAdapter = sqlStores
-
 contract("ConversationStore: memory", MemoryStores.layer)
 
-contract("ConversationStore: PGlite", sqlAdapter(PgliteClient.layer({})))
-
-const url = inject("postgresUrl")
-
-if (url !== null) {
-  const postgres = Layer.unwrapScoped(
-    Effect.gen(function* () {
-      const db = yield* Effect.acquireRelease(
-        Effect.promise(() => freshDatabase(url, "conversations")),
-        (db) => Effect.promise(() => db.drop())
-      )
-      return sqlAdapter(PgClient.layer({ url: Redacted.make(db.url) }))
-    })
-  )
-  contract("ConversationStore: Postgres", postgres)
-} else if (process.env["CI"] === "true") {
-  describe("ConversationStore: Postgres", () => {
-    it("needs a Postgres under CI=true", () => {
-      assert.fail("globalSetup provided no Postgres URL, and CI=true requires the Postgres contract to run")
-    })
-  })
-} else {
-  describe.skip("ConversationStore: Postgres (no Postgres binaries and no TEST_DATABASE_URL)", () => {
-    it("skipped", () => {})
-  })
-}
+sqlContract({ name: (db) => `ConversationStore: ${db}`, adapter: sqlStores, suite: contract, database: "conversations" })

@@ -7,16 +7,13 @@
  * skipped, except under CI=true where that fails.
  */
 import type { SqlClient } from "@effect/sql"
-import * as PgClient from "@effect/sql-pg/PgClient"
 import { assert, describe, it, layer } from "@effect/vitest"
-import { Effect, Layer, Redacted } from "effect"
-import { inject } from "vitest"
+import { Effect, Layer } from "effect"
 import * as MemoryIdempotency from "../../adapters/memory/idempotency.ts"
-import * as PgliteClient from "../../adapters/pglite/PgliteClient.ts"
 import * as SqlIdempotency from "../../adapters/sql/idempotency.ts"
 import * as Migrate from "../../adapters/sql/migrate.ts"
 import { IDEMPOTENCY_LOCK_MS, IDEMPOTENCY_WINDOW_MS, IdempotencyStore, type Reservation } from "../../core/idempotency/store.ts"
-import { freshDatabase } from "../support/postgres.ts"
+import { sqlContract } from "../support/sqlContract.ts"
 
 const uuid = () => crypto.randomUUID()
 const T0 = Date.UTC(2024, 0, 1, 12, 0, 0, 123)
@@ -208,35 +205,9 @@ const contract = (name: string, adapter: Layer.Layer<IdempotencyStore, unknown>)
       }))
   })
 
-const migrated = Migrate.layer
-
-const sqlAdapter = <E>(client: Layer.Layer<SqlClient.SqlClient, E>) =>
-  SqlIdempotency.layer.pipe(Layer.provide(migrated), Layer.provide(client))
+const sqlAdapter = (client: Layer.Layer<SqlClient.SqlClient, unknown>) =>
+  SqlIdempotency.layer.pipe(Layer.provide(Migrate.layer), Layer.provide(client))
 
 contract("IdempotencyStore: memory", MemoryIdempotency.layer)
-contract("IdempotencyStore: PGlite", sqlAdapter(PgliteClient.layer({})))
 
-const url = inject("postgresUrl")
-
-if (url !== null) {
-  const postgres = Layer.unwrapScoped(
-    Effect.gen(function* () {
-      const db = yield* Effect.acquireRelease(
-        Effect.promise(() => freshDatabase(url, "idempotency")),
-        (db) => Effect.promise(() => db.drop())
-      )
-      return sqlAdapter(PgClient.layer({ url: Redacted.make(db.url), maxConnections: 10 }))
-    })
-  )
-  contract("IdempotencyStore: Postgres", postgres)
-} else if (process.env["CI"] === "true") {
-  describe("IdempotencyStore: Postgres", () => {
-    it("needs a Postgres under CI=true", () => {
-      assert.fail("globalSetup provided no Postgres URL, and CI=true requires the Postgres contract to run")
-    })
-  })
-} else {
-  describe.skip("IdempotencyStore: Postgres (no Postgres binaries and no TEST_DATABASE_URL)", () => {
-    it("skipped", () => {})
-  })
-}
+sqlContract({ name: (db) => `IdempotencyStore: ${db}`, adapter: sqlAdapter, suite: contract, database: "idempotency", maxConnections: 10 })

@@ -1,25 +1,20 @@
 /**
  * The store-port contract (stores.contract.ts) against every adapter: memory, PGlite (in-memory,
- * migrated) and a real Postgres (a fresh database per run, migrated). With a Postgres URL from
- * globalSetup the Postgres suite always runs; without one it is skipped, except under CI=true,
- * where a missing Postgres is a failure.
+ * migrated) and a real Postgres (a fresh database per run, migrated; see support/sqlContract.ts).
  */
 import { SqlClient } from "@effect/sql"
-import * as PgClient from "@effect/sql-pg/PgClient"
-import { assert, describe, it, type Vitest } from "@effect/vitest"
-import { Effect, Layer, Redacted } from "effect"
-import { inject } from "vitest"
+import { assert, type Vitest } from "@effect/vitest"
+import { Effect, Layer } from "effect"
 import * as MemoryStores from "../../adapters/memory/stores.ts"
-import * as PgliteClient from "../../adapters/pglite/PgliteClient.ts"
 import * as Migrate from "../../adapters/sql/migrate.ts"
 import * as SqlStores from "../../adapters/sql/stores.ts"
 import { CursorCodec, layerCursorCodec, makeCursorCodec } from "../../core/pagination.ts"
-import { freshDatabase } from "../support/postgres.ts"
+import { sqlContract } from "../support/sqlContract.ts"
 import { sqlStores } from "../support/sqlStores.ts"
 import { type StorePorts, storesContract } from "./stores.contract.ts"
 
 /** SQL stores over a client: migrated first, cursor secret from the database. */
-const sqlAdapter = <E>(client: Layer.Layer<SqlClient.SqlClient, E>) =>
+const sqlAdapter = (client: Layer.Layer<SqlClient.SqlClient, unknown>) =>
   Layer.merge(sqlStores(client), Layer.effect(CursorCodec, Effect.flatMap(SqlStores.cursorSecret, (secret) => makeCursorCodec(secret))).pipe(Layer.provide(Migrate.layer), Layer.provide(client)))
 
 /** Checks only SQL adapters have: migrations are re-runnable and the cursor secret is stable. */
@@ -40,29 +35,9 @@ const sqlExtras = (it: Vitest.MethodsNonLive<StorePorts | SqlClient.SqlClient, t
 
 storesContract("memory stores", Layer.merge(MemoryStores.layer, layerCursorCodec(crypto.getRandomValues(new Uint8Array(32)))))
 
-storesContract("PGlite stores", sqlAdapter(PgliteClient.layer({})), { extra: sqlExtras })
-
-const url = inject("postgresUrl")
-
-if (url !== null) {
-  const postgres = Layer.unwrapScoped(
-    Effect.gen(function* () {
-      const db = yield* Effect.acquireRelease(
-        Effect.promise(() => freshDatabase(url, "stores")),
-        (db) => Effect.promise(() => db.drop())
-      )
-      return sqlAdapter(PgClient.layer({ url: Redacted.make(db.url) }))
-    })
-  )
-  storesContract("Postgres stores", postgres, { extra: sqlExtras })
-} else if (process.env["CI"] === "true") {
-  describe("Postgres stores", () => {
-    it("needs a Postgres under CI=true", () => {
-      assert.fail("globalSetup provided no Postgres URL, and CI=true requires the Postgres contract to run")
-    })
-  })
-} else {
-  describe.skip("Postgres stores (no Postgres binaries and no TEST_DATABASE_URL)", () => {
-    it("skipped", () => {})
-  })
-}
+sqlContract({
+  name: (db) => `${db} stores`,
+  adapter: sqlAdapter,
+  suite: (name, adapter) => storesContract(name, adapter, { extra: sqlExtras }),
+  database: "stores"
+})

@@ -10,9 +10,7 @@ import * as PgClient from "@effect/sql-pg/PgClient"
 import { assert, describe, it, layer } from "@effect/vitest"
 import { Effect, Either, Layer, ManagedRuntime, Option, Redacted } from "effect"
 import type { Principal } from "../../core/auth/principal.ts"
-import { inject } from "vitest"
 import * as MemoryStores from "../../adapters/memory/stores.ts"
-import * as PgliteClient from "../../adapters/pglite/PgliteClient.ts"
 import { event } from "../../core/events/catalog.ts"
 import { EventOutbox, type OutboxEvent } from "../../core/events/outbox.ts"
 import { HostResolver, layerOutboundGuard } from "../../core/outbound.ts"
@@ -22,6 +20,7 @@ import { MAX_ENDPOINTS_PER_WORKSPACE, Webhooks, layer as WebhooksLayer } from ".
 import { eventIdOf, generateSecret } from "../../core/webhooks/signing.ts"
 import { WebhookSender, WebhookStore } from "../../core/webhooks/store.ts"
 import { freshDatabase } from "../support/postgres.ts"
+import { sqlContract } from "../support/sqlContract.ts"
 import { sqlStores } from "../support/sqlStores.ts"
 
 type Ports = WebhookStore | EventOutbox | Transactor
@@ -358,9 +357,6 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
 const sqlAdapter = sqlStores
 
 contract("WebhookStore: memory", MemoryStores.layer)
-contract("WebhookStore: PGlite", sqlAdapter(PgliteClient.layer({})))
-
-const url = inject("postgresUrl")
 
 /**
  * Two workers, each with its own pool on one database, run the service's fanOut + deliverDue rounds
@@ -490,29 +486,14 @@ const capRace = (databaseUrl: string) =>
     }
   })
 
-if (url !== null) {
-  const postgres = Layer.unwrapScoped(
-    Effect.gen(function* () {
-      const db = yield* Effect.acquireRelease(
-        Effect.promise(() => freshDatabase(url, "webhooks")),
-        (db) => Effect.promise(() => db.drop())
-      )
-      return sqlAdapter(PgClient.layer({ url: Redacted.make(db.url) }))
+sqlContract({
+  name: (db) => `WebhookStore: ${db}`,
+  adapter: sqlAdapter,
+  suite: contract,
+  database: "webhooks",
+  onPostgres: (url) =>
+    describe("webhooks service on Postgres", () => {
+      it.live("two workers with separate pools deliver each of 300 events exactly once", () => Effect.scoped(twoWorkers(url)), 60_000)
+      it.live("racing creates at 19 endpoints admit exactly one more", () => Effect.scoped(capRace(url)), 60_000)
     })
-  )
-  contract("WebhookStore: Postgres", postgres)
-  describe("webhooks service on Postgres", () => {
-    it.live("two workers with separate pools deliver each of 300 events exactly once", () => Effect.scoped(twoWorkers(url)), 60_000)
-    it.live("racing creates at 19 endpoints admit exactly one more", () => Effect.scoped(capRace(url)), 60_000)
-  })
-} else if (process.env["CI"] === "true") {
-  describe("WebhookStore: Postgres", () => {
-    it("needs a Postgres under CI=true", () => {
-      assert.fail("globalSetup provided no Postgres URL, and CI=true requires the Postgres contract to run")
-    })
-  })
-} else {
-  describe.skip("WebhookStore: Postgres (no Postgres binaries and no TEST_DATABASE_URL)", () => {
-    it("skipped", () => {})
-  })
-}
+})

@@ -1,0 +1,24 @@
+/** In-memory NumberStore. */
+import { Effect, Layer, Option } from "effect"
+import { NumberStore } from "../../core/numbers.ts"
+import { MemoryDb } from "./db.ts"
+
+export const layer = Layer.effect(
+  NumberStore,
+  Effect.map(MemoryDb, (db) =>
+    NumberStore.of({
+      // Checked when the effect runs, not when it is built: a claim built before another one ran must still see it.
+      insert: (workspaceId, number, inboxId) =>
+        Effect.suspend(() =>
+          db.state.numbers.has(number.e164)
+            ? Effect.fail("taken" as const)
+            : Effect.sync(() => void db.state.numbers.set(number.e164, { workspaceId, inboxId, number }))
+        ),
+      list: (workspaceId) =>
+        Effect.sync(() =>
+          [...db.state.numbers.values()].filter((n) => n.workspaceId === workspaceId).map((n) => n.number)
+        ),
+      findByE164: (e164) => Effect.sync(() => Option.fromNullable(db.state.numbers.get(e164)))
+    })
+  )
+)

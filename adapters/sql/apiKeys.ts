@@ -1,0 +1,19 @@
+/** ApiKeyStore on SQL. */
+import { SqlClient } from "@effect/sql"
+import { Effect, Layer, Option } from "effect"
+import { ApiKeyStore } from "../../core/workspaces/store.ts"
+import { apiKeys } from "./tables.ts"
+
+export const layer = Layer.effect(
+  ApiKeyStore,
+  Effect.map(SqlClient.SqlClient, (sql) => {
+    const one = Effect.map((rs: ReadonlyArray<unknown>) => Option.fromNullable(rs[0]).pipe(Option.map(apiKeys.decode)))
+    return ApiKeyStore.of({
+      insert: (k) => Effect.orDie(sql`INSERT INTO api_keys ${sql.insert(apiKeys.row(k))}`),
+      findByHash: (hash) => Effect.orDie(sql`SELECT * FROM api_keys WHERE hash = ${hash}`).pipe(one),
+      // Revoking twice keeps the first time.
+      revoke: (id, at) =>
+        Effect.orDie(sql`UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ${at}::timestamptz) WHERE id = ${id} RETURNING *`).pipe(one)
+    })
+  })
+)

@@ -1,0 +1,55 @@
+/** ContactStore on SQL, with the search columns (trigram-indexed) kept beside each contact. */
+import { SqlClient } from "@effect/sql"
+import { Effect, Layer, Option } from "effect"
+import type { Contact } from "../../core/contacts/model.ts"
+import { searchDigits, searchText } from "../../core/contacts/rules.ts"
+import { ContactStore } from "../../core/contacts/store.ts"
+import { likeContains } from "./rows.ts"
+import { contacts } from "./tables.ts"
+
+/** A contact's columns, with what search reads. */
+const columnsOf = (c: Contact): Record<string, unknown> => ({ ...contacts.row(c), search_text: searchText(c), search_digits: searchDigits(c) })
+
+export const layer = Layer.effect(
+  ContactStore,
+  Effect.map(SqlClient.SqlClient, (sql) => {
+    const die = Effect.orDie
+    const all = Effect.map((rs: ReadonlyArray<unknown>) => rs.map(contacts.decode))
+    return ContactStore.of({
+      insert: (c) => die(sql`INSERT INTO contacts ${sql.insert(columnsOf(c))}`),
+      get: (workspaceId, id) =>
+        die(sql`SELECT * FROM contacts WHERE workspace_id = ${workspaceId} AND id = ${id}`).pipe(
+          Effect.map((rs) => Option.fromNullable(rs[0]).pipe(Option.map(contacts.decode)))
+        ),
+      update: (c) =>
+        die(sql`UPDATE contacts SET ${sql.update(columnsOf(c), ["workspace_id", "id", "created_at"])}
+          WHERE workspace_id = ${c.workspaceId} AND id = ${c.id}`),
+      remove: (workspaceId, id) =>
+        die(sql`DELETE FROM contacts WHERE workspace_id = ${workspaceId} AND id = ${id} RETURNING id`).pipe(Effect.map((rs) => rs.length > 0)),
+      findByPhones: (workspaceId, phones) =>
+        phones.length === 0
+          ? Effect.succeed([])
+          : die(sql`
+              SELECT * FROM contacts WHERE workspace_id = ${workspaceId}
+              AND ${sql.or(phones.map((p) => sql`phones @> ${JSON.stringify([{ value: p }])}::jsonb`))}
+              ORDER BY created_at, id`).pipe(all),
+      list: ({ workspaceId, terms, limit, after }) => {
+        const conditions = [sql`workspace_id = ${workspaceId}`]
+        if (after !== null) conditions.push(sql`(created_at, id) < (${after.createdAt}::timestamptz, ${after.id}::uuid)`)
+        if (terms !== null) {
+          conditions.push(
+            terms.digits === null
+              ? sql`search_text LIKE ${likeContains(terms.text)}`
+              : sql`(search_text LIKE ${likeContains(terms.text)} OR search_digits LIKE ${likeContains(terms.digits)})`
+          )
+        }
+        // One statement; Postgres picks the plan from the term's estimated frequency (statistics
+        // 1000, migration 0003): a common term walks contacts_recent newest first and stops at
+        // `limit`, a rare one takes the trigram index and sorts its few matches.
+        return die(sql`
+          SELECT * FROM contacts WHERE ${sql.and(conditions)}
+          ORDER BY created_at DESC, id DESC LIMIT ${limit}`).pipe(all)
+      }
+    })
+  })
+)

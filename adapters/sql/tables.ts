@@ -1,0 +1,25 @@
+/** Every stored record's table, derived from its schema in core (rows.ts); each decoder is compiled once, here. */
+import { Contact } from "../../core/contacts/model.ts"
+import { ActivityRecord, Thread } from "../../core/conversations/model.ts"
+import { OutboxEvent } from "../../core/events/outbox.ts"
+import { NumberRecord, WorkspaceNumber } from "../../core/numbers.ts"
+import { DeliveryRecord, EndpointRecord } from "../../core/webhooks/model.ts"
+import { EndpointSubscription } from "../../core/webhooks/store.ts"
+import { ApiKeyRecord, Workspace } from "../../core/workspaces/model.ts"
+import { table } from "./rows.ts"
+
+export const workspaces = table(Workspace)
+export const apiKeys = table(ApiKeyRecord)
+/** A `numbers` row holds the number and, beside it, whose it is. */
+export const numbers = table(WorkspaceNumber)
+export const numberOwners = table(NumberRecord.omit("number"))
+export const contacts = table(Contact)
+export const outboxEvents = table(OutboxEvent)
+export const threads = table(Thread)
+export const activities = table(ActivityRecord)
+/** Activities joined to their thread, selected as `activities.columns("a")`. */
+export const joinedActivities = table(ActivityRecord, "a_")
+/** Secrets as stored: sealed (secrets.ts). */
+export const webhookEndpoints = table(EndpointRecord)
+export const webhookDeliveries = table(DeliveryRecord)
+export const endpointSubscriptions = table(EndpointSubscription)
