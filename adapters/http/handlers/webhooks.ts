@@ -1,17 +1,15 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
-import { requireScope } from "../../../core/auth/principal.ts"
+import { type Principal, requireScope } from "../../../core/auth/principal.ts"
 import { CurrentPrincipal } from "../platform.ts"
-import { catalog } from "../../../core/events/catalog.ts"
+import { subscribableEvents as events } from "../../../core/events/subscribable.ts"
 import { Webhooks } from "../../../core/webhooks/service.ts"
 import { Api } from "../api.ts"
-
-const events = Object.entries(catalog).map(([type, e]) => ({ type, description: e.description }))
 
 export const WebhooksLive = HttpApiBuilder.group(Api, "webhooks", (handlers) =>
   Effect.gen(function* () {
     const webhooks = yield* Webhooks
-    const withPrincipal = <A, E>(f: (p: import("../../../core/auth/principal.ts").Principal) => Effect.Effect<A, E>) =>
+    const withPrincipal = <A, E>(f: (p: Principal) => Effect.Effect<A, E>) =>
       Effect.flatMap(CurrentPrincipal, f)
     return handlers
       .handle("events", () => withPrincipal((p) => requireScope(p, "webhooks:manage")).pipe(Effect.as({ events })))
