@@ -10,7 +10,7 @@
  *   malformed JSON, unknown routes, domain errors, and defects (logged with the request id).
  */
 import { HttpApiBuilder, HttpApiError, HttpIncomingMessage, HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Cause, Effect, Option } from "effect"
+import { Cause, Effect, Option, type ParseResult } from "effect"
 import { type ParsedKey, parseToken } from "../../core/auth/apiKey.ts"
 import type { Principal } from "../../core/auth/principal.ts"
 import { type DomainError, type ErrorCode, errorStatus, isDomainError } from "../../core/errors.ts"
@@ -98,13 +98,14 @@ const fromDomain = (e: DomainError, requestId: string) => {
     : res
 }
 
-type Issue = HttpApiError.HttpApiDecodeError["issues"][number]
+type Issue = Pick<ParseResult.ArrayFormatterIssue, "_tag" | "path" | "message">
 
 /**
  * One readable sentence per offending field. A union (e.g. `string | null`) reports one issue per
  * member; they are folded into "Expected string or null" and the optional member is left out.
+ * Also used by the admin CLI for arguments its client refuses before sending.
  */
-const decodeMessage = (e: HttpApiError.HttpApiDecodeError) => {
+export const decodeMessage = (e: { readonly issues: ReadonlyArray<Issue>; readonly message: string }) => {
   const byPath = new Map<string, Array<Issue>>()
   for (const issue of e.issues) {
     const path = issue.path.map(String).join(".")
