@@ -11,7 +11,7 @@ import { Workspace } from "../../../core/workspaces/model.ts"
 import { AdminAuthorization } from "../security.ts"
 import { FailedPrecondition, InvalidArgument, NotFound } from "./errors.ts"
 import * as examples from "./examples.ts"
-import { IdParam } from "./params.ts"
+import { IdParam } from "./shared.ts"
 
 const WorkspaceEnvelope = Schema.Struct({ workspace: Workspace }).annotations({ examples: [{ workspace: examples.workspace }] })
 

@@ -88,15 +88,7 @@ export const createdKey = {
   createdAt
 } as const
 
-export const number = {
-  e164: "+14155550100" as E164,
-  type: "local",
-  voiceMode: "app",
-  agentId: null,
-  forwardTo: null,
-  assignedUserId: null,
-  status: "active"
-} as const
+export const number = { e164: "+14155550100" as E164, type: "local", voiceMode: "app", agentId: null, forwardTo: null, assignedUserId: null, status: "active" } as const
 
 export const ledgerCharge = {
   id: "chg_1",

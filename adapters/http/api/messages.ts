@@ -3,10 +3,9 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Activity, MessageSearchResult } from "../../../core/conversations/model.ts"
 import { SendMessageInput } from "../../../core/messaging/service.ts"
-import { Authorization } from "../security.ts"
-import { FailedPrecondition, InvalidArgument, NotFound, PermissionDenied } from "./errors.ts"
+import { FailedPrecondition, NotFound } from "./errors.ts"
 import { activity, conversation } from "./examples.ts"
-import { IdempotencyHeaders, limitParam } from "./params.ts"
+import { IdempotencyHeaders, limitParam, publicGroup } from "./shared.ts"
 
 const searchResult = {
   activityId: activity.id,
@@ -19,29 +18,26 @@ const searchResult = {
   createdAt: activity.createdAt
 }
 
-export class MessagesGroup extends HttpApiGroup.make("messages")
-  .add(
-    HttpApiEndpoint.post("send", "/messages")
-      .setHeaders(IdempotencyHeaders)
-      .setPayload(SendMessageInput.annotations({ examples: [{ to: conversation.participants[0], body: activity.body }] }))
-      .addSuccess(
-        Schema.Struct({ message: Activity, conversationId: Schema.UUID, simulated: Schema.optional(Schema.Literal(true)) }).annotations({
-          examples: [{ message: { ...activity, deliveryStatus: "simulated" }, conversationId: conversation.id, simulated: true }]
-        }),
-        { status: 201 }
-      )
-      .addError(NotFound)
-      .addError(FailedPrecondition)
-      .annotate(OpenApi.Description, "Send an SMS/MMS (`Idempotency-Key` supported). Test keys record `simulated` and send nothing. Scope `messages:send`.")
-  )
-  .add(
-    HttpApiEndpoint.get("search", "/messages/search")
-      .setUrlParams(Schema.Struct({ q: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(200)), limit: Schema.optional(limitParam(100)) }))
-      .addSuccess(Schema.Struct({ results: Schema.Array(MessageSearchResult) }).annotations({ examples: [{ results: [searchResult] }] }))
-      .annotate(OpenApi.Description, "Search message bodies and call/voicemail transcripts by words and prefixes, newest first. Scope `conversations:read`.")
-  )
-  .addError(InvalidArgument)
-  .addError(PermissionDenied)
-  .middleware(Authorization)
-  .prefix("/v1/api")
-  .annotate(OpenApi.Title, "Messages") {}
+export class MessagesGroup extends publicGroup(
+  HttpApiGroup.make("messages")
+    .add(
+      HttpApiEndpoint.post("send", "/messages")
+        .setHeaders(IdempotencyHeaders)
+        .setPayload(SendMessageInput.annotations({ examples: [{ to: conversation.participants[0], body: activity.body }] }))
+        .addSuccess(
+          Schema.Struct({ message: Activity, conversationId: Schema.UUID, simulated: Schema.optional(Schema.Literal(true)) }).annotations({
+            examples: [{ message: { ...activity, deliveryStatus: "simulated" }, conversationId: conversation.id, simulated: true }]
+          }),
+          { status: 201 }
+        )
+        .addError(NotFound)
+        .addError(FailedPrecondition)
+        .annotate(OpenApi.Description, "Send an SMS/MMS (`Idempotency-Key` supported). Test keys record `simulated` and send nothing. Scope `messages:send`.")
+    )
+    .add(
+      HttpApiEndpoint.get("search", "/messages/search")
+        .setUrlParams(Schema.Struct({ q: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(200)), limit: Schema.optional(limitParam(100)) }))
+        .addSuccess(Schema.Struct({ results: Schema.Array(MessageSearchResult) }).annotations({ examples: [{ results: [searchResult] }] }))
+        .annotate(OpenApi.Description, "Search message bodies and call/voicemail transcripts by words and prefixes, newest first. Scope `conversations:read`.")
+    )
+).annotate(OpenApi.Title, "Messages") {}
