@@ -1,6 +1,8 @@
 /**
- * The seven error kinds of SPEC "Errors". Every expected failure in the core is one of these;
- * adapters/http maps them to the `{error: {code, message, requestId}}` envelope through `errorStatus`.
+ * The seven error kinds of SPEC "Errors". Every expected failure in the core is one of these.
+ * `errorStatus` is the only place their HTTP status and public code are written: adapters/http reads
+ * it for the `{error: {code, message, requestId}}` envelope, the HttpApi error schemas
+ * (adapters/http/api/errors.ts) and the OpenAPI document.
  */
 import { Schema } from "effect"
 

@@ -4,7 +4,7 @@ import { Effect, Layer, Option, Redacted } from "effect"
 import { ResourceExhausted, NotFound, Unauthenticated } from "../../core/errors.ts"
 import { type Decision, RateLimiter } from "../../core/ratelimit.ts"
 import { Workspaces } from "../../core/workspaces/service.ts"
-import { bearerToken, requestState } from "./platform.ts"
+import { bearerToken, requestKey, requestState } from "./platform.ts"
 import { AdminAuthorization, Authorization } from "./security.ts"
 
 const unauthenticated = new Unauthenticated({ message: "Missing, malformed, unknown or revoked API key" })
@@ -16,25 +16,26 @@ export const AuthorizationLive = Layer.effect(
     const limiter = yield* RateLimiter
     const exhausted = (rate: Decision) => new ResourceExhausted({ message: "Rate limit exceeded", retryAfterSeconds: rate.retryAfterSeconds })
     return Authorization.of({
-      // HttpApiSecurity.bearer accepts any header and slices it blindly; read the header ourselves.
-      // Plain flatMaps, no generators: this runs on every authenticated request.
+      // HttpApiSecurity.bearer accepts any header and slices it blindly: use the key the platform
+      // middleware parsed from the header instead. Plain flatMaps, no generators: this runs on
+      // every authenticated request.
       apiKey: () =>
         Effect.flatMap(HttpServerRequest.HttpServerRequest, (req) => {
           const state = requestState(req)
-          const token = bearerToken(req.headers["authorization"])
-          if (token === undefined) return Effect.fail(unauthenticated)
-          return workspaces.authenticate(token).pipe(
-            Effect.catchAll((error) =>
-              // An unknown key is billed to the caller's address, so guessing keys is rate limited
-              // too. A malformed one was already billed by the platform middleware: count it once.
-              Effect.flatMap(
-                state.rate === undefined ? limiter.consume(`ip:${Option.getOrElse(req.remoteAddress, () => "unknown")}`) : Effect.succeed(state.rate),
-                (rate) => {
-                  state.rate = rate
-                  return Effect.fail(rate.allowed ? error : exhausted(rate))
-                }
-              )
-            ),
+          // An unknown key is billed to the caller's address, so guessing keys is rate limited
+          // too. A missing or malformed one was already billed by the platform middleware: count it once.
+          const reject = (error: Unauthenticated) =>
+            Effect.flatMap(
+              state.rate === undefined ? limiter.consume(`ip:${Option.getOrElse(req.remoteAddress, () => "unknown")}`) : Effect.succeed(state.rate),
+              (rate) => {
+                state.rate = rate
+                return Effect.fail(rate.allowed ? error : exhausted(rate))
+              }
+            )
+          const key = requestKey(req, state)
+          if (Option.isNone(key)) return reject(unauthenticated)
+          return workspaces.authenticate(key.value).pipe(
+            Effect.catchAll(reject),
             Effect.flatMap((principal) =>
               Effect.flatMap(limiter.consume(`key:${principal.keyId}`), (rate) => {
                 state.rate = rate

@@ -4,18 +4,11 @@
  * shapes never reach a client), and every response documents the rate-limit and request-id headers.
  */
 import { JSONSchema, Schema } from "effect"
-import type { ErrorCode } from "../../core/errors.ts"
+import { type ErrorCode, errorStatus } from "../../core/errors.ts"
 import { catalog, PING } from "../../core/events/catalog.ts"
 
-const codes: Record<string, ErrorCode> = {
-  "400": "invalid_argument",
-  "401": "unauthenticated",
-  "403": "permission_denied",
-  "404": "not_found",
-  "409": "failed_precondition",
-  "429": "resource_exhausted",
-  "500": "internal"
-}
+/** Status -> public code, from the one table in core/errors.ts. */
+const codes: Record<string, ErrorCode> = Object.fromEntries(Object.values(errorStatus).map(({ status, code }) => [String(status), code]))
 
 const descriptions: Record<string, string> = {
   "400": "Invalid argument: a parameter is missing or malformed, the body is not JSON or over 1 MiB, an unknown field, or a modified cursor",
@@ -114,7 +107,7 @@ export const patchOpenApi = (spec: Record<string, any>): Record<string, any> => 
     }
   }
   for (const name of Object.keys(spec.components.schemas)) {
-    if (name === "HttpApiDecodeError" || name === "Issue" || ["InvalidArgument", "Unauthenticated", "PermissionDenied", "NotFound", "FailedPrecondition", "ResourceExhausted", "Internal"].includes(name)) {
+    if (name === "HttpApiDecodeError" || name === "Issue" || Object.hasOwn(errorStatus, name)) {
       delete spec.components.schemas[name]
     }
   }

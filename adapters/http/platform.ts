@@ -10,8 +10,8 @@
  *   malformed JSON, unknown routes, domain errors, and defects (logged with the request id).
  */
 import { HttpApiBuilder, HttpApiError, HttpIncomingMessage, HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Cause, Effect, Option } from "effect"
-import { parseToken } from "../../core/auth/apiKey.ts"
+import { Cause, Effect, Option, type ParseResult } from "effect"
+import { type ParsedKey, parseToken } from "../../core/auth/apiKey.ts"
 import type { Principal } from "../../core/auth/principal.ts"
 import { type DomainError, type ErrorCode, errorStatus, isDomainError } from "../../core/errors.ts"
 import { type Decision, RateLimiter } from "../../core/ratelimit.ts"
@@ -24,6 +24,8 @@ export interface RequestState {
   rate: Decision | undefined
   /** Set by the Authorization middleware (auth.ts) once the key is resolved and within its limit. */
   principal: Principal | undefined
+  /** The bearer API key, parsed on first read by `requestKey`. */
+  key: Option.Option<ParsedKey> | undefined
 }
 
 /**
@@ -36,7 +38,7 @@ const states = new WeakMap<object, RequestState>()
 
 /** Starts the state of a request (the global middleware; tests driving a handler directly). */
 export const beginRequest = (req: HttpServerRequest.HttpServerRequest, requestId: string): RequestState => {
-  const state: RequestState = { requestId, rate: undefined, principal: undefined }
+  const state: RequestState = { requestId, rate: undefined, principal: undefined, key: undefined }
   states.set(req.source as object, state)
   return state
 }
@@ -73,6 +75,18 @@ export const bearerToken = (authorization: string | undefined): string | undefin
   return m?.[1]
 }
 
+/**
+ * The request's API key from `Authorization: Bearer <key>`, parsed once and shared by the rate limit
+ * below and key authentication (auth.ts). None for a missing or malformed header or key.
+ */
+export const requestKey = (req: HttpServerRequest.HttpServerRequest, state: RequestState): Option.Option<ParsedKey> => {
+  if (state.key === undefined) {
+    const token = bearerToken(req.headers["authorization"])
+    state.key = token === undefined ? Option.none() : parseToken(token)
+  }
+  return state.key
+}
+
 export const envelope = (status: number, code: ErrorCode, message: string, requestId: string) =>
   HttpServerResponse.unsafeJson({ error: { code, message, requestId } }, { status })
 
@@ -84,13 +98,14 @@ const fromDomain = (e: DomainError, requestId: string) => {
     : res
 }
 
-type Issue = HttpApiError.HttpApiDecodeError["issues"][number]
+type Issue = Pick<ParseResult.ArrayFormatterIssue, "_tag" | "path" | "message">
 
 /**
  * One readable sentence per offending field. A union (e.g. `string | null`) reports one issue per
  * member; they are folded into "Expected string or null" and the optional member is left out.
+ * Also used by the admin CLI for arguments its client refuses before sending.
  */
-const decodeMessage = (e: HttpApiError.HttpApiDecodeError) => {
+export const decodeMessage = (e: { readonly issues: ReadonlyArray<Issue>; readonly message: string }) => {
   const byPath = new Map<string, Array<Issue>>()
   for (const issue of e.issues) {
     const path = issue.path.map(String).join(".")
@@ -196,8 +211,7 @@ export const layer = HttpApiBuilder.middleware(
         if (hasBody && contentType !== undefined && !/^application\/json\s*(;|$)/i.test(contentType)) {
           return Effect.succeed(envelope(400, "invalid_argument", "Send the body as JSON with Content-Type: application/json", state.requestId))
         }
-        const token = bearerToken(req.headers["authorization"])
-        if (token !== undefined && Option.isSome(parseToken(token))) return hasBody ? limited : handled
+        if (Option.isSome(requestKey(req, state))) return hasBody ? limited : handled
         // No API key to bill this request to: limit it by client address instead.
         return Effect.flatMap(limiter.consume(clientKeyOf(req)), (rate) => {
           state.rate = rate

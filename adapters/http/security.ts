@@ -1,7 +1,7 @@
 /** Security middleware tags of the contract; their implementations live in auth.ts. */
 import { HttpApiMiddleware, HttpApiSecurity } from "@effect/platform"
 import { Schema } from "effect"
-import { NotFound, ResourceExhausted, Unauthenticated } from "../../core/errors.ts"
+import { NotFound, ResourceExhausted, Unauthenticated } from "./api/errors.ts"
 
 /**
  * API keys: `Authorization: Bearer svc_live_...`; also enforces the rate limit. The resolved

@@ -1,9 +1,17 @@
 /**
  * `npm run admin -- <command>`: the operator CLI over the admin API (CONTRACT.md).
+ * A typed client derived from the server's own HttpApi definition (HttpApiClient), so its routes and
+ * bodies are the server's; arguments are checked against the same schemas before anything is sent.
  * Reads SWITCHBOARD_URL (default http://localhost:$PORT or :8080) and ADMIN_TOKEN from the environment.
  * Prints the JSON answer; exits 1 with the error envelope on failure.
  */
+import { FetchHttpClient, HttpApiClient, HttpClient, HttpClientRequest } from "@effect/platform"
+import { Effect, ParseResult, Schema } from "effect"
 import { parseArgs } from "node:util"
+import { Api } from "../../adapters/http/api.ts"
+import { decodeMessage } from "../../adapters/http/platform.ts"
+import { AddNumberInput, CreateWorkspaceInput, UpdateWorkspaceInput } from "../../core/workspaces/inputs.ts"
+import { CreateKeyInput } from "../../core/workspaces/keys.ts"
 
 const usage = `Usage: npm run admin -- <command> [options]
 
@@ -45,37 +53,7 @@ const json = (text: string | undefined, flag: string) => {
   }
 }
 
-const enc = encodeURIComponent
 const [group, action, a, b] = positionals
-
-const route = (): [method: string, path: string, body?: unknown] => {
-  switch (`${group} ${action ?? ""}`.trim()) {
-    case "workspace create":
-      return ["POST", "/workspaces", { name: a ?? fail(usage), ...(values.billing ? { billing: json(values.billing, "billing") } : {}) }]
-    case "workspace get":
-      return ["GET", `/workspaces/${enc(a ?? fail(usage))}`]
-    case "workspace update":
-      return ["PATCH", `/workspaces/${enc(a ?? fail(usage))}`, {
-        ...(values.name ? { name: values.name } : {}),
-        ...(values.billing ? { billing: json(values.billing, "billing") } : {})
-      }]
-    case "key create":
-      return ["POST", `/workspaces/${enc(a ?? fail(usage))}/keys`, {
-        kind: values.kind ?? fail("--kind live|test is required"),
-        ...(values.scopes ? { scopes: values.scopes.split(",").map((s) => s.trim()) } : {}),
-        ...(values.name ? { name: values.name } : {})
-      }]
-    case "key revoke":
-      return ["DELETE", `/keys/${enc(a ?? fail(usage))}`]
-    case "number add":
-      return ["POST", `/workspaces/${enc(a ?? fail(usage))}/numbers`, { e164: b ?? fail(usage), ...(values.type ? { type: values.type } : {}) }]
-    default:
-      if (group !== undefined && ["ledger", "audit-log", "mail"].includes(group) && action !== undefined) {
-        return ["GET", `/workspaces/${enc(action)}/${group}`]
-      }
-      return fail(usage)
-  }
-}
 
 if (values.help || group === undefined) {
   console.log(usage)
@@ -83,17 +61,96 @@ if (values.help || group === undefined) {
 }
 
 const token = process.env.ADMIN_TOKEN ?? fail("Set ADMIN_TOKEN to the server's admin token")
-const base = process.env.SWITCHBOARD_URL ?? `http://localhost:${process.env.PORT ?? 8080}`
-const [method, path, body] = route()
-const res = await fetch(`${base}/v1/admin${path}`, {
-  method,
-  headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
-  ...(body === undefined ? {} : { body: JSON.stringify(body) })
-}).catch((e: unknown) => fail(`Cannot reach ${base}: ${String(e)}`))
-const text = await res.text()
-let out: unknown = text
-try {
-  out = JSON.parse(text)
-} catch {}
-if (!res.ok) fail(JSON.stringify(out, null, 2))
-console.log(JSON.stringify(out, null, 2))
+const baseUrl = process.env.SWITCHBOARD_URL ?? `http://localhost:${process.env.PORT ?? 8080}`
+
+/** Non-2xx answers stay responses (the error envelope is printed as sent), not decoded errors. */
+const makeClient = HttpApiClient.make(Api, {
+  baseUrl,
+  transformClient: (client) => client.pipe(HttpClient.mapRequest(HttpClientRequest.bearerToken(token)), HttpClient.filterStatusOk)
+})
+type Admin = Effect.Effect.Success<typeof makeClient>["admin"]
+
+/** The command line as one admin call. */
+const command = (admin: Admin) => {
+  const need = (arg: string | undefined) => arg ?? fail(usage)
+  switch (group) {
+    case "ledger":
+      return admin.ledger({ path: { id: need(action) } })
+    case "audit-log":
+      return admin.auditLog({ path: { id: need(action) } })
+    case "mail":
+      return admin.mail({ path: { id: need(action) } })
+  }
+  switch (`${group} ${action ?? ""}`.trim()) {
+    case "workspace create":
+      return Effect.flatMap(
+        Schema.decodeUnknown(CreateWorkspaceInput)({ name: need(a), ...(values.billing ? { billing: json(values.billing, "billing") } : {}) }),
+        (payload) => admin.createWorkspace({ payload })
+      )
+    case "workspace get":
+      return admin.getWorkspace({ path: { id: need(a) } })
+    case "workspace update":
+      return Effect.flatMap(
+        Schema.decodeUnknown(UpdateWorkspaceInput)({
+          ...(values.name ? { name: values.name } : {}),
+          ...(values.billing ? { billing: json(values.billing, "billing") } : {})
+        }),
+        (payload) => admin.updateWorkspace({ path: { id: need(a) }, payload })
+      )
+    case "key create":
+      return Effect.flatMap(
+        Schema.decodeUnknown(CreateKeyInput)({
+          kind: values.kind ?? fail("--kind live|test is required"),
+          ...(values.scopes ? { scopes: values.scopes.split(",").map((s) => s.trim()) } : {}),
+          ...(values.name ? { name: values.name } : {})
+        }),
+        (payload) => admin.createKey({ path: { id: need(a) }, payload })
+      )
+    case "key revoke":
+      return admin.revokeKey({ path: { keyId: need(a) } })
+    case "number add":
+      return Effect.flatMap(
+        Schema.decodeUnknown(AddNumberInput)({ e164: need(b), ...(values.type ? { type: values.type } : {}) }),
+        (payload) => admin.addNumber({ path: { id: need(a) }, payload })
+      )
+    default:
+      return fail(usage)
+  }
+}
+
+const program = Effect.gen(function* () {
+  const client = yield* makeClient
+  const answer = yield* command(client.admin)
+  console.log(JSON.stringify(answer, null, 2))
+}).pipe(
+  Effect.catchTags({
+    // A non-2xx answer: its body (the error envelope) as sent.
+    ResponseError: (e) =>
+      Effect.map(e.response.text, (text) => {
+        try {
+          return JSON.stringify(JSON.parse(text), null, 2)
+        } catch {
+          return text
+        }
+      }),
+    RequestError: (e) => Effect.succeed(`Cannot reach ${baseUrl}: ${e.cause ?? e.description ?? e.message}`),
+    // An argument the admin API would refuse, caught before sending: the envelope's code and message.
+    ParseError: (e) =>
+      Effect.succeed(
+        JSON.stringify({ error: { code: "invalid_argument", message: decodeMessage({ issues: ParseResult.ArrayFormatter.formatErrorSync(e), message: e.message }) } }, null, 2)
+      )
+  }),
+  // The admin API's typed errors: unreachable here, since every non-2xx stays a ResponseError.
+  Effect.catchAll((e) => Effect.succeed(e.message)),
+  Effect.flatMap((error) =>
+    error === undefined
+      ? Effect.void
+      : Effect.sync(() => {
+          console.error(error)
+          process.exitCode = 1
+        })
+  ),
+  Effect.provide(FetchHttpClient.layer)
+)
+
+Effect.runPromise(program)

@@ -1,8 +1,9 @@
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
 import { PermissionDenied } from "../errors.ts"
 import type { Scope } from "./scopes.ts"
 
-export type KeyKind = "live" | "test"
+export const KeyKind = Schema.Literal("live", "test")
+export type KeyKind = typeof KeyKind.Type
 
 /** Who is calling: resolved from an API key by the HTTP and MCP edges, passed to every use case. */
 export interface Principal {

@@ -6,14 +6,17 @@ import { ById, Changes, Limit, tool } from "./tool.ts"
 
 const contactId = "0b7c3c4e-4a0e-4d5e-9a43-7c9d0e6f1a22"
 
+/** `GET /contacts` query: the REST route reads the same fields from the query string. */
+export const ListContactsInput = Schema.Struct({
+  q: Schema.optional(Schema.String.pipe(Schema.maxLength(200))),
+  limit: Schema.optional(Limit(200)),
+  cursor: Schema.optional(Schema.String)
+}).annotations({ parseOptions: { onExcessProperty: "error" } })
+
 export const listContacts = tool({
   name: "list_contacts",
   description: "List contacts, newest created first, or search them by name, company, phone or email with `q`; page with `cursor`.",
-  input: Schema.Struct({
-    q: Schema.optional(Schema.String.pipe(Schema.maxLength(200))),
-    limit: Schema.optional(Limit(200)),
-    cursor: Schema.optional(Schema.String)
-  }).annotations({ parseOptions: { onExcessProperty: "error" } }),
+  input: ListContactsInput,
   example: { q: "ada", limit: 20 },
   scope: "contacts:read",
   run: (p, input) =>

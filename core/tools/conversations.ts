@@ -8,12 +8,17 @@ import { ById, Changes, Limit, tool } from "./tool.ts"
 
 const conversationId = "01a20307-1c76-7000-ad98-06c77d1e0001"
 
+/** `GET /conversations` query: the REST route reads the same fields from the query string. */
+export const ListConversationsInput = Schema.Struct({
+  status: Schema.optional(ThreadStatus),
+  limit: Schema.optional(Limit(100)),
+  cursor: Schema.optional(Schema.String)
+}).annotations({ parseOptions: { onExcessProperty: "error" } })
+
 export const listConversations = tool({
   name: "list_conversations",
   description: "List conversations (threads), most recent activity first, optionally only `open` or `done` ones; page with `cursor`.",
-  input: Schema.Struct({ status: Schema.optional(ThreadStatus), limit: Schema.optional(Limit(100)), cursor: Schema.optional(Schema.String) }).annotations({
-    parseOptions: { onExcessProperty: "error" }
-  }),
+  input: ListConversationsInput,
   example: { status: "open" },
   scope: "conversations:read",
   run: (p, input) =>
@@ -47,12 +52,16 @@ export const sendMessage = tool({
   run: (p, input) => Effect.flatMap(Messaging, (m) => m.send(p, input))
 })
 
+/** `GET /messages/search` query: the REST route reads the same fields from the query string. */
+export const SearchMessagesInput = Schema.Struct({
+  q: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(200)),
+  limit: Schema.optional(Limit(100))
+}).annotations({ parseOptions: { onExcessProperty: "error" } })
+
 export const searchMessages = tool({
   name: "search_messages",
   description: "Search message bodies and call/voicemail transcripts by words and word prefixes, newest first.",
-  input: Schema.Struct({ q: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(200)), limit: Schema.optional(Limit(100)) }).annotations({
-    parseOptions: { onExcessProperty: "error" }
-  }),
+  input: SearchMessagesInput,
   example: { q: "table ready" },
   scope: "conversations:read",
   run: (p, { q, limit }) => Effect.flatMap(Conversations, (c) => c.search(p, q, limit ?? 25)).pipe(Effect.map((results) => ({ results })))

@@ -7,4 +7,25 @@ import * as Webhooks from "./webhooks.ts"
 export * from "./tool.ts"
 export { Contacts, Conversations, Webhooks }
 
-export const tools: ReadonlyArray<AnyTool> = [...Object.values(Contacts), ...Object.values(Conversations), ...Object.values(Webhooks)]
+// Listed by name: a module may export other things (its input schemas) beside its tools.
+export const tools: ReadonlyArray<AnyTool> = [
+  Contacts.listContacts,
+  Contacts.getContact,
+  Contacts.createContact,
+  Contacts.updateContact,
+  Contacts.deleteContact,
+  Conversations.listConversations,
+  Conversations.getConversation,
+  Conversations.updateConversation,
+  Conversations.sendMessage,
+  Conversations.searchMessages,
+  Webhooks.listWebhookEventTypes,
+  Webhooks.listWebhooks,
+  Webhooks.createWebhook,
+  Webhooks.getWebhook,
+  Webhooks.updateWebhook,
+  Webhooks.deleteWebhook,
+  Webhooks.rotateWebhookSecret,
+  Webhooks.testWebhook,
+  Webhooks.listWebhookDeliveries
+]

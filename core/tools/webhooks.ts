@@ -1,13 +1,12 @@
 /** Webhook endpoint capabilities (SPEC "Webhook endpoint", "Events"). */
 import { Effect, Schema } from "effect"
 import { requireScope } from "../auth/principal.ts"
-import { catalog } from "../events/catalog.ts"
+import { subscribableEvents as events } from "../events/subscribable.ts"
 import { CreateEndpointInput, UpdateEndpointInput } from "../webhooks/model.ts"
 import { Webhooks } from "../webhooks/service.ts"
 import { ById, Changes, Limit, tool } from "./tool.ts"
 
 const webhookId = "5f0c2a8e-7d7b-4f5e-8a51-2b7f3d9e6c10"
-const events = Object.entries(catalog).map(([type, e]) => ({ type, description: e.description }))
 // An empty struct alone reads as "any object or array" in JSON Schema; MCP wants an object.
 const NoInput = Schema.Struct({}).annotations({
   parseOptions: { onExcessProperty: "error" },

@@ -1,25 +1,19 @@
 /** Workspaces, their billing state, API keys and seeded numbers: the operator-facing use cases. */
 import { Clock, Context, Effect, Layer, Option } from "effect"
-import { generateToken, hashToken, parseToken } from "../auth/apiKey.ts"
-import type { KeyKind, Principal } from "../auth/principal.ts"
-import { allScopes, type Scope } from "../auth/scopes.ts"
+import { generateToken, hashToken, type ParsedKey, parseToken } from "../auth/apiKey.ts"
+import type { Principal } from "../auth/principal.ts"
+import { allScopes } from "../auth/scopes.ts"
 import { FailedPrecondition, InvalidArgument, NotFound, Unauthenticated } from "../errors.ts"
 import { Ids, isUuid } from "../ids.ts"
 import { NumberStore, numberTypeOf, type WorkspaceNumber } from "../numbers.ts"
 import { normalizePhone } from "../phone.ts"
 import { nowIso } from "../time.ts"
-import { type Billing, type BillingPatch, defaultBilling, type Workspace } from "./model.ts"
+import type { AddNumberInput, CreateWorkspaceInput, UpdateWorkspaceInput } from "./inputs.ts"
+import type { CreatedKey, CreateKeyInput } from "./keys.ts"
+import { type Billing, defaultBilling, type Workspace } from "./model.ts"
 import { type ApiKeyRecord, ApiKeyStore, WorkspaceStore } from "./store.ts"
 
-export interface CreatedKey {
-  readonly id: string
-  readonly kind: KeyKind
-  readonly scopes: ReadonlyArray<Scope>
-  readonly name: string | null
-  /** Shown once; only its hash is stored. */
-  readonly token: string
-  readonly createdAt: string
-}
+export type { CreatedKey } from "./keys.ts"
 
 /** How long a resolved key is trusted without asking the store again. */
 export const KEY_CACHE_MS = 5_000
@@ -37,7 +31,7 @@ export const make = Effect.gen(function* () {
       ? workspaces.get(id).pipe(Effect.flatMap(Option.match({ onNone: () => Effect.fail(workspaceNotFound), onSome: Effect.succeed })))
       : Effect.fail(workspaceNotFound)
 
-  const create = (input: { readonly name: string; readonly billing?: BillingPatch | undefined }) =>
+  const create = (input: CreateWorkspaceInput) =>
     Effect.gen(function* () {
       const { uuid } = yield* Ids
       const workspace: Workspace = {
@@ -50,7 +44,7 @@ export const make = Effect.gen(function* () {
       return workspace
     })
 
-  const update = (id: string, patch: { readonly name?: string | undefined; readonly billing?: BillingPatch | undefined }) =>
+  const update = (id: string, patch: UpdateWorkspaceInput) =>
     Effect.gen(function* () {
       const current = yield* get(id)
       const billing: Billing = { ...current.billing, ...patch.billing }
@@ -59,10 +53,7 @@ export const make = Effect.gen(function* () {
       return next
     })
 
-  const createKey = (
-    workspaceId: string,
-    input: { readonly kind: KeyKind; readonly scopes?: ReadonlyArray<Scope> | undefined; readonly name?: string | undefined }
-  ) =>
+  const createKey = (workspaceId: string, input: CreateKeyInput) =>
     Effect.gen(function* () {
       yield* get(workspaceId)
       const { uuid } = yield* Ids
@@ -103,19 +94,24 @@ export const make = Effect.gen(function* () {
   // notice within KEY_CACHE_MS. Entries live only in this process's memory, like the request itself.
   const cache = new Map<string, { readonly principal: Principal; readonly hash: string; readonly at: number }>()
 
-  /** Resolves a bearer token to its principal; every failure is the same 401. */
-  const authenticate = (token: string): Effect.Effect<Principal, Unauthenticated> =>
+  /**
+   * Resolves an API key to its principal; every failure is the same 401. Takes the raw token, or
+   * the key an edge already parsed with `parseToken` (the HTTP middleware does), which is not
+   * parsed again.
+   */
+  const authenticate = (key: string | ParsedKey): Effect.Effect<Principal, Unauthenticated> => {
+    const token = typeof key === "string" ? key : key.token
     // The cache hit is every request's path: no generator there.
-    Effect.flatMap(Clock.currentTimeMillis, (now) => {
+    return Effect.flatMap(Clock.currentTimeMillis, (now) => {
       const hit = cache.get(token)
-      return hit && now - hit.at < KEY_CACHE_MS ? Effect.succeed(hit.principal) : resolve(token, now)
+      return hit && now - hit.at < KEY_CACHE_MS ? Effect.succeed(hit.principal) : resolve(key, token, now)
     })
+  }
 
-  const resolve = (token: string, now: number) =>
+  const resolve = (key: string | ParsedKey, token: string, now: number) =>
     Effect.gen(function* () {
-      const parsed = parseToken(token)
-      if (Option.isNone(parsed)) return yield* unauthenticated
-      const hash = yield* hashToken(parsed.value.token)
+      if (typeof key === "string" && Option.isNone(parseToken(key))) return yield* unauthenticated
+      const hash = yield* hashToken(token)
       const record = yield* keys.findByHash(hash)
       if (Option.isNone(record) || record.value.revokedAt !== null) {
         cache.delete(token)
@@ -132,7 +128,7 @@ export const make = Effect.gen(function* () {
       return principal
     })
 
-  const addNumber = (workspaceId: string, input: { readonly e164: string; readonly type?: "local" | "toll_free" | undefined }) =>
+  const addNumber = (workspaceId: string, input: AddNumberInput) =>
     Effect.gen(function* () {
       yield* get(workspaceId)
       const e164 = normalizePhone(input.e164)

@@ -18,7 +18,7 @@ import { layerNotFiled } from "../../core/messaging/registration.ts"
 import { NumberStore } from "../../core/numbers.ts"
 import { HostResolver, layerOutboundGuard } from "../../core/outbound.ts"
 import { layerCursorCodec } from "../../core/pagination.ts"
-import { type AnyTool, callTool, Contacts, Conversations, tools } from "../../core/tools/index.ts"
+import { type AnyTool, callTool, Contacts, Conversations, tools, Webhooks } from "../../core/tools/index.ts"
 import { WebhookSender } from "../../core/webhooks/store.ts"
 
 const unused = <A>(name: string) => Effect.dieMessage(`${name} is not used by these tests`) as Effect.Effect<A>
@@ -74,6 +74,11 @@ describe("the capability table", () => {
       "list_webhook_event_types", "list_webhooks", "create_webhook", "get_webhook", "update_webhook",
       "delete_webhook", "rotate_webhook_secret", "test_webhook", "list_webhook_deliveries"
     ])
+  })
+
+  it("lists every tool its modules export", () => {
+    const exported = [Contacts, Conversations, Webhooks].flatMap((m) => Object.values(m)).filter((v) => typeof v === "object" && v !== null && "run" in v)
+    assert.sameMembers([...tools], exported)
   })
 
   it("every entry's input decodes its example and has a JSON Schema", () => {

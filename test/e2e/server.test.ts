@@ -140,6 +140,46 @@ describe("admin CLI", () => {
       expect(await server.stop()).toBe(0)
     }
   }, 120_000)
+
+  it("runs every other command, prints JSON, and exits 1 with the envelope on a refused request", async () => {
+    const help = await admin({}, "--help")
+    for (const command of ["workspace create", "workspace get", "workspace update", "key create", "key revoke", "number add", "ledger", "audit-log", "mail"]) {
+      expect(help.stdout).toContain(`  ${command} <`)
+    }
+    const server = await startServer("node", { DATA_DIR: tempDir(), ADMIN_TOKEN: "cli-admin-token" })
+    const env = { SWITCHBOARD_URL: server.baseUrl, ADMIN_TOKEN: "cli-admin-token" }
+    const out = async (...args: Array<string>) => JSON.parse((await admin(env, ...args)).stdout)
+    try {
+      const { workspace } = await out("workspace", "create", "Acme")
+      expect(await out("workspace", "get", workspace.id)).toEqual({ workspace })
+      const updated = await out("workspace", "update", workspace.id, "--name", "Acme Dental", "--billing", '{"trial":false}')
+      expect(updated.workspace).toEqual({ ...workspace, name: "Acme Dental", billing: { ...workspace.billing, trial: false } })
+      const key = (await out("key", "create", workspace.id, "--kind", "test", "--name", "ci")).key
+      expect(key).toMatchObject({ kind: "test", name: "ci", token: expect.stringMatching(/^svc_test_/) })
+      expect(await out("number", "add", workspace.id, "+14155550142")).toEqual({
+        number: { e164: "+14155550142", type: "local", voiceMode: "app", agentId: null, forwardTo: null, assignedUserId: null, status: "active" }
+      })
+      expect(await out("ledger", workspace.id)).toEqual({ charges: [] })
+      expect(await out("audit-log", workspace.id)).toEqual({ entries: [] })
+      expect(await out("mail", workspace.id)).toEqual({ mail: [] })
+      // Refused by the server: its envelope, exit 1.
+      const taken = await admin(env, "number", "add", workspace.id, "+14155550142").then(() => null, (e) => e)
+      expect(taken.code).toBe(1)
+      expect(JSON.parse(taken.stderr).error).toMatchObject({ code: "failed_precondition", requestId: expect.any(String) })
+      const missing = await admin(env, "workspace", "get", crypto.randomUUID()).then(() => null, (e) => e)
+      expect(missing.code).toBe(1)
+      expect(JSON.parse(missing.stderr).error).toMatchObject({ code: "not_found" })
+      // Refused by the admin API's schema before sending: the same code and message, exit 1.
+      const bad = await admin(env, "key", "create", workspace.id, "--kind", "bogus").then(() => null, (e) => e)
+      expect(bad.code).toBe(1)
+      expect(JSON.parse(bad.stderr)).toEqual({ error: { code: "invalid_argument", message: 'kind: expected "live" or "test", got "bogus"' } })
+      const usage = await admin(env, "ledger").then(() => null, (e) => e)
+      expect(usage.code).toBe(1)
+      expect(usage.stderr).toContain("Usage: npm run admin")
+    } finally {
+      expect(await server.stop()).toBe(0)
+    }
+  }, 240_000)
 })
 
 describe.each(["node", "deno"] as const)("graceful shutdown under %s", (runtime) => {

@@ -1,11 +1,10 @@
-/** Carrier webhooks and media: routes authenticated by signatures rather than API keys. */
+/** Carrier webhooks: authenticated by the carrier's signature rather than an API key. */
 import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
 import { Clock, Effect, Option, Redacted } from "effect"
 import { InvalidArgument, NotFound, Unauthenticated } from "../../../core/errors.ts"
 import { Messaging } from "../../../core/messaging/service.ts"
 import { verifyAndParse } from "../../carrier/telnyxWebhooks.ts"
 import { Api } from "../api.ts"
-import { serveMedia } from "../media.ts"
 
 export interface CarrierWebhookOptions {
   /** The Telnyx account's Ed25519 public key; none unless CARRIER=telnyx. */
@@ -50,7 +49,3 @@ export const CarrierLive = (options: CarrierWebhookOptions) =>
       )
     })
   )
-
-export const MediaLive = HttpApiBuilder.group(Api, "media", (handlers) =>
-  handlers.handle("get", ({ path, urlParams }) => serveMedia(path, urlParams))
-)

@@ -1,34 +1,12 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { CurrentPrincipal } from "../platform.ts"
-import { SendMessageResult } from "../../../core/messaging/outbound.ts"
-import { getConversation, listConversations, searchMessages, sendMessage, updateConversation } from "../../../core/tools/conversations.ts"
+import { getConversation, listConversations, updateConversation } from "../../../core/tools/conversations.ts"
 import { Api } from "../api.ts"
-import { idempotent } from "../idempotency.ts"
 
 export const ConversationsLive = HttpApiBuilder.group(Api, "conversations", (handlers) =>
   handlers
     .handle("list", ({ urlParams }) => Effect.flatMap(CurrentPrincipal, (p) => listConversations.run(p, urlParams)))
     .handle("get", ({ path }) => Effect.flatMap(CurrentPrincipal, (p) => getConversation.run(p, path)))
     .handle("update", ({ path, payload }) => Effect.flatMap(CurrentPrincipal, (p) => updateConversation.run(p, { id: path.id, changes: payload })))
-)
-
-export const MessagesLive = HttpApiBuilder.group(Api, "messages", (handlers) =>
-  handlers
-    .handle(
-      "send",
-      ({ headers, payload }) =>
-        Effect.flatMap(CurrentPrincipal, (principal) =>
-          idempotent({
-            principal,
-            key: headers["idempotency-key"],
-            request: payload,
-            status: 201,
-            success: SendMessageResult,
-            run: sendMessage.run(principal, payload)
-          })
-        ),
-      { uninterruptible: true }
-    )
-    .handle("search", ({ urlParams }) => Effect.flatMap(CurrentPrincipal, (p) => searchMessages.run(p, urlParams)))
 )

@@ -1,0 +1,71 @@
+/** CONTRACT.md "Admin API": the operator's routes, bearer `ADMIN_TOKEN`. */
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { AuditEntry } from "../../../core/audit/log.ts"
+import { LedgerCharge } from "../../../core/billing/ledger.ts"
+import { MailMessage } from "../../../core/mail/message.ts"
+import { WorkspaceNumber } from "../../../core/numbers.ts"
+import { AddNumberInput, CreateWorkspaceInput, UpdateWorkspaceInput } from "../../../core/workspaces/inputs.ts"
+import { CreatedKey, CreateKeyInput } from "../../../core/workspaces/keys.ts"
+import { Workspace } from "../../../core/workspaces/model.ts"
+import { AdminAuthorization } from "../security.ts"
+import { FailedPrecondition, InvalidArgument, NotFound } from "./errors.ts"
+import * as examples from "./examples.ts"
+import { IdParam } from "./shared.ts"
+
+const WorkspaceEnvelope = Schema.Struct({ workspace: Workspace }).annotations({ examples: [{ workspace: examples.workspace }] })
+
+export class AdminGroup extends HttpApiGroup.make("admin")
+  .add(
+    HttpApiEndpoint.post("createWorkspace", "/workspaces")
+      .setPayload(CreateWorkspaceInput.annotations({ examples: [{ name: examples.workspace.name, billing: { ownerEmail: examples.workspace.billing.ownerEmail } }] }))
+      .addSuccess(WorkspaceEnvelope, { status: 201 })
+  )
+  .add(HttpApiEndpoint.get("getWorkspace", "/workspaces/:id").setPath(IdParam).addSuccess(WorkspaceEnvelope))
+  .add(
+    HttpApiEndpoint.patch("updateWorkspace", "/workspaces/:id")
+      .setPath(IdParam)
+      .setPayload(UpdateWorkspaceInput.annotations({ examples: [{ billing: { paymentMethod: true, trial: false } }] }))
+      .addSuccess(WorkspaceEnvelope)
+  )
+  .add(
+    HttpApiEndpoint.post("createKey", "/workspaces/:id/keys")
+      .setPath(IdParam)
+      .setPayload(
+        CreateKeyInput.annotations({ examples: [{ kind: examples.createdKey.kind, scopes: examples.createdKey.scopes, name: examples.createdKey.name }] })
+      )
+      .addSuccess(Schema.Struct({ key: CreatedKey }).annotations({ examples: [{ key: examples.createdKey }] }), { status: 201 })
+  )
+  .add(
+    HttpApiEndpoint.del("revokeKey", "/keys/:keyId")
+      .setPath(Schema.Struct({ keyId: Schema.String }))
+      .addSuccess(Schema.Struct({ revoked: Schema.Literal(true) }).annotations({ examples: [{ revoked: true }] }))
+  )
+  .add(
+    HttpApiEndpoint.post("addNumber", "/workspaces/:id/numbers")
+      .setPath(IdParam)
+      .setPayload(AddNumberInput.annotations({ examples: [{ e164: examples.number.e164 }] }))
+      .addSuccess(Schema.Struct({ number: WorkspaceNumber }).annotations({ examples: [{ number: examples.number }] }), { status: 201 })
+      .addError(FailedPrecondition)
+  )
+  .add(
+    HttpApiEndpoint.get("ledger", "/workspaces/:id/ledger")
+      .setPath(IdParam)
+      .addSuccess(Schema.Struct({ charges: Schema.Array(LedgerCharge) }).annotations({ examples: [{ charges: [examples.ledgerCharge] }] }))
+  )
+  .add(
+    HttpApiEndpoint.get("auditLog", "/workspaces/:id/audit-log")
+      .setPath(IdParam)
+      .addSuccess(Schema.Struct({ entries: Schema.Array(AuditEntry) }).annotations({ examples: [{ entries: [examples.auditEntry] }] }))
+  )
+  .add(
+    HttpApiEndpoint.get("mail", "/workspaces/:id/mail")
+      .setPath(IdParam)
+      .addSuccess(Schema.Struct({ mail: Schema.Array(MailMessage) }).annotations({ examples: [{ mail: [examples.mail] }] }))
+  )
+  .addError(InvalidArgument)
+  .addError(NotFound)
+  .middleware(AdminAuthorization)
+  .prefix("/v1/admin")
+  .annotate(OpenApi.Title, "Admin")
+  .annotate(OpenApi.Description, "Operator API: workspaces, billing state, keys, seeded numbers. Bearer `ADMIN_TOKEN`; absent (404) when unset.") {}

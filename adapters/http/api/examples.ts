@@ -1,0 +1,105 @@
+/**
+ * One example of each resource for the OpenAPI document; the groups build their request and
+ * response examples from these, so each example is written once.
+ */
+import type { E164 } from "../../../core/phone.ts"
+
+const createdAt = "2026-08-17T10:00:00.000Z"
+
+export const contact = {
+  id: "0b7c3c4e-4a0e-4d5e-9a43-7c9d0e6f1a22",
+  firstName: "Ada",
+  lastName: "Lovelace",
+  company: "Analytical Engines",
+  phones: [{ value: "+14155550100", label: "mobile" }],
+  emails: [{ value: "ada@example.com" }],
+  notes: ["Met at the expo"],
+  properties: { plan: "gold" },
+  tags: ["vip"],
+  source: "manual",
+  createdAt
+} as const
+
+export const webhook = {
+  id: "5f0c2a8e-7d7b-4f5e-8a51-2b7f3d9e6c10",
+  url: "https://hooks.example.com/switchboard",
+  events: ["contact.updated", "contact.deleted"],
+  label: "CRM sync",
+  status: "enabled",
+  apiVersion: null,
+  createdAt
+} as const
+
+export const webhookSecret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+
+export const delivery = {
+  id: "0b7c3c4e-4a0e-4d5e-9a43-7c9d0e6f1a22",
+  eventId: "evt_01a203071c767000ad9806c77d1e19e9",
+  eventType: "contact.updated",
+  status: "succeeded",
+  attempts: 1,
+  responseStatus: 200,
+  error: null,
+  createdAt,
+  lastAttemptAt: "2026-08-17T10:00:00.120Z",
+  nextAttemptAt: null
+} as const
+
+export const activity = {
+  id: "01a20307-1c76-7000-ad98-06c77d1e19e9",
+  type: "message",
+  direction: "outbound",
+  authorUid: null,
+  body: "Your table for two is ready.",
+  media: [],
+  deliveryStatus: "queued",
+  call: null,
+  aiTags: [],
+  callTranscript: null,
+  createdAt
+} as const
+
+export const conversation = {
+  id: "01a20307-1c76-7000-ad98-06c77d1e0001",
+  inboxId: "01a20307-1c76-7000-ad98-06c77d1e0002",
+  numberE164: "+14155550100",
+  participants: ["+14155550123"],
+  contactName: "Ada Lovelace",
+  status: "open",
+  assigneeUid: null,
+  lastActivityAt: createdAt,
+  preview: "Your table for two is ready.",
+  unread: 0
+} as const
+
+export const workspace = {
+  id: "01a20307-1c76-7000-ad98-06c77d1e0003",
+  name: "Acme Dental",
+  billing: { plan: "standard", trial: true, subscription: "active", paymentMethod: false, identity: "none", mobileVerified: false, billedVia: "card", cardDeclines: false, ownerEmail: "owner@acme.example" },
+  createdAt
+} as const
+
+export const createdKey = {
+  id: "01a20307-1c76-7000-ad98-06c77d1e0004",
+  kind: "live",
+  scopes: ["contacts:read", "contacts:write"],
+  name: "CRM sync",
+  token: "svc_live_9fK2mQ7xLp3vR8sT1wY4zA6bC0dE5gH2jN7uV3xZ",
+  createdAt
+} as const
+
+export const number = { e164: "+14155550100" as E164, type: "local", voiceMode: "app", agentId: null, forwardTo: null, assignedUserId: null, status: "active" } as const
+
+export const ledgerCharge = {
+  id: "chg_1",
+  kind: "number_setup",
+  description: "10DLC setup fee for +14155550100",
+  amountCents: 2000,
+  currency: "USD",
+  numberE164: "+14155550100",
+  createdAt
+} as const
+
+export const auditEntry = { id: "aud_1", actor: "api", action: "registration.filed", detail: { mock: false }, createdAt } as const
+
+export const mail = { id: "mail_1", to: "owner@acme.example", subject: "Your texting registration receipt", text: "...", createdAt } as const

@@ -1,0 +1,44 @@
+/** SPEC "Messages": send and search. */
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { MessageSearchResult } from "../../../core/conversations/model.ts"
+import { SendMessageInput, SendMessageResult } from "../../../core/messaging/outbound.ts"
+import { SearchMessagesInput } from "../../../core/tools/conversations.ts"
+import { FailedPrecondition, NotFound } from "./errors.ts"
+import { activity, conversation } from "./examples.ts"
+import { IdempotencyHeaders, limitParam, publicGroup } from "./shared.ts"
+
+const searchResult = {
+  activityId: activity.id,
+  conversationId: conversation.id,
+  type: activity.type,
+  direction: activity.direction,
+  body: activity.body,
+  participants: conversation.participants,
+  numberE164: conversation.numberE164,
+  createdAt: activity.createdAt
+}
+
+export class MessagesGroup extends publicGroup(
+  HttpApiGroup.make("messages")
+    .add(
+      HttpApiEndpoint.post("send", "/messages")
+        .setHeaders(IdempotencyHeaders)
+        .setPayload(SendMessageInput.annotations({ examples: [{ to: conversation.participants[0], body: activity.body }] }))
+        .addSuccess(
+          SendMessageResult.annotations({
+            examples: [{ message: { ...activity, deliveryStatus: "simulated" }, conversationId: conversation.id, simulated: true }]
+          }),
+          { status: 201 }
+        )
+        .addError(NotFound)
+        .addError(FailedPrecondition)
+        .annotate(OpenApi.Description, "Send an SMS/MMS (`Idempotency-Key` supported). Test keys record `simulated` and send nothing. Scope `messages:send`.")
+    )
+    .add(
+      HttpApiEndpoint.get("search", "/messages/search")
+        .setUrlParams(Schema.Struct({ ...SearchMessagesInput.fields, limit: Schema.optional(limitParam(100)) }))
+        .addSuccess(Schema.Struct({ results: Schema.Array(MessageSearchResult) }).annotations({ examples: [{ results: [searchResult] }] }))
+        .annotate(OpenApi.Description, "Search message bodies and call/voicemail transcripts by words and prefixes, newest first. Scope `conversations:read`.")
+    )
+).annotate(OpenApi.Title, "Messages") {}
