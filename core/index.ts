@@ -1,8 +1,11 @@
 /**
- * The Switchboard domain core for embedders: pure rules, schemas, ports (Context tags) and services.
- * Provide store adapters (adapters/memory or adapters/sql) and a CursorCodec, then use the services.
+ * The Switchboard domain core for embedders: pure rules, schemas, ports (Context tags), services and
+ * the capability table. Provide the ports a service needs (adapters/memory or adapters/sql for the
+ * stores, a CursorCodec, and for messaging the outside world), then call the use cases or the tools.
  */
 export * from "./errors.ts"
+export * from "./findOr404.ts"
+export * from "./records.ts"
 export * from "./auth/apiKey.ts"
 export * from "./auth/principal.ts"
 export * from "./auth/scopes.ts"
@@ -13,14 +16,47 @@ export * from "./ids.ts"
 export * from "./time.ts"
 export * from "./transactor.ts"
 export * from "./numbers.ts"
+export * from "./media.ts"
+export * from "./outbound.ts"
+
+// Events and the outbox.
 export * as Events from "./events/catalog.ts"
 export { EventOutbox, type OutboxEvent } from "./events/outbox.ts"
 export * as OutboxSignal from "./events/signal.ts"
+
+// Idempotency: the store port and the transport-neutral runner.
+export * from "./idempotency/store.ts"
+export * as Idempotency from "./idempotency/runner.ts"
+
+// Contacts.
 export * as ContactModel from "./contacts/model.ts"
 export * as ContactRules from "./contacts/rules.ts"
 export { ContactStore, type ContactListQuery } from "./contacts/store.ts"
-export { Contacts } from "./contacts/service.ts"
+export { Contacts, layer as ContactsLive } from "./contacts/service.ts"
+
+// Conversations and messaging.
+export * as ConversationModel from "./conversations/model.ts"
+export { ConversationStore } from "./conversations/store.ts"
+export { Conversations, layer as ConversationsLive, PatchConversationInput } from "./conversations/service.ts"
+export { Messaging, layer as MessagingLive } from "./messaging/service.ts"
+export { SendMessageInput, SendMessageResult } from "./messaging/outbound.ts"
+export { Simulator, layer as SimulatorLive } from "./messaging/simulator.ts"
+export { ActivityViews, layer as ActivityViewsLive } from "./messaging/views.ts"
+export { Carrier, CarrierError, type InboundMessage, type OutboundMessage, type StatusReport } from "./messaging/carrier.ts"
+export { layerNotFiled, RegistrationGate, type TextingState } from "./messaging/registration.ts"
+export * as DeliveryStatus from "./messaging/deliveryStatus.ts"
+
+// Webhooks.
+export * as WebhookModel from "./webhooks/model.ts"
+export { WebhookSender, WebhookStore } from "./webhooks/store.ts"
+export { Webhooks, layer as WebhooksLive } from "./webhooks/service.ts"
+
+// Workspaces and keys.
 export * as WorkspaceModel from "./workspaces/model.ts"
 export { ApiKeyStore, WorkspaceStore, type ApiKeyRecord } from "./workspaces/store.ts"
-export { Workspaces, type CreatedKey } from "./workspaces/service.ts"
+export { Workspaces, layer as WorkspacesLive, type CreatedKey } from "./workspaces/service.ts"
+
+// The capability table (REST, MCP and the agent call the same entries).
+export * as Tools from "./tools/index.ts"
+
 export { CoreLive } from "./layer.ts"

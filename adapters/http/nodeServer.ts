@@ -2,13 +2,12 @@
  * Node's HTTP server for the app, in place of `@effect/platform-node`'s NodeHttpServer.
  *
  * Why our own: NodeHttpServer provides each request (`Effect.provideService`) and its scope
- * (`HttpApp.toHandled`) to an already running fiber. Every provided service is a fiber-ref region,
- * paid on every request: about 26 fiber steps, two copies of the fiber-ref map and one of the
- * service context. Here each request's fiber STARTS with the request and its scope in its context,
- * so neither region exists: measured 624 -> 596 us of CPU and +4.5% req/s on GET /contacts/{id}
- * (3 processes each, 2026-11-22). Everything else follows NodeHttpServer: the request type, body
- * limits (HttpIncomingMessage.MaxBodySize), pre-response handlers, cookies, HEAD, streamed bodies,
- * and a client that disconnects interrupts the request's fiber.
+ * (`HttpApp.toHandled`) to an already running fiber, and every provided service is a fiber-ref
+ * region paid on every request. Here each request's fiber STARTS with the request and its scope in
+ * its context, so neither region exists (what that saves: docs/performance.md). Everything else
+ * follows NodeHttpServer: the request type, body limits (HttpIncomingMessage.MaxBodySize),
+ * pre-response handlers, cookies, HEAD, streamed bodies, and a client that disconnects interrupts
+ * the request's fiber.
  *
  * No spans: nothing exports them (tracing is off, see node.ts).
  */

@@ -30,9 +30,8 @@ export interface RequestState {
 
 /**
  * Keyed by the raw request (Node's IncomingMessage, the web Request), which every derived
- * HttpServerRequest shares. A side table rather than a provided service: providing a service per
- * request is a fiber-ref region (about 26 fiber steps, two copies of the fiber-ref map and one of
- * the service context), and this is the hottest path of the app.
+ * HttpServerRequest shares. A side table rather than a provided service, which would cost every
+ * request a fiber-ref region on the hottest path of the app (docs/performance.md).
  */
 const states = new WeakMap<object, RequestState>()
 
@@ -166,8 +165,7 @@ export const causeToResponse = (cause: Cause.Cause<unknown>, requestId: string) 
 /**
  * CORS for any origin, without credentials (keys, not cookies, authenticate): static headers on every
  * answer and a 204 for every preflight. Written here rather than with HttpMiddleware.cors, which adds
- * a pre-response handler (a fiber-ref update and a second header merge) to every request: measured
- * at 5-8% of a GET's CPU.
+ * a pre-response handler to every request (docs/performance.md).
  */
 const CORS_HEADERS = {
   "access-control-allow-origin": "*",
@@ -227,9 +225,8 @@ export const layer = HttpApiBuilder.middleware(
           return hasBody ? limited : handled
         })
       }
-      // One setHeader per header. `setHeaders` merges by object spread, and a spread followed by
-      // more keys takes a slow path in V8 (14 us for these six headers against 3 us), whose result
-      // also slows Node's writeHead: 620 -> 561 us of CPU per GET /contacts/{id}, measured paired.
+      // One setHeader per header: `setHeaders` merges by object spread, which takes a slow path in
+      // V8 here and slows Node's writeHead too (docs/performance.md).
       const finish = (state: RequestState, rate: Decision, res: HttpServerResponse.HttpServerResponse) => {
         let out = HttpServerResponse.setHeader(res, "access-control-allow-origin", CORS_HEADERS["access-control-allow-origin"])
         out = HttpServerResponse.setHeader(out, "access-control-expose-headers", CORS_HEADERS["access-control-expose-headers"])

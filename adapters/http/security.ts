@@ -6,7 +6,8 @@ import { NotFound, ResourceExhausted, Unauthenticated } from "./api/errors.ts"
 /**
  * API keys: `Authorization: Bearer svc_live_...`; also enforces the rate limit. The resolved
  * Principal goes into the request state (read with `CurrentPrincipal` from platform.ts) rather than
- * `provides`: a provided service would cost every authenticated request one more fiber-ref region.
+ * `provides`: a provided service would cost every authenticated request one more fiber-ref region
+ * (docs/performance.md).
  */
 export class Authorization extends HttpApiMiddleware.Tag<Authorization>()("Authorization", {
   failure: Schema.Union(Unauthenticated, ResourceExhausted),
