@@ -24,7 +24,13 @@ const isText = (ast: AST.AST): boolean => {
   }
 }
 
-type Fields = { readonly [field: string]: Schema.Schema<any, any, never> }
+/** A field's type: a plain schema, or a property signature (a field with a constructor default). */
+const fieldType = (field: Schema.Struct.Field): AST.AST => {
+  const ast = field.ast
+  if (ast._tag === "PropertySignatureDeclaration") return ast.type
+  if (ast._tag === "PropertySignatureTransformation") return ast.to.type
+  return ast
+}
 
 export interface Table<A> {
   /** The table's columns for a SELECT list; with `alias`, `alias.col AS alias_col` (decode those with `table(record, "alias_")`). */
@@ -36,8 +42,8 @@ export interface Table<A> {
 }
 
 /** The table of a record; build it once per module, it compiles the decoder. */
-export const table = <F extends Fields>(record: Schema.Struct<F>, prefix = ""): Table<Schema.Struct.Type<F>> => {
-  const columns = Object.entries(record.fields).map(([field, schema]) => ({ field, column: Str.camelToSnake(field), json: !isText(schema.ast) }))
+export const table = <F extends Schema.Struct.Fields>(record: Schema.Struct<F>, prefix = ""): Table<Schema.Struct.Type<F>> => {
+  const columns = Object.entries(record.fields).map(([field, schema]) => ({ field, column: Str.camelToSnake(field), json: !isText(fieldType(schema)) }))
   const fromRow = (input: object) => {
     const row = input as Record<string, unknown>
     const out: Record<string, unknown> = {}

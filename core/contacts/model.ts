@@ -1,6 +1,6 @@
 /** Contact schemas of SPEC "Contact (detail)", "Contact summary" and "Contact input". */
 import { Schema } from "effect"
-import { projection } from "../records.ts"
+import { nullable, projection, withDefault } from "../records.ts"
 import { Text } from "../text.ts"
 
 // Postgres text and jsonb cannot hold U+0000: reject it here (400) rather than fail in the store (500).
@@ -18,15 +18,15 @@ export type EmailEntry = typeof EmailEntry.Type
 export const Contact = Schema.Struct({
   id: Schema.UUID,
   workspaceId: Schema.UUID,
-  firstName: Schema.NullOr(Schema.String),
-  lastName: Schema.NullOr(Schema.String),
-  company: Schema.NullOr(Schema.String),
-  phones: Schema.Array(PhoneEntry),
-  emails: Schema.Array(EmailEntry),
-  notes: Schema.Array(Schema.String),
-  properties: Schema.Record({ key: Schema.String, value: Schema.String }),
-  tags: Schema.Array(Schema.String),
-  source: Schema.NullOr(Schema.String),
+  firstName: nullable(Schema.String),
+  lastName: nullable(Schema.String),
+  company: nullable(Schema.String),
+  phones: withDefault(Schema.Array(PhoneEntry), () => []),
+  emails: withDefault(Schema.Array(EmailEntry), () => []),
+  notes: withDefault(Schema.Array(Schema.String), () => []),
+  properties: withDefault(Schema.Record({ key: Schema.String, value: Schema.String }), () => ({})),
+  tags: withDefault(Schema.Array(Schema.String), () => []),
+  source: nullable(Schema.String),
   createdAt: Schema.String,
   updatedAt: Schema.String
 })

@@ -11,7 +11,7 @@ import type { E164 } from "../phone.ts"
 import { nowIso } from "../time.ts"
 import { Transactor } from "../transactor.ts"
 import { ConversationStore } from "../conversations/store.ts"
-import { type Contact, type ContactDetail, type ContactInput, type ContactSummary, toDetail, toSummary } from "./model.ts"
+import { Contact, type ContactDetail, type ContactInput, type ContactSummary, toDetail, toSummary } from "./model.ts"
 import { applyInput, type ContactChanges, hasIdentity, isAdoptablePlaceholder, searchTerms } from "./rules.ts"
 import { ContactStore } from "./store.ts"
 
@@ -25,21 +25,9 @@ export const phoneLock = (workspaceId: string, phone: string) => `phone:${worksp
 /** The Transactor lock of one contact's row, for its read-modify-write updates. */
 const contactLock = (workspaceId: string, id: string) => `contact:${workspaceId}:${id}`
 
-const blankContact = (id: string, workspaceId: string, source: string, now: string): Contact => ({
-  id,
-  workspaceId,
-  firstName: null,
-  lastName: null,
-  company: null,
-  phones: [],
-  emails: [],
-  notes: [],
-  properties: {},
-  tags: [],
-  source,
-  createdAt: now,
-  updatedAt: now
-})
+/** A new contact: every field not given starts at its default (model.ts). */
+const blankContact = (id: string, workspaceId: string, source: string, now: string): Contact =>
+  Contact.make({ id, workspaceId, source, createdAt: now, updatedAt: now })
 
 const notFound = new NotFound({ message: "No such contact" })
 

@@ -10,7 +10,7 @@ import { PgClient } from "@effect/sql-pg"
 import { afterAll, describe, expect, inject, it } from "vitest"
 import * as MemoryStores from "../../adapters/memory/stores.ts"
 import * as Pglite from "../../adapters/pglite/PgliteClient.ts"
-import type { Contact } from "../../core/contacts/model.ts"
+import { Contact } from "../../core/contacts/model.ts"
 import { searchTerms, searchText } from "../../core/contacts/rules.ts"
 import { LETTERS, SEPARATORS } from "../../adapters/sql/migrations/0007_search_separators.ts"
 import { ContactStore } from "../../core/contacts/store.ts"
@@ -22,14 +22,13 @@ const names = ["Ada Lovelace", "Alan Turing", "Grace Hopper", "Adele Goldberg", 
 const contacts: Array<Contact> = names.map((n, i) => {
   const [firstName, lastName] = n.split(" ") as [string, string]
   const at = new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString()
-  return {
+  return Contact.make({
     id: `00000000-0000-7000-8000-${String(i + 100).padStart(12, "0")}`,
     workspaceId: WS, firstName, lastName, company: i % 3 === 0 ? "Analytical Engines" : i === 4 ? "100% Pure & Co." : null,
     phones: [{ value: `+1415555${String(1000 + i)}` }],
     emails: i % 2 === 0 ? [{ value: `${firstName}.${lastName}@example.com`.toLowerCase() }] : i % 5 === 1 ? [{ value: `${lastName}_${i}@mail.org`.toLowerCase() }] : [],
-    notes: [], properties: {}, tags: [],
     source: "manual", createdAt: at, updatedAt: at
-  }
+  })
 })
 const queries = [
   "ada", "a", "engines", "zzz", "on", "555", "5551003", "o",

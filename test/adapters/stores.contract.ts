@@ -7,7 +7,7 @@ import { assert, layer, type Vitest } from "@effect/vitest"
 import { Deferred, Duration, Effect, Either, Fiber, Layer, Option } from "effect"
 import type { Principal } from "../../core/auth/principal.ts"
 import { allScopes } from "../../core/auth/scopes.ts"
-import type { Contact } from "../../core/contacts/model.ts"
+import { Contact } from "../../core/contacts/model.ts"
 import { searchTerms } from "../../core/contacts/rules.ts"
 import * as Contacts from "../../core/contacts/service.ts"
 import { ContactStore } from "../../core/contacts/store.ts"
@@ -44,22 +44,8 @@ const newWorkspace = Effect.gen(function* () {
   return w.id
 })
 
-export const contact = (workspaceId: string, patch: Partial<Contact> = {}): Contact => ({
-  id: uuid(),
-  workspaceId,
-  firstName: null,
-  lastName: null,
-  company: null,
-  phones: [],
-  emails: [],
-  notes: [],
-  properties: {},
-  tags: [],
-  source: "manual",
-  createdAt: ts(0),
-  updatedAt: ts(0),
-  ...patch
-})
+export const contact = (workspaceId: string, patch: Partial<Contact> = {}): Contact =>
+  Contact.make({ id: uuid(), workspaceId, source: "manual", createdAt: ts(0), updatedAt: ts(0), ...patch })
 
 const number = (e164: string, patch: Partial<WorkspaceNumber> = {}): WorkspaceNumber => ({
   e164: e164 as E164,

@@ -1,7 +1,7 @@
 /** SPEC "Contact input", "PATCH /contacts/{id}" and CONTRACT "GET /contacts?q=" as pure rules. */
 import { assert, describe, it } from "@effect/vitest"
 import { Either, FastCheck as fc, Schema } from "effect"
-import { type Contact, ContactInput, toSummary } from "../../core/contacts/model.ts"
+import { Contact, ContactInput, toSummary } from "../../core/contacts/model.ts"
 import {
   applyInput,
   type ContactChanges,
@@ -27,22 +27,15 @@ const err = (input: ContactInput, current: Pick<Contact, "phones" | "emails"> = 
   return r.left
 }
 
-const contact = (patch: Partial<Contact> = {}): Contact => ({
-  id: "00000000-0000-4000-8000-000000000001",
-  workspaceId: "00000000-0000-4000-8000-0000000000aa",
-  firstName: null,
-  lastName: null,
-  company: null,
-  phones: [],
-  emails: [],
-  notes: [],
-  properties: {},
-  tags: [],
-  source: "manual",
-  createdAt: "2024-01-01T00:00:00.000Z",
-  updatedAt: "2024-01-01T00:00:00.000Z",
-  ...patch
-})
+const contact = (patch: Partial<Contact> = {}): Contact =>
+  Contact.make({
+    id: "00000000-0000-4000-8000-000000000001",
+    workspaceId: "00000000-0000-4000-8000-0000000000aa",
+    source: "manual",
+    createdAt: "2024-01-01T00:00:00.000Z",
+    updatedAt: "2024-01-01T00:00:00.000Z",
+    ...patch
+  })
 
 describe("identity requirement", () => {
   it("any one identity field is enough", () => {
