@@ -1,7 +1,7 @@
 /** SPEC "Contacts". */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { ContactDetail, ContactInput, ContactSummary } from "../../../core/contacts/model.ts"
+import { ContactDetail, ContactInput, ContactSummary, toSummary } from "../../../core/contacts/model.ts"
 import { ListContactsInput } from "../../../core/tools/contacts.ts"
 import { NotFound } from "./errors.ts"
 import * as examples from "./examples.ts"
@@ -11,14 +11,7 @@ const { contact } = examples
 
 const ContactEnvelope = Schema.Struct({ contact: ContactDetail }).annotations({ examples: [{ contact }] })
 
-const contactSummary = {
-  id: contact.id,
-  firstName: contact.firstName,
-  lastName: contact.lastName,
-  company: contact.company,
-  phone: contact.phones[0].value,
-  createdAt: contact.createdAt
-}
+const contactSummary = toSummary(contact)
 
 export class ContactsGroup extends publicGroup(
   HttpApiGroup.make("contacts")

@@ -2,11 +2,13 @@
  * One example of each resource for the OpenAPI document; the groups build their request and
  * response examples from these, so each example is written once.
  */
+import { ContactDetail } from "../../../core/contacts/model.ts"
 import type { E164 } from "../../../core/phone.ts"
 
 const createdAt = "2026-08-17T10:00:00.000Z"
 
-export const contact = {
+// Built with the record's `make`, so a field added to the record shows in the example with its default.
+export const contact = ContactDetail.make({
   id: "0b7c3c4e-4a0e-4d5e-9a43-7c9d0e6f1a22",
   firstName: "Ada",
   lastName: "Lovelace",
@@ -18,7 +20,7 @@ export const contact = {
   tags: ["vip"],
   source: "manual",
   createdAt
-} as const
+})
 
 export const webhook = {
   id: "5f0c2a8e-7d7b-4f5e-8a51-2b7f3d9e6c10",
