@@ -32,6 +32,7 @@ export interface ConversationStore {
   /** Inserts unless a thread for (number, participant) exists; returns the one that is stored. */
   readonly insertThread: (thread: Thread) => Effect.Effect<Thread>
   readonly getThread: (workspaceId: string, id: string) => Effect.Effect<Option.Option<ThreadView>>
+  /** Rewrites every column but the thread's identity: read the thread under its participant's lock. */
   readonly updateThread: (thread: Thread) => Effect.Effect<void>
   readonly touchThread: (workspaceId: string, id: string, touch: ThreadTouch) => Effect.Effect<void>
   readonly listThreads: (query: ThreadListQuery) => Effect.Effect<ReadonlyArray<ThreadView>>

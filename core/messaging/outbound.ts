@@ -85,7 +85,7 @@ export const makeOutbound = (threads: Threads, attachments: Attachments) =>
     const threadTarget = (workspaceId: string, conversationId: string) =>
       Effect.gen(function* () {
         const thread = yield* findOr404(conversationId, (id) => store.getThread(workspaceId, id), conversationNotFound)
-        return { thread, from: yield* namedSender(workspaceId, thread.numberE164), to: thread.participant as E164 }
+        return { thread, sender: yield* namedSender(workspaceId, thread.numberE164), to: thread.participant as E164 }
       })
 
     const send = (principal: Principal, input: SendMessageInput) =>
@@ -95,12 +95,12 @@ export const makeOutbound = (threads: Threads, attachments: Attachments) =>
         if ((input.to === undefined) === (input.conversationId === undefined)) {
           return yield* new InvalidArgument({ message: "Give exactly one of to or conversationId" })
         }
-        const { thread, from: sender, to }: { readonly thread?: Thread; readonly from: NumberRecord; readonly to: E164 } =
+        const { thread, sender, to }: { readonly thread?: Thread; readonly sender: NumberRecord; readonly to: E164 } =
           input.conversationId !== undefined
             ? yield* threadTarget(ws, input.conversationId)
             : yield* Effect.gen(function* () {
                 const to = yield* phoneField("to", input.to!)
-                return { to, from: input.from === undefined ? yield* defaultSender(ws) : yield* namedSender(ws, input.from) }
+                return { to, sender: input.from === undefined ? yield* defaultSender(ws) : yield* namedSender(ws, input.from) }
               })
         const from = sender.number
         if (from.type === "toll_free") {
