@@ -53,7 +53,7 @@ export const makeThreads = Effect.gen(function* () {
 
   /**
    * Records a message on a stored thread. `contactId` runs only when the thread has no contact
-   * (its contact was deleted): the thread is re-attached to the contact the number now belongs to.
+   * (the number had none, or it was deleted): the thread is attached to the one it now belongs to.
    */
   const touch = (thread: Thread, touchOf: Touch, contactId: Effect.Effect<string | null>) =>
     Effect.gen(function* () {
@@ -96,7 +96,10 @@ export const makeThreads = Effect.gen(function* () {
     /** An outbound message to `line`: the thread is attached to the participant's contact, if one exists. */
     outbound: (line: Line, message: Message) =>
       record(line, message.at, outboundTouch(message), contactOf(line.workspaceId, line.participant)),
-    /** An outbound message on a thread the caller named and has read. */
+    /**
+     * An outbound message on a thread the caller named, read before the lock was taken: only the
+     * message's columns are written, so what changed on it since survives.
+     */
     outboundOn: (thread: Thread, message: Message) =>
       touch(thread, outboundTouch(message), contactOf(thread.workspaceId, thread.participant)),
     /** An inbound message on `line`: the participant's contact, a new placeholder for an unknown number. */
