@@ -34,6 +34,8 @@ export interface NumberStore {
   readonly insert: (workspaceId: string, number: WorkspaceNumber, inboxId: string) => Effect.Effect<void, "taken">
   /** Oldest first. */
   readonly list: (workspaceId: string) => Effect.Effect<ReadonlyArray<WorkspaceNumber>>
+  /** The workspace's active numbers with their inboxes, oldest first: what a message can go out from. */
+  readonly listActive: (workspaceId: string) => Effect.Effect<ReadonlyArray<NumberRecord>>
   /** The workspace a number belongs to; inbound traffic is routed with it. */
   readonly findByE164: (e164: string) => Effect.Effect<Option.Option<NumberRecord>>
 }

@@ -38,6 +38,11 @@ export const layer = Layer.effect(
           const cur = st().threads.get(t.id)
           if (cur && cur.workspaceId === t.workspaceId) st().threads.set(t.id, { ...t, contactId: t.contactId })
         }),
+      touchThread: (ws, id, touch) =>
+        Effect.sync(() => {
+          const cur = st().threads.get(id)
+          if (cur && cur.workspaceId === ws) st().threads.set(id, { ...cur, ...touch })
+        }),
       listThreads: ({ workspaceId, status, limit, after }) =>
         Effect.sync(() =>
           [...st().threads.values()]

@@ -5,8 +5,9 @@ import { MemoryDb } from "./db.ts"
 
 export const layer = Layer.effect(
   NumberStore,
-  Effect.map(MemoryDb, (db) =>
-    NumberStore.of({
+  Effect.map(MemoryDb, (db) => {
+    const owned = (workspaceId: string) => [...db.state.numbers.values()].filter((n) => n.workspaceId === workspaceId)
+    return NumberStore.of({
       // Checked when the effect runs, not when it is built: a claim built before another one ran must still see it.
       insert: (workspaceId, number, inboxId) =>
         Effect.suspend(() =>
@@ -14,11 +15,9 @@ export const layer = Layer.effect(
             ? Effect.fail("taken" as const)
             : Effect.sync(() => void db.state.numbers.set(number.e164, { workspaceId, inboxId, number }))
         ),
-      list: (workspaceId) =>
-        Effect.sync(() =>
-          [...db.state.numbers.values()].filter((n) => n.workspaceId === workspaceId).map((n) => n.number)
-        ),
+      list: (workspaceId) => Effect.sync(() => owned(workspaceId).map((n) => n.number)),
+      listActive: (workspaceId) => Effect.sync(() => owned(workspaceId).filter((n) => n.number.status === "active")),
       findByE164: (e164) => Effect.sync(() => Option.fromNullable(db.state.numbers.get(e164)))
     })
-  )
+  })
 )

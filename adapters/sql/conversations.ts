@@ -1,8 +1,8 @@
 /** ConversationStore on SQL. Search is full text (`simple` config) with prefix matching per word. */
 import { SqlClient } from "@effect/sql"
-import { Effect, Layer, Option } from "effect"
+import { Effect, Layer, Option, String as Str } from "effect"
 import { type ActivityRecord, contactNameOf, searchableText, type ThreadView, words } from "../../core/conversations/model.ts"
-import { ConversationStore } from "../../core/conversations/store.ts"
+import { ConversationStore, type ThreadTouch } from "../../core/conversations/store.ts"
 import { isUniqueViolation } from "./rows.ts"
 import { activities, joinedActivities, threads } from "./tables.ts"
 
@@ -12,6 +12,9 @@ const toView = (r: Record<string, unknown>): ThreadView => {
   const contact = r["c_exists"] ? { firstName: r["c_first"] as string | null, lastName: r["c_last"] as string | null, company: r["c_company"] as string | null } : null
   return { ...t, contactName: contactNameOf(contact, t.participant) }
 }
+
+/** The columns a touch sets, and only those. */
+const columnsOf = (touch: ThreadTouch) => Object.fromEntries(Object.entries(touch).map(([field, value]) => [Str.camelToSnake(field), value]))
 
 /**
  * The indexed text: the words search sees (core `words`: lower-cased runs of letters and digits)
@@ -49,6 +52,8 @@ export const layer = Layer.effect(
       updateThread: (t) =>
         die(sql`UPDATE threads SET ${sql.update(threads.row(t), ["workspace_id", "id", "inbox_id", "number_e164", "participant", "created_at"])}
           WHERE workspace_id = ${t.workspaceId} AND id = ${t.id}`),
+      touchThread: (ws, id, touch) =>
+        die(sql`UPDATE threads SET ${sql.update(columnsOf(touch))} WHERE workspace_id = ${ws} AND id = ${id}`),
       listThreads: ({ workspaceId, status, limit, after }) => {
         const conditions = [sql`t.workspace_id = ${workspaceId}`]
         if (status !== null) conditions.push(sql`t.status = ${status}`)

@@ -1,9 +1,11 @@
 /** NumberStore on SQL. A number belongs to one workspace: its primary key says "taken". */
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Option } from "effect"
-import { NumberStore } from "../../core/numbers.ts"
+import { type NumberRecord, NumberStore } from "../../core/numbers.ts"
 import { isUniqueViolation } from "./rows.ts"
 import { numberOwners, numbers } from "./tables.ts"
+
+const toRecord = (row: unknown): NumberRecord => ({ ...numberOwners.decode(row), number: numbers.decode(row) })
 
 export const layer = Layer.effect(
   NumberStore,
@@ -15,11 +17,13 @@ export const layer = Layer.effect(
           Effect.catchAll((e) => (isUniqueViolation(e) ? Effect.fail("taken" as const) : Effect.die(e)))
         ),
       findByE164: (e164) =>
-        Effect.orDie(sql`SELECT * FROM numbers WHERE e164 = ${e164}`).pipe(
-          Effect.map((rs) => Option.fromNullable(rs[0]).pipe(Option.map((r) => ({ ...numberOwners.decode(r), number: numbers.decode(r) }))))
-        ),
+        Effect.orDie(sql`SELECT * FROM numbers WHERE e164 = ${e164}`).pipe(Effect.map((rs) => Option.fromNullable(rs[0]).pipe(Option.map(toRecord)))),
       list: (workspaceId) =>
-        Effect.orDie(sql`SELECT * FROM numbers WHERE workspace_id = ${workspaceId} ORDER BY created_at, e164`).pipe(Effect.map((rs) => rs.map(numbers.decode)))
+        Effect.orDie(sql`SELECT * FROM numbers WHERE workspace_id = ${workspaceId} ORDER BY created_at, e164`).pipe(Effect.map((rs) => rs.map(numbers.decode))),
+      listActive: (workspaceId) =>
+        Effect.orDie(sql`SELECT * FROM numbers WHERE workspace_id = ${workspaceId} AND status = 'active' ORDER BY created_at, e164`).pipe(
+          Effect.map((rs) => rs.map(toRecord))
+        )
     })
   )
 )

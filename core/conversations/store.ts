@@ -15,13 +15,26 @@ export interface SearchHit {
   readonly thread: Thread
 }
 
+/**
+ * What a new message sets on its thread. Only these columns are written, so what another writer
+ * changed meanwhile (status, assignee, a deleted contact detached) survives.
+ */
+export type ThreadTouch = Pick<Thread, "lastActivityAt" | "preview" | "unread"> & {
+  /** Inbound traffic reopens a done thread. */
+  readonly status?: ThreadStatus
+  /** Attaches a contact to a thread that has none. */
+  readonly contactId?: string
+}
+
 /** Threads and activities; every method is tenant-scoped except the carrier-id lookup. */
 export interface ConversationStore {
   readonly findThread: (workspaceId: string, numberE164: string, participant: string) => Effect.Effect<Option.Option<Thread>>
   /** Inserts unless a thread for (number, participant) exists; returns the one that is stored. */
   readonly insertThread: (thread: Thread) => Effect.Effect<Thread>
   readonly getThread: (workspaceId: string, id: string) => Effect.Effect<Option.Option<ThreadView>>
+  /** Rewrites every column but the thread's identity: read the thread under its participant's lock. */
   readonly updateThread: (thread: Thread) => Effect.Effect<void>
+  readonly touchThread: (workspaceId: string, id: string, touch: ThreadTouch) => Effect.Effect<void>
   readonly listThreads: (query: ThreadListQuery) => Effect.Effect<ReadonlyArray<ThreadView>>
   /** Detaches a deleted contact: its threads stay under the raw number. */
   readonly detachContact: (workspaceId: string, contactId: string) => Effect.Effect<void>

@@ -32,9 +32,7 @@ export const makeInbound = (threads: Threads, attachments: Attachments) =>
         if (Option.isSome(existing)) return existing.value
         const to = yield* phoneField("to", inbound.to)
         const from = yield* phoneField("from", inbound.from)
-        const number = yield* numbers.findByE164(to).pipe(
-          Effect.flatMap(Option.match({ onNone: () => Effect.fail(new NotFound({ message: `${to} is not a workspace number` })), onSome: Effect.succeed }))
-        )
+        const number = yield* Effect.flatMap(numbers.findByE164(to), Effect.orElseFail(() => new NotFound({ message: `${to} is not a workspace number` })))
         const ws = number.workspaceId
         // The text matters more than its attachments: media that cannot be fetched is logged and
         // left out rather than losing the message (the carrier would not resend it).
@@ -52,8 +50,8 @@ export const makeInbound = (threads: Threads, attachments: Attachments) =>
             // The carrier may deliver the same message twice at once: the second copy finds the first here.
             const stored = yield* store.findByCarrierId(inbound.carrierMessageId)
             if (Option.isSome(stored)) return stored.value
-            const line = { workspaceId: ws, numberE164: number.number.e164, participant: from, inboxId: Effect.succeed(number.inboxId) }
-            const thread = yield* threads.inbound(line, now)
+            const line = { workspaceId: ws, numberE164: number.number.e164, participant: from, inboxId: number.inboxId }
+            const thread = yield* threads.inbound(line, { at: now, preview: previewOf(inbound.body, media.length) })
             const record: ActivityRecord = {
               id: uuid(),
               workspaceId: ws,
@@ -71,14 +69,6 @@ export const makeInbound = (threads: Threads, attachments: Attachments) =>
               createdAt: now
             }
             yield* store.insertActivity(record)
-            // New inbound traffic reopens a done thread and counts as unread.
-            yield* store.updateThread({
-              ...thread,
-              status: "open",
-              lastActivityAt: now,
-              preview: previewOf(inbound.body, media.length),
-              unread: thread.unread + 1
-            })
             yield* outbox.append(ws, [
               event("message.received", {
                 numberE164: number.number.e164,

@@ -1,20 +1,21 @@
 /**
  * Sending SMS/MMS: the gates (scope, target, sending number, toll-free, registration), media, the
  * carrier, then the thread, activity and `message.delivered` in one transaction. Each row is read
- * once on the way, except the thread of a `conversationId`, which is read again under the phone
- * lock because the thread is rewritten whole.
+ * once on the way: the thread a caller names is read before the carrier call and, under the phone
+ * lock, only the columns a message sets are written to it.
  */
 import { Effect, Either, Option, Schema } from "effect"
 import { type Principal, requireScope } from "../auth/principal.ts"
 import { phoneLock } from "../contacts/service.ts"
-import { Activity, type ActivityRecord, previewOf } from "../conversations/model.ts"
+import { Activity, type ActivityRecord, previewOf, type Thread } from "../conversations/model.ts"
 import { ConversationStore } from "../conversations/store.ts"
 import { FailedPrecondition, Internal, InvalidArgument, NotFound } from "../errors.ts"
 import { event } from "../events/catalog.ts"
 import { EventOutbox } from "../events/outbox.ts"
-import { Ids, isUuid } from "../ids.ts"
+import { findOr404 } from "../findOr404.ts"
+import { Ids } from "../ids.ts"
 import { MediaUrls } from "../media.ts"
-import { NumberStore, type NumberType } from "../numbers.ts"
+import { type NumberRecord, NumberStore } from "../numbers.ts"
 import { type E164, normalizePhone } from "../phone.ts"
 import { Text } from "../text.ts"
 import { nowIso } from "../time.ts"
@@ -42,13 +43,6 @@ export const SendMessageResult = Schema.Struct({
 })
 export type SendMessageResult = typeof SendMessageResult.Type
 
-/** The number a message goes out from: the workspace's own, active. */
-interface Sender {
-  readonly e164: string
-  readonly type: typeof NumberType.Type
-  readonly inboxId: Effect.Effect<string>
-}
-
 const conversationNotFound = new NotFound({ message: "No such conversation" })
 const noActiveNumber = new FailedPrecondition({ message: "The workspace has no active phone number: add one before texting" })
 
@@ -63,17 +57,12 @@ export const makeOutbound = (threads: Threads, attachments: Attachments) =>
     const registration = yield* RegistrationGate
     const views = yield* ActivityViews
 
-    const activeNumbers = (workspaceId: string) =>
-      Effect.map(numbers.list(workspaceId), (owned) => owned.filter((n) => n.status === "active"))
-
     /** The workspace's first active number, local preferred. */
     const defaultSender = (workspaceId: string) =>
       Effect.gen(function* () {
-        const owned = yield* activeNumbers(workspaceId)
+        const owned = yield* numbers.listActive(workspaceId)
         if (owned.length === 0) return yield* noActiveNumber
-        const { e164, type } = owned.find((n) => n.type === "local") ?? owned[0]!
-        const inboxId = Effect.map(numbers.findByE164(e164), (found) => Option.getOrThrow(found).inboxId)
-        return { e164, type, inboxId } satisfies Sender
+        return owned.find((n) => n.number.type === "local") ?? owned[0]!
       })
 
     /**
@@ -86,23 +75,17 @@ export const makeOutbound = (threads: Threads, attachments: Attachments) =>
         const found = Either.isRight(parsed)
           ? Option.filter(yield* numbers.findByE164(parsed.right), (n) => n.workspaceId === workspaceId && n.number.status === "active")
           : Option.none()
-        if (Option.isSome(found)) {
-          const { number, inboxId } = found.value
-          return { e164: number.e164, type: number.type, inboxId: Effect.succeed(inboxId) } satisfies Sender
-        }
-        if ((yield* activeNumbers(workspaceId)).length === 0) return yield* noActiveNumber
+        if (Option.isSome(found)) return found.value
+        if ((yield* numbers.listActive(workspaceId)).length === 0) return yield* noActiveNumber
         if (Either.isLeft(parsed)) return yield* new InvalidArgument({ message: `from: ${parsed.left}` })
         return yield* new NotFound({ message: `from: ${parsed.right} is not a number of this workspace` })
       })
 
-    /** The number and participant of an existing thread. */
+    /** An existing thread, its number and participant. */
     const threadTarget = (workspaceId: string, conversationId: string) =>
       Effect.gen(function* () {
-        if (!isUuid(conversationId)) return yield* conversationNotFound
-        const thread = yield* store.getThread(workspaceId, conversationId).pipe(
-          Effect.flatMap(Option.match({ onNone: () => Effect.fail(conversationNotFound), onSome: Effect.succeed }))
-        )
-        return { from: yield* namedSender(workspaceId, thread.numberE164), to: thread.participant as E164 }
+        const thread = yield* findOr404(conversationId, (id) => store.getThread(workspaceId, id), conversationNotFound)
+        return { thread, sender: yield* namedSender(workspaceId, thread.numberE164), to: thread.participant as E164 }
       })
 
     const send = (principal: Principal, input: SendMessageInput) =>
@@ -112,13 +95,14 @@ export const makeOutbound = (threads: Threads, attachments: Attachments) =>
         if ((input.to === undefined) === (input.conversationId === undefined)) {
           return yield* new InvalidArgument({ message: "Give exactly one of to or conversationId" })
         }
-        const { from, to }: { readonly from: Sender; readonly to: E164 } =
+        const { thread, sender, to }: { readonly thread?: Thread; readonly sender: NumberRecord; readonly to: E164 } =
           input.conversationId !== undefined
             ? yield* threadTarget(ws, input.conversationId)
             : yield* Effect.gen(function* () {
                 const to = yield* phoneField("to", input.to!)
-                return { to, from: input.from === undefined ? yield* defaultSender(ws) : yield* namedSender(ws, input.from) }
+                return { to, sender: input.from === undefined ? yield* defaultSender(ws) : yield* namedSender(ws, input.from) }
               })
+        const from = sender.number
         if (from.type === "toll_free") {
           return yield* new FailedPrecondition({ message: `${from.e164} is toll-free: toll-free numbers cannot text; send from a local number` })
         }
@@ -161,16 +145,16 @@ export const makeOutbound = (threads: Threads, attachments: Attachments) =>
         }
         const stored = yield* tx.withTransaction(
           Effect.gen(function* () {
-            // The thread row is read, then rewritten: one writer per participant at a time.
+            // One writer per participant at a time: the thread is created once and its contact looked up once.
             yield* tx.lock(phoneLock(ws, to))
-            const thread = yield* threads.outbound({ workspaceId: ws, numberE164: from.e164, participant: to, inboxId: from.inboxId }, now)
-            const record = { ...activity, conversationId: thread.id }
+            const message = { at: now, preview: previewOf(input.body, media.length) }
+            const { id: conversationId, inboxId } =
+              thread === undefined
+                ? yield* threads.outbound({ workspaceId: ws, numberE164: from.e164, participant: to, inboxId: sender.inboxId }, message)
+                : yield* threads.outboundOn(thread, message)
+            const record = { ...activity, conversationId }
             yield* store.insertActivity(record)
-            // An outbound message means the team has seen the thread.
-            yield* store.updateThread({ ...thread, lastActivityAt: now, preview: previewOf(input.body, media.length), unread: 0 })
-            yield* outbox.append(ws, [
-              event("message.delivered", { conversationId: thread.id, inboxId: thread.inboxId, activityId: record.id })
-            ])
+            yield* outbox.append(ws, [event("message.delivered", { conversationId, inboxId, activityId: record.id })])
             return record
           })
         )

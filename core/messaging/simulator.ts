@@ -6,7 +6,8 @@ import { Context, Effect, Layer, Option, Schema } from "effect"
 import type { Principal } from "../auth/principal.ts"
 import { ConversationStore } from "../conversations/store.ts"
 import { NotFound, PermissionDenied } from "../errors.ts"
-import { Ids, isUuid } from "../ids.ts"
+import { findOr404 } from "../findOr404.ts"
+import { Ids } from "../ids.ts"
 import { NumberStore } from "../numbers.ts"
 import { normalizePhone } from "../phone.ts"
 import { Text } from "../text.ts"
@@ -60,11 +61,9 @@ export const make = Effect.gen(function* () {
   const deliveryStatus = (p: Principal, input: typeof SimulatedStatusInput.Type) =>
     Effect.gen(function* () {
       yield* testKeysOnly(p)
-      const notFound = new NotFound({ message: "No such outbound message" })
-      if (!isUuid(input.activityId)) return yield* notFound
-      const activity = yield* store.getActivity(p.workspaceId, input.activityId)
-      if (Option.isNone(activity) || activity.value.direction !== "outbound") return yield* notFound
-      const updated = yield* messaging.applyStatusTo(activity.value, input.status)
+      const outbound = (id: string) => Effect.map(store.getActivity(p.workspaceId, id), Option.filter((a) => a.direction === "outbound"))
+      const activity = yield* findOr404(input.activityId, outbound, new NotFound({ message: "No such outbound message" }))
+      const updated = yield* messaging.applyStatusTo(activity, input.status)
       return { message: yield* views.view(updated) }
     })
 

@@ -1,14 +1,14 @@
 /**
- * Thread resolution: the thread of (workspace number, participant), created on first contact, and
- * the contact it belongs to. Inbound traffic from an unknown number creates a placeholder contact;
- * an outbound message attaches the thread to an existing contact of that number, if any, and
- * creates none. Callers hold the participant's phone lock: the thread row is read, then rewritten.
+ * Thread resolution: the thread of (workspace number, participant), created on first contact, the
+ * contact it belongs to, and what a message sets on it. Inbound traffic from an unknown number
+ * creates a placeholder contact; an outbound message attaches the thread to an existing contact of
+ * that number, if any, and creates none. Callers hold the participant's phone lock.
  */
 import { Effect, Option } from "effect"
 import { Contacts } from "../contacts/service.ts"
 import { ContactStore } from "../contacts/store.ts"
 import type { Thread } from "../conversations/model.ts"
-import { ConversationStore } from "../conversations/store.ts"
+import { ConversationStore, type ThreadTouch } from "../conversations/store.ts"
 import { InvalidArgument } from "../errors.ts"
 import { Ids } from "../ids.ts"
 import { type E164, normalizePhone } from "../phone.ts"
@@ -22,28 +22,57 @@ export interface Line {
   readonly workspaceId: string
   readonly numberE164: string
   readonly participant: E164
-  /** The number's inbox, read only when the thread is new. */
-  readonly inboxId: Effect.Effect<string>
+  /** The number's inbox: a new thread carries it. */
+  readonly inboxId: string
 }
+
+/** A message on a thread: when, and its preview. */
+export interface Message {
+  readonly at: string
+  readonly preview: string | null
+}
+
+/** What a message sets on a thread, given the thread as it is. */
+type Touch = (thread: Thread) => ThreadTouch
+
+/** An outbound message means the team has seen the thread. */
+const outboundTouch = (message: Message): Touch => () => ({ lastActivityAt: message.at, preview: message.preview, unread: 0 })
+
+/** New inbound traffic reopens a done thread and counts as unread. */
+const inboundTouch = (message: Message): Touch => (thread) => ({
+  status: "open",
+  lastActivityAt: message.at,
+  preview: message.preview,
+  unread: thread.unread + 1
+})
 
 export const makeThreads = Effect.gen(function* () {
   const store = yield* ConversationStore
   const contacts = yield* Contacts
   const contactStore = yield* ContactStore
 
-  /** `contactId` runs only for a new thread, or one whose contact was deleted. */
-  const resolve = (line: Line, now: string, contactId: Effect.Effect<string | null>) =>
+  /**
+   * Records a message on a stored thread. `contactId` runs only when the thread has no contact
+   * (the number had none, or it was deleted): the thread is attached to the one it now belongs to.
+   */
+  const touch = (thread: Thread, touchOf: Touch, contactId: Effect.Effect<string | null>) =>
+    Effect.gen(function* () {
+      const attach = thread.contactId === null ? yield* contactId : null
+      const touched: ThreadTouch = attach === null ? touchOf(thread) : { ...touchOf(thread), contactId: attach }
+      yield* store.touchThread(thread.workspaceId, thread.id, touched)
+      return { ...thread, ...touched } satisfies Thread
+    })
+
+  /** The thread of `line` with the message recorded on it; a new thread is inserted already carrying it. */
+  const record = (line: Line, now: string, touchOf: Touch, contactId: Effect.Effect<string | null>) =>
     Effect.gen(function* () {
       const existing = yield* store.findThread(line.workspaceId, line.numberE164, line.participant)
-      if (Option.isSome(existing)) {
-        // A thread whose contact was deleted is re-attached to the contact the number now belongs to.
-        return existing.value.contactId === null ? { ...existing.value, contactId: yield* contactId } : existing.value
-      }
+      if (Option.isSome(existing)) return yield* touch(existing.value, touchOf, contactId)
       const { uuid } = yield* Ids
-      const thread: Thread = {
+      const fresh: Thread = {
         id: uuid(),
         workspaceId: line.workspaceId,
-        inboxId: yield* line.inboxId,
+        inboxId: line.inboxId,
         numberE164: line.numberE164,
         participant: line.participant,
         contactId: yield* contactId,
@@ -54,21 +83,29 @@ export const makeThreads = Effect.gen(function* () {
         unread: 0,
         createdAt: now
       }
-      return yield* store.insertThread(thread)
+      const stored = yield* store.insertThread({ ...fresh, ...touchOf(fresh) })
+      // Another writer's thread for the same line comes back instead of ours: record the message on it.
+      return stored.id === fresh.id ? stored : yield* touch(stored, touchOf, contactId)
     })
 
+  /** The participant's existing contact, if any. */
+  const contactOf = (workspaceId: string, participant: string) =>
+    Effect.map(contactStore.findByPhones(workspaceId, [participant]), (found) => found[0]?.id ?? null)
+
   return {
-    /** Attaches the thread to the participant's contact, if one exists. */
-    outbound: (line: Line, now: string) =>
-      resolve(
-        line,
-        now,
-        Effect.map(contactStore.findByPhones(line.workspaceId, [line.participant]), (found) => found[0]?.id ?? null)
-      ),
-    /** The participant's contact, a new placeholder for an unknown number. */
-    inbound: (line: Line, now: string) =>
+    /** An outbound message to `line`: the thread is attached to the participant's contact, if one exists. */
+    outbound: (line: Line, message: Message) =>
+      record(line, message.at, outboundTouch(message), contactOf(line.workspaceId, line.participant)),
+    /**
+     * An outbound message on a thread the caller named, read before the lock was taken: only the
+     * message's columns are written, so what changed on it since survives.
+     */
+    outboundOn: (thread: Thread, message: Message) =>
+      touch(thread, outboundTouch(message), contactOf(thread.workspaceId, thread.participant)),
+    /** An inbound message on `line`: the participant's contact, a new placeholder for an unknown number. */
+    inbound: (line: Line, message: Message) =>
       Effect.flatMap(contacts.findOrCreatePlaceholder(line.workspaceId, line.participant), (contact) =>
-        resolve(line, now, Effect.succeed(contact.id))
+        record(line, message.at, inboundTouch(message), Effect.succeed(contact.id))
       )
   } as const
 })

@@ -170,6 +170,32 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
         assert.isTrue(Option.isNone(yield* get(other, t.id)))
       }))
 
+    it.effect("touchThread sets only the columns it is given: status, contact and assignee changed meanwhile survive; in its workspace only", () =>
+      Effect.gen(function* () {
+        const store = yield* ConversationStore
+        const contacts = yield* ContactStore
+        const ws = yield* newWorkspace
+        const other = yield* newWorkspace
+        const ada = contact(ws, { firstName: "Ada" })
+        const grace = contact(ws, { firstName: "Grace" })
+        for (const c of [ada, grace]) yield* contacts.insert(c)
+        const t = yield* store.insertThread(thread(ws, { contactId: ada.id, unread: 2, preview: "before", lastActivityAt: ts(10) }))
+        // what other writers change after the toucher read the thread
+        yield* store.updateThread({ ...t, status: "done", assigneeUid: "u_1" })
+        yield* store.detachContact(ws, ada.id)
+        yield* store.touchThread(ws, t.id, { lastActivityAt: ts(20), preview: "sent", unread: 0 })
+        const touched: Thread = { ...t, status: "done", assigneeUid: "u_1", contactId: null, lastActivityAt: ts(20), preview: "sent", unread: 0 }
+        assert.deepStrictEqual(yield* get(ws, t.id), Option.some({ ...touched, contactName: t.participant }))
+        // status and contact, when given
+        yield* store.touchThread(ws, t.id, { lastActivityAt: ts(30), preview: "got", unread: 1, status: "open", contactId: grace.id })
+        const reopened: Thread = { ...touched, lastActivityAt: ts(30), preview: "got", unread: 1, status: "open", contactId: grace.id }
+        assert.deepStrictEqual(yield* get(ws, t.id), Option.some({ ...reopened, contactName: "Grace" }))
+        // the same id under another workspace is not this thread
+        yield* store.touchThread(other, t.id, { lastActivityAt: ts(40), preview: "foreign", unread: 9, status: "done" })
+        assert.deepStrictEqual(yield* get(ws, t.id), Option.some({ ...reopened, contactName: "Grace" }))
+        assert.isTrue(Option.isNone(yield* get(other, t.id)))
+      }))
+
     it.effect("listThreads: most recent activity first, id breaking ties, keyset after, status filter, limit, tenant", () =>
       Effect.gen(function* () {
         const store = yield* ConversationStore

@@ -16,7 +16,7 @@ import { event } from "../../core/events/catalog.ts"
 import { ConversationStore } from "../../core/conversations/store.ts"
 import { EventOutbox } from "../../core/events/outbox.ts"
 import { OutboxSignal } from "../../core/events/signal.ts"
-import { NumberStore, type WorkspaceNumber } from "../../core/numbers.ts"
+import { type NumberRecord, NumberStore, type WorkspaceNumber } from "../../core/numbers.ts"
 import type { CursorCodec } from "../../core/pagination.ts"
 import type { E164 } from "../../core/phone.ts"
 import { Transactor } from "../../core/transactor.ts"
@@ -191,6 +191,22 @@ export const storesContract = <R = never>(
         assert.deepStrictEqual(byE164(yield* numbers.list(a)), byE164([n1, n2]))
         assert.deepStrictEqual(yield* numbers.list(b), [n3])
         assert.deepStrictEqual(yield* numbers.list(yield* newWorkspace), [])
+      }))
+
+    it.effect("NumberStore: listActive gives the workspace's active numbers with their inboxes", () =>
+      Effect.gen(function* () {
+        const numbers = yield* NumberStore
+        const [a, b] = [yield* newWorkspace, yield* newWorkspace]
+        const active = [number(freshE164()), number(freshE164(), { type: "toll_free" })]
+        const inboxes = [uuid(), uuid()]
+        yield* numbers.insert(a, active[0]!, inboxes[0]!)
+        yield* numbers.insert(a, number(freshE164(), { status: "suspended" }), uuid())
+        yield* numbers.insert(a, active[1]!, inboxes[1]!)
+        yield* numbers.insert(b, number(freshE164()), uuid())
+        const byE164 = (ns: ReadonlyArray<NumberRecord>) => [...ns].sort((x, y) => (x.number.e164 < y.number.e164 ? -1 : 1))
+        const expected = active.map((n, i) => ({ workspaceId: a, inboxId: inboxes[i]!, number: n }))
+        assert.deepStrictEqual(byE164(yield* numbers.listActive(a)), byE164(expected))
+        assert.deepStrictEqual(yield* numbers.listActive(yield* newWorkspace), [])
       }))
 
     it.effect("NumberStore: a number already held, by any workspace, fails with taken", () =>

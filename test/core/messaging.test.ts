@@ -431,6 +431,119 @@ describe("send: to, conversationId and from", () => {
     })))
 })
 
+// ---------------------------------------------------------------------------------- reads
+
+/** The store calls a send makes ("Port.method", in order), and what happens while the carrier holds the message. */
+interface Probe {
+  readonly calls: Array<string>
+  duringCarrier: Effect.Effect<void>
+}
+class ProbeTag extends Context.Tag("test/SendProbe")<ProbeTag, Probe>() {}
+
+/** The port as the test layer builds it, with each call recorded when it runs. */
+const recorded = <I, S extends object>(tag: Context.Tag<I, S>, port: string) =>
+  Layer.effect(
+    tag,
+    Effect.gen(function* () {
+      const inner = yield* tag
+      const { calls } = yield* ProbeTag
+      const methods = Object.entries(inner as Record<string, (...args: Array<unknown>) => Effect.Effect<unknown>>)
+      return Object.fromEntries(
+        methods.map(([method, f]) => [method, (...args: Array<unknown>) => Effect.suspend(() => (calls.push(`${port}.${method}`), f(...args)))])
+      ) as S
+    })
+  )
+
+const probedCarrier = Layer.effect(
+  Carrier,
+  Effect.map(ProbeTag, (probe) =>
+    Carrier.of({
+      send: () => Effect.as(Effect.suspend(() => probe.duringCarrier), { carrierMessageId: `car_${crypto.randomUUID()}`, status: "queued" as const })
+    })
+  )
+)
+
+/** Messaging over recorded stores and the probed carrier; everything else as in TestLayer. */
+class ProbedMessaging extends Context.Tag("test/ProbedMessaging")<ProbedMessaging, Context.Tag.Service<Messaging.Messaging>>() {}
+const ProbedLayer = Layer.effect(ProbedMessaging, Messaging.make).pipe(
+  Layer.provide(
+    Layer.mergeAll(recorded(ConversationStore, "ConversationStore"), recorded(NumberStore, "NumberStore"), recorded(ContactStore, "ContactStore"), probedCarrier)
+  ),
+  Layer.provideMerge(Layer.sync(ProbeTag, (): Probe => ({ calls: [], duringCarrier: Effect.void }))),
+  Layer.provideMerge(TestLayer)
+)
+
+/** The store calls `self` makes. */
+const callsOf = <A, E, R>(self: Effect.Effect<A, E, R>) =>
+  Effect.gen(function* () {
+    const { calls } = yield* ProbeTag
+    calls.length = 0
+    yield* self
+    return [...calls]
+  })
+
+describe("send: each row read once", () => {
+  it.effect("the senders listed once, the thread read once, the contact looked up only for a thread without one", () =>
+    Effect.gen(function* () {
+      const m = yield* ProbedMessaging
+      const { live } = yield* workspace()
+      const sent = yield* m.send(live, { to: ADA, body: "one" })
+      // to a new thread: created carrying the message
+      assert.deepStrictEqual(yield* callsOf(m.send(live, { to: BOB, body: "one" })), [
+        "NumberStore.listActive",
+        "ConversationStore.findThread",
+        "ContactStore.findByPhones",
+        "ConversationStore.insertThread",
+        "ConversationStore.insertActivity"
+      ])
+      // ADA's reply gives the thread its contact; from then on no send looks the contact up
+      yield* m.receive(inbound(LOCAL, ADA, "hi"))
+      assert.deepStrictEqual(yield* callsOf(m.send(live, { to: ADA, body: "two" })), [
+        "NumberStore.listActive",
+        "ConversationStore.findThread",
+        "ConversationStore.touchThread",
+        "ConversationStore.insertActivity"
+      ])
+      assert.deepStrictEqual(yield* callsOf(m.send(live, { conversationId: sent.conversationId, body: "three" })), [
+        "ConversationStore.getThread",
+        "NumberStore.findByE164",
+        "ConversationStore.touchThread",
+        "ConversationStore.insertActivity"
+      ])
+      // a thread without a contact: looked up in case the number has one now
+      assert.deepStrictEqual(yield* callsOf(m.send(live, { to: BOB, body: "two" })), [
+        "NumberStore.listActive",
+        "ConversationStore.findThread",
+        "ContactStore.findByPhones",
+        "ConversationStore.touchThread",
+        "ConversationStore.insertActivity"
+      ])
+    }).pipe(Effect.provide(ProbedLayer)))
+
+  it.effect("with conversationId, a status set and a contact deleted while the carrier holds the message survive the send", () =>
+    Effect.gen(function* () {
+      const m = yield* ProbedMessaging
+      const conv = yield* Conversations.Conversations
+      const contacts = yield* Contacts.Contacts
+      const probe = yield* ProbeTag
+      const { ws, live } = yield* workspace()
+      const got = yield* m.receive(inbound(LOCAL, ADA, "Table for two?"))
+      const before = yield* thread(ws, got.conversationId)
+      assert.isNotNull(before.contactId)
+      probe.duringCarrier = Effect.orDie(
+        Effect.zipRight(conv.patch(live, before.id, { status: "done" }), contacts.remove(live, before.contactId!))
+      )
+      yield* tick
+      yield* m.send(live, { conversationId: before.id, body: "Booked" })
+      const after = yield* thread(ws, before.id)
+      assert.deepStrictEqual(
+        { status: after.status, contactId: after.contactId, contactName: after.contactName, preview: after.preview, unread: after.unread },
+        { status: "done", contactId: null, contactName: ADA, preview: "Booked", unread: 0 }
+      )
+      assert.isTrue(after.lastActivityAt > before.lastActivityAt)
+    }).pipe(Effect.provide(ProbedLayer)))
+})
+
 // ---------------------------------------------------------------------------------- events
 
 describe("message events", () => {
