@@ -95,3 +95,6 @@ export interface Page<A> {
   readonly items: ReadonlyArray<A>
   readonly nextCursor: string | null
 }
+
+/** A page size from 1 to `max`, as a JSON number (the REST query string reads it from text). */
+export const PageSize = (max: number) => Schema.Int.pipe(Schema.between(1, max))

@@ -10,9 +10,10 @@
  *   malformed JSON, unknown routes, domain errors, and defects (logged with the request id).
  */
 import { HttpApiBuilder, HttpApiError, HttpIncomingMessage, HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Cause, Effect, Option, type ParseResult } from "effect"
+import { Cause, Effect, Option } from "effect"
 import { type ParsedKey, parseToken } from "../../core/auth/apiKey.ts"
 import type { Principal } from "../../core/auth/principal.ts"
+import { decodeMessage } from "../../core/decodeMessage.ts"
 import { type DomainError, type ErrorCode, errorStatus, isDomainError } from "../../core/errors.ts"
 import { type Decision, RateLimiter } from "../../core/ratelimit.ts"
 
@@ -95,43 +96,6 @@ const fromDomain = (e: DomainError, requestId: string) => {
   return e._tag === "ResourceExhausted"
     ? HttpServerResponse.setHeader(res, "retry-after", String(Math.max(1, Math.ceil(e.retryAfterSeconds))))
     : res
-}
-
-type Issue = Pick<ParseResult.ArrayFormatterIssue, "_tag" | "path" | "message">
-
-/**
- * One readable sentence per offending field. A union (e.g. `string | null`) reports one issue per
- * member; they are folded into "Expected string or null" and the optional member is left out.
- * Also used by the admin CLI for arguments its client refuses before sending.
- */
-export const decodeMessage = (e: { readonly issues: ReadonlyArray<Issue>; readonly message: string }) => {
-  const byPath = new Map<string, Array<Issue>>()
-  for (const issue of e.issues) {
-    const path = issue.path.map(String).join(".")
-    byPath.set(path, [...(byPath.get(path) ?? []), issue])
-  }
-  const parts: Array<string> = []
-  for (const [path, issues] of byPath) {
-    const field = path || "body"
-    if (issues.some((i) => i._tag === "Unexpected")) parts.push(`${field}: unknown field`)
-    else if (issues.some((i) => i._tag === "Missing")) parts.push(`${field}: is required`)
-    else if (path === "" && issues.every((i) => i.message.startsWith("Expected {"))) parts.push("body: must be a JSON object")
-    else {
-      const expected: Array<string> = []
-      let actual = ""
-      const other: Array<string> = []
-      for (const i of issues) {
-        const m = /^Expected (.+), actual (.+)$/s.exec(i.message)
-        if (m) {
-          if (m[1] !== "undefined") expected.push(m[1]!)
-          actual = m[2]!
-        } else other.push(i.message)
-      }
-      if (other.length > 0) parts.push(`${field}: ${other.join("; ")}`)
-      else if (expected.length > 0) parts.push(`${field}: expected ${expected.join(" or ")}, got ${actual.slice(0, 60)}`)
-    }
-  }
-  return parts.length > 0 ? parts.slice(0, 5).join("; ") : e.message
 }
 
 /** Turns any failure cause into the documented envelope. */

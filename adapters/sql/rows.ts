@@ -1,24 +1,29 @@
 /**
  * Stored records as table rows, derived from each record's schema: a field `fooBar` is the column
- * `foo_bar`; timestamptz columns arrive as Dates (pg and PGlite) and become ISO strings; jsonb
- * columns arrive parsed (or, from another driver, as JSON text) and are written as JSON text.
+ * `foo_bar`; timestamptz columns arrive as Dates (pg and PGlite) and become ISO strings; a field
+ * holding an array, a record, a struct or any JSON is a jsonb column, which arrives parsed (or, from another
+ * driver, as JSON text) and is written as JSON text. Scalars (text, numbers, booleans) are columns
+ * of their own type, read and written as they are.
  */
 import { Schema, type SchemaAST as AST, String as Str } from "effect"
 
-/** Whether a field holds text (or null) as it is, rather than JSON in a jsonb column. */
-const isText = (ast: AST.AST): boolean => {
+/** Whether a field holds a structure (array, record, struct) or any JSON, stored in a jsonb column. */
+const isJson = (ast: AST.AST): boolean => {
   switch (ast._tag) {
-    case "StringKeyword":
-    case "TemplateLiteral":
+    case "TupleType":
+    case "TypeLiteral":
+    case "ObjectKeyword":
+    case "UnknownKeyword":
+    case "AnyKeyword":
       return true
-    case "Literal":
-      return typeof ast.literal === "string" || ast.literal === null
     case "Refinement":
-      return isText(ast.from)
+      return isJson(ast.from)
     case "Transformation":
-      return isText(ast.to)
+      return isJson(ast.to)
+    case "Suspend":
+      return isJson(ast.f())
     case "Union":
-      return ast.types.every(isText)
+      return ast.types.some(isJson)
     default:
       return false
   }
@@ -43,7 +48,7 @@ export interface Table<A> {
 
 /** The table of a record; build it once per module, it compiles the decoder. */
 export const table = <F extends Schema.Struct.Fields>(record: Schema.Struct<F>, prefix = ""): Table<Schema.Struct.Type<F>> => {
-  const columns = Object.entries(record.fields).map(([field, schema]) => ({ field, column: Str.camelToSnake(field), json: !isText(fieldType(schema)) }))
+  const columns = Object.entries(record.fields).map(([field, schema]) => ({ field, column: Str.camelToSnake(field), json: isJson(fieldType(schema)) }))
   const fromRow = (input: object) => {
     const row = input as Record<string, unknown>
     const out: Record<string, unknown> = {}

@@ -20,11 +20,9 @@ export const benchDir = here
 const tsx = join(root, "node_modules", ".bin", "tsx")
 
 /**
- * Seconds of load each server gets before its measured rounds (BENCH_WARMUP). Long enough to reach
- * steady state: from a cold start, 2-second windows of GET /contacts/{id} read 415, 656, 1,188 and
- * then 1,260-1,465 req/s for the service (V8 is still compiling the HttpApi/Effect path for about
- * 6 s), and 1,279, 2,160, then 2,430-2,640 for the baseline (2026-11-23). A 3 s warm-up left that
- * ramp inside the first round. Both servers get the same warm-up.
+ * Seconds of load each server gets before its measured rounds (BENCH_WARMUP): long enough for both
+ * to reach steady state from a cold start (the ramp is measured in docs/performance.md). Both
+ * servers get the same warm-up.
  */
 export const WARMUP_SECONDS = 10
 
@@ -75,10 +73,7 @@ process.on("exit", () => {
 
 /**
  * Node flags for every server the benchmarks start, service and baseline alike: the young-generation
- * size `npm start` uses (package.json). The service allocates a short-lived object graph per request,
- * and a larger semi-space (16 MB is the default) means fewer scavenges and fewer objects promoted:
- * 32 MB measured +8-15% req/s on GET /contacts/{id} against 16; 128 MB +4-5% against 32 (3
- * processes each, 2026-11-22). The baseline is unaffected.
+ * size `npm start` uses (package.json; why: docs/performance.md).
  */
 const NODE_FLAGS = ["--max-semi-space-size=128"]
 

@@ -6,10 +6,10 @@
  * Prints the JSON answer; exits 1 with the error envelope on failure.
  */
 import { FetchHttpClient, HttpApiClient, HttpClient, HttpClientRequest } from "@effect/platform"
-import { Effect, ParseResult, Schema } from "effect"
+import { Data, Effect, ParseResult, Schema } from "effect"
 import { parseArgs } from "node:util"
 import { Api } from "../../adapters/http/api.ts"
-import { decodeMessage } from "../../adapters/http/platform.ts"
+import { invalidInput } from "../../core/decodeMessage.ts"
 import { AddNumberInput, CreateWorkspaceInput, UpdateWorkspaceInput } from "../../core/workspaces/inputs.ts"
 import { CreateKeyInput } from "../../core/workspaces/keys.ts"
 
@@ -55,6 +55,8 @@ const json = (text: string | undefined, flag: string) => {
 
 const [group, action, a, b] = positionals
 
+class ArgumentsRefused extends Data.TaggedError("ArgumentsRefused")<{ readonly error: ParseResult.ParseError }> {}
+
 if (values.help || group === undefined) {
   console.log(usage)
   process.exit(0)
@@ -73,45 +75,50 @@ type Admin = Effect.Effect.Success<typeof makeClient>["admin"]
 /** The command line as one admin call. */
 const command = (admin: Admin) => {
   const need = (arg: string | undefined) => arg ?? fail(usage)
+  // The client pastes path parameters in as they are: an id with `/`, `?` or `#` must not reach another route.
+  const id = (arg: string | undefined) => encodeURIComponent(need(arg))
+  /** The arguments decoded with the admin API's own schema; a refusal is reported without a request. */
+  const args = <A, I>(schema: Schema.Schema<A, I>, input: unknown) =>
+    Effect.mapError(Schema.decodeUnknown(schema)(input), (e) => new ArgumentsRefused({ error: e }))
   switch (group) {
     case "ledger":
-      return admin.ledger({ path: { id: need(action) } })
+      return admin.ledger({ path: { id: id(action) } })
     case "audit-log":
-      return admin.auditLog({ path: { id: need(action) } })
+      return admin.auditLog({ path: { id: id(action) } })
     case "mail":
-      return admin.mail({ path: { id: need(action) } })
+      return admin.mail({ path: { id: id(action) } })
   }
   switch (`${group} ${action ?? ""}`.trim()) {
     case "workspace create":
       return Effect.flatMap(
-        Schema.decodeUnknown(CreateWorkspaceInput)({ name: need(a), ...(values.billing ? { billing: json(values.billing, "billing") } : {}) }),
+        args(CreateWorkspaceInput, { name: need(a), ...(values.billing ? { billing: json(values.billing, "billing") } : {}) }),
         (payload) => admin.createWorkspace({ payload })
       )
     case "workspace get":
-      return admin.getWorkspace({ path: { id: need(a) } })
+      return admin.getWorkspace({ path: { id: id(a) } })
     case "workspace update":
       return Effect.flatMap(
-        Schema.decodeUnknown(UpdateWorkspaceInput)({
+        args(UpdateWorkspaceInput, {
           ...(values.name ? { name: values.name } : {}),
           ...(values.billing ? { billing: json(values.billing, "billing") } : {})
         }),
-        (payload) => admin.updateWorkspace({ path: { id: need(a) }, payload })
+        (payload) => admin.updateWorkspace({ path: { id: id(a) }, payload })
       )
     case "key create":
       return Effect.flatMap(
-        Schema.decodeUnknown(CreateKeyInput)({
+        args(CreateKeyInput, {
           kind: values.kind ?? fail("--kind live|test is required"),
           ...(values.scopes ? { scopes: values.scopes.split(",").map((s) => s.trim()) } : {}),
           ...(values.name ? { name: values.name } : {})
         }),
-        (payload) => admin.createKey({ path: { id: need(a) }, payload })
+        (payload) => admin.createKey({ path: { id: id(a) }, payload })
       )
     case "key revoke":
-      return admin.revokeKey({ path: { keyId: need(a) } })
+      return admin.revokeKey({ path: { keyId: id(a) } })
     case "number add":
       return Effect.flatMap(
-        Schema.decodeUnknown(AddNumberInput)({ e164: need(b), ...(values.type ? { type: values.type } : {}) }),
-        (payload) => admin.addNumber({ path: { id: need(a) }, payload })
+        args(AddNumberInput, { e164: need(b), ...(values.type ? { type: values.type } : {}) }),
+        (payload) => admin.addNumber({ path: { id: id(a) }, payload })
       )
     default:
       return fail(usage)
@@ -135,13 +142,15 @@ const program = Effect.gen(function* () {
       }),
     RequestError: (e) => Effect.succeed(`Cannot reach ${baseUrl}: ${e.cause ?? e.description ?? e.message}`),
     // An argument the admin API would refuse, caught before sending: the envelope's code and message.
-    ParseError: (e) =>
+    ArgumentsRefused: ({ error }) =>
       Effect.succeed(
-        JSON.stringify({ error: { code: "invalid_argument", message: decodeMessage({ issues: ParseResult.ArrayFormatter.formatErrorSync(e), message: e.message }) } }, null, 2)
-      )
+        JSON.stringify({ error: { code: "invalid_argument", message: invalidInput(error).message } }, null, 2)
+      ),
+    // A 2xx answer the client's schema does not read: a server of another version.
+    ParseError: (e) => Effect.succeed(`Unexpected answer from ${baseUrl}: ${e.message}`)
   }),
-  // The admin API's typed errors: unreachable here, since every non-2xx stays a ResponseError.
-  Effect.catchAll((e) => Effect.succeed(e.message)),
+  // The admin API's typed errors never arrive: every non-2xx stays a ResponseError (filterStatusOk).
+  Effect.orDie,
   Effect.flatMap((error) =>
     error === undefined
       ? Effect.void

@@ -1,5 +1,6 @@
 /** Contact schemas of SPEC "Contact (detail)", "Contact summary" and "Contact input". */
 import { Schema } from "effect"
+import { PageSize } from "../pagination.ts"
 import { nullable, projection, withDefault } from "../records.ts"
 import { Text } from "../text.ts"
 
@@ -51,6 +52,14 @@ export type ContactSummary = typeof ContactSummary.Type
 
 const PhoneInput = Schema.Union(Schema.String, Schema.Struct({ value: Schema.String, label: Schema.optional(Label) }))
 const EmailInput = Schema.Union(Schema.String, Schema.Struct({ value: Schema.String, label: Schema.optional(Label) }))
+
+/** Listing or searching contacts (`GET /contacts`, the `list_contacts` tool); REST reads `limit` from text. */
+export const ListContactsInput = Schema.Struct({
+  q: Schema.optional(Schema.String.pipe(Schema.maxLength(200))),
+  limit: Schema.optional(PageSize(200)),
+  cursor: Schema.optional(Schema.String)
+}).annotations({ parseOptions: { onExcessProperty: "error" } })
+export type ListContactsInput = typeof ListContactsInput.Type
 
 /** Create and update body. Unknown fields are rejected (CONTRACT.md). */
 export const ContactInput = Schema.Struct({

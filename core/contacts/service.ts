@@ -11,7 +11,7 @@ import type { E164 } from "../phone.ts"
 import { nowIso } from "../time.ts"
 import { Transactor } from "../transactor.ts"
 import { ConversationStore } from "../conversations/store.ts"
-import { Contact, type ContactDetail, type ContactInput, type ContactSummary, toDetail, toSummary } from "./model.ts"
+import { Contact, type ContactDetail, type ContactInput, type ContactSummary, type ListContactsInput, toDetail, toSummary } from "./model.ts"
 import { applyInput, type ContactChanges, hasIdentity, isAdoptablePlaceholder, searchTerms } from "./rules.ts"
 import { ContactStore } from "./store.ts"
 
@@ -25,17 +25,15 @@ export const phoneLock = (workspaceId: string, phone: string) => `phone:${worksp
 /** The Transactor lock of one contact's row, for its read-modify-write updates. */
 const contactLock = (workspaceId: string, id: string) => `contact:${workspaceId}:${id}`
 
-/** A new contact: every field not given starts at its default (model.ts). */
+/**
+ * A new contact: every field not given starts at its default (model.ts). Not validated: the ids come
+ * from the Ids port and the Principal, which an embedder may shape as it likes (stores check ids).
+ */
 const blankContact = (id: string, workspaceId: string, source: string, now: string): Contact =>
-  Contact.make({ id, workspaceId, source, createdAt: now, updatedAt: now })
+  Contact.make({ id, workspaceId, source, createdAt: now, updatedAt: now }, { disableValidation: true })
 
 const notFound = new NotFound({ message: "No such contact" })
 
-export interface ListContactsParams {
-  readonly q?: string | undefined
-  readonly limit?: number | undefined
-  readonly cursor?: string | undefined
-}
 
 export const make = Effect.gen(function* () {
   const store = yield* ContactStore
@@ -158,7 +156,7 @@ export const make = Effect.gen(function* () {
       return { deleted: true as const }
     })
 
-  const list = (principal: Principal, params: ListContactsParams) =>
+  const list = (principal: Principal, params: ListContactsInput) =>
     Effect.gen(function* () {
       yield* requireScope(principal, "contacts:read")
       const limit = params.limit ?? 50

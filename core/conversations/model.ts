@@ -2,6 +2,7 @@
 import { Schema } from "effect"
 import { StoredMedia } from "../media.ts"
 import { DeliveryStatus } from "../messaging/deliveryStatus.ts"
+import { PageSize } from "../pagination.ts"
 import { projection } from "../records.ts"
 
 /** A JSON object of any shape; documented explicitly (Schema.Unknown would emit a duplicate `$id`). */
@@ -132,3 +133,18 @@ export const matchesQuery = (document: string, queryWords: ReadonlyArray<string>
 /** The searchable text of an activity: its body and its transcript. */
 export const searchableText = (a: Pick<ActivityRecord, "body" | "callTranscript">): string =>
   [a.body ?? "", ...(a.callTranscript ?? []).map((t) => t.text)].join(" ")
+
+/** Listing threads (`GET /conversations`, the `list_conversations` tool); REST reads `limit` from text. */
+export const ListConversationsInput = Schema.Struct({
+  status: Schema.optional(ThreadStatus),
+  limit: Schema.optional(PageSize(100)),
+  cursor: Schema.optional(Schema.String)
+}).annotations({ parseOptions: { onExcessProperty: "error" } })
+export type ListConversationsInput = typeof ListConversationsInput.Type
+
+/** Searching messages (`GET /messages/search`, the `search_messages` tool); REST reads `limit` from text. */
+export const SearchMessagesInput = Schema.Struct({
+  q: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(200)),
+  limit: Schema.optional(PageSize(100))
+}).annotations({ parseOptions: { onExcessProperty: "error" } })
+export type SearchMessagesInput = typeof SearchMessagesInput.Type

@@ -7,7 +7,7 @@ import { phoneLock } from "../contacts/service.ts"
 import { ActivityViews } from "../messaging/views.ts"
 import { Transactor } from "../transactor.ts"
 import { CursorCodec, type Page } from "../pagination.ts"
-import { type ConversationSummary, type MessageSearchResult, ThreadStatus, toSummary, words } from "./model.ts"
+import { type ConversationSummary, type ListConversationsInput, type MessageSearchResult, ThreadStatus, toSummary, words } from "./model.ts"
 import { ConversationStore } from "./store.ts"
 
 export const PatchConversationInput = Schema.Struct({ status: ThreadStatus }).annotations({
@@ -25,7 +25,7 @@ export const make = Effect.gen(function* () {
 
   const load = (workspaceId: string, id: string) => findOr404(id, (id) => store.getThread(workspaceId, id), notFound)
 
-  const list = (p: Principal, params: { readonly status?: "open" | "done" | undefined; readonly limit?: number | undefined; readonly cursor?: string | undefined }) =>
+  const list = (p: Principal, params: ListConversationsInput) =>
     Effect.gen(function* () {
       yield* requireScope(p, "conversations:read")
       const limit = params.limit ?? 50

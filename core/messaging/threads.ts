@@ -60,7 +60,7 @@ export const makeThreads = Effect.gen(function* () {
       const attach = thread.contactId === null ? yield* contactId : null
       const touched: ThreadTouch = attach === null ? touchOf(thread) : { ...touchOf(thread), contactId: attach }
       yield* store.touchThread(thread.workspaceId, thread.id, touched)
-      return { ...thread, ...touched } satisfies Thread
+      return { ...thread, ...touched }
     })
 
   /** The thread of `line` with the message recorded on it; a new thread is inserted already carrying it. */

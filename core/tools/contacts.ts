@@ -1,17 +1,10 @@
 /** Contact capabilities (SPEC "Contacts"). */
 import { Effect, Schema } from "effect"
-import { ContactInput } from "../contacts/model.ts"
+import { ContactInput, ListContactsInput } from "../contacts/model.ts"
 import { Contacts } from "../contacts/service.ts"
-import { ById, Changes, Limit, tool } from "./tool.ts"
+import { ById, Changes, tool } from "./tool.ts"
 
 const contactId = "0b7c3c4e-4a0e-4d5e-9a43-7c9d0e6f1a22"
-
-/** `GET /contacts` query: the REST route reads the same fields from the query string. */
-export const ListContactsInput = Schema.Struct({
-  q: Schema.optional(Schema.String.pipe(Schema.maxLength(200))),
-  limit: Schema.optional(Limit(200)),
-  cursor: Schema.optional(Schema.String)
-}).annotations({ parseOptions: { onExcessProperty: "error" } })
 
 export const listContacts = tool({
   name: "list_contacts",

@@ -1,19 +1,12 @@
 /** Conversation and message capabilities (SPEC "Conversations", "Messages"). */
 import { Effect, Schema } from "effect"
-import { ThreadStatus } from "../conversations/model.ts"
+import { ListConversationsInput, SearchMessagesInput } from "../conversations/model.ts"
 import { Conversations, PatchConversationInput } from "../conversations/service.ts"
 import { SendMessageInput } from "../messaging/outbound.ts"
 import { Messaging } from "../messaging/service.ts"
-import { ById, Changes, Limit, tool } from "./tool.ts"
+import { ById, Changes, tool } from "./tool.ts"
 
 const conversationId = "01a20307-1c76-7000-ad98-06c77d1e0001"
-
-/** `GET /conversations` query: the REST route reads the same fields from the query string. */
-export const ListConversationsInput = Schema.Struct({
-  status: Schema.optional(ThreadStatus),
-  limit: Schema.optional(Limit(100)),
-  cursor: Schema.optional(Schema.String)
-}).annotations({ parseOptions: { onExcessProperty: "error" } })
 
 export const listConversations = tool({
   name: "list_conversations",
@@ -51,12 +44,6 @@ export const sendMessage = tool({
   scope: "messages:send",
   run: (p, input) => Effect.flatMap(Messaging, (m) => m.send(p, input))
 })
-
-/** `GET /messages/search` query: the REST route reads the same fields from the query string. */
-export const SearchMessagesInput = Schema.Struct({
-  q: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(200)),
-  limit: Schema.optional(Limit(100))
-}).annotations({ parseOptions: { onExcessProperty: "error" } })
 
 export const searchMessages = tool({
   name: "search_messages",

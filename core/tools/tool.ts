@@ -3,10 +3,11 @@
  * and the AI agent call the same entries. `input` is the Schema the REST payload uses, `run` the
  * same core use case as the REST route, and its answer the same JSON body the route answers.
  */
-import { type Effect, Effect as E, ParseResult, Schema } from "effect"
+import { type Effect, Effect as E, Schema } from "effect"
 import type { Principal } from "../auth/principal.ts"
 import type { Scope } from "../auth/scopes.ts"
-import { type DomainError, InvalidArgument } from "../errors.ts"
+import { invalidInput } from "../decodeMessage.ts"
+import type { DomainError, InvalidArgument } from "../errors.ts"
 
 export interface Tool<I, IE, A, E extends DomainError, R> {
   /** Unique, `[a-z_]`, as MCP lists it. */
@@ -29,22 +30,13 @@ export const tool = <I, IE, A, E extends DomainError, R>(t: Tool<I, IE, A, E, R>
 /** Decodes a caller's raw input with the tool's Schema, then runs it. */
 export const callTool = <I, IE, A, E extends DomainError, R>(t: Tool<I, IE, A, E, R>, principal: Principal, raw: unknown): Effect.Effect<A, E | InvalidArgument, R> =>
   Schema.decodeUnknown(t.input, { errors: "all" })(raw).pipe(
-    E.mapError(
-      (e) =>
-        new InvalidArgument({
-          message: ParseResult.ArrayFormatter.formatErrorSync(e)
-            .map((issue) => (issue.path.length > 0 ? `${issue.path.join(".")}: ${issue.message}` : issue.message))
-            .join("; ")
-        })
-    ),
+    E.mapError(invalidInput),
     E.flatMap((input) => t.run(principal, input))
   )
 
 /** The `{ id }` of the record a tool acts on. */
 export const ById = Schema.Struct({ id: Schema.String }).annotations({ parseOptions: { onExcessProperty: "error" } })
 
-/** A page size from 1 to `max`. */
-export const Limit = (max: number) => Schema.Int.pipe(Schema.between(1, max))
 
 /** An update: the record's id and the same changes the REST PATCH body carries. */
 export const Changes = <S extends Schema.Schema.Any>(changes: S) =>

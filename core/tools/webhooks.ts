@@ -4,7 +4,8 @@ import { requireScope } from "../auth/principal.ts"
 import { subscribableEvents as events } from "../events/subscribable.ts"
 import { CreateEndpointInput, UpdateEndpointInput } from "../webhooks/model.ts"
 import { Webhooks } from "../webhooks/service.ts"
-import { ById, Changes, Limit, tool } from "./tool.ts"
+import { PageSize } from "../pagination.ts"
+import { ById, Changes, tool } from "./tool.ts"
 
 const webhookId = "5f0c2a8e-7d7b-4f5e-8a51-2b7f3d9e6c10"
 // An empty struct alone reads as "any object or array" in JSON Schema; MCP wants an object.
@@ -88,7 +89,7 @@ export const testWebhook = tool({
 export const listWebhookDeliveries = tool({
   name: "list_webhook_deliveries",
   description: "A webhook endpoint's delivery history, newest first.",
-  input: Schema.Struct({ id: Schema.String, limit: Schema.optional(Limit(200)) }).annotations({ parseOptions: { onExcessProperty: "error" } }),
+  input: Schema.Struct({ id: Schema.String, limit: Schema.optional(PageSize(200)) }).annotations({ parseOptions: { onExcessProperty: "error" } }),
   example: { id: webhookId, limit: 20 },
   scope: "webhooks:manage",
   run: (p, { id, limit }) => Effect.flatMap(Webhooks, (w) => w.deliveries(p, id, limit ?? 50)).pipe(Effect.map((deliveries) => ({ deliveries })))

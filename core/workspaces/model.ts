@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import type { KeyKind } from "../auth/principal.ts"
+import { KeyKind } from "../auth/principal.ts"
 import { Scope } from "../auth/scopes.ts"
 
 /** The workspace's billing state (CONTRACT.md "Admin API"); the billing gates read it. */
@@ -43,7 +43,7 @@ export type BillingPatch = typeof BillingPatch.Type
 export const ApiKeyRecord = Schema.Struct({
   id: Schema.UUID,
   workspaceId: Schema.UUID,
-  kind: Schema.Literal("live", "test") satisfies Schema.Schema<KeyKind>,
+  kind: KeyKind,
   scopes: Schema.Array(Scope),
   name: Schema.NullOr(Schema.String),
   /** SHA-256 of the whole token, hex. The token itself is never stored. */

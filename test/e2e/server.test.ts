@@ -169,6 +169,12 @@ describe("admin CLI", () => {
       const missing = await admin(env, "workspace", "get", crypto.randomUUID()).then(() => null, (e) => e)
       expect(missing.code).toBe(1)
       expect(JSON.parse(missing.stderr).error).toMatchObject({ code: "not_found" })
+      // An id is one path segment: `?`, `#` or `/` in it cannot reach another route or drop the rest.
+      for (const odd of [`${workspace.id}?x=1`, `${workspace.id}#x`, `x/../${workspace.id}`]) {
+        const refused = await admin(env, "workspace", "get", odd).then(() => null, (e) => e)
+        expect(refused?.code, odd).toBe(1)
+        expect(JSON.parse(refused.stderr).error, odd).toMatchObject({ code: "not_found" })
+      }
       // Refused by the admin API's schema before sending: the same code and message, exit 1.
       const bad = await admin(env, "key", "create", workspace.id, "--kind", "bogus").then(() => null, (e) => e)
       expect(bad.code).toBe(1)

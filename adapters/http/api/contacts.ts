@@ -2,7 +2,7 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { ContactDetail, ContactInput, ContactSummary, toSummary } from "../../../core/contacts/model.ts"
-import { ListContactsInput } from "../../../core/tools/contacts.ts"
+import { ListContactsInput } from "../../../core/contacts/model.ts"
 import { NotFound } from "./errors.ts"
 import * as examples from "./examples.ts"
 import { Deleted, IdParam, limitParam, publicGroup } from "./shared.ts"
