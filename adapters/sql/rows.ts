@@ -40,16 +40,22 @@ const fieldType = (field: Schema.Struct.Field): AST.AST => {
 export interface Table<A> {
   /** The table's columns for a SELECT list; with `alias`, `alias.col AS alias_col` (decode those with `table(record, "alias_")`). */
   readonly columns: (alias?: string) => string
-  /** One row as the record; fails (a defect) on a row the schema rejects. */
+  /**
+   * One row as the record: columns renamed, timestamps as ISO strings, jsonb parsed. Not validated
+   * field by field: the row was written from the same schema, and a full decode costs several times
+   * the mapping on every row of every list (docs/performance.md).
+   */
   readonly decode: (row: unknown) => A
+  /** The same, validated by the record's schema; throws on a row the schema rejects (tests). */
+  readonly decodeChecked: (row: unknown) => A
   /** The record as column values for `sql.insert` / `sql.update`. */
   readonly row: (record: A) => Record<string, unknown>
 }
 
-/** The table of a record; build it once per module, it compiles the decoder. */
+/** The table of a record; build it once per module, it compiles the checked decoder. */
 export const table = <F extends Schema.Struct.Fields>(record: Schema.Struct<F>, prefix = ""): Table<Schema.Struct.Type<F>> => {
   const columns = Object.entries(record.fields).map(([field, schema]) => ({ field, column: Str.camelToSnake(field), json: isJson(fieldType(schema)) }))
-  const fromRow = (input: object) => {
+  const fromRow = (input: unknown) => {
     const row = input as Record<string, unknown>
     const out: Record<string, unknown> = {}
     for (const { field, column, json } of columns) {
@@ -66,7 +72,8 @@ export const table = <F extends Schema.Struct.Fields>(record: Schema.Struct<F>, 
   }
   const fromRowSchema = Schema.transform(Schema.Object, record, { strict: false, decode: fromRow, encode: toRow })
   return {
-    decode: Schema.decodeUnknownSync(fromRowSchema as unknown as Schema.Schema<Schema.Struct.Type<F>, object>),
+    decode: fromRow as (row: unknown) => Schema.Struct.Type<F>,
+    decodeChecked: Schema.decodeUnknownSync(fromRowSchema as unknown as Schema.Schema<Schema.Struct.Type<F>, object>),
     columns: (alias) => columns.map(({ column }) => (alias === undefined ? column : `${alias}.${column} AS ${alias}_${column}`)).join(", "),
     row: toRow
   }

@@ -77,10 +77,10 @@ process.on("exit", () => {
  */
 const NODE_FLAGS = ["--max-semi-space-size=128"]
 
-/** Starts `script` under tsx in its own process group and waits until it answers HTTP. */
-export const startChild = async (name: string, script: string, env: Record<string, string>, port: number): Promise<Child> => {
+/** Starts `script` under tsx in its own process group and waits until it answers HTTP; `cwd` is another checkout, for A/B runs. */
+export const startChild = async (name: string, script: string, env: Record<string, string>, port: number, cwd = root): Promise<Child> => {
   const child = spawn(tsx, [...NODE_FLAGS, script], {
-    cwd: root,
+    cwd,
     env: { ...process.env, ...env, PORT: String(port), HOST: "127.0.0.1" },
     stdio: ["ignore", "pipe", "pipe"],
     detached: true

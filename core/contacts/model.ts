@@ -1,7 +1,7 @@
 /** Contact schemas of SPEC "Contact (detail)", "Contact summary" and "Contact input". */
 import { Schema } from "effect"
 import { PageSize } from "../pagination.ts"
-import { nullable, projection, withDefault } from "../records.ts"
+import { nullable, projection, projectionWith, withDefault } from "../records.ts"
 import { Text } from "../text.ts"
 
 // Postgres text and jsonb cannot hold U+0000: reject it here (400) rather than fail in the store (500).
@@ -82,5 +82,5 @@ export type ContactInput = typeof ContactInput.Type
 
 export const toDetail = projection(ContactDetail)
 
-const summaryOf = projection(ContactSummary)
-export const toSummary = (c: ContactDetail): ContactSummary => summaryOf({ ...c, phone: c.phones[0]?.value ?? null })
+const summaryOf = projectionWith(ContactSummary)
+export const toSummary = (c: ContactDetail): ContactSummary => summaryOf(c, { phone: c.phones[0]?.value ?? null })

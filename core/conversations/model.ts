@@ -3,7 +3,7 @@ import { Schema } from "effect"
 import { StoredMedia } from "../media.ts"
 import { DeliveryStatus } from "../messaging/deliveryStatus.ts"
 import { PageSize } from "../pagination.ts"
-import { projection } from "../records.ts"
+import { projectionWith } from "../records.ts"
 
 /** A JSON object of any shape; documented explicitly (Schema.Unknown would emit a duplicate `$id`). */
 const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({
@@ -102,8 +102,8 @@ export const MessageSearchResult = Schema.Struct({
 }).annotations({ identifier: "MessageSearchResult" })
 export type MessageSearchResult = typeof MessageSearchResult.Type
 
-const summaryOf = projection(ConversationSummary)
-export const toSummary = (t: ThreadView): ConversationSummary => summaryOf({ ...t, participants: [t.participant] })
+const summaryOf = projectionWith(ConversationSummary)
+export const toSummary = (t: ThreadView): ConversationSummary => summaryOf(t, { participants: [t.participant] })
 
 /** The preview line of a thread: the text, or a media note for a text-less MMS. */
 export const previewOf = (body: string | null, mediaCount: number): string | null =>

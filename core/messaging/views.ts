@@ -2,16 +2,16 @@
 import { Context, Effect, Layer } from "effect"
 import { Activity, type ActivityRecord, Media } from "../conversations/model.ts"
 import { MediaUrls } from "../media.ts"
-import { projection } from "../records.ts"
+import { projectionWith } from "../records.ts"
 
-const activityOf = projection(Activity)
-const mediaOf = projection(Media)
+const activityOf = projectionWith(Activity)
+const mediaOf = projectionWith(Media)
 
 export const make = Effect.map(MediaUrls, (urls) => ({
   view: (a: ActivityRecord): Effect.Effect<Activity> =>
     Effect.map(
-      Effect.forEach(a.media, (m) => Effect.map(urls.sign(a.workspaceId, m.key), (url) => mediaOf({ ...m, url }))),
-      (media) => activityOf({ ...a, media })
+      Effect.forEach(a.media, (m) => Effect.map(urls.sign(a.workspaceId, m.key), (url) => mediaOf(m, { url }))),
+      (media) => activityOf(a, { media })
     )
 }))
 
