@@ -54,13 +54,17 @@ export interface Table<A> {
 
 /** The table of a record; build it once per module, it compiles the checked decoder. */
 export const table = <F extends Schema.Struct.Fields>(record: Schema.Struct<F>, prefix = ""): Table<Schema.Struct.Type<F>> => {
-  const columns = Object.entries(record.fields).map(([field, schema]) => ({ field, column: Str.camelToSnake(field), json: isJson(fieldType(schema)) }))
+  const columns = Object.entries(record.fields).map(([field, schema]) => {
+    const column = Str.camelToSnake(field)
+    return { field, column, key: prefix + column, json: isJson(fieldType(schema)) }
+  })
   const fromRow = (input: unknown) => {
     const row = input as Record<string, unknown>
     const out: Record<string, unknown> = {}
-    for (const { field, column, json } of columns) {
-      const v = row[prefix + column]
-      out[field] = v instanceof Date ? v.toISOString() : json && typeof v === "string" ? JSON.parse(v) : v
+    for (let i = 0; i < columns.length; i++) {
+      const { field, key, json } = columns[i]!
+      const v = row[key]
+      out[field] = json ? (typeof v === "string" ? JSON.parse(v) : v) : v instanceof Date ? v.toISOString() : v
     }
     return out
   }
