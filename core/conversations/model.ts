@@ -3,7 +3,7 @@ import { Schema } from "effect"
 import { StoredMedia } from "../media.ts"
 import { DeliveryStatus } from "../messaging/deliveryStatus.ts"
 import { PageSize } from "../pagination.ts"
-import { projectionWith } from "../records.ts"
+import { nullable, projectionWith, withDefault } from "../records.ts"
 
 /** A JSON object of any shape; documented explicitly (Schema.Unknown would emit a duplicate `$id`). */
 const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({
@@ -71,17 +71,24 @@ export const ActivityRecord = Schema.Struct({
   conversationId: Schema.UUID,
   type: ActivityType,
   direction: Direction,
-  authorUid: Schema.NullOr(Schema.String),
-  body: Schema.NullOr(Schema.String),
-  media: Schema.Array(StoredMedia),
-  deliveryStatus: Schema.NullOr(DeliveryStatus),
-  carrierMessageId: Schema.NullOr(Schema.String),
-  call: Schema.NullOr(JsonObject),
-  aiTags: Schema.Array(Schema.String),
-  callTranscript: Schema.NullOr(Schema.Array(TranscriptEntry)),
+  authorUid: nullable(Schema.String),
+  body: nullable(Schema.String),
+  media: withDefault(Schema.Array(StoredMedia), () => []),
+  deliveryStatus: nullable(DeliveryStatus),
+  carrierMessageId: nullable(Schema.String),
+  call: nullable(JsonObject),
+  aiTags: withDefault(Schema.Array(Schema.String), () => []),
+  callTranscript: nullable(Schema.Array(TranscriptEntry)),
   createdAt: Schema.String
 })
 export type ActivityRecord = typeof ActivityRecord.Type
+
+/**
+ * A new activity: fields not given start at their defaults. Not validated: its ids come from the Ids
+ * port, and an outbound message gets its thread id only inside the transaction.
+ */
+export const newActivity = (fields: Parameters<typeof ActivityRecord.make>[0]): ActivityRecord =>
+  ActivityRecord.make(fields, { disableValidation: true })
 
 /** SPEC "Activity": the stored activity without its tenant, thread and carrier id, media as signed URLs. */
 export const Activity = Schema.Struct({

@@ -4,7 +4,7 @@
  */
 import { Effect, Option } from "effect"
 import { phoneLock } from "../contacts/service.ts"
-import { type ActivityRecord, previewOf } from "../conversations/model.ts"
+import { type ActivityRecord, newActivity, previewOf } from "../conversations/model.ts"
 import { ConversationStore } from "../conversations/store.ts"
 import { NotFound } from "../errors.ts"
 import { event } from "../events/catalog.ts"
@@ -52,22 +52,18 @@ export const makeInbound = (threads: Threads, attachments: Attachments) =>
             if (Option.isSome(stored)) return stored.value
             const line = { workspaceId: ws, numberE164: number.number.e164, participant: from, inboxId: number.inboxId }
             const thread = yield* threads.inbound(line, { at: now, preview: previewOf(inbound.body, media.length) })
-            const record: ActivityRecord = {
+            const record = newActivity({
               id: uuid(),
               workspaceId: ws,
               conversationId: thread.id,
               type: "message",
               direction: "inbound",
-              authorUid: null,
               body: inbound.body,
               media,
               deliveryStatus: "received",
               carrierMessageId: inbound.carrierMessageId,
-              call: null,
-              aiTags: [],
-              callTranscript: null,
               createdAt: now
-            }
+            })
             yield* store.insertActivity(record)
             yield* outbox.append(ws, [
               event("message.received", {

@@ -7,7 +7,7 @@
 import { Effect, Either, Option, Schema } from "effect"
 import { type Principal, requireScope } from "../auth/principal.ts"
 import { phoneLock } from "../contacts/service.ts"
-import { Activity, type ActivityRecord, previewOf, type Thread } from "../conversations/model.ts"
+import { Activity, type ActivityRecord, newActivity, previewOf, type Thread } from "../conversations/model.ts"
 import { ConversationStore } from "../conversations/store.ts"
 import { FailedPrecondition, Internal, InvalidArgument, NotFound } from "../errors.ts"
 import { event } from "../events/catalog.ts"
@@ -127,22 +127,18 @@ export const makeOutbound = (threads: Threads, attachments: Attachments) =>
               )
         const now = yield* nowIso
         const { uuid } = yield* Ids
-        const activity: ActivityRecord = {
+        const activity = newActivity({
           id: uuid(),
           workspaceId: ws,
           conversationId: "",
           type: "message",
           direction: "outbound",
-          authorUid: null,
           body: input.body,
           media,
           deliveryStatus: accepted.status,
           carrierMessageId: accepted.carrierMessageId,
-          call: null,
-          aiTags: [],
-          callTranscript: null,
           createdAt: now
-        }
+        })
         const stored = yield* tx.withTransaction(
           Effect.gen(function* () {
             // One writer per participant at a time: the thread is created once and its contact looked up once.
