@@ -7,7 +7,7 @@
 import { Effect, Either, Option, Schema } from "effect"
 import { type Principal, requireScope } from "../auth/principal.ts"
 import { phoneLock } from "../contacts/service.ts"
-import { Activity, type ActivityRecord, newActivity, previewOf, type Thread } from "../conversations/model.ts"
+import { Activity, newActivity, previewOf, type Thread } from "../conversations/model.ts"
 import { ConversationStore } from "../conversations/store.ts"
 import { FailedPrecondition, Internal, InvalidArgument, NotFound } from "../errors.ts"
 import { event } from "../events/catalog.ts"
