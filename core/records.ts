@@ -4,30 +4,26 @@
  * field added to the record reaches the view without another edit.
  */
 import { Schema } from "effect"
+import { compileLiteral, prop } from "./literal.ts"
 
 /**
  * Copies the view's fields of a record, in the view's order (the public JSON order); `derived` gives
- * the view's fields the record does not hold. A plain loop over keys listed once per view, with no
- * spread: it runs for every row of every list, and effect's `Struct.pick` or an object spread
- * measured 50-80 times slower here.
+ * the view's fields the record does not hold. Compiled once per view into one object literal: it
+ * runs for every row of every list, and effect's `Struct.pick`, an object spread or a key loop all
+ * measured slower here (docs/performance.md).
  */
-export const projectionWith = <F extends Schema.Struct.Fields>(view: Schema.Struct<F>) => {
-  const keys = Object.keys(view.fields)
-  return (record: object, derived: Partial<Schema.Struct.Type<F>>): Schema.Struct.Type<F> => {
-    const from = record as Record<string, unknown>
-    const extra = derived as Record<string, unknown>
-    const out: Record<string, unknown> = {}
-    for (const key of keys) out[key] = key in extra ? extra[key] : from[key]
-    return out as Schema.Struct.Type<F>
-  }
-}
+export const projectionWith = <F extends Schema.Struct.Fields>(view: Schema.Struct<F>) =>
+  compileLiteral<(record: object, derived: Partial<Schema.Struct.Type<F>>) => Schema.Struct.Type<F>>(
+    ["r", "d"],
+    Object.keys(view.fields).map((key) => ({ key, expr: `${JSON.stringify(key)} in d ? ${prop("d", key)} : ${prop("r", key)}` }))
+  )
 
 /** `projectionWith` for a view whose fields the record all holds; one argument, so it can be given to `map`. */
-export const projection = <F extends Schema.Struct.Fields>(view: Schema.Struct<F>) => {
-  const project = projectionWith(view)
-  const none = {}
-  return (record: Schema.Struct.Type<F>): Schema.Struct.Type<F> => project(record as object, none)
-}
+export const projection = <F extends Schema.Struct.Fields>(view: Schema.Struct<F>) =>
+  compileLiteral<(record: Schema.Struct.Type<F>) => Schema.Struct.Type<F>>(
+    ["r"],
+    Object.keys(view.fields).map((key) => ({ key, expr: prop("r", key) }))
+  )
 
 /**
  * A record field a new record starts with: the record's `make` fills it in when it is not given,

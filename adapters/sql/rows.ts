@@ -6,6 +6,7 @@
  * of their own type, read and written as they are.
  */
 import { Schema, type SchemaAST as AST, String as Str } from "effect"
+import { compileLiteral, prop } from "../../core/literal.ts"
 
 /** Whether a field holds a structure (array, record, struct) or any JSON, stored in a jsonb column. */
 const isJson = (ast: AST.AST): boolean => {
@@ -58,16 +59,15 @@ export const table = <F extends Schema.Struct.Fields>(record: Schema.Struct<F>, 
     const column = Str.camelToSnake(field)
     return { field, column, key: prefix + column, json: isJson(fieldType(schema)) }
   })
-  const fromRow = (input: unknown) => {
-    const row = input as Record<string, unknown>
-    const out: Record<string, unknown> = {}
-    for (let i = 0; i < columns.length; i++) {
-      const { field, key, json } = columns[i]!
-      const v = row[key]
-      out[field] = json ? (typeof v === "string" ? JSON.parse(v) : v) : v instanceof Date ? v.toISOString() : v
+  // One object literal per table (core/literal.ts): timestamps arrive as Dates, jsonb parsed or as text.
+  const fromRow = compileLiteral<(row: unknown) => Record<string, unknown>>(
+    ["r"],
+    columns.map(({ field, key, json }) => ({ key: field, expr: `${json ? "json" : "scalar"}(${prop("r", key)})` })),
+    {
+      json: (v: unknown) => (typeof v === "string" ? JSON.parse(v) : v),
+      scalar: (v: unknown) => (v instanceof Date ? v.toISOString() : v)
     }
-    return out
-  }
+  )
   const toRow = (record: unknown) => {
     const r = record as Record<string, unknown>
     const out: Record<string, unknown> = {}
