@@ -34,14 +34,17 @@ export const SqlLive = (config: ServerConfig) =>
     onNone: () => Pglite.layer({ dataDir: `${config.dataDir}/pglite` })
   })
 
-export const StoresLive = (config: ServerConfig) =>
+/** The stores, cursor codec and media URLs over a SqlClient: migrated, with secrets sealed. */
+export const StoresOn = (config: ServerConfig) =>
   Layer.mergeAll(
     SqlStores.layer,
     Layer.effect(CursorCodec, Effect.flatMap(SqlStores.cursorSecret, makeCursorCodec)),
     Layer.unwrapEffect(
       Effect.map(SqlStores.serverSecret("media_secret"), (secret) => SignedUrls.layer({ baseUrl: publicBaseUrl(config), secret }))
     )
-  ).pipe(Layer.provide(SecretsLive(config)), Layer.provide(Migrate.layer), Layer.provideMerge(SqlLive(config)))
+  ).pipe(Layer.provide(SecretsLive(config)), Layer.provide(Migrate.layer))
+
+export const StoresLive = (config: ServerConfig) => StoresOn(config).pipe(Layer.provideMerge(SqlLive(config)))
 
 /** The sealer of webhook secrets, keyed from SECRETS_KEY or DATA_DIR/secrets.key (and SECRETS_KEY_PREVIOUS while changing it). */
 export const SecretsLive = (config: ServerConfig) => {
