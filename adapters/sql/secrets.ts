@@ -1,9 +1,10 @@
 /**
- * Webhook signing secrets, sealed at rest. Signing needs the secret itself, so it cannot be hashed
- * like an API key; it is encrypted (AES-256-GCM) under a key kept outside the database
- * (`SECRETS_KEY`, or `DATA_DIR/secrets.key`), so a database dump or backup alone cannot sign
- * webhooks. The endpoint's workspace and id are bound in as associated data: a sealed secret copied
- * onto another endpoint does not open.
+ * Secrets sealed at rest: webhook signing secrets and the server secrets (serverSecrets.ts: cursor
+ * signing, media URLs). Signing needs the secret itself, so it cannot be hashed like an API key; it
+ * is encrypted (AES-256-GCM) under a key kept outside the database (`SECRETS_KEY`, or
+ * `DATA_DIR/secrets.key`), so a database dump or backup alone cannot sign webhooks, cursors or media
+ * URLs. Where a secret belongs is bound in as associated data (the endpoint's workspace and id, the
+ * setting's name): a sealed secret copied elsewhere does not open.
  */
 import { Buffer } from "node:buffer"
 import { createCipheriv, createDecipheriv, createHmac, randomBytes } from "node:crypto"
@@ -13,6 +14,7 @@ import { dirname } from "node:path"
 import { SqlClient } from "@effect/sql"
 import { Context, Effect, Either, Layer } from "effect"
 import * as Migrate from "./migrate.ts"
+import * as ServerSecretRows from "./serverSecrets.ts"
 
 export interface Sealer {
   /** `v1.<iv>.<ciphertext and tag>` (base64url parts). */
@@ -30,7 +32,7 @@ export const KEY_BYTES = 32
 const IV_BYTES = 12
 const TAG_BYTES = 16
 
-/** A secret as versions before sealing stored it. */
+/** A webhook secret as versions before sealing stored it. */
 const isPlain = (secret: string) => secret.startsWith("whsec_")
 
 export const makeSealer = (key: Uint8Array): Sealer => {
@@ -80,45 +82,57 @@ const withPrevious = (current: Sealer, previous: Sealer | undefined): Sealer =>
       }
 
 /**
- * The sealer for this database. The key's fingerprint is kept in `settings`: a process started
- * with another key fails at boot rather than writing secrets the others cannot open. Secrets
- * written before sealing existed (plain `whsec_...`) are sealed here, once.
+ * The sealer for this database, and its server secrets opened. The key's fingerprint is kept in
+ * `settings`: a process started with another key fails at boot rather than writing secrets the
+ * others cannot open. Secrets written before sealing existed (plain `whsec_...`, plain server
+ * secrets) are sealed here, once, keeping their values; missing server secrets are made here.
  *
  * To change the key, start with the new key and the old one as `previous`: the boot seals every
  * secret again under the new key and records its fingerprint; the old key is then no longer needed.
  */
 export const layer = (key: Uint8Array, previous?: Uint8Array) =>
-  Layer.effect(
-    SecretBox,
+  Layer.effectContext(
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
       const current = makeSealer(key)
       const sealer = withPrevious(current, previous && makeSealer(previous))
       const accepted = [fingerprint(key), ...(previous ? [fingerprint(previous)] : [])]
       const wrongKey = Effect.dieMessage(
-        "SECRETS_KEY (or DATA_DIR/secrets.key) is not the key this database's webhook secrets are sealed with; give every process the same key"
+        "SECRETS_KEY (or DATA_DIR/secrets.key) is not the key this database's secrets are sealed with; give every process the same key"
       )
       const check = sql<{ value: string }>`SELECT value FROM settings WHERE name = 'secrets_key_check'`
       if ((yield* check).length === 0) {
-        // No fingerprint yet (a new database, or the row was lost): a sealed secret must still open.
-        const [sample] = yield* sql<{ workspace_id: string; id: string; secret: string }>`
-          SELECT workspace_id, id, secret FROM webhook_endpoints WHERE secret LIKE 'v1.%' LIMIT 1`
-        if (sample !== undefined && !opensWith(sealer, sample.secret, endpointContext(sample.workspace_id, sample.id))) return yield* wrongKey
+        // No fingerprint yet (a new database, or the row was lost): sealed secrets must still open.
+        const samples = [...(yield* endpointSample(sql)), ...(yield* ServerSecretRows.sample(sql))]
+        if (samples.some((s) => !opensWith(sealer, s.sealed, s.context))) return yield* wrongKey
         yield* sql`INSERT INTO settings (name, value) VALUES ('secrets_key_check', ${accepted[0]!}) ON CONFLICT (name) DO NOTHING`
       }
       const [stored] = yield* check
       if (!accepted.includes(stored?.value ?? "")) return yield* wrongKey
-      if (previous === undefined) {
-        yield* reseal(sql, sealer, isPlain, false)
-      } else {
-        yield* reseal(sql, sealer, (secret, context) => isPlain(secret) || !opensWith(current, secret, context), true)
-        yield* sql`UPDATE settings SET value = ${accepted[0]!} WHERE name = 'secrets_key_check'`
-      }
-      return sealer
+      yield* ServerSecretRows.create(sql, current.seal)
+      // After a change of key, whatever the new key does not open is sealed again (every endpoint row is read).
+      const fresh = freshen(sealer, (sealed, context) => previous !== undefined && !opensWith(current, sealed, context))
+      yield* resealEndpoints(sql, fresh, previous !== undefined)
+      yield* ServerSecretRows.reseal(sql, fresh)
+      if (previous !== undefined) yield* sql`UPDATE settings SET value = ${accepted[0]!} WHERE name = 'secrets_key_check'`
+      return Context.make(SecretBox, sealer).pipe(Context.add(ServerSecretRows.ServerSecrets, yield* ServerSecretRows.open(sql, sealer)))
     }).pipe(Effect.catchTag("SqlError", Effect.die))
   ).pipe(Layer.provide(Migrate.layer))
 
 const opensWith = (sealer: Sealer, secret: string, context: string) => Either.isRight(Either.try(() => sealer.open(secret, context)))
+
+/**
+ * A stored secret as it should be stored now, given how a plain one looks where it is kept: a plain
+ * one sealed, a `stale` one opened and sealed again. One neither key opens is kept as it is.
+ */
+export type Fresh = (value: string, context: string, isPlain: (value: string) => boolean) => string
+
+const freshen = (sealer: Sealer, stale: (sealed: string, context: string) => boolean): Fresh => (value, context, plain) =>
+  plain(value)
+    ? sealer.seal(value, context)
+    : stale(value, context)
+      ? Either.getOrElse(Either.try(() => sealer.seal(sealer.open(value, context), context)), () => value)
+      : value
 
 /**
  * The key from `SECRETS_KEY` (64 hex digits), or else from `file`, which the first boot creates
@@ -130,7 +144,7 @@ export const loadKey = (given: string | undefined, file: string): Effect.Effect<
     : parseKey("SECRETS_KEY", () => given)
 
 /**
- * The key file opens every webhook signing secret. A copy or restored backup can leave it readable
+ * The key file opens every sealed secret. A copy or restored backup can leave it readable
  * by other users (`cp` under the usual umask gives 0644): say so at boot rather than refuse to start.
  */
 const warnIfShared = (file: string) =>
@@ -139,7 +153,7 @@ const warnIfShared = (file: string) =>
     const mode = statSync(file).mode & 0o777
     return (mode & 0o077) === 0
       ? Effect.void
-      : Effect.logWarning(`${file} can be read by other users (mode ${mode.toString(8).padStart(4, "0")}); it opens every webhook signing secret: chmod 600 it`)
+      : Effect.logWarning(`${file} can be read by other users (mode ${mode.toString(8).padStart(4, "0")}); it opens every secret sealed in the database: chmod 600 it`)
   })
 
 /** `SECRETS_KEY_PREVIOUS`, while the key is being changed. */
@@ -197,12 +211,19 @@ const syncDirectory = (dir: string) => {
 
 type Previous = { readonly secret: string; readonly expiresAt: string }
 
+/** One sealed endpoint secret, for a boot to check its key against. */
+const endpointSample = (sql: SqlClient.SqlClient) =>
+  Effect.map(
+    sql<{ workspace_id: string; id: string; secret: string }>`SELECT workspace_id, id, secret FROM webhook_endpoints WHERE secret LIKE 'v1.%' LIMIT 1`,
+    (rows) => rows.map((r) => ({ sealed: r.secret, context: endpointContext(String(r.workspace_id), String(r.id)) }))
+  )
+
 /**
- * Seals again, under the current key, every stored secret `stale` picks: plain ones, and after a
- * change of key those under the old key (then every row is read, else only rows holding plain ones).
- * A secret neither key opens is left as it is: its endpoint's deliveries wait, logged by the worker.
+ * Writes every endpoint secret back as `fresh` gives it: rows holding plain ones, or after a change
+ * of key (`everyRow`) all of them. A secret neither key opens is left as it is: its endpoint's
+ * deliveries wait, logged by the worker.
  */
-const reseal = (sql: SqlClient.SqlClient, sealer: Sealer, stale: (secret: string, context: string) => boolean, everyRow: boolean) =>
+const resealEndpoints = (sql: SqlClient.SqlClient, fresh: Fresh, everyRow: boolean) =>
   Effect.gen(function* () {
     const rows = yield* sql<{ workspace_id: string; id: string; secret: string; previous_secrets: unknown }>`
       SELECT workspace_id, id, secret, previous_secrets FROM webhook_endpoints
@@ -210,10 +231,9 @@ const reseal = (sql: SqlClient.SqlClient, sealer: Sealer, stale: (secret: string
     for (const r of rows) {
       const context = endpointContext(String(r.workspace_id), String(r.id))
       const previous = (typeof r.previous_secrets === "string" ? JSON.parse(r.previous_secrets) : r.previous_secrets) as Array<Previous>
-      const fresh = (s: string) =>
-        stale(s, context) ? Either.getOrElse(Either.try(() => sealer.seal(sealer.open(s, context), context)), () => s) : s
-      const secret = fresh(r.secret)
-      const sealedPrevious = previous.map((p) => ({ ...p, secret: fresh(p.secret) }))
+      const sealed = (s: string) => fresh(s, context, isPlain)
+      const secret = sealed(r.secret)
+      const sealedPrevious = previous.map((p) => ({ ...p, secret: sealed(p.secret) }))
       if (secret === r.secret && sealedPrevious.every((p, i) => p.secret === previous[i]!.secret)) continue
       // Only if unchanged since read: another process sealing or rotating at once keeps its write.
       yield* sql`UPDATE webhook_endpoints SET secret = ${secret}, previous_secrets = ${JSON.stringify(sealedPrevious)}::jsonb

@@ -16,7 +16,7 @@ import * as Transactor from "./transactor.ts"
 import * as Webhooks from "./webhooks.ts"
 import * as Workspaces from "./workspaces.ts"
 
-/** What the stores need besides a SqlClient, re-exported for embedders: migrations and the webhook-secret sealer. */
+/** What the stores need besides a SqlClient, re-exported for embedders: migrations and the sealer of secrets. */
 export * as Migrate from "./migrate.ts"
 export * as Secrets from "./secrets.ts"
 
@@ -28,4 +28,5 @@ export const layer = Layer.mergeAll(
   Workspaces.layer, ApiKeys.layer, Numbers.layer, Contacts.layer, Conversations.layer, Webhooks.layer, Outbox.layer, Idempotency.layer, Transactor.layer
 ).pipe(Layer.provideMerge(Signal.layer))
 
-export { cursorSecret, serverSecret } from "./settings.ts"
+/** The server secrets `Secrets.layer` opens at boot, and the cursor codec keyed by one of them. */
+export { CursorCodecLive, ServerSecrets } from "./serverSecrets.ts"

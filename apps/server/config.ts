@@ -8,7 +8,7 @@ export const ServerConfig = Config.all({
   databaseUrl: Config.option(Config.redacted("DATABASE_URL")),
   dataDir: Config.string("DATA_DIR").pipe(Config.withDefault("./.data")),
   adminToken: Config.option(Config.redacted("ADMIN_TOKEN")),
-  /** Seals webhook secrets at rest (64 hex digits); unset: DATA_DIR/secrets.key, made on first boot. */
+  /** Seals the database's secrets at rest (webhook, cursor and media URL signing; 64 hex digits); unset: DATA_DIR/secrets.key, made on first boot. */
   secretsKey: Config.option(Config.redacted("SECRETS_KEY")),
   /** The key being replaced: its secrets are sealed again under SECRETS_KEY at boot. */
   secretsKeyPrevious: Config.option(Config.redacted("SECRETS_KEY_PREVIOUS")),

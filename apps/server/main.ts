@@ -23,7 +23,6 @@ import * as WebhookWorker from "../../adapters/webhooks/worker.ts"
 import { CoreLive } from "../../core/layer.ts"
 import { layerNotFiled } from "../../core/messaging/registration.ts"
 import { layerOutboundGuard } from "../../core/outbound.ts"
-import { CursorCodec, makeCursorCodec } from "../../core/pagination.ts"
 import { Workspaces } from "../../core/workspaces/service.ts"
 import type { ServerConfig } from "./config.ts"
 
@@ -34,16 +33,17 @@ export const SqlLive = (config: ServerConfig) =>
     onNone: () => Pglite.layer({ dataDir: `${config.dataDir}/pglite` })
   })
 
-export const StoresLive = (config: ServerConfig) =>
+/** The stores, cursor codec and media URLs over a SqlClient: migrated, with secrets sealed. */
+export const StoresOn = (config: ServerConfig) =>
   Layer.mergeAll(
     SqlStores.layer,
-    Layer.effect(CursorCodec, Effect.flatMap(SqlStores.cursorSecret, makeCursorCodec)),
-    Layer.unwrapEffect(
-      Effect.map(SqlStores.serverSecret("media_secret"), (secret) => SignedUrls.layer({ baseUrl: publicBaseUrl(config), secret }))
-    )
-  ).pipe(Layer.provide(SecretsLive(config)), Layer.provide(Migrate.layer), Layer.provideMerge(SqlLive(config)))
+    SqlStores.CursorCodecLive,
+    Layer.unwrapEffect(Effect.map(SqlStores.ServerSecrets, (s) => SignedUrls.layer({ baseUrl: publicBaseUrl(config), secret: s.media })))
+  ).pipe(Layer.provide(SecretsLive(config)), Layer.provide(Migrate.layer))
 
-/** The sealer of webhook secrets, keyed from SECRETS_KEY or DATA_DIR/secrets.key (and SECRETS_KEY_PREVIOUS while changing it). */
+export const StoresLive = (config: ServerConfig) => StoresOn(config).pipe(Layer.provideMerge(SqlLive(config)))
+
+/** The sealer of secrets and the server secrets, keyed from SECRETS_KEY or DATA_DIR/secrets.key (and SECRETS_KEY_PREVIOUS while changing it). */
 export const SecretsLive = (config: ServerConfig) => {
   const value = (o: Option.Option<Redacted.Redacted<string>>) => Option.getOrUndefined(Option.map(o, Redacted.value))
   return Layer.unwrapEffect(

@@ -4,26 +4,26 @@
  */
 import { SqlClient } from "@effect/sql"
 import { assert, type Vitest } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import { Context, Effect, Layer } from "effect"
 import * as MemoryStores from "../../adapters/memory/stores.ts"
 import * as Migrate from "../../adapters/sql/migrate.ts"
 import * as SqlStores from "../../adapters/sql/stores.ts"
-import { CursorCodec, layerCursorCodec, makeCursorCodec } from "../../core/pagination.ts"
+import { layerCursorCodec, makeCursorCodec } from "../../core/pagination.ts"
 import { sqlContract } from "../support/sqlContract.ts"
-import { sqlStores } from "../support/sqlStores.ts"
+import { sqlStores, TEST_SECRETS_KEY } from "../support/sqlStores.ts"
 import { type StorePorts, storesContract } from "./stores.contract.ts"
 
 /** SQL stores over a client: migrated first, cursor secret from the database. */
-const sqlAdapter = (client: Layer.Layer<SqlClient.SqlClient, unknown>) =>
-  Layer.merge(sqlStores(client), Layer.effect(CursorCodec, Effect.flatMap(SqlStores.cursorSecret, (secret) => makeCursorCodec(secret))).pipe(Layer.provide(Migrate.layer), Layer.provide(client)))
+const sqlAdapter = (client: Layer.Layer<SqlClient.SqlClient, unknown>) => SqlStores.CursorCodecLive.pipe(Layer.provideMerge(sqlStores(client)))
 
-/** Checks only SQL adapters have: migrations are re-runnable and the cursor secret is stable. */
-const sqlExtras = (it: Vitest.MethodsNonLive<StorePorts | SqlClient.SqlClient, true>) => {
+/** Checks only SQL adapters have: migrations are re-runnable and the cursor secret is stable across processes. */
+const sqlExtras = (it: Vitest.MethodsNonLive<StorePorts | SqlClient.SqlClient | SqlStores.ServerSecrets, true>) => {
   it.effect("SQL: migrations are applied once; the cursor secret is made once and kept", () =>
     Effect.gen(function* () {
       assert.deepStrictEqual(yield* Migrate.run, [])
-      const a = yield* SqlStores.cursorSecret
-      const b = yield* SqlStores.cursorSecret
+      const a = (yield* SqlStores.ServerSecrets).cursor
+      // another process booting on the database opens the same secret
+      const b = Context.get(yield* Effect.scoped(Layer.build(SqlStores.Secrets.layer(TEST_SECRETS_KEY))), SqlStores.ServerSecrets).cursor
       assert.strictEqual(a.length, 32)
       assert.deepStrictEqual(a, b)
       // a cursor made by one process decodes in another sharing the database
