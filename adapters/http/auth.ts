@@ -3,7 +3,7 @@ import { HttpApi, type HttpApiMiddleware, HttpRouter, HttpServerRequest } from "
 import { Context, Effect, Layer, Option, Redacted } from "effect"
 import type { Scope } from "../../core/auth/scopes.ts"
 import { InvalidArgument, NotFound, PermissionDenied, ResourceExhausted, Unauthenticated } from "../../core/errors.ts"
-import { jsonProblem } from "../../core/input.ts"
+import { jsonTextProblem } from "../../core/input.ts"
 import { type Decision, RateLimiter } from "../../core/ratelimit.ts"
 import { Workspaces } from "../../core/workspaces/service.ts"
 import { Api } from "./api.ts"
@@ -114,23 +114,14 @@ const constantTimeEqual = (a: string, b: string) => {
   return diff === 0
 }
 
-/** core/input.ts's bounds on a JSON body, read as text once (the route's decode reads the same cached text). */
+/** core/input.ts's bounds on a JSON body, scanned as text (the route's decode parses the same cached text). */
 export const BoundedBodyLive = Layer.succeed(
   BoundedBody,
   Effect.flatMap(HttpServerRequest.HttpServerRequest, (req) => {
     if (!BODY_METHODS.has(req.method)) return Effect.void
-    return Effect.flatMap(
-      Effect.mapError(req.text, (e) => new InvalidArgument({ message: bodyReadMessage(e) })),
-      (text) => {
-        let problem: string | undefined
-        try {
-          // An empty body is no body: routes without a payload take none.
-          problem = text === "" ? undefined : jsonProblem(JSON.parse(text))
-        } catch {
-          problem = "Request body is not valid JSON"
-        }
-        return problem === undefined ? Effect.void : Effect.fail(new InvalidArgument({ message: problem }))
-      }
-    )
+    return Effect.flatMap(Effect.mapError(req.text, (e) => new InvalidArgument({ message: bodyReadMessage(e) })), (text) => {
+      const problem = jsonTextProblem(text)
+      return problem === undefined ? Effect.void : Effect.fail(new InvalidArgument({ message: problem }))
+    })
   })
 )

@@ -3,8 +3,9 @@
  * cross-cutting contract of SPEC lives:
  * - `X-Request-Id`: a valid client id is echoed, otherwise one is generated;
  * - `RateLimit-*` on every response; requests without a well-formed API key are limited per client
- *   address here (keys are limited per key id by the Authorization middleware);
- * - a 1 MiB request body limit;
+ *   address here (keys are limited per key id by the Authorization middleware, the admin API by
+ *   AdminAuthorization);
+ * - a 1 MiB request body limit, and text in the URL checked like body text (core/input.ts);
  * - CORS for any origin (keys, not cookies, authenticate: no credentials);
  * - the error envelope `{error: {code, message, requestId}}` for EVERY failure: decode errors,
  *   malformed JSON, unknown routes, domain errors, and defects (logged with the request id).
@@ -150,7 +151,7 @@ const preflight = (req: HttpServerRequest.HttpServerRequest) => {
   })
 }
 
-export const ADMIN_PREFIX = "/v1/admin/"
+const ADMIN_PREFIX = "/v1/admin/"
 
 /**
  * Text in the URL is checked once, here, like body text (core/input.ts): a path that does not
