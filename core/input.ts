@@ -4,7 +4,8 @@
  * formats errors recursively: a 1 MiB body of 200,000 array elements cost 300-490 ms of event loop,
  * and one nested 3,000 deep overflowed the stack. One cheap walk with fixed bounds refuses both
  * first, so the worst input costs about what a normal one does; the bounds sit well above anything
- * a documented input allows (a contact carries at most 200 notes, 100 tags and 100 properties).
+ * a documented input allows (a contact carries at most 200 notes, 100 tags and 100 properties; its
+ * longest text is a 10,000-character note).
  */
 
 export const InputBounds = {
@@ -15,7 +16,9 @@ export const InputBounds = {
   /** Keys in one object. */
   objectKeys: 1_000,
   /** Arrays, objects and scalars in the whole input. */
-  values: 5_000
+  values: 5_000,
+  /** Characters of one string as sent (an escape counts its own length): a Schema refusing a long string quotes all of it in its error. */
+  stringLength: 65_536
 } as const
 
 /**
@@ -142,6 +145,7 @@ export const jsonTextProblem = (text: string): string | undefined => {
         } else if (isLow(d)) problem ??= LONE
         j++
       }
+      if (j - i - 1 > InputBounds.stringLength) problem = `longer than ${InputBounds.stringLength} characters`
       const top = frames[frames.length - 1]
       if (top !== undefined && !top.array && top.expectKey) {
         if (++top.count > InputBounds.objectKeys) return `${where(frames.length - 1)}: more than ${InputBounds.objectKeys} keys`

@@ -28,19 +28,22 @@ const CONTACTS = intEnv("BENCH_CONTACTS", 2_000)
 const RATE = 10
 
 /** The worst bodies: refused by a bound now, decoded element by element before. */
-const worstBodies: ReadonlyArray<string> = [
-  JSON.stringify({ firstName: "a", tags: Array.from({ length: 200_000 }, () => "a") }),
-  JSON.stringify({ firstName: "a", properties: Object.fromEntries(Array.from({ length: 60_000 }, (_, i) => [`k${i}`, "v"])) }),
-  `{"firstName":"a","properties":{"x":${"[".repeat(3_000)}${"]".repeat(3_000)}}}`,
+const worst: ReadonlyArray<readonly [string, string]> = [
+  ["200,000 items", JSON.stringify({ firstName: "a", tags: Array.from({ length: 200_000 }, () => "a") })],
+  ["60,000 keys", JSON.stringify({ firstName: "a", properties: Object.fromEntries(Array.from({ length: 60_000 }, (_, i) => [`k${i}`, "v"])) })],
+  ["3,000 deep", `{"firstName":"a","properties":{"x":${"[".repeat(3_000)}${"]".repeat(3_000)}}}`],
   // Just within every bound: as many values as allowed, all decoded by the Schema before it refuses the lengths.
-  JSON.stringify({
+  ["within bounds", JSON.stringify({
     firstName: "a",
     tags: Array.from({ length: InputBounds.arrayItems }, (_, i) => `t${i}`),
     notes: Array.from({ length: InputBounds.arrayItems }, (_, i) => `n${i}`),
     phones: Array.from({ length: Math.floor((InputBounds.values - 2 * InputBounds.arrayItems - 10) / 2) }, () => ({ value: "+14155550100" }))
-  }),
-  JSON.stringify({ firstName: "a".repeat(1024 * 1024 - 100) })
+  })],
+  ["1 MiB string", JSON.stringify({ firstName: "a".repeat(1024 * 1024 - 100) })],
+  ["1 MiB of escapes", JSON.stringify({ firstName: "x" }).replace("x", "\\u0041".repeat(170_000))],
+  ["a valid contact", JSON.stringify({ firstName: "Ada", lastName: "Lovelace", phone: "+14155550100", tags: ["vip"] })]
 ]
+const worstBodies = worst.slice(0, -1).map(([, body]) => body)
 
 const agent = new Agent({ keepAlive: true })
 const send = (port: number, method: string, path: string, key: string, body?: string) =>
@@ -101,7 +104,7 @@ const main = async () => {
   try {
     const { serviceEnv, adminToken, workspaceId, db, boot } = await firstBoot(cleanups, { database: "switchboard_abuse", prefix: "abuse" })
     const keys: Array<string> = []
-    for (let i = 0; i < 3; i++) {
+    for (let i = 0; i < 4; i++) {
       const res = await fetch(`http://127.0.0.1:${boot.port}/v1/admin/workspaces/${workspaceId}/keys`, {
         method: "POST",
         headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
@@ -111,7 +114,7 @@ const main = async () => {
     }
     await boot.stop()
     await seedContacts(db, { workspaceId, count: CONTACTS, batchSize: CONTACTS, log: () => {} })
-    const [victimKey, abuserA, abuserB] = keys as [string, string, string]
+    const [victimKey, abuserA, abuserB, prober] = keys as [string, string, string, string]
     log(`${fmt(CONTACTS)} contacts; victim GET /contacts?limit=20 at ${RATE}/s; abusers POST /contacts at ${RATE}/s each; ${SECONDS} s per phase`)
     log("side   phase          reads    p50 ms    p95 ms    p99 ms    max ms")
     for (const [label, cwd] of [...(other === undefined ? [] : [["A", resolve(other)] as const]), ["B", root] as const]) {
@@ -122,6 +125,11 @@ const main = async () => {
         log(
           `${label.padEnd(6)} ${phase.padEnd(14)} ${String(l.length).padStart(5)} ${[0.5, 0.95, 0.99].map((p) => fmt(percentile(l, p), 1).padStart(9)).join(" ")} ${fmt(l[l.length - 1] ?? NaN, 1).padStart(9)}`
         )
+      for (const [name, body] of worst) {
+        const times: Array<number> = []
+        for (let i = 0; i < 10; i++) times.push(await send(child.port, "POST", "/v1/api/contacts", prober, body))
+        log(`${label.padEnd(6)} one request, ${name.padEnd(18)} ${fmt(times.sort((a, b) => a - b)[5]!, 1).padStart(8)} ms (median of 10)`)
+      }
       report("alone", await victim(child.port, victimKey))
       const stops = [abuser(child.port, abuserA), abuser(child.port, abuserB)]
       report("two abusers", await victim(child.port, victimKey))

@@ -15,7 +15,8 @@ describe("jsonTextProblem", () => {
       JSON.stringify({ items: Array.from({ length: InputBounds.arrayItems }, (_, i) => i) }),
       JSON.stringify(Object.fromEntries(Array.from({ length: InputBounds.objectKeys }, (_, i) => [`k${i}`, i]))),
       nested(InputBounds.depth),
-      JSON.stringify({ a: "x".repeat(1024 * 1024) })
+      JSON.stringify({ a: "x".repeat(InputBounds.stringLength) }),
+      JSON.stringify(Array.from({ length: 15 }, () => "x".repeat(InputBounds.stringLength)))
     ]
     for (const text of samples) expect(jsonTextProblem(text), text.slice(0, 80)).toBeUndefined()
   })
@@ -32,6 +33,8 @@ describe("jsonTextProblem", () => {
     const many = JSON.stringify(Array.from({ length: 10 }, () => Array.from({ length: 900 }, () => 0)))
     expect(jsonTextProblem(many)).toBe(`body: more than ${InputBounds.values} values in all`)
     expect(jsonTextProblem(JSON.stringify({ a: [{ b: ["x", { c: "\u0000" }] }] }))).toBe("a.0.b.1.c: must not contain NUL characters")
+    expect(jsonTextProblem(JSON.stringify({ note: "x".repeat(InputBounds.stringLength + 1) }))).toBe(`note: longer than ${InputBounds.stringLength} characters`)
+    expect(jsonTextProblem(JSON.stringify({ ["k".repeat(InputBounds.stringLength + 1)]: 1 }))).toBe(`body: a key longer than ${InputBounds.stringLength} characters`)
   })
 
   it("refuses NUL and lone surrogates in escapes or raw, in values and keys, and passes pairs", () => {
