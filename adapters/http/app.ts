@@ -5,7 +5,7 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Layer, type Option, type Redacted } from "effect"
 import { Api } from "./api.ts"
-import { AdminAuthorizationLive, AuthorizationLive } from "./auth.ts"
+import { AdminAuthorizationLive, AuthorizationLive, BoundedBodyLive } from "./auth.ts"
 import { AdminLive } from "./handlers/admin.ts"
 import { CarrierLive } from "./handlers/carrier.ts"
 import { ContactsLive } from "./handlers/contacts.ts"
@@ -36,7 +36,7 @@ export const ApiLive = (options: HttpOptions) =>
       CarrierLive({ telnyxPublicKey: options.telnyxPublicKey }),
       AdminLive
     ]),
-    Layer.provide([AuthorizationLive, AdminAuthorizationLive(options.adminToken)])
+    Layer.provide([AuthorizationLive, AdminAuthorizationLive(options.adminToken), BoundedBodyLive])
   )
 
 /** Routes, the OpenAPI document and the platform middleware; provide it the core services. */

@@ -1,13 +1,34 @@
 /** Implementations of the security middleware declared in security.ts. */
-import { HttpServerRequest } from "@effect/platform"
-import { Effect, Layer, Option, Redacted } from "effect"
-import { ResourceExhausted, NotFound, Unauthenticated } from "../../core/errors.ts"
+import { HttpApi, type HttpApiMiddleware, HttpRouter, HttpServerRequest } from "@effect/platform"
+import { Context, Effect, Layer, Option, Redacted } from "effect"
+import type { Scope } from "../../core/auth/scopes.ts"
+import { InvalidArgument, NotFound, PermissionDenied, ResourceExhausted, Unauthenticated } from "../../core/errors.ts"
+import { jsonTextProblem } from "../../core/input.ts"
 import { type Decision, RateLimiter } from "../../core/ratelimit.ts"
 import { Workspaces } from "../../core/workspaces/service.ts"
-import { bearerToken, requestKey, requestState } from "./platform.ts"
-import { AdminAuthorization, Authorization } from "./security.ts"
+import { Api } from "./api.ts"
+import { BODY_METHODS, bearerToken, bodyReadMessage, requestKey, requestState } from "./platform.ts"
+import { AdminAuthorization, Authorization, BoundedBody, RequiredScopes } from "./security.ts"
 
 const unauthenticated = new Unauthenticated({ message: "Missing, malformed, unknown or revoked API key" })
+
+/**
+ * The scopes of each route behind an API key, as the router names it (`POST /v1/api/contacts`).
+ * A route that declares none is a programming error, refused when the server is built.
+ */
+const scopesByRoute = (): ReadonlyMap<string, ReadonlyArray<Scope>> => {
+  const scopes = new Map<string, ReadonlyArray<Scope>>()
+  HttpApi.reflect(Api, {
+    onGroup: () => {},
+    onEndpoint: ({ endpoint, mergedAnnotations, middleware }) => {
+      if (!middleware.has(Authorization as unknown as HttpApiMiddleware.TagClassAny)) return
+      const required = Context.getOption(mergedAnnotations, RequiredScopes)
+      if (Option.isNone(required)) throw new Error(`${endpoint.method} ${endpoint.path} declares no scope (requires, api/shared.ts)`)
+      scopes.set(`${endpoint.method} ${endpoint.path}`, required.value)
+    }
+  })
+  return scopes
+}
 
 export const AuthorizationLive = Layer.effect(
   Authorization,
@@ -15,6 +36,14 @@ export const AuthorizationLive = Layer.effect(
     const workspaces = yield* Workspaces
     const limiter = yield* RateLimiter
     const exhausted = (rate: Decision) => new ResourceExhausted({ message: "Rate limit exceeded", retryAfterSeconds: rate.retryAfterSeconds })
+    const scopes = scopesByRoute()
+    const checkScopes = (granted: ReadonlySet<Scope>): Effect.Effect<void, PermissionDenied, HttpRouter.RouteContext> =>
+      Effect.flatMap(HttpRouter.RouteContext, ({ route }) => {
+        for (const scope of scopes.get(`${route.method} ${route.path}`) ?? []) {
+          if (!granted.has(scope)) return Effect.fail(new PermissionDenied({ message: `This key lacks the scope ${scope}` }))
+        }
+        return Effect.void
+      })
     return Authorization.of({
       // HttpApiSecurity.bearer accepts any header and slices it blindly: use the key the platform
       // middleware parsed from the header instead. Plain flatMaps, no generators: this runs on
@@ -37,11 +66,11 @@ export const AuthorizationLive = Layer.effect(
           return workspaces.authenticate(key.value).pipe(
             Effect.catchAll(reject),
             Effect.flatMap((principal) =>
-              Effect.flatMap(limiter.consume(`key:${principal.keyId}`), (rate) => {
+              Effect.flatMap(limiter.consume(`key:${principal.keyId}`), (rate): Effect.Effect<void, ResourceExhausted | PermissionDenied, HttpRouter.RouteContext> => {
                 state.rate = rate
                 if (!rate.allowed) return Effect.fail(exhausted(rate))
                 state.principal = principal
-                return Effect.void
+                return checkScopes(principal.scopes)
               })
             )
           )
@@ -50,21 +79,31 @@ export const AuthorizationLive = Layer.effect(
   })
 )
 
-/** `adminToken` unset disables the admin API: every admin route then answers 404. */
+/**
+ * `adminToken` unset disables the admin API: every admin route then answers 404. The operator's
+ * requests are limited in a bucket of their own, and wrong tokens per address in another, so no
+ * keyless traffic (limited per address by platform.ts) can lock the operator out.
+ */
 export const AdminAuthorizationLive = (adminToken: Option.Option<Redacted.Redacted<string>>) =>
-  Layer.succeed(
+  Layer.effect(
     AdminAuthorization,
-    AdminAuthorization.of({
-      adminToken: () =>
-        Effect.gen(function* () {
-          if (Option.isNone(adminToken)) return yield* new NotFound({ message: "No such route" })
-          const req = yield* HttpServerRequest.HttpServerRequest
-          const given = bearerToken(req.headers["authorization"])
-          if (given === undefined || !constantTimeEqual(given, Redacted.value(adminToken.value))) {
-            return yield* new Unauthenticated({ message: "Missing or wrong admin token" })
-          }
-        })
-    })
+    Effect.map(RateLimiter, (limiter) =>
+      AdminAuthorization.of({
+        adminToken: () =>
+          Effect.gen(function* () {
+            if (Option.isNone(adminToken)) return yield* new NotFound({ message: "No such route" })
+            const req = yield* HttpServerRequest.HttpServerRequest
+            const given = bearerToken(req.headers["authorization"])
+            const valid = given !== undefined && constantTimeEqual(given, Redacted.value(adminToken.value))
+            const state = requestState(req)
+            state.rate = yield* limiter.consume(valid ? "admin" : `admin-ip:${Option.getOrElse(req.remoteAddress, () => "unknown")}`)
+            if (!state.rate.allowed) {
+              return yield* new ResourceExhausted({ message: "Rate limit exceeded", retryAfterSeconds: state.rate.retryAfterSeconds })
+            }
+            if (!valid) return yield* new Unauthenticated({ message: "Missing or wrong admin token" })
+          })
+      })
+    )
   )
 
 const constantTimeEqual = (a: string, b: string) => {
@@ -74,3 +113,15 @@ const constantTimeEqual = (a: string, b: string) => {
   for (let i = 0; i < Math.max(x.length, y.length); i++) diff |= (x[i] ?? 0) ^ (y[i] ?? 0)
   return diff === 0
 }
+
+/** core/input.ts's bounds on a JSON body, scanned as text (the route's decode parses the same cached text). */
+export const BoundedBodyLive = Layer.succeed(
+  BoundedBody,
+  Effect.flatMap(HttpServerRequest.HttpServerRequest, (req) => {
+    if (!BODY_METHODS.has(req.method)) return Effect.void
+    return Effect.flatMap(Effect.mapError(req.text, (e) => new InvalidArgument({ message: bodyReadMessage(e) })), (text) => {
+      const problem = jsonTextProblem(text)
+      return problem === undefined ? Effect.void : Effect.fail(new InvalidArgument({ message: problem }))
+    })
+  })
+)

@@ -6,14 +6,15 @@
 import { JSONSchema, Schema } from "effect"
 import { type ErrorCode, errorStatus } from "../../core/errors.ts"
 import { catalog, PING } from "../../core/events/catalog.ts"
+import { InputBounds } from "../../core/input.ts"
 
 /** Status -> public code, from the one table in core/errors.ts. */
 const codes: Record<string, ErrorCode> = Object.fromEntries(Object.values(errorStatus).map(({ status, code }) => [String(status), code]))
 
 const descriptions: Record<string, string> = {
-  "400": "Invalid argument: a parameter is missing or malformed, the body is not JSON or over 1 MiB, an unknown field, or a modified cursor",
+  "400": `Invalid argument: a parameter is missing or malformed, the body is not JSON, over 1 MiB or beyond the input bounds (nested over ${InputBounds.depth} levels, over ${InputBounds.arrayItems} items in an array or ${InputBounds.objectKeys} keys in an object, over ${InputBounds.values} values in all, a string over ${InputBounds.stringLength} characters), a string holds NUL or a lone surrogate, an unknown field, or a modified cursor`,
   "401": "Missing, malformed, unknown or revoked key",
-  "403": "The key lacks the scope; the message names it",
+  "403": "The key lacks a scope the operation lists in its security requirement; the message names it. Checked before the body is read",
   "404": "No such resource in the workspace, or a malformed id",
   "409": "The workspace cannot do this yet; the message says why",
   "429": "Rate limit exceeded; retry after `Retry-After` seconds",

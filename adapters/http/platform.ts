@@ -3,8 +3,9 @@
  * cross-cutting contract of SPEC lives:
  * - `X-Request-Id`: a valid client id is echoed, otherwise one is generated;
  * - `RateLimit-*` on every response; requests without a well-formed API key are limited per client
- *   address here (keys are limited per key id by the Authorization middleware);
- * - a 1 MiB request body limit;
+ *   address here (keys are limited per key id by the Authorization middleware, the admin API by
+ *   AdminAuthorization);
+ * - a 1 MiB request body limit, and text in the URL checked like body text (core/input.ts);
  * - CORS for any origin (keys, not cookies, authenticate: no credentials);
  * - the error envelope `{error: {code, message, requestId}}` for EVERY failure: decode errors,
  *   malformed JSON, unknown routes, domain errors, and defects (logged with the request id).
@@ -15,6 +16,7 @@ import { type ParsedKey, parseToken } from "../../core/auth/apiKey.ts"
 import type { Principal } from "../../core/auth/principal.ts"
 import { decodeMessage } from "../../core/decodeMessage.ts"
 import { type DomainError, type ErrorCode, errorStatus, isDomainError } from "../../core/errors.ts"
+import { textProblem } from "../../core/input.ts"
 import { type Decision, RateLimiter } from "../../core/ratelimit.ts"
 
 export const MAX_BODY_BYTES = 1024 * 1024
@@ -98,6 +100,12 @@ const fromDomain = (e: DomainError, requestId: string) => {
     : res
 }
 
+/** Why a body read failed: malformed JSON, a body over the limit, a client that went away mid-upload. */
+export const bodyReadMessage = (error: HttpServerError.RequestError): string => {
+  const tooLarge = String(error.cause ?? "").includes("maxBytes") || String(error.description ?? "").includes("maxBytes")
+  return tooLarge ? "Request body exceeds 1 MiB" : "Request body is not valid JSON"
+}
+
 /** Turns any failure cause into the documented envelope. */
 export const causeToResponse = (cause: Cause.Cause<unknown>, requestId: string) => {
   const failure = Cause.failureOption(cause)
@@ -109,13 +117,7 @@ export const causeToResponse = (cause: Cause.Cause<unknown>, requestId: string) 
   if (error instanceof HttpServerError.RouteNotFound) {
     return Effect.succeed(envelope(404, "not_found", "No such route", requestId))
   }
-  if (error instanceof HttpServerError.RequestError) {
-    // Body reads: malformed JSON, a body over the limit, a client that went away mid-upload.
-    const tooLarge = String(error.cause ?? "").includes("maxBytes") || String(error.description ?? "").includes("maxBytes")
-    return Effect.succeed(
-      envelope(400, "invalid_argument", tooLarge ? "Request body exceeds 1 MiB" : "Request body is not valid JSON", requestId)
-    )
-  }
+  if (error instanceof HttpServerError.RequestError) return Effect.succeed(envelope(400, "invalid_argument", bodyReadMessage(error), requestId))
   if (Cause.isInterruptedOnly(cause)) {
     // The client disconnected; nobody reads this response.
     return Effect.succeed(envelope(500, "internal", "Request interrupted", requestId))
@@ -149,7 +151,37 @@ const preflight = (req: HttpServerRequest.HttpServerRequest) => {
   })
 }
 
-const BODY_METHODS = new Set(["POST", "PATCH", "PUT"])
+const ADMIN_PREFIX = "/v1/admin/"
+
+/**
+ * Text in the URL is checked once, here, like body text (core/input.ts): a path that does not
+ * decode, or holds NUL or a lone surrogate, names no resource (404, as SPEC answers a malformed
+ * id); such a query parameter is a 400, named only when its name is plain.
+ */
+const urlProblem = (url: string): { status: 400 | 404; code: ErrorCode; message: string } | undefined => {
+  if (!url.includes("%") && !url.includes("\u0000")) return undefined
+  const q = url.indexOf("?")
+  const path = q === -1 ? url : url.slice(0, q)
+  let decoded: string | undefined
+  try {
+    decoded = decodeURIComponent(path)
+  } catch {
+    decoded = undefined
+  }
+  if (decoded === undefined || textProblem(decoded) !== undefined) return { status: 404, code: "not_found", message: "No such resource: the path is malformed" }
+  if (q !== -1) {
+    for (const [name, value] of new URLSearchParams(url.slice(q + 1))) {
+      const problem = textProblem(value) ?? textProblem(name)
+      if (problem !== undefined) {
+        const label = /^[A-Za-z0-9_.-]{1,64}$/.test(name) ? name : "a query parameter"
+        return { status: 400, code: "invalid_argument", message: `${label}: ${problem}` }
+      }
+    }
+  }
+  return undefined
+}
+
+export const BODY_METHODS: ReadonlySet<string> = new Set(["POST", "PATCH", "PUT"])
 
 export const layer = HttpApiBuilder.middleware(
   Effect.gen(function* () {
@@ -164,6 +196,8 @@ export const layer = HttpApiBuilder.middleware(
 
       /** Request checks, then the app; every failure becomes the envelope. */
       const guarded = (req: HttpServerRequest.HttpServerRequest, state: RequestState) => {
+        const refused = urlProblem(req.url)
+        if (refused !== undefined) return Effect.succeed(envelope(refused.status, refused.code, refused.message, state.requestId))
         if (Number(req.headers["content-length"] ?? "0") > MAX_BODY_BYTES) {
           return Effect.succeed(envelope(400, "invalid_argument", "Request body exceeds 1 MiB", state.requestId))
         }
@@ -173,7 +207,9 @@ export const layer = HttpApiBuilder.middleware(
         if (hasBody && contentType !== undefined && !/^application\/json\s*(;|$)/i.test(contentType)) {
           return Effect.succeed(envelope(400, "invalid_argument", "Send the body as JSON with Content-Type: application/json", state.requestId))
         }
-        if (Option.isSome(requestKey(req, state))) return hasBody ? limited : handled
+        // Keys are limited per key (auth.ts), the operator's token in its own buckets (AdminAuthorization):
+        // no keyless traffic can exhaust either.
+        if (Option.isSome(requestKey(req, state)) || req.url.startsWith(ADMIN_PREFIX)) return hasBody ? limited : handled
         // No API key to bill this request to: limit it by client address instead.
         return Effect.flatMap(limiter.consume(clientKeyOf(req)), (rate) => {
           state.rate = rate

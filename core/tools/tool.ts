@@ -7,7 +7,8 @@ import { type Effect, Effect as E, Schema } from "effect"
 import type { Principal } from "../auth/principal.ts"
 import type { Scope } from "../auth/scopes.ts"
 import { invalidInput } from "../decodeMessage.ts"
-import type { DomainError, InvalidArgument } from "../errors.ts"
+import { type DomainError, InvalidArgument } from "../errors.ts"
+import { jsonProblem } from "../input.ts"
 
 export interface Tool<I, IE, A, E extends DomainError, R> {
   /** Unique, `[a-z_]`, as MCP lists it. */
@@ -27,12 +28,15 @@ export type AnyTool = Tool<any, any, unknown, DomainError, any>
 
 export const tool = <I, IE, A, E extends DomainError, R>(t: Tool<I, IE, A, E, R>): Tool<I, IE, A, E, R> => t
 
-/** Decodes a caller's raw input with the tool's Schema, then runs it. */
-export const callTool = <I, IE, A, E extends DomainError, R>(t: Tool<I, IE, A, E, R>, principal: Principal, raw: unknown): Effect.Effect<A, E | InvalidArgument, R> =>
-  Schema.decodeUnknown(t.input, { errors: "all" })(raw).pipe(
+/** Checks a caller's raw input against the bounds of core/input.ts, decodes it with the tool's Schema, then runs it. */
+export const callTool = <I, IE, A, E extends DomainError, R>(t: Tool<I, IE, A, E, R>, principal: Principal, raw: unknown): Effect.Effect<A, E | InvalidArgument, R> => {
+  const problem = jsonProblem(raw)
+  if (problem !== undefined) return E.fail(new InvalidArgument({ message: problem }))
+  return Schema.decodeUnknown(t.input, { errors: "all" })(raw).pipe(
     E.mapError(invalidInput),
     E.flatMap((input) => t.run(principal, input))
   )
+}
 
 /** The `{ id }` of the record a tool acts on. */
 export const ById = Schema.Struct({ id: Schema.String }).annotations({ parseOptions: { onExcessProperty: "error" } })

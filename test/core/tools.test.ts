@@ -134,6 +134,20 @@ describe("the capability table", () => {
       assert.deepStrictEqual(listed.conversations, [])
     })))
 
+  it.effect("an input beyond the bounds of core/input.ts is refused before the Schema sees it, for any transport", () =>
+    run(Effect.gen(function* () {
+      const p = principal("test", yield* workspace)
+      let deep: unknown = "x"
+      for (let i = 0; i < 3_000; i++) deep = [deep]
+      const nested = yield* Effect.flip(callTool(Contacts.createContact, p, { firstName: "Ada", properties: { x: deep } }))
+      assert.instanceOf(nested, InvalidArgument)
+      assert.match(nested.message, /^properties\.x\..*: nested deeper than 16 levels$/)
+      const wide = yield* Effect.flip(callTool(Contacts.createContact, p, { tags: Array.from({ length: 200_000 }, () => "a") }))
+      assert.strictEqual(wide.message, "tags: more than 1000 items")
+      const nul = yield* Effect.flip(callTool(Contacts.createContact, p, { firstName: "a\u0000" }))
+      assert.strictEqual(nul.message, "firstName: must not contain NUL characters")
+    })))
+
   it.effect("each entry's declared scope is the one its use case enforces", () =>
     run(Effect.gen(function* () {
       const ws = yield* workspace

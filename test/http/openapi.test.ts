@@ -1,4 +1,5 @@
 /** SPEC "Versioning" and "Conventions: Spec": the served OpenAPI 3.1 document. */
+import { allScopes } from "../../core/auth/scopes.ts"
 import { Validator } from "@seriousme/openapi-schema-validator"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeTestApp } from "../support/app.ts"
@@ -96,12 +97,21 @@ describe("GET /v1/api/openapi.json", () => {
     }
   })
 
-  it("marks every public route as authenticated with a bearer key", () => {
+  it("marks every public route as authenticated with a bearer key, listing the scopes it needs", () => {
     const schemes = doc.components.securitySchemes
+    const scopes = new Set<string>(allScopes)
     for (const [method, path, op] of operations()) {
       if (!path.startsWith("/v1/api/")) continue
-      expect(op.security, `${method} ${path}`).toEqual([{ apiKey: [] }])
+      expect(op.security, `${method} ${path}`).toHaveLength(1)
+      const required: Array<string> = op.security[0].apiKey
+      expect(required.length, `${method} ${path}`).toBeGreaterThan(0)
+      for (const scope of required) {
+        expect(scopes.has(scope), `${method} ${path}: ${scope}`).toBe(true)
+        expect(op.description, `${method} ${path}`).toContain(`\`${scope}\``)
+      }
     }
+    expect(doc.paths["/v1/api/contacts"].post.security).toEqual([{ apiKey: ["contacts:write"] }])
+    expect(doc.paths["/v1/api/test-helpers/inbound-messages"].post.security).toEqual([{ apiKey: ["messages:send", "conversations:write"] }])
     expect(schemes.apiKey).toMatchObject({ type: "http", scheme: "bearer" })
   })
 

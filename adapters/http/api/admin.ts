@@ -8,7 +8,7 @@ import { WorkspaceNumber } from "../../../core/numbers.ts"
 import { AddNumberInput, CreateWorkspaceInput, UpdateWorkspaceInput } from "../../../core/workspaces/inputs.ts"
 import { CreatedKey, CreateKeyInput } from "../../../core/workspaces/keys.ts"
 import { Workspace } from "../../../core/workspaces/model.ts"
-import { AdminAuthorization } from "../security.ts"
+import { AdminAuthorization, BoundedBody } from "../security.ts"
 import { FailedPrecondition, InvalidArgument, NotFound } from "./errors.ts"
 import * as examples from "./examples.ts"
 import { IdParam } from "./shared.ts"
@@ -65,6 +65,7 @@ export class AdminGroup extends HttpApiGroup.make("admin")
   )
   .addError(InvalidArgument)
   .addError(NotFound)
+  .middleware(BoundedBody)
   .middleware(AdminAuthorization)
   .prefix("/v1/admin")
   .annotate(OpenApi.Title, "Admin")

@@ -5,7 +5,7 @@ import { ContactDetail, ContactInput, ContactSummary, toSummary } from "../../..
 import { ListContactsInput } from "../../../core/contacts/model.ts"
 import { NotFound } from "./errors.ts"
 import * as examples from "./examples.ts"
-import { Deleted, IdParam, limitParam, publicGroup } from "./shared.ts"
+import { Deleted, IdParam, limitParam, publicGroup, requires } from "./shared.ts"
 
 const { contact } = examples
 
@@ -23,20 +23,23 @@ export class ContactsGroup extends publicGroup(
             examples: [{ contacts: [contactSummary], nextCursor: null }]
           })
         )
-        .annotate(OpenApi.Description, "List or search contacts, newest created first. Scope `contacts:read`.")
+        .annotate(OpenApi.Description, "List or search contacts, newest created first.")
+        .pipe(requires("contacts:read"))
     )
     .add(
       HttpApiEndpoint.post("create", "/contacts")
         .setPayload(ContactInput.annotations({ examples: [{ firstName: "Ada", lastName: "Lovelace", phone: "+14155550100", tags: ["vip"] }] }))
         .addSuccess(ContactEnvelope, { status: 201 })
-        .annotate(OpenApi.Description, "Create a contact; a phone owned by a nameless auto-created contact adopts it. Scope `contacts:write`.")
+        .annotate(OpenApi.Description, "Create a contact; a phone owned by a nameless auto-created contact adopts it.")
+        .pipe(requires("contacts:write"))
     )
     .add(
       HttpApiEndpoint.get("get", "/contacts/:id")
         .setPath(IdParam)
         .addSuccess(ContactEnvelope)
         .addError(NotFound)
-        .annotate(OpenApi.Description, "Retrieve a contact. Scope `contacts:read`.")
+        .annotate(OpenApi.Description, "Retrieve a contact.")
+        .pipe(requires("contacts:read"))
     )
     .add(
       HttpApiEndpoint.patch("update", "/contacts/:id")
@@ -44,13 +47,15 @@ export class ContactsGroup extends publicGroup(
         .setPayload(ContactInput.annotations({ examples: [{ company: null, tags: ["customer"] }] }))
         .addSuccess(ContactEnvelope)
         .addError(NotFound)
-        .annotate(OpenApi.Description, "Update the fields sent; arrays and `properties` are replaced wholesale; `null` clears names and company. Scope `contacts:write`.")
+        .annotate(OpenApi.Description, "Update the fields sent; arrays and `properties` are replaced wholesale; `null` clears names and company.")
+        .pipe(requires("contacts:write"))
     )
     .add(
       HttpApiEndpoint.del("delete", "/contacts/:id")
         .setPath(IdParam)
         .addSuccess(Deleted)
         .addError(NotFound)
-        .annotate(OpenApi.Description, "Delete a contact permanently; its threads stay under the raw number. Scope `contacts:write`.")
+        .annotate(OpenApi.Description, "Delete a contact permanently; its threads stay under the raw number.")
+        .pipe(requires("contacts:write"))
     )
 ).annotate(OpenApi.Title, "Contacts") {}

@@ -6,7 +6,7 @@ import { PatchConversationInput } from "../../../core/conversations/service.ts"
 import { ListConversationsInput } from "../../../core/conversations/model.ts"
 import { NotFound } from "./errors.ts"
 import { activity, conversation } from "./examples.ts"
-import { IdParam, limitParam, publicGroup } from "./shared.ts"
+import { IdParam, limitParam, publicGroup, requires } from "./shared.ts"
 
 export class ConversationsGroup extends publicGroup(
   HttpApiGroup.make("conversations")
@@ -16,7 +16,8 @@ export class ConversationsGroup extends publicGroup(
         .addSuccess(Schema.Struct({ conversations: Schema.Array(ConversationSummary), nextCursor: Schema.NullOr(Schema.String) }).annotations({
           examples: [{ conversations: [conversation], nextCursor: null }]
         }))
-        .annotate(OpenApi.Description, "List threads, most recent activity first. Scope `conversations:read`.")
+        .annotate(OpenApi.Description, "List threads, most recent activity first.")
+        .pipe(requires("conversations:read"))
     )
     .add(
       HttpApiEndpoint.get("get", "/conversations/:id")
@@ -25,7 +26,8 @@ export class ConversationsGroup extends publicGroup(
           examples: [{ conversation, activities: [activity] }]
         }))
         .addError(NotFound)
-        .annotate(OpenApi.Description, "A thread and its activities, oldest first, with signed media URLs. Scope `conversations:read`.")
+        .annotate(OpenApi.Description, "A thread and its activities, oldest first, with signed media URLs.")
+        .pipe(requires("conversations:read"))
     )
     .add(
       HttpApiEndpoint.patch("update", "/conversations/:id")
@@ -33,6 +35,7 @@ export class ConversationsGroup extends publicGroup(
         .setPayload(PatchConversationInput.annotations({ examples: [{ status: "done" }] }))
         .addSuccess(Schema.Struct({ conversation: ConversationSummary }).annotations({ examples: [{ conversation: { ...conversation, status: "done" } }] }))
         .addError(NotFound)
-        .annotate(OpenApi.Description, "Mark a thread open or done; resets `unread`. Scope `conversations:write`.")
+        .annotate(OpenApi.Description, "Mark a thread open or done; resets `unread`.")
+        .pipe(requires("conversations:write"))
     )
 ).annotate(OpenApi.Title, "Conversations") {}

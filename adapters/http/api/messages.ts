@@ -6,7 +6,7 @@ import { SendMessageInput, SendMessageResult } from "../../../core/messaging/out
 import { SearchMessagesInput } from "../../../core/conversations/model.ts"
 import { FailedPrecondition, NotFound } from "./errors.ts"
 import { activity, conversation } from "./examples.ts"
-import { IdempotencyHeaders, limitParam, publicGroup } from "./shared.ts"
+import { IdempotencyHeaders, limitParam, publicGroup, requires } from "./shared.ts"
 
 const searchResult = {
   activityId: activity.id,
@@ -33,12 +33,14 @@ export class MessagesGroup extends publicGroup(
         )
         .addError(NotFound)
         .addError(FailedPrecondition)
-        .annotate(OpenApi.Description, "Send an SMS/MMS (`Idempotency-Key` supported). Test keys record `simulated` and send nothing. Scope `messages:send`.")
+        .annotate(OpenApi.Description, "Send an SMS/MMS (`Idempotency-Key` supported). Test keys record `simulated` and send nothing.")
+        .pipe(requires("messages:send"))
     )
     .add(
       HttpApiEndpoint.get("search", "/messages/search")
         .setUrlParams(Schema.Struct({ ...SearchMessagesInput.fields, limit: Schema.optional(limitParam(100)) }))
         .addSuccess(Schema.Struct({ results: Schema.Array(MessageSearchResult) }).annotations({ examples: [{ results: [searchResult] }] }))
-        .annotate(OpenApi.Description, "Search message bodies and call/voicemail transcripts by words and prefixes, newest first. Scope `conversations:read`.")
+        .annotate(OpenApi.Description, "Search message bodies and call/voicemail transcripts by words and prefixes, newest first.")
+        .pipe(requires("conversations:read"))
     )
 ).annotate(OpenApi.Title, "Messages") {}

@@ -5,7 +5,7 @@ import { Activity } from "../../../core/conversations/model.ts"
 import { SimulatedInboundInput, SimulatedStatusInput } from "../../../core/messaging/simulator.ts"
 import { NotFound } from "./errors.ts"
 import { activity, contact, conversation } from "./examples.ts"
-import { publicGroup } from "./shared.ts"
+import { publicGroup, requires } from "./shared.ts"
 
 const inbound = { from: conversation.participants[0], to: conversation.numberE164, body: "Is the table ready?" }
 
@@ -23,7 +23,8 @@ export class TestHelpersGroup extends publicGroup(
           { status: 201 }
         )
         .addError(NotFound)
-        .annotate(OpenApi.Description, "Simulate an inbound SMS/MMS to workspace number `to`. Test keys only.")
+        .annotate(OpenApi.Description, "Simulate an inbound SMS/MMS to workspace number `to`: it files the message in a thread, creating the contact and thread when new, as a carrier's delivery would. Test keys only.")
+        .pipe(requires("messages:send", "conversations:write"))
     )
     .add(
       HttpApiEndpoint.post("deliveryStatus", "/delivery-status")
@@ -33,6 +34,7 @@ export class TestHelpersGroup extends publicGroup(
         .addSuccess(Schema.Struct({ message: Activity }).annotations({ examples: [{ message: { ...activity, deliveryStatus: "delivered" } }] }))
         .addError(NotFound)
         .annotate(OpenApi.Description, "Simulate a carrier status report for an outbound message. Test keys only.")
+        .pipe(requires("messages:send"))
     )
     .prefix("/test-helpers")
 )
