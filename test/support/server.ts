@@ -34,7 +34,9 @@ export const startServer = async (
   const port = await freePort()
   const command =
     runtime === "node"
-      ? [resolve(root, "node_modules/.bin/tsx"), "apps/server/node.ts"]
+      ? // As `npm start` runs it: Node with tsx's loader, not the tsx CLI, whose signal relay
+        // SIGKILLs a server that does not acknowledge SIGTERM within 30 ms (exit 143 under load).
+        [process.execPath, "--import", "tsx", "apps/server/node.ts"]
       : [resolve(root, "node_modules/deno/deno"), "run", "--allow-env", "--allow-net", "--allow-read", "--allow-write", "--allow-sys", "apps/server/deno.ts"]
   const child: ChildProcess = spawn(command[0]!, command.slice(1), {
     cwd: root,
