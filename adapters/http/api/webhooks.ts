@@ -31,7 +31,7 @@ export class WebhooksGroup extends publicGroup(
       HttpApiEndpoint.post("create", "/webhooks")
         .setPayload(CreateEndpointInput.annotations({ examples: [{ url: webhook.url, events: ["*"], label: "CRM sync" }] }))
         .addSuccess(WebhookWithSecretEnvelope, { status: 201 })
-        .annotate(OpenApi.Description, "Register an endpoint: `https`, public addresses only. The signing `secret` is returned only here and by rotate. Scope `webhooks:manage`.")
+        .annotate(OpenApi.Description, "Register an endpoint: `https`, public addresses only, no credentials (`user:pass@`) in the URL. The signing `secret` is returned only here and by rotate. Scope `webhooks:manage`.")
     )
     .add(
       HttpApiEndpoint.get("get", "/webhooks/:id").setPath(IdParam).addSuccess(WebhookEnvelope).addError(NotFound)
