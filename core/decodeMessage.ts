@@ -1,5 +1,6 @@
 /** How a refused input is worded, whichever transport it came through. */
 import { ParseResult } from "effect"
+import { displayText } from "./display.ts"
 import { InvalidArgument } from "./errors.ts"
 
 type Issue = Pick<ParseResult.ArrayFormatterIssue, "_tag" | "path" | "message">
@@ -17,7 +18,8 @@ export const decodeMessage = (e: { readonly issues: ReadonlyArray<Issue>; readon
   }
   const parts: Array<string> = []
   for (const [path, issues] of byPath) {
-    const field = path || "body"
+    // Paths hold the caller's own keys, and messages quote the caller's values: shown escaped and capped.
+    const field = displayText(path || "body", 100)
     if (issues.some((i) => i._tag === "Unexpected")) parts.push(`${field}: unknown field`)
     else if (issues.some((i) => i._tag === "Missing")) parts.push(`${field}: is required`)
     else if (path === "" && issues.every((i) => i.message.startsWith("Expected {"))) parts.push("body: must be a JSON object")
@@ -32,8 +34,8 @@ export const decodeMessage = (e: { readonly issues: ReadonlyArray<Issue>; readon
           actual = m[2]!
         } else other.push(i.message)
       }
-      if (other.length > 0) parts.push(`${field}: ${other.join("; ")}`)
-      else if (expected.length > 0) parts.push(`${field}: expected ${expected.join(" or ")}, got ${actual.slice(0, 60)}`)
+      if (other.length > 0) parts.push(`${field}: ${displayText(other.join("; "), 200)}`)
+      else if (expected.length > 0) parts.push(`${field}: expected ${expected.join(" or ")}, got ${displayText(actual, 60)}`)
     }
   }
   return parts.length > 0 ? parts.slice(0, 5).join("; ") : e.message

@@ -18,6 +18,7 @@ export * from "./transactor.ts"
 export * from "./numbers.ts"
 export * from "./media.ts"
 export * from "./outbound.ts"
+export * from "./display.ts"
 
 // Events and the outbox.
 export * as Events from "./events/catalog.ts"

@@ -9,6 +9,7 @@
  */
 import { Context, Effect, Layer } from "effect"
 import ipaddr from "ipaddr.js"
+import { displayUrl } from "./display.ts"
 import { InvalidArgument } from "./errors.ts"
 
 /** Resolves a host name to every address it has (A and AAAA). */
@@ -31,7 +32,7 @@ export const blockedRange = (address: string): string | null => {
   return range === "unicast" ? null : `a ${range} address`
 }
 
-const invalid = (url: string, why: string) => new InvalidArgument({ message: `url ${url.slice(0, 200)} is not allowed: ${why}` })
+const invalid = (url: string, why: string) => new InvalidArgument({ message: `url ${displayUrl(url)} is not allowed: ${why}` })
 
 /** The static rules: scheme, no credentials, host present, no literal private address. */
 export const parseOutboundUrl = (raw: string, allowPrivate: boolean): Effect.Effect<URL, InvalidArgument> =>

@@ -5,6 +5,7 @@
  */
 import { Either, Schema } from "effect"
 import { parsePhoneNumberFromString } from "libphonenumber-js/min"
+import { displayText } from "./display.ts"
 
 export const E164 = Schema.String.pipe(Schema.pattern(/^\+[1-9]\d{6,14}$/), Schema.brand("E164"))
 export type E164 = typeof E164.Type
@@ -14,13 +15,13 @@ const isE164 = Schema.is(E164)
 export const normalizePhone = (input: string): Either.Either<E164, string> => {
   const trimmed = input.trim()
   if (trimmed.length === 0 || trimmed.length > 32 || !/^[+\d\s().-]+$/.test(trimmed)) {
-    return Either.left(`"${trimmed.slice(0, 32)}" is not a phone number`)
+    return Either.left(`"${displayText(trimmed, 32)}" is not a phone number`)
   }
   const parsed = parsePhoneNumberFromString(trimmed, trimmed.startsWith("+") ? undefined : "US")
   // Some countries' "possible" lengths fall outside E.164 (at most 15 digits; 7 here at least), and
   // a result must parse back to itself, or sending a stored number back would change it (+49 0...).
   if (!parsed || !parsed.isPossible() || !isE164(parsed.number) || parsePhoneNumberFromString(parsed.number)?.number !== parsed.number) {
-    return Either.left(`"${trimmed}" is not a valid phone number`)
+    return Either.left(`"${displayText(trimmed, 32)}" is not a valid phone number`)
   }
   return Either.right(parsed.number)
 }

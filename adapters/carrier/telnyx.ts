@@ -18,6 +18,7 @@
  * The API key never appears in an error, log or span.
  */
 import { Duration, Effect, Layer, Option, Redacted, Schedule, Schema } from "effect"
+import { displayText } from "../../core/display.ts"
 import { type Accepted, Carrier, CarrierError, type OutboundMessage } from "../../core/messaging/carrier.ts"
 import { fromCarrier } from "../../core/messaging/deliveryStatus.ts"
 
@@ -93,7 +94,10 @@ const parseJson = (text: string): Option.Option<unknown> => {
   }
 }
 
-/** `HTTP 422, code 10016: The 'to' parameter must be in +E.164 format`, or just `HTTP 422`. */
+/**
+ * `HTTP 422, code 10016: The 'to' parameter must be in +E.164 format`, or just `HTTP 422`. The
+ * carrier's text may quote what was sent, so it is shown through displayText.
+ */
 export const describeError = (status: number, text: string): string => {
   const body = parseJson(text).pipe(Option.flatMap(decodeErrorBody))
   if (Option.isNone(body)) return `HTTP ${status}`
@@ -101,8 +105,8 @@ export const describeError = (status: number, text: string): string => {
   if ("errors" in value) {
     const first = value.errors[0]
     const why = first.detail ?? first.title
-    const code = first.code === undefined || first.code === null ? "" : `, code ${first.code}`
-    return why ? `HTTP ${status}${code}: ${why}` : `HTTP ${status}${code}`
+    const code = first.code === undefined || first.code === null ? "" : `, code ${displayText(String(first.code), 32)}`
+    return why ? `HTTP ${status}${code}: ${displayText(why)}` : `HTTP ${status}${code}`
   }
   const why =
     typeof value.detail === "string"
@@ -110,7 +114,7 @@ export const describeError = (status: number, text: string): string => {
       : value.detail
           .map((d) => (d.loc && d.loc.length > 0 ? `${d.loc.join(".")}: ${d.msg}` : d.msg))
           .join("; ")
-  return `HTTP ${status}: ${why}`
+  return `HTTP ${status}: ${displayText(why)}`
 }
 
 /**

@@ -29,5 +29,10 @@ export class Api extends HttpApi.make("switchboard")
   .addError(Internal)
   .annotate(OpenApi.Title, "Switchboard API")
   .annotate(OpenApi.Version, API_VERSION)
-  .annotate(OpenApi.Description, "Messaging and telephony for business workspaces.")
+  .annotate(
+    OpenApi.Description,
+    "Messaging and telephony for business workspaces.\n\n" +
+      "On the Node server (`npm start`), some requests are refused before they reach any operation, with the same error envelope (`code` `invalid_argument`) and `X-Request-Id`, and the connection closed: " +
+      "a malformed request line or header (`400`), a request line and headers over 16 KB (`431`), a request not received in time (`408`; by default headers within 15 s, the whole request within 30 s)."
+  )
   .annotate(OpenApi.Transform, patchOpenApi) {}

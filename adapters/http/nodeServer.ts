@@ -9,11 +9,15 @@
  * pre-response handlers, cookies, HEAD, streamed bodies, and a client that disconnects interrupts
  * the request's fiber.
  *
+ * Beyond NodeHttpServer: what Node's parser refuses (a malformed request, headers over 16 KB, a
+ * request that does not arrive in time) gets the app's error envelope and a request id instead of
+ * Node's bare status line, and a connection is given bounded time to send its request.
+ *
  * No spans: nothing exports them (tracing is off, see node.ts).
  */
 import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
-import { Readable } from "node:stream"
+import { type Duplex, Readable } from "node:stream"
 import {
   Cookies,
   type Headers,
@@ -28,6 +32,8 @@ import {
 } from "@effect/platform"
 import { NodeHttpServer, NodeMultipart, NodeStream } from "@effect/platform-node"
 import { Cause, Chunk, Context, Effect, type Fiber, identity, Inspectable, Layer, Option, Runtime, Scope, Stream } from "effect"
+import { displayText } from "../../core/display.ts"
+import { CORS_HEADERS, DEFAULT_TIMEOUTS, errorBody, requestIdFor, type Timeouts } from "./platform.ts"
 
 /** The request as the app sees it (HttpServerRequest) over Node's IncomingMessage. */
 class NodeRequest extends Inspectable.Class implements HttpServerRequest.HttpServerRequest {
@@ -276,9 +282,59 @@ const handle = (app: Effect.Effect<HttpServerResponse.HttpServerResponse, unknow
   )
 }
 
-const make = (options: { readonly port: number; readonly host: string }) =>
+const seconds = (ms: number) => `${Math.round(ms / 100) / 10} s`
+
+/** A raw HTTP/1.1 answer carrying the error envelope, for a socket that has no ServerResponse to write with. */
+const rawEnvelope = (status: number, message: string, requestId: string) => {
+  const body = JSON.stringify(errorBody("invalid_argument", message, requestId))
+  const headers = {
+    "content-type": "application/json",
+    "content-length": String(Buffer.byteLength(body)),
+    "x-request-id": requestId,
+    ...CORS_HEADERS,
+    connection: "close"
+  }
+  const head = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join("")
+  return `HTTP/1.1 ${status} ${Http.STATUS_CODES[status]}\r\n${head}\r\n${body}`
+}
+
+/**
+ * Node's `clientError`: its parser refused the bytes (`HPE_*`: 400, or 431 for a URL or headers over
+ * 16 KB) or the request did not arrive within the timeouts (408). Answered like the app answers
+ * (envelope, `X-Request-Id`, CORS), then the connection is closed: nothing more on it can be parsed.
+ * A socket that is gone or no longer writable, an error that is not about the request (ECONNRESET),
+ * or a response already under way (its status line is out) is only destroyed, as Node does.
+ */
+const onClientError = (timeouts: Timeouts) => (error: Error, socket: Duplex) => {
+  const { code = "", reason } = error as Error & { code?: string; reason?: string }
+  const timedOut = code === "ERR_HTTP_REQUEST_TIMEOUT"
+  // The response of a request still being received (a slow body), if any; Node's own handler looks at it too.
+  const inFlight = (socket as Duplex & { _httpMessage?: Http.ServerResponse })._httpMessage
+  if (!socket.writable || !(timedOut || code.startsWith("HPE_")) || inFlight?.headersSent === true) {
+    socket.destroy()
+    return
+  }
+  const [status, message] = timedOut
+    ? [408, `The request did not arrive in time: headers are allowed ${seconds(timeouts.headersMs)}, the whole request ${seconds(timeouts.requestMs)}`]
+    : code === "HPE_HEADER_OVERFLOW"
+      ? [431, "The request line and headers exceed 16 KB"]
+      : [400, `Malformed HTTP request (${displayText(reason ?? code, 100)})`]
+  const requestId = requestIdFor(inFlight?.req.headers["x-request-id"] as string | undefined)
+  socket.end(rawEnvelope(status, message, requestId), () => socket.destroy())
+}
+
+const make = (options: { readonly port: number; readonly host: string; readonly timeouts?: Timeouts | undefined }) =>
   Effect.gen(function* () {
-    const server = Http.createServer()
+    const timeouts = options.timeouts ?? DEFAULT_TIMEOUTS
+    const server = Http.createServer({
+      requestTimeout: timeouts.requestMs,
+      headersTimeout: timeouts.headersMs,
+      keepAliveTimeout: timeouts.keepAliveMs,
+      // How often Node looks for requests past their timeouts (default 30 s, which would let a
+      // request run up to 30 s over): every second, or more often for short test timeouts.
+      connectionsCheckingInterval: Math.min(1000, Math.ceil(timeouts.headersMs / 4))
+    })
+    server.on("clientError", onClientError(timeouts))
     yield* Effect.acquireRelease(
       Effect.async<void, HttpServerError.ServeError>((resume) => {
         const onError = (cause: unknown) => resume(Effect.fail(new HttpServerError.ServeError({ cause })))
@@ -321,5 +377,5 @@ const make = (options: { readonly port: number; readonly host: string }) =>
   })
 
 /** The server and the platform services NodeHttpServer.layer also provides (HttpPlatform, Etag, NodeContext). */
-export const layer = (options: { readonly port: number; readonly host: string }) =>
+export const layer = (options: { readonly port: number; readonly host: string; readonly timeouts?: Timeouts | undefined }) =>
   Layer.merge(Layer.scoped(HttpServer.HttpServer, make(options)), NodeHttpServer.layerContext)

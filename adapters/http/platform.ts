@@ -21,6 +21,23 @@ import { type Decision, RateLimiter } from "../../core/ratelimit.ts"
 
 export const MAX_BODY_BYTES = 1024 * 1024
 
+/**
+ * How long a client may take to send a request. Node's defaults (300 s for a request, 60 s for its
+ * headers) let a slow client hold a connection for minutes. The request bound includes the body: a
+ * 1 MiB body (the largest accepted) needs about 280 kbit/s to arrive within 30 s, which a slow 3G
+ * uplink (400 kbit/s: 21 s) still gives. Headers are at most 16 KB and need far less than 15 s.
+ */
+export interface Timeouts {
+  /** The whole request, headers and body. */
+  readonly requestMs: number
+  /** The request line and headers. */
+  readonly headersMs: number
+  /** An idle keep-alive connection between two requests (closed silently). */
+  readonly keepAliveMs: number
+}
+
+export const DEFAULT_TIMEOUTS: Timeouts = { requestMs: 30_000, headersMs: 15_000, keepAliveMs: 5_000 }
+
 /** Per-request state shared between the global middleware, key authentication, handlers and the idempotency wrapper. */
 export interface RequestState {
   readonly requestId: string
@@ -71,6 +88,10 @@ const REQUEST_ID = /^[A-Za-z0-9_-]{1,64}$/
 
 const newRequestId = () => `req_${crypto.randomUUID().replace(/-/g, "")}`
 
+/** The request id of SPEC's rule: the client's own `X-Request-Id` when valid, else a new one. */
+export const requestIdFor = (given: string | null | undefined): string =>
+  given !== undefined && given !== null && REQUEST_ID.test(given) ? given : newRequestId()
+
 export const bearerToken = (authorization: string | undefined): string | undefined => {
   if (authorization === undefined) return undefined
   const m = /^Bearer ([^\s]+)$/i.exec(authorization.trim())
@@ -89,8 +110,11 @@ export const requestKey = (req: HttpServerRequest.HttpServerRequest, state: Requ
   return state.key
 }
 
+/** The body of every error answer, including those written outside the app (nodeServer.ts, web.ts). */
+export const errorBody = (code: ErrorCode, message: string, requestId: string) => ({ error: { code, message, requestId } })
+
 export const envelope = (status: number, code: ErrorCode, message: string, requestId: string) =>
-  HttpServerResponse.unsafeJson({ error: { code, message, requestId } }, { status })
+  HttpServerResponse.unsafeJson(errorBody(code, message, requestId), { status })
 
 const fromDomain = (e: DomainError, requestId: string) => {
   const { status, code } = errorStatus[e._tag]
@@ -133,7 +157,7 @@ export const causeToResponse = (cause: Cause.Cause<unknown>, requestId: string) 
  * answer and a 204 for every preflight. Written here rather than with HttpMiddleware.cors, which adds
  * a pre-response handler to every request (docs/performance.md).
  */
-const CORS_HEADERS = {
+export const CORS_HEADERS = {
   "access-control-allow-origin": "*",
   "access-control-expose-headers": "X-Request-Id,RateLimit-Limit,RateLimit-Remaining,RateLimit-Reset,Retry-After,Idempotency-Replayed"
 }
@@ -237,8 +261,7 @@ export const layer = HttpApiBuilder.middleware(
       }
 
       return Effect.flatMap(HttpServerRequest.HttpServerRequest, (req) => {
-        const given = req.headers["x-request-id"]
-        const state = beginRequest(req, given !== undefined && REQUEST_ID.test(given) ? given : newRequestId())
+        const state = beginRequest(req, requestIdFor(req.headers["x-request-id"]))
         return Effect.flatMap(req.method === "OPTIONS" ? Effect.succeed(preflight(req)) : guarded(req, state), (res) =>
           state.rate !== undefined
             ? Effect.succeed(finish(state, state.rate, res))

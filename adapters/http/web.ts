@@ -2,30 +2,38 @@
  * Fetch-style serving (Deno, tests). The web request wrapper of @effect/platform reads bodies with no
  * size limit, so the body is read here with a 1 MiB cap first. An oversized body is replaced by an
  * empty one that declares its real size, so the global middleware answers the usual 400 envelope.
+ * Deno.serve bounds neither a request nor its body in time, so the body must also arrive within the
+ * request timeout: a body still trickling in after it is answered 408, as Node's server does.
  */
 import { readCapped } from "../net/streams.ts"
-import { MAX_BODY_BYTES } from "./platform.ts"
+import { CORS_HEADERS, DEFAULT_TIMEOUTS, errorBody, MAX_BODY_BYTES, requestIdFor } from "./platform.ts"
 
 type Handler = (request: Request) => Promise<Response>
 
-/** A body that could not be read (client gone, server shutting down) still gets the envelope. */
-const unreadable = (request: Request) => {
-  const given = request.headers.get("x-request-id")
-  const requestId = given !== null && /^[A-Za-z0-9_-]{1,64}$/.test(given) ? given : `req_${crypto.randomUUID().replace(/-/g, "")}`
-  return new Response(
-    JSON.stringify({ error: { code: "invalid_argument", message: "Request body could not be read", requestId } }),
-    { status: 400, headers: { "content-type": "application/json", "x-request-id": requestId, "access-control-allow-origin": "*" } }
-  )
+/** An answer given before the app sees the request (a body that timed out or could not be read), in the envelope. */
+const refused = (request: Request, status: number, message: string) => {
+  const requestId = requestIdFor(request.headers.get("x-request-id"))
+  return new Response(JSON.stringify(errorBody("invalid_argument", message, requestId)), {
+    status,
+    // The rest of the body is not wanted: the connection ends with this answer.
+    headers: { "content-type": "application/json", "x-request-id": requestId, ...CORS_HEADERS, connection: "close" }
+  })
 }
 
-export const withBodyLimit = (handler: Handler): Handler => async (request) => {
+export const withBodyLimit = (handler: Handler, bodyTimeoutMs: number = DEFAULT_TIMEOUTS.requestMs): Handler => async (request) => {
   if (request.body === null) return handler(request)
   const declared = Number(request.headers.get("content-length") ?? "0")
   let body: Uint8Array | null
+  const deadline = new AbortController()
+  const timer = setTimeout(() => deadline.abort(), bodyTimeoutMs)
   try {
-    body = declared > MAX_BODY_BYTES ? null : await readCapped(request.body, MAX_BODY_BYTES)
+    body = declared > MAX_BODY_BYTES ? null : await readCapped(request.body, MAX_BODY_BYTES, deadline.signal)
   } catch {
-    return unreadable(request)
+    return deadline.signal.aborted
+      ? refused(request, 408, `The request body did not arrive within ${bodyTimeoutMs / 1000} s`)
+      : refused(request, 400, "Request body could not be read")
+  } finally {
+    clearTimeout(timer)
   }
   const headers = new Headers(request.headers)
   if (body === null) headers.set("content-length", String(MAX_BODY_BYTES + 1))

@@ -4,9 +4,10 @@
  * host cannot switch addresses after the check) with `redirect: "manual"` (a 3xx is a failure,
  * never followed), a hard timeout over the whole exchange, and the body read with a hard cap (a
  * declared or streamed size beyond it aborts the download). Every failure is an InvalidArgument
- * naming the (truncated) URL and why.
+ * naming the URL as displayUrl shows it (no credentials, escaped, capped) and why.
  */
 import { Effect, Layer } from "effect"
+import { displayUrl } from "../../core/display.ts"
 import { InvalidArgument } from "../../core/errors.ts"
 import { MAX_MEDIA_BYTES, MediaFetcher } from "../../core/media.ts"
 import { OutboundGuard } from "../../core/outbound.ts"
@@ -23,7 +24,7 @@ export interface FetcherOptions {
 const DEFAULT_TYPE = "application/octet-stream"
 
 const failure = (url: string, why: string) =>
-  new InvalidArgument({ message: `url ${url.slice(0, 200)} could not be fetched: ${why}` })
+  new InvalidArgument({ message: `url ${displayUrl(url)} could not be fetched: ${why}` })
 
 /** The response's Content-Type if it looks like one (printable ASCII, `type/subtype[; params]`). */
 export const contentTypeOf = (header: string | null): string => {

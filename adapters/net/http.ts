@@ -10,6 +10,7 @@
 import { type LookupAddress, lookup as systemLookup } from "node:dns"
 import { Context, Effect, Layer } from "effect"
 import { Agent, fetch as undiciFetch } from "undici"
+import { displayText } from "../../core/display.ts"
 import { blockedRange } from "../../core/outbound.ts"
 
 export interface OutboundHttp {
@@ -50,11 +51,14 @@ export const connectLookup =
       return callback(null, first.address, first.family)
     })
 
-/** Why a fetch failed, for delivery logs and error messages: the blocked address, else the network code. */
+/**
+ * Why a fetch failed, for delivery logs and error messages: the blocked address, else the network
+ * code. Error texts may quote the caller's host or URL, so they are shown through displayText.
+ */
 export const describeFetchError = (e: unknown): string => {
   const err = e as { cause?: { code?: string; message?: string }; message?: string } | null
-  if (err?.cause?.code === BLOCKED_ADDRESS) return err.cause.message ?? BLOCKED_ADDRESS
-  return err?.cause?.code ?? err?.cause?.message ?? err?.message ?? "network error"
+  if (err?.cause?.code === BLOCKED_ADDRESS) return displayText(err.cause.message ?? BLOCKED_ADDRESS)
+  return displayText(err?.cause?.code ?? err?.cause?.message ?? err?.message ?? "network error")
 }
 
 /**

@@ -1,6 +1,10 @@
 /** Every setting of CONTRACT.md "Running it", read once from the environment. */
-import { Config } from "effect"
+import { Config, Option } from "effect"
+import { DEFAULT_TIMEOUTS } from "../../adapters/http/platform.ts"
 import { DEFAULT_POLL_MS } from "../../adapters/webhooks/worker.ts"
+
+const positiveMs = (name: string) =>
+  Config.integer(name).pipe(Config.validate({ message: "must be a positive integer (milliseconds)", validation: (n) => n > 0 }))
 
 export const ServerConfig = Config.all({
   port: Config.integer("PORT").pipe(Config.withDefault(8080)),
@@ -25,13 +29,20 @@ export const ServerConfig = Config.all({
   /** Run the webhook outbox worker in this process (turn off for API-only replicas). */
   webhookWorker: Config.boolean("WEBHOOK_WORKER").pipe(Config.withDefault(true)),
   /** How often an idle worker looks for work this process was not told about (other processes' events, retries). */
-  webhookPollMs: Config.integer("WEBHOOK_POLL_MS").pipe(
-    Config.validate({ message: "must be a positive integer", validation: (n) => n > 0 }),
-    Config.withDefault(DEFAULT_POLL_MS)
-  ),
+  webhookPollMs: positiveMs("WEBHOOK_POLL_MS").pipe(Config.withDefault(DEFAULT_POLL_MS)),
   rateLimitPerMinute: Config.integer("RATE_LIMIT_PER_MINUTE").pipe(
     Config.validate({ message: "must be a positive integer", validation: (n) => n > 0 }),
     Config.withDefault(600)
+  ),
+  /** How long a client may take to send its request: all three on Node; on Deno only the body's deadline (requestMs). */
+  timeouts: Config.all({
+    requestMs: positiveMs("REQUEST_TIMEOUT_MS").pipe(Config.withDefault(DEFAULT_TIMEOUTS.requestMs)),
+    headersMs: Config.option(positiveMs("HEADERS_TIMEOUT_MS")),
+    keepAliveMs: positiveMs("KEEP_ALIVE_TIMEOUT_MS").pipe(Config.withDefault(DEFAULT_TIMEOUTS.keepAliveMs))
+  }).pipe(
+    // Unset, the headers' bound follows a shorter request bound down (Node refuses a longer one).
+    Config.map(({ headersMs, ...rest }) => ({ ...rest, headersMs: Option.getOrElse(headersMs, () => Math.min(DEFAULT_TIMEOUTS.headersMs, rest.requestMs)) })),
+    Config.validate({ message: "HEADERS_TIMEOUT_MS must not exceed REQUEST_TIMEOUT_MS", validation: (t) => t.headersMs <= t.requestMs })
   )
 })
 export type ServerConfig = Config.Config.Success<typeof ServerConfig>

@@ -27,7 +27,7 @@ if (warm.status !== 200) {
 // Deno's server.shutdown() cuts the body streams of requests still uploading, so draining waits for
 // in-flight requests to finish first (bounded), then closes the listener and the layers.
 let inFlight = 0
-const serve = withBodyLimit(handler)
+const serve = withBodyLimit(handler, config.timeouts.requestMs)
 const server = Deno.serve(
   { port: config.port, hostname: config.host, onListen: ({ hostname, port }: { hostname: string; port: number }) => console.log(`Listening on http://${hostname}:${port}`) },
   async (request: Request) => {

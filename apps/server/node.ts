@@ -15,7 +15,7 @@ const ServerLive = Layer.unwrapEffect(
       HttpServer.withLogAddress,
       // Order matters for shutdown: layers release in reverse, so the server closes (and waits for
       // in-flight requests) before the app's database pool is released.
-      Layer.provide(NodeServer.layer({ port: config.port, host: config.host })),
+      Layer.provide(NodeServer.layer({ port: config.port, host: config.host, timeouts: config.timeouts })),
       Layer.provide(AppLive(config))
     )
   })

@@ -17,6 +17,7 @@
  */
 import { Cause, Clock, Effect, type Exit, Fiber, Option, Schema } from "effect"
 import type { Principal } from "../auth/principal.ts"
+import { displayText } from "../display.ts"
 import { type ErrorCode, errorStatus, FailedPrecondition, InvalidArgument, isDomainError } from "../errors.ts"
 import { IDEMPOTENCY_RENEW_MS, IdempotencyStore, type KeyHold, type Reservation, type StoredAnswer } from "./store.ts"
 
@@ -115,7 +116,7 @@ export const runIdempotent = <A, I, E, R>(
             })
       return save.pipe(
         Effect.catchAllCause((cause) =>
-          Effect.logError("Idempotency: could not settle the key", cause).pipe(Effect.annotateLogs({ key, workspaceId: hold.workspaceId }))
+          Effect.logError("Idempotency: could not settle the key", cause).pipe(Effect.annotateLogs({ key: displayText(key, 64), workspaceId: hold.workspaceId }))
         )
       )
     }

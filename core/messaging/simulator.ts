@@ -5,6 +5,7 @@
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import type { Principal } from "../auth/principal.ts"
 import { ConversationStore } from "../conversations/store.ts"
+import { displayText } from "../display.ts"
 import { NotFound, PermissionDenied } from "../errors.ts"
 import { findOr404 } from "../findOr404.ts"
 import { Ids } from "../ids.ts"
@@ -43,7 +44,7 @@ export const make = Effect.gen(function* () {
       const to = normalizePhone(input.to)
       const owned = to._tag === "Right" ? yield* numbers.findByE164(to.right) : Option.none()
       if (Option.isNone(owned) || owned.value.workspaceId !== p.workspaceId) {
-        return yield* new NotFound({ message: `to: ${input.to} is not a number of this workspace` })
+        return yield* new NotFound({ message: `to: ${displayText(input.to, 32)} is not a number of this workspace` })
       }
       const { uuid } = yield* Ids
       const activity = yield* messaging.receive({

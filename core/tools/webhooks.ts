@@ -34,7 +34,7 @@ export const listWebhooks = tool({
 
 export const createWebhook = tool({
   name: "create_webhook",
-  description: "Register a webhook endpoint (`https`, public addresses only) for some event types or `*`. The signing `secret` is returned only here and by rotate.",
+  description: "Register a webhook endpoint (`https`, public addresses only, no credentials in the URL) for some event types or `*`. The signing `secret` is returned only here and by rotate.",
   input: CreateEndpointInput,
   example: { url: "https://hooks.example.com/switchboard", events: ["*"], label: "CRM sync" },
   scope: "webhooks:manage",

@@ -6,6 +6,7 @@
  */
 import { Clock, Context, Effect, Layer, Random } from "effect"
 import { type Principal, requireScope } from "../auth/principal.ts"
+import { displayText } from "../display.ts"
 import { InvalidArgument, NotFound } from "../errors.ts"
 import { findOr404 } from "../findOr404.ts"
 import { isEventType, PING } from "../events/catalog.ts"
@@ -49,7 +50,7 @@ const validateEvents = (events: ReadonlyArray<string>) => {
   const unknown = events.find((e) => !isEventType(e))
   if (unknown !== undefined) {
     const hint = unknown === PING ? " (ping is only sent by the test endpoint)" : ""
-    return Effect.fail(new InvalidArgument({ message: `events: unknown event type ${unknown}${hint}; see GET /v1/api/webhook-events` }))
+    return Effect.fail(new InvalidArgument({ message: `events: unknown event type ${displayText(unknown, 64)}${hint}; see GET /v1/api/webhook-events` }))
   }
   return Effect.succeed([...new Set(events)])
 }

@@ -340,6 +340,14 @@ describe("MediaFetcher", () => {
       assert.include(message, "could not be fetched")
     }))
 
+  it.live("the URL in a failure has its control characters escaped, so it cannot forge a log line", () =>
+    Effect.gen(function* () {
+      const message = yield* failureOf(fetchWith(`${origin}/missing?q=a\nlevel=ERROR message=forged\u2028x`))
+      assert.include(message, "/missing?q=a\\u000alevel=ERROR message=forged\\u2028x")
+      assert.notMatch(message, /[\n\u2028]/)
+      assert.include(message, "404")
+    }))
+
   it.live("a very long URL is truncated in the message", () =>
     Effect.gen(function* () {
       const url = `${origin}/missing?${"q".repeat(5000)}`
@@ -520,11 +528,12 @@ describe("MediaGroup", () => {
     handlers.handle("get", ({ path, urlParams }) => serveMedia(path, urlParams))
   )
 
-  it("documents a binary 200, a 404 and a 400, with no security", () => {
+  it("documents a binary 200 and a 404 (an incomplete link too), with no security and optional string parameters", () => {
     const spec = OpenApi.fromApi(TestApi)
     const op = spec.paths["/v1/media/{workspaceId}/{key}"]?.get
     assert.isDefined(op)
     assert.deepStrictEqual(op!.security, [])
+    // HttpApi lists its decode error (400) on every endpoint; this one's parameters never fail to decode.
     assert.deepStrictEqual(Object.keys(op!.responses).sort(), ["200", "400", "404"])
     assert.deepStrictEqual(op!.responses[200]!.content as unknown, {
       "application/octet-stream": { schema: { type: "string", format: "binary", description: "The media bytes, with their original content type." } }
@@ -532,9 +541,10 @@ describe("MediaGroup", () => {
     assert.deepStrictEqual(op!.parameters.map((p) => `${p.in}:${p.name}:${p.required}`).sort(), [
       "path:key:true",
       "path:workspaceId:true",
-      "query:expires:true",
-      "query:signature:true"
+      "query:expires:false",
+      "query:signature:false"
     ])
+    for (const p of op!.parameters.filter((p) => p.in === "query")) assert.deepStrictEqual(p.schema, { type: "string" }, p.name)
   })
 
   it.live("serves through HttpApiBuilder", () => {

@@ -2,13 +2,17 @@
  * The Node server adapter (adapters/http/nodeServer.ts) over real sockets: what NodeHttpServer did
  * and the app relies on (the request, its body within the limit, its scope, HEAD, cookies,
  * pre-response handlers, streamed bodies, client aborts, unhandled failures), plus an over-limit
- * upload answered with the error instead of a reset connection.
+ * upload answered with the error instead of a reset connection. Then what Node's parser refuses and
+ * clients too slow to send a request (issue 15, defects 5 and 6), over raw TCP sockets.
  */
 import { request } from "node:http"
+import { connect } from "node:net"
 import { HttpApp, HttpIncomingMessage, HttpRouter, HttpServer, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Deferred, Effect, Layer, Logger, ManagedRuntime, Option, Stream } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as NodeServer from "../../adapters/http/nodeServer.ts"
+import type { Timeouts } from "../../adapters/http/platform.ts"
+import { exchange, expectEnvelope } from "../support/rawHttp.ts"
 
 const events: Array<string> = []
 /** What the server logged, message first. */
@@ -89,6 +93,9 @@ const router = HttpRouter.empty.pipe(
     )
   ),
   HttpRouter.get("/defect", Effect.die(new Error("boom"))),
+  // Answered after the request is complete (a route answered synchronously, within Node's `request`
+  // event, sees it incomplete and closes the connection).
+  HttpRouter.get("/later", Effect.as(Effect.sleep("5 millis"), HttpServerResponse.text("later"))),
   HttpRouter.get(
     "/pre",
     Effect.zipRight(
@@ -224,5 +231,84 @@ describe("Node server adapter", () => {
     controller.abort()
     expect(await pending).toBe("aborted")
     await Effect.runPromise(Deferred.await(interrupted).pipe(Effect.timeout("2 seconds")))
+  })
+})
+
+// Under Deno (deno.json's vitest task), node:http is served by Deno's own HTTP server: its parser
+// answers malformed requests itself and emits no clientError, and it has no request timeouts.
+// apps/server/deno.ts is bounded by withBodyLimit instead (test/http/envelope.test.ts).
+describe.skipIf("Deno" in globalThis)("Node server adapter: what the parser refuses, and slow clients", () => {
+  const timeouts: Timeouts = { requestMs: 1500, headersMs: 700, keepAliveMs: 300 }
+  let slowRuntime: ManagedRuntime.ManagedRuntime<HttpServer.HttpServer, unknown>
+  let slowPort = 0
+  beforeAll(async () => {
+    slowRuntime = ManagedRuntime.make(
+      HttpServer.serve(router).pipe(
+        Layer.provideMerge(NodeServer.layer({ port: 0, host: "127.0.0.1", timeouts })),
+        Layer.provide(Logger.replace(Logger.defaultLogger, Logger.make(({ message }) => logs.push(String(message)))))
+      )
+    )
+    const server = await slowRuntime.runPromise(HttpServer.HttpServer)
+    if (server.address._tag !== "TcpAddress") throw new Error("expected a TCP address")
+    slowPort = server.address.port
+  })
+  afterAll(() => slowRuntime.dispose())
+
+  it("answers a malformed request line or header with 400 in the envelope", async () => {
+    expect(expectEnvelope(await exchange(slowPort, ["GARBAGE\r\n\r\n"]), 400)).toMatch(/^Malformed HTTP request \(.+\)$/)
+    expectEnvelope(await exchange(slowPort, ["GET /request HTTP/1.1\r\nHost: a\r\nBad Header: x\r\n\r\n"]), 400)
+    expectEnvelope(await exchange(slowPort, ["GET /request HTTP/1.1\r\nHost: a\r\nX: \u0001\r\n\r\n"]), 400)
+    expectEnvelope(await exchange(slowPort, ["POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab"]), 400)
+  })
+
+  it("answers a URL or headers over 16 KB with 431 in the envelope", async () => {
+    const longUrl = await exchange(slowPort, [`GET /request?q=${"a".repeat(17 * 1024)} HTTP/1.1\r\nHost: a\r\n\r\n`])
+    expect(expectEnvelope(longUrl, 431)).toBe("The request line and headers exceed 16 KB")
+    expectEnvelope(await exchange(slowPort, [`GET /request HTTP/1.1\r\nHost: a\r\nX-Big: ${"b".repeat(17 * 1024)}\r\n\r\n`]), 431)
+  })
+
+  it("answers headers that do not arrive in time with 408 in the envelope, and closes the connection", async () => {
+    const partial = await exchange(slowPort, ["GET /request HTTP/1.1\r\nHost: a\r\n"])
+    expect(expectEnvelope(partial, 408)).toMatch(/^The request did not arrive in time/)
+    expect(partial.closedAfterMs).toBeGreaterThanOrEqual(timeouts.headersMs - 50)
+    expect(partial.closedAfterMs).toBeLessThan(timeouts.headersMs + 1000)
+    const silent = await exchange(slowPort, [])
+    expectEnvelope(silent, 408)
+    expect(silent.closedAfterMs).toBeLessThan(timeouts.headersMs + 1000)
+  })
+
+  it("cuts a body that trickles in past the request timeout with 408, echoing the client's request id", async () => {
+    const head = "POST /echo HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nContent-Length: 100\r\nX-Request-Id: slow_client_1\r\n\r\n"
+    // A byte every 100 ms: never idle, but the whole request would take 10 s.
+    const res = await exchange(slowPort, [head, ...Array.from({ length: 100 }, (_, i) => [i === 0 ? "[" : " ", 100]).flat()])
+    expectEnvelope(res, 408, /^slow_client_1$/)
+    expect(res.closedAfterMs).toBeGreaterThanOrEqual(timeouts.requestMs - 50)
+    expect(res.closedAfterMs).toBeLessThan(timeouts.requestMs + 1000)
+  })
+
+  it("still answers a request that arrives in time, and closes an idle keep-alive connection without a word", async () => {
+    const res = await exchange(slowPort, ["GET /later HTTP/1.1\r\nHost: a\r\n\r\n"])
+    expect(res.status).toBe(200)
+    expect(res.headers["connection"]).toBe("keep-alive")
+    expect(res.raw.match(/HTTP\/1\.1 /g)).toHaveLength(1)
+    // Node closes an idle keep-alive connection 1 s after the timeout it announces.
+    expect(res.closedAfterMs).toBeLessThan(timeouts.keepAliveMs + 1000 + 700)
+  })
+
+  it("only closes a connection the client reset, logs nothing, and keeps serving", async () => {
+    logs.length = 0
+    await new Promise<void>((resolve) => {
+      const socket = connect(slowPort, "127.0.0.1", () => {
+        socket.write("GET /request HTTP/1.1\r\nHost: a\r\n")
+        setTimeout(() => {
+          socket.resetAndDestroy()
+          resolve()
+        }, 50)
+      })
+    })
+    await new Promise((r) => setTimeout(r, 100))
+    const res = await exchange(slowPort, ["GET /request HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n"])
+    expect(res.status).toBe(200)
+    expect(logs).toEqual([])
   })
 })

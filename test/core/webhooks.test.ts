@@ -737,6 +737,20 @@ describe("outbound URL guard (SSRF)", () => {
       assert.deepStrictEqual(g.lookups.filter((h) => h.includes("localhost")), [], "localhost never reaches DNS")
     }))
 
+  it.effect("names a refused URL without its credentials, with control characters escaped, capped", () =>
+    Effect.gen(function* () {
+      const g = guardHarness(false)
+      const credentials = yield* rejects(g.check("https://ops:hunter2@hooks.example.com/x"), /credentials/, "credentials")
+      assert.strictEqual(credentials, "url https://hooks.example.com/x is not allowed: credentials in URLs are not accepted")
+      const forged = yield* rejects(g.check("http://hooks.example.com/x\nlevel=ERROR message=forged"), /must use https/, "newline")
+      assert.include(forged, "/x\\u000alevel=ERROR")
+      assert.notInclude(forged, "\n")
+      const long = yield* rejects(g.check(`ftp://u:p@hooks.example.com/${"\u202e".repeat(1000)}`), /must use https/, "long")
+      assert.isBelow(long.length, 300)
+      assert.notInclude(long, "u:p@")
+      assert.notInclude(long, "\u202e")
+    }))
+
   it.effect("rejects every private range as a literal, including decimal, hex, octal and short IPv4 forms", () =>
     Effect.gen(function* () {
       const g = guardHarness(false)

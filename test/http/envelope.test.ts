@@ -1,6 +1,7 @@
 /** SPEC "Errors": every failure is `{error: {code, message, requestId}}`; X-Request-Id on everything. */
 import { Effect, Layer } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { withBodyLimit } from "../../adapters/http/web.ts"
 import * as MemoryStores from "../../adapters/memory/stores.ts"
 import { ContactStore } from "../../core/contacts/store.ts"
 import { makeTestApp } from "../support/app.ts"
@@ -123,6 +124,32 @@ describe("request bodies", () => {
   it("accepts application/json with a charset", async () => {
     const res = await post("{\"firstName\":\"Ada\"}", { "content-type": "application/json; charset=utf-8" })
     expect(res.status).toBe(201)
+  })
+})
+
+describe("a body that does not arrive in time (the web handler: Deno and these tests)", () => {
+  it("answers 408 in the envelope once the request timeout passes, without reaching the app", async () => {
+    let reached = false
+    const serve = withBodyLimit(async () => {
+      reached = true
+      return new Response("{}")
+    }, 300)
+    // One byte, then nothing: the stream never ends.
+    const trickle = new ReadableStream<Uint8Array>({ start: (c) => c.enqueue(new TextEncoder().encode("{")) })
+    const started = Date.now()
+    const res = await serve(
+      new Request("http://localhost/v1/api/contacts", {
+        method: "POST",
+        headers: { ...auth, "content-type": "application/json", "x-request-id": "slow_body_1" },
+        body: trickle,
+        duplex: "half"
+      } as RequestInit)
+    )
+    const error = await expectError(res, 408, "invalid_argument")
+    expect(error).toEqual({ code: "invalid_argument", message: "The request body did not arrive within 0.3 s", requestId: "slow_body_1" })
+    expect(res.headers.get("access-control-allow-origin")).toBe("*")
+    expect(Date.now() - started).toBeGreaterThanOrEqual(250)
+    expect(reached).toBe(false)
   })
 })
 

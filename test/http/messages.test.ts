@@ -313,6 +313,32 @@ describe("MMS media", () => {
     expect(Buffer.from(await res.arrayBuffer())).toEqual(PNG)
   })
 
+  it("a media link missing, repeating or garbling expires or signature is the same 404 as a bad signature, with the envelope", async () => {
+    const { c } = await newUser(app)
+    const sent = await ok(await c.post("/messages", { to: ADA, body: "menu", mediaUrls: [`${base}/cat.png`] }), 201)
+    const good = new URL(sent.message.media[0].url)
+    const variant = (change: (params: URLSearchParams) => void) => {
+      const u = new URL(good)
+      change(u.searchParams)
+      return u.toString()
+    }
+    const links = [
+      variant((p) => p.delete("expires")),
+      variant((p) => p.delete("signature")),
+      variant((p) => (p.delete("expires"), p.delete("signature"))),
+      variant((p) => p.append("expires", p.get("expires")!)),
+      variant((p) => p.append("signature", p.get("signature")!)),
+      variant((p) => p.set("expires", "soon")),
+      variant((p) => p.set("expires", "")),
+      variant((p) => p.set("signature", "x"))
+    ]
+    for (const link of links) {
+      const e = await expectError(await download(link), 404, "not_found")
+      expect(e.message, link).toBe("Media not found or link expired")
+    }
+    expect((await download(good.toString())).status).toBe(200)
+  })
+
   it("a media URL that cannot be fetched is a 400 naming mediaUrls[i]; nothing is stored", async () => {
     const { ws, c } = await newUser(app)
     const e = await expectError(

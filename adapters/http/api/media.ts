@@ -3,8 +3,8 @@
  * expiring URL (no API key: the URL is the credential). Served by handlers/media.ts.
  */
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
-import { Schema } from "effect"
-import { InvalidArgument, NotFound } from "./errors.ts"
+import { identity, Schema } from "effect"
+import { NotFound } from "./errors.ts"
 
 const Binary = HttpApiSchema.withEncoding(
   Schema.Uint8ArrayFromSelf.annotations({ jsonSchema: { type: "string", format: "binary" } }),
@@ -12,7 +12,19 @@ const Binary = HttpApiSchema.withEncoding(
 )
 
 export const MediaPath = Schema.Struct({ workspaceId: Schema.String, key: Schema.String })
-export const MediaUrlParams = Schema.Struct({ expires: Schema.String, signature: Schema.String })
+/**
+ * A signed link's own parameter, never refused here: a missing one stays absent and a repeated one
+ * reads as empty, so every malformed link answers the same 404 as a bad signature (no 400 telling a
+ * prober which part it got wrong).
+ */
+const LinkParam = Schema.optional(
+  Schema.transform(Schema.Union(Schema.String, Schema.Array(Schema.String)), Schema.String, {
+    strict: true,
+    decode: (value) => (typeof value === "string" ? value : ""),
+    encode: identity
+  }).annotations({ jsonSchema: { type: "string" } })
+)
+export const MediaUrlParams = Schema.Struct({ expires: LinkParam, signature: LinkParam })
 
 export class MediaGroup extends HttpApiGroup.make("media").add(
   HttpApiEndpoint.get("get", "/v1/media/:workspaceId/:key")
@@ -20,9 +32,8 @@ export class MediaGroup extends HttpApiGroup.make("media").add(
     .setUrlParams(MediaUrlParams)
     .addSuccess(Binary.annotations({ description: "The media bytes, with their original content type." }))
     .addError(NotFound)
-    .addError(InvalidArgument)
     .annotate(
       OpenApi.Description,
-      "Download a message's media through the signed URL found in the message (valid 1 hour). No API key; an invalid, expired or unknown URL answers 404."
+      "Download a message's media through the signed URL found in the message (valid 1 hour). No API key; an invalid, expired, unknown or incomplete URL (missing or malformed `expires` or `signature`) answers 404."
     )
 ) {}

@@ -33,7 +33,7 @@ export class WebhooksGroup extends publicGroup(
       HttpApiEndpoint.post("create", "/webhooks")
         .setPayload(CreateEndpointInput.annotations({ examples: [{ url: webhook.url, events: ["*"], label: "CRM sync" }] }))
         .addSuccess(WebhookWithSecretEnvelope, { status: 201 })
-        .annotate(OpenApi.Description, "Register an endpoint: `https`, public addresses only. The signing `secret` is returned only here and by rotate.")
+        .annotate(OpenApi.Description, "Register an endpoint: `https`, public addresses only, no credentials (`user:pass@`) in the URL. The signing `secret` is returned only here and by rotate.")
         .pipe(requires("webhooks:manage"))
     )
     .add(

@@ -5,7 +5,7 @@
  */
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
-import { type InvalidArgument, NotFound } from "../../../core/errors.ts"
+import { NotFound } from "../../../core/errors.ts"
 import { BlobStore, MediaUrls } from "../../../core/media.ts"
 import { Api } from "../api.ts"
 
@@ -14,7 +14,7 @@ const notFound = new NotFound({ message: "Media not found or link expired" })
 export const serveMedia = (
   path: { readonly workspaceId: string; readonly key: string },
   urlParams: { readonly expires?: string | undefined; readonly signature?: string | undefined }
-): Effect.Effect<HttpServerResponse.HttpServerResponse, NotFound | InvalidArgument, MediaUrls | BlobStore> =>
+): Effect.Effect<HttpServerResponse.HttpServerResponse, NotFound, MediaUrls | BlobStore> =>
   Effect.gen(function* () {
     const { expires, signature } = urlParams
     if (expires === undefined || signature === undefined) return yield* notFound
