@@ -298,6 +298,8 @@ const rawEnvelope = (status: number, message: string, requestId: string) => {
   return `HTTP/1.1 ${status} ${Http.STATUS_CODES[status]}\r\n${head}\r\n${body}`
 }
 
+const RAW_REQUEST_ID = /\r\nx-request-id:[ \t]*([A-Za-z0-9_-]{1,64})[ \t]*\r\n/i
+
 /**
  * Node's `clientError`: its parser refused the bytes (`HPE_*`: 400, or 431 for a URL or headers over
  * 16 KB) or the request did not arrive within the timeouts (408). Answered like the app answers
@@ -319,7 +321,11 @@ const onClientError = (timeouts: Timeouts) => (error: Error, socket: Duplex) => 
     : code === "HPE_HEADER_OVERFLOW"
       ? [431, "The request line and headers exceed 16 KB"]
       : [400, `Malformed HTTP request (${displayText(reason ?? code, 100)})`]
-  const requestId = requestIdFor(inFlight?.req.headers["x-request-id"] as string | undefined)
+  // A client's valid id is echoed: from the parsed request, or else from the bytes the parser refused.
+  const raw = (error as Error & { rawPacket?: Buffer }).rawPacket?.toString("latin1")
+  const requestId = requestIdFor(
+    (inFlight?.req.headers["x-request-id"] as string | undefined) ?? (raw === undefined ? undefined : RAW_REQUEST_ID.exec(raw)?.[1])
+  )
   socket.end(rawEnvelope(status, message, requestId), () => socket.destroy())
 }
 

@@ -8,12 +8,21 @@ import { type ErrorCode, errorStatus } from "../../core/errors.ts"
 import { catalog, PING } from "../../core/events/catalog.ts"
 import { InputBounds } from "../../core/input.ts"
 
-/** Status -> public code, from the one table in core/errors.ts. */
-const codes: Record<string, ErrorCode> = Object.fromEntries(Object.values(errorStatus).map(({ status, code }) => [String(status), code]))
+/**
+ * Status -> public code, from the one table in core/errors.ts; and the two statuses Node's HTTP
+ * parser answers before any route (nodeServer.ts), which SPEC's table lacks.
+ */
+const codes: Record<string, ErrorCode> = {
+  ...Object.fromEntries(Object.values(errorStatus).map(({ status, code }) => [String(status), code])),
+  "408": "invalid_argument",
+  "431": "invalid_argument"
+}
 
 const descriptions: Record<string, string> = {
   "400": `Invalid argument: a parameter is missing or malformed, the body is not JSON, over 1 MiB or beyond the input bounds (nested over ${InputBounds.depth} levels, over ${InputBounds.arrayItems} items in an array or ${InputBounds.objectKeys} keys in an object, over ${InputBounds.values} values in all, a string over ${InputBounds.stringLength} characters), a string holds NUL or a lone surrogate, an unknown field, or a modified cursor`,
   "401": "Missing, malformed, unknown or revoked key",
+  "408": "The request line, headers or body did not arrive within the server's timeouts (README, Configuration)",
+  "431": "The request line and headers exceed 16 KB",
   "403": "The key lacks a scope the operation lists in its security requirement; the message names it. Checked before the body is read",
   "404": "No such resource in the workspace, or a malformed id",
   "409": "The workspace cannot do this yet; the message says why",
@@ -100,7 +109,7 @@ export const patchOpenApi = (spec: Record<string, any>): Record<string, any> => 
         type: "object",
         required: ["code", "message", "requestId"],
         properties: {
-          code: { type: "string", enum: Object.values(codes) },
+          code: { type: "string", enum: [...new Set(Object.values(codes))] },
           message: { type: "string" },
           requestId: { type: "string" }
         }
@@ -118,7 +127,7 @@ export const patchOpenApi = (spec: Record<string, any>): Record<string, any> => 
       const responses: Record<string, any> = op.responses
       const authenticated = Array.isArray(op.security) && op.security.length > 0
       const statuses = new Set(Object.keys(responses).filter((s) => Number(s) >= 400))
-      for (const s of ["400", "500", ...(authenticated ? ["401", "429"] : [])]) statuses.add(s)
+      for (const s of ["400", "408", "431", "500", ...(authenticated ? ["401", "429"] : [])]) statuses.add(s)
       for (const s of statuses) responses[s] = errorResponse(s)
       for (const [s, r] of Object.entries(responses)) {
         if (Number(s) < 400) r.headers = { ...commonHeaders, ...r.headers }

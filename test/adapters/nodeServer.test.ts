@@ -261,6 +261,12 @@ describe.skipIf("Deno" in globalThis)("Node server adapter: what the parser refu
     expectEnvelope(await exchange(slowPort, ["POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab"]), 400)
   })
 
+  it("echoes the client's valid request id from the bytes the parser refused", async () => {
+    const refused = await exchange(slowPort, ["GET /request HTTP/1.1\r\nHost: a\r\nX-Request-Id: client-id_1\r\nIdempotency-Key: k\u0000\r\n\r\n"])
+    expectEnvelope(refused, 400, /^client-id_1$/)
+    expectEnvelope(await exchange(slowPort, ["GET /request HTTP/1.1\r\nX-Request-Id: not valid!\r\nX: \u0001\r\n\r\n"]), 400)
+  })
+
   it("answers a URL or headers over 16 KB with 431 in the envelope", async () => {
     const longUrl = await exchange(slowPort, [`GET /request?q=${"a".repeat(17 * 1024)} HTTP/1.1\r\nHost: a\r\n\r\n`])
     expect(expectEnvelope(longUrl, 431)).toBe("The request line and headers exceed 16 KB")
