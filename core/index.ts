@@ -57,6 +57,13 @@ export * as WorkspaceModel from "./workspaces/model.ts"
 export { ApiKeyStore, WorkspaceStore, type ApiKeyRecord } from "./workspaces/store.ts"
 export { Workspaces, layer as WorkspacesLive, type CreatedKey } from "./workspaces/service.ts"
 
+// Billing: the gates, prices, the payments port and the ledger.
+export * as BillingGates from "./billing/gates.ts"
+export * as Pricing from "./billing/pricing.ts"
+export * as LedgerModel from "./billing/ledger.ts"
+export { chargeRecords, LedgerStore } from "./billing/store.ts"
+export { cardDeclined, type Payment, Payments } from "./billing/payments.ts"
+
 // The capability table (REST, MCP and the agent call the same entries).
 export * as Tools from "./tools/index.ts"
 

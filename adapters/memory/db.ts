@@ -3,6 +3,7 @@
  * roll back by restoring a snapshot (transactor.ts).
  */
 import { Context, Layer } from "effect"
+import type { ChargeRecord } from "../../core/billing/ledger.ts"
 import type { Contact } from "../../core/contacts/model.ts"
 import type { ActivityRecord, Thread } from "../../core/conversations/model.ts"
 import type { OutboxEvent } from "../../core/events/outbox.ts"
@@ -25,6 +26,7 @@ export interface MemoryState {
   attempts: Array<AttemptRecord>
   threads: Map<string, Thread>
   activities: Map<string, ActivityRecord>
+  ledger: Array<ChargeRecord>
   seq: number
 }
 
@@ -41,6 +43,7 @@ const empty = (): MemoryState => ({
   attempts: [],
   threads: new Map(),
   activities: new Map(),
+  ledger: [],
   seq: 0
 })
 
@@ -57,6 +60,7 @@ export const clone = (s: MemoryState): MemoryState => ({
   attempts: [...s.attempts],
   threads: new Map(s.threads),
   activities: new Map(s.activities),
+  ledger: [...s.ledger],
   seq: s.seq
 })
 

@@ -6,6 +6,7 @@ import * as Contacts from "./contacts.ts"
 import * as Conversations from "./conversations.ts"
 import { layerDb } from "./db.ts"
 import * as Idempotency from "./idempotency.ts"
+import * as Ledger from "./ledger.ts"
 import * as Numbers from "./numbers.ts"
 import * as Outbox from "./outbox.ts"
 import * as Transactor from "./transactor.ts"
@@ -14,5 +15,5 @@ import * as Workspaces from "./workspaces.ts"
 
 /** Every store port and the transactor, in memory, and the signal their commits give the outbox worker. */
 export const layer = Layer.mergeAll(
-  Workspaces.layer, ApiKeys.layer, Numbers.layer, Contacts.layer, Conversations.layer, Webhooks.layer, Outbox.layer, Idempotency.layer, Transactor.layer
+  Workspaces.layer, ApiKeys.layer, Numbers.layer, Contacts.layer, Conversations.layer, Webhooks.layer, Outbox.layer, Idempotency.layer, Ledger.layer, Transactor.layer
 ).pipe(Layer.provideMerge(Layer.merge(layerDb, Signal.layer)))

@@ -9,6 +9,7 @@ import m0006 from "./migrations/0006_search_statistics_activities.ts"
 import m0007 from "./migrations/0007_search_separators.ts"
 import m0008 from "./migrations/0008_webhook_previous_secrets.ts"
 import m0009 from "./migrations/0009_idempotency_owner.ts"
+import m0010 from "./migrations/0010_ledger.ts"
 
 /**
  * Static imports (not a directory scan) so the same migrations run on Node, Deno and PGlite.
@@ -20,7 +21,8 @@ export const migrations = Migrator.fromRecord({ "0001_foundation": m0001, "0002_
   "0006_search_statistics_activities": m0006,
   "0007_search_separators": m0007,
   "0008_webhook_previous_secrets": m0008,
-  "0009_idempotency_owner": m0009
+  "0009_idempotency_owner": m0009,
+  "0010_ledger": m0010
 })
 
 export const run = Migrator.make({})({ loader: migrations })

@@ -1,4 +1,5 @@
 /** Every stored record's table, derived from its schema in core (rows.ts); each decoder is compiled once, here. */
+import { ChargeRecord } from "../../core/billing/ledger.ts"
 import { Contact } from "../../core/contacts/model.ts"
 import { ActivityRecord, Thread } from "../../core/conversations/model.ts"
 import { OutboxEvent } from "../../core/events/outbox.ts"
@@ -23,3 +24,4 @@ export const joinedActivities = table(ActivityRecord, "a_")
 export const webhookEndpoints = table(EndpointRecord)
 export const webhookDeliveries = table(DeliveryRecord)
 export const endpointSubscriptions = table(EndpointSubscription)
+export const ledgerCharges = table(ChargeRecord)

@@ -3,6 +3,8 @@ import { Clock, Context, Effect, Layer, Option } from "effect"
 import { generateToken, hashToken, type ParsedKey, parseToken } from "../auth/apiKey.ts"
 import type { Principal } from "../auth/principal.ts"
 import { allScopes } from "../auth/scopes.ts"
+import { ledgerCharge } from "../billing/ledger.ts"
+import { LedgerStore } from "../billing/store.ts"
 import { FailedPrecondition, InvalidArgument, NotFound, Unauthenticated } from "../errors.ts"
 import { Ids, isUuid } from "../ids.ts"
 import { NumberStore, numberTypeOf, type WorkspaceNumber } from "../numbers.ts"
@@ -25,6 +27,7 @@ export const make = Effect.gen(function* () {
   const workspaces = yield* WorkspaceStore
   const keys = yield* ApiKeyStore
   const numbers = yield* NumberStore
+  const charges = yield* LedgerStore
 
   const get = (id: string) =>
     isUuid(id)
@@ -150,6 +153,13 @@ export const make = Effect.gen(function* () {
       return number
     })
 
+  /** The workspace's ledger, newest first, as the admin API shows it. */
+  const ledger = (workspaceId: string) =>
+    get(workspaceId).pipe(
+      Effect.zipRight(charges.list(workspaceId)),
+      Effect.map((rows) => rows.map(ledgerCharge))
+    )
+
   /**
    * First boot on an empty store: a default workspace ready for every test-key flow, and one test
    * key with every scope, returned once so the app can print it.
@@ -164,7 +174,7 @@ export const make = Effect.gen(function* () {
     return Option.some({ workspace, key })
   })
 
-  return { get, create, update, createKey, revokeKey, authenticate, addNumber, bootstrap } as const
+  return { get, create, update, createKey, revokeKey, authenticate, addNumber, ledger, bootstrap } as const
 })
 
 export class Workspaces extends Context.Tag("core/Workspaces")<Workspaces, Effect.Effect.Success<typeof make>>() {}

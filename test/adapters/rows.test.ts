@@ -10,6 +10,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as PgliteClient from "../../adapters/pglite/PgliteClient.ts"
 import type { Table } from "../../adapters/sql/rows.ts"
 import * as tables from "../../adapters/sql/tables.ts"
+import { messagingAddonCharge, numberCharge } from "../../core/billing/pricing.ts"
+import { LedgerStore } from "../../core/billing/store.ts"
+import type { E164 } from "../../core/phone.ts"
 import { makeTestApp } from "../support/app.ts"
 import { sqlStores } from "../support/sqlStores.ts"
 
@@ -24,7 +27,8 @@ const sqlTables: ReadonlyArray<readonly [string, Pick<Table<unknown>, "decode" |
   ["activities", tables.activities],
   ["webhook_endpoints", tables.webhookEndpoints],
   ["webhook_endpoints", tables.endpointSubscriptions],
-  ["webhook_deliveries", tables.webhookDeliveries]
+  ["webhook_deliveries", tables.webhookDeliveries],
+  ["ledger_charges", tables.ledgerCharges]
 ]
 
 describe("SQL rows against their record schemas (PGlite)", () => {
@@ -45,6 +49,13 @@ describe("SQL rows against their record schemas (PGlite)", () => {
     await call("/test-helpers/delivery-status", { activityId: sent.message.id, status: "delivered" }, 200)
     const hook = await call("/webhooks", { url: "http://127.0.0.1:9/hook", events: ["*"], label: "rows" })
     await call(`/webhooks/${hook.webhook.id}/test`, {}, 200)
+    // Charges through the ledger port (with a number and without), until a use case writes them.
+    const now = new Date()
+    await app.runtime.runPromise(
+      Effect.flatMap(LedgerStore, (ledger) =>
+        ledger.append(app.workspaceId, [numberCharge({ e164: "+18005550100" as E164, type: "toll_free", localNumbers: 1 }, now), messagingAddonCharge(now)])
+      )
+    )
   }, 60_000)
   afterAll(() => app?.close())
 

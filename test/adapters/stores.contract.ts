@@ -6,6 +6,7 @@
 import { assert, layer, type Vitest } from "@effect/vitest"
 import { Deferred, Duration, Effect, Either, Fiber, Layer, Option } from "effect"
 import type { Principal } from "../../core/auth/principal.ts"
+import type { LedgerStore } from "../../core/billing/store.ts"
 import { allScopes } from "../../core/auth/scopes.ts"
 import { Contact } from "../../core/contacts/model.ts"
 import { searchTerms } from "../../core/contacts/rules.ts"
@@ -25,7 +26,7 @@ import * as Workspaces from "../../core/workspaces/service.ts"
 import { type ApiKeyRecord, ApiKeyStore, WorkspaceStore } from "../../core/workspaces/store.ts"
 
 /** What an adapter must provide. */
-export type StorePorts = WorkspaceStore | ApiKeyStore | NumberStore | ContactStore | ConversationStore | EventOutbox | OutboxSignal | Transactor | CursorCodec
+export type StorePorts = WorkspaceStore | ApiKeyStore | NumberStore | ContactStore | ConversationStore | EventOutbox | LedgerStore | OutboxSignal | Transactor | CursorCodec
 
 class Boom {
   readonly _tag = "Boom"
@@ -47,7 +48,7 @@ const newWorkspace = Effect.gen(function* () {
 export const contact = (workspaceId: string, patch: Partial<Contact> = {}): Contact =>
   Contact.make({ id: uuid(), workspaceId, source: "manual", createdAt: ts(0), updatedAt: ts(0), ...patch })
 
-const number = (e164: string, patch: Partial<WorkspaceNumber> = {}): WorkspaceNumber => ({
+export const number = (e164: string, patch: Partial<WorkspaceNumber> = {}): WorkspaceNumber => ({
   e164: e164 as E164,
   type: "local",
   voiceMode: "app",

@@ -8,7 +8,13 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { promisify } from "node:util"
+import { PgClient } from "@effect/sql-pg"
+import { Effect, Redacted } from "effect"
 import { afterAll, describe, expect, inject, it } from "vitest"
+import * as SqlLedger from "../../adapters/sql/ledger.ts"
+import { numberCharge, textingSetupCharge } from "../../core/billing/pricing.ts"
+import { LedgerStore } from "../../core/billing/store.ts"
+import type { E164 } from "../../core/phone.ts"
 import { freshDatabase } from "../support/postgres.ts"
 import { startServer } from "../support/server.ts"
 
@@ -186,6 +192,35 @@ describe("admin CLI", () => {
       expect(await server.stop()).toBe(0)
     }
   }, 240_000)
+  const url = inject("postgresUrl")
+  it.runIf(url !== null || process.env.CI === "true")("ledger prints the charges another process wrote through the ledger port (shared Postgres)", async () => {
+    if (url === null) throw new Error("CI needs Postgres")
+    const db = await freshDatabase(url, "e2e_ledger")
+    const server = await startServer("node", { DATABASE_URL: db.url, DATA_DIR: tempDir(), ADMIN_TOKEN: "cli-admin-token" }).catch(async (e) => {
+      await db.drop()
+      throw e
+    })
+    const env = { SWITCHBOARD_URL: server.baseUrl, ADMIN_TOKEN: "cli-admin-token" }
+    const out = async (...args: Array<string>) => JSON.parse((await admin(env, ...args)).stdout)
+    try {
+      const { workspace } = await out("workspace", "create", "Acme")
+      const e164 = "+14155550142" as E164
+      const rows = await Effect.runPromise(
+        Effect.flatMap(LedgerStore, (ledger) =>
+          ledger.append(workspace.id, [numberCharge({ e164, type: "local", localNumbers: 1 }, new Date("2024-02-29T12:00:00Z")), textingSetupCharge(e164)])
+        ).pipe(Effect.provide(SqlLedger.layer), Effect.provide(PgClient.layer({ url: Redacted.make(db.url) })))
+      )
+      expect(await out("ledger", workspace.id)).toEqual({
+        charges: [
+          { id: rows[1]!.id, kind: "texting_setup", description: "Texting setup for +14155550142", amountCents: 2000, currency: "USD", numberE164: e164, createdAt: rows[1]!.createdAt },
+          { id: rows[0]!.id, kind: "local_number", description: "Local number +14155550142, prorated 1/29 days", amountCents: 17, currency: "USD", numberE164: e164, createdAt: rows[0]!.createdAt }
+        ]
+      })
+    } finally {
+      expect(await server.stop()).toBe(0)
+      await db.drop()
+    }
+  }, 120_000)
 })
 
 describe.each(["node", "deno"] as const)("graceful shutdown under %s", (runtime) => {

@@ -1,5 +1,10 @@
 /** CONTRACT.md "Admin API": bearer ADMIN_TOKEN, 404 everywhere when it is unset. */
+import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import type { Charge } from "../../core/billing/ledger.ts"
+import { numberCharge, textingSetupCharge } from "../../core/billing/pricing.ts"
+import { LedgerStore } from "../../core/billing/store.ts"
+import type { E164 } from "../../core/phone.ts"
 import { ADMIN_TOKEN, makeTestApp } from "../support/app.ts"
 import { bearer, expectError, UUID } from "./helpers.ts"
 
@@ -272,6 +277,26 @@ describe("admin API", () => {
       expect(await res.json()).toEqual({ [field]: [] })
       await expectError(await app.admin(`/workspaces/${someId}/${route}`), 404, "not_found")
       await expectError(await app.admin(`/workspaces/not-a-uuid/${route}`), 404, "not_found")
+    })
+
+    it("ledger shows the charges written through the ledger port, newest first, without the workspace id", async () => {
+      const { workspaceId } = await app.createWorkspace("Charged")
+      const other = await app.createWorkspace("Not charged")
+      const e164 = "+14155550123" as E164
+      const append = (charge: Charge) =>
+        app.runtime.runPromise(Effect.flatMap(LedgerStore, (ledger) => ledger.append(workspaceId, [charge])))
+      const [bought] = await append(numberCharge({ e164, type: "local", localNumbers: 1 }, new Date("2024-06-19T00:00:00Z")))
+      await new Promise((r) => setTimeout(r, 3))
+      const [setup] = await append(textingSetupCharge(e164))
+      const res = await app.admin(`/workspaces/${workspaceId}/ledger`)
+      expect(res.status).toBe(200)
+      expect(await res.json()).toEqual({
+        charges: [
+          { id: setup!.id, kind: "texting_setup", description: "Texting setup for +14155550123", amountCents: 2000, currency: "USD", numberE164: e164, createdAt: setup!.createdAt },
+          { id: bought!.id, kind: "local_number", description: "Local number +14155550123, prorated 12/30 days", amountCents: 200, currency: "USD", numberE164: e164, createdAt: bought!.createdAt }
+        ]
+      })
+      expect(await (await app.admin(`/workspaces/${other.workspaceId}/ledger`)).json()).toEqual({ charges: [] })
     })
   })
 })

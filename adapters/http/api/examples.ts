@@ -92,13 +92,14 @@ export const createdKey = {
 
 export const number = { e164: "+14155550100" as E164, type: "local", voiceMode: "app", agentId: null, forwardTo: null, assignedUserId: null, status: "active" } as const
 
+/** A second local number bought on 17 August: 15 of August's 31 days of 5.00 USD. */
 export const ledgerCharge = {
-  id: "chg_1",
-  kind: "number_setup",
-  description: "10DLC setup fee for +14155550100",
-  amountCents: 2000,
+  id: "01a20307-1c76-7000-ad98-06c77d1e0009",
+  kind: "local_number",
+  description: "Local number +14155550100, prorated 15/31 days",
+  amountCents: 242,
   currency: "USD",
-  numberE164: "+14155550100",
+  numberE164: "+14155550100" as E164,
   createdAt
 } as const
 

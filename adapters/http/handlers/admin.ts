@@ -15,8 +15,8 @@ export const AdminLive = HttpApiBuilder.group(Api, "admin", (handlers) =>
       .handle("createKey", ({ path, payload }) => workspaces.createKey(path.id, payload).pipe(Effect.map((key) => ({ key }))))
       .handle("revokeKey", ({ path }) => workspaces.revokeKey(path.keyId).pipe(Effect.as({ revoked: true as const })))
       .handle("addNumber", ({ path, payload }) => workspaces.addNumber(path.id, payload).pipe(Effect.map((number) => ({ number }))))
-      // Billing, registration and mail arrive with later work; until then these are truthfully empty.
-      .handle("ledger", ({ path }) => workspaces.get(path.id).pipe(Effect.as({ charges: [] })))
+      .handle("ledger", ({ path }) => workspaces.ledger(path.id).pipe(Effect.map((charges) => ({ charges }))))
+      // Registration and mail arrive with later work; until then these are truthfully empty.
       .handle("auditLog", ({ path }) => workspaces.get(path.id).pipe(Effect.as({ entries: [] })))
       .handle("mail", ({ path }) => workspaces.get(path.id).pipe(Effect.as({ mail: [] })))
   })
