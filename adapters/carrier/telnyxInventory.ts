@@ -26,7 +26,7 @@ import {
   type InventoryQuery,
   NumberInventory,
   NumberUnavailable,
-  RegionInformation,
+  type RegionInformation,
   retailCost
 } from "../../core/numbers/inventory.ts"
 import type { NumberType } from "../../core/numbers.ts"
@@ -72,18 +72,22 @@ export const searchParams = (q: InventoryQuery): ReadonlyArray<readonly [string,
   ["filter[limit]", String(q.limit)]
 ]
 
+/** A region as Telnyx may send it: every field is optional in its SDK's types. */
+const TelnyxRegion = Schema.Struct({ region_type: Schema.String, region_name: Schema.optional(Schema.NullOr(Schema.String)) })
+
 /** Only the fields we keep; Telnyx's cost, features and flags are dropped. */
 const decodeSearch = decodeAnswer(
   Schema.Struct({
     data: Schema.Array(
-      Schema.Struct({
-        phone_number: E164,
-        region_information: Schema.optionalWith(Schema.Array(RegionInformation), { default: () => [] })
-      })
+      Schema.Struct({ phone_number: E164, region_information: Schema.optional(Schema.NullOr(Schema.Array(TelnyxRegion))) })
     )
   }),
   "{data: [{phone_number, region_information}]}"
 )
+
+/** The regions that have a name; none when Telnyx sends no list. */
+const regions = (list: ReadonlyArray<typeof TelnyxRegion.Type> | null | undefined): ReadonlyArray<RegionInformation> =>
+  (list ?? []).flatMap(({ region_name, region_type }) => (region_name ? [{ region_type, region_name }] : []))
 
 const OrderStatus = Schema.Struct({
   data: Schema.Struct({
@@ -137,7 +141,7 @@ export const make = (config: TelnyxConfig, options: TelnyxInventoryOptions = {})
                 (item): AvailableNumber => ({
                   phone_number: item.phone_number,
                   phone_number_type: q.type,
-                  region_information: item.region_information,
+                  region_information: regions(item.region_information),
                   cost_information: retailCost(q.type)
                 })
               )

@@ -136,16 +136,17 @@ describe("Telnyx inventory: search", () => {
       }
     }))
 
-  it.live("keeps Telnyx's order and at most `limit`, even when Telnyx sends more; a missing region list is empty", () =>
+  it.live("keeps Telnyx's order and at most `limit`, even when Telnyx sends more; regions without a name are dropped", () =>
     Effect.gen(function* () {
       const item = (n: string) => ({ phone_number: n, record_type: "available_phone_number", cost_information: { monthly_cost: "1.00000" } })
-      fake.script({ type: "malformed", body: JSON.stringify({ data: [item("+13125550003"), item("+13125550001"), item("+13125550002")] }) })
+      const named = { ...item("+13125550001"), region_information: [{ region_type: "state", region_name: "IL" }, { region_type: "rate_center", region_name: null }] }
+      fake.script({ type: "malformed", body: JSON.stringify({ data: [item("+13125550003"), named, item("+13125550002")] }) })
       const rows = yield* search({ limit: 2 })
       assert.deepStrictEqual(
         rows.map((r) => ({ e164: r.phone_number as string, regions: r.region_information })),
         [
           { e164: "+13125550003", regions: [] },
-          { e164: "+13125550001", regions: [] }
+          { e164: "+13125550001", regions: [{ region_type: "state", region_name: "IL" }] }
         ]
       )
     }))
