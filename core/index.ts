@@ -16,6 +16,19 @@ export * from "./ids.ts"
 export * from "./time.ts"
 export * from "./transactor.ts"
 export * from "./numbers.ts"
+export {
+  AvailableNumber,
+  AvailableNumbersInput,
+  inventoryError,
+  inventoryQuery,
+  type InventoryQuery,
+  NumberInventory,
+  numberTaken,
+  NumberUnavailable,
+  type OrderedNumber,
+  RETAIL_MONTHLY_CENTS,
+  retailCost
+} from "./numbers/inventory.ts"
 export * from "./media.ts"
 export * from "./outbound.ts"
 export * from "./display.ts"

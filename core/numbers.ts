@@ -3,6 +3,7 @@ import { Context, Effect, type Option, Schema } from "effect"
 import { E164 } from "./phone.ts"
 
 export const NumberType = Schema.Literal("local", "toll_free")
+export type NumberType = typeof NumberType.Type
 export const VoiceMode = Schema.Literal("agent", "app", "voicemail", "forward")
 
 export const WorkspaceNumber = Schema.Struct({
@@ -38,5 +39,7 @@ export interface NumberStore {
   readonly listActive: (workspaceId: string) => Effect.Effect<ReadonlyArray<NumberRecord>>
   /** The workspace a number belongs to; inbound traffic is routed with it. */
   readonly findByE164: (e164: string) => Effect.Effect<Option.Option<NumberRecord>>
+  /** Which of these numbers belong to some workspace, any workspace: the carrier simulator hides them. */
+  readonly taken: (e164s: ReadonlyArray<string>) => Effect.Effect<ReadonlySet<string>>
 }
 export const NumberStore = Context.GenericTag<NumberStore>("core/NumberStore")

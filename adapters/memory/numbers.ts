@@ -17,7 +17,8 @@ export const layer = Layer.effect(
         ),
       list: (workspaceId) => Effect.sync(() => owned(workspaceId).map((n) => n.number)),
       listActive: (workspaceId) => Effect.sync(() => owned(workspaceId).filter((n) => n.number.status === "active")),
-      findByE164: (e164) => Effect.sync(() => Option.fromNullable(db.state.numbers.get(e164)))
+      findByE164: (e164) => Effect.sync(() => Option.fromNullable(db.state.numbers.get(e164))),
+      taken: (e164s) => Effect.sync(() => new Set(e164s.filter((e164) => db.state.numbers.has(e164))))
     })
   })
 )

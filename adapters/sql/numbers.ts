@@ -18,6 +18,12 @@ export const layer = Layer.effect(
         ),
       findByE164: (e164) =>
         Effect.orDie(sql`SELECT * FROM numbers WHERE e164 = ${e164}`).pipe(Effect.map((rs) => Option.fromNullable(rs[0]).pipe(Option.map(toRecord)))),
+      taken: (e164s) =>
+        e164s.length === 0
+          ? Effect.succeed(new Set<string>())
+          : Effect.orDie(sql<{ e164: string }>`SELECT e164 FROM numbers WHERE ${sql.in("e164", e164s)}`).pipe(
+              Effect.map((rs) => new Set(rs.map((r) => r.e164)))
+            ),
       list: (workspaceId) =>
         Effect.orDie(sql`SELECT * FROM numbers WHERE workspace_id = ${workspaceId} ORDER BY created_at, e164`).pipe(Effect.map((rs) => rs.map(numbers.decode))),
       listActive: (workspaceId) =>

@@ -23,6 +23,8 @@ export const ServerConfig = Config.all({
     apiKey: Config.option(Config.redacted("TELNYX_API_KEY")),
     publicKey: Config.option(Config.redacted("TELNYX_PUBLIC_KEY")),
     messagingProfileId: Config.option(Config.string("TELNYX_MESSAGING_PROFILE_ID")),
+    /** The Call Control connection numbers we buy are attached to; unset: attached by hand later. */
+    connectionId: Config.option(Config.string("TELNYX_CONNECTION_ID")),
     baseUrl: Config.option(Config.string("TELNYX_BASE_URL"))
   }),
   outboundAllowPrivate: Config.boolean("OUTBOUND_ALLOW_PRIVATE").pipe(Config.withDefault(false)),

@@ -7,7 +7,9 @@ import { PgClient } from "@effect/sql-pg"
 import { Console, Effect, Layer, Option, Redacted } from "effect"
 import * as FsBlobs from "../../adapters/blobs/filesystem.ts"
 import * as SimulatedCarrier from "../../adapters/carrier/simulated.ts"
+import * as SimulatedInventory from "../../adapters/carrier/simulatedInventory.ts"
 import * as Telnyx from "../../adapters/carrier/telnyx.ts"
+import * as TelnyxInventory from "../../adapters/carrier/telnyxInventory.ts"
 import { HttpAppLive } from "../../adapters/http/app.ts"
 import * as MediaFetcher from "../../adapters/media/fetcher.ts"
 import * as SignedUrls from "../../adapters/media/signedUrls.ts"
@@ -58,21 +60,26 @@ export const SecretsLive = (config: ServerConfig) => {
 export const publicBaseUrl = (config: ServerConfig) =>
   Option.getOrElse(config.publicBaseUrl, () => `http://localhost:${config.port}`)
 
-/** CARRIER=telnyx needs its credentials; anything missing fails at boot with the variable's name. */
+/**
+ * The carrier: messaging and the number inventory (the simulator's reads the NumberStore). CARRIER=telnyx
+ * needs its credentials; anything missing fails at boot with the variable's name.
+ */
 export const CarrierLive = (config: ServerConfig) => {
-  if (config.carrier === "simulated") return SimulatedCarrier.layer
-  const { apiKey, messagingProfileId, publicKey, baseUrl } = config.telnyx
+  if (config.carrier === "simulated") return Layer.merge(SimulatedCarrier.layer, SimulatedInventory.layer)
+  const { apiKey, messagingProfileId, publicKey, baseUrl, connectionId } = config.telnyx
   const missing = [
     ["TELNYX_API_KEY", apiKey],
     ["TELNYX_PUBLIC_KEY", publicKey],
     ["TELNYX_MESSAGING_PROFILE_ID", messagingProfileId]
   ].filter(([, v]) => Option.isNone(v as Option.Option<unknown>)).map(([k]) => k)
   if (missing.length > 0) return Layer.die(new Error(`CARRIER=telnyx needs ${missing.join(", ")}`))
-  return Telnyx.layer({
+  const telnyx = {
     apiKey: Option.getOrThrow(apiKey),
     messagingProfileId: Option.getOrThrow(messagingProfileId),
+    ...(Option.isSome(connectionId) ? { connectionId: connectionId.value } : {}),
     ...(Option.isSome(baseUrl) ? { baseUrl: baseUrl.value } : {})
-  })
+  }
+  return Layer.merge(Telnyx.layer(telnyx), TelnyxInventory.layer(telnyx))
 }
 
 /** The outside world the core reaches out to: DNS for the URL guard, webhooks, media, the carrier. */

@@ -237,6 +237,20 @@ export const storesContract = <R = never>(
         assert.deepStrictEqual(yield* numbers.list(winner), [n])
       }))
 
+    it.effect("NumberStore: taken names the numbers any workspace holds, whatever their status", () =>
+      Effect.gen(function* () {
+        const numbers = yield* NumberStore
+        const [a, b] = [yield* newWorkspace, yield* newWorkspace]
+        const [held, suspended, otherWorkspace, free] = [freshE164(), freshE164(), freshE164(), freshE164()]
+        yield* numbers.insert(a, number(held), uuid())
+        yield* numbers.insert(a, number(suspended, { status: "suspended" }), uuid())
+        yield* numbers.insert(b, number(otherWorkspace), uuid())
+        const taken = yield* numbers.taken([free, held, suspended, otherWorkspace, free])
+        assert.deepStrictEqual([...taken].sort(), [held, suspended, otherWorkspace].sort())
+        assert.deepStrictEqual([...(yield* numbers.taken([free]))], [])
+        assert.deepStrictEqual([...(yield* numbers.taken([]))], [])
+      }))
+
     // ---------------------------------------------------------------- ContactStore
     it.effect("ContactStore: insert and get round-trip every field", () =>
       Effect.gen(function* () {

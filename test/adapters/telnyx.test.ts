@@ -7,6 +7,7 @@ import { assert, afterAll, beforeAll, beforeEach, describe, it } from "@effect/v
 import { Effect, Exit, Redacted } from "effect"
 import { createServer } from "node:http"
 import * as TelnyxCarrier from "../../adapters/carrier/telnyx.ts"
+import * as TelnyxClient from "../../adapters/carrier/telnyxClient.ts"
 import { verifyAndParse, type TelnyxWebhookError } from "../../adapters/carrier/telnyxWebhooks.ts"
 import { Carrier, type CarrierError, type OutboundMessage } from "../../core/messaging/carrier.ts"
 import {
@@ -35,7 +36,7 @@ afterAll(async () => {
 })
 beforeEach(() => fake.reset())
 
-const send = (message: OutboundMessage, config: Partial<TelnyxCarrier.TelnyxConfig> = {}) =>
+const send = (message: OutboundMessage, config: Partial<TelnyxClient.TelnyxConfig> = {}) =>
   Effect.gen(function* () {
     const carrier = yield* Carrier
     return yield* carrier.send(message)
@@ -50,7 +51,7 @@ const send = (message: OutboundMessage, config: Partial<TelnyxCarrier.TelnyxConf
     )
   )
 
-const sendFails = (message: OutboundMessage, config: Partial<TelnyxCarrier.TelnyxConfig> = {}) =>
+const sendFails = (message: OutboundMessage, config: Partial<TelnyxClient.TelnyxConfig> = {}) =>
   Effect.gen(function* () {
     const started = Date.now()
     const exit = yield* Effect.exit(send(message, config))
@@ -182,12 +183,12 @@ describe("Telnyx carrier: send", () => {
   it("Retry-After: seconds or an HTTP date, capped; x-ratelimit-reset only on a 429", () => {
     const at = Date.parse("2026-01-01T00:00:00Z")
     const h = (init: Record<string, string>) => new Headers(init)
-    assert.strictEqual(TelnyxCarrier.retryAfterMs(429, h({ "retry-after": "2" }), at), 2_000)
-    assert.strictEqual(TelnyxCarrier.retryAfterMs(503, h({ "retry-after": "3600" }), at), TelnyxCarrier.MAX_RETRY_AFTER_MS)
-    assert.strictEqual(TelnyxCarrier.retryAfterMs(503, h({ "retry-after": "Thu, 01 Jan 2026 00:00:03 GMT" }), at), 3_000)
-    assert.strictEqual(TelnyxCarrier.retryAfterMs(429, h({ "x-ratelimit-reset": "1" }), at), 1_000)
-    assert.strictEqual(TelnyxCarrier.retryAfterMs(503, h({ "x-ratelimit-reset": "1" }), at), null)
-    assert.strictEqual(TelnyxCarrier.retryAfterMs(429, h({ "retry-after": "soon" }), at), null)
+    assert.strictEqual(TelnyxClient.retryAfterMs(429, h({ "retry-after": "2" }), at), 2_000)
+    assert.strictEqual(TelnyxClient.retryAfterMs(503, h({ "retry-after": "3600" }), at), TelnyxClient.MAX_RETRY_AFTER_MS)
+    assert.strictEqual(TelnyxClient.retryAfterMs(503, h({ "retry-after": "Thu, 01 Jan 2026 00:00:03 GMT" }), at), 3_000)
+    assert.strictEqual(TelnyxClient.retryAfterMs(429, h({ "x-ratelimit-reset": "1" }), at), 1_000)
+    assert.strictEqual(TelnyxClient.retryAfterMs(503, h({ "x-ratelimit-reset": "1" }), at), null)
+    assert.strictEqual(TelnyxClient.retryAfterMs(429, h({ "retry-after": "soon" }), at), null)
   })
 
   it.live("a 502 then success is retried", () =>

@@ -11,10 +11,13 @@ import * as OutboundHttp from "../../adapters/net/http.ts"
 import * as WebhookWorker from "../../adapters/webhooks/worker.ts"
 import * as MemoryBlobs from "../../adapters/blobs/memory.ts"
 import * as SimulatedCarrier from "../../adapters/carrier/simulated.ts"
+import * as SimulatedInventory from "../../adapters/carrier/simulatedInventory.ts"
 import * as MediaFetcher from "../../adapters/media/fetcher.ts"
 import * as SignedUrls from "../../adapters/media/signedUrls.ts"
 import { CoreLive } from "../../core/layer.ts"
 import type { Carrier } from "../../core/messaging/carrier.ts"
+import type { NumberInventory } from "../../core/numbers/inventory.ts"
+import type { NumberStore } from "../../core/numbers.ts"
 import { layerNotFiled, type RegistrationGate } from "../../core/messaging/registration.ts"
 import { layerOutboundGuard, type OutboundGuard } from "../../core/outbound.ts"
 import type { WebhookSender } from "../../core/webhooks/store.ts"
@@ -44,6 +47,8 @@ export interface TestAppOptions {
   readonly webhookPollMs?: number
   /** The messaging carrier; default: the simulator. */
   readonly carrier?: Layer.Layer<Carrier, never, never>
+  /** The carrier's number inventory; default: the simulator's, over the app's NumberStore. */
+  readonly inventory?: Layer.Layer<NumberInventory, never, NumberStore>
   /** The texting gate for live keys; default: not filed. */
   readonly registration?: Layer.Layer<RegistrationGate, never, never>
   /** Serve the test helpers (default true). */
@@ -69,7 +74,12 @@ export const makeTestApp = async (options: TestAppOptions = {}) => {
     RateLimit.layer(options.rateLimitPerMinute ?? 100_000)
   ).pipe(
     Layer.provideMerge(
-      Layer.mergeAll(testMedia, options.carrier ?? SimulatedCarrier.layer, options.registration ?? layerNotFiled).pipe(
+      Layer.mergeAll(
+        testMedia,
+        options.carrier ?? SimulatedCarrier.layer,
+        options.inventory ?? SimulatedInventory.layer,
+        options.registration ?? layerNotFiled
+      ).pipe(
         Layer.provideMerge(options.outbound ?? defaultOutbound())
       )
     ),

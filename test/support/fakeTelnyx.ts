@@ -1,6 +1,9 @@
 /**
  * A fake Telnyx v2 for tests (research telnyx.md, "What a faithful fake Telnyx server for tests must
- * implement", messaging part): `POST /v2/messages` and `GET /v2/messages/{id}` with Telnyx's auth,
+ * implement", messaging and numbers parts): `POST /v2/messages` and `GET /v2/messages/{id}`;
+ * `GET /v2/available_phone_numbers` over a small inventory (deepObject filters, raw or
+ * percent-encoded brackets), `POST /v2/number_orders` (only numbers a search returned and nobody
+ * owns) and `GET /v2/number_orders/{id}` (pending orders settle there); with Telnyx's auth,
  * validation and error shapes, scriptable faults, a record of every request, and Ed25519-signed
  * webhooks (`message.sent`, `message.finalized`, `message.received`, or any event type).
  */
@@ -82,6 +85,47 @@ export const statusPayload = (input: StatusInput): Record<string, unknown> => ({
   completed_at: null
 })
 
+// ------------------------------------------------------------------------------------ numbers
+
+/** A number the fake has for sale. */
+export interface FakeListing {
+  readonly phoneNumber: string
+  readonly type: "local" | "toll_free"
+  readonly locality: string
+  /** State or province code. */
+  readonly administrativeArea: string
+  readonly rateCenter: string
+  readonly features: ReadonlyArray<string>
+}
+
+const local = (phoneNumber: string, locality: string, administrativeArea: string, features = ["sms", "mms", "voice"]): FakeListing => ({
+  phoneNumber,
+  type: "local",
+  locality,
+  administrativeArea,
+  rateCenter: locality.toUpperCase(),
+  features
+})
+
+/** Chicago, New York and San Francisco numbers (one Chicago number cannot text), and two toll-free lines. */
+export const DEFAULT_INVENTORY: ReadonlyArray<FakeListing> = [
+  local("+13122010001", "Chicago", "IL"),
+  local("+13122010002", "Chicago", "IL"),
+  local("+17732017777", "Chicago", "IL"),
+  local("+13122010003", "Chicago", "IL", ["voice"]),
+  local("+12124410010", "New York", "NY"),
+  local("+14152990020", "San Francisco", "CA"),
+  { phoneNumber: "+18885550123", type: "toll_free", locality: "", administrativeArea: "", rateCenter: "", features: ["sms", "voice"] },
+  { phoneNumber: "+18445550177", type: "toll_free", locality: "", administrativeArea: "", rateCenter: "", features: ["sms", "voice"] }
+]
+
+/** What an order is on creation, and what it becomes when retrieved. */
+export interface OrderFlow {
+  readonly onCreate: "pending" | "success" | "failure"
+  readonly onRetrieve: "pending" | "success" | "failure"
+}
+const DEFAULT_ORDER_FLOW: OrderFlow = { onCreate: "pending", onRetrieve: "success" }
+
 // ------------------------------------------------------------------------------------ the server
 
 export type FakeFault =
@@ -99,6 +143,8 @@ export type FakeFault =
 export interface RecordedRequest {
   readonly method: string
   readonly path: string
+  /** The query string, decoded (`filter[country_code]`, whether the brackets came raw or percent-encoded). */
+  readonly query: URLSearchParams
   readonly headers: Readonly<Record<string, string>>
   readonly body: string
   /** The parsed body, or undefined when it was not JSON. */
@@ -136,6 +182,14 @@ export interface FakeTelnyx {
   readonly requests: ReadonlyArray<RecordedRequest>
   /** The messages accepted so far, by id, as `{data}` returned them. */
   readonly messages: ReadonlyMap<string, Record<string, unknown>>
+  /** Number orders by id, as `{data}` last returned them. */
+  readonly orders: ReadonlyMap<string, Record<string, unknown>>
+  /** Numbers bought on the account (ours or, through `takeNumber`, another customer's). */
+  readonly owned: ReadonlySet<string>
+  /** Another Telnyx customer buys this number now. */
+  readonly takeNumber: (phoneNumber: string) => void
+  /** How orders go from now on (until reset). */
+  readonly setOrderFlow: (flow: OrderFlow) => void
   /** The next `times` requests to /v2 answer with `fault` (queued after earlier scripts). */
   readonly script: (fault: FakeFault, times?: number) => void
   readonly signedWebhook: (eventType: string, payload: unknown, options?: WebhookOptions) => SignedWebhook
@@ -160,8 +214,14 @@ interface TelnyxError {
 }
 
 export const startFakeTelnyx = async (
-  options: { readonly apiKey?: string; readonly signer?: Ed25519Signer } = {}
+  options: { readonly apiKey?: string; readonly signer?: Ed25519Signer; readonly inventory?: ReadonlyArray<FakeListing> } = {}
 ): Promise<FakeTelnyx> => {
+  const inventory = options.inventory ?? DEFAULT_INVENTORY
+  /** Numbers a search returned: only these can be ordered (research §1: "a number can only be ordered if a recent search returned it"). */
+  const searched = new Set<string>()
+  const owned = new Set<string>()
+  const orders = new Map<string, Record<string, unknown>>()
+  let orderFlow = DEFAULT_ORDER_FLOW
   const apiKey = options.apiKey ?? DEFAULT_API_KEY
   const signer = options.signer ?? createEd25519Signer()
   const requests: Array<RecordedRequest> = []
@@ -288,6 +348,131 @@ export const startFakeTelnyx = async (
     return send(res, 200, { data: message })
   }
 
+  const searchNumbers = (res: ServerResponse, query: URLSearchParams): number => {
+    const country = query.get("filter[country_code]")
+    if (!country) {
+      return errors(res, 422, [
+        { code: "10004", title: "Missing required parameter", detail: "Country code is always required.", source: { pointer: "/filter/country_code" } }
+      ])
+    }
+    const filters = [...query.entries()].filter(([k]) => k.startsWith("filter["))
+    // Wildcards in any filter give no results (research §1).
+    if (filters.some(([, v]) => /[*%]/.test(v))) return send(res, 200, { data: [], meta: { total_results: 0, best_effort_results: 0 } })
+    const get = (k: string) => query.get(k) ?? undefined
+    const type = get("filter[phone_number_type]")
+    const ndc = get("filter[national_destination_code]")
+    const startsWith = get("filter[phone_number][starts_with]")
+    const endsWith = get("filter[phone_number][ends_with]")
+    const contains = get("filter[phone_number][contains]")
+    const locality = get("filter[locality]")?.toLowerCase()
+    const area = get("filter[administrative_area]")?.toUpperCase()
+    const features = query.getAll("filter[features]").concat(query.getAll("filter[features][]")).flatMap((f) => f.split(",")).filter(Boolean)
+    const limit = Number(get("filter[limit]") ?? "50")
+    const found = inventory.filter((n) => {
+      // The national number, less the NDC when one is given (research §1: starts_with/contains "exclude the NDC").
+      const national = n.phoneNumber.slice(2)
+      const rest = ndc === undefined ? national : national.slice(ndc.length)
+      return (
+        country === "US" &&
+        !owned.has(n.phoneNumber) &&
+        (type === undefined || n.type === type) &&
+        (ndc === undefined || national.startsWith(ndc)) &&
+        (startsWith === undefined || rest.startsWith(startsWith)) &&
+        (endsWith === undefined || rest.endsWith(endsWith)) &&
+        (contains === undefined || rest.includes(contains)) &&
+        (locality === undefined || n.locality.toLowerCase() === locality) &&
+        (area === undefined || n.administrativeArea === area) &&
+        features.every((f) => n.features.includes(f))
+      )
+    }).slice(0, limit)
+    for (const n of found) searched.add(n.phoneNumber)
+    return send(res, 200, {
+      data: found.map((n) => ({
+        record_type: "available_phone_number",
+        phone_number: n.phoneNumber,
+        vanity_format: "",
+        best_effort: false,
+        quickship: n.type === "toll_free",
+        reservable: true,
+        region_information: [
+          ...(n.type === "local"
+            ? [
+                { region_type: "rate_center", region_name: n.rateCenter },
+                { region_type: "state", region_name: n.administrativeArea }
+              ]
+            : []),
+          { region_type: "country_code", region_name: "US" }
+        ],
+        // What Telnyx charges us; the adapter quotes our retail price instead.
+        cost_information: { monthly_cost: n.type === "local" ? "1.00000" : "2.00000", upfront_cost: "1.00000", currency: "USD" },
+        features: n.features.map((name) => ({ name }))
+      })),
+      meta: { total_results: found.length, best_effort_results: 0 }
+    })
+  }
+
+  const orderView = (order: Record<string, unknown>, status: string): Record<string, unknown> => {
+    const lines = order["phone_numbers"] as Array<Record<string, unknown>>
+    return { ...order, status, updated_at: new Date().toISOString(), phone_numbers: lines.map((l) => ({ ...l, status })) }
+  }
+
+  const createOrder = (res: ServerResponse, json: unknown): number => {
+    const b = (typeof json === "object" && json !== null && !Array.isArray(json) ? json : {}) as Record<string, unknown>
+    const lines = b["phone_numbers"]
+    if (!Array.isArray(lines) || lines.length === 0) {
+      return errors(res, 422, [
+        { code: "10004", title: "Missing required parameter", detail: "The 'phone_numbers' parameter is required.", source: { pointer: "/phone_numbers" } }
+      ])
+    }
+    const numbers = lines.map((l) => (typeof l === "object" && l !== null ? (l as Record<string, unknown>)["phone_number"] : undefined))
+    const bad = numbers.find((n) => typeof n !== "string" || !E164.test(n))
+    if (bad !== undefined) {
+      return errors(res, 422, [
+        { code: "10016", title: "Phone number must be in +E.164 format", detail: "The 'phone_number' parameter must be in +E.164 format.", source: { pointer: "/phone_numbers/0/phone_number" } }
+      ])
+    }
+    // The code and wording of this refusal are not documented (research §2): the adapter must rely on neither.
+    const unavailable = (numbers as Array<string>).find((n) => !searched.has(n) || owned.has(n))
+    if (unavailable !== undefined) {
+      return errors(res, 422, [
+        { code: "85001", title: "Number not available", detail: `The phone number ${unavailable} is no longer available for purchase.`, source: { pointer: "/phone_numbers/0/phone_number" } }
+      ])
+    }
+    for (const n of numbers as Array<string>) owned.add(n)
+    const now = new Date().toISOString()
+    const order = {
+      id: randomUUID(),
+      record_type: "number_order",
+      phone_numbers_count: numbers.length,
+      connection_id: typeof b["connection_id"] === "string" ? b["connection_id"] : null,
+      messaging_profile_id: typeof b["messaging_profile_id"] === "string" ? b["messaging_profile_id"] : null,
+      billing_group_id: null,
+      customer_reference: typeof b["customer_reference"] === "string" ? b["customer_reference"] : null,
+      requirements_met: true,
+      sub_number_orders_ids: [],
+      created_at: now,
+      phone_numbers: (numbers as Array<string>).map((n) => ({
+        id: randomUUID(),
+        record_type: "number_order_phone_number",
+        phone_number: n,
+        phone_number_type: inventory.find((l) => l.phoneNumber === n)?.type ?? "local",
+        country_code: "US",
+        requirements_met: true,
+        requirements_status: "approved",
+        regulatory_requirements: []
+      }))
+    }
+    return settleOrder(res, order, orderFlow.onCreate)
+  }
+
+  /** Records the order in `status` (a failed order frees its numbers) and answers it. */
+  const settleOrder = (res: ServerResponse, order: Record<string, unknown>, status: OrderFlow["onCreate"]): number => {
+    const view = orderView(order, status)
+    orders.set(String(order["id"]), view)
+    if (status === "failure") for (const l of view["phone_numbers"] as Array<{ phone_number: string }>) owned.delete(l.phone_number)
+    return send(res, 200, { data: view })
+  }
+
   const handle = (req: IncomingMessage, res: ServerResponse, body: string) => {
     const path = (req.url ?? "/").split("?")[0] ?? "/"
     const headers: Record<string, string> = {}
@@ -312,6 +497,16 @@ export const startFakeTelnyx = async (
         }
         return createMessage(res, json)
       }
+      if (req.method === "GET" && path === "/v2/available_phone_numbers") {
+        return searchNumbers(res, new URLSearchParams((req.url ?? "").split("?")[1] ?? ""))
+      }
+      if (req.method === "POST" && path === "/v2/number_orders") return createOrder(res, json)
+      const order = /^\/v2\/number_orders\/([^/]+)$/.exec(path)
+      if (req.method === "GET" && order) {
+        const known = orders.get(decodeURIComponent(order[1]!))
+        if (!known) return errors(res, 404, [{ code: "10005", title: "Resource not found", detail: "The requested number order was not found." }])
+        return known["status"] === "pending" ? settleOrder(res, known, orderFlow.onRetrieve) : send(res, 200, { data: known })
+      }
       const found = /^\/v2\/messages\/([^/]+)$/.exec(path)
       if (req.method === "GET" && found) {
         const message = messages.get(decodeURIComponent(found[1]!))
@@ -321,7 +516,8 @@ export const startFakeTelnyx = async (
       }
       return errors(res, 404, [{ code: "10005", title: "Resource not found", detail: `No route for ${req.method} ${path}.` }])
     })()
-    requests.push({ method: req.method ?? "GET", path, headers, body, json, at: Date.now(), answer })
+    const query = new URLSearchParams((req.url ?? "").split("?")[1] ?? "")
+    requests.push({ method: req.method ?? "GET", path, query, headers, body, json, at: Date.now(), answer })
   }
 
   const server = createServer((req, res) => {
@@ -364,6 +560,12 @@ export const startFakeTelnyx = async (
     publicKey: signer.publicKey,
     requests,
     messages,
+    orders,
+    owned,
+    takeNumber: (phoneNumber) => void owned.add(phoneNumber),
+    setOrderFlow: (flow) => {
+      orderFlow = flow
+    },
     script: (fault, times = 1) => {
       for (let i = 0; i < times; i++) faults.push(fault)
     },
@@ -383,6 +585,10 @@ export const startFakeTelnyx = async (
       requests.length = 0
       faults.length = 0
       messages.clear()
+      searched.clear()
+      owned.clear()
+      orders.clear()
+      orderFlow = DEFAULT_ORDER_FLOW
     },
     stop: async () => {
       for (const res of hanging) res.destroy()
