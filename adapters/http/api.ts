@@ -11,6 +11,7 @@ import { ConversationsGroup } from "./api/conversations.ts"
 import { Internal } from "./api/errors.ts"
 import { MediaGroup } from "./api/media.ts"
 import { MessagesGroup } from "./api/messages.ts"
+import { NumbersGroup } from "./api/numbers.ts"
 import { TestHelpersGroup } from "./api/testHelpers.ts"
 import { WebhooksGroup } from "./api/webhooks.ts"
 import { patchOpenApi } from "./openapi.ts"
@@ -21,6 +22,7 @@ export class Api extends HttpApi.make("switchboard")
   .add(ContactsGroup)
   .add(ConversationsGroup)
   .add(MessagesGroup)
+  .add(NumbersGroup)
   .add(WebhooksGroup)
   .add(TestHelpersGroup)
   .add(MediaGroup)

@@ -12,6 +12,7 @@ import { ContactsLive } from "./handlers/contacts.ts"
 import { ConversationsLive } from "./handlers/conversations.ts"
 import { MediaLive } from "./handlers/media.ts"
 import { MessagesLive } from "./handlers/messages.ts"
+import { NumbersLive } from "./handlers/numbers.ts"
 import { TestHelpersLive } from "./handlers/testHelpers.ts"
 import { WebhooksLive } from "./handlers/webhooks.ts"
 import * as Platform from "./platform.ts"
@@ -30,6 +31,7 @@ export const ApiLive = (options: HttpOptions) =>
       ContactsLive,
       ConversationsLive,
       MessagesLive,
+      NumbersLive,
       WebhooksLive,
       TestHelpersLive(options.testHelpers),
       MediaLive,

@@ -1,11 +1,9 @@
 /**
  * The `Idempotency-Key` header for `POST /messages` (and later `POST /numbers`, `POST /calls`): the
- * core runner (core/idempotency/runner.ts) does the work; this adapts its answer to HTTP. A handler
- * passes its decoded payload, success status, success Schema and the effect to run:
+ * core runner (core/idempotency/runner.ts) does the work; this adapts its answer to HTTP. A create
+ * route hands over its tool and success Schema:
  *
- *   .handle("send", ({ payload, headers }) => Effect.flatMap(CurrentPrincipal, (principal) =>
- *     idempotent({ principal, key: headers["idempotency-key"], request: payload, status: 201,
- *       success: SendMessageResult, run: messages.send(principal, payload) })))
+ *   .handle("send", idempotentCreate(sendMessage, SendMessageResult), { uninterruptible: true })
  *
  * A replay answers the stored status and body as-is with `Idempotency-Replayed: true` (HttpApiBuilder
  * sends a returned `HttpServerResponse` without encoding it); a stored error is rebuilt as the
@@ -17,7 +15,10 @@ import { Effect } from "effect"
 import type { FailedPrecondition, InvalidArgument } from "../../core/errors.ts"
 import { type IdempotentOptions, runIdempotent, storedError } from "../../core/idempotency/runner.ts"
 import type { IdempotencyStore, StoredAnswer } from "../../core/idempotency/store.ts"
-import { CurrentRequest, envelope } from "./platform.ts"
+import type { DomainError } from "../../core/errors.ts"
+import type { Tool } from "../../core/tools/tool.ts"
+import type { Schema } from "effect"
+import { CurrentPrincipal, CurrentRequest, envelope } from "./platform.ts"
 
 export const REPLAYED_HEADER = "idempotency-replayed"
 
@@ -42,3 +43,11 @@ export const idempotent = <A, I, E, R>(
     (answer): Effect.Effect<A | HttpServerResponse.HttpServerResponse, never, HttpServerRequest.HttpServerRequest> =>
       answer._tag === "Fresh" ? Effect.succeed(answer.value) : replay(answer.answer)
   )
+
+/** The handler of a create route (`201`) with `Idempotency-Key`, running `tool` with the decoded payload. */
+export const idempotentCreate =
+  <I, IE, A, E extends DomainError, R>(tool: Tool<I, IE, A, E, R>, success: Schema.Schema<A, any>) =>
+  ({ headers, payload }: { readonly headers: { readonly "idempotency-key"?: string | undefined }; readonly payload: I }) =>
+    Effect.flatMap(CurrentPrincipal, (principal) =>
+      idempotent({ principal, key: headers["idempotency-key"], request: payload, status: 201, success, run: tool.run(principal, payload) })
+    )

@@ -8,6 +8,7 @@ import { Console, Effect, Layer, Option, Redacted } from "effect"
 import * as FsBlobs from "../../adapters/blobs/filesystem.ts"
 import * as SimulatedCarrier from "../../adapters/carrier/simulated.ts"
 import * as SimulatedInventory from "../../adapters/carrier/simulatedInventory.ts"
+import * as SimulatedPayments from "../../adapters/payments/simulated.ts"
 import * as Telnyx from "../../adapters/carrier/telnyx.ts"
 import * as TelnyxInventory from "../../adapters/carrier/telnyxInventory.ts"
 import { HttpAppLive } from "../../adapters/http/app.ts"
@@ -88,7 +89,7 @@ export const OutboundLive = (config: ServerConfig) => {
     layerOutboundGuard(config.outboundAllowPrivate).pipe(Layer.provide(Dns.layer)),
     OutboundHttp.layer(config.outboundAllowPrivate)
   )
-  return Layer.mergeAll(Sender.layer, MediaFetcher.layer, FsBlobs.layer(`${config.dataDir}/blobs`), CarrierLive(config), layerNotFiled).pipe(
+  return Layer.mergeAll(Sender.layer, MediaFetcher.layer, FsBlobs.layer(`${config.dataDir}/blobs`), CarrierLive(config), layerNotFiled, SimulatedPayments.layer).pipe(
     Layer.provideMerge(guard)
   )
 }

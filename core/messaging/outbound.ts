@@ -104,7 +104,7 @@ export const makeOutbound = (threads: Threads, attachments: Attachments) =>
               })
         const from = sender.number
         if (from.type === "toll_free") {
-          return yield* new FailedPrecondition({ message: `${from.e164} is toll-free: toll-free numbers cannot text; send from a local number` })
+          return yield* new FailedPrecondition({ message: `${from.e164} is toll-free: texting from toll-free numbers is unavailable; send from a local number` })
         }
         const simulated = principal.kind === "test"
         if (!simulated) {

@@ -6,6 +6,7 @@
  * decided afterwards by the insert into the numbers table (unique on e164).
  */
 import { Context, Data, Effect, Schema } from "effect"
+import { prices } from "../billing/pricing.ts"
 import { FailedPrecondition, Internal, InvalidArgument } from "../errors.ts"
 import type { CarrierError } from "../messaging/carrier.ts"
 import { NumberType } from "../numbers.ts"
@@ -35,10 +36,11 @@ export type AvailableNumber = typeof AvailableNumber.Type
 
 /**
  * The service's retail monthly price of a line (SPEC "Results are quoted at the service's retail
- * monthly price"; README "Pricing"), in integer cents. A search quotes it whatever the carrier
- * charges us, and nothing is due up front: the prorated add-on is billed by the purchase itself.
+ * monthly price"), in integer cents, from the one price list (core/billing/pricing.ts). A search
+ * quotes it whatever the carrier charges us, and nothing is due up front: the prorated add-on is
+ * billed by the purchase itself.
  */
-export const RETAIL_MONTHLY_CENTS: Readonly<Record<NumberType, number>> = { local: 500, toll_free: 1000 }
+export const RETAIL_MONTHLY_CENTS: Readonly<Record<NumberType, number>> = { local: prices.localNumberMonthly, toll_free: prices.tollFreeMonthly }
 
 const dollars = (cents: number) => `${Math.floor(cents / 100)}.${String(cents % 100).padStart(2, "0")}`
 
@@ -175,9 +177,11 @@ export const NumberInventory = Context.GenericTag<NumberInventory>("core/NumberI
  * message; filters the carrier refused are 400; a carrier that cannot be reached is 500, which SPEC
  * tells clients to retry with backoff (and with the same `Idempotency-Key` on `POST /numbers`).
  */
-export const inventoryError = (e: NumberUnavailable | CarrierError): FailedPrecondition | InvalidArgument | Internal => {
-  if (e._tag === "NumberUnavailable") return new FailedPrecondition({ message: e.message })
-  return e.reason === "rejected"
+export const inventoryError = (e: NumberUnavailable | CarrierError): FailedPrecondition | InvalidArgument | Internal =>
+  e._tag === "NumberUnavailable" ? new FailedPrecondition({ message: e.message }) : searchError(e)
+
+/** `inventoryError` of a search, which never answers NumberUnavailable. */
+export const searchError = (e: CarrierError): InvalidArgument | Internal =>
+  e.reason === "rejected"
     ? new InvalidArgument({ message: `The carrier refused the search: ${e.message}` })
     : new Internal({ message: `The carrier is unavailable (${e.message}); retry later` })
-}

@@ -1,11 +1,12 @@
 /** The capability table: every tool the MCP endpoint lists and the agent may call. */
 import * as Contacts from "./contacts.ts"
 import * as Conversations from "./conversations.ts"
+import * as Numbers from "./numbers.ts"
 import type { AnyTool } from "./tool.ts"
 import * as Webhooks from "./webhooks.ts"
 
 export * from "./tool.ts"
-export { Contacts, Conversations, Webhooks }
+export { Contacts, Conversations, Numbers, Webhooks }
 
 // Listed by name: a module may export other things (its input schemas) beside its tools.
 export const tools: ReadonlyArray<AnyTool> = [
@@ -19,6 +20,9 @@ export const tools: ReadonlyArray<AnyTool> = [
   Conversations.updateConversation,
   Conversations.sendMessage,
   Conversations.searchMessages,
+  Numbers.listNumbers,
+  Numbers.searchAvailableNumbers,
+  Numbers.buyNumber,
   Webhooks.listWebhookEventTypes,
   Webhooks.listWebhooks,
   Webhooks.createWebhook,

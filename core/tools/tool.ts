@@ -38,6 +38,12 @@ export const callTool = <I, IE, A, E extends DomainError, R>(t: Tool<I, IE, A, E
   )
 }
 
+/** A tool that takes nothing. An empty struct alone reads as "any object or array" in JSON Schema; MCP wants an object. */
+export const NoInput = Schema.Struct({}).annotations({
+  parseOptions: { onExcessProperty: "error" },
+  jsonSchema: { type: "object", properties: {}, additionalProperties: false }
+})
+
 /** The `{ id }` of the record a tool acts on. */
 export const ById = Schema.Struct({ id: Schema.String }).annotations({ parseOptions: { onExcessProperty: "error" } })
 

@@ -5,14 +5,9 @@ import { subscribableEvents as events } from "../events/subscribable.ts"
 import { CreateEndpointInput, UpdateEndpointInput } from "../webhooks/model.ts"
 import { Webhooks } from "../webhooks/service.ts"
 import { PageSize } from "../pagination.ts"
-import { ById, Changes, tool } from "./tool.ts"
+import { ById, Changes, NoInput, tool } from "./tool.ts"
 
 const webhookId = "5f0c2a8e-7d7b-4f5e-8a51-2b7f3d9e6c10"
-// An empty struct alone reads as "any object or array" in JSON Schema; MCP wants an object.
-const NoInput = Schema.Struct({}).annotations({
-  parseOptions: { onExcessProperty: "error" },
-  jsonSchema: { type: "object", properties: {}, additionalProperties: false }
-})
 
 export const listWebhookEventTypes = tool({
   name: "list_webhook_event_types",

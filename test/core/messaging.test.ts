@@ -193,7 +193,7 @@ describe("send: gates", () => {
       const only = yield* workspace([TOLL_FREE])
       for (const p of [only.test, only.live]) {
         const e = yield* failsWith("FailedPrecondition", m.send(p, { to: ADA, body: "hi" }))
-        assert.strictEqual(e.message, `${TOLL_FREE} is toll-free: toll-free numbers cannot text; send from a local number`)
+        assert.strictEqual(e.message, `${TOLL_FREE} is toll-free: texting from toll-free numbers is unavailable; send from a local number`)
       }
       yield* nothingStored(only.ws)
       const both = yield* workspace(["+18885550100", LOCAL])
@@ -201,7 +201,7 @@ describe("send: gates", () => {
       const sent = yield* m.send(both.test, { to: ADA, body: "hi" })
       assert.strictEqual((yield* thread(both.ws, sent.conversationId)).numberE164, LOCAL)
       const e = yield* failsWith("FailedPrecondition", m.send(both.test, { to: ADA, from: "+18885550100", body: "hi" }))
-      assert.strictEqual(e.message, "+18885550100 is toll-free: toll-free numbers cannot text; send from a local number")
+      assert.strictEqual(e.message, "+18885550100 is toll-free: texting from toll-free numbers is unavailable; send from a local number")
       assert.lengthOf(f.attempts, 0)
     })))
 

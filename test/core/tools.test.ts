@@ -14,11 +14,13 @@ import { allScopes, type Scope } from "../../core/auth/scopes.ts"
 import { InvalidArgument } from "../../core/errors.ts"
 import { CoreLive } from "../../core/layer.ts"
 import { MediaFetcher } from "../../core/media.ts"
+import * as SimulatedInventory from "../../adapters/carrier/simulatedInventory.ts"
+import * as SimulatedPayments from "../../adapters/payments/simulated.ts"
 import { layerNotFiled } from "../../core/messaging/registration.ts"
 import { NumberStore } from "../../core/numbers.ts"
 import { HostResolver, layerOutboundGuard } from "../../core/outbound.ts"
 import { layerCursorCodec } from "../../core/pagination.ts"
-import { type AnyTool, callTool, Contacts, Conversations, tools, Webhooks } from "../../core/tools/index.ts"
+import { type AnyTool, callTool, Contacts, Conversations, Numbers, tools, Webhooks } from "../../core/tools/index.ts"
 import { WebhookSender } from "../../core/webhooks/store.ts"
 
 const unused = <A>(name: string) => Effect.dieMessage(`${name} is not used by these tests`) as Effect.Effect<A>
@@ -27,6 +29,8 @@ const TestLayer = CoreLive.pipe(
   Layer.provideMerge(
     Layer.mergeAll(
       SimulatedCarrier.layer,
+      SimulatedInventory.layer,
+      SimulatedPayments.layer,
       layerNotFiled,
       MemoryBlobs.layer,
       SignedUrls.layer({ baseUrl: "https://api.test", secret: new Uint8Array(32).fill(7) }),
@@ -77,7 +81,7 @@ describe("the capability table", () => {
   })
 
   it("lists every tool its modules export", () => {
-    const exported = [Contacts, Conversations, Webhooks].flatMap((m) => Object.values(m)).filter((v) => typeof v === "object" && v !== null && "run" in v)
+    const exported = [Contacts, Conversations, Numbers, Webhooks].flatMap((m) => Object.values(m)).filter((v) => typeof v === "object" && v !== null && "run" in v)
     assert.sameMembers([...tools], exported)
   })
 

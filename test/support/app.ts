@@ -12,6 +12,7 @@ import * as WebhookWorker from "../../adapters/webhooks/worker.ts"
 import * as MemoryBlobs from "../../adapters/blobs/memory.ts"
 import * as SimulatedCarrier from "../../adapters/carrier/simulated.ts"
 import * as SimulatedInventory from "../../adapters/carrier/simulatedInventory.ts"
+import * as SimulatedPayments from "../../adapters/payments/simulated.ts"
 import * as MediaFetcher from "../../adapters/media/fetcher.ts"
 import * as SignedUrls from "../../adapters/media/signedUrls.ts"
 import { CoreLive } from "../../core/layer.ts"
@@ -78,7 +79,8 @@ export const makeTestApp = async (options: TestAppOptions = {}) => {
         testMedia,
         options.carrier ?? SimulatedCarrier.layer,
         options.inventory ?? SimulatedInventory.layer,
-        options.registration ?? layerNotFiled
+        options.registration ?? layerNotFiled,
+        SimulatedPayments.layer
       ).pipe(
         Layer.provideMerge(options.outbound ?? defaultOutbound())
       )

@@ -2,6 +2,7 @@
 import { type HttpApiEndpoint, type HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import type { Scope } from "../../../core/auth/scopes.ts"
+import { E164 } from "../../../core/phone.ts"
 import { Authorization, BoundedBody, RequiredScopes } from "../security.ts"
 import { InvalidArgument, PermissionDenied } from "./errors.ts"
 
@@ -32,6 +33,18 @@ export const requires =
       })) as unknown as E
 
 export const IdParam = Schema.Struct({ id: Schema.String })
+
+/**
+ * `{e164}` in a number route (`/numbers/{e164}/connect`): SPEC sends the `+` as `%2B`, which the
+ * router has decoded by now; a bare `+` or a space (a `+` a client failed to encode, or a form
+ * decoder turned into a space) is read as the `+` it stood for. Validated as E.164 here, once.
+ */
+export const E164Param = Schema.Struct({
+  e164: Schema.compose(
+    Schema.transform(Schema.String, Schema.String, { strict: true, decode: (s) => s.replace(/^ /, "+"), encode: (s) => s }),
+    E164.annotations({ message: () => "must be an E.164 number, such as %2B14155550100" })
+  )
+})
 
 export const Deleted = Schema.Struct({ deleted: Schema.Literal(true) }).annotations({ examples: [{ deleted: true }] })
 

@@ -1,0 +1,102 @@
+/**
+ * The workspace's phone numbers (SPEC "Numbers"): list them, search the carrier's inventory, and buy
+ * one through the billing gates, the payment, the carrier order and the ledger.
+ */
+import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
+import { requireScope, type Principal } from "../auth/principal.ts"
+import { numberPurchaseGate } from "../billing/gates.ts"
+import { type Payment, Payments } from "../billing/payments.ts"
+import { numberCharge } from "../billing/pricing.ts"
+import { LedgerStore } from "../billing/store.ts"
+import { FailedPrecondition, InvalidArgument } from "../errors.ts"
+import { Ids } from "../ids.ts"
+import { NumberStore, NumberType, numberTypeOf, WorkspaceNumber } from "../numbers.ts"
+import { normalizePhone } from "../phone.ts"
+import { Transactor } from "../transactor.ts"
+import { WorkspaceStore } from "../workspaces/store.ts"
+import { AvailableNumber, AvailableNumbersInput, inventoryError, inventoryQuery, NumberInventory, numberTaken, searchError } from "./inventory.ts"
+
+/** `POST /numbers`: the number from a search result; `type` is a hint only (the number decides). */
+export const BuyNumberInput = Schema.Struct({
+  phoneNumber: Schema.String.pipe(Schema.maxLength(32)),
+  type: Schema.optional(NumberType)
+}).annotations({ identifier: "BuyNumberInput", parseOptions: { onExcessProperty: "error" } })
+export type BuyNumberInput = typeof BuyNumberInput.Type
+
+export const BuyNumberResult = Schema.Struct({ number: WorkspaceNumber, simulated: Schema.optional(Schema.Literal(true)) })
+export type BuyNumberResult = typeof BuyNumberResult.Type
+
+export const NumberList = Schema.Struct({ numbers: Schema.Array(WorkspaceNumber) })
+export const AvailableNumbers = Schema.Struct({ available: Schema.Array(AvailableNumber) })
+
+export { AvailableNumbersInput }
+
+const make = Effect.gen(function* () {
+  const numbers = yield* NumberStore
+  const inventory = yield* NumberInventory
+  const workspaces = yield* WorkspaceStore
+  const payments = yield* Payments
+  const ledger = yield* LedgerStore
+  const tx = yield* Transactor
+
+  const list = (principal: Principal) =>
+    requireScope(principal, "numbers:read").pipe(Effect.zipRight(numbers.list(principal.workspaceId)), Effect.map((all) => ({ numbers: all })))
+
+  const available = (principal: Principal, input: AvailableNumbersInput) =>
+    Effect.gen(function* () {
+      yield* requireScope(principal, "numbers:manage")
+      const query = yield* inventoryQuery(input)
+      const found = yield* inventory.search(query).pipe(Effect.mapError(searchError))
+      return { available: found }
+    })
+
+  /**
+   * Gates, then (live keys) the payment, the carrier order, and the number with its ledger row in
+   * one transaction. Under a per-workspace lock, so two purchases cannot both take the plan's
+   * included number. A step that fails after the payment refunds it: a purchase either leaves the
+   * number, its charge and its ledger row, or none of them. Test keys pass the same gates, then
+   * only add the number (`simulated`).
+   */
+  const buy = (principal: Principal, input: BuyNumberInput) => {
+    let collected: Payment | undefined
+    return Effect.gen(function* () {
+      yield* requireScope(principal, "numbers:manage")
+      const ws = principal.workspaceId
+      const parsed = normalizePhone(input.phoneNumber)
+      if (parsed._tag === "Left") return yield* new InvalidArgument({ message: `phoneNumber: ${parsed.left}` })
+      const e164 = parsed.right
+      const type = numberTypeOf(e164)
+      const simulated = principal.kind === "test"
+      return yield* tx.withTransaction(
+        Effect.gen(function* () {
+          yield* tx.lock(`numbers:${ws}`)
+          // An authenticated key's workspace exists (workspaces are never deleted).
+          const workspace = Option.getOrThrowWith(yield* workspaces.get(ws), () => new Error(`workspace ${ws} of an authenticated key is missing`))
+          const owned = yield* numbers.list(ws)
+          if (owned.some((n) => n.e164 === e164)) return yield* new FailedPrecondition({ message: `${e164} is already one of this workspace's numbers` })
+          const purchase = { e164, type, localNumbers: owned.filter((n) => n.type === "local").length }
+          yield* numberPurchaseGate(workspace.billing, purchase)
+          const number: WorkspaceNumber = { e164, type, voiceMode: "app", agentId: null, forwardTo: null, assignedUserId: null, status: "active" }
+          const { uuid } = yield* Ids
+          const insert = numbers.insert(ws, number, uuid()).pipe(Effect.catchAll(() => Effect.fail(inventoryError(numberTaken(e164)))))
+          if (simulated) {
+            yield* insert
+            return { number, simulated: true as const }
+          }
+          const charge = numberCharge(purchase, new Date(yield* Clock.currentTimeMillis))
+          if (charge.amountCents > 0) collected = yield* payments.charge(workspace, charge.amountCents, charge.description)
+          yield* inventory.order(e164, type).pipe(Effect.mapError(inventoryError))
+          yield* insert
+          yield* ledger.append(ws, [charge])
+          return { number }
+        })
+      )
+    }).pipe(Effect.onExit((exit) => (exit._tag === "Failure" && collected !== undefined ? payments.refund(collected) : Effect.void)))
+  }
+
+  return { list, available, buy } as const
+})
+
+export class Numbers extends Context.Tag("core/Numbers")<Numbers, Effect.Effect.Success<typeof make>>() {}
+
+export const layer = Layer.effect(Numbers, make)
