@@ -81,3 +81,7 @@ export { cardDeclined, type Payment, Payments } from "./billing/payments.ts"
 export * as Tools from "./tools/index.ts"
 
 export { CoreLive } from "./layer.ts"
+
+// US 10DLC registration: the pure pipeline (imports only effect) and the application's rules.
+export * as Registration from "./registration/machine.ts"
+export * as RegistrationInput from "./registrationInput.ts"

@@ -90,6 +90,42 @@ describe("import boundaries", () => {
   }
 })
 
+/** Folders of core/ an embedder can take alone: they import `effect` and their own files, nothing else. */
+const SELF_CONTAINED = ["core/registration"]
+
+/** Why an import leaves a self-contained folder, or null. */
+const selfContainedViolation = (folder: string, file: string, specifier: string): string | null => {
+  if (!specifier.startsWith(".")) return packageName(specifier) === "effect" ? null : `${folder}/ imports only effect`
+  const target = posix.normalize(posix.join(posix.dirname(file), specifier))
+  return target.startsWith(`${folder}/`) ? null : `${folder}/ imports only its own files`
+}
+
+describe("self-contained core folders", () => {
+  for (const folder of SELF_CONTAINED) {
+    it(`${folder}/ imports nothing but effect and its own files`, () => {
+      const files = sourceFiles(posix.join(root, folder))
+      expect(files.length).toBeGreaterThan(0)
+      const found = files.flatMap((path) => {
+        const file = posix.relative(root, path)
+        return importSpecifiers(readFileSync(path, "utf8")).flatMap((specifier) => {
+          const why = selfContainedViolation(folder, file, specifier)
+          return why === null ? [] : [`${file} imports "${specifier}": ${why}`]
+        })
+      })
+      expect(found, found.join("\n")).toEqual([])
+    })
+  }
+
+  it("the check refuses another package, a core file outside the folder and an escape, and allows effect subpaths", () => {
+    const file = "core/registration/machine.ts"
+    expect(selfContainedViolation("core/registration", file, "libphonenumber-js/min")).toBe("core/registration/ imports only effect")
+    expect(selfContainedViolation("core/registration", file, "../phone.ts")).toBe("core/registration/ imports only its own files")
+    expect(selfContainedViolation("core/registration", file, "./../registrationInput.ts")).toBe("core/registration/ imports only its own files")
+    expect(selfContainedViolation("core/registration", file, "effect/Schema")).toBeNull()
+    expect(selfContainedViolation("core/registration", file, "./events.ts")).toBeNull()
+  })
+})
+
 describe("the boundary scanner", () => {
   it("finds static, type-only, re-export, side-effect and dynamic imports", () => {
     const source = [

@@ -6,7 +6,8 @@ import { Either } from "effect"
 import { normalizePhone, phoneDigits } from "../phone.ts"
 import type { Contact, ContactInput, EmailEntry, PhoneEntry } from "./model.ts"
 
-const EMAIL = /^[^\s@\u0000]+@[^\s@\u0000]+\.[^\s@\u0000]+$/
+/** An email address, loosely: something@something.tld, no spaces. */
+export const EMAIL = /^[^\s@\u0000]+@[^\s@\u0000]+\.[^\s@\u0000]+$/
 
 type Entry = string | { readonly value: string; readonly label?: string | undefined }
 const entry = (e: Entry) => (typeof e === "string" ? { value: e } : e)
