@@ -77,6 +77,11 @@ export * as LedgerModel from "./billing/ledger.ts"
 export { chargeRecords, LedgerStore } from "./billing/store.ts"
 export { cardDeclined, type Payment, Payments } from "./billing/payments.ts"
 
+// Mail to a workspace's owner: the Mailer port (`sendMail`), its outbox and the outbox-only default.
+export * as MailModel from "./mail/message.ts"
+export { MailOutbox, mailRecord } from "./mail/store.ts"
+export { layerOutbox as MailerOutboxLive, MailError, Mailer, sendMail } from "./mail/mailer.ts"
+
 // The capability table (REST, MCP and the agent call the same entries).
 export * as Tools from "./tools/index.ts"
 

@@ -7,6 +7,7 @@ import type { ChargeRecord } from "../../core/billing/ledger.ts"
 import type { Contact } from "../../core/contacts/model.ts"
 import type { ActivityRecord, Thread } from "../../core/conversations/model.ts"
 import type { OutboxEvent } from "../../core/events/outbox.ts"
+import type { MailRecord } from "../../core/mail/message.ts"
 import type { NumberRecord } from "../../core/numbers.ts"
 import type { DeliveryRecord, EndpointRecord } from "../../core/webhooks/model.ts"
 import type { AttemptRecord } from "../../core/webhooks/store.ts"
@@ -27,6 +28,7 @@ export interface MemoryState {
   threads: Map<string, Thread>
   activities: Map<string, ActivityRecord>
   ledger: Array<ChargeRecord>
+  mail: Array<MailRecord>
   seq: number
 }
 
@@ -44,6 +46,7 @@ const empty = (): MemoryState => ({
   threads: new Map(),
   activities: new Map(),
   ledger: [],
+  mail: [],
   seq: 0
 })
 
@@ -61,8 +64,13 @@ export const clone = (s: MemoryState): MemoryState => ({
   threads: new Map(s.threads),
   activities: new Map(s.activities),
   ledger: [...s.ledger],
+  mail: [...s.mail],
   seq: s.seq
 })
+
+/** The order of the SQL stores' `ORDER BY created_at DESC, id DESC`. */
+export const newestFirst = (a: { readonly createdAt: string; readonly id: string }, b: { readonly createdAt: string; readonly id: string }) =>
+  a.createdAt === b.createdAt ? (a.id < b.id ? 1 : -1) : a.createdAt < b.createdAt ? 1 : -1
 
 export class MemoryDb extends Context.Tag("adapters/memory/MemoryDb")<MemoryDb, { state: MemoryState }>() {}
 

@@ -1,11 +1,7 @@
 /** In-memory LedgerStore. */
 import { Effect, Layer } from "effect"
-import type { ChargeRecord } from "../../core/billing/ledger.ts"
 import { chargeRecords, LedgerStore } from "../../core/billing/store.ts"
-import { MemoryDb } from "./db.ts"
-
-const newestFirst = (a: ChargeRecord, b: ChargeRecord) =>
-  a.createdAt === b.createdAt ? (a.id < b.id ? 1 : -1) : a.createdAt < b.createdAt ? 1 : -1
+import { MemoryDb, newestFirst } from "./db.ts"
 
 export const layer = Layer.effect(
   LedgerStore,

@@ -7,6 +7,7 @@ import * as Conversations from "./conversations.ts"
 import { layerDb } from "./db.ts"
 import * as Idempotency from "./idempotency.ts"
 import * as Ledger from "./ledger.ts"
+import * as Mail from "./mail.ts"
 import * as Numbers from "./numbers.ts"
 import * as Outbox from "./outbox.ts"
 import * as Transactor from "./transactor.ts"
@@ -15,5 +16,5 @@ import * as Workspaces from "./workspaces.ts"
 
 /** Every store port and the transactor, in memory, and the signal their commits give the outbox worker. */
 export const layer = Layer.mergeAll(
-  Workspaces.layer, ApiKeys.layer, Numbers.layer, Contacts.layer, Conversations.layer, Webhooks.layer, Outbox.layer, Idempotency.layer, Ledger.layer, Transactor.layer
+  Workspaces.layer, ApiKeys.layer, Numbers.layer, Contacts.layer, Conversations.layer, Webhooks.layer, Outbox.layer, Idempotency.layer, Ledger.layer, Mail.layer, Transactor.layer
 ).pipe(Layer.provideMerge(Layer.merge(layerDb, Signal.layer)))

@@ -11,6 +11,7 @@ import * as Contacts from "./contacts.ts"
 import * as Conversations from "./conversations.ts"
 import * as Idempotency from "./idempotency.ts"
 import * as Ledger from "./ledger.ts"
+import * as Mail from "./mail.ts"
 import * as Numbers from "./numbers.ts"
 import * as Outbox from "./outbox.ts"
 import * as Transactor from "./transactor.ts"
@@ -26,7 +27,7 @@ export * as Secrets from "./secrets.ts"
  * outbox worker. Needs `Secrets.layer(key)`, after `Migrate.layer` has run.
  */
 export const layer = Layer.mergeAll(
-  Workspaces.layer, ApiKeys.layer, Numbers.layer, Contacts.layer, Conversations.layer, Webhooks.layer, Outbox.layer, Idempotency.layer, Ledger.layer, Transactor.layer
+  Workspaces.layer, ApiKeys.layer, Numbers.layer, Contacts.layer, Conversations.layer, Webhooks.layer, Outbox.layer, Idempotency.layer, Ledger.layer, Mail.layer, Transactor.layer
 ).pipe(Layer.provideMerge(Signal.layer))
 
 /** The server secrets `Secrets.layer` opens at boot, and the cursor codec keyed by one of them. */

@@ -5,6 +5,7 @@ import { ActivityRecord, Thread } from "../../core/conversations/model.ts"
 import { OutboxEvent } from "../../core/events/outbox.ts"
 import { NumberRecord, WorkspaceNumber } from "../../core/numbers.ts"
 import { DeliveryRecord, EndpointRecord } from "../../core/webhooks/model.ts"
+import { MailRecord } from "../../core/mail/message.ts"
 import { EndpointSubscription } from "../../core/webhooks/store.ts"
 import { ApiKeyRecord, Workspace } from "../../core/workspaces/model.ts"
 import { table } from "./rows.ts"
@@ -25,3 +26,4 @@ export const webhookEndpoints = table(EndpointRecord)
 export const webhookDeliveries = table(DeliveryRecord)
 export const endpointSubscriptions = table(EndpointSubscription)
 export const ledgerCharges = table(ChargeRecord)
+export const mailMessages = table(MailRecord)

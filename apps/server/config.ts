@@ -27,6 +27,9 @@ export const ServerConfig = Config.all({
     connectionId: Config.option(Config.string("TELNYX_CONNECTION_ID")),
     baseUrl: Config.option(Config.string("TELNYX_BASE_URL"))
   }),
+  /** Sends mail over SMTP (`smtp://user:pass@host:587`, `smtps://...`); unset: mail is only kept in the outbox. */
+  smtpUrl: Config.option(Config.redacted("SMTP_URL")),
+  mailFrom: Config.string("MAIL_FROM").pipe(Config.withDefault("Switchboard <no-reply@localhost>")),
   outboundAllowPrivate: Config.boolean("OUTBOUND_ALLOW_PRIVATE").pipe(Config.withDefault(false)),
   /** Run the webhook outbox worker in this process (turn off for API-only replicas). */
   webhookWorker: Config.boolean("WEBHOOK_WORKER").pipe(Config.withDefault(true)),

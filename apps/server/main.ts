@@ -12,6 +12,7 @@ import * as SimulatedPayments from "../../adapters/payments/simulated.ts"
 import * as Telnyx from "../../adapters/carrier/telnyx.ts"
 import * as TelnyxInventory from "../../adapters/carrier/telnyxInventory.ts"
 import { HttpAppLive } from "../../adapters/http/app.ts"
+import * as Smtp from "../../adapters/mail/smtp.ts"
 import * as MediaFetcher from "../../adapters/media/fetcher.ts"
 import * as SignedUrls from "../../adapters/media/signedUrls.ts"
 import * as Dns from "../../adapters/net/dns.ts"
@@ -24,6 +25,7 @@ import * as SqlStores from "../../adapters/sql/stores.ts"
 import * as Sender from "../../adapters/webhooks/sender.ts"
 import * as WebhookWorker from "../../adapters/webhooks/worker.ts"
 import { CoreLive } from "../../core/layer.ts"
+import { layerOutbox as MailerOutbox } from "../../core/mail/mailer.ts"
 import { layerNotFiled } from "../../core/messaging/registration.ts"
 import { layerOutboundGuard } from "../../core/outbound.ts"
 import { Workspaces } from "../../core/workspaces/service.ts"
@@ -83,13 +85,23 @@ export const CarrierLive = (config: ServerConfig) => {
   return Layer.merge(Telnyx.layer(telnyx), TelnyxInventory.layer(telnyx))
 }
 
-/** The outside world the core reaches out to: DNS for the URL guard, webhooks, media, the carrier. */
+/**
+ * Mail over SMTP when SMTP_URL is set (a bad URL fails at boot, shown without its credentials),
+ * otherwise kept in the outbox only; either way the admin `mail` route lists it.
+ */
+export const MailerLive = (config: ServerConfig) =>
+  Option.match(config.smtpUrl, {
+    onSome: (url) => Smtp.layer({ url, from: config.mailFrom }).pipe(Layer.orDie),
+    onNone: () => MailerOutbox
+  })
+
+/** The outside world the core reaches out to: DNS for the URL guard, webhooks, media, the carrier, mail. */
 export const OutboundLive = (config: ServerConfig) => {
   const guard = Layer.merge(
     layerOutboundGuard(config.outboundAllowPrivate).pipe(Layer.provide(Dns.layer)),
     OutboundHttp.layer(config.outboundAllowPrivate)
   )
-  return Layer.mergeAll(Sender.layer, MediaFetcher.layer, FsBlobs.layer(`${config.dataDir}/blobs`), CarrierLive(config), layerNotFiled, SimulatedPayments.layer).pipe(
+  return Layer.mergeAll(Sender.layer, MediaFetcher.layer, FsBlobs.layer(`${config.dataDir}/blobs`), CarrierLive(config), layerNotFiled, SimulatedPayments.layer, MailerLive(config)).pipe(
     Layer.provideMerge(guard)
   )
 }

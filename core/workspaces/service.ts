@@ -5,6 +5,8 @@ import type { Principal } from "../auth/principal.ts"
 import { allScopes } from "../auth/scopes.ts"
 import { ledgerCharge } from "../billing/ledger.ts"
 import { LedgerStore } from "../billing/store.ts"
+import { mailMessage } from "../mail/message.ts"
+import { MailOutbox } from "../mail/store.ts"
 import { FailedPrecondition, InvalidArgument, NotFound, Unauthenticated } from "../errors.ts"
 import { Ids, isUuid } from "../ids.ts"
 import { NumberStore, numberTypeOf, type WorkspaceNumber } from "../numbers.ts"
@@ -28,6 +30,7 @@ export const make = Effect.gen(function* () {
   const keys = yield* ApiKeyStore
   const numbers = yield* NumberStore
   const charges = yield* LedgerStore
+  const outbox = yield* MailOutbox
 
   const get = (id: string) =>
     isUuid(id)
@@ -160,6 +163,13 @@ export const make = Effect.gen(function* () {
       Effect.map((rows) => rows.map(ledgerCharge))
     )
 
+  /** The workspace's mail outbox, newest first, as the admin API shows it. */
+  const mail = (workspaceId: string) =>
+    get(workspaceId).pipe(
+      Effect.zipRight(outbox.list(workspaceId)),
+      Effect.map((rows) => rows.map(mailMessage))
+    )
+
   /**
    * First boot on an empty store: a default workspace ready for every test-key flow, and one test
    * key with every scope, returned once so the app can print it.
@@ -174,7 +184,7 @@ export const make = Effect.gen(function* () {
     return Option.some({ workspace, key })
   })
 
-  return { get, create, update, createKey, revokeKey, authenticate, addNumber, ledger, bootstrap } as const
+  return { get, create, update, createKey, revokeKey, authenticate, addNumber, ledger, mail, bootstrap } as const
 })
 
 export class Workspaces extends Context.Tag("core/Workspaces")<Workspaces, Effect.Effect.Success<typeof make>>() {}

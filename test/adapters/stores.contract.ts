@@ -7,6 +7,7 @@ import { assert, layer, type Vitest } from "@effect/vitest"
 import { Deferred, Duration, Effect, Either, Fiber, Layer, Option } from "effect"
 import type { Principal } from "../../core/auth/principal.ts"
 import type { LedgerStore } from "../../core/billing/store.ts"
+import type { MailOutbox } from "../../core/mail/store.ts"
 import { allScopes } from "../../core/auth/scopes.ts"
 import { Contact } from "../../core/contacts/model.ts"
 import { searchTerms } from "../../core/contacts/rules.ts"
@@ -26,7 +27,7 @@ import * as Workspaces from "../../core/workspaces/service.ts"
 import { type ApiKeyRecord, ApiKeyStore, WorkspaceStore } from "../../core/workspaces/store.ts"
 
 /** What an adapter must provide. */
-export type StorePorts = WorkspaceStore | ApiKeyStore | NumberStore | ContactStore | ConversationStore | EventOutbox | LedgerStore | OutboxSignal | Transactor | CursorCodec
+export type StorePorts = WorkspaceStore | ApiKeyStore | NumberStore | ContactStore | ConversationStore | EventOutbox | LedgerStore | MailOutbox | OutboxSignal | Transactor | CursorCodec
 
 class Boom {
   readonly _tag = "Boom"

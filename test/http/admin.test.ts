@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { Charge } from "../../core/billing/ledger.ts"
 import { numberCharge, textingSetupCharge } from "../../core/billing/pricing.ts"
 import { LedgerStore } from "../../core/billing/store.ts"
+import { sendMail } from "../../core/mail/mailer.ts"
 import type { E164 } from "../../core/phone.ts"
 import { ADMIN_TOKEN, makeTestApp } from "../support/app.ts"
 import { bearer, expectError, UUID } from "./helpers.ts"
@@ -297,6 +298,23 @@ describe("admin API", () => {
         ]
       })
       expect(await (await app.admin(`/workspaces/${other.workspaceId}/ledger`)).json()).toEqual({ charges: [] })
+    })
+
+    it("mail shows what was sent through the Mailer (outbox only, no SMTP), newest first, without the workspace id", async () => {
+      const { workspaceId } = await app.createWorkspace("Mailed")
+      const other = await app.createWorkspace("Not mailed")
+      const send = (subject: string) =>
+        app.runtime.runPromise(sendMail(workspaceId, { to: "owner@acme.example", subject, text: `${subject}\nline two ✓` }))
+      const first = await send("Receipt one")
+      await new Promise((r) => setTimeout(r, 3))
+      const second = await send("Receipt two")
+      const res = await app.admin(`/workspaces/${workspaceId}/mail`)
+      expect(res.status).toBe(200)
+      expect(await res.json()).toEqual({
+        mail: [second, first].map(({ workspaceId: _, ...view }) => view)
+      })
+      expect(second).toMatchObject({ to: "owner@acme.example", subject: "Receipt two", text: "Receipt two\nline two ✓", id: expect.stringMatching(UUID) })
+      expect(await (await app.admin(`/workspaces/${other.workspaceId}/mail`)).json()).toEqual({ mail: [] })
     })
   })
 })

@@ -19,6 +19,7 @@ import { CoreLive } from "../../core/layer.ts"
 import type { Carrier } from "../../core/messaging/carrier.ts"
 import type { NumberInventory } from "../../core/numbers/inventory.ts"
 import type { NumberStore } from "../../core/numbers.ts"
+import { layerOutbox as MailerOutbox } from "../../core/mail/mailer.ts"
 import { layerNotFiled, type RegistrationGate } from "../../core/messaging/registration.ts"
 import { layerOutboundGuard, type OutboundGuard } from "../../core/outbound.ts"
 import type { WebhookSender } from "../../core/webhooks/store.ts"
@@ -80,7 +81,8 @@ export const makeTestApp = async (options: TestAppOptions = {}) => {
         options.carrier ?? SimulatedCarrier.layer,
         options.inventory ?? SimulatedInventory.layer,
         options.registration ?? layerNotFiled,
-        SimulatedPayments.layer
+        SimulatedPayments.layer,
+        MailerOutbox
       ).pipe(
         Layer.provideMerge(options.outbound ?? defaultOutbound())
       )

@@ -105,4 +105,4 @@ export const ledgerCharge = {
 
 export const auditEntry = { id: "aud_1", actor: "api", action: "registration.filed", detail: { mock: false }, createdAt } as const
 
-export const mail = { id: "mail_1", to: "owner@acme.example", subject: "Your texting registration receipt", text: "...", createdAt } as const
+export const mail = { id: "01a20307-1c76-7000-ad98-06c77d1e000a", to: "owner@acme.example", subject: "Your texting registration receipt", text: "...", createdAt } as const

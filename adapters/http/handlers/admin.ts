@@ -16,8 +16,8 @@ export const AdminLive = HttpApiBuilder.group(Api, "admin", (handlers) =>
       .handle("revokeKey", ({ path }) => workspaces.revokeKey(path.keyId).pipe(Effect.as({ revoked: true as const })))
       .handle("addNumber", ({ path, payload }) => workspaces.addNumber(path.id, payload).pipe(Effect.map((number) => ({ number }))))
       .handle("ledger", ({ path }) => workspaces.ledger(path.id).pipe(Effect.map((charges) => ({ charges }))))
-      // Registration and mail arrive with later work; until then these are truthfully empty.
+      .handle("mail", ({ path }) => workspaces.mail(path.id).pipe(Effect.map((mail) => ({ mail }))))
+      // Registration arrives with later work; until then the audit log is truthfully empty.
       .handle("auditLog", ({ path }) => workspaces.get(path.id).pipe(Effect.as({ entries: [] })))
-      .handle("mail", ({ path }) => workspaces.get(path.id).pipe(Effect.as({ mail: [] })))
   })
 )
