@@ -58,6 +58,16 @@ export { Simulator, layer as SimulatorLive } from "./messaging/simulator.ts"
 export { ActivityViews, layer as ActivityViewsLive } from "./messaging/views.ts"
 export { Carrier, CarrierError, type InboundMessage, type OutboundMessage, type StatusReport } from "./messaging/carrier.ts"
 export { layerNotFiled, RegistrationGate, type TextingState } from "./messaging/registration.ts"
+export {
+  type BrandReport,
+  type BrandStatus,
+  type CampaignReport,
+  type CampaignStatus,
+  OTP_TTL_MILLIS,
+  OtpRejected,
+  Registry,
+  RegistryError
+} from "./messaging/registry.ts"
 export * as DeliveryStatus from "./messaging/deliveryStatus.ts"
 
 // Webhooks.

@@ -1,0 +1,66 @@
+/**
+ * The 10DLC registry port (The Campaign Registry, through the carrier): file a brand and its
+ * campaign, run the sole-proprietor PIN, and read where each review stands. Adapters:
+ * adapters/carrier/simulatedRegistry (test keys, tests, the embedded default) and, later, Telnyx 10DLC.
+ * Reviews take time: a filing answers `pending`, and a later status read (a refresh or the poller)
+ * reports the outcome. The port keeps no registration state of its own beyond the registry's.
+ */
+import { Context, Data, type Effect } from "effect"
+import type { Business, Campaign } from "../registrationInput.ts"
+
+/** Where a brand's review stands; `otp_pending`: a sole proprietor's PIN was texted and is awaited. */
+export type BrandStatus = "pending" | "accepted" | "rejected" | "otp_pending"
+
+export interface BrandReport {
+  readonly brandId: string
+  readonly status: BrandStatus
+  /** The registry's reasons for a rejection; empty otherwise. */
+  readonly failureReasons: ReadonlyArray<string>
+  /** When the last PIN was texted (ISO 8601), for sole proprietors; null before any. */
+  readonly otpSentAt: string | null
+}
+
+export type CampaignStatus = "pending" | "approved" | "rejected"
+
+export interface CampaignReport {
+  readonly campaignId: string
+  readonly brandId: string
+  readonly status: CampaignStatus
+  readonly failureReasons: ReadonlyArray<string>
+}
+
+/**
+ * `rejected`: the registry refused the request (unknown brand, not waiting for a PIN, invalid
+ * filing); retrying will not help. `unavailable`: rate limited, 5xx, timeout or network failure.
+ */
+export class RegistryError extends Data.TaggedError("RegistryError")<{
+  readonly reason: "rejected" | "unavailable"
+  readonly message: string
+}> {}
+
+/** The PIN a sole proprietor entered is not the one texted, or is older than `OTP_TTL_MILLIS`. */
+export class OtpRejected extends Data.TaggedError("OtpRejected")<{
+  readonly reason: "wrong" | "expired"
+  readonly message: string
+}> {}
+
+/** Registry PINs expire 24 hours after they are texted (research/telnyx.md section 4). */
+export const OTP_TTL_MILLIS = 24 * 60 * 60 * 1000
+
+/**
+ * Every call names the workspace: the registry account is the service's, so the adapter needs it
+ * only to tell customers apart (the simulator's outcomes are per workspace).
+ */
+export interface Registry {
+  /** Files a business or sole-proprietor brand; answers `pending`. */
+  readonly fileBrand: (workspaceId: string, business: Business) => Effect.Effect<BrandReport, RegistryError>
+  /** Texts a fresh PIN to a sole-proprietor brand's mobile (first send or resend). */
+  readonly sendOtp: (workspaceId: string, brandId: string) => Effect.Effect<BrandReport, RegistryError>
+  /** Checks the PIN; on success the brand is `accepted`. */
+  readonly verifyOtp: (workspaceId: string, brandId: string, pin: string) => Effect.Effect<BrandReport, RegistryError | OtpRejected>
+  /** Files the campaign under an accepted brand; answers `pending`. */
+  readonly fileCampaign: (workspaceId: string, brandId: string, campaign: Campaign) => Effect.Effect<CampaignReport, RegistryError>
+  readonly brandStatus: (workspaceId: string, brandId: string) => Effect.Effect<BrandReport, RegistryError>
+  readonly campaignStatus: (workspaceId: string, campaignId: string) => Effect.Effect<CampaignReport, RegistryError>
+}
+export const Registry = Context.GenericTag<Registry>("core/Registry")
