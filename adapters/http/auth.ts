@@ -7,7 +7,7 @@ import { jsonTextProblem } from "../../core/input.ts"
 import { type Decision, RateLimiter } from "../../core/ratelimit.ts"
 import { Workspaces } from "../../core/workspaces/service.ts"
 import { Api } from "./api.ts"
-import { BODY_METHODS, bearerToken, bodyReadMessage, requestKey, requestState } from "./platform.ts"
+import { addressBucket, BODY_METHODS, bearerToken, bodyReadMessage, requestKey, requestState } from "./platform.ts"
 import { AdminAuthorization, Authorization, BoundedBody, RequiredScopes } from "./security.ts"
 
 const unauthenticated = new Unauthenticated({ message: "Missing, malformed, unknown or revoked API key" })
@@ -55,7 +55,7 @@ export const AuthorizationLive = Layer.effect(
           // too. A missing or malformed one was already billed by the platform middleware: count it once.
           const reject = (error: Unauthenticated) =>
             Effect.flatMap(
-              state.rate === undefined ? limiter.consume(`ip:${Option.getOrElse(req.remoteAddress, () => "unknown")}`) : Effect.succeed(state.rate),
+              state.rate === undefined ? limiter.consume(addressBucket("ip", req)) : Effect.succeed(state.rate),
               (rate) => {
                 state.rate = rate
                 return Effect.fail(rate.allowed ? error : exhausted(rate))
@@ -96,7 +96,7 @@ export const AdminAuthorizationLive = (adminToken: Option.Option<Redacted.Redact
             const given = bearerToken(req.headers["authorization"])
             const valid = given !== undefined && constantTimeEqual(given, Redacted.value(adminToken.value))
             const state = requestState(req)
-            state.rate = yield* limiter.consume(valid ? "admin" : `admin-ip:${Option.getOrElse(req.remoteAddress, () => "unknown")}`)
+            state.rate = yield* limiter.consume(valid ? "admin" : addressBucket("admin-ip", req))
             if (!state.rate.allowed) {
               return yield* new ResourceExhausted({ message: "Rate limit exceeded", retryAfterSeconds: state.rate.retryAfterSeconds })
             }

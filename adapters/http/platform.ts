@@ -205,12 +205,15 @@ const urlProblem = (url: string): { status: 400 | 404; code: ErrorCode; message:
   return undefined
 }
 
+/** The rate-limit bucket of the client's address, for requests no key is billed for (`ip`, `admin-ip`). */
+export const addressBucket = (kind: string, req: HttpServerRequest.HttpServerRequest): string =>
+  `${kind}:${Option.getOrElse(req.remoteAddress, () => "unknown")}`
+
 export const BODY_METHODS: ReadonlySet<string> = new Set(["POST", "PATCH", "PUT"])
 
 export const layer = HttpApiBuilder.middleware(
   Effect.gen(function* () {
     const limiter = yield* RateLimiter
-    const clientKeyOf = (req: HttpServerRequest.HttpServerRequest) => `ip:${Option.getOrElse(req.remoteAddress, () => "unknown")}`
 
     return (app) => {
       // Built once, run per request. Written as plain flatMaps over the request: every generator,
@@ -235,7 +238,7 @@ export const layer = HttpApiBuilder.middleware(
         // no keyless traffic can exhaust either.
         if (Option.isSome(requestKey(req, state)) || req.url.startsWith(ADMIN_PREFIX)) return hasBody ? limited : handled
         // No API key to bill this request to: limit it by client address instead.
-        return Effect.flatMap(limiter.consume(clientKeyOf(req)), (rate) => {
+        return Effect.flatMap(limiter.consume(addressBucket("ip", req)), (rate) => {
           state.rate = rate
           if (!rate.allowed) {
             return Effect.succeed(
@@ -266,7 +269,7 @@ export const layer = HttpApiBuilder.middleware(
           state.rate !== undefined
             ? Effect.succeed(finish(state, state.rate, res))
             : // A request that never reached key authentication (an unknown route, a preflight) counts per address.
-              Effect.map(limiter.consume(clientKeyOf(req)), (rate) => {
+              Effect.map(limiter.consume(addressBucket("ip", req)), (rate) => {
                 state.rate = rate
                 return finish(state, rate, res)
               })
