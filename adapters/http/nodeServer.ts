@@ -16,7 +16,7 @@
  * No spans: nothing exports them (tracing is off, see node.ts).
  */
 import * as Http from "node:http"
-import type { AddressInfo } from "node:net"
+import type { AddressInfo, Socket } from "node:net"
 import { type Duplex, Readable } from "node:stream"
 import {
   Cookies,
@@ -192,14 +192,40 @@ const writeStream = (
   ) as Effect.Effect<void, HttpServerError.ResponseError>
 }
 
+/** How long a connection closed with its request's body unread goes on reading (and dropping) it. */
+const LINGER_MS = 2_000
+
+/**
+ * A lingering close, as nginx and Apache do: Node closes the connection once the answer is flushed
+ * (`destroySoon`), and closing a socket with unread bytes resets it. A client still sending its body
+ * then fails its next write (EPIPE), and Node's client drops the answer it had received with it.
+ * Instead: half-close after the answer, read the rest of the body (Node discards it), and close once
+ * it has arrived, the client closes its side, or LINGER_MS pass.
+ */
+const lingerOnClose = (source: Http.IncomingMessage) => {
+  const socket: Socket = source.socket
+  socket.destroySoon = () => {
+    const close = () => (socket.writableFinished ? socket.destroy() : socket.once("finish", () => socket.destroy()))
+    const timer = setTimeout(close, LINGER_MS)
+    socket.once("close", () => clearTimeout(timer))
+    socket.once("end", close)
+    if (source.complete) close()
+    else source.once("end", close)
+    socket.end()
+  }
+}
+
 /** Sends `response` on Node's ServerResponse; resolves once the body is handed to Node. */
 const send = (request: NodeRequest, response: HttpServerResponse.HttpServerResponse): Effect.Effect<void, HttpServerError.ResponseError> => {
   const res = request.response
   if (res.writableEnded || res.destroyed) return Effect.void
   let headers: Http.OutgoingHttpHeaders = response.headers
   // A body not received in full (refused for its size, or never read): answer, then close the
-  // connection rather than read the rest of an upload nobody wants.
-  if (!request.source.complete) headers = { ...headers, connection: "close" }
+  // connection rather than keep it for another request.
+  if (!request.source.complete) {
+    headers = { ...headers, connection: "close" }
+    lingerOnClose(request.source)
+  }
   if (!Cookies.isEmpty(response.cookies)) {
     const cookies = Cookies.toSetCookieHeaders(response.cookies)
     const existing = response.headers["set-cookie"]
