@@ -7,7 +7,9 @@ import type { ChargeRecord } from "../../core/billing/ledger.ts"
 import type { Contact } from "../../core/contacts/model.ts"
 import type { ActivityRecord, Thread } from "../../core/conversations/model.ts"
 import type { OutboxEvent } from "../../core/events/outbox.ts"
+import type { AuditRecord } from "../../core/audit/log.ts"
 import type { MailRecord } from "../../core/mail/message.ts"
+import type { Registration } from "../../core/texting/record.ts"
 import type { NumberRecord } from "../../core/numbers.ts"
 import type { DeliveryRecord, EndpointRecord } from "../../core/webhooks/model.ts"
 import type { AttemptRecord } from "../../core/webhooks/store.ts"
@@ -29,6 +31,9 @@ export interface MemoryState {
   activities: Map<string, ActivityRecord>
   ledger: Array<ChargeRecord>
   mail: Array<MailRecord>
+  audit: Array<AuditRecord>
+  registrations: Map<string, Registration>
+  clockOffsets: Map<string, number>
   seq: number
 }
 
@@ -47,6 +52,9 @@ const empty = (): MemoryState => ({
   activities: new Map(),
   ledger: [],
   mail: [],
+  audit: [],
+  registrations: new Map(),
+  clockOffsets: new Map(),
   seq: 0
 })
 
@@ -65,6 +73,9 @@ export const clone = (s: MemoryState): MemoryState => ({
   activities: new Map(s.activities),
   ledger: [...s.ledger],
   mail: [...s.mail],
+  audit: [...s.audit],
+  registrations: new Map(s.registrations),
+  clockOffsets: new Map(s.clockOffsets),
   seq: s.seq
 })
 

@@ -2,6 +2,8 @@
 import { Layer } from "effect"
 import * as Signal from "../../core/events/signal.ts"
 import * as ApiKeys from "./apiKeys.ts"
+import * as Audit from "./audit.ts"
+import * as Clock from "./clock.ts"
 import * as Contacts from "./contacts.ts"
 import * as Conversations from "./conversations.ts"
 import { layerDb } from "./db.ts"
@@ -10,11 +12,12 @@ import * as Ledger from "./ledger.ts"
 import * as Mail from "./mail.ts"
 import * as Numbers from "./numbers.ts"
 import * as Outbox from "./outbox.ts"
+import * as Registrations from "./registrations.ts"
 import * as Transactor from "./transactor.ts"
 import * as Webhooks from "./webhooks.ts"
 import * as Workspaces from "./workspaces.ts"
 
 /** Every store port and the transactor, in memory, and the signal their commits give the outbox worker. */
 export const layer = Layer.mergeAll(
-  Workspaces.layer, ApiKeys.layer, Numbers.layer, Contacts.layer, Conversations.layer, Webhooks.layer, Outbox.layer, Idempotency.layer, Ledger.layer, Mail.layer, Transactor.layer
+  Workspaces.layer, ApiKeys.layer, Numbers.layer, Contacts.layer, Conversations.layer, Webhooks.layer, Outbox.layer, Idempotency.layer, Ledger.layer, Mail.layer, Audit.layer, Registrations.layer, Clock.layer, Transactor.layer
 ).pipe(Layer.provideMerge(Layer.merge(layerDb, Signal.layer)))

@@ -1,0 +1,28 @@
+/** In-memory RegistrationStore. */
+import { Effect, Layer, Option } from "effect"
+import { awaitingSteps, RegistrationStore } from "../../core/texting/store.ts"
+import { MemoryDb } from "./db.ts"
+
+const awaiting: ReadonlySet<string> = new Set(awaitingSteps)
+
+export const layer = Layer.effect(
+  RegistrationStore,
+  Effect.map(MemoryDb, (db) =>
+    RegistrationStore.of({
+      get: (workspaceId) => Effect.sync(() => Option.fromNullable(db.state.registrations.get(workspaceId))),
+      put: (registration) => Effect.sync(() => void db.state.registrations.set(registration.workspaceId, registration)),
+      awaitingRegistry: (limit) =>
+        Effect.sync(() =>
+          [...db.state.registrations.values()]
+            .filter((r) => awaiting.has(r.step))
+            .sort((a, b) => (a.updatedAt === b.updatedAt ? (a.workspaceId < b.workspaceId ? -1 : 1) : a.updatedAt < b.updatedAt ? -1 : 1))
+            .slice(0, limit)
+            .map((r) => r.workspaceId)
+        ),
+      byRegistryId: (kind, id) =>
+        Effect.sync(() =>
+          Option.fromNullable([...db.state.registrations.values()].find((r) => !r.mock && r[kind].id === id)?.workspaceId)
+        )
+    })
+  )
+)

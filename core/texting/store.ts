@@ -1,0 +1,17 @@
+/** The registration store port: one registration per workspace (core/texting/record.ts). */
+import { Context, type Effect, type Option } from "effect"
+import type { Registration } from "./record.ts"
+
+/** Steps that wait on the registry: the poller asks it about these. */
+export const awaitingSteps = ["brand_pending", "brand_ok", "campaign_pending"] as const
+
+export interface RegistrationStore {
+  readonly get: (workspaceId: string) => Effect.Effect<Option.Option<Registration>>
+  /** Inserts or replaces the workspace's registration. */
+  readonly put: (registration: Registration) => Effect.Effect<void>
+  /** Workspaces whose registration is in one of `awaitingSteps`, least recently updated first, at most `limit`. */
+  readonly awaitingRegistry: (limit: number) => Effect.Effect<ReadonlyArray<string>>
+  /** The workspace whose live (not mock) registration has this registry brand or campaign id. */
+  readonly byRegistryId: (kind: "brand" | "campaign", id: string) => Effect.Effect<Option.Option<string>>
+}
+export const RegistrationStore = Context.GenericTag<RegistrationStore>("core/RegistrationStore")
