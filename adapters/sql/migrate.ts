@@ -11,6 +11,7 @@ import m0008 from "./migrations/0008_webhook_previous_secrets.ts"
 import m0009 from "./migrations/0009_idempotency_owner.ts"
 import m0010 from "./migrations/0010_ledger.ts"
 import m0011 from "./migrations/0011_mail.ts"
+import m0012 from "./migrations/0012_texting.ts"
 
 /**
  * Static imports (not a directory scan) so the same migrations run on Node, Deno and PGlite.
@@ -24,7 +25,8 @@ export const migrations = Migrator.fromRecord({ "0001_foundation": m0001, "0002_
   "0008_webhook_previous_secrets": m0008,
   "0009_idempotency_owner": m0009,
   "0010_ledger": m0010,
-  "0011_mail": m0011
+  "0011_mail": m0011,
+  "0012_texting": m0012
 })
 
 export const run = Migrator.make({})({ loader: migrations })

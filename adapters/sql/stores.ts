@@ -7,6 +7,8 @@
 import { Layer } from "effect"
 import * as Signal from "../../core/events/signal.ts"
 import * as ApiKeys from "./apiKeys.ts"
+import * as Audit from "./audit.ts"
+import * as Clock from "./clock.ts"
 import * as Contacts from "./contacts.ts"
 import * as Conversations from "./conversations.ts"
 import * as Idempotency from "./idempotency.ts"
@@ -14,6 +16,7 @@ import * as Ledger from "./ledger.ts"
 import * as Mail from "./mail.ts"
 import * as Numbers from "./numbers.ts"
 import * as Outbox from "./outbox.ts"
+import * as Registrations from "./registrations.ts"
 import * as Transactor from "./transactor.ts"
 import * as Webhooks from "./webhooks.ts"
 import * as Workspaces from "./workspaces.ts"
@@ -27,7 +30,7 @@ export * as Secrets from "./secrets.ts"
  * outbox worker. Needs `Secrets.layer(key)`, after `Migrate.layer` has run.
  */
 export const layer = Layer.mergeAll(
-  Workspaces.layer, ApiKeys.layer, Numbers.layer, Contacts.layer, Conversations.layer, Webhooks.layer, Outbox.layer, Idempotency.layer, Ledger.layer, Mail.layer, Transactor.layer
+  Workspaces.layer, ApiKeys.layer, Numbers.layer, Contacts.layer, Conversations.layer, Webhooks.layer, Outbox.layer, Idempotency.layer, Ledger.layer, Mail.layer, Audit.layer, Registrations.layer, Clock.layer, Transactor.layer
 ).pipe(Layer.provideMerge(Signal.layer))
 
 /** The server secrets `Secrets.layer` opens at boot, and the cursor codec keyed by one of them. */

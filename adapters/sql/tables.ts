@@ -1,4 +1,5 @@
 /** Every stored record's table, derived from its schema in core (rows.ts); each decoder is compiled once, here. */
+import { AuditRecord } from "../../core/audit/log.ts"
 import { ChargeRecord } from "../../core/billing/ledger.ts"
 import { Contact } from "../../core/contacts/model.ts"
 import { ActivityRecord, Thread } from "../../core/conversations/model.ts"
@@ -6,6 +7,7 @@ import { OutboxEvent } from "../../core/events/outbox.ts"
 import { NumberRecord, WorkspaceNumber } from "../../core/numbers.ts"
 import { DeliveryRecord, EndpointRecord } from "../../core/webhooks/model.ts"
 import { MailRecord } from "../../core/mail/message.ts"
+import { Registration } from "../../core/texting/record.ts"
 import { EndpointSubscription } from "../../core/webhooks/store.ts"
 import { ApiKeyRecord, Workspace } from "../../core/workspaces/model.ts"
 import { table } from "./rows.ts"
@@ -27,3 +29,6 @@ export const webhookDeliveries = table(DeliveryRecord)
 export const endpointSubscriptions = table(EndpointSubscription)
 export const ledgerCharges = table(ChargeRecord)
 export const mailMessages = table(MailRecord)
+export const auditEntries = table(AuditRecord)
+/** Business, campaign input, brand and campaign are jsonb; the registry ids beside them are generated from those. */
+export const textingRegistrations = table(Registration)

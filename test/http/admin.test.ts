@@ -1,6 +1,7 @@
 /** CONTRACT.md "Admin API": bearer ADMIN_TOKEN, 404 everywhere when it is unset. */
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { AuditLog } from "../../core/audit/store.ts"
 import type { Charge } from "../../core/billing/ledger.ts"
 import { numberCharge, textingSetupCharge } from "../../core/billing/pricing.ts"
 import { LedgerStore } from "../../core/billing/store.ts"
@@ -298,6 +299,26 @@ describe("admin API", () => {
         ]
       })
       expect(await (await app.admin(`/workspaces/${other.workspaceId}/ledger`)).json()).toEqual({ charges: [] })
+    })
+
+    it("audit log shows the entries appended through the AuditLog port, newest first, without the workspace id", async () => {
+      const { workspaceId } = await app.createWorkspace("Audited")
+      const other = await app.createWorkspace("Not audited")
+      const append = (action: string, detail: unknown) =>
+        app.runtime.runPromise(Effect.flatMap(AuditLog, (log) => log.append(workspaceId, { actor: "api", action, detail })))
+      const filed = await append("registration.filed", { mock: false, business: { entityType: "PRIVATE_PROFIT" }, reasons: ["a", "b"] })
+      await new Promise((r) => setTimeout(r, 3))
+      const resent = await append("registration.otp_resent", null)
+      const res = await app.admin(`/workspaces/${workspaceId}/audit-log`)
+      expect(res.status).toBe(200)
+      expect(await res.json()).toEqual({
+        entries: [
+          { id: resent.id, actor: "api", action: "registration.otp_resent", detail: null, createdAt: resent.createdAt },
+          { id: filed.id, actor: "api", action: "registration.filed", detail: { mock: false, business: { entityType: "PRIVATE_PROFIT" }, reasons: ["a", "b"] }, createdAt: filed.createdAt }
+        ]
+      })
+      expect(filed.id).toMatch(UUID)
+      expect(await (await app.admin(`/workspaces/${other.workspaceId}/audit-log`)).json()).toEqual({ entries: [] })
     })
 
     it("mail shows what was sent through the Mailer (outbox only, no SMTP), newest first, without the workspace id", async () => {

@@ -103,6 +103,6 @@ export const ledgerCharge = {
   createdAt
 } as const
 
-export const auditEntry = { id: "aud_1", actor: "api", action: "registration.filed", detail: { mock: false }, createdAt } as const
+export const auditEntry = { id: "01a20307-1c76-7000-ad98-06c77d1e000b", actor: "api", action: "registration.filed", detail: { mock: false }, createdAt } as const
 
 export const mail = { id: "01a20307-1c76-7000-ad98-06c77d1e000a", to: "owner@acme.example", subject: "Your texting registration receipt", text: "...", createdAt } as const

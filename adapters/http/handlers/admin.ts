@@ -1,11 +1,14 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
+import { auditEntry } from "../../../core/audit/log.ts"
+import { AuditLog } from "../../../core/audit/store.ts"
 import { Workspaces } from "../../../core/workspaces/service.ts"
 import { Api } from "../api.ts"
 
 export const AdminLive = HttpApiBuilder.group(Api, "admin", (handlers) =>
   Effect.gen(function* () {
     const workspaces = yield* Workspaces
+    const audit = yield* AuditLog
     return handlers
       .handle("createWorkspace", ({ payload }) => workspaces.create(payload).pipe(Effect.map((workspace) => ({ workspace }))))
       .handle("getWorkspace", ({ path }) => workspaces.get(path.id).pipe(Effect.map((workspace) => ({ workspace }))))
@@ -17,7 +20,11 @@ export const AdminLive = HttpApiBuilder.group(Api, "admin", (handlers) =>
       .handle("addNumber", ({ path, payload }) => workspaces.addNumber(path.id, payload).pipe(Effect.map((number) => ({ number }))))
       .handle("ledger", ({ path }) => workspaces.ledger(path.id).pipe(Effect.map((charges) => ({ charges }))))
       .handle("mail", ({ path }) => workspaces.mail(path.id).pipe(Effect.map((mail) => ({ mail }))))
-      // Registration arrives with later work; until then the audit log is truthfully empty.
-      .handle("auditLog", ({ path }) => workspaces.get(path.id).pipe(Effect.as({ entries: [] })))
+      .handle("auditLog", ({ path }) =>
+        workspaces.get(path.id).pipe(
+          Effect.zipRight(audit.list(path.id)),
+          Effect.map((rows) => ({ entries: rows.map(auditEntry) }))
+        )
+      )
   })
 )
