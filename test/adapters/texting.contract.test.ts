@@ -254,9 +254,9 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
         assert.isTrue(filed.createdAt >= before && filed.createdAt <= after, filed.createdAt)
         assert.deepStrictEqual(filed, { id: filed.id, workspaceId: ws, actor: "api", action: "registration.filed", detail, createdAt: filed.createdAt })
         const x = yield* audit.append(other, { actor: "admin", action: "workspace.updated", detail: null })
-        const resent = yield* audit.append(ws, { actor: "api", action: "registration.otp_resent", detail: [1, "two"] }) // maybe the same millisecond: the id orders it
+        const resent = yield* audit.append(ws, { actor: "api", action: "registration.otp_resent", detail: "otp resent" }) // a JSON string; maybe the same millisecond as `filed`: the id orders it
         yield* Effect.sleep("3 millis")
-        const polled = yield* audit.append(ws, { actor: "poller", action: "registration.brand_ok", detail: { brandId: "B1" } })
+        const polled = yield* audit.append(ws, { actor: "poller", action: "registration.brand_ok", detail: [1, "two", { three: 3 }] })
         assert.deepStrictEqual(yield* audit.list(ws), [polled, resent, filed])
         assert.deepStrictEqual(yield* audit.list(other), [x])
         assert.deepStrictEqual(yield* audit.list(uuid()), [])
