@@ -21,6 +21,7 @@
  * the two error shapes, §6); 401/403 (our account), 408, 429, 5xx, timeouts and network failures
  * are `unavailable`. Filings cost money and are not idempotent, and a PIN trigger texts a person,
  * so these POSTs are retried only on a 429, which Telnyx did not process; reads also on 408/5xx.
+ * A POST that timed out or met a 5xx says it may have gone through: the caller must not refile blindly.
  */
 import { Clock, Effect, Either, Layer, Option, Schema } from "effect"
 import {
@@ -157,7 +158,12 @@ export const make = (config: TelnyxConfig, options: TelnyxRegistryOptions = {}) 
     body?: unknown
   ): Effect.Effect<A, RegistryError> =>
     telnyx({ method, path: to, body, retryOn: method === "GET" ? READ_RETRY_ON : WRITE_RETRY_ON }).pipe(
-      Effect.mapError(registryError),
+      Effect.mapError((f) => {
+        const error = registryError(f)
+        // A filing or PIN trigger Telnyx did not answer, or answered with a 5xx, may have gone through.
+        const unsure = method === "POST" && error.reason === "unavailable" && !(f._tag === "Status" && f.status < 500)
+        return unsure ? unavailable(`${error.message}; it may have gone through`) : error
+      }),
       Effect.flatMap(({ status, text }) =>
         Either.match(decode(text), {
           onLeft: (why) => Effect.fail(unavailable(`Telnyx returned a malformed answer to ${method} ${to} (HTTP ${status}; ${why})`)),
