@@ -32,7 +32,7 @@ export const MAX_RETRY_AFTER_MS = 5_000
 export const BACKOFF_BASE_MS = 250
 
 export interface TelnyxRequest {
-  readonly method: "GET" | "POST"
+  readonly method: "GET" | "POST" | "PUT"
   /** From the root, e.g. `/v2/messages`. */
   readonly path: string
   /** Sent percent-encoded, brackets included (`filter%5Bcountry_code%5D=US`), as Telnyx's SDK does. */
@@ -147,6 +147,26 @@ export const retryAfterMs = (status: number, headers: Headers, nowMs: number): n
 /** A timeout or a connection that failed, said the same way by every adapter. */
 export const transportMessage = (f: Exclude<TelnyxFailure, { _tag: "Status" }>): string =>
   f._tag === "Timeout" ? `Telnyx did not answer within ${f.ms} ms` : `Telnyx could not be reached: ${f.cause}`
+
+/** A 4xx with which Telnyx refused the request itself. */
+export type Refusal = Extract<TelnyxFailure, { readonly _tag: "Status" }>
+
+/**
+ * A failure that says nothing about the request (out of retries, our credentials, a 408, a 5xx, a
+ * transport failure): on the left, the message of an `unavailable` error; or, on the right, the
+ * 4xx with which Telnyx refused the request itself, for the adapter to name.
+ */
+export const classify = (f: TelnyxFailure): Either.Either<Refusal, string> => {
+  if (f._tag !== "Status") return Either.left(transportMessage(f))
+  const why = describeError(f.status, f.text)
+  if (f.retried) return Either.left(`Telnyx is unavailable (${why}); gave up after ${MAX_RETRIES} retries`)
+  if (f.status === 401 || f.status === 403) return Either.left(`Telnyx refused our account (${why})`)
+  if (f.status === 408 || f.status >= 500 || f.status < 400) return Either.left(`Telnyx failed (${why})`)
+  return Either.right(f)
+}
+
+/** Telnyx's own words for a refusal, else its status and code. */
+export const refusal = (r: Refusal): string => carrierWords(r.text) ?? describeError(r.status, r.text)
 
 // ------------------------------------------------------------------------------------ the client
 

@@ -32,14 +32,13 @@ import {
 import type { NumberType } from "../../core/numbers.ts"
 import { E164 } from "../../core/phone.ts"
 import {
-  carrierWords,
+  classify as classifyFailure,
   decodeAnswer,
-  describeError,
   makeClient,
-  MAX_RETRIES,
+  type Refusal,
+  refusal,
   type TelnyxConfig,
-  type TelnyxFailure,
-  transportMessage
+  type TelnyxFailure
 } from "./telnyxClient.ts"
 
 /** A search changes nothing: any sign that Telnyx did not answer it is worth another try. */
@@ -104,23 +103,8 @@ const orderOutcome = ({ data }: typeof OrderStatus.Type): string =>
 
 const unavailable = (message: string) => new CarrierError({ reason: "unavailable", message })
 
-type Refusal = Extract<TelnyxFailure, { readonly _tag: "Status" }>
-
-/**
- * A failure any Telnyx call shares (out of retries, our credentials, a 408, a 5xx, a transport
- * failure) as `unavailable`; or, on the right, the 4xx with which Telnyx refused the request itself.
- */
-const classify = (f: TelnyxFailure): Either.Either<Refusal, CarrierError> => {
-  if (f._tag !== "Status") return Either.left(unavailable(transportMessage(f)))
-  const why = describeError(f.status, f.text)
-  if (f.retried) return Either.left(unavailable(`Telnyx is unavailable (${why}); gave up after ${MAX_RETRIES} retries`))
-  if (f.status === 401 || f.status === 403) return Either.left(unavailable(`Telnyx refused our account (${why})`))
-  if (f.status === 408 || f.status >= 500 || f.status < 400) return Either.left(unavailable(`Telnyx failed (${why})`))
-  return Either.right(f)
-}
-
-/** Telnyx's own words for a refusal, else its status and code. */
-const refusal = (r: Refusal) => carrierWords(r.text) ?? describeError(r.status, r.text)
+/** A failure any Telnyx call shares as `unavailable`, or the 4xx refusal (telnyxClient's `classify`). */
+const classify = (f: TelnyxFailure): Either.Either<Refusal, CarrierError> => Either.mapLeft(classifyFailure(f), unavailable)
 
 export const make = (config: TelnyxConfig, options: TelnyxInventoryOptions = {}) => {
   const telnyx = makeClient(config)

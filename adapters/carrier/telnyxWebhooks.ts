@@ -92,7 +92,8 @@ const verifySignature = (input: TelnyxWebhookInput, timestamp: string, signature
 
 // ------------------------------------------------------------------------------------ payload shapes
 
-const Envelope = Schema.Struct({
+/** The v2 webhook envelope every Telnyx event comes in, 10DLC ones included. */
+export const Envelope = Schema.Struct({
   data: Schema.Struct({
     id: Schema.NonEmptyString,
     event_type: Schema.NonEmptyString,

@@ -3,7 +3,9 @@
  * implement", messaging and numbers parts): `POST /v2/messages` and `GET /v2/messages/{id}`;
  * `GET /v2/available_phone_numbers` over a small inventory (deepObject filters, raw or
  * percent-encoded brackets), `POST /v2/number_orders` (only numbers a search returned and nobody
- * owns) and `GET /v2/number_orders/{id}` (pending orders settle there); with Telnyx's auth,
+ * owns) and `GET /v2/number_orders/{id}` (pending orders settle there); the 10DLC registry
+ * (brand filing and read, the sole-proprietor PIN, campaignBuilder and campaign read: bare
+ * camelCase answers, reviews settled by `setReview` on the first read); with Telnyx's auth,
  * validation and error shapes, scriptable faults, a record of every request, and Ed25519-signed
  * webhooks (`message.sent`, `message.finalized`, `message.received`, or any event type).
  */
@@ -85,6 +87,29 @@ export const statusPayload = (input: StatusInput): Record<string, unknown> => ({
   completed_at: null
 })
 
+/** A `10dlc.brand.update` payload as documented (research §4, "10DLC webhooks"). */
+export const brandUpdatePayload = (brandId: string, eventType = "BRAND_ADD"): Record<string, unknown> => ({
+  brandId,
+  brandName: "Acme Plumbing",
+  tcrBrandId: "BFAKE01",
+  description: "Brand registration updated",
+  status: "success",
+  eventType,
+  type: "TCR_BRAND_UPDATE"
+})
+
+/** A `10dlc.campaign.update` payload as the SDK's `CampaignStatusUpdate` types it. */
+export const campaignUpdatePayload = (campaignId: string, brandId: string, type = "MNO_REVIEW", status = "ACCEPTED"): Record<string, unknown> => ({
+  brandId,
+  campaignId,
+  cspId: "FAKECSP",
+  createDate: new Date().toISOString(),
+  description: "Campaign status updated",
+  isTMobileRegistered: false,
+  type,
+  status
+})
+
 // ------------------------------------------------------------------------------------ numbers
 
 /** A number the fake has for sale. */
@@ -126,6 +151,43 @@ export interface OrderFlow {
 }
 const DEFAULT_ORDER_FLOW: OrderFlow = { onCreate: "pending", onRetrieve: "success" }
 
+// ------------------------------------------------------------------------------------ 10DLC
+
+/** How the registry settles the brands and campaigns still under review, on their next read. */
+export interface Review {
+  /** A brand: `accepted` (a sole proprietor then awaits its PIN) or REGISTRATION_FAILED with these reasons. */
+  readonly brand?: { readonly outcome: "accepted" } | { readonly outcome: "rejected"; readonly failureReasons: string }
+  /** A campaign: MNO_PROVISIONED, or `campaignStatus` (default TELNYX_FAILED) with these reasons. */
+  readonly campaign?:
+    | { readonly outcome: "approved" }
+    | { readonly outcome: "rejected"; readonly failureReasons: string; readonly campaignStatus?: string }
+  /** The PIN texted from now on; default a random 6-digit one. */
+  readonly otpPin?: string
+}
+const DEFAULT_REVIEW: Review = { brand: { outcome: "accepted" }, campaign: { outcome: "approved" } }
+
+/** A PIN texted to a sole proprietor, as `GET …/smsOtp` reports it (plus the PIN, for tests). */
+export interface FakeOtp {
+  readonly pin: string
+  readonly referenceId: string
+  readonly requestDate: string
+  deliveryStatus: "DELIVERED_HANDSET" | "VERIFIED" | "EXPIRED"
+}
+
+const ENTITY_TYPES = ["PRIVATE_PROFIT", "PUBLIC_PROFIT", "NON_PROFIT", "GOVERNMENT", "SOLE_PROPRIETOR"]
+const VERTICALS = [
+  "AGRICULTURE", "COMMUNICATION", "CONSTRUCTION", "EDUCATION", "ENERGY", "ENTERTAINMENT", "FINANCIAL", "GAMBLING",
+  "GOVERNMENT", "HEALTHCARE", "HOSPITALITY", "HUMAN_RESOURCES", "INSURANCE", "LEGAL", "MANUFACTURING", "NGO",
+  "POLITICAL", "POSTAL", "PROFESSIONAL", "REAL_ESTATE", "RETAIL", "TECHNOLOGY", "TRANSPORTATION"
+]
+
+/** One FastAPI validation failure (`HTTPValidationError.detail[]`, research §6). */
+interface FieldError {
+  readonly loc: ReadonlyArray<string | number>
+  readonly msg: string
+  readonly type: string
+}
+
 // ------------------------------------------------------------------------------------ the server
 
 export type FakeFault =
@@ -139,6 +201,8 @@ export type FakeFault =
   | { readonly type: "malformed"; readonly body?: string }
   /** Any status with a v2 error envelope. */
   | { readonly type: "error"; readonly status: number; readonly code: string; readonly title: string; readonly detail?: string }
+  /** The 10DLC validation shape `{detail: [{loc, msg, type}]}` (default 422). */
+  | { readonly type: "validation"; readonly status?: number; readonly detail: ReadonlyArray<FieldError> }
 
 export interface RecordedRequest {
   readonly method: string
@@ -190,6 +254,13 @@ export interface FakeTelnyx {
   readonly takeNumber: (phoneNumber: string) => void
   /** How orders go from now on (until reset). */
   readonly setOrderFlow: (flow: OrderFlow) => void
+  /** 10DLC brands by `brandId`, and campaigns by `campaignId`, as last answered. */
+  readonly brands: ReadonlyMap<string, Record<string, unknown>>
+  readonly campaigns: ReadonlyMap<string, Record<string, unknown>>
+  /** The last PIN texted to each brand; a test may set `deliveryStatus` to `EXPIRED`. */
+  readonly otps: ReadonlyMap<string, FakeOtp>
+  /** How reviews settle from now on (merged into the current one; default accepted and approved). */
+  readonly setReview: (review: Review) => void
   /** The next `times` requests to /v2 answer with `fault` (queued after earlier scripts). */
   readonly script: (fault: FakeFault, times?: number) => void
   readonly signedWebhook: (eventType: string, payload: unknown, options?: WebhookOptions) => SignedWebhook
@@ -269,7 +340,177 @@ export const startFakeTelnyx = async (
         return errors(res, fault.status, [
           { code: fault.code, title: fault.title, ...(fault.detail === undefined ? {} : { detail: fault.detail }) }
         ])
+      case "validation":
+        return send(res, fault.status ?? 422, { detail: fault.detail })
     }
+  }
+
+  // ---------------------------------------------------------------------------------- 10DLC
+
+  const brands = new Map<string, Record<string, unknown>>()
+  const campaigns = new Map<string, Record<string, unknown>>()
+  const otps = new Map<string, FakeOtp>()
+  let review: Review = DEFAULT_REVIEW
+
+  const invalid = (res: ServerResponse, list: ReadonlyArray<FieldError>) => send(res, 422, { detail: list })
+  const missingField = (field: string): FieldError => ({ loc: ["body", field], msg: "field required", type: "value_error.missing" })
+  const notFound = (res: ServerResponse, what: string) => errors(res, 404, [{ code: "10005", title: "Resource not found", detail: `${what} not found` }])
+  const refuse = (res: ServerResponse, title: string, detail: string) => errors(res, 400, [{ code: "10015", title, detail }])
+  const fields = (json: unknown) => (typeof json === "object" && json !== null && !Array.isArray(json) ? json : {}) as Record<string, unknown>
+  const text = (v: unknown) => typeof v === "string" && v.trim() !== ""
+
+  const createBrand = (res: ServerResponse, json: unknown): number => {
+    const b = fields(json)
+    const list: Array<FieldError> = []
+    for (const f of ["entityType", "displayName", "country", "email", "vertical"]) if (!text(b[f])) list.push(missingField(f))
+    if (text(b["entityType"]) && !ENTITY_TYPES.includes(b["entityType"] as string)) list.push({ loc: ["body", "entityType"], msg: "value is not a valid enumeration member", type: "type_error.enum" })
+    if (text(b["vertical"]) && !VERTICALS.includes(b["vertical"] as string)) list.push({ loc: ["body", "vertical"], msg: "value is not a valid enumeration member", type: "type_error.enum" })
+    const sole = b["entityType"] === "SOLE_PROPRIETOR"
+    for (const f of sole ? ["firstName", "lastName", "mobilePhone"] : ["companyName"]) if (!text(b[f])) list.push(missingField(f))
+    for (const f of ["mobilePhone", "phone"]) if (b[f] !== undefined && !(typeof b[f] === "string" && E164.test(b[f]))) list.push({ loc: ["body", f], msg: "must be in +E.164 format", type: "value_error" })
+    if (b["ein"] !== undefined && !(typeof b["ein"] === "string" && /^\d{9}$/.test(b["ein"]))) list.push({ loc: ["body", "ein"], msg: "EIN must be 9 digits", type: "value_error" })
+    if (list.length > 0) return invalid(res, list)
+    const now = new Date().toISOString()
+    const brand = {
+      ...b,
+      brandId: randomUUID(),
+      tcrBrandId: `B${randomUUID().slice(0, 6).toUpperCase()}`,
+      cspId: "FAKECSP",
+      status: "REGISTRATION_PENDING",
+      identityStatus: sole ? "SELF_DECLARED" : "UNVERIFIED",
+      failureReasons: null,
+      createdAt: now,
+      updatedAt: now
+    }
+    brands.set(brand.brandId, brand)
+    return send(res, 200, brand)
+  }
+
+  /** A brand under review settles as `review.brand` says on its first read. */
+  const readBrand = (res: ServerResponse, brandId: string): number => {
+    const brand = brands.get(brandId)
+    if (!brand) return notFound(res, "Brand")
+    if (brand["status"] === "REGISTRATION_PENDING" && review.brand) {
+      const sole = brand["entityType"] === "SOLE_PROPRIETOR"
+      const settled =
+        review.brand.outcome === "accepted"
+          ? { status: "OK", identityStatus: sole ? "SELF_DECLARED" : "VERIFIED" }
+          : { status: "REGISTRATION_FAILED", identityStatus: "UNVERIFIED", failureReasons: review.brand.failureReasons }
+      brands.set(brandId, { ...brand, ...settled, updatedAt: new Date().toISOString() })
+    }
+    const campaignsCount = [...campaigns.values()].filter((c) => c["brandId"] === brandId).length
+    return send(res, 200, { ...brands.get(brandId), assignedCampaignsCount: campaignsCount })
+  }
+
+  const triggerOtp = (res: ServerResponse, brandId: string, json: unknown): number => {
+    const brand = brands.get(brandId)
+    if (!brand) return notFound(res, "Brand")
+    const b = fields(json)
+    const list: Array<FieldError> = []
+    for (const f of ["pinSms", "successSms"]) {
+      if (!text(b[f])) list.push(missingField(f))
+      else if ((b[f] as string).length > 500) list.push({ loc: ["body", f], msg: "ensure this value has at most 500 characters", type: "value_error.any_str.max_length" })
+    }
+    if (text(b["pinSms"]) && !(b["pinSms"] as string).includes("@OTP_PIN@")) list.push({ loc: ["body", "pinSms"], msg: "must contain @OTP_PIN@", type: "value_error" })
+    if (list.length > 0) return invalid(res, list)
+    if (brand["entityType"] !== "SOLE_PROPRIETOR") return refuse(res, "Invalid brand", "OTP verification is only available for SOLE_PROPRIETOR brands.")
+    if (brand["identityStatus"] === "VERIFIED") return refuse(res, "Invalid brand", "The brand is already verified.")
+    const otp: FakeOtp = {
+      pin: review.otpPin ?? String(Math.floor(Math.random() * 1_000_000)).padStart(6, "0"),
+      referenceId: randomUUID(),
+      requestDate: new Date().toISOString(),
+      deliveryStatus: "DELIVERED_HANDSET"
+    }
+    otps.set(brandId, otp)
+    return send(res, 200, { brandId, referenceId: otp.referenceId })
+  }
+
+  const otpStatus = (res: ServerResponse, brandId: string): number => {
+    const otp = otps.get(brandId)
+    const brand = brands.get(brandId)
+    if (!otp || !brand) return send(res, 404, { detail: [{ loc: ["path", "brandId"], msg: "No OTP request found for this brand", type: "not_found" }] })
+    const { pin: _pin, ...status } = otp
+    return send(res, 200, { brandId, mobilePhone: brand["mobilePhone"], ...status })
+  }
+
+  const verifyOtp = (res: ServerResponse, brandId: string, json: unknown): number => {
+    const brand = brands.get(brandId)
+    if (!brand) return notFound(res, "Brand")
+    const pin = fields(json)["otpPin"]
+    if (typeof pin !== "string" || pin.length < 4 || pin.length > 10) {
+      return invalid(res, [{ loc: ["body", "otpPin"], msg: "ensure this value has 4 to 10 characters", type: "value_error" }])
+    }
+    const otp = otps.get(brandId)
+    if (!otp || otp.deliveryStatus === "VERIFIED") return refuse(res, "No OTP pending", "No OTP verification is pending for this brand.")
+    if (otp.deliveryStatus === "EXPIRED") return refuse(res, "OTP expired", "The OTP pin has expired. Request a new one.")
+    if (pin !== otp.pin) return refuse(res, "Invalid OTP", "The OTP pin is invalid.")
+    otp.deliveryStatus = "VERIFIED"
+    brands.set(brandId, { ...brand, status: "OK", identityStatus: "VERIFIED", updatedAt: new Date().toISOString() })
+    res.writeHead(204, { "x-ratelimit-limit": "100", "x-ratelimit-remaining": "99", "x-ratelimit-reset": "1" })
+    res.end()
+    return 204
+  }
+
+  const createCampaign = (res: ServerResponse, json: unknown): number => {
+    const b = fields(json)
+    const list = ["brandId", "usecase", "description"].filter((f) => !text(b[f])).map(missingField)
+    if (list.length > 0) return invalid(res, list)
+    const brand = brands.get(b["brandId"] as string)
+    if (!brand) return refuse(res, "Invalid brand", `Brand ${String(b["brandId"])} does not exist.`)
+    if (brand["identityStatus"] !== "VERIFIED" && brand["identityStatus"] !== "VETTED_VERIFIED") {
+      return refuse(res, "Brand not verified", "The brand must be verified before a campaign can be created.")
+    }
+    const sole = brand["entityType"] === "SOLE_PROPRIETOR"
+    if (sole && [...campaigns.values()].some((c) => c["brandId"] === brand["brandId"])) {
+      return refuse(res, "Campaign limit reached", "A SOLE_PROPRIETOR brand can have only one campaign.")
+    }
+    const campaign = {
+      ...b,
+      campaignId: randomUUID(),
+      tcrCampaignId: `C${randomUUID().slice(0, 6).toUpperCase()}`,
+      tcrBrandId: brand["tcrBrandId"],
+      cspId: "FAKECSP",
+      campaignStatus: "TCR_PENDING",
+      submissionStatus: "PENDING",
+      status: "ACTIVE",
+      failureReasons: null,
+      createDate: new Date().toISOString()
+    }
+    campaigns.set(campaign.campaignId, campaign)
+    return send(res, 200, campaign)
+  }
+
+  /** A campaign under review settles as `review.campaign` says on its first read. */
+  const readCampaign = (res: ServerResponse, campaignId: string): number => {
+    const campaign = campaigns.get(campaignId)
+    if (!campaign) return notFound(res, "Campaign")
+    if (campaign["campaignStatus"] === "TCR_PENDING" && review.campaign) {
+      const settled =
+        review.campaign.outcome === "approved"
+          ? { campaignStatus: "MNO_PROVISIONED", submissionStatus: "CREATED" }
+          : { campaignStatus: review.campaign.campaignStatus ?? "TELNYX_FAILED", submissionStatus: "CREATED", failureReasons: review.campaign.failureReasons }
+      campaigns.set(campaignId, { ...campaign, ...settled })
+    }
+    return send(res, 200, campaigns.get(campaignId))
+  }
+
+  /** The 10DLC routes; undefined when the path is not one. */
+  const registry = (method: string, path: string, json: unknown, res: ServerResponse): number | undefined => {
+    const id = (re: RegExp) => {
+      const m = re.exec(path)
+      return m ? decodeURIComponent(m[1]!) : undefined
+    }
+    if (method === "POST" && path === "/v2/10dlc/brand") return createBrand(res, json)
+    if (method === "POST" && path === "/v2/10dlc/campaignBuilder") return createCampaign(res, json)
+    const otpBrand = id(/^\/v2\/10dlc\/brand\/([^/]+)\/smsOtp$/)
+    if (otpBrand !== undefined && method === "POST") return triggerOtp(res, otpBrand, json)
+    if (otpBrand !== undefined && method === "GET") return otpStatus(res, otpBrand)
+    if (otpBrand !== undefined && method === "PUT") return verifyOtp(res, otpBrand, json)
+    const brand = id(/^\/v2\/10dlc\/brand\/([^/]+)$/)
+    if (brand !== undefined && method === "GET") return readBrand(res, brand)
+    const campaign = id(/^\/v2\/10dlc\/campaign\/([^/]+)$/)
+    if (campaign !== undefined && method === "GET") return readCampaign(res, campaign)
+    return undefined
   }
 
   const createMessage = (res: ServerResponse, json: unknown): number => {
@@ -501,6 +742,8 @@ export const startFakeTelnyx = async (
         return searchNumbers(res, new URLSearchParams((req.url ?? "").split("?")[1] ?? ""))
       }
       if (req.method === "POST" && path === "/v2/number_orders") return createOrder(res, json)
+      const registered = path.startsWith("/v2/10dlc/") ? registry(req.method ?? "GET", path, json, res) : undefined
+      if (registered !== undefined) return registered
       const order = /^\/v2\/number_orders\/([^/]+)$/.exec(path)
       if (req.method === "GET" && order) {
         const known = orders.get(decodeURIComponent(order[1]!))
@@ -566,6 +809,12 @@ export const startFakeTelnyx = async (
     setOrderFlow: (flow) => {
       orderFlow = flow
     },
+    brands,
+    campaigns,
+    otps,
+    setReview: (next) => {
+      review = { ...review, ...next }
+    },
     script: (fault, times = 1) => {
       for (let i = 0; i < times; i++) faults.push(fault)
     },
@@ -589,6 +838,10 @@ export const startFakeTelnyx = async (
       owned.clear()
       orders.clear()
       orderFlow = DEFAULT_ORDER_FLOW
+      brands.clear()
+      campaigns.clear()
+      otps.clear()
+      review = DEFAULT_REVIEW
     },
     stop: async () => {
       for (const res of hanging) res.destroy()

@@ -1,0 +1,39 @@
+/**
+ * Telnyx 10DLC webhooks (research telnyx.md §4 "10DLC webhooks"): which brand or campaign a
+ * `10dlc.brand.update` or `10dlc.campaign.update` is about. Their payloads are hints (whether a
+ * brand's carries its identity status is unverified), so the service re-reads the status through
+ * the Registry port rather than trusting them. Signature and freshness are checked first by
+ * telnyxWebhooks.ts's `verifyAndParse`, which passes these events through as `Ignored`.
+ */
+import { Effect, Option, Schema } from "effect"
+import { Envelope, type TelnyxWebhookError, type TelnyxWebhookInput, verifyAndParse } from "./telnyxWebhooks.ts"
+
+/** A brand or campaign whose registry status changed. */
+export interface RegistryChange {
+  readonly kind: "brand" | "campaign"
+  readonly id: string
+}
+
+const Json = Schema.parseJson(Envelope)
+const BrandPayload = Schema.Struct({ brandId: Schema.NonEmptyString })
+const CampaignPayload = Schema.Struct({ campaignId: Schema.NonEmptyString })
+
+/**
+ * The brand or campaign an already verified Telnyx webhook body is about; none for any other event
+ * (messaging, `10dlc.phone_number.update`) or a payload without the id.
+ */
+export const registryChange = (rawBody: string): Option.Option<RegistryChange> =>
+  Option.flatMap(Schema.decodeUnknownOption(Json)(rawBody), ({ data }) => {
+    switch (data.event_type) {
+      case "10dlc.brand.update":
+        return Option.map(Schema.decodeUnknownOption(BrandPayload)(data.payload), (p) => ({ kind: "brand" as const, id: p.brandId }))
+      case "10dlc.campaign.update":
+        return Option.map(Schema.decodeUnknownOption(CampaignPayload)(data.payload), (p) => ({ kind: "campaign" as const, id: p.campaignId }))
+      default:
+        return Option.none()
+    }
+  })
+
+/** Verifies a Telnyx webhook (signature, timestamp, envelope), then names the brand or campaign it is about. */
+export const verifyRegistryChange = (input: TelnyxWebhookInput): Effect.Effect<Option.Option<RegistryChange>, TelnyxWebhookError> =>
+  Effect.as(verifyAndParse(input), registryChange(input.rawBody))
