@@ -6,13 +6,15 @@ import * as Messaging from "./messaging/service.ts"
 import * as Simulator from "./messaging/simulator.ts"
 import * as ActivityViews from "./messaging/views.ts"
 import * as Numbers from "./numbers/service.ts"
+import * as Texting from "./texting/service.ts"
 import * as Webhooks from "./webhooks/service.ts"
 import * as Workspaces from "./workspaces/service.ts"
 
 /**
  * Needs the store ports, a CursorCodec, an OutboundGuard, a WebhookSender, a Carrier, the media
- * ports (BlobStore, MediaFetcher, MediaUrls), a RegistrationGate, a NumberInventory and Payments.
+ * ports (BlobStore, MediaFetcher, MediaUrls), a RegistrationGate, a NumberInventory, Payments, a Mailer,
+ * the registries (Registry, MockRegistry, RegistrySimulator).
  */
 export const CoreLive = Layer.mergeAll(Conversations.layer, Simulator.layer.pipe(Layer.provideMerge(Messaging.layer))).pipe(
-  Layer.provideMerge(Layer.mergeAll(Contacts.layer, Workspaces.layer, Webhooks.layer, ActivityViews.layer, Numbers.layer))
+  Layer.provideMerge(Layer.mergeAll(Contacts.layer, Workspaces.layer, Webhooks.layer, ActivityViews.layer, Numbers.layer, Texting.layer))
 )

@@ -164,9 +164,12 @@ export const composeCampaign = (business: Business, input: CampaignInput): Campa
 const decodeInput = Schema.decodeUnknownEither(ApplicationInput, { errors: "all" })
 const defaultCampaign = Schema.decodeSync(CampaignInput)({})
 
+/** A decoded `{business, campaign?}` with every campaign default applied and its texts composed. */
+export const completeApplication = ({ business, campaign }: typeof ApplicationInput.Type): Application => ({
+  business,
+  campaign: composeCampaign(business, campaign ?? defaultCampaign)
+})
+
 /** A caller's `{business, campaign?}` checked and completed, or the 400 naming every offending field. */
 export const decodeApplication = (input: unknown): Either.Either<Application, InvalidArgument> =>
-  Either.match(decodeInput(input), {
-    onLeft: (e) => Either.left(invalidInput(e)),
-    onRight: ({ business, campaign }) => Either.right({ business, campaign: composeCampaign(business, campaign ?? defaultCampaign) })
-  })
+  Either.match(decodeInput(input), { onLeft: (e) => Either.left(invalidInput(e)), onRight: (input) => Either.right(completeApplication(input)) })

@@ -14,34 +14,15 @@ import { Ids } from "../../core/ids.ts"
 import {
   type BrandReport,
   type CampaignReport,
+  MockRegistry,
+  type NextOutcome,
   OTP_TTL_MILLIS,
   OtpRejected,
   Registry,
-  RegistryError
+  RegistryError,
+  RegistrySimulator,
+  type SentOtp
 } from "../../core/messaging/registry.ts"
-
-/** What the `registry` test helper sets: the outcome of the workspace's next review. */
-export interface NextOutcome {
-  readonly brand?: "accept" | "reject" | "otp"
-  readonly campaign?: "approve" | "reject"
-  readonly reasons?: ReadonlyArray<string>
-}
-
-/** The last PIN texted to a workspace's brand, as `GET /test-helpers/otp` answers it. */
-export interface SentOtp {
-  readonly pin: string
-  readonly sentAt: string
-}
-
-/** The test helpers' side of the simulator. */
-export class SimulatedRegistry extends Context.Tag("adapters/carrier/SimulatedRegistry")<
-  SimulatedRegistry,
-  {
-    /** Replaces the workspace's next outcome. */
-    readonly setNextOutcome: (workspaceId: string, outcome: NextOutcome) => Effect.Effect<void>
-    readonly lastOtp: (workspaceId: string) => Effect.Effect<Option.Option<SentOtp>>
-  }
->() {}
 
 const DEFAULT_REASONS = { brand: "The brand could not be verified (simulated rejection)", campaign: "The campaign was rejected (simulated rejection)" }
 
@@ -84,130 +65,135 @@ const used = (next: NextOutcome, part: "brand" | "campaign", rejects: boolean): 
 
 const makePin = Effect.map(Random.nextIntBetween(0, 1_000_000), (n) => String(n).padStart(6, "0"))
 
-export const layer: Layer.Layer<Registry | SimulatedRegistry> = Layer.effectContext(
-  Effect.gen(function* () {
-    const state = yield* Ref.make<ReadonlyMap<string, WorkspaceState>>(new Map())
-    // Every call reads, decides, then writes: one at a time, so concurrent calls never lose an update.
-    const lock = yield* Effect.makeSemaphore(1)
-    const serial = <A, E>(effect: Effect.Effect<A, E>) => lock.withPermits(1)(effect)
+const make = Effect.gen(function* () {
+  const state = yield* Ref.make<ReadonlyMap<string, WorkspaceState>>(new Map())
+  // Every call reads, decides, then writes: one at a time, so concurrent calls never lose an update.
+  const lock = yield* Effect.makeSemaphore(1)
+  const serial = <A, E>(effect: Effect.Effect<A, E>) => lock.withPermits(1)(effect)
 
-    const read = (workspaceId: string) => Effect.map(Ref.get(state), (all) => all.get(workspaceId) ?? empty)
-    const write = (workspaceId: string, ws: WorkspaceState) =>
-      Ref.update(state, (all) => new Map(all).set(workspaceId, ws))
-    const withBrand = (ws: WorkspaceState, brand: Brand): WorkspaceState => ({
-      ...ws,
-      brands: new Map(ws.brands).set(brand.report.brandId, brand)
-    })
-
-    const findBrand = (workspaceId: string, brandId: string) =>
-      Effect.flatMap(read(workspaceId), (ws) => {
-        const brand = ws.brands.get(brandId)
-        return brand === undefined ? Effect.fail(rejected(`Brand ${brandId} not found`)) : Effect.succeed({ ws, brand })
-      })
-
-    /** Texts a fresh PIN: the brand waits for it and the test helper can read it. */
-    const textPin = (workspaceId: string, ws: WorkspaceState, brand: Brand) =>
-      Effect.gen(function* () {
-        const sent: SentOtp = { pin: yield* makePin, sentAt: new Date(yield* Clock.currentTimeMillis).toISOString() }
-        const updated: Brand = { ...brand, pin: sent.pin, report: { ...brand.report, status: "otp_pending", otpSentAt: sent.sentAt } }
-        yield* write(workspaceId, { ...withBrand(ws, updated), lastOtp: sent })
-        return updated.report
-      })
-
-    const registry = Registry.of({
-      fileBrand: (workspaceId, business) =>
-        serial(
-          Effect.gen(function* () {
-            const ws = yield* read(workspaceId)
-            const soleProprietor = business.entityType === "SOLE_PROPRIETOR"
-            const outcome = ws.next.brand ?? "accept"
-            const report: BrandReport = { brandId: `sim_brand_${(yield* Ids).uuid()}`, status: "pending", failureReasons: [], otpSentAt: null }
-            const brand: Brand = { report, soleProprietor, outcome, reasons: reasonsFor(ws.next, DEFAULT_REASONS.brand), pin: null }
-            yield* write(workspaceId, { ...withBrand(ws, brand), next: used(ws.next, "brand", outcome === "reject") })
-            return report
-          })
-        ),
-
-      brandStatus: (workspaceId, brandId) =>
-        serial(
-          Effect.gen(function* () {
-            const { brand, ws } = yield* findBrand(workspaceId, brandId)
-            if (brand.report.status !== "pending") return brand.report
-            // The review completes now. Only sole proprietors verify by PIN; another brand told `otp` is accepted.
-            if (brand.outcome === "otp" && brand.soleProprietor) return yield* textPin(workspaceId, ws, brand)
-            const report: BrandReport =
-              brand.outcome === "reject"
-                ? { ...brand.report, status: "rejected", failureReasons: brand.reasons }
-                : { ...brand.report, status: "accepted" }
-            yield* write(workspaceId, withBrand(ws, { ...brand, report }))
-            return report
-          })
-        ),
-
-      sendOtp: (workspaceId, brandId) =>
-        serial(
-          Effect.gen(function* () {
-            const { brand, ws } = yield* findBrand(workspaceId, brandId)
-            if (brand.report.status !== "otp_pending") return yield* rejected(`Brand ${brandId} is not waiting for a PIN`)
-            return yield* textPin(workspaceId, ws, brand)
-          })
-        ),
-
-      verifyOtp: (workspaceId, brandId, pin) =>
-        serial(
-          Effect.gen(function* () {
-            const { brand, ws } = yield* findBrand(workspaceId, brandId)
-            if (brand.report.status !== "otp_pending" || brand.pin === null || brand.report.otpSentAt === null) {
-              return yield* rejected(`Brand ${brandId} is not waiting for a PIN`)
-            }
-            if (pin !== brand.pin) return yield* new OtpRejected({ reason: "wrong", message: "The PIN is not correct" })
-            if ((yield* Clock.currentTimeMillis) - Date.parse(brand.report.otpSentAt) > OTP_TTL_MILLIS) {
-              return yield* new OtpRejected({ reason: "expired", message: "The PIN has expired: request a new one" })
-            }
-            const report: BrandReport = { ...brand.report, status: "accepted" }
-            yield* write(workspaceId, withBrand(ws, { ...brand, report, pin: null }))
-            return report
-          })
-        ),
-
-      fileCampaign: (workspaceId, brandId, _campaign) =>
-        serial(
-          Effect.gen(function* () {
-            const { brand, ws } = yield* findBrand(workspaceId, brandId)
-            if (brand.report.status !== "accepted") return yield* rejected(`Brand ${brandId} is not accepted yet`)
-            const outcome = ws.next.campaign ?? "approve"
-            const report: CampaignReport = { campaignId: `sim_campaign_${(yield* Ids).uuid()}`, brandId, status: "pending", failureReasons: [] }
-            const filed: FiledCampaign = { report, outcome, reasons: reasonsFor(ws.next, DEFAULT_REASONS.campaign) }
-            yield* write(workspaceId, {
-              ...ws,
-              campaigns: new Map(ws.campaigns).set(report.campaignId, filed),
-              next: used(ws.next, "campaign", outcome === "reject")
-            })
-            return report
-          })
-        ),
-
-      campaignStatus: (workspaceId, campaignId) =>
-        serial(
-          Effect.gen(function* () {
-            const ws = yield* read(workspaceId)
-            const filed = ws.campaigns.get(campaignId)
-            if (filed === undefined) return yield* rejected(`Campaign ${campaignId} not found`)
-            if (filed.report.status !== "pending") return filed.report
-            const report: CampaignReport =
-              filed.outcome === "reject"
-                ? { ...filed.report, status: "rejected", failureReasons: filed.reasons }
-                : { ...filed.report, status: "approved" }
-            yield* write(workspaceId, { ...ws, campaigns: new Map(ws.campaigns).set(campaignId, { ...filed, report }) })
-            return report
-          })
-        )
-    })
-
-    const control = SimulatedRegistry.of({
-      setNextOutcome: (workspaceId, outcome) => serial(Effect.flatMap(read(workspaceId), (ws) => write(workspaceId, { ...ws, next: outcome }))),
-      lastOtp: (workspaceId) => Effect.map(read(workspaceId), (ws) => Option.fromNullable(ws.lastOtp))
-    })
-    return Context.make(Registry, registry).pipe(Context.add(SimulatedRegistry, control))
+  const read = (workspaceId: string) => Effect.map(Ref.get(state), (all) => all.get(workspaceId) ?? empty)
+  const write = (workspaceId: string, ws: WorkspaceState) =>
+    Ref.update(state, (all) => new Map(all).set(workspaceId, ws))
+  const withBrand = (ws: WorkspaceState, brand: Brand): WorkspaceState => ({
+    ...ws,
+    brands: new Map(ws.brands).set(brand.report.brandId, brand)
   })
-)
+
+  const findBrand = (workspaceId: string, brandId: string) =>
+    Effect.flatMap(read(workspaceId), (ws) => {
+      const brand = ws.brands.get(brandId)
+      return brand === undefined ? Effect.fail(rejected(`Brand ${brandId} not found`)) : Effect.succeed({ ws, brand })
+    })
+
+  /** Texts a fresh PIN: the brand waits for it and the test helper can read it. */
+  const textPin = (workspaceId: string, ws: WorkspaceState, brand: Brand) =>
+    Effect.gen(function* () {
+      const sent: SentOtp = { pin: yield* makePin, sentAt: new Date(yield* Clock.currentTimeMillis).toISOString() }
+      const updated: Brand = { ...brand, pin: sent.pin, report: { ...brand.report, status: "otp_pending", otpSentAt: sent.sentAt } }
+      yield* write(workspaceId, { ...withBrand(ws, updated), lastOtp: sent })
+      return updated.report
+    })
+
+  const registry = Registry.of({
+    messagingProfile: (workspaceId) => Effect.succeed(`sim_profile_${workspaceId}`),
+    fileBrand: (workspaceId, business) =>
+      serial(
+        Effect.gen(function* () {
+          const ws = yield* read(workspaceId)
+          const soleProprietor = business.entityType === "SOLE_PROPRIETOR"
+          const outcome = ws.next.brand ?? "accept"
+          const report: BrandReport = { brandId: `sim_brand_${(yield* Ids).uuid()}`, status: "pending", failureReasons: [], otpSentAt: null }
+          const brand: Brand = { report, soleProprietor, outcome, reasons: reasonsFor(ws.next, DEFAULT_REASONS.brand), pin: null }
+          yield* write(workspaceId, { ...withBrand(ws, brand), next: used(ws.next, "brand", outcome === "reject") })
+          return report
+        })
+      ),
+
+    brandStatus: (workspaceId, brandId) =>
+      serial(
+        Effect.gen(function* () {
+          const { brand, ws } = yield* findBrand(workspaceId, brandId)
+          if (brand.report.status !== "pending") return brand.report
+          // The review completes now. Only sole proprietors verify by PIN; another brand told `otp` is accepted.
+          if (brand.outcome === "otp" && brand.soleProprietor) return yield* textPin(workspaceId, ws, brand)
+          const report: BrandReport =
+            brand.outcome === "reject"
+              ? { ...brand.report, status: "rejected", failureReasons: brand.reasons }
+              : { ...brand.report, status: "accepted" }
+          yield* write(workspaceId, withBrand(ws, { ...brand, report }))
+          return report
+        })
+      ),
+
+    sendOtp: (workspaceId, brandId) =>
+      serial(
+        Effect.gen(function* () {
+          const { brand, ws } = yield* findBrand(workspaceId, brandId)
+          if (brand.report.status !== "otp_pending") return yield* rejected(`Brand ${brandId} is not waiting for a PIN`)
+          return yield* textPin(workspaceId, ws, brand)
+        })
+      ),
+
+    verifyOtp: (workspaceId, brandId, pin) =>
+      serial(
+        Effect.gen(function* () {
+          const { brand, ws } = yield* findBrand(workspaceId, brandId)
+          if (brand.report.status !== "otp_pending" || brand.pin === null || brand.report.otpSentAt === null) {
+            return yield* rejected(`Brand ${brandId} is not waiting for a PIN`)
+          }
+          if (pin !== brand.pin) return yield* new OtpRejected({ reason: "wrong", message: "The PIN is not correct" })
+          if ((yield* Clock.currentTimeMillis) - Date.parse(brand.report.otpSentAt) > OTP_TTL_MILLIS) {
+            return yield* new OtpRejected({ reason: "expired", message: "The PIN has expired: request a new one" })
+          }
+          const report: BrandReport = { ...brand.report, status: "accepted" }
+          yield* write(workspaceId, withBrand(ws, { ...brand, report, pin: null }))
+          return report
+        })
+      ),
+
+    fileCampaign: (workspaceId, brandId, _campaign) =>
+      serial(
+        Effect.gen(function* () {
+          const { brand, ws } = yield* findBrand(workspaceId, brandId)
+          if (brand.report.status !== "accepted") return yield* rejected(`Brand ${brandId} is not accepted yet`)
+          const outcome = ws.next.campaign ?? "approve"
+          const report: CampaignReport = { campaignId: `sim_campaign_${(yield* Ids).uuid()}`, brandId, status: "pending", failureReasons: [] }
+          const filed: FiledCampaign = { report, outcome, reasons: reasonsFor(ws.next, DEFAULT_REASONS.campaign) }
+          yield* write(workspaceId, {
+            ...ws,
+            campaigns: new Map(ws.campaigns).set(report.campaignId, filed),
+            next: used(ws.next, "campaign", outcome === "reject")
+          })
+          return report
+        })
+      ),
+
+    campaignStatus: (workspaceId, campaignId) =>
+      serial(
+        Effect.gen(function* () {
+          const ws = yield* read(workspaceId)
+          const filed = ws.campaigns.get(campaignId)
+          if (filed === undefined) return yield* rejected(`Campaign ${campaignId} not found`)
+          if (filed.report.status !== "pending") return filed.report
+          const report: CampaignReport =
+            filed.outcome === "reject"
+              ? { ...filed.report, status: "rejected", failureReasons: filed.reasons }
+              : { ...filed.report, status: "approved" }
+          yield* write(workspaceId, { ...ws, campaigns: new Map(ws.campaigns).set(campaignId, { ...filed, report }) })
+          return report
+        })
+      )
+  })
+
+  const control = RegistrySimulator.of({
+    setNextOutcome: (workspaceId, outcome) => serial(Effect.flatMap(read(workspaceId), (ws) => write(workspaceId, { ...ws, next: outcome }))),
+    lastOtp: (workspaceId) => Effect.map(read(workspaceId), (ws) => Option.fromNullable(ws.lastOtp))
+  })
+  return Context.make(Registry, registry).pipe(Context.add(MockRegistry, registry), Context.add(RegistrySimulator, control))
+})
+
+/** The simulator as the registry (live filings too, under CARRIER=simulated), the mock registry and the test helpers' side. */
+export const layer: Layer.Layer<Registry | MockRegistry | RegistrySimulator> = Layer.effectContext(make)
+
+/** The simulator for mock-mode filings and the test helpers only, beside a real registry. */
+export const layerMock: Layer.Layer<MockRegistry | RegistrySimulator> = Layer.effectContext(Effect.map(make, Context.omit(Registry)))

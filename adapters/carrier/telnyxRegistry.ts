@@ -227,6 +227,8 @@ export const make = (config: TelnyxConfig, options: TelnyxRegistryOptions = {}) 
     })
 
   return Registry.of({
+    // One messaging profile for the service: every number we buy is attached to it (telnyxInventory.ts).
+    messagingProfile: () => Effect.succeed(config.messagingProfileId),
     fileBrand: (_workspaceId, business) =>
       call("POST", path("brand"), decodeBrand, brandBody(business, options)).pipe(
         Effect.map((b): BrandReport => ({ brandId: b.brandId, status: "pending", failureReasons: [], otpSentAt: null })),

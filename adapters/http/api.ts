@@ -11,6 +11,7 @@ import { ConversationsGroup } from "./api/conversations.ts"
 import { Internal } from "./api/errors.ts"
 import { MediaGroup } from "./api/media.ts"
 import { MessagesGroup } from "./api/messages.ts"
+import { MessagingGroup } from "./api/messaging.ts"
 import { NumbersGroup } from "./api/numbers.ts"
 import { TestHelpersGroup } from "./api/testHelpers.ts"
 import { WebhooksGroup } from "./api/webhooks.ts"
@@ -23,6 +24,7 @@ export class Api extends HttpApi.make("switchboard")
   .add(ConversationsGroup)
   .add(MessagesGroup)
   .add(NumbersGroup)
+  .add(MessagingGroup)
   .add(WebhooksGroup)
   .add(TestHelpersGroup)
   .add(MediaGroup)

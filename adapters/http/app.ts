@@ -12,6 +12,7 @@ import { ContactsLive } from "./handlers/contacts.ts"
 import { ConversationsLive } from "./handlers/conversations.ts"
 import { MediaLive } from "./handlers/media.ts"
 import { MessagesLive } from "./handlers/messages.ts"
+import { MessagingLive } from "./handlers/messaging.ts"
 import { NumbersLive } from "./handlers/numbers.ts"
 import { TestHelpersLive } from "./handlers/testHelpers.ts"
 import { WebhooksLive } from "./handlers/webhooks.ts"
@@ -32,6 +33,7 @@ export const ApiLive = (options: HttpOptions) =>
       ConversationsLive,
       MessagesLive,
       NumbersLive,
+      MessagingLive,
       WebhooksLive,
       TestHelpersLive(options.testHelpers),
       MediaLive,

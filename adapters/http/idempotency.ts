@@ -15,6 +15,7 @@ import { Effect } from "effect"
 import type { FailedPrecondition, InvalidArgument } from "../../core/errors.ts"
 import { type IdempotentOptions, runIdempotent, storedError } from "../../core/idempotency/runner.ts"
 import type { IdempotencyStore, StoredAnswer } from "../../core/idempotency/store.ts"
+import type { WorkspaceClock } from "../../core/workspaces/clock.ts"
 import type { DomainError } from "../../core/errors.ts"
 import type { Tool } from "../../core/tools/tool.ts"
 import type { Schema } from "effect"
@@ -36,7 +37,7 @@ export const idempotent = <A, I, E, R>(
 ): Effect.Effect<
   A | HttpServerResponse.HttpServerResponse,
   E | InvalidArgument | FailedPrecondition,
-  IdempotencyStore | HttpServerRequest.HttpServerRequest | R
+  IdempotencyStore | WorkspaceClock | HttpServerRequest.HttpServerRequest | R
 > =>
   Effect.flatMap(
     runIdempotent(options),

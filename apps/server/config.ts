@@ -30,6 +30,10 @@ export const ServerConfig = Config.all({
   /** Sends mail over SMTP (`smtp://user:pass@host:587`, `smtps://...`); unset: mail is only kept in the outbox. */
   smtpUrl: Config.option(Config.redacted("SMTP_URL")),
   mailFrom: Config.string("MAIL_FROM").pipe(Config.withDefault("Switchboard <no-reply@localhost>")),
+  /** Registrations in carrier review text on the service's pre-approved campaign (SPEC "Messages"); only for a carrier account that has one. */
+  preApprovedCampaign: Config.boolean("PREAPPROVED_CAMPAIGN").pipe(Config.withDefault(false)),
+  /** How often the registry poller asks about registrations in review (several processes may poll: each workspace is moved under its lock). */
+  registryPollMs: positiveMs("REGISTRY_POLL_MS").pipe(Config.withDefault(60_000)),
   outboundAllowPrivate: Config.boolean("OUTBOUND_ALLOW_PRIVATE").pipe(Config.withDefault(false)),
   /** Run the webhook outbox worker in this process (turn off for API-only replicas). */
   webhookWorker: Config.boolean("WEBHOOK_WORKER").pipe(Config.withDefault(true)),

@@ -8,9 +8,11 @@ import { Console, Effect, Layer, Option, Redacted } from "effect"
 import * as FsBlobs from "../../adapters/blobs/filesystem.ts"
 import * as SimulatedCarrier from "../../adapters/carrier/simulated.ts"
 import * as SimulatedInventory from "../../adapters/carrier/simulatedInventory.ts"
+import * as SimulatedRegistry from "../../adapters/carrier/simulatedRegistry.ts"
 import * as SimulatedPayments from "../../adapters/payments/simulated.ts"
 import * as Telnyx from "../../adapters/carrier/telnyx.ts"
 import * as TelnyxInventory from "../../adapters/carrier/telnyxInventory.ts"
+import * as TelnyxRegistry from "../../adapters/carrier/telnyxRegistry.ts"
 import { HttpAppLive } from "../../adapters/http/app.ts"
 import * as Smtp from "../../adapters/mail/smtp.ts"
 import * as MediaFetcher from "../../adapters/media/fetcher.ts"
@@ -25,8 +27,9 @@ import * as SqlStores from "../../adapters/sql/stores.ts"
 import * as Sender from "../../adapters/webhooks/sender.ts"
 import * as WebhookWorker from "../../adapters/webhooks/worker.ts"
 import { CoreLive } from "../../core/layer.ts"
+import * as RegistryPoller from "../../core/texting/poller.ts"
 import { layerOutbox as MailerOutbox } from "../../core/mail/mailer.ts"
-import { layerNotFiled } from "../../core/messaging/registration.ts"
+import * as TextingGate from "../../core/messaging/registration.ts"
 import { layerOutboundGuard } from "../../core/outbound.ts"
 import { Workspaces } from "../../core/workspaces/service.ts"
 import type { ServerConfig } from "./config.ts"
@@ -68,7 +71,7 @@ export const publicBaseUrl = (config: ServerConfig) =>
  * needs its credentials; anything missing fails at boot with the variable's name.
  */
 export const CarrierLive = (config: ServerConfig) => {
-  if (config.carrier === "simulated") return Layer.merge(SimulatedCarrier.layer, SimulatedInventory.layer)
+  if (config.carrier === "simulated") return Layer.mergeAll(SimulatedCarrier.layer, SimulatedInventory.layer, SimulatedRegistry.layer)
   const { apiKey, messagingProfileId, publicKey, baseUrl, connectionId } = config.telnyx
   const missing = [
     ["TELNYX_API_KEY", apiKey],
@@ -82,7 +85,9 @@ export const CarrierLive = (config: ServerConfig) => {
     ...(Option.isSome(connectionId) ? { connectionId: connectionId.value } : {}),
     ...(Option.isSome(baseUrl) ? { baseUrl: baseUrl.value } : {})
   }
-  return Layer.merge(Telnyx.layer(telnyx), TelnyxInventory.layer(telnyx))
+  // Live filings go to Telnyx 10DLC; mock-mode filings and the test helpers to the simulator.
+  const registry = TelnyxRegistry.layer(telnyx, { webhookUrl: `${publicBaseUrl(config)}/v1/carrier/telnyx` })
+  return Layer.mergeAll(Telnyx.layer(telnyx), TelnyxInventory.layer(telnyx), registry, SimulatedRegistry.layerMock)
 }
 
 /**
@@ -101,14 +106,16 @@ export const OutboundLive = (config: ServerConfig) => {
     layerOutboundGuard(config.outboundAllowPrivate).pipe(Layer.provide(Dns.layer)),
     OutboundHttp.layer(config.outboundAllowPrivate)
   )
-  return Layer.mergeAll(Sender.layer, MediaFetcher.layer, FsBlobs.layer(`${config.dataDir}/blobs`), CarrierLive(config), layerNotFiled, SimulatedPayments.layer, MailerLive(config)).pipe(
+  return Layer.mergeAll(Sender.layer, MediaFetcher.layer, FsBlobs.layer(`${config.dataDir}/blobs`), CarrierLive(config), SimulatedPayments.layer, MailerLive(config)).pipe(
     Layer.provideMerge(guard)
   )
 }
 
 export const ServicesLive = (config: ServerConfig) =>
   CoreLive.pipe(
-    Layer.provideMerge(Layer.merge(RateLimit.layer(config.rateLimitPerMinute), OutboundLive(config))),
+    Layer.provideMerge(
+      Layer.mergeAll(RateLimit.layer(config.rateLimitPerMinute), OutboundLive(config), TextingGate.layer({ preApprovedCampaign: config.preApprovedCampaign }))
+    ),
     Layer.provideMerge(StoresLive(config))
   )
 
@@ -142,5 +149,6 @@ export const AppLive = (config: ServerConfig) =>
       telnyxPublicKey: config.carrier === "telnyx" ? config.telnyx.publicKey : Option.none()
     }),
     BootstrapLive,
-    config.webhookWorker ? WebhookWorker.layer({ pollMs: config.webhookPollMs }) : Layer.empty
+    config.webhookWorker ? WebhookWorker.layer({ pollMs: config.webhookPollMs }) : Layer.empty,
+    RegistryPoller.layer({ pollMs: config.registryPollMs })
   ).pipe(Layer.provide(ServicesLive(config)))

@@ -4,7 +4,7 @@ import { E164 } from "../phone.ts"
 import { projection } from "../records.ts"
 
 /** What a row pays for (core/billing/pricing.ts makes each). */
-export const ChargeKind = Schema.Literal("local_number", "toll_free_number", "texting_setup", "messaging_addon")
+export const ChargeKind = Schema.Literal("plan", "local_number", "toll_free_number", "texting_setup", "messaging_addon")
 export type ChargeKind = typeof ChargeKind.Type
 
 /** Every price is in US cents. */

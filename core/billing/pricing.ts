@@ -8,6 +8,11 @@ import type { Charge } from "./ledger.ts"
 
 /** List prices in US cents. */
 export const prices = {
+  /**
+   * The plan, once a filing ends the free trial (SPEC leaves its price open; every plan name costs
+   * this here). A workspace past its trial already pays it and is not charged again.
+   */
+  planMonthly: 1500,
   /** Each local number after the first, which the plan includes. */
   localNumberMonthly: 500,
   tollFreeMonthly: 1000,
@@ -77,4 +82,10 @@ export const textingSetupCharge = (e164: E164): Charge => ({
 export const messagingAddonCharge = (at: Date): Charge => {
   const p = prorate(prices.messagingMonthly, at)
   return { kind: "messaging_addon", description: `Messaging add-on, ${prorated(p)}`, amountCents: p.amountCents, numberE164: null }
+}
+
+/** The plan's first paid month, from the day a filing ended the trial, prorated like a number. */
+export const planCharge = (plan: string, at: Date): Charge => {
+  const p = prorate(prices.planMonthly, at)
+  return { kind: "plan", description: `Plan ${plan}, ${prorated(p)}`, amountCents: p.amountCents, numberE164: null }
 }

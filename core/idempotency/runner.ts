@@ -20,6 +20,7 @@ import type { Principal } from "../auth/principal.ts"
 import { displayText } from "../display.ts"
 import { type ErrorCode, errorStatus, FailedPrecondition, InvalidArgument, isDomainError } from "../errors.ts"
 import { IDEMPOTENCY_RENEW_MS, IdempotencyStore, type KeyHold, type Reservation, type StoredAnswer } from "./store.ts"
+import { WorkspaceClock, workspaceNow } from "../workspaces/clock.ts"
 
 export const MAX_KEY_LENGTH = 255
 /** How long a duplicate waits for a running first request before it is refused. */
@@ -90,7 +91,7 @@ export interface IdempotentOptions<A, I, E, R> {
 
 export const runIdempotent = <A, I, E, R>(
   options: IdempotentOptions<A, I, E, R>
-): Effect.Effect<Idempotent<A>, E | InvalidArgument | FailedPrecondition, IdempotencyStore | R> => {
+): Effect.Effect<Idempotent<A>, E | InvalidArgument | FailedPrecondition, IdempotencyStore | WorkspaceClock | R> => {
   const { key } = options
   if (key === undefined) return Effect.map(options.run, (value) => ({ _tag: "Fresh", value }) as const)
   if (key.length < 1 || key.length > MAX_KEY_LENGTH) {
@@ -101,6 +102,9 @@ export const runIdempotent = <A, I, E, R>(
     const store = yield* IdempotencyStore
     const hold: KeyHold = { workspaceId: options.principal.workspaceId, keyKind: options.principal.kind, key, owner: crypto.randomUUID() }
     const hash = yield* requestHash(options.request)
+    // Test keys' window runs on the workspace's clock, so the `clock` test helper can expire it.
+    const clock = yield* WorkspaceClock
+    const now = hold.keyKind === "test" ? Effect.provideService(workspaceNow(hold.workspaceId), WorkspaceClock, clock) : Clock.currentTimeMillis
 
     /** Never fails: a store failure after the run is logged, and the caller still gets its outcome. */
     const settle = (exit: Exit.Exit<A, E>): Effect.Effect<void> => {
@@ -122,7 +126,7 @@ export const runIdempotent = <A, I, E, R>(
     }
 
     // A failed renewal is logged and the next one tried: one database blip must not end the lease.
-    const renew = Effect.flatMap(Clock.currentTimeMillis, (now) => store.renew(hold, now)).pipe(
+    const renew = Effect.flatMap(now, (at) => store.renew(hold, at)).pipe(
       Effect.catchAllCause((cause) => Effect.as(Effect.logWarning("Idempotency: could not renew the key", cause), true)),
       Effect.delay(IDEMPOTENCY_RENEW_MS),
       Effect.repeat({ while: (held) => held })
@@ -131,8 +135,7 @@ export const runIdempotent = <A, I, E, R>(
     // Reserve, run and settle with interruption off: once reserved, the key always gets its outcome.
     const attempt: Effect.Effect<Outcome<A, E>, never, R> = Effect.uninterruptible(
       Effect.gen(function* () {
-        const now = yield* Clock.currentTimeMillis
-        const reservation = yield* store.reserve({ ...hold, requestHash: hash, now })
+        const reservation = yield* store.reserve({ ...hold, requestHash: hash, now: yield* now })
         if (reservation._tag !== "Reserved") return reservation
         // Renewed while the request runs, so only a dead process's reservation is ever taken over.
         const renewing = yield* Effect.fork(Effect.interruptible(renew))

@@ -1,8 +1,16 @@
 /**
- * What the texting gate reads from the 10DLC registration. Until the registration work exists the
- * default layer reports every workspace as not filed, so live keys cannot text (test keys skip it).
+ * The texting gate of `POST /messages` for live keys: what the workspace's 10DLC registration
+ * (core/texting) allows. Test keys skip it.
+ *
+ * The pre-approved campaign (SPEC "Messages": "some newly filed numbers can text before campaign
+ * approval because they are temporarily attached to a pre-approved campaign of the service"): with
+ * `preApprovedCampaign` on, a registration in carrier review (brand or campaign) texts as if
+ * approved. Off by default: only an operator whose carrier account has such a campaign should turn
+ * it on (PREAPPROVED_CAMPAIGN).
  */
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, Layer, Option } from "effect"
+import type { Step } from "../registration/machine.ts"
+import { RegistrationStore } from "../texting/store.ts"
 
 export type TextingState = "not_filed" | "in_review" | "awaiting_pin" | "rejected" | "approved"
 
@@ -11,7 +19,35 @@ export interface RegistrationGate {
 }
 export const RegistrationGate = Context.GenericTag<RegistrationGate>("core/RegistrationGate")
 
+/** Every workspace not filed: for tests of the gate's refusal without a registration. */
 export const layerNotFiled = Layer.succeed(RegistrationGate, RegistrationGate.of({ textingState: () => Effect.succeed("not_filed") }))
+
+const stateOf: Record<Step, TextingState> = {
+  none: "not_filed",
+  profile_ready: "not_filed",
+  brand_pending: "in_review",
+  brand_ok: "in_review",
+  campaign_pending: "in_review",
+  brand_otp_pending: "awaiting_pin",
+  brand_failed: "rejected",
+  campaign_failed: "rejected",
+  campaign_active: "approved"
+}
+
+/** The gate on the stored registration. */
+export const layer = (options: { readonly preApprovedCampaign: boolean }) =>
+  Layer.effect(
+    RegistrationGate,
+    Effect.map(RegistrationStore, (store) =>
+      RegistrationGate.of({
+        textingState: (workspaceId) =>
+          Effect.map(store.get(workspaceId), (r) => {
+            const state = Option.match(r, { onNone: () => "not_filed" as const, onSome: (reg) => stateOf[reg.step] })
+            return state === "in_review" && options.preApprovedCampaign ? "approved" : state
+          })
+      })
+    )
+  )
 
 export const gateMessage: Record<Exclude<TextingState, "approved">, string> = {
   not_filed: "Texting is not registered: the 10DLC registration is not filed",

@@ -5,7 +5,7 @@
  * Reviews take time: a filing answers `pending`, and a later status read (a refresh or the poller)
  * reports the outcome. The port keeps no registration state of its own beyond the registry's.
  */
-import { Context, Data, type Effect } from "effect"
+import { Context, Data, type Effect, type Option } from "effect"
 import type { Business, Campaign } from "../registrationInput.ts"
 
 /** Where a brand's review stands; `otp_pending`: a sole proprietor's PIN was texted and is awaited. */
@@ -52,6 +52,8 @@ export const OTP_TTL_MILLIS = 24 * 60 * 60 * 1000
  * only to tell customers apart (the simulator's outcomes are per workspace).
  */
 export interface Registry {
+  /** The carrier messaging profile the workspace's numbers text through (created on its first filing). */
+  readonly messagingProfile: (workspaceId: string) => Effect.Effect<string, RegistryError>
   /** Files a business or sole-proprietor brand; answers `pending`. */
   readonly fileBrand: (workspaceId: string, business: Business) => Effect.Effect<BrandReport, RegistryError>
   /** Texts a fresh PIN to a sole-proprietor brand's mobile (first send or resend). */
@@ -64,3 +66,30 @@ export interface Registry {
   readonly campaignStatus: (workspaceId: string, campaignId: string) => Effect.Effect<CampaignReport, RegistryError>
 }
 export const Registry = Context.GenericTag<Registry>("core/Registry")
+
+/**
+ * The registry mock-mode filings use (test keys, `mock: true`): the simulator, whatever registry
+ * live filings go to.
+ */
+export class MockRegistry extends Context.Tag("core/MockRegistry")<MockRegistry, Registry>() {}
+
+/** What the `registry` test helper sets: the outcome of the workspace's next review. */
+export interface NextOutcome {
+  readonly brand?: "accept" | "reject" | "otp" | undefined
+  readonly campaign?: "approve" | "reject" | undefined
+  readonly reasons?: ReadonlyArray<string> | undefined
+}
+
+/** The last PIN texted to a workspace's brand, as `GET /test-helpers/otp` answers it. */
+export interface SentOtp {
+  readonly pin: string
+  readonly sentAt: string
+}
+
+/** The test helpers' side of the simulated registry (CONTRACT "Test helpers": `registry`, `otp`). */
+export interface RegistrySimulator {
+  /** Replaces the workspace's next outcome. */
+  readonly setNextOutcome: (workspaceId: string, outcome: NextOutcome) => Effect.Effect<void>
+  readonly lastOtp: (workspaceId: string) => Effect.Effect<Option.Option<SentOtp>>
+}
+export const RegistrySimulator = Context.GenericTag<RegistrySimulator>("core/RegistrySimulator")

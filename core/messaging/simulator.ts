@@ -2,7 +2,7 @@
  * The test helpers' use cases (CONTRACT "Test helpers"): simulated inbound traffic and carrier
  * status reports, for test keys only, on the caller's own numbers and messages.
  */
-import { Context, Effect, Layer, Option, Schema } from "effect"
+import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
 import type { Principal } from "../auth/principal.ts"
 import { ConversationStore } from "../conversations/store.ts"
 import { displayText } from "../display.ts"
@@ -12,6 +12,8 @@ import { Ids } from "../ids.ts"
 import { NumberStore } from "../numbers.ts"
 import { normalizePhone } from "../phone.ts"
 import { Text } from "../text.ts"
+import { WorkspaceClock } from "../workspaces/clock.ts"
+import { RegistrySimulator } from "./registry.ts"
 import { Messaging } from "./service.ts"
 import { ActivityViews } from "./views.ts"
 
@@ -27,6 +29,20 @@ export const SimulatedStatusInput = Schema.Struct({
   status: Schema.Literal("queued", "sending", "sent", "delivered", "sending_failed", "delivery_failed", "delivery_unconfirmed", "expired")
 }).annotations({ parseOptions: { onExcessProperty: "error" } })
 
+export const RegistryOutcomeInput = Schema.Struct({
+  brand: Schema.optional(Schema.Literal("accept", "reject", "otp")),
+  campaign: Schema.optional(Schema.Literal("approve", "reject")),
+  reasons: Schema.optional(Schema.Array(Text(500)).pipe(Schema.maxItems(10)))
+}).annotations({ identifier: "RegistryOutcomeInput", parseOptions: { onExcessProperty: "error" } })
+
+/** At most a year at a time. */
+export const ClockInput = Schema.Struct({
+  advanceSeconds: Schema.Int.pipe(Schema.between(1, 366 * 24 * 3600))
+}).annotations({ identifier: "ClockInput", parseOptions: { onExcessProperty: "error" } })
+
+export const SentOtpAnswer = Schema.Struct({ pin: Schema.String, sentAt: Schema.String })
+export const ClockAnswer = Schema.Struct({ clock: Schema.Struct({ now: Schema.String, offsetSeconds: Schema.Number }) })
+
 const testKeysOnly = (p: Principal) =>
   p.kind === "test" ? Effect.void : Effect.fail(new PermissionDenied({ message: "Test helpers accept test keys only" }))
 
@@ -35,6 +51,8 @@ export const make = Effect.gen(function* () {
   const store = yield* ConversationStore
   const numbers = yield* NumberStore
   const views = yield* ActivityViews
+  const registry = yield* RegistrySimulator
+  const clock = yield* WorkspaceClock
 
   /** An inbound SMS/MMS to the caller's number `to`, as if the carrier had delivered it. */
   const inboundMessage = (p: Principal, input: typeof SimulatedInboundInput.Type) =>
@@ -68,7 +86,30 @@ export const make = Effect.gen(function* () {
       return { message: yield* views.view(updated) }
     })
 
-  return { inboundMessage, deliveryStatus } as const
+  /** The simulated registry's next review of this workspace's filings (mock mode, or every filing under CARRIER=simulated). */
+  const registryOutcome = (p: Principal, input: typeof RegistryOutcomeInput.Type) =>
+    Effect.zipRight(testKeysOnly(p), Effect.as(registry.setNextOutcome(p.workspaceId, input), { outcome: input }))
+
+  /** The last PIN the simulated registry texted to this workspace's sole proprietor. */
+  const lastOtp = (p: Principal) =>
+    Effect.zipRight(
+      testKeysOnly(p),
+      Effect.flatMap(registry.lastOtp(p.workspaceId), Option.match({
+        onNone: () => Effect.fail(new NotFound({ message: "The simulated registry has texted no PIN to this workspace" })),
+        onSome: Effect.succeed
+      }))
+    )
+
+  /** Moves the workspace's clock forward (PIN expiry, the resend limit, the idempotency window of test keys). */
+  const advanceClock = (p: Principal, input: typeof ClockInput.Type) =>
+    Effect.gen(function* () {
+      yield* testKeysOnly(p)
+      const offset = yield* clock.advance(p.workspaceId, input.advanceSeconds * 1000)
+      const now = (yield* Clock.currentTimeMillis) + offset
+      return { clock: { now: new Date(now).toISOString(), offsetSeconds: Math.floor(offset / 1000) } }
+    })
+
+  return { inboundMessage, deliveryStatus, registryOutcome, lastOtp, advanceClock } as const
 })
 
 export class Simulator extends Context.Tag("core/Simulator")<Simulator, Effect.Effect.Success<typeof make>>() {}

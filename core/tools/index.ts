@@ -1,12 +1,13 @@
 /** The capability table: every tool the MCP endpoint lists and the agent may call. */
 import * as Contacts from "./contacts.ts"
 import * as Conversations from "./conversations.ts"
+import * as Messaging from "./messaging.ts"
 import * as Numbers from "./numbers.ts"
 import type { AnyTool } from "./tool.ts"
 import * as Webhooks from "./webhooks.ts"
 
 export * from "./tool.ts"
-export { Contacts, Conversations, Numbers, Webhooks }
+export { Contacts, Conversations, Messaging, Numbers, Webhooks }
 
 // Listed by name: a module may export other things (its input schemas) beside its tools.
 export const tools: ReadonlyArray<AnyTool> = [
@@ -23,6 +24,11 @@ export const tools: ReadonlyArray<AnyTool> = [
   Numbers.listNumbers,
   Numbers.searchAvailableNumbers,
   Numbers.buyNumber,
+  Messaging.getMessagingStatus,
+  Messaging.fileMessagingRegistration,
+  Messaging.refreshMessagingStatus,
+  Messaging.verifyMessagingOtp,
+  Messaging.resendMessagingOtp,
   Webhooks.listWebhookEventTypes,
   Webhooks.listWebhooks,
   Webhooks.createWebhook,

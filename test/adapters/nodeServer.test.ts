@@ -224,7 +224,8 @@ describe("Node server adapter", () => {
     expect(logs).toEqual(["Request failed outside the app's error handling"])
   })
 
-  it("answers a body it will not read, then reads it to the end before closing, so a client still sending it is not reset", async () => {
+  // Node only: under Deno, node:http is Deno's own server, which closes its connections its own way.
+  it.skipIf("Deno" in globalThis)("answers a body it will not read, then reads it to the end before closing, so a client still sending it is not reset", async () => {
     // A GET carrying 4 MiB: the route answers without reading it and the connection is closed. Closed
     // with the upload unread, the socket would be reset, and a client that then writes more gets
     // EPIPE, which makes Node drop the answer it had received but not yet read (the fuzz suite's

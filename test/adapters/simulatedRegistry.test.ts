@@ -2,7 +2,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Option, TestClock } from "effect"
 import * as Simulated from "../../adapters/carrier/simulatedRegistry.ts"
-import { OTP_TTL_MILLIS, Registry } from "../../core/messaging/registry.ts"
+import { type NextOutcome, OTP_TTL_MILLIS, Registry, RegistrySimulator } from "../../core/messaging/registry.ts"
 import { type Application, decodeApplication } from "../../core/registrationInput.ts"
 
 const application = (business: Record<string, unknown>): Application => {
@@ -16,10 +16,10 @@ const business = application({ companyName: "Acme Plumbing LLC", ein: "12-345678
 const soleProprietor = application({ entityType: "SOLE_PROPRIETOR", firstName: "Ada", lastName: "Lovelace", mobilePhone: "+15125550123" })
 
 /** Sets the workspace's next outcome, files the brand and reads it once, as a refresh would. */
-const reviewBrand = (ws: string, outcome: Simulated.NextOutcome, app: Application) =>
+const reviewBrand = (ws: string, outcome: NextOutcome, app: Application) =>
   Effect.gen(function* () {
     const registry = yield* Registry
-    yield* (yield* Simulated.SimulatedRegistry).setNextOutcome(ws, outcome)
+    yield* (yield* RegistrySimulator).setNextOutcome(ws, outcome)
     const filed = yield* registry.fileBrand(ws, app.business)
     return yield* registry.brandStatus(ws, filed.brandId)
   })
@@ -29,11 +29,11 @@ const waitingForPin = Effect.gen(function* () {
   yield* TestClock.setTime(Date.parse("2026-01-05T10:00:00.000Z"))
   const ws = crypto.randomUUID()
   const brand = yield* reviewBrand(ws, { brand: "otp" }, soleProprietor)
-  const sent = Option.getOrThrow(yield* (yield* Simulated.SimulatedRegistry).lastOtp(ws))
+  const sent = Option.getOrThrow(yield* (yield* RegistrySimulator).lastOtp(ws))
   return { ws, brand, sent }
 })
 
-const run = <A, E>(effect: Effect.Effect<A, E, Registry | Simulated.SimulatedRegistry>) => Effect.provide(effect, Simulated.layer)
+const run = <A, E>(effect: Effect.Effect<A, E, Registry | RegistrySimulator>) => Effect.provide(effect, Simulated.layer)
 
 describe("simulated registry", () => {
   it.effect("by default a business brand is accepted and its campaign approved, each on the status read after filing", () =>
@@ -50,10 +50,10 @@ describe("simulated registry", () => {
         assert.strictEqual((yield* registry.campaignStatus(ws, campaign.campaignId)).status, "approved")
         // settled reviews stay settled
         assert.strictEqual((yield* registry.campaignStatus(ws, campaign.campaignId)).status, "approved")
-        assert.isTrue(Option.isNone(yield* (yield* Simulated.SimulatedRegistry).lastOtp(ws)))
+        assert.isTrue(Option.isNone(yield* (yield* RegistrySimulator).lastOtp(ws)))
         // a sole proprietor too: a PIN only when the helper asks for one
         assert.strictEqual((yield* reviewBrand(ws, {}, soleProprietor)).status, "accepted")
-        assert.isTrue(Option.isNone(yield* (yield* Simulated.SimulatedRegistry).lastOtp(ws)))
+        assert.isTrue(Option.isNone(yield* (yield* RegistrySimulator).lastOtp(ws)))
       })
     ))
 
@@ -84,7 +84,7 @@ describe("simulated registry", () => {
       Effect.gen(function* () {
         const registry = yield* Registry
         const ws = crypto.randomUUID()
-        yield* (yield* Simulated.SimulatedRegistry).setNextOutcome(ws, { brand: "accept", campaign: "reject", reasons: ["Opt-in flow is unclear"] })
+        yield* (yield* RegistrySimulator).setNextOutcome(ws, { brand: "accept", campaign: "reject", reasons: ["Opt-in flow is unclear"] })
         const filed = yield* registry.fileBrand(ws, business.business)
         assert.strictEqual((yield* registry.brandStatus(ws, filed.brandId)).status, "accepted")
         const campaign = yield* registry.fileCampaign(ws, filed.brandId, business.campaign)
@@ -121,7 +121,7 @@ describe("simulated registry", () => {
     run(
       Effect.gen(function* () {
         const registry = yield* Registry
-        const sim = yield* Simulated.SimulatedRegistry
+        const sim = yield* RegistrySimulator
         const { brand: filed, sent: first, ws } = yield* waitingForPin
         yield* TestClock.adjust("1 minute")
         // PINs are random: resend until the new one differs, so the old one is known to be stale
@@ -145,7 +145,7 @@ describe("simulated registry", () => {
       Effect.gen(function* () {
         const ws = crypto.randomUUID()
         assert.strictEqual((yield* reviewBrand(ws, { brand: "otp" }, business)).status, "accepted")
-        assert.isTrue(Option.isNone(yield* (yield* Simulated.SimulatedRegistry).lastOtp(ws)))
+        assert.isTrue(Option.isNone(yield* (yield* RegistrySimulator).lastOtp(ws)))
       })
     ))
 
@@ -154,7 +154,7 @@ describe("simulated registry", () => {
       Effect.gen(function* () {
         const registry = yield* Registry
         const [a, b] = [crypto.randomUUID(), crypto.randomUUID()]
-        yield* (yield* Simulated.SimulatedRegistry).setNextOutcome(a, { brand: "reject", campaign: "reject" })
+        yield* (yield* RegistrySimulator).setNextOutcome(a, { brand: "reject", campaign: "reject" })
         const filedB = yield* registry.fileBrand(b, business.business)
         assert.strictEqual((yield* registry.brandStatus(b, filedB.brandId)).status, "accepted")
         const campaignB = yield* registry.fileCampaign(b, filedB.brandId, business.campaign)

@@ -206,6 +206,12 @@ export const startWorld = async (): Promise<World> => {
     pools.harvest(await fuzzed.key({ name: "sacrificial" }), "", "key")
     for (const e164 of numbers) pools.harvest(await call(`/v1/admin/workspaces/${fuzzed.workspace.id}/numbers`, adminToken, "POST", { e164 }))
     await seed(full.token, numbers[0]!, "fuzz", (answer) => pools.harvest(answer))
+    // A sole proprietor's mock registration waiting for its PIN, so the PIN routes have one to check.
+    await call("/v1/api/test-helpers/registry", full.token, "POST", { brand: "otp" })
+    await call("/v1/api/messaging/registration", full.token, "POST", {
+      business: { entityType: "SOLE_PROPRIETOR", displayName: "Fuzz", firstName: "F", lastName: "Z", mobilePhone: "+12025550144", email: "f@example.org", vertical: "RETAIL", street: "1 St", city: "C", state: "CA", postalCode: "94105" }
+    })
+    await call("/v1/api/messaging/refresh", full.token, "POST")
     // Every list the document has (a page of one where it pages), for more real ids and cursors.
     for (const op of document.operations) {
       if (op.method !== "GET" || op.parameters.some((p) => p.in === "path" || p.required) || op.security.length === 0) continue

@@ -8,7 +8,9 @@
  */
 import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { assert, describe, it } from "@effect/vitest"
-import { Cause, Clock, Deferred, Effect, Exit, Fiber, Option, Schema, TestClock } from "effect"
+import { Cause, Clock, Deferred, Effect, Exit, Fiber, Layer, Option, Schema, TestClock } from "effect"
+import * as MemoryClock from "../../adapters/memory/clock.ts"
+import { layerDb } from "../../adapters/memory/db.ts"
 import * as MemoryIdempotency from "../../adapters/memory/idempotency.ts"
 import { idempotent } from "../../adapters/http/idempotency.ts"
 import { IN_PROGRESS_WAIT_MS, requestHash } from "../../core/idempotency/runner.ts"
@@ -86,7 +88,7 @@ const failureOf = <A, E>(exit: Exit.Exit<A, E>) => {
 }
 
 const live = <A, E>(name: string, self: () => Effect.Effect<A, E, never>, timeout?: number) => it.live(name, self, timeout)
-const withStore = <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.provide(self, MemoryIdempotency.layer)
+const withStore = <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.provide(self, Layer.merge(MemoryIdempotency.layer, MemoryClock.layer.pipe(Layer.provide(layerDb))))
 
 describe("idempotent (HTTP wrapper)", () => {
   live("without a key it just runs, every time", () =>

@@ -2,15 +2,12 @@
  * SPEC "Numbers" through the HTTP API, on real Postgres when the suite has one (PGlite otherwise):
  * search, buy through CONTRACT's billing gates, pay, and the ledger.
  */
-import * as PgClient from "@effect/sql-pg/PgClient"
-import { Effect, Redacted } from "effect"
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
-import * as PgliteClient from "../../adapters/pglite/PgliteClient.ts"
+import { Effect } from "effect"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { SimulatedPayments } from "../../adapters/payments/simulated.ts"
 import { numberGateMessages } from "../../core/billing/gates.ts"
-import { makeTestApp } from "../support/app.ts"
-import { freshDatabase } from "../support/postgres.ts"
-import { sqlStores } from "../support/sqlStores.ts"
+import type { makeTestApp } from "../support/app.ts"
+import { makeSqlTestApp } from "../support/sqlApp.ts"
 import { bearer, expectError } from "./helpers.ts"
 
 type App = Awaited<ReturnType<typeof makeTestApp>>
@@ -19,22 +16,11 @@ type App = Awaited<ReturnType<typeof makeTestApp>>
 const ready = { plan: "standard", trial: false, subscription: "active", paymentMethod: true, identity: "verified", mobileVerified: true, billedVia: "card", cardDeclines: false }
 
 let app: App
-let drop: (() => Promise<void>) | undefined
+let close: () => Promise<void>
 beforeAll(async () => {
-  const url = inject("postgresUrl")
-  if (url === null && process.env["CI"] === "true") throw new Error("CI=true needs the Postgres of globalSetup")
-  if (url === null) {
-    app = await makeTestApp({ stores: sqlStores(PgliteClient.layer({})) })
-  } else {
-    const db = await freshDatabase(url, "numbers_http")
-    drop = db.drop
-    app = await makeTestApp({ stores: sqlStores(PgClient.layer({ url: Redacted.make(db.url) })) })
-  }
+  ;({ app, close } = await makeSqlTestApp("numbers_http"))
 }, 60_000)
-afterAll(async () => {
-  await app.close()
-  await drop?.()
-})
+afterAll(() => close())
 
 /** A workspace with the given billing and a live key with every scope. */
 const workspace = async (billing: Record<string, unknown> = ready) => {

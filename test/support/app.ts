@@ -12,6 +12,7 @@ import * as WebhookWorker from "../../adapters/webhooks/worker.ts"
 import * as MemoryBlobs from "../../adapters/blobs/memory.ts"
 import * as SimulatedCarrier from "../../adapters/carrier/simulated.ts"
 import * as SimulatedInventory from "../../adapters/carrier/simulatedInventory.ts"
+import * as SimulatedRegistry from "../../adapters/carrier/simulatedRegistry.ts"
 import * as SimulatedPayments from "../../adapters/payments/simulated.ts"
 import * as MediaFetcher from "../../adapters/media/fetcher.ts"
 import * as SignedUrls from "../../adapters/media/signedUrls.ts"
@@ -19,8 +20,10 @@ import { CoreLive } from "../../core/layer.ts"
 import type { Carrier } from "../../core/messaging/carrier.ts"
 import type { NumberInventory } from "../../core/numbers/inventory.ts"
 import type { NumberStore } from "../../core/numbers.ts"
-import { layerOutbox as MailerOutbox } from "../../core/mail/mailer.ts"
-import { layerNotFiled, type RegistrationGate } from "../../core/messaging/registration.ts"
+import { layerOutbox as MailerOutbox, type Mailer } from "../../core/mail/mailer.ts"
+import type { MailOutbox } from "../../core/mail/store.ts"
+import * as TextingGate from "../../core/messaging/registration.ts"
+import type { MockRegistry, Registry, RegistrySimulator } from "../../core/messaging/registry.ts"
 import { layerOutboundGuard, type OutboundGuard } from "../../core/outbound.ts"
 import type { WebhookSender } from "../../core/webhooks/store.ts"
 import { layerCursorCodec } from "../../core/pagination.ts"
@@ -51,8 +54,12 @@ export interface TestAppOptions {
   readonly carrier?: Layer.Layer<Carrier, never, never>
   /** The carrier's number inventory; default: the simulator's, over the app's NumberStore. */
   readonly inventory?: Layer.Layer<NumberInventory, never, NumberStore>
-  /** The texting gate for live keys; default: not filed. */
-  readonly registration?: Layer.Layer<RegistrationGate, never, never>
+  /** The texting gate for live keys; default: the stored registration, no pre-approved campaign. */
+  readonly registration?: Layer.Layer<TextingGate.RegistrationGate, never, never>
+  /** The 10DLC registries; default: the simulator for live and mock filings. */
+  readonly registry?: Layer.Layer<Registry | MockRegistry | RegistrySimulator, never, never>
+  /** The Mailer; default: the outbox only (a real SMTP server: adapters/mail/smtp.ts). */
+  readonly mailer?: Layer.Layer<Mailer, never, MailOutbox>
   /** Serve the test helpers (default true). */
   readonly testHelpers?: boolean
   readonly telnyxPublicKey?: string
@@ -80,9 +87,10 @@ export const makeTestApp = async (options: TestAppOptions = {}) => {
         testMedia,
         options.carrier ?? SimulatedCarrier.layer,
         options.inventory ?? SimulatedInventory.layer,
-        options.registration ?? layerNotFiled,
+        options.registration ?? TextingGate.layer({ preApprovedCampaign: false }),
+        options.registry ?? SimulatedRegistry.layer,
         SimulatedPayments.layer,
-        MailerOutbox
+        options.mailer ?? MailerOutbox
       ).pipe(
         Layer.provideMerge(options.outbound ?? defaultOutbound())
       )

@@ -2,7 +2,7 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Activity } from "../../../core/conversations/model.ts"
-import { SimulatedInboundInput, SimulatedStatusInput } from "../../../core/messaging/simulator.ts"
+import { ClockAnswer, ClockInput, RegistryOutcomeInput, SentOtpAnswer, SimulatedInboundInput, SimulatedStatusInput } from "../../../core/messaging/simulator.ts"
 import { NotFound } from "./errors.ts"
 import { activity, contact, conversation } from "./examples.ts"
 import { publicGroup, requires } from "./shared.ts"
@@ -35,6 +35,35 @@ export class TestHelpersGroup extends publicGroup(
         .addError(NotFound)
         .annotate(OpenApi.Description, "Simulate a carrier status report for an outbound message. Test keys only.")
         .pipe(requires("messages:send"))
+    )
+    .add(
+      HttpApiEndpoint.post("registry", "/registry")
+        .setPayload(RegistryOutcomeInput.annotations({ examples: [{ brand: "otp", campaign: "approve" }] }))
+        .addSuccess(Schema.Struct({ outcome: RegistryOutcomeInput }).annotations({ examples: [{ outcome: { brand: "reject", reasons: ["EIN does not match the company name"] } }] }))
+        .addError(NotFound)
+        .annotate(
+          OpenApi.Description,
+          "The simulated registry's next review of this workspace: `brand` `accept` (default), `reject` or `otp` (a sole proprietor then gets a PIN, readable at `GET /test-helpers/otp`); `campaign` `approve` (default) or `reject`; `reasons` for a rejection. Each part is used by the next filing of its kind. Applies to mock-mode filings, and to every filing when the server runs the simulated carrier. Test keys only."
+        )
+        .pipe(requires("numbers:manage"))
+    )
+    .add(
+      HttpApiEndpoint.get("otp", "/otp")
+        .addSuccess(SentOtpAnswer.annotations({ examples: [{ pin: "493817", sentAt: "2026-08-17T10:00:00.000Z" }] }))
+        .addError(NotFound)
+        .annotate(OpenApi.Description, "The last PIN the simulated registry texted to this workspace's sole proprietor (404 before any). Test keys only.")
+        .pipe(requires("numbers:manage"))
+    )
+    .add(
+      HttpApiEndpoint.post("clock", "/clock")
+        .setPayload(ClockInput.annotations({ examples: [{ advanceSeconds: 86_400 }] }))
+        .addSuccess(ClockAnswer.annotations({ examples: [{ clock: { now: "2026-08-18T10:00:00.000Z", offsetSeconds: 86_400 } }] }))
+        .addError(NotFound)
+        .annotate(
+          OpenApi.Description,
+          "Moves this workspace's clock forward by `advanceSeconds` (1 to one year), like a Stripe test clock. It is read by the sole-proprietor PIN's 24-hour expiry, the one-a-minute resend limit and the idempotency window of test keys; timestamps, rate limits and webhooks keep real time. Test keys only."
+        )
+        .pipe(requires("numbers:manage"))
     )
     .prefix("/test-helpers")
 )

@@ -3,7 +3,9 @@ import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
 import { Clock, Effect, Option, Redacted } from "effect"
 import { InvalidArgument, NotFound, Unauthenticated } from "../../../core/errors.ts"
 import { Messaging } from "../../../core/messaging/service.ts"
+import { registryChange } from "../../carrier/telnyxRegistryWebhooks.ts"
 import { verifyAndParse } from "../../carrier/telnyxWebhooks.ts"
+import { Texting } from "../../../core/texting/service.ts"
 import { Api } from "../api.ts"
 
 export interface CarrierWebhookOptions {
@@ -15,6 +17,7 @@ export const CarrierLive = (options: CarrierWebhookOptions) =>
   HttpApiBuilder.group(Api, "carrier", (handlers) =>
     Effect.gen(function* () {
       const messaging = yield* Messaging
+      const texting = yield* Texting
       return handlers.handle(
         "telnyx",
         () =>
@@ -42,6 +45,14 @@ export const CarrierLive = (options: CarrierWebhookOptions) =>
               )
             } else if (parsed._tag === "Status") {
               yield* messaging.applyStatus(parsed.report)
+            } else {
+              // A 10DLC brand or campaign changed: re-read it from the registry (the poller would, later).
+              const change = registryChange(rawBody)
+              if (Option.isSome(change)) {
+                yield* texting.onRegistryChange(change.value).pipe(
+                  Effect.catchAll((e) => Effect.logWarning("10DLC webhook: the registration could not be moved forward", e.message))
+                )
+              }
             }
             return { ok: true as const }
           }),

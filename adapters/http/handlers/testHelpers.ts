@@ -16,5 +16,8 @@ export const TestHelpersLive = (enabled: boolean) =>
       return handlers
         .handle("inboundMessage", ({ payload }) => Effect.flatMap(caller, (p) => simulator.inboundMessage(p, payload)), { uninterruptible: true })
         .handle("deliveryStatus", ({ payload }) => Effect.flatMap(caller, (p) => simulator.deliveryStatus(p, payload)))
+        .handle("registry", ({ payload }) => Effect.flatMap(caller, (p) => simulator.registryOutcome(p, payload)))
+        .handle("otp", () => Effect.flatMap(caller, (p) => simulator.lastOtp(p)))
+        .handle("clock", ({ payload }) => Effect.flatMap(caller, (p) => simulator.advanceClock(p, payload)))
     })
   )

@@ -1,0 +1,15 @@
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect } from "effect"
+import { fileMessagingRegistration, getMessagingStatus, refreshMessagingStatus, resendMessagingOtp, verifyMessagingOtp } from "../../../core/tools/messaging.ts"
+import { Api } from "../api.ts"
+import { CurrentPrincipal } from "../platform.ts"
+
+export const MessagingLive = HttpApiBuilder.group(Api, "messaging", (handlers) =>
+  handlers
+    .handle("status", () => Effect.flatMap(CurrentPrincipal, (p) => getMessagingStatus.run(p, {})))
+    // Uninterruptible: a client that goes away must not cut a filing between its charge and its record.
+    .handle("file", ({ payload }) => Effect.flatMap(CurrentPrincipal, (p) => fileMessagingRegistration.run(p, payload)), { uninterruptible: true })
+    .handle("refresh", () => Effect.flatMap(CurrentPrincipal, (p) => refreshMessagingStatus.run(p, {})), { uninterruptible: true })
+    .handle("verifyOtp", ({ payload }) => Effect.flatMap(CurrentPrincipal, (p) => verifyMessagingOtp.run(p, payload)), { uninterruptible: true })
+    .handle("resendOtp", () => Effect.flatMap(CurrentPrincipal, (p) => resendMessagingOtp.run(p, {})), { uninterruptible: true })
+)

@@ -1,0 +1,36 @@
+/**
+ * Progress without a client (issue 17): every `pollMs`, asks the registry about registrations still
+ * in review (`awaitingSteps`) and moves them forward, so a registration advances whether or not
+ * anyone calls `POST /messaging/refresh`. Several processes may poll one database: each workspace
+ * is moved under its registration lock (Texting.advance), so none files or charges twice.
+ */
+import { Duration, Effect, Layer } from "effect"
+import { RegistrationStore } from "./store.ts"
+import { Texting } from "./service.ts"
+
+/** Registrations asked about per round; the least recently updated first, so none starves. */
+const BATCH = 50
+
+export const pollOnce = Effect.gen(function* () {
+  const store = yield* RegistrationStore
+  const texting = yield* Texting
+  const due = yield* store.awaitingRegistry(BATCH)
+  for (const workspaceId of due) {
+    yield* texting.advance(workspaceId).pipe(
+      Effect.catchAllCause((cause) => Effect.logWarning("Registry poller: a registration could not be moved forward", cause)),
+      Effect.annotateLogs({ workspaceId })
+    )
+  }
+  return due.length
+})
+
+export const layer = (options: { readonly pollMs: number }) =>
+  Layer.scopedDiscard(
+    Effect.forkScoped(
+      pollOnce.pipe(
+        Effect.catchAllCause((cause) => Effect.logError("Registry poller: a round failed", cause)),
+        Effect.zipRight(Effect.sleep(Duration.millis(options.pollMs))),
+        Effect.forever
+      )
+    )
+  )

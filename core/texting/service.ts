@@ -1,0 +1,367 @@
+/**
+ * The US texting (10DLC) registration use cases (SPEC "Messaging registration"): file, read, move
+ * forward (refresh, the poller, registry webhooks) and the sole-proprietor PIN. The pipeline is the
+ * pure state machine of core/registration; this module feeds it what the registry reports and keeps
+ * the result, under a per-workspace lock, so two requests or two processes never file or charge twice.
+ *
+ * A live filing (live key, no `mock`) is a purchase, in this order: the filing gates; the charge of
+ * the plan (when it ends a trial) and the texting setup of each local number never charged before,
+ * before anything is filed (a declined card files nothing); the filing; the ledger, the audit entry
+ * and the new state in one transaction; then the receipt mail. A filing the registry refuses refunds
+ * its charge. Mock mode (test keys, `mock: true`) runs the same pipeline on the simulated registry
+ * with no gate, no charge and nothing filed.
+ */
+import { Clock, Context, Effect, Either, Layer, Option, Schema } from "effect"
+import { AuditLog } from "../audit/store.ts"
+import { type Principal, requireScope } from "../auth/principal.ts"
+import { registrationFilingGate } from "../billing/gates.ts"
+import type { Charge } from "../billing/ledger.ts"
+import { type Payment, Payments } from "../billing/payments.ts"
+import { messagingAddonCharge, planCharge, textingSetupCharge } from "../billing/pricing.ts"
+import { LedgerStore } from "../billing/store.ts"
+import { FailedPrecondition, Internal, InvalidArgument, ResourceExhausted } from "../errors.ts"
+import { sendMail } from "../mail/mailer.ts"
+import {
+  type BrandReport,
+  type CampaignReport,
+  MockRegistry,
+  OTP_TTL_MILLIS,
+  type OtpRejected,
+  Registry,
+  type RegistryError
+} from "../messaging/registry.ts"
+import { NumberStore } from "../numbers.ts"
+import { canText, initial, RegistrationEvent, type RegistrationState, transition } from "../registration/machine.ts"
+import { ApplicationInput, type Application, completeApplication } from "../registrationInput.ts"
+import { Transactor } from "../transactor.ts"
+import { WorkspaceClock, workspaceNow } from "../workspaces/clock.ts"
+import { WorkspaceStore } from "../workspaces/store.ts"
+import { receiptMail } from "./receipt.ts"
+import { type BrandState, type CampaignState, MessagingStatus, type Registration } from "./record.ts"
+import { RegistrationStore } from "./store.ts"
+
+/** `POST /messaging/registration`'s body. */
+export const RegistrationRequest = Schema.Struct({
+  ...ApplicationInput.fields,
+  acknowledge_trial_end: Schema.optional(Schema.Boolean),
+  mock: Schema.optional(Schema.Boolean)
+}).annotations({ identifier: "RegistrationRequest", parseOptions: { onExcessProperty: "error" } })
+export type RegistrationRequest = typeof RegistrationRequest.Type
+
+export const MessagingAnswer = Schema.Struct({ messaging: MessagingStatus })
+export const FilingAnswer = Schema.Struct({ messaging: MessagingStatus, mock: Schema.optional(Schema.Literal(true)) })
+export const OtpInput = Schema.Struct({ pin: Schema.String.pipe(Schema.maxLength(32)) }).annotations({
+  identifier: "OtpInput",
+  parseOptions: { onExcessProperty: "error" }
+})
+
+/** One resend a minute (SPEC "Limits"). */
+export const RESEND_INTERVAL_MILLIS = 60_000
+
+/** The public status of a workspace's registration (`step` `none` before any filing). */
+export const messagingStatus = (registration: Option.Option<Registration>): MessagingStatus =>
+  Option.match(registration, {
+    onNone: () => ({ step: "none", canText: false, messagingProfileId: null, brand: null, campaign: null }),
+    onSome: (r) => ({
+      step: r.step,
+      canText: canText(r),
+      messagingProfileId: r.messagingProfileId,
+      brand: {
+        status: r.brand.status,
+        identityStatus: r.brand.identityStatus,
+        failureReasons: r.brand.failureReasons,
+        ...(r.soleProprietor ? { otpSentAt: r.brand.otpSentAt, otpMobileLast4: r.brand.otpMobileLast4 } : {})
+      },
+      campaign: { status: r.campaign.status, useCase: r.campaign.useCase, failureReasons: r.campaign.failureReasons, submittedAt: r.campaign.submittedAt }
+    })
+  })
+
+const notWaitingForPin = new FailedPrecondition({ message: "The registration is not waiting for a PIN" })
+
+const registryFailure = (e: RegistryError) =>
+  e.reason === "rejected"
+    ? new FailedPrecondition({ message: `The registry rejected the filing: ${e.message}` })
+    : new Internal({ message: `The registry is unavailable (${e.message}); try again later` })
+
+const otpFailure = (e: OtpRejected | RegistryError) =>
+  e._tag === "OtpRejected" ? new InvalidArgument({ message: `pin: ${e.message}` }) : registryFailure(e)
+
+/** The machine's step change for an event, or a defect: the callers only send events their step allows. */
+const step = (r: Registration, event: RegistrationEvent): Registration =>
+  Either.match(transition(r, event), {
+    onLeft: (e) => {
+      throw e
+    },
+    onRight: (next: RegistrationState) => ({ ...r, step: next.step, soleProprietor: next.soleProprietor })
+  })
+
+const brandFrom = (report: BrandReport, business: Application["business"], previous?: BrandState): BrandState => ({
+  id: report.brandId,
+  status: report.status,
+  identityStatus: report.status === "accepted" ? "VERIFIED" : "UNVERIFIED",
+  failureReasons: report.failureReasons,
+  otpSentAt: report.otpSentAt ?? previous?.otpSentAt ?? null,
+  otpMobileLast4: business.entityType === "SOLE_PROPRIETOR" && business.mobilePhone !== undefined ? business.mobilePhone.slice(-4) : null
+})
+
+const campaignFrom = (report: CampaignReport, previous: CampaignState): CampaignState => ({
+  ...previous,
+  id: report.campaignId,
+  status: report.status,
+  failureReasons: report.failureReasons
+})
+
+const make = Effect.gen(function* () {
+  const store = yield* RegistrationStore
+  const liveRegistry = yield* Registry
+  const mockRegistry = yield* MockRegistry
+  const workspaces = yield* WorkspaceStore
+  const numbers = yield* NumberStore
+  const payments = yield* Payments
+  const ledger = yield* LedgerStore
+  const audit = yield* AuditLog
+  const tx = yield* Transactor
+  const clock = yield* WorkspaceClock
+  const registryOf = (r: Pick<Registration, "mock">) => (r.mock ? mockRegistry : liveRegistry)
+  const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms).toISOString())
+
+  /** Runs `body` in a transaction holding the workspace's registration lock, on its current registration. */
+  const locked = <A, E, R>(workspaceId: string, body: (current: Option.Option<Registration>) => Effect.Effect<A, E, R>) =>
+    tx.withTransaction(Effect.zipRight(tx.lock(`texting:${workspaceId}`), Effect.flatMap(store.get(workspaceId), body)))
+
+  const status = (p: Principal) =>
+    Effect.zipRight(requireScope(p, "numbers:manage"), Effect.map(store.get(p.workspaceId), (r) => ({ messaging: messagingStatus(r) })))
+
+  /** Creates the staged campaign with the registry once the brand is accepted; a refused filing fails the campaign. */
+  const submitCampaign = (r: Registration): Effect.Effect<Registration> =>
+    registryOf(r).fileCampaign(r.workspaceId, r.brand.id!, r.campaignInput).pipe(
+      Effect.flatMap((report) =>
+        Effect.map(now, (at) => ({ ...step(r, RegistrationEvent.CampaignSubmitted()), campaign: { ...campaignFrom(report, r.campaign), submittedAt: at } }))
+      ),
+      Effect.catchAll((e) =>
+        e.reason === "unavailable"
+          ? // Stays `brand_ok`: the next refresh or poll submits it again.
+            Effect.as(Effect.logWarning("Texting registration: the campaign could not be submitted", e.message), r)
+          : Effect.succeed({
+              ...step(step(r, RegistrationEvent.CampaignSubmitted()), RegistrationEvent.CampaignRejected()),
+              campaign: { ...r.campaign, status: "rejected" as const, failureReasons: [e.message] }
+            })
+      )
+    )
+
+  /** Starts the messaging add-on at approval (live registrations): charged, or an audit entry when the card declines. */
+  const startAddon = (r: Registration) =>
+    Effect.gen(function* () {
+      if (r.mock) return
+      const workspace = Option.getOrThrow(yield* workspaces.get(r.workspaceId))
+      const charge = messagingAddonCharge(new Date(yield* Clock.currentTimeMillis))
+      yield* payments.charge(workspace, charge.amountCents, charge.description).pipe(
+        Effect.zipRight(ledger.append(r.workspaceId, [charge])),
+        Effect.catchAll((declined) =>
+          Effect.asVoid(audit.append(r.workspaceId, { actor: "system", action: "messaging.addon.declined", detail: { message: declined.message, amountCents: charge.amountCents } }))
+        )
+      )
+    })
+
+  /**
+   * One step forward from what the registry reports now: the brand's review, the campaign's creation
+   * or its review. Unchanged when nothing moved or the registry is unavailable.
+   */
+  const moveForward = (r: Registration): Effect.Effect<Registration, RegistryError> =>
+    Effect.gen(function* () {
+      const registry = registryOf(r)
+      switch (r.step) {
+        case "brand_pending":
+        case "brand_otp_pending": {
+          const report = yield* registry.brandStatus(r.workspaceId, r.brand.id!)
+          const brand = brandFrom(report, r.business, r.brand)
+          const withBrand = { ...r, brand }
+          if (report.status === "rejected") return step(withBrand, RegistrationEvent.BrandRejected())
+          if (report.status === "accepted") {
+            const ok = step(withBrand, r.step === "brand_pending" ? RegistrationEvent.BrandAccepted() : RegistrationEvent.OtpVerified())
+            return yield* submitCampaign(ok)
+          }
+          if (report.status === "otp_pending" && r.step === "brand_pending") {
+            // The PIN's age is measured on the workspace's clock (the `clock` test helper moves it).
+            const sentAt = new Date(yield* workspaceNow(r.workspaceId)).toISOString()
+            return step({ ...withBrand, brand: { ...brand, otpSentAt: sentAt } }, RegistrationEvent.BrandNeedsOtp())
+          }
+          return withBrand
+        }
+        case "brand_ok":
+          return yield* submitCampaign(r)
+        case "campaign_pending": {
+          const report = yield* registry.campaignStatus(r.workspaceId, r.campaign.id!)
+          const withCampaign = { ...r, campaign: campaignFrom(report, r.campaign) }
+          if (report.status === "approved") {
+            yield* startAddon(r)
+            return step(withCampaign, RegistrationEvent.CampaignApproved())
+          }
+          if (report.status === "rejected") return step(withCampaign, RegistrationEvent.CampaignRejected())
+          return withCampaign
+        }
+        default:
+          return r
+      }
+    }).pipe(Effect.provideService(WorkspaceClock, clock))
+
+  /** Asks the registry where the workspace's registration stands and keeps what moved. */
+  const advance = (workspaceId: string) =>
+    locked(workspaceId, (current) =>
+      Option.match(current, {
+        onNone: () => Effect.succeedNone,
+        onSome: (r) =>
+          moveForward(r).pipe(
+            Effect.flatMap((next) => (next === r ? Effect.succeed(next) : Effect.as(Effect.flatMap(now, (at) => store.put({ ...next, updatedAt: at })), next))),
+            Effect.map(Option.some)
+          )
+      })
+    )
+
+  const refresh = (p: Principal) =>
+    Effect.gen(function* () {
+      yield* requireScope(p, "numbers:manage")
+      const moved = yield* advance(p.workspaceId).pipe(Effect.mapError(registryFailure))
+      return { messaging: messagingStatus(moved) }
+    })
+
+  /** The charges of a live filing: the plan when it ends a trial, and each local number's setup not charged before. */
+  const filingCharges = (workspaceId: string, trial: boolean, plan: string | null) =>
+    Effect.gen(function* () {
+      const charged = new Set((yield* ledger.list(workspaceId)).filter((c) => c.kind === "texting_setup").map((c) => c.numberE164))
+      const local = (yield* numbers.list(workspaceId)).filter((n) => n.type === "local" && !charged.has(n.e164))
+      const at = new Date(yield* Clock.currentTimeMillis)
+      const planPart: ReadonlyArray<Charge> = trial && plan !== null ? [planCharge(plan, at)] : []
+      return [...planPart, ...local.map((n) => textingSetupCharge(n.e164))]
+    })
+
+  const file = (p: Principal, input: RegistrationRequest) => {
+    let collected: Payment | undefined
+    return Effect.gen(function* () {
+      yield* requireScope(p, "numbers:manage")
+      const ws = p.workspaceId
+      const application = completeApplication(input)
+      const mock = p.kind === "test" || input.mock === true
+      const filed = yield* locked(ws, (current) =>
+        Effect.gen(function* () {
+          const state = Option.getOrElse(Option.map(current, (r): RegistrationState => r), () => initial)
+          const from = state.step === "none" ? Either.getOrThrow(transition(state, RegistrationEvent.ProfileCreated())) : state
+          const next = transition(from, RegistrationEvent.Filed({ soleProprietor: application.business.entityType === "SOLE_PROPRIETOR" }))
+          if (Either.isLeft(next)) {
+            return yield* new FailedPrecondition({
+              message: `A texting registration is already ${from.step === "campaign_active" ? "active" : "in progress"} (step ${from.step}); file again only after a rejection`
+            })
+          }
+          const workspace = Option.getOrThrow(yield* workspaces.get(ws))
+          let charges: ReadonlyArray<Charge> = []
+          if (!mock) {
+            yield* registrationFilingGate(workspace.billing, input.acknowledge_trial_end === true)
+            charges = yield* filingCharges(ws, workspace.billing.trial, workspace.billing.plan)
+            const total = charges.reduce((sum, c) => sum + c.amountCents, 0)
+            if (total > 0) collected = yield* payments.charge(workspace, total, charges.map((c) => c.description).join("; "))
+          }
+          const registry = mock ? mockRegistry : liveRegistry
+          const report = yield* registry.fileBrand(ws, application.business).pipe(Effect.mapError(registryFailure))
+          const at = yield* now
+          const registration: Registration = {
+            workspaceId: ws,
+            step: next.right.step,
+            soleProprietor: next.right.soleProprietor,
+            mock,
+            messagingProfileId: Option.match(current, { onNone: () => null, onSome: (r) => r.messagingProfileId }) ?? (yield* registry.messagingProfile(ws).pipe(Effect.mapError(registryFailure))),
+            business: application.business,
+            campaignInput: application.campaign,
+            brand: brandFrom(report, application.business),
+            campaign: { id: null, status: "staged", useCase: application.campaign.useCase, failureReasons: [], submittedAt: null },
+            lastResendAt: null,
+            filedAt: at,
+            updatedAt: at
+          }
+          yield* store.put(registration)
+          if (charges.length > 0) yield* ledger.append(ws, charges)
+          if (!mock && workspace.billing.trial) yield* workspaces.update({ ...workspace, billing: { ...workspace.billing, trial: false } })
+          yield* audit.append(ws, {
+            actor: "api",
+            action: "messaging.registration.filed",
+            detail: { mock, keyId: p.keyId, brandId: report.brandId, entityType: application.business.entityType, chargedCents: charges.reduce((s, c) => s + c.amountCents, 0) }
+          })
+          return { registration, workspace, charges }
+        })
+      )
+      // After the commit: a mail that cannot be sent is logged (the outbox keeps it), not a failed filing.
+      if (filed.workspace.billing.ownerEmail !== null) {
+        yield* sendMail(ws, receiptMail(filed.workspace.billing.ownerEmail, filed.registration, filed.charges)).pipe(
+          Effect.catchAll((e) => Effect.logWarning("Texting registration: the receipt could not be mailed", e.message))
+        )
+      }
+      return { messaging: messagingStatus(Option.some(filed.registration)), ...(mock ? { mock: true as const } : {}) }
+    }).pipe(Effect.onExit((exit) => (exit._tag === "Failure" && collected !== undefined ? payments.refund(collected) : Effect.void)))
+  }
+
+  /** The registration waiting for a PIN, or 409. */
+  const waitingForPin = (current: Option.Option<Registration>) =>
+    Option.match(Option.filter(current, (r) => r.step === "brand_otp_pending"), {
+      onNone: () => Effect.fail(notWaitingForPin),
+      onSome: Effect.succeed
+    })
+
+  const verifyOtp = (p: Principal, input: typeof OtpInput.Type) =>
+    Effect.gen(function* () {
+      yield* requireScope(p, "numbers:manage")
+      const ws = p.workspaceId
+      const verified = yield* locked(ws, (current) =>
+        Effect.gen(function* () {
+          const r = yield* waitingForPin(current)
+          // Expiry on the workspace's clock, so the `clock` test helper can show it.
+          const sentAt = r.brand.otpSentAt === null ? null : Date.parse(r.brand.otpSentAt)
+          if (sentAt !== null && (yield* workspaceNow(ws)) - sentAt > OTP_TTL_MILLIS) {
+            return yield* new InvalidArgument({ message: "pin: the PIN has expired (PINs are valid for 24 hours): request a new one with POST /messaging/otp/resend" })
+          }
+          const report = yield* registryOf(r).verifyOtp(ws, r.brand.id!, input.pin).pipe(Effect.mapError(otpFailure))
+          const ok = step({ ...r, brand: brandFrom(report, r.business, r.brand) }, RegistrationEvent.OtpVerified())
+          const next = yield* submitCampaign(ok)
+          const saved = { ...next, updatedAt: yield* now }
+          yield* store.put(saved)
+          return saved
+        }).pipe(Effect.provideService(WorkspaceClock, clock))
+      )
+      return { messaging: messagingStatus(Option.some(verified)) }
+    })
+
+  const resendOtp = (p: Principal) =>
+    Effect.gen(function* () {
+      yield* requireScope(p, "numbers:manage")
+      const ws = p.workspaceId
+      const resent = yield* locked(ws, (current) =>
+        Effect.gen(function* () {
+          const r = yield* waitingForPin(current)
+          const at = yield* workspaceNow(ws)
+          const last = r.lastResendAt === null ? null : Date.parse(r.lastResendAt)
+          if (last !== null && at - last < RESEND_INTERVAL_MILLIS) {
+            const retryAfterSeconds = Math.ceil((last + RESEND_INTERVAL_MILLIS - at) / 1000)
+            return yield* new ResourceExhausted({ message: `A PIN was resent less than a minute ago: retry in ${retryAfterSeconds} s`, retryAfterSeconds })
+          }
+          const report = yield* registryOf(r).sendOtp(ws, r.brand.id!).pipe(Effect.mapError(registryFailure))
+          const saved: Registration = {
+            ...r,
+            brand: { ...brandFrom(report, r.business, r.brand), otpSentAt: new Date(at).toISOString() },
+            lastResendAt: new Date(at).toISOString(),
+            updatedAt: yield* now
+          }
+          yield* store.put(saved)
+          return saved
+        }).pipe(Effect.provideService(WorkspaceClock, clock))
+      )
+      return { messaging: messagingStatus(Option.some(resent)) }
+    })
+
+  /** A registry webhook said this brand or campaign changed: move its live registration forward. */
+  const onRegistryChange = (change: { readonly kind: "brand" | "campaign"; readonly id: string }) =>
+    Effect.flatMap(store.byRegistryId(change.kind, change.id), Option.match({ onNone: () => Effect.succeedNone, onSome: advance }))
+
+  return { status, file, refresh, verifyOtp, resendOtp, advance, onRegistryChange } as const
+})
+
+export class Texting extends Context.Tag("core/Texting")<Texting, Effect.Effect.Success<typeof make>>() {}
+
+export const layer = Layer.effect(Texting, make)

@@ -1,0 +1,359 @@
+/**
+ * SPEC "Messaging registration" (issue 17) through the HTTP API, on real Postgres when the suite has
+ * one (PGlite otherwise): the business and sole-proprietor paths to a live text, every documented
+ * 409 with nothing filed or charged, the PIN's expiry on the workspace clock, the resend limit, mock
+ * mode, the poller, and the texting gate of `POST /messages`.
+ */
+import { Effect, Layer, Redacted } from "effect"
+import type { AddressInfo } from "node:net"
+import { SMTPServer } from "smtp-server"
+import * as Smtp from "../../adapters/mail/smtp.ts"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { SimulatedPayments } from "../../adapters/payments/simulated.ts"
+import { registrationGateMessages } from "../../core/billing/gates.ts"
+import { gateMessage } from "../../core/messaging/registration.ts"
+import { pollOnce } from "../../core/texting/poller.ts"
+import { makeTestApp } from "../support/app.ts"
+import { makeSqlTestApp } from "../support/sqlApp.ts"
+import { bearer, expectError } from "./helpers.ts"
+
+type App = Awaited<ReturnType<typeof makeTestApp>>
+
+/** Billing that passes every filing gate without a trial to end. */
+const ready = { plan: "standard", trial: false, subscription: "active", paymentMethod: true, identity: "verified", mobileVerified: true, billedVia: "card", cardDeclines: false, ownerEmail: "owner@acme.example" }
+
+const business = {
+  displayName: "Acme Plumbing",
+  companyName: "Acme Plumbing LLC",
+  ein: "12-3456789",
+  email: "office@acme.example",
+  vertical: "PROFESSIONAL",
+  street: "1 Main St",
+  city: "Springfield",
+  state: "IL",
+  postalCode: "62701",
+  phone: "(217) 555-0142"
+}
+const soleProprietor = {
+  entityType: "SOLE_PROPRIETOR",
+  displayName: "Jo's Tutoring",
+  firstName: "Jo",
+  lastName: "Rivera",
+  mobilePhone: "+12175550199",
+  email: "jo@tutoring.example",
+  vertical: "EDUCATION",
+  street: "2 Oak Ave",
+  city: "Springfield",
+  state: "IL",
+  postalCode: "62702"
+}
+
+let app: App
+let close: () => Promise<void>
+beforeAll(async () => {
+  ;({ app, close } = await makeSqlTestApp("messaging_http"))
+}, 60_000)
+afterAll(() => close())
+
+let nextNumber = 100
+/** A workspace with the given billing, live and test keys with every scope, and its numbers (seeded, uncharged). */
+const workspace = async (billing: Record<string, unknown> = ready, numbers: ReadonlyArray<string> = ["local"]) => {
+  const { workspaceId } = await app.createWorkspace("Texting", billing)
+  const live = (await app.createKey(workspaceId, { kind: "live" })).token
+  const test = (await app.createKey(workspaceId, { kind: "test" })).token
+  const e164s: Array<string> = []
+  for (const type of numbers) {
+    const e164 = type === "local" ? `+1217555${String(nextNumber++).padStart(4, "0")}` : `+1888555${String(nextNumber++).padStart(4, "0")}`
+    const res = await app.admin(`/workspaces/${workspaceId}/numbers`, { method: "POST", json: { e164, type } })
+    expect(res.status, await res.clone().text()).toBe(201)
+    e164s.push(e164)
+  }
+  return { workspaceId, live, test, numbers: e164s }
+}
+
+const post = (token: string, path: string, json?: unknown) =>
+  app.fetch(`/v1/api${path}`, { method: "POST", headers: bearer(token), ...(json === undefined ? {} : { json }) })
+
+const ok = async (res: Response, status = 200) => {
+  expect(res.status, await res.clone().text()).toBe(status)
+  return (await res.json()) as any
+}
+
+const messaging = async (token: string) => (await ok(await app.fetch("/v1/api/messaging", { headers: bearer(token) }))).messaging
+const refresh = async (token: string) => (await ok(await post(token, "/messaging/refresh"))).messaging
+const ledger = async (workspaceId: string) => ((await (await app.admin(`/workspaces/${workspaceId}/ledger`)).json()) as { charges: Array<any> }).charges
+const audit = async (workspaceId: string) => ((await (await app.admin(`/workspaces/${workspaceId}/audit-log`)).json()) as { entries: Array<any> }).entries
+const mail = async (workspaceId: string) => ((await (await app.admin(`/workspaces/${workspaceId}/mail`)).json()) as { mail: Array<any> }).mail
+const billing = async (workspaceId: string) => ((await (await app.admin(`/workspaces/${workspaceId}`)).json()) as { workspace: { billing: any } }).workspace.billing
+const payments = (workspaceId: string) => app.runtime.runPromise(Effect.flatMap(SimulatedPayments, (p) => p.charges(workspaceId)))
+
+/** A text from the workspace's first number with a live key. */
+const text = (token: string, from: string) => post(token, "/messages", { to: "+12175550111", from, body: "Your plumber is on the way" })
+
+describe("the business path, live key", () => {
+  it("files (ending the trial, charging the plan and each local number's setup), moves through review to campaign_active, and then texts", async () => {
+    const ws = await workspace({ ...ready, trial: true, identity: "submitted" }, ["local", "local", "toll_free"])
+    expect(await messaging(ws.live)).toEqual({ step: "none", canText: false, messagingProfileId: null, brand: null, campaign: null })
+    await expectError(await text(ws.live, ws.numbers[0]!), 409, "failed_precondition").then((e) => expect(e.message).toBe(gateMessage.not_filed))
+
+    const filed = await ok(await post(ws.live, "/messaging/registration", { business, acknowledge_trial_end: true }), 201)
+    expect(filed.mock).toBeUndefined()
+    expect(filed.messaging).toMatchObject({ step: "brand_pending", canText: false, brand: { status: "pending", identityStatus: "UNVERIFIED", failureReasons: [] }, campaign: { status: "staged", useCase: "MIXED" } })
+    expect(filed.messaging.brand).not.toHaveProperty("otpSentAt")
+    expect(typeof filed.messaging.messagingProfileId).toBe("string")
+
+    // The purchase: the trial is over, the plan and two setups (not the toll-free line) are charged once.
+    expect((await billing(ws.workspaceId)).trial).toBe(false)
+    const charges = await ledger(ws.workspaceId)
+    expect(charges.map((c) => [c.kind, c.numberE164]).sort()).toEqual([["plan", null], ["texting_setup", ws.numbers[0]], ["texting_setup", ws.numbers[1]]].sort())
+    expect(charges.filter((c) => c.kind === "texting_setup").every((c) => c.amountCents === 2000)).toBe(true)
+    const paid = await payments(ws.workspaceId)
+    expect(paid).toHaveLength(1)
+    expect(paid[0]!.amountCents).toBe(charges.reduce((s, c) => s + c.amountCents, 0))
+    const entries = await audit(ws.workspaceId)
+    expect(entries).toHaveLength(1)
+    expect(entries[0]).toMatchObject({ actor: "api", action: "messaging.registration.filed", detail: { mock: false } })
+    const receipt = (await mail(ws.workspaceId))[0]
+    expect(receipt.to).toBe("owner@acme.example")
+    expect(receipt.text).toContain("*****6789")
+    expect(receipt.text).not.toContain("123456789")
+    expect(receipt.text).not.toContain("2175550142")
+
+    await expectError(await text(ws.live, ws.numbers[0]!), 409, "failed_precondition").then((e) => expect(e.message).toBe(gateMessage.in_review))
+    const accepted = await refresh(ws.live)
+    expect(accepted).toMatchObject({ step: "campaign_pending", brand: { status: "accepted", identityStatus: "VERIFIED" }, campaign: { status: "pending" } })
+    expect(accepted.campaign.submittedAt).not.toBeNull()
+    const active = await refresh(ws.live)
+    expect(active).toMatchObject({ step: "campaign_active", canText: true, campaign: { status: "approved" } })
+    expect(await messaging(ws.live)).toEqual(active)
+    // The 4 USD/month add-on starts at approval.
+    expect((await ledger(ws.workspaceId)).filter((c) => c.kind === "messaging_addon")).toHaveLength(1)
+
+    const sent = await ok(await text(ws.live, ws.numbers[0]!), 201)
+    expect(sent.message.deliveryStatus).toBe("queued")
+    expect(sent.simulated).toBeUndefined()
+  })
+
+  it("a rejected campaign can be filed again, charging only numbers not charged before", async () => {
+    const ws = await workspace(ready, ["local"])
+    await ok(await post(ws.test, "/test-helpers/registry", { campaign: "reject", reasons: ["Opt-in flow is unclear"] }))
+    await ok(await post(ws.live, "/messaging/registration", { business }), 201)
+    await refresh(ws.live)
+    const failed = await refresh(ws.live)
+    expect(failed).toMatchObject({ step: "campaign_failed", canText: false, campaign: { status: "rejected", failureReasons: ["Opt-in flow is unclear"] } })
+    await expectError(await text(ws.live, ws.numbers[0]!), 409, "failed_precondition").then((e) => expect(e.message).toBe(gateMessage.rejected))
+    const added = "+12175559876"
+    await ok(await app.admin(`/workspaces/${ws.workspaceId}/numbers`, { method: "POST", json: { e164: added } }), 201)
+
+    await ok(await post(ws.live, "/messaging/registration", { business }), 201)
+    const setups = (await ledger(ws.workspaceId)).filter((c) => c.kind === "texting_setup").map((c) => c.numberE164)
+    expect(setups.sort()).toEqual([ws.numbers[0], added].sort())
+    expect(await audit(ws.workspaceId)).toHaveLength(2)
+  })
+})
+
+describe("the sole-proprietor path, live key", () => {
+  it("waits for the PIN texted to the mobile, refuses a wrong one, accepts the right one, and texts once approved", async () => {
+    const ws = await workspace(ready, ["local"])
+    await ok(await post(ws.test, "/test-helpers/registry", { brand: "otp" }))
+    await ok(await post(ws.live, "/messaging/registration", { business: soleProprietor }), 201)
+    const waiting = await refresh(ws.live)
+    expect(waiting).toMatchObject({ step: "brand_otp_pending", brand: { status: "otp_pending", otpMobileLast4: "0199" } })
+    expect(Date.parse(waiting.brand.otpSentAt)).not.toBeNaN()
+    await expectError(await text(ws.live, ws.numbers[0]!), 409, "failed_precondition").then((e) => expect(e.message).toBe(gateMessage.awaiting_pin))
+
+    const { pin } = await ok(await app.fetch("/v1/api/test-helpers/otp", { headers: bearer(ws.test) }))
+    expect(pin).toMatch(/^\d{6}$/)
+    const wrong = pin === "000000" ? "111111" : "000000"
+    await expectError(await post(ws.live, "/messaging/otp/verify", { pin: wrong }), 400, "invalid_argument")
+    expect((await messaging(ws.live)).step).toBe("brand_otp_pending")
+
+    const verified = (await ok(await post(ws.live, "/messaging/otp/verify", { pin }))).messaging
+    expect(verified).toMatchObject({ step: "campaign_pending", brand: { status: "accepted", identityStatus: "VERIFIED" }, campaign: { status: "pending" } })
+    await expectError(await post(ws.live, "/messaging/otp/verify", { pin }), 409, "failed_precondition")
+    expect((await refresh(ws.live)).step).toBe("campaign_active")
+    const sent = await ok(await text(ws.live, ws.numbers[0]!), 201)
+    expect(sent.message.deliveryStatus).toBe("queued")
+  })
+})
+
+describe("the PIN's expiry and the resend limit, on the workspace clock", () => {
+  it("refuses a PIN older than 24 hours, resends one a minute (429 with Retry-After), and accepts a fresh PIN", async () => {
+    const ws = await workspace(ready, [])
+    await ok(await post(ws.test, "/test-helpers/registry", { brand: "otp" }))
+    const filed = await ok(await post(ws.test, "/messaging/registration", { business: soleProprietor }), 201)
+    expect(filed.mock).toBe(true)
+    expect((await refresh(ws.test)).step).toBe("brand_otp_pending")
+    const first = (await ok(await app.fetch("/v1/api/test-helpers/otp", { headers: bearer(ws.test) }))).pin
+
+    const clock = await ok(await post(ws.test, "/test-helpers/clock", { advanceSeconds: 24 * 3600 + 1 }))
+    expect(clock.clock.offsetSeconds).toBe(24 * 3600 + 1)
+    const expired = await expectError(await post(ws.test, "/messaging/otp/verify", { pin: first }), 400, "invalid_argument")
+    expect(expired.message).toContain("expired")
+
+    // The filing's own PIN does not count: the first resend is allowed, a second within a minute is not.
+    await ok(await post(ws.test, "/messaging/otp/resend"))
+    const limited = await post(ws.test, "/messaging/otp/resend")
+    await expectError(limited.clone(), 429, "resource_exhausted")
+    const retryAfter = Number(limited.headers.get("retry-after"))
+    expect(retryAfter).toBeGreaterThan(0)
+    expect(retryAfter).toBeLessThanOrEqual(60)
+    await ok(await post(ws.test, "/test-helpers/clock", { advanceSeconds: 61 }))
+    await ok(await post(ws.test, "/messaging/otp/resend"))
+
+    const fresh = (await ok(await app.fetch("/v1/api/test-helpers/otp", { headers: bearer(ws.test) }))).pin
+    expect((await ok(await post(ws.test, "/messaging/otp/verify", { pin: fresh }))).messaging.step).toBe("campaign_pending")
+  })
+
+  it("the clock and the other helpers answer test keys only", async () => {
+    const ws = await workspace(ready, [])
+    await expectError(await post(ws.live, "/test-helpers/clock", { advanceSeconds: 60 }), 403, "permission_denied")
+    await expectError(await post(ws.live, "/test-helpers/registry", { brand: "reject" }), 403, "permission_denied")
+    await expectError(await app.fetch("/v1/api/test-helpers/otp", { headers: bearer(ws.live) }), 403, "permission_denied")
+    await expectError(await app.fetch("/v1/api/test-helpers/otp", { headers: bearer(ws.test) }), 404, "not_found")
+    await expectError(await post(ws.test, "/test-helpers/clock", { advanceSeconds: 0 }), 400, "invalid_argument")
+  })
+
+  it("moves the idempotency window of test keys: a key replays within 24 hours and runs afresh after", async () => {
+    const ws = await workspace(ready, ["local"])
+    const send = () => app.fetch("/v1/api/messages", { method: "POST", headers: { ...bearer(ws.test), "idempotency-key": "k1" }, json: { to: "+12175550111", from: ws.numbers[0], body: "hi" } })
+    const first = await ok(await send(), 201)
+    const replay = await send()
+    expect(replay.headers.get("idempotency-replayed")).toBe("true")
+    expect((await replay.json()).message.id).toBe(first.message.id)
+    await ok(await post(ws.test, "/test-helpers/clock", { advanceSeconds: 24 * 3600 + 60 }))
+    const again = await send()
+    expect(again.headers.get("idempotency-replayed")).toBeNull()
+    expect((await ok(again, 201)).message.id).not.toBe(first.message.id)
+  })
+})
+
+describe("every documented 409 of the registration endpoints, with nothing filed or charged", () => {
+  const nothingHappened = async (ws: { workspaceId: string; live: string }) => {
+    expect((await messaging(ws.live)).step).toBe("none")
+    expect(await ledger(ws.workspaceId)).toEqual([])
+    expect(await payments(ws.workspaceId)).toEqual([])
+    expect(await audit(ws.workspaceId)).toEqual([])
+    expect(await mail(ws.workspaceId)).toEqual([])
+  }
+  const cases: ReadonlyArray<[string, Record<string, unknown>, boolean, string]> = [
+    ["a trial without acknowledge_trial_end", { ...ready, trial: true, identity: "submitted" }, false, registrationGateMessages.acknowledgeTrialEnd],
+    ["no payment method", { ...ready, paymentMethod: false }, true, registrationGateMessages.paymentMethod],
+    ["a canceled subscription", { ...ready, subscription: "canceled" }, true, registrationGateMessages.subscription],
+    ["a trial without an identity check", { ...ready, trial: true, identity: "none" }, true, registrationGateMessages.identity],
+    ["a declined card", { ...ready, cardDeclines: true }, true, "Your card was declined"]
+  ]
+  for (const [name, state, acknowledge, message] of cases) {
+    it(name, async () => {
+      const ws = await workspace(state, ["local"])
+      const error = await expectError(await post(ws.live, "/messaging/registration", { business, acknowledge_trial_end: acknowledge }), 409, "failed_precondition")
+      expect(error.message).toBe(message)
+      if (message !== registrationGateMessages.acknowledgeTrialEnd && message !== "Your card was declined") expect(error.message.startsWith("Add a payment method")).toBe(true)
+      await nothingHappened(ws)
+      expect((await billing(ws.workspaceId)).trial).toBe(state["trial"])
+    })
+  }
+
+  it("a filing while one is in review, and the PIN endpoints when no PIN is awaited", async () => {
+    const ws = await workspace(ready, ["local"])
+    await expectError(await post(ws.live, "/messaging/otp/verify", { pin: "123456" }), 409, "failed_precondition")
+    await expectError(await post(ws.live, "/messaging/otp/resend"), 409, "failed_precondition")
+    await nothingHappened(ws)
+    await ok(await post(ws.live, "/messaging/registration", { business }), 201)
+    const charged = await ledger(ws.workspaceId)
+    const again = await expectError(await post(ws.live, "/messaging/registration", { business }), 409, "failed_precondition")
+    expect(again.message).toContain("already in progress")
+    expect(await ledger(ws.workspaceId)).toEqual(charged)
+    expect(await payments(ws.workspaceId)).toHaveLength(1)
+  })
+
+  it("two filings at once: one is filed and charged, the other is refused", async () => {
+    const ws = await workspace(ready, ["local"])
+    const answers = await Promise.all([post(ws.live, "/messaging/registration", { business }), post(ws.live, "/messaging/registration", { business })])
+    expect(answers.map((r) => r.status).sort()).toEqual([201, 409])
+    expect(await payments(ws.workspaceId)).toHaveLength(1)
+    expect((await ledger(ws.workspaceId)).filter((c) => c.kind === "texting_setup")).toHaveLength(1)
+  })
+})
+
+describe("mock mode", () => {
+  it("test keys and mock: true skip the gates and charge nothing; the state is the workspace's, so live keys then text", async () => {
+    // A fresh trial workspace with no card: every live gate would refuse.
+    const ws = await workspace({ plan: "standard", trial: true, paymentMethod: false, identity: "none" }, ["local"])
+    const filed = await ok(await post(ws.live, "/messaging/registration", { business, mock: true }), 201)
+    expect(filed.mock).toBe(true)
+    expect(await ledger(ws.workspaceId)).toEqual([])
+    expect(await payments(ws.workspaceId)).toEqual([])
+    expect((await billing(ws.workspaceId)).trial).toBe(true)
+    expect((await audit(ws.workspaceId))[0].detail.mock).toBe(true)
+    await refresh(ws.test)
+    expect((await refresh(ws.test)).step).toBe("campaign_active")
+    expect(await ledger(ws.workspaceId)).toEqual([])
+    expect((await ok(await text(ws.live, ws.numbers[0]!), 201)).message.deliveryStatus).toBe("queued")
+  })
+
+  it("rejects bad input with 400 naming the field, and leaves the step unchanged", async () => {
+    const ws = await workspace(ready, [])
+    const error = await expectError(await post(ws.test, "/messaging/registration", { business: { ...business, ein: "12-345" } }), 400, "invalid_argument")
+    expect(error.message).toContain("ein")
+    await expectError(await post(ws.test, "/messaging/registration", { business, campaign: { samples: ["a", "b", "c", "d", "e", "f"] } }), 400, "invalid_argument")
+    await expectError(await post(ws.test, "/messaging/registration", { business, extra: 1 }), 400, "invalid_argument")
+    expect((await messaging(ws.test)).step).toBe("none")
+  })
+})
+
+describe("progress without a client", () => {
+  it("the poller moves registrations in review forward with nobody calling refresh", async () => {
+    const ws = await workspace(ready, ["local"])
+    await ok(await post(ws.live, "/messaging/registration", { business }), 201)
+    for (let i = 0; i < 5 && (await messaging(ws.live)).step !== "campaign_active"; i++) await app.runtime.runPromise(pollOnce)
+    expect(await messaging(ws.live)).toMatchObject({ step: "campaign_active", canText: true })
+    expect((await ledger(ws.workspaceId)).filter((c) => c.kind === "messaging_addon")).toHaveLength(1)
+    // Polling again changes nothing and charges nothing more.
+    await app.runtime.runPromise(pollOnce)
+    expect((await ledger(ws.workspaceId)).filter((c) => c.kind === "messaging_addon")).toHaveLength(1)
+  })
+})
+
+describe("the receipt, through a real SMTP server", () => {
+  it("reaches the owner with a masked application: no full EIN, no full phone number", async () => {
+    const received: Array<{ to: Array<string>; raw: string }> = []
+    const smtp = new SMTPServer({
+      authOptional: true,
+      // Plain SMTP: without STARTTLS, nodemailer does not try the server's self-signed certificate.
+      disabledCommands: ["STARTTLS"],
+      logger: false,
+      onData: (stream, session, cb) => {
+        const chunks: Array<Buffer> = []
+        stream.on("data", (c: Buffer) => chunks.push(c))
+        stream.on("end", () => {
+          received.push({ to: session.envelope.rcptTo.map((r) => r.address), raw: Buffer.concat(chunks).toString("utf8") })
+          cb()
+        })
+      }
+    })
+    await new Promise<void>((resolve) => smtp.listen(0, "127.0.0.1", resolve))
+    const port = (smtp.server.address() as AddressInfo).port
+    const mailed = await makeTestApp({ mailer: Smtp.layer({ url: Redacted.make(`smtp://127.0.0.1:${port}`), from: "Switchboard <no-reply@switchboard.test>" }).pipe(Layer.orDie) })
+    try {
+      const { workspaceId } = await mailed.createWorkspace("Receipts", ready)
+      const live = (await mailed.createKey(workspaceId, { kind: "live" })).token
+      await mailed.admin(`/workspaces/${workspaceId}/numbers`, { method: "POST", json: { e164: "+12175550123" } })
+      const res = await mailed.fetch("/v1/api/messaging/registration", { method: "POST", headers: bearer(live), json: { business: { ...business, mobilePhone: "+12175550188" } } })
+      expect(res.status, await res.clone().text()).toBe(201)
+      expect(received).toHaveLength(1)
+      expect(received[0]!.to).toEqual(["owner@acme.example"])
+      // Quoted-printable may fold lines: compare the decoded text with soft breaks removed.
+      const body = received[0]!.raw.replace(/=\r?\n/g, "")
+      expect(body).toContain("Subject: Texting registration filed for Acme Plumbing")
+      expect(body).toContain("*****6789")
+      expect(body).not.toMatch(/12-?3456789/)
+      expect(body).not.toContain("2175550142")
+      expect(body).not.toContain("2175550188")
+      expect(body).toContain("Texting setup for +12175550123")
+    } finally {
+      await mailed.close()
+      await new Promise<void>((resolve) => smtp.close(() => resolve()))
+    }
+  })
+})
