@@ -24,6 +24,9 @@ import {
   type SentOtp
 } from "../../core/messaging/registry.ts"
 
+const BRAND_PREFIX = "sim_brand_"
+const CAMPAIGN_PREFIX = "sim_campaign_"
+
 const DEFAULT_REASONS = { brand: "The brand could not be verified (simulated rejection)", campaign: "The campaign was rejected (simulated rejection)" }
 
 /** A filed brand: its report, its decided outcome (applied on the next status read) and the PIN it waits for. */
@@ -79,10 +82,27 @@ const make = Effect.gen(function* () {
     brands: new Map(ws.brands).set(brand.report.brandId, brand)
   })
 
-  const findBrand = (workspaceId: string, brandId: string) =>
-    Effect.flatMap(read(workspaceId), (ws) => {
+  /**
+   * A brand of this workspace. One of the simulator's own ids that this process does not know was
+   * filed before a restart (or by another process): it is recalled as `as` says, rather than
+   * leaving a stored registration unable to move.
+   */
+  const findBrand = (workspaceId: string, brandId: string, as: "pending" | "accepted" | "otp_pending") =>
+    Effect.flatMap(Ref.get(state), (all) => {
+      const ws = all.get(workspaceId) ?? empty
       const brand = ws.brands.get(brandId)
-      return brand === undefined ? Effect.fail(rejected(`Brand ${brandId} not found`)) : Effect.succeed({ ws, brand })
+      if (brand !== undefined) return Effect.succeed({ ws, brand })
+      // Another workspace's brand is not found under this one.
+      const elsewhere = [...all.values()].some((other) => other.brands.has(brandId))
+      if (!brandId.startsWith(BRAND_PREFIX) || elsewhere) return Effect.fail(rejected(`Brand ${brandId} not found`))
+      const recalled: Brand = {
+        report: { brandId, status: as, failureReasons: [], otpSentAt: null },
+        soleProprietor: as === "otp_pending",
+        outcome: as === "otp_pending" ? "otp" : "accept",
+        reasons: [],
+        pin: null
+      }
+      return Effect.succeed({ ws: withBrand(ws, recalled), brand: recalled })
     })
 
   /** Texts a fresh PIN: the brand waits for it and the test helper can read it. */
@@ -102,7 +122,7 @@ const make = Effect.gen(function* () {
           const ws = yield* read(workspaceId)
           const soleProprietor = business.entityType === "SOLE_PROPRIETOR"
           const outcome = ws.next.brand ?? "accept"
-          const report: BrandReport = { brandId: `sim_brand_${(yield* Ids).uuid()}`, status: "pending", failureReasons: [], otpSentAt: null }
+          const report: BrandReport = { brandId: `${BRAND_PREFIX}${(yield* Ids).uuid()}`, status: "pending", failureReasons: [], otpSentAt: null }
           const brand: Brand = { report, soleProprietor, outcome, reasons: reasonsFor(ws.next, DEFAULT_REASONS.brand), pin: null }
           yield* write(workspaceId, { ...withBrand(ws, brand), next: used(ws.next, "brand", outcome === "reject") })
           return report
@@ -112,7 +132,7 @@ const make = Effect.gen(function* () {
     brandStatus: (workspaceId, brandId) =>
       serial(
         Effect.gen(function* () {
-          const { brand, ws } = yield* findBrand(workspaceId, brandId)
+          const { brand, ws } = yield* findBrand(workspaceId, brandId, "pending")
           if (brand.report.status !== "pending") return brand.report
           // The review completes now. Only sole proprietors verify by PIN; another brand told `otp` is accepted.
           if (brand.outcome === "otp" && brand.soleProprietor) return yield* textPin(workspaceId, ws, brand)
@@ -128,7 +148,7 @@ const make = Effect.gen(function* () {
     sendOtp: (workspaceId, brandId) =>
       serial(
         Effect.gen(function* () {
-          const { brand, ws } = yield* findBrand(workspaceId, brandId)
+          const { brand, ws } = yield* findBrand(workspaceId, brandId, "otp_pending")
           if (brand.report.status !== "otp_pending") return yield* rejected(`Brand ${brandId} is not waiting for a PIN`)
           return yield* textPin(workspaceId, ws, brand)
         })
@@ -137,7 +157,7 @@ const make = Effect.gen(function* () {
     verifyOtp: (workspaceId, brandId, pin) =>
       serial(
         Effect.gen(function* () {
-          const { brand, ws } = yield* findBrand(workspaceId, brandId)
+          const { brand, ws } = yield* findBrand(workspaceId, brandId, "otp_pending")
           if (brand.report.status !== "otp_pending" || brand.pin === null || brand.report.otpSentAt === null) {
             return yield* rejected(`Brand ${brandId} is not waiting for a PIN`)
           }
@@ -154,10 +174,10 @@ const make = Effect.gen(function* () {
     fileCampaign: (workspaceId, brandId, _campaign) =>
       serial(
         Effect.gen(function* () {
-          const { brand, ws } = yield* findBrand(workspaceId, brandId)
+          const { brand, ws } = yield* findBrand(workspaceId, brandId, "accepted")
           if (brand.report.status !== "accepted") return yield* rejected(`Brand ${brandId} is not accepted yet`)
           const outcome = ws.next.campaign ?? "approve"
-          const report: CampaignReport = { campaignId: `sim_campaign_${(yield* Ids).uuid()}`, brandId, status: "pending", failureReasons: [] }
+          const report: CampaignReport = { campaignId: `${CAMPAIGN_PREFIX}${(yield* Ids).uuid()}`, brandId, status: "pending", failureReasons: [] }
           const filed: FiledCampaign = { report, outcome, reasons: reasonsFor(ws.next, DEFAULT_REASONS.campaign) }
           yield* write(workspaceId, {
             ...ws,
@@ -172,7 +192,13 @@ const make = Effect.gen(function* () {
       serial(
         Effect.gen(function* () {
           const ws = yield* read(workspaceId)
-          const filed = ws.campaigns.get(campaignId)
+          // A campaign of ours this process does not know (filed before a restart) is recalled as approved.
+          const elsewhere = [...(yield* Ref.get(state)).values()].some((other) => other.campaigns.has(campaignId))
+          const filed =
+            ws.campaigns.get(campaignId) ??
+            (campaignId.startsWith(CAMPAIGN_PREFIX) && !elsewhere
+              ? { report: { campaignId, brandId: "", status: "pending" as const, failureReasons: [] }, outcome: "approve" as const, reasons: [] }
+              : undefined)
           if (filed === undefined) return yield* rejected(`Campaign ${campaignId} not found`)
           if (filed.report.status !== "pending") return filed.report
           const report: CampaignReport =

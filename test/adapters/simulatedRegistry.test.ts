@@ -57,6 +57,36 @@ describe("simulated registry", () => {
       })
     ))
 
+  it.effect("after a restart it recalls its own brands and campaigns (accepted, approved, or waiting for a new PIN), not other ids", () =>
+    Effect.gen(function* () {
+      const ws = crypto.randomUUID()
+      const before = yield* run(
+        Effect.gen(function* () {
+          const registry = yield* Registry
+          const brand = yield* registry.fileBrand(ws, business.business)
+          yield* registry.brandStatus(ws, brand.brandId)
+          const campaign = yield* registry.fileCampaign(ws, brand.brandId, business.campaign)
+          const waiting = yield* reviewBrand(ws, { brand: "otp" }, soleProprietor)
+          return { brand, campaign, waiting }
+        })
+      )
+      // A new instance: the process restarted.
+      yield* run(
+        Effect.gen(function* () {
+          const registry = yield* Registry
+          assert.strictEqual((yield* registry.brandStatus(ws, before.brand.brandId)).status, "accepted")
+          assert.strictEqual((yield* registry.campaignStatus(ws, before.campaign.campaignId)).status, "approved")
+          const resent = yield* registry.sendOtp(ws, before.waiting.brandId)
+          assert.strictEqual(resent.status, "otp_pending")
+          const pin = Option.getOrThrow(yield* (yield* RegistrySimulator).lastOtp(ws)).pin
+          assert.strictEqual((yield* registry.verifyOtp(ws, before.waiting.brandId, pin)).status, "accepted")
+          const unknown = yield* Effect.flip(registry.brandStatus(ws, "brand-of-someone-else"))
+          assert.strictEqual(unknown._tag, "RegistryError")
+          assert.strictEqual((yield* Effect.flip(registry.campaignStatus(ws, "campaign-x")))._tag, "RegistryError")
+        })
+      )
+    }))
+
   it.effect("a brand rejection carries the reasons given; the next filing is accepted again", () =>
     run(
       Effect.gen(function* () {

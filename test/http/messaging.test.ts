@@ -7,14 +7,20 @@
 import { Effect, Layer, Redacted } from "effect"
 import type { AddressInfo } from "node:net"
 import { SMTPServer } from "smtp-server"
+import * as PgClient from "@effect/sql-pg/PgClient"
+import * as SimulatedRegistry from "../../adapters/carrier/simulatedRegistry.ts"
+import * as TelnyxRegistry from "../../adapters/carrier/telnyxRegistry.ts"
 import * as Smtp from "../../adapters/mail/smtp.ts"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
 import { SimulatedPayments } from "../../adapters/payments/simulated.ts"
 import { registrationGateMessages } from "../../core/billing/gates.ts"
-import { gateMessage } from "../../core/messaging/registration.ts"
+import { gateMessage, layer as textingGate } from "../../core/messaging/registration.ts"
 import { pollOnce } from "../../core/texting/poller.ts"
 import { makeTestApp } from "../support/app.ts"
+import { brandUpdatePayload, campaignUpdatePayload, type FakeTelnyx, startFakeTelnyx } from "../support/fakeTelnyx.ts"
+import { freshDatabase } from "../support/postgres.ts"
 import { makeSqlTestApp } from "../support/sqlApp.ts"
+import { sqlStores } from "../support/sqlStores.ts"
 import { bearer, expectError } from "./helpers.ts"
 
 type App = Awaited<ReturnType<typeof makeTestApp>>
@@ -302,6 +308,28 @@ describe("mock mode", () => {
   })
 })
 
+describe("the pre-approved campaign rule (PREAPPROVED_CAMPAIGN)", () => {
+  it("on, a registration in carrier review texts from a live key; a PIN still awaited or a rejection does not", async () => {
+    const preApproved = await makeTestApp({ registration: textingGate({ preApprovedCampaign: true }) })
+    try {
+      const { workspaceId } = await preApproved.createWorkspace("Pre-approved", ready)
+      const live = (await preApproved.createKey(workspaceId, { kind: "live" })).token
+      const test = (await preApproved.createKey(workspaceId, { kind: "test" })).token
+      await preApproved.admin(`/workspaces/${workspaceId}/numbers`, { method: "POST", json: { e164: "+12175550155" } })
+      const send = () => preApproved.fetch("/v1/api/messages", { method: "POST", headers: bearer(live), json: { to: "+12175550111", from: "+12175550155", body: "hi" } })
+      await expectError(await send(), 409, "failed_precondition")
+      await preApproved.fetch("/v1/api/test-helpers/registry", { method: "POST", headers: bearer(test), json: { brand: "otp" } })
+      expect((await preApproved.fetch("/v1/api/messaging/registration", { method: "POST", headers: bearer(live), json: { business: soleProprietor } })).status).toBe(201)
+      // brand_pending: in carrier review, on the pre-approved campaign.
+      expect((await ok(await send(), 201)).message.deliveryStatus).toBe("queued")
+      await preApproved.fetch("/v1/api/messaging/refresh", { method: "POST", headers: bearer(live) })
+      await expectError(await send(), 409, "failed_precondition").then((e) => expect(e.message).toBe(gateMessage.awaiting_pin))
+    } finally {
+      await preApproved.close()
+    }
+  })
+})
+
 describe("progress without a client", () => {
   it("the poller moves registrations in review forward with nobody calling refresh", async () => {
     const ws = await workspace(ready, ["local"])
@@ -354,6 +382,92 @@ describe("the receipt, through a real SMTP server", () => {
     } finally {
       await mailed.close()
       await new Promise<void>((resolve) => smtp.close(() => resolve()))
+    }
+  })
+})
+
+describe("with the Telnyx 10DLC registry (the fake Telnyx server)", () => {
+  let fake: FakeTelnyx
+  let telnyx: App
+  const registry = () =>
+    Layer.merge(
+      TelnyxRegistry.layer({ apiKey: Redacted.make(fake.apiKey), messagingProfileId: "profile-live", baseUrl: fake.baseUrl }),
+      SimulatedRegistry.layerMock
+    )
+  beforeAll(async () => {
+    fake = await startFakeTelnyx()
+    telnyx = await makeTestApp({ registry: registry(), telnyxPublicKey: fake.publicKey })
+  })
+  afterAll(async () => {
+    await telnyx.close()
+    await fake.stop()
+  })
+  const liveWorkspace = async (on: App = telnyx) => {
+    const { workspaceId } = await on.createWorkspace("Telnyx texting", ready)
+    await on.admin(`/workspaces/${workspaceId}/numbers`, { method: "POST", json: { e164: `+1217555${String(nextNumber++).padStart(4, "0")}` } })
+    return { workspaceId, live: (await on.createKey(workspaceId, { kind: "live" })).token }
+  }
+  const file = (on: App, token: string) => on.fetch("/v1/api/messaging/registration", { method: "POST", headers: bearer(token), json: { business } })
+
+  it("a filing the registry refuses is 409 in the registry's words, and its charge is refunded", async () => {
+    const ws = await liveWorkspace()
+    fake.script({ type: "validation", detail: [{ loc: ["body", "state"], msg: "State must be a 2-letter code", type: "value_error" }] })
+    const error = await expectError(await file(telnyx, ws.live), 409, "failed_precondition")
+    expect(error.message).toContain("State must be a 2-letter code")
+    expect((await telnyx.fetch("/v1/api/messaging", { headers: bearer(ws.live) }).then((r) => r.json())).messaging.step).toBe("none")
+    expect(await telnyx.admin(`/workspaces/${ws.workspaceId}/ledger`).then((r) => r.json())).toEqual({ charges: [] })
+    const paid = await telnyx.runtime.runPromise(Effect.flatMap(SimulatedPayments, (p) => p.charges(ws.workspaceId)))
+    expect(paid.map((c) => c.refunded)).toEqual([true])
+  })
+
+  it("a signed 10DLC webhook moves the registration forward with no refresh", async () => {
+    const ws = await liveWorkspace()
+    const filed = await ok(await file(telnyx, ws.live), 201)
+    expect(filed.messaging.messagingProfileId).toBe("profile-live")
+    const brandId = [...fake.brands.keys()].at(-1)!
+    const deliver = (eventType: string, payload: unknown) => {
+      const hook = fake.signedWebhook(eventType, payload)
+      return telnyx.fetch("/v1/carrier/telnyx", { method: "POST", headers: hook.headers, body: hook.rawBody })
+    }
+    expect((await deliver("10dlc.brand.update", brandUpdatePayload(brandId))).status).toBe(200)
+    const afterBrand = (await telnyx.fetch("/v1/api/messaging", { headers: bearer(ws.live) }).then((r) => r.json())).messaging
+    expect(afterBrand).toMatchObject({ step: "campaign_pending", brand: { status: "accepted" } })
+    const campaignId = [...fake.campaigns.keys()].at(-1)!
+    expect((await deliver("10dlc.campaign.update", campaignUpdatePayload(campaignId, brandId))).status).toBe(200)
+    expect((await telnyx.fetch("/v1/api/messaging", { headers: bearer(ws.live) }).then((r) => r.json())).messaging).toMatchObject({ step: "campaign_active", canText: true })
+  })
+
+  it("two processes polling one database move each registration once and charge its add-on once", async () => {
+    const url = inject("postgresUrl")
+    if (url === null) return
+    const db = await freshDatabase(url, "messaging_two_processes")
+    const processes = [
+      await makeTestApp({ registry: registry(), stores: sqlStores(PgClient.layer({ url: Redacted.make(db.url) })) }),
+      await makeTestApp({ registry: registry(), stores: sqlStores(PgClient.layer({ url: Redacted.make(db.url) })) })
+    ]
+    try {
+      const workspaces = []
+      for (let i = 0; i < 4; i++) {
+        const ws = await liveWorkspace(processes[0])
+        await ok(await file(processes[0]!, ws.live), 201)
+        workspaces.push(ws)
+      }
+      // Both processes poll at once, rounds until nothing is left in review.
+      for (let round = 0; round < 4; round++) await Promise.all(processes.map((p) => p.runtime.runPromise(pollOnce)))
+      for (const ws of workspaces) {
+        expect((await processes[1]!.fetch("/v1/api/messaging", { headers: bearer(ws.live) }).then((r) => r.json())).messaging.step).toBe("campaign_active")
+        const charges = (await processes[1]!.admin(`/workspaces/${ws.workspaceId}/ledger`).then((r) => r.json())).charges as Array<{ kind: string }>
+        expect(charges.filter((c) => c.kind === "messaging_addon")).toHaveLength(1)
+        expect(charges.filter((c) => c.kind === "texting_setup")).toHaveLength(1)
+      }
+      // One campaign filed per brand at the registry, whichever process filed it.
+      expect(fake.campaigns.size).toBeGreaterThanOrEqual(4)
+      const perBrand = new Map<string, number>()
+      for (const c of fake.campaigns.values()) perBrand.set(String(c["brandId"]), (perBrand.get(String(c["brandId"])) ?? 0) + 1)
+      expect([...perBrand.values()].every((n) => n === 1)).toBe(true)
+    } finally {
+      for (const p of processes) await p.close()
+      await db.drop()
     }
   })
 })

@@ -24,6 +24,7 @@ import { layerOutbox as MailerOutbox, type Mailer } from "../../core/mail/mailer
 import type { MailOutbox } from "../../core/mail/store.ts"
 import * as TextingGate from "../../core/messaging/registration.ts"
 import type { MockRegistry, Registry, RegistrySimulator } from "../../core/messaging/registry.ts"
+import type { RegistrationStore } from "../../core/texting/store.ts"
 import { layerOutboundGuard, type OutboundGuard } from "../../core/outbound.ts"
 import type { WebhookSender } from "../../core/webhooks/store.ts"
 import { layerCursorCodec } from "../../core/pagination.ts"
@@ -55,7 +56,7 @@ export interface TestAppOptions {
   /** The carrier's number inventory; default: the simulator's, over the app's NumberStore. */
   readonly inventory?: Layer.Layer<NumberInventory, never, NumberStore>
   /** The texting gate for live keys; default: the stored registration, no pre-approved campaign. */
-  readonly registration?: Layer.Layer<TextingGate.RegistrationGate, never, never>
+  readonly registration?: Layer.Layer<TextingGate.RegistrationGate, never, RegistrationStore>
   /** The 10DLC registries; default: the simulator for live and mock filings. */
   readonly registry?: Layer.Layer<Registry | MockRegistry | RegistrySimulator, never, never>
   /** The Mailer; default: the outbox only (a real SMTP server: adapters/mail/smtp.ts). */
@@ -154,8 +155,13 @@ export const makeTestApp = async (options: TestAppOptions = {}) => {
     createKey,
     createWorkspace,
     runtime,
-    testKey: Option.getOrThrow(bootstrap).key.token,
-    workspaceId: Option.getOrThrow(bootstrap).workspace.id,
+    // Read when used: a second app on an already bootstrapped database has no first workspace of its own.
+    get testKey() {
+      return Option.getOrThrow(bootstrap).key.token
+    },
+    get workspaceId() {
+      return Option.getOrThrow(bootstrap).workspace.id
+    },
     close: async () => {
       await dispose()
       await runtime.dispose()
