@@ -7,6 +7,7 @@ import type { ChargeRecord } from "../../core/billing/ledger.ts"
 import type { Contact } from "../../core/contacts/model.ts"
 import type { ActivityRecord, Thread } from "../../core/conversations/model.ts"
 import type { OutboxEvent } from "../../core/events/outbox.ts"
+import type { AgentRecord } from "../../core/agent/model.ts"
 import type { AuditRecord } from "../../core/audit/log.ts"
 import type { MailRecord } from "../../core/mail/message.ts"
 import type { Registration } from "../../core/texting/record.ts"
@@ -34,6 +35,7 @@ export interface MemoryState {
   audit: Array<AuditRecord>
   registrations: Map<string, Registration>
   clockOffsets: Map<string, number>
+  agents: Map<string, AgentRecord>
   seq: number
 }
 
@@ -55,6 +57,7 @@ const empty = (): MemoryState => ({
   audit: [],
   registrations: new Map(),
   clockOffsets: new Map(),
+  agents: new Map(),
   seq: 0
 })
 
@@ -76,6 +79,7 @@ export const clone = (s: MemoryState): MemoryState => ({
   audit: [...s.audit],
   registrations: new Map(s.registrations),
   clockOffsets: new Map(s.clockOffsets),
+  agents: new Map(s.agents),
   seq: s.seq
 })
 
