@@ -45,7 +45,8 @@ export const RegistrationRequest = Schema.Struct({
   ...ApplicationInput.fields,
   acknowledge_trial_end: Schema.optional(Schema.Boolean),
   mock: Schema.optional(Schema.Boolean)
-}).annotations({ identifier: "RegistrationRequest", parseOptions: { onExcessProperty: "error" } })
+  // Every offending field in one answer, as decodeApplication reports them.
+}).annotations({ identifier: "RegistrationRequest", parseOptions: { onExcessProperty: "error", errors: "all" } })
 export type RegistrationRequest = typeof RegistrationRequest.Type
 
 export const MessagingAnswer = Schema.Struct({ messaging: MessagingStatus })

@@ -304,6 +304,10 @@ describe("mock mode", () => {
     expect(error.message).toContain("ein")
     await expectError(await post(ws.test, "/messaging/registration", { business, campaign: { samples: ["a", "b", "c", "d", "e", "f"] } }), 400, "invalid_argument")
     await expectError(await post(ws.test, "/messaging/registration", { business, extra: 1 }), 400, "invalid_argument")
+    // Every missing field in one answer.
+    const missing = await expectError(await post(ws.test, "/messaging/registration", { business: {} }), 400, "invalid_argument")
+    expect(missing.message).toContain("business.displayName")
+    expect(missing.message).toContain("business.email")
     expect((await messaging(ws.test)).step).toBe("none")
   })
 })
