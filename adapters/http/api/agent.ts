@@ -51,7 +51,7 @@ export class AgentGroup extends publicGroup(
         .addSuccess(AgentAnswer.annotations({ examples: [{ agent: { ...agent, status: "draft" } }] }))
         .annotate(
           OpenApi.Description,
-          "Create or edit the agent's draft. The first call creates the agent with `name` `Agent`, `enabled` true, `timezone` `UTC`, `businessHours` `{}` (no day set: always in hours), `inHoursAction` `agent`, `offHoursAction` `voicemail`, `jobs` `[]`. Only the fields sent change; `jobs` is replaced wholesale (at most 20, names unique). `timezone` and `businessHours.timezone` are IANA time zones; `businessHours` days (`monday`..`sunday`) hold `{start, end}` ranges in `HH:MM`, start before end, none overlapping; once any day is set, a day not set is closed. Nothing goes live until `POST /agent/publish`: a change leaves `status` `draft`. 400 names the field."
+          "Create or edit the agent's draft. The first call creates the agent with `name` `Agent`, `enabled` true, `timezone` `UTC`, `businessHours` `{}` (no day set: always in hours), `inHoursAction` `agent`, `offHoursAction` `voicemail`, `jobs` `[]`. Only the fields sent change; `jobs` is replaced wholesale (at most 20, names unique). `timezone` and `businessHours.timezone` are IANA time zones; `businessHours` days (`monday`..`sunday`) hold `{start, end}` ranges in `HH:MM`, start before end, none overlapping; once any day is set, a day not set is closed. Nothing goes live until `POST /agent/publish`: a change leaves `status` `draft` (`published` again only if the draft is changed back to exactly the live configuration). 400 names the field."
         )
         .pipe(requires("agent:manage"))
     )
