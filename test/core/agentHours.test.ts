@@ -64,7 +64,7 @@ const agent: fc.Arbitrary<AgentRecord | null> = fc.option(
 )
 
 const number: fc.Arbitrary<WorkspaceNumber> = fc.record({
-  voiceMode: fc.constantFrom("agent", "app", "voicemail", "forward"),
+  voiceMode: fc.constantFrom<WorkspaceNumber["voiceMode"]>("agent", "app", "voicemail", "forward"),
   forwardTo: fc.option(fc.constant("+14155550199"), { nil: null })
 }).map((r) => ({ e164: "+14155550100" as E164, type: "local", agentId: null, assignedUserId: null, status: "active", ...r }))
 
