@@ -155,11 +155,11 @@ const make = Effect.gen(function* () {
     })
 
   /** From any mode (SPEC moves it from `agent`; repeating it is harmless). */
-  const disconnect = (p: Principal, e164: string, input: DisconnectInput | null) =>
+  const disconnect = (p: Principal, e164: string, input: DisconnectInput) =>
     Effect.gen(function* () {
       yield* authorize(p)
-      const mode = input?.mode ?? "app"
-      const forwardTo = input?.forwardTo ?? null
+      const mode = input.mode ?? "app"
+      const forwardTo = input.forwardTo ?? null
       if (mode === "forward" && forwardTo === null) return yield* new InvalidArgument({ message: "forwardTo: is required when mode is forward" })
       if (mode !== "forward" && forwardTo !== null) return yield* new InvalidArgument({ message: "forwardTo: only with mode forward" })
       if (forwardTo === e164) return yield* new InvalidArgument({ message: "forwardTo: must not be the number itself" })

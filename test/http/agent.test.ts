@@ -250,6 +250,15 @@ describe("POST /numbers/{e164}/connect and /disconnect", () => {
   })
 })
 
+describe("the OpenAPI document", () => {
+  it("documents connect without a body and disconnect's body as optional", async () => {
+    const doc = await ok(await app.fetch("/v1/api/openapi.json"))
+    expect(doc.paths["/v1/api/numbers/{e164}/connect"].post.requestBody).toBeUndefined()
+    expect(doc.paths["/v1/api/numbers/{e164}/disconnect"].post.requestBody.required).toBe(false)
+    expect(doc.paths["/v1/api/agent"].patch.requestBody.required).toBe(true)
+  })
+})
+
 describe("scope agent:manage", () => {
   it("every agent route is 403 without it, and works with it alone", async () => {
     const { workspaceId, e164 } = await workspace()
