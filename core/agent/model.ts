@@ -16,7 +16,7 @@ export type HoursRange = typeof HoursRange.Type
 export const weekdays = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"] as const
 export type Weekday = (typeof weekdays)[number]
 
-/** Whether each range starts before it ends and no two overlap (touching, 12:00-12:00, is fine). */
+/** Why a day's ranges are refused: one not starting before it ends, or two overlapping (09:00-12:00 beside 12:00-17:00 is fine). */
 const dayProblem = (ranges: ReadonlyArray<HoursRange>): string | undefined => {
   for (const r of ranges) if (r.start >= r.end) return `${r.start}-${r.end}: start must be before end`
   const sorted = [...ranges].sort((a, b) => (a.start < b.start ? -1 : a.start > b.start ? 1 : 0))
