@@ -16,6 +16,9 @@ export const decodeMessage = (e: { readonly issues: ReadonlyArray<Issue>; readon
     const path = issue.path.map(String).join(".")
     byPath.set(path, [...(byPath.get(path) ?? []), issue])
   }
+  // A body that may be null (`NullOr(Struct)`, an optional body) also reports that the object it got is not null: said by its fields' issues already.
+  const root = byPath.get("")
+  if (byPath.size > 1 && root !== undefined && root.every((i) => i.message.startsWith("Expected null, actual"))) byPath.delete("")
   const parts: Array<string> = []
   for (const [path, issues] of byPath) {
     // Paths hold the caller's own keys, and messages quote the caller's values: shown escaped and capped.

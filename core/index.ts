@@ -92,6 +92,12 @@ export * as MailModel from "./mail/message.ts"
 export { MailOutbox, mailRecord } from "./mail/store.ts"
 export { layerOutbox as MailerOutboxLive, MailError, Mailer, sendMail } from "./mail/mailer.ts"
 
+// The AI call agent: its record and views, who answers a call, the store port and the use cases.
+export * as AgentModel from "./agent/model.ts"
+export * as AgentHours from "./agent/hours.ts"
+export { AgentStore } from "./agent/store.ts"
+export { Agents, layer as AgentsLive } from "./agent/service.ts"
+
 // The capability table (REST, MCP and the agent call the same entries).
 export * as Tools from "./tools/index.ts"
 

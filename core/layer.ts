@@ -1,5 +1,6 @@
 /** Every core service, for apps and embedders. */
 import { Layer } from "effect"
+import * as Agents from "./agent/service.ts"
 import * as Contacts from "./contacts/service.ts"
 import * as Conversations from "./conversations/service.ts"
 import * as Messaging from "./messaging/service.ts"
@@ -16,5 +17,5 @@ import * as Workspaces from "./workspaces/service.ts"
  * the registries (Registry, MockRegistry, RegistrySimulator).
  */
 export const CoreLive = Layer.mergeAll(Conversations.layer, Simulator.layer.pipe(Layer.provideMerge(Messaging.layer))).pipe(
-  Layer.provideMerge(Layer.mergeAll(Contacts.layer, Workspaces.layer, Webhooks.layer, ActivityViews.layer, Numbers.layer, Texting.layer))
+  Layer.provideMerge(Layer.mergeAll(Contacts.layer, Workspaces.layer, Webhooks.layer, ActivityViews.layer, Numbers.layer, Texting.layer, Agents.layer))
 )

@@ -30,6 +30,9 @@ export const NumberRecord = Schema.Struct({
 })
 export type NumberRecord = typeof NumberRecord.Type
 
+/** Who answers a number's inbound calls (SPEC "Number `voiceMode`"). */
+export type NumberRouting = Pick<WorkspaceNumber, "voiceMode" | "agentId" | "forwardTo">
+
 export interface NumberStore {
   /** Fails with `taken` when the number already belongs to a workspace. */
   readonly insert: (workspaceId: string, number: WorkspaceNumber, inboxId: string) => Effect.Effect<void, "taken">
@@ -39,6 +42,8 @@ export interface NumberStore {
   readonly listActive: (workspaceId: string) => Effect.Effect<ReadonlyArray<NumberRecord>>
   /** The workspace a number belongs to; inbound traffic is routed with it. */
   readonly findByE164: (e164: string) => Effect.Effect<Option.Option<NumberRecord>>
+  /** Sets the routing of one of the workspace's numbers; none when the workspace has no such number. */
+  readonly setRouting: (workspaceId: string, e164: string, routing: NumberRouting) => Effect.Effect<Option.Option<WorkspaceNumber>>
   /** Which of these numbers belong to some workspace, any workspace: the carrier simulator hides them. */
   readonly taken: (e164s: ReadonlyArray<string>) => Effect.Effect<ReadonlySet<string>>
 }

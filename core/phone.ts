@@ -3,9 +3,10 @@
  * the usual punctuation. We accept every *possible* number (right length for its country) rather than
  * only *valid* ones: fictional 555 numbers and freshly assigned ranges must still work.
  */
-import { Either, Schema } from "effect"
+import { Either, ParseResult, Schema } from "effect"
 import { parsePhoneNumberFromString } from "libphonenumber-js/min"
 import { displayText } from "./display.ts"
+import { Text } from "./text.ts"
 
 export const E164 = Schema.String.pipe(Schema.pattern(/^\+[1-9]\d{6,14}$/), Schema.brand("E164"))
 export type E164 = typeof E164.Type
@@ -25,6 +26,13 @@ export const normalizePhone = (input: string): Either.Either<E164, string> => {
   }
   return Either.right(parsed.number)
 }
+
+/** An input field: E.164 or a 10-digit US number with the usual punctuation, decoded to E.164. */
+export const Phone = Schema.transformOrFail(Text(32), E164, {
+  strict: true,
+  decode: (s, _, ast) => Either.mapLeft(normalizePhone(s), (why) => new ParseResult.Type(ast, s, why)),
+  encode: ParseResult.succeed
+})
 
 /** Digits only, for substring search over phones. */
 export const phoneDigits = (s: string): string => s.replace(/\D/g, "")

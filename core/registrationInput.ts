@@ -5,24 +5,17 @@
  * It sits beside core/registration/, not in it: that folder imports nothing but `effect`, and phone
  * numbers need libphonenumber-js.
  */
-import { Effect, Either, ParseResult, Schema } from "effect"
+import { Effect, Either, Schema } from "effect"
 import { EMAIL } from "./contacts/rules.ts"
 import { invalidInput } from "./decodeMessage.ts"
 import type { InvalidArgument } from "./errors.ts"
 import { parseOutboundUrl } from "./outbound.ts"
-import { E164, normalizePhone } from "./phone.ts"
+import { Phone } from "./phone.ts"
 import { NonEmptyText, Text } from "./text.ts"
 
 const strict = { parseOptions: { onExcessProperty: "error" } } as const
 
 const Required = (max: number) => NonEmptyText(max).pipe(Schema.filter((s) => s.trim().length > 0 || "must not be blank"))
-
-/** E.164 or a 10-digit US number with the usual punctuation, decoded to E.164. */
-const Phone = Schema.transformOrFail(Text(32), E164, {
-  strict: true,
-  decode: (s, _, ast) => Either.mapLeft(normalizePhone(s), (why) => new ParseResult.Type(ast, s, why)),
-  encode: ParseResult.succeed
-})
 
 /** 9 digits, with the usual dash after the second optional; decoded to the 9 digits. */
 const Ein = Schema.transform(

@@ -5,6 +5,7 @@
  */
 import { HttpApi, OpenApi } from "@effect/platform"
 import { AdminGroup } from "./api/admin.ts"
+import { AgentGroup } from "./api/agent.ts"
 import { CarrierGroup } from "./api/carrier.ts"
 import { ContactsGroup } from "./api/contacts.ts"
 import { ConversationsGroup } from "./api/conversations.ts"
@@ -25,6 +26,7 @@ export class Api extends HttpApi.make("switchboard")
   .add(MessagesGroup)
   .add(NumbersGroup)
   .add(MessagingGroup)
+  .add(AgentGroup)
   .add(WebhooksGroup)
   .add(TestHelpersGroup)
   .add(MediaGroup)

@@ -7,6 +7,7 @@ import { Layer, type Option, type Redacted } from "effect"
 import { Api } from "./api.ts"
 import { AdminAuthorizationLive, AuthorizationLive, BoundedBodyLive } from "./auth.ts"
 import { AdminLive } from "./handlers/admin.ts"
+import { AgentLive } from "./handlers/agent.ts"
 import { CarrierLive } from "./handlers/carrier.ts"
 import { ContactsLive } from "./handlers/contacts.ts"
 import { ConversationsLive } from "./handlers/conversations.ts"
@@ -34,6 +35,7 @@ export const ApiLive = (options: HttpOptions) =>
       MessagesLive,
       NumbersLive,
       MessagingLive,
+      AgentLive,
       WebhooksLive,
       TestHelpersLive(options.testHelpers),
       MediaLive,

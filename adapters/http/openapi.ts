@@ -124,6 +124,9 @@ export const patchOpenApi = (spec: Record<string, any>): Record<string, any> => 
   for (const path of Object.values<Record<string, any>>(spec.paths ?? {})) {
     for (const op of Object.values<Record<string, any>>(path)) {
       if (typeof op !== "object" || op === null || !("responses" in op)) continue
+      // A body that may be null may be left out: an empty body reads as null (nodeServer.ts, web.ts).
+      const body = op.requestBody?.content?.["application/json"]?.schema
+      if (Array.isArray(body?.anyOf) && body.anyOf.some((s: { type?: unknown }) => s.type === "null")) op.requestBody.required = false
       const responses: Record<string, any> = op.responses
       const authenticated = Array.isArray(op.security) && op.security.length > 0
       const statuses = new Set(Object.keys(responses).filter((s) => Number(s) >= 400))

@@ -1,7 +1,7 @@
 /** In-memory ConversationStore with the same ordering and search semantics as the SQL one. */
 import { Effect, Layer, Option } from "effect"
 import { contactNameOf, matchesQuery, searchableText, type Thread, type ThreadView } from "../../core/conversations/model.ts"
-import { ConversationStore } from "../../core/conversations/store.ts"
+import { billedMinutes, ConversationStore } from "../../core/conversations/store.ts"
 import { MemoryDb } from "./db.ts"
 
 const byRecency = (a: { lastActivityAt: string; id: string }, b: { lastActivityAt: string; id: string }) =>
@@ -74,6 +74,16 @@ export const layer = Layer.effect(
         Effect.sync(() => {
           const a = st().activities.get(id)
           if (a && a.workspaceId === ws) st().activities.set(id, { ...a, deliveryStatus: status })
+        }),
+      agentCallMinutes: (ws, fromIso, toIso) =>
+        Effect.sync(() => {
+          let minutes = 0
+          for (const a of st().activities.values()) {
+            const seconds = a.call?.["durationSeconds"]
+            if (a.workspaceId === ws && a.type === "call" && a.call?.["answeredBy"] === "agent" && typeof seconds === "number" && a.createdAt >= fromIso && a.createdAt < toIso)
+              minutes += billedMinutes(seconds)
+          }
+          return minutes
         }),
       search: (ws, queryWords, limit) =>
         Effect.sync(() =>

@@ -18,6 +18,14 @@ export const layer = Layer.effect(
       list: (workspaceId) => Effect.sync(() => owned(workspaceId).map((n) => n.number)),
       listActive: (workspaceId) => Effect.sync(() => owned(workspaceId).filter((n) => n.number.status === "active")),
       findByE164: (e164) => Effect.sync(() => Option.fromNullable(db.state.numbers.get(e164))),
+      setRouting: (workspaceId, e164, routing) =>
+        Effect.sync(() => {
+          const found = db.state.numbers.get(e164)
+          if (found === undefined || found.workspaceId !== workspaceId) return Option.none()
+          const number = { ...found.number, ...routing }
+          db.state.numbers.set(e164, { ...found, number })
+          return Option.some(number)
+        }),
       taken: (e164s) => Effect.sync(() => new Set(e164s.filter((e164) => db.state.numbers.has(e164))))
     })
   })

@@ -79,6 +79,16 @@ export const layer = Layer.effect(
       findByCarrierId: (carrierMessageId) =>
         die(sql`SELECT * FROM activities WHERE carrier_message_id = ${carrierMessageId}`).pipe(one(activities.decode)),
       setDeliveryStatus: (ws, id, status) => die(sql`UPDATE activities SET delivery_status = ${status} WHERE workspace_id = ${ws} AND id = ${id}`),
+      // billedMinutes in SQL: ceil of the seconds over 60, negatives as 0; a missing or non-numeric duration counts nothing.
+      agentCallMinutes: (ws, fromIso, toIso) =>
+        // CASE, not AND: Postgres may cast before it filters, and a non-numeric duration must not fail the cast.
+        die(sql<{ minutes: string | number | null }>`SELECT sum(CASE WHEN jsonb_typeof(call -> 'durationSeconds') = 'number'
+              THEN ceil(greatest((call ->> 'durationSeconds')::numeric, 0) / 60) END) AS minutes
+          FROM activities
+          WHERE workspace_id = ${ws} AND type = 'call' AND created_at >= ${fromIso}::timestamptz AND created_at < ${toIso}::timestamptz
+            AND call ->> 'answeredBy' = 'agent'`).pipe(
+          Effect.map((rs) => Number(rs[0]?.minutes ?? 0))
+        ),
       search: (ws, words, limit) =>
         die(sql`
           SELECT ${sql.literal(activities.columns("a"))}, t.*

@@ -12,6 +12,7 @@ import m0009 from "./migrations/0009_idempotency_owner.ts"
 import m0010 from "./migrations/0010_ledger.ts"
 import m0011 from "./migrations/0011_mail.ts"
 import m0012 from "./migrations/0012_texting.ts"
+import m0013 from "./migrations/0013_agent.ts"
 
 /**
  * Static imports (not a directory scan) so the same migrations run on Node, Deno and PGlite.
@@ -26,7 +27,8 @@ export const migrations = Migrator.fromRecord({ "0001_foundation": m0001, "0002_
   "0009_idempotency_owner": m0009,
   "0010_ledger": m0010,
   "0011_mail": m0011,
-  "0012_texting": m0012
+  "0012_texting": m0012,
+  "0013_agent": m0013
 })
 
 export const run = Migrator.make({})({ loader: migrations })

@@ -18,6 +18,11 @@ export const layer = Layer.effect(
         ),
       findByE164: (e164) =>
         Effect.orDie(sql`SELECT * FROM numbers WHERE e164 = ${e164}`).pipe(Effect.map((rs) => Option.fromNullable(rs[0]).pipe(Option.map(toRecord)))),
+      setRouting: (workspaceId, e164, routing) =>
+        Effect.orDie(
+          sql`UPDATE numbers SET voice_mode = ${routing.voiceMode}, agent_id = ${routing.agentId}, forward_to = ${routing.forwardTo}
+            WHERE e164 = ${e164} AND workspace_id = ${workspaceId} RETURNING *`
+        ).pipe(Effect.map((rs) => Option.fromNullable(rs[0]).pipe(Option.map(numbers.decode)))),
       taken: (e164s) =>
         e164s.length === 0
           ? Effect.succeed(new Set<string>())

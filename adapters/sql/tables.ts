@@ -1,4 +1,5 @@
 /** Every stored record's table, derived from its schema in core (rows.ts); each decoder is compiled once, here. */
+import { AgentRecord } from "../../core/agent/model.ts"
 import { AuditRecord } from "../../core/audit/log.ts"
 import { ChargeRecord } from "../../core/billing/ledger.ts"
 import { Contact } from "../../core/contacts/model.ts"
@@ -32,3 +33,5 @@ export const mailMessages = table(MailRecord)
 export const auditEntries = table(AuditRecord)
 /** Business, campaign input, brand and campaign are jsonb; the registry ids beside them are generated from those. */
 export const textingRegistrations = table(Registration)
+/** The agent's draft and published configurations are jsonb. */
+export const agents = table(AgentRecord)

@@ -4,6 +4,7 @@
  * configuration calls use, so editing the draft changes nothing live until the next publish.
  */
 import { Schema } from "effect"
+import { projectionWith } from "../records.ts"
 
 export const RouteAction = Schema.Literal("agent", "voicemail", "app", "forward")
 export type RouteAction = typeof RouteAction.Type
@@ -15,14 +16,31 @@ export type HoursRange = typeof HoursRange.Type
 export const weekdays = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"] as const
 export type Weekday = (typeof weekdays)[number]
 
+/** Why a day's ranges are refused: one not starting before it ends, or two overlapping (09:00-12:00 beside 12:00-17:00 is fine). */
+const dayProblem = (ranges: ReadonlyArray<HoursRange>): string | undefined => {
+  for (const r of ranges) if (r.start >= r.end) return `${r.start}-${r.end}: start must be before end`
+  const sorted = [...ranges].sort((a, b) => (a.start < b.start ? -1 : a.start > b.start ? 1 : 0))
+  for (let i = 1; i < sorted.length; i++) {
+    const [a, b] = [sorted[i - 1]!, sorted[i]!]
+    if (b.start < a.end) return `${a.start}-${a.end} and ${b.start}-${b.end} overlap`
+  }
+  return undefined
+}
+
+/** One day's opening ranges. HH:MM strings compare as times. */
+export const DayHours = Schema.Array(HoursRange).pipe(
+  Schema.maxItems(12),
+  Schema.filter((ranges) => dayProblem(ranges) ?? true)
+)
+
 /**
  * CONTRACT `businessHours`: `{timezone?, monday..sunday: [{start, end}]}`. No day set at all: always
  * in hours; days set: a day not listed is closed. Ranges: start before end, none overlapping.
  */
 export const BusinessHours = Schema.Struct({
   timezone: Schema.optional(Schema.String),
-  ...Object.fromEntries(weekdays.map((d) => [d, Schema.optional(Schema.Array(HoursRange).pipe(Schema.maxItems(12)))])) as {
-    readonly [K in Weekday]: Schema.optional<Schema.filter<Schema.Array$<typeof HoursRange>>>
+  ...Object.fromEntries(weekdays.map((d) => [d, Schema.optional(DayHours)])) as {
+    readonly [K in Weekday]: Schema.optional<typeof DayHours>
   }
 })
 export type BusinessHours = typeof BusinessHours.Type
@@ -61,3 +79,53 @@ export const AgentRecord = Schema.Struct({
   publishedAt: Schema.NullOr(Schema.String)
 })
 export type AgentRecord = typeof AgentRecord.Type
+
+export const AgentStatus = Schema.Literal("draft", "published")
+export type AgentStatus = typeof AgentStatus.Type
+
+/** SPEC "Agent": the draft as the API shows it, with its status. */
+export const Agent = Schema.Struct({
+  id: AgentRecord.fields.id,
+  name: AgentConfig.fields.name,
+  greeting: AgentConfig.fields.greeting,
+  tone: AgentConfig.fields.tone,
+  voice: AgentConfig.fields.voice,
+  language: AgentConfig.fields.language,
+  instructions: AgentConfig.fields.instructions,
+  status: AgentStatus,
+  enabled: AgentConfig.fields.enabled,
+  timezone: AgentConfig.fields.timezone,
+  businessHours: AgentConfig.fields.businessHours,
+  inHoursAction: AgentConfig.fields.inHoursAction,
+  offHoursAction: AgentConfig.fields.offHoursAction,
+  jobs: AgentConfig.fields.jobs
+}).annotations({ identifier: "Agent" })
+export type Agent = typeof Agent.Type
+
+const sameConfig = Schema.equivalence(AgentConfig)
+
+/**
+ * `published` when the draft is exactly the live configuration, `draft` otherwise: never published,
+ * or edited since (SPEC "Agent `status`"). A PATCH that changes nothing leaves a published agent published.
+ */
+export const statusOf = (agent: AgentRecord): AgentStatus =>
+  agent.published !== null && sameConfig(agent.draft, agent.published) ? "published" : "draft"
+
+const viewOf = projectionWith(Agent)
+export const toAgent = (agent: AgentRecord): Agent => viewOf(agent.draft, { id: agent.id, status: statusOf(agent) })
+
+/** CONTRACT "A new agent": what the first `PATCH /agent` starts from. */
+export const newAgentConfig: AgentConfig = {
+  name: "Agent",
+  greeting: null,
+  tone: null,
+  voice: null,
+  language: null,
+  instructions: null,
+  enabled: true,
+  timezone: "UTC",
+  businessHours: {},
+  inHoursAction: "agent",
+  offHoursAction: "voicemail",
+  jobs: []
+}

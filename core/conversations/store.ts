@@ -46,8 +46,17 @@ export interface ConversationStore {
   /** Carrier ids are globally unique; status webhooks do not name the workspace. */
   readonly findByCarrierId: (carrierMessageId: string) => Effect.Effect<Option.Option<ActivityRecord>>
   readonly setDeliveryStatus: (workspaceId: string, id: string, status: DeliveryStatus) => Effect.Effect<void>
+  /**
+   * Minutes of the calls the AI agent answered (`call` activities with `call.answeredBy` `agent`),
+   * started in [`fromIso`, `toIso`): each call's `call.durationSeconds` rounded up to whole minutes
+   * (`billedMinutes`), summed. The agent's credit usage (`GET /agent`).
+   */
+  readonly agentCallMinutes: (workspaceId: string, fromIso: string, toIso: string) => Effect.Effect<number>
   /** Messages and calls whose body or transcript match every query word as a word prefix, newest first. */
   readonly search: (workspaceId: string, queryWords: ReadonlyArray<string>, limit: number) => Effect.Effect<ReadonlyArray<SearchHit>>
 }
+
+/** A call's billed minutes: its seconds rounded up, a started minute counting whole. */
+export const billedMinutes = (durationSeconds: number): number => Math.ceil(Math.max(0, durationSeconds) / 60)
 
 export const ConversationStore = Context.GenericTag<ConversationStore>("core/ConversationStore")

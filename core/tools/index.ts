@@ -1,4 +1,5 @@
 /** The capability table: every tool the MCP endpoint lists and the agent may call. */
+import * as Agent from "./agent.ts"
 import * as Contacts from "./contacts.ts"
 import * as Conversations from "./conversations.ts"
 import * as Messaging from "./messaging.ts"
@@ -7,7 +8,7 @@ import type { AnyTool } from "./tool.ts"
 import * as Webhooks from "./webhooks.ts"
 
 export * from "./tool.ts"
-export { Contacts, Conversations, Messaging, Numbers, Webhooks }
+export { Agent, Contacts, Conversations, Messaging, Numbers, Webhooks }
 
 // Listed by name: a module may export other things (its input schemas) beside its tools.
 export const tools: ReadonlyArray<AnyTool> = [
@@ -29,6 +30,11 @@ export const tools: ReadonlyArray<AnyTool> = [
   Messaging.refreshMessagingStatus,
   Messaging.verifyMessagingOtp,
   Messaging.resendMessagingOtp,
+  Agent.getAgent,
+  Agent.updateAgent,
+  Agent.publishAgent,
+  Agent.connectNumber,
+  Agent.disconnectNumber,
   Webhooks.listWebhookEventTypes,
   Webhooks.listWebhooks,
   Webhooks.createWebhook,

@@ -21,7 +21,7 @@ import { layerNotFiled } from "../../core/messaging/registration.ts"
 import { NumberStore } from "../../core/numbers.ts"
 import { HostResolver, layerOutboundGuard } from "../../core/outbound.ts"
 import { layerCursorCodec } from "../../core/pagination.ts"
-import { type AnyTool, callTool, Contacts, Conversations, Messaging, Numbers, tools, Webhooks } from "../../core/tools/index.ts"
+import { Agent, type AnyTool, callTool, Contacts, Conversations, Messaging, Numbers, tools, Webhooks } from "../../core/tools/index.ts"
 import { WebhookSender } from "../../core/webhooks/store.ts"
 
 const unused = <A>(name: string) => Effect.dieMessage(`${name} is not used by these tests`) as Effect.Effect<A>
@@ -78,12 +78,13 @@ describe("the capability table", () => {
       "list_contacts", "get_contact", "create_contact", "update_contact", "delete_contact",
       "list_conversations", "get_conversation", "update_conversation", "send_message", "search_messages",
       "list_webhook_event_types", "list_webhooks", "create_webhook", "get_webhook", "update_webhook",
-      "delete_webhook", "rotate_webhook_secret", "test_webhook", "list_webhook_deliveries"
+      "delete_webhook", "rotate_webhook_secret", "test_webhook", "list_webhook_deliveries",
+      "get_agent", "update_agent", "publish_agent", "connect_number", "disconnect_number"
     ])
   })
 
   it("lists every tool its modules export", () => {
-    const exported = [Contacts, Conversations, Messaging, Numbers, Webhooks].flatMap((m) => Object.values(m)).filter((v) => typeof v === "object" && v !== null && "run" in v)
+    const exported = [Agent, Contacts, Conversations, Messaging, Numbers, Webhooks].flatMap((m) => Object.values(m)).filter((v) => typeof v === "object" && v !== null && "run" in v)
     assert.sameMembers([...tools], exported)
   })
 
@@ -121,6 +122,23 @@ describe("the capability table", () => {
       assert.deepStrictEqual(thread.activities.map((a) => a.id), [sent.message.id])
       const found = yield* callTool(Conversations.searchMessages, p, { q: "table" })
       assert.deepStrictEqual(found.results.map((r) => r.activityId), [sent.message.id])
+    })))
+
+  it.effect("create and publish the agent, route the number to it and away, through the table", () =>
+    run(Effect.gen(function* () {
+      const p = principal("live", yield* workspace)
+      assert.deepStrictEqual((yield* callTool(Agent.getAgent, p, {})).agent, null)
+      const refused = yield* Effect.flip(callTool(Agent.connectNumber, p, { e164: LOCAL }))
+      assert.strictEqual(refused.message, "Create an agent first")
+      const created = yield* callTool(Agent.updateAgent, p, Agent.updateAgent.example)
+      assert.strictEqual(created.agent.status, "draft")
+      assert.strictEqual((yield* callTool(Agent.publishAgent, p, {})).agent.status, "published")
+      assert.deepStrictEqual(yield* callTool(Agent.connectNumber, p, { e164: "(415) 555-0100" }), { ok: true, voiceMode: "agent" })
+      const [routed] = (yield* callTool(Numbers.listNumbers, p, {})).numbers
+      assert.strictEqual(routed?.agentId, created.agent.id)
+      assert.deepStrictEqual(yield* callTool(Agent.disconnectNumber, p, Agent.disconnectNumber.example), { ok: true, voiceMode: "forward" })
+      const [forwarded] = (yield* callTool(Numbers.listNumbers, p, {})).numbers
+      assert.deepStrictEqual([forwarded?.voiceMode, forwarded?.agentId, forwarded?.forwardTo], ["forward", null, "+14155550199"])
     })))
 
   it.effect("a live key on a workspace that is not registered is refused by the same gate as REST", () =>

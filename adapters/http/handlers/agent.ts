@@ -1,0 +1,14 @@
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect } from "effect"
+import { connectNumber, disconnectNumber, getAgent, publishAgent, updateAgent } from "../../../core/tools/agent.ts"
+import { Api } from "../api.ts"
+import { CurrentPrincipal } from "../platform.ts"
+
+export const AgentLive = HttpApiBuilder.group(Api, "agent", (handlers) =>
+  handlers
+    .handle("get", () => Effect.flatMap(CurrentPrincipal, (p) => getAgent.run(p, {})))
+    .handle("update", ({ payload }) => Effect.flatMap(CurrentPrincipal, (p) => updateAgent.run(p, payload)))
+    .handle("publish", () => Effect.flatMap(CurrentPrincipal, (p) => publishAgent.run(p, {})))
+    .handle("connect", ({ path }) => Effect.flatMap(CurrentPrincipal, (p) => connectNumber.run(p, path)))
+    .handle("disconnect", ({ path, payload }) => Effect.flatMap(CurrentPrincipal, (p) => disconnectNumber.run(p, { ...payload, e164: path.e164 })))
+)
