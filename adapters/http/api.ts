@@ -5,6 +5,7 @@
  */
 import { HttpApi, OpenApi } from "@effect/platform"
 import { AdminGroup } from "./api/admin.ts"
+import { CallsGroup } from "./api/calls.ts"
 import { CarrierGroup } from "./api/carrier.ts"
 import { ContactsGroup } from "./api/contacts.ts"
 import { ConversationsGroup } from "./api/conversations.ts"
@@ -23,6 +24,7 @@ export class Api extends HttpApi.make("switchboard")
   .add(ContactsGroup)
   .add(ConversationsGroup)
   .add(MessagesGroup)
+  .add(CallsGroup)
   .add(NumbersGroup)
   .add(MessagingGroup)
   .add(WebhooksGroup)

@@ -7,6 +7,7 @@ import { Layer, type Option, type Redacted } from "effect"
 import { Api } from "./api.ts"
 import { AdminAuthorizationLive, AuthorizationLive, BoundedBodyLive } from "./auth.ts"
 import { AdminLive } from "./handlers/admin.ts"
+import { CallsLive } from "./handlers/calls.ts"
 import { CarrierLive } from "./handlers/carrier.ts"
 import { ContactsLive } from "./handlers/contacts.ts"
 import { ConversationsLive } from "./handlers/conversations.ts"
@@ -32,6 +33,7 @@ export const ApiLive = (options: HttpOptions) =>
       ContactsLive,
       ConversationsLive,
       MessagesLive,
+      CallsLive,
       NumbersLive,
       MessagingLive,
       WebhooksLive,

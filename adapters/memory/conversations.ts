@@ -75,6 +75,14 @@ export const layer = Layer.effect(
           const a = st().activities.get(id)
           if (a && a.workspaceId === ws) st().activities.set(id, { ...a, deliveryStatus: status })
         }),
+      listCalls: (ws, limit) =>
+        Effect.sync(() =>
+          [...st().activities.values()]
+            .filter((a) => a.workspaceId === ws && (a.type === "call" || a.type === "voicemail"))
+            .sort((a, b) => -byCreation(a, b))
+            .slice(0, limit)
+            .map((activity) => ({ activity, thread: st().threads.get(activity.conversationId)! }))
+        ),
       search: (ws, queryWords, limit) =>
         Effect.sync(() =>
           [...st().activities.values()]

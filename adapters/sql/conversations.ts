@@ -79,6 +79,14 @@ export const layer = Layer.effect(
       findByCarrierId: (carrierMessageId) =>
         die(sql`SELECT * FROM activities WHERE carrier_message_id = ${carrierMessageId}`).pipe(one(activities.decode)),
       setDeliveryStatus: (ws, id, status) => die(sql`UPDATE activities SET delivery_status = ${status} WHERE workspace_id = ${ws} AND id = ${id}`),
+      listCalls: (ws, limit) =>
+        die(sql`
+          SELECT ${sql.literal(activities.columns("a"))}, t.*
+          FROM activities a JOIN threads t ON t.workspace_id = a.workspace_id AND t.id = a.conversation_id
+          WHERE a.workspace_id = ${ws} AND a.type IN ('call', 'voicemail')
+          ORDER BY a.created_at DESC, a.id DESC LIMIT ${limit}`).pipe(
+          Effect.map((rs) => rs.map((r) => ({ activity: joinedActivities.decode(r), thread: threads.decode(r) })))
+        ),
       search: (ws, words, limit) =>
         die(sql`
           SELECT ${sql.literal(activities.columns("a"))}, t.*

@@ -46,6 +46,8 @@ export interface ConversationStore {
   /** Carrier ids are globally unique; status webhooks do not name the workspace. */
   readonly findByCarrierId: (carrierMessageId: string) => Effect.Effect<Option.Option<ActivityRecord>>
   readonly setDeliveryStatus: (workspaceId: string, id: string, status: DeliveryStatus) => Effect.Effect<void>
+  /** Call and voicemail activities with their threads, newest first (created, then id). */
+  readonly listCalls: (workspaceId: string, limit: number) => Effect.Effect<ReadonlyArray<SearchHit>>
   /** Messages and calls whose body or transcript match every query word as a word prefix, newest first. */
   readonly search: (workspaceId: string, queryWords: ReadonlyArray<string>, limit: number) => Effect.Effect<ReadonlyArray<SearchHit>>
 }

@@ -1,4 +1,5 @@
 /** The capability table: every tool the MCP endpoint lists and the agent may call. */
+import * as Calls from "./calls.ts"
 import * as Contacts from "./contacts.ts"
 import * as Conversations from "./conversations.ts"
 import * as Messaging from "./messaging.ts"
@@ -7,7 +8,7 @@ import type { AnyTool } from "./tool.ts"
 import * as Webhooks from "./webhooks.ts"
 
 export * from "./tool.ts"
-export { Contacts, Conversations, Messaging, Numbers, Webhooks }
+export { Calls, Contacts, Conversations, Messaging, Numbers, Webhooks }
 
 // Listed by name: a module may export other things (its input schemas) beside its tools.
 export const tools: ReadonlyArray<AnyTool> = [
@@ -21,6 +22,8 @@ export const tools: ReadonlyArray<AnyTool> = [
   Conversations.updateConversation,
   Conversations.sendMessage,
   Conversations.searchMessages,
+  Calls.listCalls,
+  Calls.placeCall,
   Numbers.listNumbers,
   Numbers.searchAvailableNumbers,
   Numbers.buyNumber,

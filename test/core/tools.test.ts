@@ -17,11 +17,12 @@ import { MediaFetcher } from "../../core/media.ts"
 import * as SimulatedInventory from "../../adapters/carrier/simulatedInventory.ts"
 import * as SimulatedPayments from "../../adapters/payments/simulated.ts"
 import * as SimulatedRegistry from "../../adapters/carrier/simulatedRegistry.ts"
+import * as SimulatedVoice from "../../adapters/carrier/simulatedVoice.ts"
 import { layerNotFiled } from "../../core/messaging/registration.ts"
 import { NumberStore } from "../../core/numbers.ts"
 import { HostResolver, layerOutboundGuard } from "../../core/outbound.ts"
 import { layerCursorCodec } from "../../core/pagination.ts"
-import { type AnyTool, callTool, Contacts, Conversations, Messaging, Numbers, tools, Webhooks } from "../../core/tools/index.ts"
+import { type AnyTool, Calls, callTool, Contacts, Conversations, Messaging, Numbers, tools, Webhooks } from "../../core/tools/index.ts"
 import { WebhookSender } from "../../core/webhooks/store.ts"
 
 const unused = <A>(name: string) => Effect.dieMessage(`${name} is not used by these tests`) as Effect.Effect<A>
@@ -32,6 +33,7 @@ const TestLayer = CoreLive.pipe(
       SimulatedCarrier.layer,
       SimulatedInventory.layer,
       SimulatedRegistry.layer,
+      SimulatedVoice.layer,
       SimulatedPayments.layer,
       layerNotFiled,
       MemoryBlobs.layer,
@@ -83,7 +85,7 @@ describe("the capability table", () => {
   })
 
   it("lists every tool its modules export", () => {
-    const exported = [Contacts, Conversations, Messaging, Numbers, Webhooks].flatMap((m) => Object.values(m)).filter((v) => typeof v === "object" && v !== null && "run" in v)
+    const exported = [Calls, Contacts, Conversations, Messaging, Numbers, Webhooks].flatMap((m) => Object.values(m)).filter((v) => typeof v === "object" && v !== null && "run" in v)
     assert.sameMembers([...tools], exported)
   })
 
