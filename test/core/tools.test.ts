@@ -79,6 +79,7 @@ describe("the capability table", () => {
     assert.includeMembers(names, [
       "list_contacts", "get_contact", "create_contact", "update_contact", "delete_contact",
       "list_conversations", "get_conversation", "update_conversation", "send_message", "search_messages",
+      "list_calls", "place_call",
       "list_webhook_event_types", "list_webhooks", "create_webhook", "get_webhook", "update_webhook",
       "delete_webhook", "rotate_webhook_secret", "test_webhook", "list_webhook_deliveries"
     ])
@@ -123,6 +124,15 @@ describe("the capability table", () => {
       assert.deepStrictEqual(thread.activities.map((a) => a.id), [sent.message.id])
       const found = yield* callTool(Conversations.searchMessages, p, { q: "table" })
       assert.deepStrictEqual(found.results.map((r) => r.activityId), [sent.message.id])
+    })))
+
+  it.effect("place_call with no published agent is refused (409); list_calls answers the empty history", () =>
+    run(Effect.gen(function* () {
+      const p = principal("test", yield* workspace)
+      const refused = yield* Effect.flip(callTool(Calls.placeCall, p, { to: "+14155550123" }))
+      assert.strictEqual(refused._tag, "FailedPrecondition")
+      assert.include(refused.message, "Publish an agent first")
+      assert.deepStrictEqual(yield* callTool(Calls.listCalls, p, {}), { calls: [] })
     })))
 
   it.effect("a live key on a workspace that is not registered is refused by the same gate as REST", () =>
