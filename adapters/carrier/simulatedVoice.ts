@@ -4,23 +4,15 @@
  * answers the finished call. The embedded default: a fresh install never places a real call.
  */
 import { Effect, Layer } from "effect"
-import { placedCall, recordingWav } from "../../core/calls/script.ts"
+import { simulatedPlacedCall } from "../../core/calls/script.ts"
 import { Voice, VoiceError } from "../../core/calls/voice.ts"
 import { Ids } from "../../core/ids.ts"
-
-const DURATION_SECONDS = 45
 
 export const layer = Layer.succeed(
   Voice,
   Voice.of({
     dial: (request) =>
-      Effect.map(Ids, ({ uuid }) => {
-        const played = placedCall(DURATION_SECONDS, request.greeting, request.purpose)
-        return {
-          carrierCallId: `sim_call_${uuid()}`,
-          ended: { answered: true, durationSeconds: DURATION_SECONDS, ...played, recording: { bytes: recordingWav(DURATION_SECONDS), contentType: "audio/wav" } }
-        }
-      })
+      Effect.map(Ids, ({ uuid }) => ({ carrierCallId: `sim_call_${uuid()}`, ended: simulatedPlacedCall(request.greeting, request.purpose) }))
   })
 )
 

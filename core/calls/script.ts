@@ -4,6 +4,7 @@
  * and deterministic, so tests can search the transcript for its words.
  */
 import type { TranscriptEntry } from "../conversations/model.ts"
+import type { CallEnd } from "./voice.ts"
 
 type Entry = typeof TranscriptEntry.Type
 export type Transcript = ReadonlyArray<Entry>
@@ -71,3 +72,18 @@ export const recordingWav = (durationSeconds: number): Uint8Array => {
   for (let i = 0; i < samples; i++) bytes[44 + i] = 128 + Math.round(16 * Math.sin((2 * Math.PI * 440 * i) / rate))
   return bytes
 }
+
+/** A simulated call's end: what was said and a WAV of it. */
+export const simulatedEnd = (answered: boolean, durationSeconds: number, played: Played): CallEnd => ({
+  answered,
+  durationSeconds,
+  ...played,
+  recording: { bytes: recordingWav(durationSeconds), contentType: "audio/wav" }
+})
+
+/** How long the simulator's outbound calls last. */
+const PLACED_CALL_SECONDS = 45
+
+/** An outbound call the simulator plays: answered by the callee, 45 seconds, recorded. */
+export const simulatedPlacedCall = (greeting: string | null, purpose: string | null): CallEnd =>
+  simulatedEnd(true, PLACED_CALL_SECONDS, placedCall(PLACED_CALL_SECONDS, greeting, purpose))

@@ -33,7 +33,7 @@ import {
   type PlaceCallResult,
   type SimulatedCallInput
 } from "./model.ts"
-import { answeredCall, placedCall, recordingWav, voicemailLeft } from "./script.ts"
+import { answeredCall, simulatedEnd, simulatedPlacedCall, voicemailLeft } from "./script.ts"
 import { type CallEnd, Voice } from "./voice.ts"
 
 /** An inbound call as the carrier announces it; `scenario` is what the simulator plays. */
@@ -204,7 +204,7 @@ export const make = Effect.gen(function* () {
         outcome.type === "voicemail"
           ? voicemailLeft(durationSeconds)
           : answeredCall(outcome.answeredBy === "agent" ? "agent" : "member", durationSeconds, greeting)
-      const end: CallEnd = { answered: outcome.status === "completed", durationSeconds, ...played, recording: { bytes: recordingWav(durationSeconds), contentType: "audio/wav" } }
+      const end = simulatedEnd(outcome.status === "completed", durationSeconds, played)
       return yield* recordCall({
         plan,
         line: { workspaceId: ws, numberE164: number.number.e164, participant: from, inboxId: number.inboxId },
@@ -275,10 +275,7 @@ export const make = Effect.gen(function* () {
       const startedAt = yield* Clock.currentTimeMillis
       const { uuid } = yield* Ids
       const dialed = simulated
-        ? {
-            carrierCallId: `sim_call_${uuid()}`,
-            ended: { answered: true, durationSeconds: 45, ...placedCall(45, request.greeting, purpose), recording: { bytes: recordingWav(45), contentType: "audio/wav" } }
-          }
+        ? { carrierCallId: `sim_call_${uuid()}`, ended: simulatedPlacedCall(request.greeting, purpose) }
         : yield* voice.dial(request).pipe(
             Effect.mapError((e) =>
               e.reason === "rejected"
