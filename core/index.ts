@@ -70,6 +70,12 @@ export {
 } from "./messaging/registry.ts"
 export * as DeliveryStatus from "./messaging/deliveryStatus.ts"
 
+// Calls.
+export * as CallModel from "./calls/model.ts"
+export * as CallEvents from "./calls/events.ts"
+export { Calls, type InboundCall, layer as CallsLive } from "./calls/service.ts"
+export { type CallEnd, type DialRequest, type Dialed, Voice, VoiceError } from "./calls/voice.ts"
+
 // Webhooks.
 export * as WebhookModel from "./webhooks/model.ts"
 export { WebhookSender, WebhookStore } from "./webhooks/store.ts"

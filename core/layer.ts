@@ -1,6 +1,7 @@
 /** Every core service, for apps and embedders. */
 import { Layer } from "effect"
 import * as Agents from "./agent/service.ts"
+import * as Calls from "./calls/service.ts"
 import * as Contacts from "./contacts/service.ts"
 import * as Conversations from "./conversations/service.ts"
 import * as Messaging from "./messaging/service.ts"
@@ -14,8 +15,8 @@ import * as Workspaces from "./workspaces/service.ts"
 /**
  * Needs the store ports, a CursorCodec, an OutboundGuard, a WebhookSender, a Carrier, the media
  * ports (BlobStore, MediaFetcher, MediaUrls), a RegistrationGate, a NumberInventory, Payments, a Mailer,
- * the registries (Registry, MockRegistry, RegistrySimulator).
+ * the registries (Registry, MockRegistry, RegistrySimulator), the Voice carrier.
  */
-export const CoreLive = Layer.mergeAll(Conversations.layer, Simulator.layer.pipe(Layer.provideMerge(Messaging.layer))).pipe(
+export const CoreLive = Layer.mergeAll(Conversations.layer, Calls.layer, Simulator.layer.pipe(Layer.provideMerge(Messaging.layer))).pipe(
   Layer.provideMerge(Layer.mergeAll(Contacts.layer, Workspaces.layer, Webhooks.layer, ActivityViews.layer, Numbers.layer, Texting.layer, Agents.layer))
 )

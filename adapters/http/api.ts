@@ -6,6 +6,7 @@
 import { HttpApi, OpenApi } from "@effect/platform"
 import { AdminGroup } from "./api/admin.ts"
 import { AgentGroup } from "./api/agent.ts"
+import { CallsGroup } from "./api/calls.ts"
 import { CarrierGroup } from "./api/carrier.ts"
 import { ContactsGroup } from "./api/contacts.ts"
 import { ConversationsGroup } from "./api/conversations.ts"
@@ -24,6 +25,7 @@ export class Api extends HttpApi.make("switchboard")
   .add(ContactsGroup)
   .add(ConversationsGroup)
   .add(MessagesGroup)
+  .add(CallsGroup)
   .add(NumbersGroup)
   .add(MessagingGroup)
   .add(AgentGroup)

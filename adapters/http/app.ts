@@ -8,6 +8,7 @@ import { Api } from "./api.ts"
 import { AdminAuthorizationLive, AuthorizationLive, BoundedBodyLive } from "./auth.ts"
 import { AdminLive } from "./handlers/admin.ts"
 import { AgentLive } from "./handlers/agent.ts"
+import { CallsLive } from "./handlers/calls.ts"
 import { CarrierLive } from "./handlers/carrier.ts"
 import { ContactsLive } from "./handlers/contacts.ts"
 import { ConversationsLive } from "./handlers/conversations.ts"
@@ -33,6 +34,7 @@ export const ApiLive = (options: HttpOptions) =>
       ContactsLive,
       ConversationsLive,
       MessagesLive,
+      CallsLive,
       NumbersLive,
       MessagingLive,
       AgentLive,

@@ -85,6 +85,14 @@ export const layer = Layer.effect(
           }
           return minutes
         }),
+      listCalls: (ws, limit) =>
+        Effect.sync(() =>
+          [...st().activities.values()]
+            .filter((a) => a.workspaceId === ws && (a.type === "call" || a.type === "voicemail"))
+            .sort((a, b) => -byCreation(a, b))
+            .slice(0, limit)
+            .map((activity) => ({ activity, thread: st().threads.get(activity.conversationId)! }))
+        ),
       search: (ws, queryWords, limit) =>
         Effect.sync(() =>
           [...st().activities.values()]

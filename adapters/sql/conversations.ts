@@ -89,6 +89,14 @@ export const layer = Layer.effect(
             AND call ->> 'answeredBy' = 'agent'`).pipe(
           Effect.map((rs) => Number(rs[0]?.minutes ?? 0))
         ),
+      listCalls: (ws, limit) =>
+        die(sql`
+          SELECT ${sql.literal(activities.columns("a"))}, t.*
+          FROM activities a JOIN threads t ON t.workspace_id = a.workspace_id AND t.id = a.conversation_id
+          WHERE a.workspace_id = ${ws} AND a.type IN ('call', 'voicemail')
+          ORDER BY a.created_at DESC, a.id DESC LIMIT ${limit}`).pipe(
+          Effect.map((rs) => rs.map((r) => ({ activity: joinedActivities.decode(r), thread: threads.decode(r) })))
+        ),
       search: (ws, words, limit) =>
         die(sql`
           SELECT ${sql.literal(activities.columns("a"))}, t.*

@@ -9,6 +9,7 @@ import * as FsBlobs from "../../adapters/blobs/filesystem.ts"
 import * as SimulatedCarrier from "../../adapters/carrier/simulated.ts"
 import * as SimulatedInventory from "../../adapters/carrier/simulatedInventory.ts"
 import * as SimulatedRegistry from "../../adapters/carrier/simulatedRegistry.ts"
+import * as SimulatedVoice from "../../adapters/carrier/simulatedVoice.ts"
 import * as SimulatedPayments from "../../adapters/payments/simulated.ts"
 import * as Telnyx from "../../adapters/carrier/telnyx.ts"
 import * as TelnyxInventory from "../../adapters/carrier/telnyxInventory.ts"
@@ -71,7 +72,7 @@ export const publicBaseUrl = (config: ServerConfig) =>
  * needs its credentials; anything missing fails at boot with the variable's name.
  */
 export const CarrierLive = (config: ServerConfig) => {
-  if (config.carrier === "simulated") return Layer.mergeAll(SimulatedCarrier.layer, SimulatedInventory.layer, SimulatedRegistry.layer)
+  if (config.carrier === "simulated") return Layer.mergeAll(SimulatedCarrier.layer, SimulatedInventory.layer, SimulatedRegistry.layer, SimulatedVoice.layer)
   const { apiKey, messagingProfileId, publicKey, baseUrl, connectionId } = config.telnyx
   const missing = [
     ["TELNYX_API_KEY", apiKey],
@@ -87,7 +88,7 @@ export const CarrierLive = (config: ServerConfig) => {
   }
   // Live filings go to Telnyx 10DLC; mock-mode filings and the test helpers to the simulator.
   const registry = TelnyxRegistry.layer(telnyx, { webhookUrl: `${publicBaseUrl(config)}/v1/carrier/telnyx` })
-  return Layer.mergeAll(Telnyx.layer(telnyx), TelnyxInventory.layer(telnyx), registry, SimulatedRegistry.layerMock)
+  return Layer.mergeAll(Telnyx.layer(telnyx), TelnyxInventory.layer(telnyx), registry, SimulatedRegistry.layerMock, SimulatedVoice.layerRefused)
 }
 
 /**

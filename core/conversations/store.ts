@@ -52,6 +52,8 @@ export interface ConversationStore {
    * (`billedMinutes`), summed. The agent's credit usage (`GET /agent`).
    */
   readonly agentCallMinutes: (workspaceId: string, fromIso: string, toIso: string) => Effect.Effect<number>
+  /** Call and voicemail activities with their threads, newest first (created, then id). */
+  readonly listCalls: (workspaceId: string, limit: number) => Effect.Effect<ReadonlyArray<SearchHit>>
   /** Messages and calls whose body or transcript match every query word as a word prefix, newest first. */
   readonly search: (workspaceId: string, queryWords: ReadonlyArray<string>, limit: number) => Effect.Effect<ReadonlyArray<SearchHit>>
 }

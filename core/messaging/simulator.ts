@@ -43,7 +43,8 @@ export const ClockInput = Schema.Struct({
 export const SentOtpAnswer = Schema.Struct({ pin: Schema.String, sentAt: Schema.String })
 export const ClockAnswer = Schema.Struct({ clock: Schema.Struct({ now: Schema.String, offsetSeconds: Schema.Number }) })
 
-const testKeysOnly = (p: Principal) =>
+/** Test helpers answer test keys only; a live key gets 403. */
+export const testKeysOnly = (p: Principal) =>
   p.kind === "test" ? Effect.void : Effect.fail(new PermissionDenied({ message: "Test helpers accept test keys only" }))
 
 export const make = Effect.gen(function* () {

@@ -1,5 +1,6 @@
 /** The capability table: every tool the MCP endpoint lists and the agent may call. */
 import * as Agent from "./agent.ts"
+import * as Calls from "./calls.ts"
 import * as Contacts from "./contacts.ts"
 import * as Conversations from "./conversations.ts"
 import * as Messaging from "./messaging.ts"
@@ -8,7 +9,7 @@ import type { AnyTool } from "./tool.ts"
 import * as Webhooks from "./webhooks.ts"
 
 export * from "./tool.ts"
-export { Agent, Contacts, Conversations, Messaging, Numbers, Webhooks }
+export { Agent, Calls, Contacts, Conversations, Messaging, Numbers, Webhooks }
 
 // Listed by name: a module may export other things (its input schemas) beside its tools.
 export const tools: ReadonlyArray<AnyTool> = [
@@ -22,6 +23,8 @@ export const tools: ReadonlyArray<AnyTool> = [
   Conversations.updateConversation,
   Conversations.sendMessage,
   Conversations.searchMessages,
+  Calls.listCalls,
+  Calls.placeCall,
   Numbers.listNumbers,
   Numbers.searchAvailableNumbers,
   Numbers.buyNumber,

@@ -299,6 +299,32 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
         assert.lengthOf(yield* store.listActivities(ws, t.id), 3)
       }))
 
+    it.effect("listCalls: call and voicemail activities only, with their threads, newest first, id breaking ties, limit, tenant", () =>
+      Effect.gen(function* () {
+        const store = yield* ConversationStore
+        const ws = yield* newWorkspace
+        const other = yield* newWorkspace
+        const t = yield* store.insertThread(thread(ws))
+        const t2 = yield* store.insertThread(thread(ws, { numberE164: "+14155550101" }))
+        const elsewhere = yield* store.insertThread(thread(other))
+        const details = { status: "completed", durationSeconds: 30 }
+        const call = activity(t, { createdAt: ts(1), type: "call", direction: "inbound", deliveryStatus: null, body: null, call: details })
+        const voicemail = activity(t2, { createdAt: ts(3), type: "voicemail", direction: "inbound", deliveryStatus: null, body: null, call: { ...details, status: "missed" } })
+        const tieA = activity(t, { createdAt: ts(2), type: "call", direction: "outbound", deliveryStatus: null, body: null, call: details })
+        const tieB = activity(t, { createdAt: ts(2), type: "call", direction: "outbound", deliveryStatus: null, body: null, call: details })
+        const message = activity(t, { createdAt: ts(4) })
+        const note = activity(t, { createdAt: ts(5), type: "internal_note", direction: null, deliveryStatus: null })
+        const foreign = activity(elsewhere, { createdAt: ts(6), type: "call", direction: "inbound", deliveryStatus: null, body: null, call: details })
+        for (const a of [call, voicemail, tieA, tieB, message, note, foreign]) yield* store.insertActivity(a)
+        const ties = [tieA, tieB].sort((a, b) => (a.id < b.id ? 1 : -1))
+        const listed = yield* store.listCalls(ws, 10)
+        assert.deepStrictEqual(listed.map((h) => h.activity), [voicemail, ...ties, call])
+        assert.deepStrictEqual(listed.map((h) => h.thread.id), [t2.id, t.id, t.id, t.id])
+        assert.strictEqual(listed[0]!.thread.numberE164, "+14155550101")
+        assert.deepStrictEqual((yield* store.listCalls(ws, 2)).map((h) => h.activity.id), [voicemail.id, ties[0]!.id])
+        assert.deepStrictEqual((yield* store.listCalls(other, 10)).map((h) => h.activity.id), [foreign.id])
+      }))
+
     it.effect("setDeliveryStatus changes one activity, in its workspace only", () =>
       Effect.gen(function* () {
         const store = yield* ConversationStore

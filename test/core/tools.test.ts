@@ -17,11 +17,12 @@ import { MediaFetcher } from "../../core/media.ts"
 import * as SimulatedInventory from "../../adapters/carrier/simulatedInventory.ts"
 import * as SimulatedPayments from "../../adapters/payments/simulated.ts"
 import * as SimulatedRegistry from "../../adapters/carrier/simulatedRegistry.ts"
+import * as SimulatedVoice from "../../adapters/carrier/simulatedVoice.ts"
 import { layerNotFiled } from "../../core/messaging/registration.ts"
 import { NumberStore } from "../../core/numbers.ts"
 import { HostResolver, layerOutboundGuard } from "../../core/outbound.ts"
 import { layerCursorCodec } from "../../core/pagination.ts"
-import { Agent, type AnyTool, callTool, Contacts, Conversations, Messaging, Numbers, tools, Webhooks } from "../../core/tools/index.ts"
+import { Agent, type AnyTool, Calls, callTool, Contacts, Conversations, Messaging, Numbers, tools, Webhooks } from "../../core/tools/index.ts"
 import { WebhookSender } from "../../core/webhooks/store.ts"
 
 const unused = <A>(name: string) => Effect.dieMessage(`${name} is not used by these tests`) as Effect.Effect<A>
@@ -32,6 +33,7 @@ const TestLayer = CoreLive.pipe(
       SimulatedCarrier.layer,
       SimulatedInventory.layer,
       SimulatedRegistry.layer,
+      SimulatedVoice.layer,
       SimulatedPayments.layer,
       layerNotFiled,
       MemoryBlobs.layer,
@@ -77,6 +79,7 @@ describe("the capability table", () => {
     assert.includeMembers(names, [
       "list_contacts", "get_contact", "create_contact", "update_contact", "delete_contact",
       "list_conversations", "get_conversation", "update_conversation", "send_message", "search_messages",
+      "list_calls", "place_call",
       "list_webhook_event_types", "list_webhooks", "create_webhook", "get_webhook", "update_webhook",
       "delete_webhook", "rotate_webhook_secret", "test_webhook", "list_webhook_deliveries",
       "get_agent", "update_agent", "publish_agent", "connect_number", "disconnect_number"
@@ -84,7 +87,7 @@ describe("the capability table", () => {
   })
 
   it("lists every tool its modules export", () => {
-    const exported = [Agent, Contacts, Conversations, Messaging, Numbers, Webhooks].flatMap((m) => Object.values(m)).filter((v) => typeof v === "object" && v !== null && "run" in v)
+    const exported = [Agent, Calls, Contacts, Conversations, Messaging, Numbers, Webhooks].flatMap((m) => Object.values(m)).filter((v) => typeof v === "object" && v !== null && "run" in v)
     assert.sameMembers([...tools], exported)
   })
 
@@ -139,6 +142,15 @@ describe("the capability table", () => {
       assert.deepStrictEqual(yield* callTool(Agent.disconnectNumber, p, Agent.disconnectNumber.example), { ok: true, voiceMode: "forward" })
       const [forwarded] = (yield* callTool(Numbers.listNumbers, p, {})).numbers
       assert.deepStrictEqual([forwarded?.voiceMode, forwarded?.agentId, forwarded?.forwardTo], ["forward", null, "+14155550199"])
+    })))
+
+  it.effect("place_call with no published agent is refused (409); list_calls answers the empty history", () =>
+    run(Effect.gen(function* () {
+      const p = principal("test", yield* workspace)
+      const refused = yield* Effect.flip(callTool(Calls.placeCall, p, { to: "+14155550123" }))
+      assert.strictEqual(refused._tag, "FailedPrecondition")
+      assert.include(refused.message, "Publish an agent first")
+      assert.deepStrictEqual(yield* callTool(Calls.listCalls, p, {}), { calls: [] })
     })))
 
   it.effect("a live key on a workspace that is not registered is refused by the same gate as REST", () =>

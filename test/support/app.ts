@@ -13,6 +13,7 @@ import * as MemoryBlobs from "../../adapters/blobs/memory.ts"
 import * as SimulatedCarrier from "../../adapters/carrier/simulated.ts"
 import * as SimulatedInventory from "../../adapters/carrier/simulatedInventory.ts"
 import * as SimulatedRegistry from "../../adapters/carrier/simulatedRegistry.ts"
+import * as SimulatedVoice from "../../adapters/carrier/simulatedVoice.ts"
 import * as SimulatedPayments from "../../adapters/payments/simulated.ts"
 import * as MediaFetcher from "../../adapters/media/fetcher.ts"
 import * as SignedUrls from "../../adapters/media/signedUrls.ts"
@@ -90,6 +91,7 @@ export const makeTestApp = async (options: TestAppOptions = {}) => {
         options.inventory ?? SimulatedInventory.layer,
         options.registration ?? TextingGate.layer({ preApprovedCampaign: false }),
         options.registry ?? SimulatedRegistry.layer,
+        SimulatedVoice.layer,
         SimulatedPayments.layer,
         options.mailer ?? MailerOutbox
       ).pipe(

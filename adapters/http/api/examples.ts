@@ -106,3 +106,27 @@ export const ledgerCharge = {
 export const auditEntry = { id: "01a20307-1c76-7000-ad98-06c77d1e000b", actor: "api", action: "registration.filed", detail: { mock: false }, createdAt } as const
 
 export const mail = { id: "01a20307-1c76-7000-ad98-06c77d1e000a", to: "owner@acme.example", subject: "Your texting registration receipt", text: "...", createdAt } as const
+
+/** A call the AI agent answered, as `GET /calls` lists it. */
+export const call = {
+  id: "01a20307-1c76-7000-ad98-06c77d1e000c",
+  conversationId: conversation.id,
+  type: "call",
+  direction: "inbound",
+  status: "completed",
+  from: "+14155550123",
+  to: "+14155550100",
+  numberE164: "+14155550100",
+  durationSeconds: 60,
+  answeredBy: "agent",
+  agentId: "01a20307-1c76-7000-ad98-06c77d1e000d",
+  carrierCallId: "sim_call_01a20307-1c76-7000-ad98-06c77d1e000e",
+  recordingUrl: "https://api.example.com/v1/media/01a20307-1c76-7000-ad98-06c77d1e0003/call_01a20307-1c76-7000-ad98-06c77d1e000c.wav?expires=1786960800&signature=abc",
+  transcript: [
+    { speaker: "agent", text: "Thanks for calling, how can I help?", offsetSeconds: 0 },
+    { speaker: "caller", text: "I would like to book a table for two tonight at seven.", offsetSeconds: 15 }
+  ],
+  summary: "The caller booked a table for two tonight at seven.",
+  createdAt,
+  endedAt: "2026-08-17T10:01:00.000Z"
+} as const

@@ -1,10 +1,11 @@
 /** CONTRACT.md "Test helpers": drive the simulated carrier end to end. */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
+import { SimulatedCallInput, SimulatedCallResult } from "../../../core/calls/model.ts"
 import { Activity } from "../../../core/conversations/model.ts"
 import { ClockAnswer, ClockInput, RegistryOutcomeInput, SentOtpAnswer, SimulatedInboundInput, SimulatedStatusInput } from "../../../core/messaging/simulator.ts"
 import { NotFound } from "./errors.ts"
-import { activity, contact, conversation } from "./examples.ts"
+import { activity, call, contact, conversation } from "./examples.ts"
 import { publicGroup, requires } from "./shared.ts"
 
 const inbound = { from: conversation.participants[0], to: conversation.numberE164, body: "Is the table ready?" }
@@ -25,6 +26,23 @@ export class TestHelpersGroup extends publicGroup(
         .addError(NotFound)
         .annotate(OpenApi.Description, "Simulate an inbound SMS/MMS to workspace number `to`: it files the message in a thread, creating the contact and thread when new, as a carrier's delivery would. Test keys only.")
         .pipe(requires("messages:send", "conversations:write"))
+    )
+    .add(
+      HttpApiEndpoint.post("inboundCall", "/inbound-calls")
+        .setPayload(SimulatedCallInput.annotations({ examples: [{ from: call.from, to: call.to, scenario: "answered", durationSeconds: 60 }] }))
+        .addSuccess(SimulatedCallResult.annotations({ examples: [{ call, carrierCallId: call.carrierCallId }] }), { status: 201 })
+        .addError(NotFound)
+        .annotate(
+          OpenApi.Description,
+          "Simulate an inbound call from `from` to workspace number `to`, played through its whole event sequence and filed in the caller's thread (a placeholder contact for an unknown caller). `scenario`: " +
+            "`answered`, answered as the number's routing says (the AI agent, a teammate in the app, or the outside line of `forward`; a number routed to voicemail takes a voicemail): `call.ringing`, `call.answered` or `call.forwarded`, `call.completed`, then (not for a forwarded call) `call.recording.completed`, `call.transcript.completed`, `call.summary.completed`; " +
+            "`missed`, nobody answers: `call.ringing`, (`call.forwarded`,) `call.missed`; " +
+            "`voicemail`, nobody answers and the caller leaves a voicemail: `call.ringing`, (`call.forwarded`,) `call.missed`, `call.voicemail.completed`, `call.transcript.completed`, `call.summary.completed`; " +
+            "`flow_completed`, the call passes a phone-menu call flow (`call.flow.started`, `call.flow.completed`) that hands it to the number's routing, then as `answered`; " +
+            "`flow_aborted`, the caller hangs up in the menu: `call.ringing`, `call.flow.started`, `call.flow.aborted`, `call.missed`. " +
+            "`durationSeconds` (1 to 14400) defaults to 60 for a conversation, 20 for a voicemail, 0 for a missed call. Every event carries the answer's `carrierCallId`. Test keys only."
+        )
+        .pipe(requires("conversations:write"))
     )
     .add(
       HttpApiEndpoint.post("deliveryStatus", "/delivery-status")

@@ -1,0 +1,26 @@
+/**
+ * The simulated voice carrier: every call is answered by the callee and plays the scripted
+ * conversation of core/calls/script.ts at once (a 45-second call with a recording), so `POST /calls`
+ * answers the finished call. The embedded default: a fresh install never places a real call.
+ */
+import { Effect, Layer } from "effect"
+import { simulatedPlacedCall } from "../../core/calls/script.ts"
+import { Voice, VoiceError } from "../../core/calls/voice.ts"
+import { Ids } from "../../core/ids.ts"
+
+export const layer = Layer.succeed(
+  Voice,
+  Voice.of({
+    dial: (request) =>
+      Effect.map(Ids, ({ uuid }) => ({ carrierCallId: `sim_call_${uuid()}`, ended: simulatedPlacedCall(request.greeting, request.purpose) }))
+  })
+)
+
+/**
+ * For CARRIER=telnyx until its voice adapter exists: live keys' calls are refused (409) rather than
+ * simulated, so a live workspace never sees a made-up call. Test keys never reach the port.
+ */
+export const layerRefused = Layer.succeed(
+  Voice,
+  Voice.of({ dial: () => Effect.fail(new VoiceError({ reason: "rejected", message: "outbound AI calls are not available on this carrier yet" })) })
+)

@@ -1,0 +1,37 @@
+/** SPEC "Endpoints": call history and the AI agent's outbound calls. */
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { CallList, ListCallsInput, PlaceCallInput, PlaceCallResult } from "../../../core/calls/model.ts"
+import { FailedPrecondition, Internal, NotFound } from "./errors.ts"
+import { call } from "./examples.ts"
+import { IdempotencyHeaders, limitParam, publicGroup, requires } from "./shared.ts"
+
+const outbound = { ...call, direction: "outbound", from: call.to, to: call.from, transcript: [{ speaker: "agent", text: "Hello, I am calling to confirm your appointment tomorrow.", offsetSeconds: 0 }] } as const
+
+export class CallsGroup extends publicGroup(
+  HttpApiGroup.make("calls")
+    .add(
+      HttpApiEndpoint.get("list", "/calls")
+        .setUrlParams(Schema.Struct({ ...ListCallsInput.fields, limit: Schema.optional(limitParam(200)) }))
+        .addSuccess(CallList.annotations({ examples: [{ calls: [call] }] }))
+        .annotate(
+          OpenApi.Description,
+          "Call and voicemail history, newest first (`limit` 1 to 200, default 50). `recordingUrl` is a signed URL valid 1 h (the voicemail audio for a voicemail); `transcript` is the speaker-labelled transcript, `summary` the AI summary."
+        )
+        .pipe(requires("conversations:read"))
+    )
+    .add(
+      HttpApiEndpoint.post("place", "/calls")
+        .setHeaders(IdempotencyHeaders)
+        .setPayload(PlaceCallInput.annotations({ examples: [{ to: call.from, job: "Confirm appointments" }] }))
+        .addSuccess(PlaceCallResult.annotations({ examples: [{ call: outbound, conversationId: call.conversationId, simulated: true }] }), { status: 201 })
+        .addError(NotFound)
+        .addError(FailedPrecondition)
+        .addError(Internal)
+        .annotate(
+          OpenApi.Description,
+          "The published AI agent calls `to` (`Idempotency-Key` supported), from `from` (one of the workspace's active numbers; 404 otherwise) or the default number, optionally for one of its `job`s (by name; 400 when the agent has none of that name) and with extra `instructions`. Answers the call as it ended. Its events start with `call.completed` or `call.missed` (no `call.answered`), then `call.recording.completed` and `call.transcript.completed`. 409 `failed_precondition`: no published, enabled agent (`Publish an agent first`), or no active number. Test keys dial nothing: the call is simulated (answered by the callee, with a recording, transcript and summary) and `simulated` is true."
+        )
+        .pipe(requires("calls:place"))
+    )
+).annotate(OpenApi.Title, "Calls") {}

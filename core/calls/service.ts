@@ -1,0 +1,325 @@
+/**
+ * The Calls service: call history (`GET /calls`), the AI agent's outbound calls (`POST /calls`),
+ * inbound calls routed by the number and the agent (core/agent/hours.ts), and the `inbound-calls`
+ * test helper. A call's live signals (`call.ringing`, `call.answered`, `call.forwarded`, flow
+ * events) commit in their own transaction as the call arrives; the finished call's activity, its
+ * thread and the events that report it (events.ts) commit together in one more.
+ */
+import { Clock, Context, Effect, Either, Layer, Option, Schema } from "effect"
+import { routeInbound } from "../agent/hours.ts"
+import type { AgentConfig } from "../agent/model.ts"
+import { AgentStore } from "../agent/store.ts"
+import { type Principal, requireScope } from "../auth/principal.ts"
+import { phoneLock } from "../contacts/service.ts"
+import { type ActivityRecord, newActivity, type Thread } from "../conversations/model.ts"
+import { ConversationStore } from "../conversations/store.ts"
+import { displayText } from "../display.ts"
+import { FailedPrecondition, Internal, InvalidArgument, NotFound } from "../errors.ts"
+import { EventOutbox } from "../events/outbox.ts"
+import { Ids } from "../ids.ts"
+import { BlobStore, MediaUrls, type StoredMedia } from "../media.ts"
+import { testKeysOnly } from "../messaging/simulator.ts"
+import { type Line, makeThreads, phoneField } from "../messaging/threads.ts"
+import { type NumberRecord, NumberStore } from "../numbers.ts"
+import { type E164, normalizePhone } from "../phone.ts"
+import { Transactor } from "../transactor.ts"
+import { type CallOutcome, type CallPlan, type FlowFacts, type LiveFacts, liveEvents, outcomeOf, recordedEvents } from "./events.ts"
+import {
+  CallDetails,
+  type CallItem,
+  type CallScenario,
+  type ListCallsInput,
+  type PlaceCallInput,
+  type PlaceCallResult,
+  type SimulatedCallInput
+} from "./model.ts"
+import { answeredCall, simulatedEnd, simulatedPlacedCall, voicemailLeft } from "./script.ts"
+import { type CallEnd, Voice } from "./voice.ts"
+
+/** An inbound call as the carrier announces it; `scenario` is what the simulator plays. */
+export interface InboundCall {
+  readonly carrierCallId: string
+  /** The workspace number called. */
+  readonly to: string
+  /** The caller's number. */
+  readonly from: string
+  readonly callerName: string | null
+  readonly scenario: CallScenario
+  readonly durationSeconds: number | null
+}
+
+/** The flow the simulator's flow scenarios pass through (the service has no flow editor yet). */
+const SIMULATED_FLOW: FlowFacts = { flowId: "sim_flow", flowName: "Simulated phone menu", flowVersion: 1 }
+
+/** Who answers in the app when the number has no assigned teammate. */
+const TEAM_MEMBER = "team"
+
+const noActiveNumber = new FailedPrecondition({ message: "The workspace has no active phone number: add one before placing calls" })
+
+const previewOf = (type: CallOutcome["type"], status: CallOutcome["status"], direction: "inbound" | "outbound") =>
+  type === "voicemail" ? "Voicemail" : status === "missed" ? "Missed call" : direction === "inbound" ? "Incoming call" : "Outgoing call"
+
+/** The default length of a simulated call that does not say. */
+const defaultDuration = (outcome: CallOutcome) => (outcome.status === "missed" && !outcome.recorded ? 0 : outcome.type === "voicemail" ? 20 : 60)
+
+const decodeDetails = Schema.decodeUnknownSync(CallDetails)
+
+export const make = Effect.gen(function* () {
+  const store = yield* ConversationStore
+  const numbers = yield* NumberStore
+  const agents = yield* AgentStore
+  const tx = yield* Transactor
+  const outbox = yield* EventOutbox
+  const blobs = yield* BlobStore
+  const urls = yield* MediaUrls
+  const voice = yield* Voice
+  const threads = yield* makeThreads
+
+  /** A call activity as `GET /calls` lists it; the recording is its first media file. */
+  const itemOf = (a: ActivityRecord, thread: Pick<Thread, "numberE164">): Effect.Effect<CallItem> =>
+    Effect.gen(function* () {
+      const call = decodeDetails(a.call)
+      const recording = a.media[0]
+      return {
+        id: a.id,
+        conversationId: a.conversationId,
+        type: a.type === "voicemail" ? "voicemail" : "call",
+        direction: a.direction ?? "inbound",
+        status: call.status,
+        from: call.from,
+        to: call.to,
+        numberE164: thread.numberE164,
+        durationSeconds: call.durationSeconds,
+        answeredBy: call.answeredBy,
+        agentId: call.agentId,
+        carrierCallId: call.carrierCallId,
+        recordingUrl: recording === undefined ? null : yield* urls.sign(a.workspaceId, recording.key),
+        transcript: a.callTranscript,
+        summary: call.summary,
+        createdAt: a.createdAt,
+        endedAt: call.endedAt
+      }
+    })
+
+  const list = (p: Principal, input: ListCallsInput) =>
+    Effect.gen(function* () {
+      yield* requireScope(p, "conversations:read")
+      const hits = yield* store.listCalls(p.workspaceId, input.limit ?? 50)
+      return { calls: yield* Effect.forEach(hits, ({ activity, thread }) => itemOf(activity, thread)) }
+    })
+
+  /**
+   * Records a finished call: its recording as a blob, then in one transaction the thread of (number,
+   * other party), the call or voicemail activity and the events that report it.
+   */
+  const recordCall = (args: {
+    readonly plan: CallPlan
+    readonly line: Line
+    readonly startedAt: number
+    readonly facts: LiveFacts
+    readonly details: Omit<CallDetails, "status" | "answeredBy" | "durationSeconds" | "summary" | "endedAt">
+    readonly end: CallEnd
+  }) =>
+    Effect.gen(function* () {
+      const { plan, line, end } = args
+      const outcome = outcomeOf(plan)
+      const ws = line.workspaceId
+      const { uuid } = yield* Ids
+      const id = uuid()
+      const media: Array<StoredMedia> = []
+      if (outcome.recorded && end.recording !== null) {
+        const key = `call_${id}.wav`
+        yield* blobs.put(ws, key, end.recording.bytes, end.recording.contentType)
+        media.push({ key, contentType: end.recording.contentType, size: end.recording.bytes.length, filename: outcome.type === "voicemail" ? "voicemail.wav" : "recording.wav" })
+      }
+      const summary = outcome.recorded ? end.summary : null
+      const details: CallDetails = {
+        ...args.details,
+        status: outcome.status,
+        answeredBy: outcome.answeredBy,
+        durationSeconds: end.durationSeconds,
+        summary,
+        endedAt: new Date(args.startedAt + end.durationSeconds * 1000).toISOString()
+      }
+      const createdAt = new Date(args.startedAt).toISOString()
+      return yield* tx.withTransaction(
+        Effect.gen(function* () {
+          yield* tx.lock(phoneLock(ws, line.participant))
+          const message = { at: createdAt, preview: previewOf(outcome.type, outcome.status, plan.direction) }
+          const thread = plan.direction === "inbound" ? yield* threads.inbound(line, message) : yield* threads.outbound(line, message)
+          const activity = newActivity({
+            id,
+            workspaceId: ws,
+            conversationId: thread.id,
+            type: outcome.type,
+            direction: plan.direction,
+            media,
+            call: details,
+            callTranscript: outcome.recorded ? end.transcript : null,
+            createdAt
+          })
+          yield* store.insertActivity(activity)
+          yield* outbox.append(ws, recordedEvents(plan, { ...args.facts, conversationId: thread.id, inboxId: thread.inboxId, activityId: id, summary }))
+          return { activity, thread }
+        })
+      )
+    })
+
+  /** The published, enabled agent's configuration, if any. */
+  const liveAgent = (workspaceId: string) =>
+    Effect.map(agents.get(workspaceId), (found) =>
+      Option.flatMap(found, (agent) => (agent.published !== null && agent.published.enabled ? Option.some({ id: agent.id, config: agent.published }) : Option.none()))
+    )
+
+  /**
+   * An inbound call to a workspace number, routed by the number's voice mode and the agent's hours
+   * at the time it arrives, played through `scenario` (the simulator) and recorded.
+   */
+  const receive = (call: InboundCall) =>
+    Effect.gen(function* () {
+      const to = yield* phoneField("to", call.to)
+      const from = yield* phoneField("from", call.from)
+      const number = yield* Effect.flatMap(numbers.findByE164(to), Effect.orElseFail(() => new NotFound({ message: `${to} is not a workspace number` })))
+      const ws = number.workspaceId
+      const startedAt = yield* Clock.currentTimeMillis
+      const agent = yield* agents.get(ws)
+      const route = routeInbound(number.number, Option.getOrNull(agent), startedAt)
+      const plan: CallPlan = { direction: "inbound", scenario: call.scenario, route }
+      const outcome = outcomeOf(plan)
+      const assigned = number.number.assignedUserId
+      const facts: LiveFacts = {
+        carrierCallId: call.carrierCallId,
+        numberE164: number.number.e164,
+        from,
+        callerName: call.callerName,
+        memberUid: route.kind === "app" ? (assigned ?? TEAM_MEMBER) : null,
+        memberSeesNumber: assigned !== null || (yield* numbers.list(ws)).length === 1,
+        flow: SIMULATED_FLOW
+      }
+      // Live signals: sent as the call arrives, before it has a timeline entry.
+      yield* tx.withTransaction(outbox.append(ws, liveEvents(plan, facts)))
+      const durationSeconds = call.durationSeconds ?? defaultDuration(outcome)
+      const greeting = Option.match(agent, { onNone: () => null, onSome: (a) => a.published?.greeting ?? null })
+      const played =
+        outcome.type === "voicemail"
+          ? voicemailLeft(durationSeconds)
+          : answeredCall(outcome.answeredBy === "agent" ? "agent" : "member", durationSeconds, greeting)
+      const end = simulatedEnd(outcome.status === "completed", durationSeconds, played)
+      return yield* recordCall({
+        plan,
+        line: { workspaceId: ws, numberE164: number.number.e164, participant: from, inboxId: number.inboxId },
+        startedAt,
+        facts,
+        details: {
+          from,
+          to: number.number.e164,
+          agentId: route.kind === "agent" ? route.agentId : null,
+          memberUid: outcome.answeredBy === "member" ? facts.memberUid : null,
+          forwardedTo: route.kind === "forward" ? route.to : null,
+          carrierCallId: call.carrierCallId,
+          job: null
+        },
+        end
+      })
+    })
+
+  /** The sending number: one the caller named, else the first active local one. */
+  const callerNumber = (workspaceId: string, raw: string | undefined) =>
+    Effect.gen(function* () {
+      const active = yield* numbers.listActive(workspaceId)
+      if (active.length === 0) return yield* noActiveNumber
+      if (raw === undefined) return active.find((n) => n.number.type === "local") ?? active[0]!
+      const parsed = normalizePhone(raw)
+      if (Either.isLeft(parsed)) return yield* new InvalidArgument({ message: `from: ${parsed.left}` })
+      const found = active.find((n) => n.number.e164 === parsed.right)
+      if (found === undefined) return yield* new NotFound({ message: `from: ${parsed.right} is not an active number of this workspace` })
+      return found
+    })
+
+  /** What the agent is told for this call: its own instructions, the job's, then the call's. */
+  const instructionsFor = (config: AgentConfig, job: AgentConfig["jobs"][number] | undefined, extra: string | undefined) => {
+    const parts = [config.instructions, job?.instructions ?? null, extra ?? null].filter((s): s is string => s !== null && s.length > 0)
+    return parts.length === 0 ? null : parts.join("\n\n")
+  }
+
+  /**
+   * `POST /calls`: the published agent calls `to` from `from` (or the default number). Test keys dial
+   * nothing: the simulator plays the call (`simulated`). The call is recorded as it ended; its events
+   * begin with `call.completed` or `call.missed` (no `call.answered`).
+   */
+  const place = (p: Principal, input: PlaceCallInput) =>
+    Effect.gen(function* () {
+      yield* requireScope(p, "calls:place")
+      const ws = p.workspaceId
+      const agent = yield* Effect.flatMap(liveAgent(ws), Option.match({
+        onNone: () => Effect.fail(new FailedPrecondition({ message: "Publish an agent first: outbound calls are placed by the published, enabled agent" })),
+        onSome: Effect.succeed
+      }))
+      const sender: NumberRecord = yield* callerNumber(ws, input.from)
+      const to: E164 = yield* phoneField("to", input.to)
+      const job = input.job === undefined ? undefined : agent.config.jobs.find((j) => j.name === input.job)
+      if (input.job !== undefined && job === undefined) {
+        return yield* new InvalidArgument({ message: `job: the published agent has no job named ${displayText(input.job, 60)}` })
+      }
+      const purpose = job?.name ?? input.instructions ?? null
+      const request = {
+        workspaceId: ws,
+        from: sender.number.e164,
+        to,
+        agentId: agent.id,
+        greeting: agent.config.greeting,
+        instructions: instructionsFor(agent.config, job, input.instructions),
+        purpose
+      }
+      const simulated = p.kind === "test"
+      const startedAt = yield* Clock.currentTimeMillis
+      const { uuid } = yield* Ids
+      const dialed = simulated
+        ? { carrierCallId: `sim_call_${uuid()}`, ended: simulatedPlacedCall(request.greeting, purpose) }
+        : yield* voice.dial(request).pipe(
+            Effect.mapError((e) =>
+              e.reason === "rejected"
+                ? new FailedPrecondition({ message: `The carrier refused the call: ${e.message}` })
+                : new Internal({ message: `The carrier is unavailable (${e.message}); retry with the same Idempotency-Key` })
+            )
+          )
+      const { activity, thread } = yield* recordCall({
+        plan: { direction: "outbound", scenario: dialed.ended.answered ? "answered" : "missed" },
+        line: { workspaceId: ws, numberE164: sender.number.e164, participant: to, inboxId: sender.inboxId },
+        startedAt,
+        facts: { carrierCallId: dialed.carrierCallId, numberE164: sender.number.e164, from: sender.number.e164, callerName: null, memberUid: null, memberSeesNumber: false, flow: SIMULATED_FLOW },
+        details: { from: sender.number.e164, to, agentId: agent.id, memberUid: null, forwardedTo: null, carrierCallId: dialed.carrierCallId, job: job?.name ?? null },
+        end: dialed.ended
+      })
+      const result: PlaceCallResult = { call: yield* itemOf(activity, thread), conversationId: thread.id, ...(simulated ? { simulated: true as const } : {}) }
+      return result
+    })
+
+  /** `POST /test-helpers/inbound-calls`: an inbound call from `from` to the caller's number `to`. */
+  const simulateInbound = (p: Principal, input: SimulatedCallInput) =>
+    Effect.gen(function* () {
+      yield* testKeysOnly(p)
+      // Only the caller's own numbers: a test key cannot ring another workspace.
+      const parsed = normalizePhone(input.to)
+      const owned = Either.isRight(parsed) ? yield* numbers.findByE164(parsed.right) : Option.none()
+      if (Option.isNone(owned) || owned.value.workspaceId !== p.workspaceId) {
+        return yield* new NotFound({ message: `to: ${displayText(input.to, 32)} is not a number of this workspace` })
+      }
+      const { uuid } = yield* Ids
+      const carrierCallId = `sim_call_${uuid()}`
+      const { activity, thread } = yield* receive({
+        carrierCallId,
+        to: input.to,
+        from: input.from,
+        callerName: null,
+        scenario: input.scenario,
+        durationSeconds: input.durationSeconds ?? null
+      })
+      return { call: yield* itemOf(activity, thread), carrierCallId }
+    })
+
+  return { list, place, receive, recordCall, simulateInbound } as const
+})
+
+export class Calls extends Context.Tag("core/Calls")<Calls, Effect.Effect.Success<typeof make>>() {}
+export const layer = Layer.effect(Calls, make)

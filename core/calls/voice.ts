@@ -1,0 +1,57 @@
+/**
+ * The voice carrier port: places the AI agent's outbound calls (`POST /calls`). Adapters:
+ * adapters/carrier/simulatedVoice.ts (CARRIER=simulated; test keys never reach a port) and, to come,
+ * a Telnyx adapter.
+ *
+ * Shape for a real carrier: `dial` asks the carrier to call `to` from `from` with an AI assistant
+ * configured from `agentId`, `greeting` and `instructions` (Telnyx: a Call Control dial with the
+ * published agent's assistant, `carrierAssistantId` on the agent record), and answers the carrier's
+ * call id (Telnyx `call_control_id`). A refused dial (4xx) is `rejected`; rate limits, 5xx, timeouts
+ * and network failures are `unavailable`. `ended` is the call's end: the simulator plays the
+ * whole call at once. A carrier that reports the end later (Telnyx's `call.hangup`,
+ * `call.recording.saved`, `call.ai_gather.ended` webhooks) will make `ended` optional and hand the
+ * same `CallEnd` to `Calls.recordCall` from its webhook route; that path is not built yet.
+ */
+import { Context, Data, type Effect } from "effect"
+import type { Transcript } from "./script.ts"
+
+export interface DialRequest {
+  readonly workspaceId: string
+  readonly from: string
+  readonly to: string
+  readonly agentId: string
+  readonly greeting: string | null
+  /** The agent's instructions, then the job's, then the call's own. */
+  readonly instructions: string | null
+  /** What the call is for (the job's name, or the caller's instructions), for the carrier's summary. */
+  readonly purpose: string | null
+}
+
+/** How a call ended. */
+export interface CallEnd {
+  readonly answered: boolean
+  readonly durationSeconds: number
+  readonly transcript: Transcript
+  readonly summary: string | null
+  /** The recording's audio; null when none was made. */
+  readonly recording: { readonly bytes: Uint8Array; readonly contentType: string } | null
+}
+
+export interface Dialed {
+  readonly carrierCallId: string
+  readonly ended: CallEnd
+}
+
+/**
+ * `rejected`: the carrier refused this call (4xx); retrying will not help.
+ * `unavailable`: rate limited, 5xx, timeout or network failure; the caller may retry later.
+ */
+export class VoiceError extends Data.TaggedError("VoiceError")<{
+  readonly reason: "rejected" | "unavailable"
+  readonly message: string
+}> {}
+
+export interface Voice {
+  readonly dial: (request: DialRequest) => Effect.Effect<Dialed, VoiceError>
+}
+export const Voice = Context.GenericTag<Voice>("core/Voice")
