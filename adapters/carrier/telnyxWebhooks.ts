@@ -56,7 +56,7 @@ const fail = (reason: TelnyxWebhookError["reason"], message: string) =>
   Effect.fail(new TelnyxWebhookError({ reason, message }))
 
 /** Strict base64 (standard or url alphabet, padding optional) to bytes; null when it is not base64. */
-const fromBase64 = (text: string): Uint8Array<ArrayBuffer> | null => {
+export const fromBase64 = (text: string): Uint8Array<ArrayBuffer> | null => {
   const s = text.trim().replace(/-/g, "+").replace(/_/g, "/").replace(/=+$/, "")
   if (!/^[A-Za-z0-9+/]*$/.test(s) || s.length % 4 === 1) return null
   const bin = atob(s.padEnd(Math.ceil(s.length / 4) * 4, "="))

@@ -5,12 +5,15 @@
  * percent-encoded brackets), `POST /v2/number_orders` (only numbers a search returned and nobody
  * owns) and `GET /v2/number_orders/{id}` (pending orders settle there); the 10DLC registry
  * (brand filing and read, the sole-proprietor PIN, campaignBuilder and campaign read: bare
- * camelCase answers, reviews settled by `setReview` on the first read); with Telnyx's auth,
- * validation and error shapes, scriptable faults, a record of every request, and Ed25519-signed
- * webhooks (`message.sent`, `message.finalized`, `message.received`, or any event type).
+ * camelCase answers, reviews settled by `setReview` on the first read); voice (Call Control and
+ * AI assistants, fakeTelnyxVoice.ts); with Telnyx's auth, validation and error shapes, scriptable
+ * faults, a record of every request, and Ed25519-signed webhooks (`message.sent`,
+ * `message.finalized`, `message.received`, the events of a call, or any event type).
  */
 import { generateKeyPairSync, type KeyObject, randomUUID, sign } from "node:crypto"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
+import { afterAll, beforeAll, beforeEach } from "vitest"
+import { type FakeVoice, type HangupInput, makeFakeVoice } from "./fakeTelnyxVoice.ts"
 
 export const DEFAULT_API_KEY = "KEY_fake_telnyx_test_key"
 
@@ -182,7 +185,7 @@ const VERTICALS = [
 ]
 
 /** One FastAPI validation failure (`HTTPValidationError.detail[]`, research §6). */
-interface FieldError {
+export interface FieldError {
   readonly loc: ReadonlyArray<string | number>
   readonly msg: string
   readonly type: string
@@ -264,6 +267,10 @@ export interface FakeTelnyx {
   /** The next `times` requests to /v2 answer with `fault` (queued after earlier scripts). */
   readonly script: (fault: FakeFault, times?: number) => void
   readonly signedWebhook: (eventType: string, payload: unknown, options?: WebhookOptions) => SignedWebhook
+  /** Calls, assistants and conversations (fakeTelnyxVoice.ts). */
+  readonly voice: FakeVoice
+  /** The signed webhooks of a call from its start to its end (`voice.lifecycle`), in order. */
+  readonly callWebhooks: (callControlId: string, hangup?: HangupInput) => ReadonlyArray<SignedWebhook>
   /** Signs and POSTs an event to `url`; resolves with the receiver's status and body. */
   readonly deliverWebhook: (
     url: string,
@@ -277,7 +284,8 @@ export interface FakeTelnyx {
 
 const E164 = /^\+[1-9]\d{6,14}$/
 
-interface TelnyxError {
+/** One entry of the v2 error envelope `{errors: [...]}` (research §6). */
+export interface TelnyxError {
   readonly code: string
   readonly title: string
   readonly detail?: string
@@ -314,6 +322,7 @@ export const startFakeTelnyx = async (
   }
   const errors = (res: ServerResponse, status: number, list: ReadonlyArray<TelnyxError>, headers?: Record<string, string>) =>
     send(res, status, { errors: list }, headers)
+  const voice = makeFakeVoice({ send, errors })
 
   const applyFault = (res: ServerResponse, fault: FakeFault): number | "hang" => {
     switch (fault.type) {
@@ -744,6 +753,8 @@ export const startFakeTelnyx = async (
       if (req.method === "POST" && path === "/v2/number_orders") return createOrder(res, json)
       const registered = path.startsWith("/v2/10dlc/") ? registry(req.method ?? "GET", path, json, res) : undefined
       if (registered !== undefined) return registered
+      const voiced = voice.route(req.method ?? "GET", path, json, res)
+      if (voiced !== undefined) return voiced
       const order = /^\/v2\/number_orders\/([^/]+)$/.exec(path)
       if (req.method === "GET" && order) {
         const known = orders.get(decodeURIComponent(order[1]!))
@@ -819,6 +830,8 @@ export const startFakeTelnyx = async (
       for (let i = 0; i < times; i++) faults.push(fault)
     },
     signedWebhook,
+    voice,
+    callWebhooks: (callControlId, hangup) => voice.lifecycle(callControlId, hangup).map(([type, payload]) => signedWebhook(type, payload)),
     deliverWebhook: async (url, eventType, payload, opts = {}) => {
       const meta = opts.meta ?? (eventType === "message.received" ? undefined : { attempt: 1, deliveredTo: url })
       const hook = signedWebhook(eventType, payload, meta === undefined ? opts : { ...opts, meta })
@@ -842,6 +855,7 @@ export const startFakeTelnyx = async (
       campaigns.clear()
       otps.clear()
       review = DEFAULT_REVIEW
+      voice.reset()
     },
     stop: async () => {
       for (const res of hanging) res.destroy()
@@ -849,5 +863,21 @@ export const startFakeTelnyx = async (
       server.closeAllConnections()
       await new Promise<void>((done) => server.close(() => done()))
     }
+  }
+}
+
+/** One fake for the test file (call at its top level): started before its tests, reset before each, stopped after. */
+export const useFakeTelnyx = (): (() => FakeTelnyx) => {
+  let fake: FakeTelnyx | undefined
+  beforeAll(async () => {
+    fake = await startFakeTelnyx()
+  })
+  afterAll(async () => {
+    await fake?.stop()
+  })
+  beforeEach(() => fake?.reset())
+  return () => {
+    if (fake === undefined) throw new Error("the fake Telnyx is not started yet: use it inside a test")
+    return fake
   }
 }

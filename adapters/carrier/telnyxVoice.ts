@@ -1,0 +1,266 @@
+/**
+ * Telnyx Call Control and AI assistants (research telnyx.md §5 and §6) through the shared client
+ * (telnyxClient.ts). Self-contained: the core Voice port is wired to it elsewhere.
+ *
+ * - Calls: `POST /v2/calls` dials; `POST /v2/calls/{call_control_id}/actions/{answer,transfer,
+ *   hangup,record_start}` commands one leg. `client_state` goes out base64 (Telnyx echoes it, still
+ *   base64, in every later webhook: telnyxCallWebhooks.ts decodes it).
+ * - Assistants: `POST /v2/ai/assistants` creates, `POST /v2/ai/assistants/{id}` updates (the verb
+ *   Telnyx's SDK uses for `assistants.update`; there is no PATCH or PUT). Answers are the bare
+ *   assistant object; a `{data}` wrapper is accepted too, as the shape is only known from the SDK.
+ * - Transcripts: `GET /v2/ai/conversations/{id}/messages`, `{data: [{role, text, sent_at, created_at}]}`.
+ *
+ * Failures: a 4xx is Telnyx refusing the command, `rejected` with its own words; 401/403 (our
+ * account), 408, 429, 5xx, timeouts, network failures and malformed answers are `unavailable`.
+ * A dial or command is not idempotent by itself (a second dial rings the callee twice), so POSTs are
+ * retried only on a 429, which Telnyx did not process, unless the caller gave a `commandId`:
+ * Telnyx ignores a repeated command with the same id, so then 408 and 5xx are retried too. An
+ * assistant update and every read are idempotent and retried on 408/429/5xx; a create only on 429.
+ * A POST that timed out or met a 5xx may have gone through, and its message says so.
+ *
+ * The API key never appears in an error (the client keeps it Redacted).
+ */
+import { Data, Effect, Either, Schema } from "effect"
+import { classify, decodeAnswer, makeClient, refusal, type TelnyxConfig, type TelnyxFailure } from "./telnyxClient.ts"
+
+export class TelnyxVoiceError extends Data.TaggedError("TelnyxVoiceError")<{
+  readonly reason: "rejected" | "unavailable"
+  readonly message: string
+}> {}
+
+/** Statuses that mean Telnyx did not process a request that is safe to send again. */
+const IDEMPOTENT_RETRY_ON: ReadonlySet<number> = new Set([408, 429, 500, 502, 503, 504])
+/** Only a 429 surely left a non-idempotent POST unprocessed. */
+const WRITE_RETRY_ON: ReadonlySet<number> = new Set([429])
+
+/** What the recording of a call is made of: mp3, one channel per party (caller and agent apart). */
+export const RECORD_FORMAT = "mp3"
+export const RECORD_CHANNELS = "dual"
+
+export interface DialInput {
+  /** Our number, E.164. */
+  readonly from: string
+  /** The callee, E.164. */
+  readonly to: string
+  /** The Call Control App the call belongs to (its webhooks go to the app's URL). */
+  readonly connectionId: string
+  /** An AI assistant that talks once the callee picks up. */
+  readonly assistantId?: string
+  /** Echoed (base64) in every webhook of the call; sent base64. */
+  readonly clientState?: string
+  /** Telnyx ignores a second dial with the same id; with one, 5xx are retried. */
+  readonly commandId?: string
+  /** Record from the moment the callee answers. */
+  readonly record?: boolean
+  /** How long to ring (Telnyx accepts 5–600 s) before the call ends with `hangup_cause: timeout`. */
+  readonly timeoutSecs?: number
+}
+
+export interface DialedCall {
+  /** Commands go to this leg token. */
+  readonly callControlId: string
+  readonly callLegId: string
+  /** Groups the legs of one call (a transfer adds one): our call record's key. */
+  readonly callSessionId: string
+}
+
+export interface AnswerOptions {
+  /** The AI assistant that takes the call. */
+  readonly assistantId?: string
+  readonly clientState?: string
+  /** Record from the answer on. */
+  readonly record?: boolean
+  readonly commandId?: string
+}
+
+/** Any command may carry an id Telnyx dedupes on; with one, 5xx are retried. */
+export interface CommandOptions {
+  readonly commandId?: string
+}
+
+export interface AssistantInput {
+  /** Update this assistant; null or absent: create one. */
+  readonly assistantId?: string | null
+  readonly name: string
+  readonly instructions: string
+  /** What the assistant says first when it answers. */
+  readonly greeting?: string
+}
+
+/** One line of a call transcript, as CONTRACT's `callTranscript` entry (an AI call has only these two speakers). */
+export interface TranscriptEntry {
+  readonly speaker: "agent" | "caller"
+  readonly text: string
+  /** Whole seconds since the first line (or since `startedAt` when given). */
+  readonly offsetSeconds: number
+}
+
+export interface TelnyxVoice {
+  readonly dial: (input: DialInput) => Effect.Effect<DialedCall, TelnyxVoiceError>
+  readonly answer: (callControlId: string, options?: AnswerOptions) => Effect.Effect<void, TelnyxVoiceError>
+  /** Transfers the call to `to` (E.164 or SIP URI); Telnyx dials it as a new leg of the session. */
+  readonly transfer: (callControlId: string, to: string, options?: CommandOptions) => Effect.Effect<void, TelnyxVoiceError>
+  readonly hangup: (callControlId: string, options?: CommandOptions) => Effect.Effect<void, TelnyxVoiceError>
+  /** Records the rest of the call; `call.recording.saved` follows the hangup. */
+  readonly startRecording: (callControlId: string, options?: CommandOptions) => Effect.Effect<void, TelnyxVoiceError>
+  readonly upsertAssistant: (input: AssistantInput) => Effect.Effect<{ readonly assistantId: string }, TelnyxVoiceError>
+  /** The transcript of an assistant's conversation, oldest line first; tool calls and empty lines left out. */
+  readonly conversationMessages: (
+    conversationId: string,
+    startedAt?: string
+  ) => Effect.Effect<ReadonlyArray<TranscriptEntry>, TelnyxVoiceError>
+}
+
+// ------------------------------------------------------------------------------------ request bodies
+
+/** UTF-8 text as base64, as Telnyx requires of `client_state`. */
+export const toBase64 = (text: string): string => {
+  let bin = ""
+  for (const byte of new TextEncoder().encode(text)) bin += String.fromCharCode(byte)
+  return btoa(bin)
+}
+
+const optional = <K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } =>
+  (value === undefined ? {} : { [key]: value }) as { [P in K]?: V }
+
+/** What a dial and an answer share: our client_state (base64), recording from the answer on, the assistant. */
+export const answerBody = (options: Pick<AnswerOptions, "assistantId" | "clientState" | "record">) => ({
+  ...optional("client_state", options.clientState === undefined ? undefined : toBase64(options.clientState)),
+  ...(options.record ? { record: "record-from-answer", record_format: RECORD_FORMAT, record_channels: RECORD_CHANNELS } : {}),
+  ...optional("assistant", options.assistantId === undefined ? undefined : { id: options.assistantId })
+})
+
+/** The `POST /v2/calls` body (research §5 "Dial"). */
+export const dialBody = (input: DialInput) => ({
+  connection_id: input.connectionId,
+  from: input.from,
+  to: input.to,
+  ...answerBody(input),
+  ...optional("command_id", input.commandId),
+  ...optional("timeout_secs", input.timeoutSecs)
+})
+
+/** The assistant create/update body: only the fields we own, so an update leaves Telnyx's other settings alone. */
+export const assistantBody = (input: AssistantInput) => ({
+  name: input.name,
+  instructions: input.instructions,
+  ...optional("greeting", input.greeting)
+})
+
+// ------------------------------------------------------------------------------------ answers
+
+const decodeDialed = decodeAnswer(
+  Schema.Struct({
+    data: Schema.Struct({ call_control_id: Schema.NonEmptyString, call_leg_id: Schema.NonEmptyString, call_session_id: Schema.NonEmptyString })
+  }),
+  "{data: {call_control_id, call_leg_id, call_session_id}}"
+)
+
+const AssistantId = Schema.Struct({ id: Schema.NonEmptyString })
+const decodeAssistant = decodeAnswer(
+  Schema.Union(AssistantId, Schema.Struct({ data: AssistantId })),
+  "an assistant {id}"
+)
+
+const Time = Schema.optional(Schema.NullOr(Schema.String))
+/** One conversation message; `text` is null on tool calls. */
+const Message = Schema.Struct({ role: Schema.String, text: Schema.optional(Schema.NullOr(Schema.String)), sent_at: Time, created_at: Time })
+type Message = typeof Message.Type
+const decodeMessages = decodeAnswer(Schema.Struct({ data: Schema.Array(Message) }), "{data: [{role, text, sent_at}]}")
+
+const SPEAKERS: Readonly<Record<string, TranscriptEntry["speaker"]>> = { assistant: "agent", user: "caller" }
+
+/**
+ * The lines said aloud, oldest first (by `sent_at`, else `created_at`: Telnyx's list order is not
+ * documented), untimed ones last; offsets in whole seconds from `startedAt` or the first timed line.
+ */
+export const transcript = (messages: ReadonlyArray<Message>, startedAt?: string): ReadonlyArray<TranscriptEntry> => {
+  const lines = messages.flatMap((m) => {
+    const speaker = SPEAKERS[m.role]
+    const text = (m.text ?? "").trim()
+    const at = Date.parse(m.sent_at ?? m.created_at ?? "")
+    return speaker === undefined || text === "" ? [] : [{ speaker, text, at: Number.isNaN(at) ? Number.POSITIVE_INFINITY : at }]
+  })
+  // Array.prototype.sort is stable: lines said at the same time keep Telnyx's order.
+  lines.sort((a, b) => (a.at === b.at ? 0 : a.at < b.at ? -1 : 1))
+  const start = Date.parse(startedAt ?? "")
+  const origin = Number.isNaN(start) ? (lines[0]?.at ?? 0) : start
+  let last = 0
+  return lines.map(({ at, speaker, text }) => {
+    if (Number.isFinite(at)) last = Math.max(0, Math.floor((at - origin) / 1000))
+    return { speaker, text, offsetSeconds: last }
+  })
+}
+
+// ------------------------------------------------------------------------------------ the client
+
+const unavailable = (message: string) => new TelnyxVoiceError({ reason: "unavailable", message })
+
+const voiceError = (f: TelnyxFailure, method: string): TelnyxVoiceError => {
+  const error = Either.match(classify(f), {
+    onLeft: unavailable,
+    onRight: (r) => new TelnyxVoiceError({ reason: "rejected", message: refusal(r) })
+  })
+  // A POST Telnyx did not answer, or answered with a 5xx, may have been carried out.
+  const unsure = method === "POST" && error.reason === "unavailable" && !(f._tag === "Status" && f.status < 500)
+  return unsure ? unavailable(`${error.message}; it may have gone through`) : error
+}
+
+const segment = encodeURIComponent
+
+export const make = (config: TelnyxConfig): TelnyxVoice => {
+  const telnyx = makeClient(config)
+
+  const call = <A>(
+    method: "GET" | "POST",
+    path: string,
+    retryOn: ReadonlySet<number>,
+    decode: (text: string) => Either.Either<A, string>,
+    body?: unknown
+  ): Effect.Effect<A, TelnyxVoiceError> =>
+    telnyx({ method, path, retryOn, ...(body === undefined ? {} : { body }) }).pipe(
+      Effect.mapError((f) => voiceError(f, method)),
+      Effect.flatMap(({ status, text }) =>
+        Either.match(decode(text), {
+          onLeft: (why) => Effect.fail(unavailable(`Telnyx returned a malformed answer to ${method} ${path} (HTTP ${status}; ${why})`)),
+          onRight: Effect.succeed
+        })
+      )
+    )
+
+  const commandRetry = (commandId: string | undefined) => (commandId === undefined ? WRITE_RETRY_ON : IDEMPOTENT_RETRY_ON)
+
+  /** `POST /v2/calls/{id}/actions/{action}`; Telnyx answers `{data: {result}}`, which says nothing more. */
+  const action = (callControlId: string, name: string, body: Record<string, unknown>, commandId: string | undefined) =>
+    call("POST", `/v2/calls/${segment(callControlId)}/actions/${name}`, commandRetry(commandId), Either.right, {
+      ...body,
+      ...optional("command_id", commandId)
+    }).pipe(Effect.asVoid, Effect.withSpan(`TelnyxVoice.${name}`, { attributes: { "carrier.name": "telnyx" } }))
+
+  return {
+    dial: (input) =>
+      call("POST", "/v2/calls", commandRetry(input.commandId), decodeDialed, dialBody(input)).pipe(
+        Effect.map(({ data }) => ({ callControlId: data.call_control_id, callLegId: data.call_leg_id, callSessionId: data.call_session_id })),
+        Effect.withSpan("TelnyxVoice.dial", { attributes: { "carrier.name": "telnyx", "call.assistant": input.assistantId !== undefined } })
+      ),
+    answer: (callControlId, options = {}) => action(callControlId, "answer", answerBody(options), options.commandId),
+    transfer: (callControlId, to, options = {}) => action(callControlId, "transfer", { to }, options.commandId),
+    hangup: (callControlId, options = {}) => action(callControlId, "hangup", {}, options.commandId),
+    startRecording: (callControlId, options = {}) =>
+      action(callControlId, "record_start", { format: RECORD_FORMAT, channels: RECORD_CHANNELS }, options.commandId),
+    upsertAssistant: (input) => {
+      const id = input.assistantId ?? null
+      const update = id !== null
+      const path = id === null ? "/v2/ai/assistants" : `/v2/ai/assistants/${segment(id)}`
+      return call("POST", path, update ? IDEMPOTENT_RETRY_ON : WRITE_RETRY_ON, decodeAssistant, assistantBody(input)).pipe(
+        Effect.map((a) => ({ assistantId: "data" in a ? a.data.id : a.id })),
+        Effect.withSpan("TelnyxVoice.upsertAssistant", { attributes: { "carrier.name": "telnyx", "assistant.update": update } })
+      )
+    },
+    conversationMessages: (conversationId, startedAt) =>
+      call("GET", `/v2/ai/conversations/${segment(conversationId)}/messages`, IDEMPOTENT_RETRY_ON, decodeMessages).pipe(
+        Effect.map(({ data }) => transcript(data, startedAt)),
+        Effect.withSpan("TelnyxVoice.conversationMessages", { attributes: { "carrier.name": "telnyx" } })
+      )
+  }
+}

@@ -1,0 +1,432 @@
+/**
+ * The voice part of the fake Telnyx (fakeTelnyx.ts; research telnyx.md §5 and "What a faithful
+ * fake Telnyx server for tests must implement"): Call Control (`POST /v2/calls` and the `answer`,
+ * `transfer`, `hangup` and `record_start` actions), AI assistants (create, update with POST, read)
+ * and conversation transcripts, with Telnyx's validation, and the webhook payloads of a call
+ * (`call.initiated`, `call.answered`, `call.hangup`, `call.recording.saved`,
+ * `call.recording.transcription.saved`, `call.conversation.ended`) built from the fake's own call
+ * state, for fakeTelnyx.ts to sign.
+ *
+ * Not documented, so invented here (an adapter must rely on neither): the codes and words of the
+ * refusals of a command on an ended call (422, 90018) or an answer on an answered one (422, 90019),
+ * what a repeated `command_id` returns (the first answer again), and the assistant endpoints' error
+ * shape (FastAPI's `{detail: [{loc, msg, type}]}`, as the 10DLC ones).
+ */
+import { randomUUID } from "node:crypto"
+import type { ServerResponse } from "node:http"
+import type { FieldError, TelnyxError } from "./fakeTelnyx.ts"
+
+const E164 = /^\+[1-9]\d{6,14}$/
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/
+
+/** How the fake answers: a JSON body, or a v2 error envelope. Both return the status. */
+export interface Reply {
+  readonly send: (res: ServerResponse, status: number, body: unknown) => number
+  readonly errors: (res: ServerResponse, status: number, list: ReadonlyArray<TelnyxError>) => number
+}
+
+/** One call leg the fake knows, dialled through the API or rung in by `inboundCall`. */
+export interface FakeCall {
+  readonly callControlId: string
+  readonly callLegId: string
+  readonly callSessionId: string
+  readonly connectionId: string
+  readonly direction: "incoming" | "outgoing"
+  readonly from: string
+  readonly to: string
+  readonly callerName: string | null
+  /** As sent: base64. */
+  clientState: string | null
+  assistantId: string | null
+  /** `record-from-answer` on the dial or answer, or `record_start`. */
+  recording: boolean
+  state: "parked" | "answered" | "ended"
+  readonly startTime: string
+  answeredAt: string | null
+  endedAt: string | null
+  /** Where the call went by `transfer`. */
+  transferredTo: string | null
+  /** The action bodies received, in order (`dial` for the dial itself). */
+  readonly commands: Array<{ readonly action: string; readonly body: Record<string, unknown> }>
+}
+
+export interface ConversationMessage {
+  readonly role: "user" | "assistant" | "tool"
+  readonly text: string | null
+  readonly sent_at?: string
+  readonly created_at?: string
+}
+
+export interface InboundCallInput {
+  readonly from: string
+  readonly to: string
+  readonly connectionId?: string
+  readonly callerName?: string | null
+}
+
+export interface HangupInput {
+  /** Default `normal_clearing`. */
+  readonly cause?: string
+  /** Default `caller`. */
+  readonly source?: string
+  /** Leave `end_time` out, as the SDK's types do. */
+  readonly omitEndTime?: boolean
+}
+
+export interface FakeVoice {
+  readonly calls: ReadonlyMap<string, FakeCall>
+  readonly assistants: ReadonlyMap<string, Record<string, unknown>>
+  /** A caller rings one of our numbers: a parked incoming leg, to answer through the API. */
+  readonly inboundCall: (input: InboundCallInput) => FakeCall
+  /** The callee of a dialled call picks up. */
+  readonly pickUp: (callControlId: string) => void
+  /** Sets the messages `GET /v2/ai/conversations/{id}/messages` returns. */
+  readonly setConversation: (conversationId: string, messages: ReadonlyArray<ConversationMessage>) => void
+  /** The payload Telnyx would send for this event of the call (its state unchanged). */
+  readonly callPayload: (
+    callControlId: string,
+    eventType: "call.initiated" | "call.answered" | "call.hangup" | "call.recording.saved",
+    hangup?: HangupInput
+  ) => Record<string, unknown>
+  /**
+   * The events of the call from its start to its end, as Telnyx sends them: initiated, answered
+   * (if it was), hangup (ending it now if it is still up), recording.saved (if it was recorded).
+   */
+  readonly lifecycle: (callControlId: string, hangup?: HangupInput) => ReadonlyArray<readonly [string, Record<string, unknown>]>
+  readonly route: (method: string, path: string, json: unknown, res: ServerResponse) => number | undefined
+  readonly reset: () => void
+}
+
+type Action = "answer" | "transfer" | "hangup" | "record_start"
+
+const fields = (json: unknown) => (typeof json === "object" && json !== null && !Array.isArray(json) ? json : {}) as Record<string, unknown>
+const text = (v: unknown): v is string => typeof v === "string" && v.trim() !== ""
+const now = () => new Date().toISOString()
+const v3 = () => `v3:${randomUUID().replace(/-/g, "")}`
+
+export const makeFakeVoice = (reply: Reply): FakeVoice => {
+  const { errors, send } = reply
+  const calls = new Map<string, FakeCall>()
+  /** Answers already given to a `command_id`, by id: a repeat gets the same answer and does nothing. */
+  const commandAnswers = new Map<string, unknown>()
+  const assistants = new Map<string, Record<string, unknown>>()
+  const conversations = new Map<string, ReadonlyArray<ConversationMessage>>()
+
+  const missing = (field: string): TelnyxError => ({
+    code: "10004",
+    title: "Missing required parameter",
+    detail: `The '${field}' parameter is required.`,
+    source: { pointer: `/${field}` }
+  })
+  const invalid = (field: string, detail: string): TelnyxError => ({ code: "10015", title: "Invalid parameter", detail, source: { pointer: `/${field}` } })
+  const notE164 = (field: string): TelnyxError => ({
+    code: "10016",
+    title: "Phone number must be in +E.164 format",
+    detail: `The '${field}' parameter must be in +E.164 format.`,
+    source: { pointer: `/${field}` }
+  })
+  const clientStateError = (b: Record<string, unknown>): ReadonlyArray<TelnyxError> =>
+    b["client_state"] === undefined || (typeof b["client_state"] === "string" && BASE64.test(b["client_state"]))
+      ? []
+      : [invalid("client_state", "The 'client_state' parameter must be a base64 encoded string.")]
+  const assistantError = (b: Record<string, unknown>): ReadonlyArray<TelnyxError> => {
+    if (b["assistant"] === undefined) return []
+    const id = fields(b["assistant"])["id"]
+    if (!text(id)) return [missing("assistant/id")]
+    return assistants.has(id) ? [] : [invalid("assistant/id", `Assistant ${id} was not found.`)]
+  }
+  const recordError = (b: Record<string, unknown>): ReadonlyArray<TelnyxError> => [
+    ...(b["record"] === undefined || b["record"] === "record-from-answer" ? [] : [invalid("record", "'record' must be 'record-from-answer'.")]),
+    ...(b["record_format"] === undefined || b["record_format"] === "mp3" || b["record_format"] === "wav" ? [] : [invalid("record_format", "'record_format' must be wav or mp3.")]),
+    ...(b["record_channels"] === undefined || b["record_channels"] === "single" || b["record_channels"] === "dual" ? [] : [invalid("record_channels", "'record_channels' must be single or dual.")])
+  ]
+
+  const dialed = (call: FakeCall) => ({
+    data: {
+      record_type: "call",
+      call_control_id: call.callControlId,
+      call_leg_id: call.callLegId,
+      call_session_id: call.callSessionId,
+      is_alive: false,
+      ...(call.clientState === null ? {} : { client_state: call.clientState }),
+      start_time: call.startTime
+    }
+  })
+
+  const dial = (res: ServerResponse, json: unknown): number => {
+    const b = fields(json)
+    const list: Array<TelnyxError> = []
+    if (!text(b["connection_id"])) list.push(missing("connection_id"))
+    for (const f of ["from", "to"]) {
+      if (b[f] === undefined || b[f] === "") list.push(missing(f))
+      else if (!(typeof b[f] === "string" && (E164.test(b[f] as string) || (f === "to" && /^sips?:/.test(b[f] as string))))) list.push(notE164(f))
+    }
+    const timeout = b["timeout_secs"]
+    if (timeout !== undefined && !(typeof timeout === "number" && Number.isInteger(timeout) && timeout >= 5 && timeout <= 600)) {
+      list.push(invalid("timeout_secs", "'timeout_secs' must be an integer between 5 and 600."))
+    }
+    list.push(...clientStateError(b), ...assistantError(b), ...recordError(b))
+    if (list.length > 0) return errors(res, 422, list)
+    const commandId = text(b["command_id"]) ? `dial:${b["command_id"]}` : null
+    if (commandId !== null && commandAnswers.has(commandId)) return send(res, 200, commandAnswers.get(commandId))
+    const call: FakeCall = {
+      callControlId: v3(),
+      callLegId: randomUUID(),
+      callSessionId: randomUUID(),
+      connectionId: b["connection_id"] as string,
+      direction: "outgoing",
+      from: b["from"] as string,
+      to: b["to"] as string,
+      callerName: null,
+      clientState: typeof b["client_state"] === "string" ? b["client_state"] : null,
+      assistantId: text(fields(b["assistant"])["id"]) ? (fields(b["assistant"])["id"] as string) : null,
+      recording: b["record"] === "record-from-answer",
+      state: "parked",
+      startTime: now(),
+      answeredAt: null,
+      endedAt: null,
+      transferredTo: null,
+      commands: [{ action: "dial", body: b }]
+    }
+    calls.set(call.callControlId, call)
+    if (commandId !== null) commandAnswers.set(commandId, dialed(call))
+    return send(res, 200, dialed(call))
+  }
+
+  /** Validates an action's body, applies it; the refusal list when it cannot. */
+  const apply = (call: FakeCall, action: Action, b: Record<string, unknown>): ReadonlyArray<TelnyxError> => {
+    const list: Array<TelnyxError> = [...clientStateError(b)]
+    switch (action) {
+      case "answer":
+        list.push(...assistantError(b), ...recordError(b))
+        if (list.length > 0) return list
+        if (call.direction !== "incoming" || call.state !== "parked") {
+          return [{ code: "90019", title: "Call already answered", detail: "This call can no longer be answered." }]
+        }
+        call.state = "answered"
+        call.answeredAt = now()
+        if (b["record"] === "record-from-answer") call.recording = true
+        if (text(fields(b["assistant"])["id"])) call.assistantId = fields(b["assistant"])["id"] as string
+        break
+      case "transfer": {
+        const to = b["to"]
+        if (to === undefined || to === "") list.push(missing("to"))
+        else if (!(typeof to === "string" && (E164.test(to) || /^sips?:/.test(to)))) list.push(notE164("to"))
+        if (list.length > 0) return list
+        call.transferredTo = to as string
+        break
+      }
+      case "hangup":
+        if (list.length > 0) return list
+        call.state = "ended"
+        call.endedAt = now()
+        break
+      case "record_start":
+        if (b["format"] === undefined) list.push(missing("format"))
+        else if (b["format"] !== "mp3" && b["format"] !== "wav") list.push(invalid("format", "'format' must be wav or mp3."))
+        if (b["channels"] === undefined) list.push(missing("channels"))
+        else if (b["channels"] !== "single" && b["channels"] !== "dual") list.push(invalid("channels", "'channels' must be single or dual."))
+        if (list.length > 0) return list
+        call.recording = true
+        break
+    }
+    return []
+  }
+
+  const act = (res: ServerResponse, callControlId: string, action: Action, json: unknown): number => {
+    const call = calls.get(callControlId)
+    if (!call) return errors(res, 404, [{ code: "10005", title: "Resource not found", detail: "Call not found." }])
+    const b = fields(json)
+    const commandId = text(b["command_id"]) ? `${callControlId}:${b["command_id"]}` : null
+    if (commandId !== null && commandAnswers.has(commandId)) return send(res, 200, commandAnswers.get(commandId))
+    if (call.state === "ended") return errors(res, 422, [{ code: "90018", title: "Call has already ended", detail: "This call is no longer active and can't receive commands." }])
+    const refused = apply(call, action, b)
+    if (refused.length > 0) return errors(res, 422, refused)
+    // A command's client_state is echoed in the call's later webhooks.
+    if (typeof b["client_state"] === "string") call.clientState = b["client_state"]
+    call.commands.push({ action, body: b })
+    const answer = { data: { result: "ok" } }
+    if (commandId !== null) commandAnswers.set(commandId, answer)
+    return send(res, 200, answer)
+  }
+
+  // ---------------------------------------------------------------------------------- assistants
+
+  const validation = (res: ServerResponse, list: ReadonlyArray<FieldError>) => send(res, 422, { detail: list })
+  const assistantFields = (b: Record<string, unknown>, create: boolean): ReadonlyArray<FieldError> =>
+    ["name", "instructions"].flatMap((f): ReadonlyArray<FieldError> => {
+      if (b[f] === undefined) return create ? [{ loc: ["body", f], msg: "field required", type: "value_error.missing" }] : []
+      return text(b[f]) ? [] : [{ loc: ["body", f], msg: "ensure this value has at least 1 characters", type: "value_error.any_str.min_length" }]
+    })
+
+  const createAssistant = (res: ServerResponse, json: unknown): number => {
+    const b = fields(json)
+    const list = assistantFields(b, true)
+    if (list.length > 0) return validation(res, list)
+    const id = `assistant-${randomUUID()}`
+    const assistant = {
+      id,
+      name: b["name"],
+      instructions: b["instructions"],
+      greeting: text(b["greeting"]) ? b["greeting"] : null,
+      model: "meta-llama/Meta-Llama-3.1-70B-Instruct",
+      created_at: now(),
+      enabled_features: ["telephony"],
+      telephony_settings: { default_texml_app_id: `texml-${randomUUID()}` }
+    }
+    assistants.set(id, assistant)
+    return send(res, 200, assistant)
+  }
+
+  const updateAssistant = (res: ServerResponse, id: string, json: unknown): number => {
+    const known = assistants.get(id)
+    if (!known) return errors(res, 404, [{ code: "10005", title: "Resource not found", detail: `Assistant ${id} was not found.` }])
+    const b = fields(json)
+    const list = assistantFields(b, false)
+    if (list.length > 0) return validation(res, list)
+    const updated = { ...known, ...b, id }
+    assistants.set(id, updated)
+    return send(res, 200, updated)
+  }
+
+  const route = (method: string, path: string, json: unknown, res: ServerResponse): number | undefined => {
+    if (method === "POST" && path === "/v2/calls") return dial(res, json)
+    const action = /^\/v2\/calls\/([^/]+)\/actions\/(answer|transfer|hangup|record_start)$/.exec(path)
+    if (method === "POST" && action) return act(res, decodeURIComponent(action[1]!), action[2] as Action, json)
+    if (method === "POST" && path === "/v2/ai/assistants") return createAssistant(res, json)
+    const assistant = /^\/v2\/ai\/assistants\/([^/]+)$/.exec(path)
+    if (assistant && method === "POST") return updateAssistant(res, decodeURIComponent(assistant[1]!), json)
+    if (assistant && method === "GET") {
+      const known = assistants.get(decodeURIComponent(assistant[1]!))
+      return known ? send(res, 200, known) : errors(res, 404, [{ code: "10005", title: "Resource not found", detail: "Assistant not found." }])
+    }
+    const conversation = /^\/v2\/ai\/conversations\/([^/]+)\/messages$/.exec(path)
+    if (conversation && method === "GET") {
+      const messages = conversations.get(decodeURIComponent(conversation[1]!))
+      return messages
+        ? send(res, 200, { data: messages, meta: { page_number: 1, page_size: messages.length, total_pages: 1, total_results: messages.length } })
+        : errors(res, 404, [{ code: "10005", title: "Resource not found", detail: "Conversation not found." }])
+    }
+    return undefined
+  }
+
+  // ---------------------------------------------------------------------------------- webhooks
+
+  const known = (callControlId: string): FakeCall => {
+    const call = calls.get(callControlId)
+    if (!call) throw new Error(`the fake knows no call ${callControlId}`)
+    return call
+  }
+
+  const callPayload: FakeVoice["callPayload"] = (callControlId, eventType, hangup = {}) => {
+    const call = known(callControlId)
+    const ids = {
+      call_control_id: call.callControlId,
+      call_leg_id: call.callLegId,
+      call_session_id: call.callSessionId,
+      connection_id: call.connectionId,
+      ...(call.clientState === null ? {} : { client_state: call.clientState })
+    }
+    switch (eventType) {
+      case "call.initiated": {
+        // An incoming call rings before we answer it, so before any client_state of ours.
+        const { client_state: _sent, ...leg } = ids as typeof ids & { client_state?: string }
+        return {
+          ...(call.direction === "incoming" ? leg : ids),
+          direction: call.direction,
+          from: call.from,
+          to: call.to,
+          ...(call.callerName === null ? {} : { caller_id_name: call.callerName }),
+          state: call.direction === "incoming" ? "parked" : "bridging",
+          start_time: call.startTime,
+          custom_headers: [],
+          sip_headers: []
+        }
+      }
+      case "call.answered":
+        return { ...ids, from: call.from, to: call.to, state: "answered", start_time: call.startTime }
+      case "call.hangup":
+        return {
+          ...ids,
+          from: call.from,
+          to: call.to,
+          state: "hangup",
+          hangup_cause: hangup.cause ?? "normal_clearing",
+          hangup_source: hangup.source ?? "caller",
+          sip_hangup_cause: "200",
+          start_time: call.startTime,
+          ...(hangup.omitEndTime ? {} : { end_time: call.endedAt ?? now() }),
+          call_quality_stats: null
+        }
+      case "call.recording.saved": {
+        const recording = randomUUID()
+        const url = (ext: string) => `https://s3.amazonaws.com/telnyx-recordings-fake/${recording}.${ext}?X-Amz-Expires=600`
+        return {
+          call_leg_id: call.callLegId,
+          call_session_id: call.callSessionId,
+          connection_id: call.connectionId,
+          ...(call.clientState === null ? {} : { client_state: call.clientState }),
+          channels: "dual",
+          recording_started_at: call.answeredAt ?? call.startTime,
+          recording_ended_at: call.endedAt ?? now(),
+          recording_urls: { mp3: url("mp3"), wav: url("wav") },
+          public_recording_urls: {}
+        }
+      }
+    }
+  }
+
+  return {
+    calls,
+    assistants,
+    inboundCall: (input) => {
+      const call: FakeCall = {
+        callControlId: v3(),
+        callLegId: randomUUID(),
+        callSessionId: randomUUID(),
+        connectionId: input.connectionId ?? "fake-connection",
+        direction: "incoming",
+        from: input.from,
+        to: input.to,
+        callerName: input.callerName ?? null,
+        clientState: null,
+        assistantId: null,
+        recording: false,
+        state: "parked",
+        startTime: now(),
+        answeredAt: null,
+        endedAt: null,
+        transferredTo: null,
+        commands: []
+      }
+      calls.set(call.callControlId, call)
+      return call
+    },
+    pickUp: (callControlId) => {
+      const call = known(callControlId)
+      call.state = "answered"
+      call.answeredAt = now()
+    },
+    setConversation: (conversationId, messages) => void conversations.set(conversationId, messages),
+    callPayload,
+    lifecycle: (callControlId, hangup) => {
+      const call = known(callControlId)
+      const events: Array<readonly [string, Record<string, unknown>]> = [["call.initiated", callPayload(callControlId, "call.initiated")]]
+      if (call.answeredAt !== null) events.push(["call.answered", callPayload(callControlId, "call.answered")])
+      if (call.state !== "ended") {
+        call.state = "ended"
+        call.endedAt = now()
+      }
+      events.push(["call.hangup", callPayload(callControlId, "call.hangup", hangup)])
+      if (call.recording && call.answeredAt !== null) events.push(["call.recording.saved", callPayload(callControlId, "call.recording.saved")])
+      return events
+    },
+    route,
+    reset: () => {
+      calls.clear()
+      commandAnswers.clear()
+      assistants.clear()
+      conversations.clear()
+    }
+  }
+}
