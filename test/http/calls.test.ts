@@ -1,22 +1,21 @@
 /**
- * Calls over HTTP in-process on the memory stores (SPEC "Endpoints" calls, "Order of call events",
+ * Calls over HTTP in-process on real Postgres (PGlite without one) (SPEC "Endpoints" calls, "Order of call events",
  * CONTRACT "GET /calls", "POST /calls", test helper `inbound-calls`): inbound calls through the
  * helper, routed to the published agent, a teammate (app), voicemail or an outside number, their
  * events delivered to a real local receiver and verified with the official `standardwebhooks`, in
  * SPEC's order (the order the service emits them: event ids are time-ordered), one carrierCallId
  * per call; GET /calls, the transcript found by GET /messages/search, the recording served by its
  * signed URL; POST /calls (no `call.answered`, `call.completed` first, Idempotency-Key); every
- * refusal (400, 403, 404, 409).
+ * refusal (400, 403, 404, 409). The agent is created, edited and published through `/agent`, and
+ * numbers are routed by `POST /numbers/{e164}/connect` and `/disconnect`.
  */
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http"
-import { Effect } from "effect"
 import { Webhook } from "standardwebhooks"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { MemoryDb } from "../../adapters/memory/db.ts"
-import type { AgentConfig, AgentRecord } from "../../core/agent/model.ts"
-import { AgentStore } from "../../core/agent/store.ts"
+import type { AgentConfig } from "../../core/agent/model.ts"
 import type { WorkspaceNumber } from "../../core/numbers.ts"
-import { makeTestApp } from "../support/app.ts"
+import type { makeTestApp } from "../support/app.ts"
+import { makeSqlTestApp } from "../support/sqlApp.ts"
 import { bearer, expectError, UUID } from "./helpers.ts"
 
 type App = Awaited<ReturnType<typeof makeTestApp>>
@@ -103,41 +102,39 @@ const config = (patch: Partial<AgentConfig> = {}): AgentConfig => ({
   ...patch
 })
 
-/** The workspace's agent, stored directly (the agent routes belong to another part of the issue). */
-const putAgent = (ws: string, published: AgentConfig | null, id: string = crypto.randomUUID()) =>
-  app.runtime.runPromise(
-    Effect.flatMap(AgentStore, (agents) => {
-      const now = new Date().toISOString()
-      const agent: AgentRecord = { id, workspaceId: ws, draft: published ?? config(), published, carrierAssistantId: null, createdAt: now, updatedAt: now, publishedAt: published === null ? null : now }
-      return Effect.as(agents.put(agent), id)
-    })
-  )
+/** The workspace's agent through `PATCH /agent` (all of `cfg`), published unless `publish` is false; answers its id. */
+const putAgent = async (token: string, cfg: AgentConfig, publish = true): Promise<string> => {
+  const { agent } = await ok(await as(token)("/agent", { method: "PATCH", json: cfg }))
+  if (publish) await ok(await as(token)("/agent/publish", { method: "POST" }))
+  return agent.id
+}
 
-/** Sets a number's routing in the memory state (the connect/disconnect routes belong to another part of the issue). */
-const route = (e164: string, routing: Pick<WorkspaceNumber, "voiceMode" | "agentId" | "forwardTo">) =>
-  app.runtime.runPromise(
-    Effect.map(MemoryDb, (db) => {
-      const stored = db.state.numbers.get(e164)!
-      db.state.numbers.set(e164, { ...stored, number: { ...stored.number, ...routing } })
-    })
-  )
+/** A number's routing through `POST /numbers/{e164}/connect` (agent) or `/disconnect` (the other modes). */
+const route = async (e164: string, routing: { readonly voiceMode: WorkspaceNumber["voiceMode"]; readonly forwardTo?: string }, token = key) => {
+  const res =
+    routing.voiceMode === "agent"
+      ? await as(token)(`/numbers/${encodeURIComponent(e164)}/connect`, { method: "POST" })
+      : await as(token)(`/numbers/${encodeURIComponent(e164)}/disconnect`, { method: "POST", json: { mode: routing.voiceMode, ...(routing.forwardTo === undefined ? {} : { forwardTo: routing.forwardTo }) } })
+  expect((await ok(res)).voiceMode).toBe(routing.voiceMode)
+}
 
 const seedNumber = async (ws: string, e164: string) =>
   ok(await app.admin(`/workspaces/${ws}/numbers`, { method: "POST", json: { e164 } }), 201)
 
+let close: () => Promise<void>
 beforeAll(async () => {
-  app = await makeTestApp({ webhookWorker: true })
+  ;({ app, close } = await makeSqlTestApp("calls_http", { webhookWorker: true }))
   receiver = await startReceiver()
   const ws = await app.createWorkspace("Calls test")
   key = ws.key
   workspaceId = ws.workspaceId
   await seedNumber(workspaceId, NUMBER)
-  agentId = await putAgent(workspaceId, config())
-  await route(NUMBER, { voiceMode: "agent", agentId, forwardTo: null })
+  agentId = await putAgent(key, config())
+  await route(NUMBER, { voiceMode: "agent" })
   secret = (await ok(await call("/webhooks", { method: "POST", json: { url: receiver.url, events: ["*"] } }), 201)).webhook.secret
 })
 afterAll(async () => {
-  await app.close()
+  await close()
   await receiver.close()
 })
 
@@ -260,7 +257,7 @@ describe("inbound calls through POST /test-helpers/inbound-calls", () => {
   })
 
   it("forward: ringing, forwarded to the outside number, completed without answeredBy; nothing recorded", async () => {
-    await route(NUMBER, { voiceMode: "forward", agentId: null, forwardTo: OUTSIDE })
+    await route(NUMBER, { voiceMode: "forward", forwardTo: OUTSIDE })
     try {
       const { call: c, types, events } = await inboundCall("answered", 3)
       expect(types).toEqual(["call.ringing", "call.forwarded", "call.completed"])
@@ -268,12 +265,12 @@ describe("inbound calls through POST /test-helpers/inbound-calls", () => {
       expect(events[2]!.data).not.toHaveProperty("answeredBy")
       expect(c).toMatchObject({ status: "completed", answeredBy: null, recordingUrl: null, transcript: null })
     } finally {
-      await route(NUMBER, { voiceMode: "agent", agentId, forwardTo: null })
+      await route(NUMBER, { voiceMode: "agent" })
     }
   })
 
   it("app: a teammate answers (member); the number is named when it is the workspace's only one; no inline summary", async () => {
-    await route(NUMBER, { voiceMode: "app", agentId: null, forwardTo: null })
+    await route(NUMBER, { voiceMode: "app" })
     try {
       const { call: c, types, events } = await inboundCall("answered", 6)
       expect(types).toEqual(["call.ringing", "call.answered", "call.completed", "call.recording.completed", "call.transcript.completed", "call.summary.completed"])
@@ -283,26 +280,26 @@ describe("inbound calls through POST /test-helpers/inbound-calls", () => {
       expect(c).toMatchObject({ answeredBy: "member", agentId: null, status: "completed" })
       expect(c.transcript[0].speaker).toBe("member")
     } finally {
-      await route(NUMBER, { voiceMode: "agent", agentId, forwardTo: null })
+      await route(NUMBER, { voiceMode: "agent" })
     }
   })
 
   it("voicemail routing takes a voicemail for an answered scenario; an agent routed off hours follows offHoursAction", async () => {
-    await route(NUMBER, { voiceMode: "voicemail", agentId: null, forwardTo: null })
+    await route(NUMBER, { voiceMode: "voicemail" })
     try {
       const { call: c, types } = await inboundCall("answered", 5)
       expect(types).toEqual(["call.ringing", "call.missed", "call.voicemail.completed", "call.transcript.completed", "call.summary.completed"])
       expect(c.type).toBe("voicemail")
     } finally {
-      await route(NUMBER, { voiceMode: "agent", agentId, forwardTo: null })
+      await route(NUMBER, { voiceMode: "agent" })
     }
     // Open on no day at all: always off hours, so the agent's offHoursAction (voicemail) applies.
-    await putAgent(workspaceId, config({ businessHours: { monday: [] , tuesday: [], wednesday: [], thursday: [], friday: [], saturday: [], sunday: [] } }), agentId)
+    await putAgent(key, config({ businessHours: { monday: [], tuesday: [], wednesday: [], thursday: [], friday: [], saturday: [], sunday: [] } }))
     try {
       const { call: c } = await inboundCall("answered", 5)
       expect(c).toMatchObject({ type: "voicemail", agentId: null })
     } finally {
-      await putAgent(workspaceId, config(), agentId)
+      await putAgent(key, config())
     }
   })
 
@@ -384,22 +381,22 @@ describe("POST /calls", () => {
     await seedNumber(other.workspaceId, "+14155550161")
     const place = () => as(other.key)("/calls", { method: "POST", json: { to: CALLER } })
     expect((await expectError(await place(), 409, "failed_precondition")).message).toContain("Publish an agent first")
-    const draftId = await putAgent(other.workspaceId, null)
+    await putAgent(other.key, config(), false)
     expect((await expectError(await place(), 409, "failed_precondition")).message).toContain("Publish an agent first")
-    await putAgent(other.workspaceId, config({ enabled: false }), draftId)
+    await putAgent(other.key, config({ enabled: false }))
     await expectError(await place(), 409, "failed_precondition")
 
     // A published agent but no number.
     const bare = await app.createWorkspace("No number")
-    await putAgent(bare.workspaceId, config())
+    await putAgent(bare.key, config())
     expect((await expectError(await as(bare.key)("/calls", { method: "POST", json: { to: CALLER } }), 409, "failed_precondition")).message).toContain("no active phone number")
   })
 
   it("an unpublished agent answers no inbound call: the number rings the team", async () => {
     const ws = await app.createWorkspace("Draft agent")
     await seedNumber(ws.workspaceId, "+14155550162")
-    const draft = await putAgent(ws.workspaceId, null)
-    await route("+14155550162", { voiceMode: "agent", agentId: draft, forwardTo: null })
+    await putAgent(ws.key, config(), false)
+    await route("+14155550162", { voiceMode: "agent" }, ws.key)
     const body = await ok(await as(ws.key)("/test-helpers/inbound-calls", { method: "POST", json: { from: CALLER, to: "+14155550162", scenario: "answered" } }), 201)
     expect(body.call).toMatchObject({ answeredBy: "member", agentId: null })
   })
