@@ -225,6 +225,10 @@ describe("inbound calls through POST /test-helpers/inbound-calls", () => {
     expect(activity.media).toEqual([{ url: expect.stringContaining("/v1/media/"), contentType: "audio/wav", size: expect.any(Number), filename: "recording.wav" }])
     const contacts = await ok(await call(`/contacts?q=${encodeURIComponent("4155550177")}`))
     expect(contacts.contacts).toHaveLength(1)
+
+    // The agent's 90 s are counted in its credit usage, rounded up to 2 minutes.
+    const usage = (await ok(await call("/agent"))).creditUsage
+    expect(usage.usedMinutes).toBe(2)
   })
 
   it("missed: ringing then missed; nothing recorded", async () => {
