@@ -115,7 +115,7 @@ export const OutboundLive = (config: ServerConfig) => {
 export const ServicesLive = (config: ServerConfig) =>
   CoreLive.pipe(
     Layer.provideMerge(
-      Layer.mergeAll(RateLimit.layer(config.rateLimitPerMinute), OutboundLive(config), TextingGate.layer({ preApprovedCampaign: config.preApprovedCampaign }))
+      Layer.mergeAll(RateLimit.layer(config.rateLimitPerMinute), OutboundLive(config), TextingGate.layer({ preApprovedCampaign: config.preApprovedCampaign, mockOpensLiveTexting: config.carrier === "simulated" }))
     ),
     Layer.provideMerge(StoresLive(config))
   )

@@ -34,15 +34,28 @@ const stateOf: Record<Step, TextingState> = {
   campaign_active: "approved"
 }
 
+export interface GateOptions {
+  readonly preApprovedCampaign: boolean
+  /**
+   * Whether a mock registration (test key or `mock: true`: simulated, never filed, never charged)
+   * counts for live keys. CONTRACT: the registration is the workspace's, whatever key filed it; but
+   * SPEC: "an automated client can never bypass the billing and verification gates". Both hold when
+   * it counts only where live traffic is simulated too (CARRIER=simulated); with a real carrier,
+   * live keys text only on a live registration.
+   */
+  readonly mockOpensLiveTexting: boolean
+}
+
 /** The gate on the stored registration. */
-export const layer = (options: { readonly preApprovedCampaign: boolean }) =>
+export const layer = (options: GateOptions) =>
   Layer.effect(
     RegistrationGate,
     Effect.map(RegistrationStore, (store) =>
       RegistrationGate.of({
         textingState: (workspaceId) =>
           Effect.map(store.get(workspaceId), (r) => {
-            const state = Option.match(r, { onNone: () => "not_filed" as const, onSome: (reg) => stateOf[reg.step] })
+            const live = Option.filter(r, (reg) => !reg.mock || options.mockOpensLiveTexting)
+            const state = Option.match(live, { onNone: () => "not_filed" as const, onSome: (reg) => stateOf[reg.step] })
             return state === "in_review" && options.preApprovedCampaign ? "approved" : state
           })
       })

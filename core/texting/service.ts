@@ -245,7 +245,9 @@ const make = Effect.gen(function* () {
       const mock = p.kind === "test" || input.mock === true
       const filed = yield* locked(ws, (current) =>
         Effect.gen(function* () {
-          const state = Option.getOrElse(Option.map(current, (r): RegistrationState => r), () => initial)
+          // A live filing replaces a mock registration at any step: mock mode filed nothing real.
+          const previous = Option.filter(current, (r) => mock || !r.mock)
+          const state = Option.getOrElse(Option.map(previous, (r): RegistrationState => r), () => initial)
           const from = state.step === "none" ? Either.getOrThrow(transition(state, RegistrationEvent.ProfileCreated())) : state
           const next = transition(from, RegistrationEvent.Filed({ soleProprietor: application.business.entityType === "SOLE_PROPRIETOR" }))
           if (Either.isLeft(next)) {
@@ -269,7 +271,7 @@ const make = Effect.gen(function* () {
             step: next.right.step,
             soleProprietor: next.right.soleProprietor,
             mock,
-            messagingProfileId: Option.match(current, { onNone: () => null, onSome: (r) => r.messagingProfileId }) ?? (yield* registry.messagingProfile(ws).pipe(Effect.mapError(registryFailure))),
+            messagingProfileId: Option.match(previous, { onNone: () => null, onSome: (r) => r.messagingProfileId }) ?? (yield* registry.messagingProfile(ws).pipe(Effect.mapError(registryFailure))),
             business: application.business,
             campaignInput: application.campaign,
             brand: brandFrom(report, application.business),

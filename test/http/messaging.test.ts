@@ -312,9 +312,36 @@ describe("mock mode", () => {
   })
 })
 
+describe("mock registrations and a real carrier", () => {
+  it("with a real carrier (mockOpensLiveTexting off), a mock registration does not let live keys text; a live one does", async () => {
+    const real = await makeTestApp({ registration: textingGate({ preApprovedCampaign: false, mockOpensLiveTexting: false }) })
+    try {
+      const { workspaceId } = await real.createWorkspace("Real carrier", ready)
+      const live = (await real.createKey(workspaceId, { kind: "live" })).token
+      await real.admin(`/workspaces/${workspaceId}/numbers`, { method: "POST", json: { e164: "+12175550156" } })
+      const send = () => real.fetch("/v1/api/messages", { method: "POST", headers: bearer(live), json: { to: "+12175550111", from: "+12175550156", body: "hi" } })
+      const refresh = () => real.fetch("/v1/api/messaging/refresh", { method: "POST", headers: bearer(live) })
+      expect((await real.fetch("/v1/api/messaging/registration", { method: "POST", headers: bearer(live), json: { business, mock: true } })).status).toBe(201)
+      await refresh()
+      expect((await ok(await refresh())).messaging.step).toBe("campaign_active")
+      await expectError(await send(), 409, "failed_precondition").then((e) => expect(e.message).toBe(gateMessage.not_filed))
+      // A live filing replaces the mock registration, is charged, and opens texting once approved.
+      const filed = await ok(await real.fetch("/v1/api/messaging/registration", { method: "POST", headers: bearer(live), json: { business } }), 201)
+      expect(filed.mock).toBeUndefined()
+      expect(filed.messaging.step).toBe("brand_pending")
+      expect((await real.admin(`/workspaces/${workspaceId}/ledger`).then((r) => r.json())).charges.map((c: any) => c.kind)).toEqual(["texting_setup"])
+      await refresh()
+      expect((await ok(await refresh())).messaging.step).toBe("campaign_active")
+      expect((await ok(await send(), 201)).message.deliveryStatus).toBe("queued")
+    } finally {
+      await real.close()
+    }
+  })
+})
+
 describe("the pre-approved campaign rule (PREAPPROVED_CAMPAIGN)", () => {
   it("on, a registration in carrier review texts from a live key; a PIN still awaited or a rejection does not", async () => {
-    const preApproved = await makeTestApp({ registration: textingGate({ preApprovedCampaign: true }) })
+    const preApproved = await makeTestApp({ registration: textingGate({ preApprovedCampaign: true, mockOpensLiveTexting: true }) })
     try {
       const { workspaceId } = await preApproved.createWorkspace("Pre-approved", ready)
       const live = (await preApproved.createKey(workspaceId, { kind: "live" })).token

@@ -56,7 +56,7 @@ export interface TestAppOptions {
   readonly carrier?: Layer.Layer<Carrier, never, never>
   /** The carrier's number inventory; default: the simulator's, over the app's NumberStore. */
   readonly inventory?: Layer.Layer<NumberInventory, never, NumberStore>
-  /** The texting gate for live keys; default: the stored registration, no pre-approved campaign. */
+  /** The texting gate for live keys; default: the stored registration, no pre-approved campaign, mock registrations count (the simulated carrier). */
   readonly registration?: Layer.Layer<TextingGate.RegistrationGate, never, RegistrationStore>
   /** The 10DLC registries; default: the simulator for live and mock filings. */
   readonly registry?: Layer.Layer<Registry | MockRegistry | RegistrySimulator, never, never>
@@ -89,7 +89,7 @@ export const makeTestApp = async (options: TestAppOptions = {}) => {
         testMedia,
         options.carrier ?? SimulatedCarrier.layer,
         options.inventory ?? SimulatedInventory.layer,
-        options.registration ?? TextingGate.layer({ preApprovedCampaign: false }),
+        options.registration ?? TextingGate.layer({ preApprovedCampaign: false, mockOpensLiveTexting: true }),
         options.registry ?? SimulatedRegistry.layer,
         SimulatedVoice.layer,
         SimulatedPayments.layer,
