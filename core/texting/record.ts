@@ -19,7 +19,9 @@ export const BrandState = Schema.Struct({
   failureReasons: Schema.Array(Schema.String),
   /** Sole proprietors: when the last PIN was texted (ISO 8601), and the last 4 digits of the mobile it went to. */
   otpSentAt: Schema.NullOr(Schema.String),
-  otpMobileLast4: Schema.NullOr(Schema.String)
+  otpMobileLast4: Schema.NullOr(Schema.String),
+  /** Wrong PINs entered since the last one was texted (absent on rows written before the limit). */
+  failedPinAttempts: Schema.optional(Schema.Int)
 })
 export type BrandState = typeof BrandState.Type
 

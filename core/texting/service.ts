@@ -59,6 +59,12 @@ export const OtpInput = Schema.Struct({ pin: Schema.String.pipe(Schema.maxLength
 /** One resend a minute (SPEC "Limits"). */
 export const RESEND_INTERVAL_MILLIS = 60_000
 
+/**
+ * Wrong PINs allowed per PIN texted: then it is void until a resend. With one resend a minute, a
+ * 6-digit PIN cannot be guessed within its 24 hours (at most 5 guesses a minute).
+ */
+export const MAX_PIN_ATTEMPTS = 5
+
 /** The public status of a workspace's registration (`step` `none` before any filing). */
 export const messagingStatus = (registration: Option.Option<Registration>): MessagingStatus =>
   Option.match(registration, {
@@ -102,7 +108,9 @@ const brandFrom = (report: BrandReport, business: Application["business"], previ
   identityStatus: report.status === "accepted" ? "VERIFIED" : "UNVERIFIED",
   failureReasons: report.failureReasons,
   otpSentAt: report.otpSentAt ?? previous?.otpSentAt ?? null,
-  otpMobileLast4: business.entityType === "SOLE_PROPRIETOR" && business.mobilePhone !== undefined ? business.mobilePhone.slice(-4) : null
+  otpMobileLast4: business.entityType === "SOLE_PROPRIETOR" && business.mobilePhone !== undefined ? business.mobilePhone.slice(-4) : null,
+  // A status read keeps the count of wrong PINs: only a new PIN resets it.
+  ...(previous?.failedPinAttempts === undefined ? {} : { failedPinAttempts: previous.failedPinAttempts })
 })
 
 const campaignFrom = (report: CampaignReport, previous: CampaignState): CampaignState => ({
@@ -320,15 +328,30 @@ const make = Effect.gen(function* () {
           if (sentAt !== null && (yield* workspaceNow(ws)) - sentAt > OTP_TTL_MILLIS) {
             return yield* new InvalidArgument({ message: "pin: the PIN has expired (PINs are valid for 24 hours): request a new one with POST /messaging/otp/resend" })
           }
-          const report = yield* registryOf(r).verifyOtp(ws, r.brand.id!, input.pin).pipe(Effect.mapError(otpFailure))
+          const failed = r.brand.failedPinAttempts ?? 0
+          if (failed >= MAX_PIN_ATTEMPTS) {
+            return yield* new InvalidArgument({ message: `pin: ${MAX_PIN_ATTEMPTS} wrong PINs were entered: request a new one with POST /messaging/otp/resend` })
+          }
+          const checked = yield* Effect.either(registryOf(r).verifyOtp(ws, r.brand.id!, input.pin))
+          if (Either.isLeft(checked)) {
+            const e = checked.left
+            // A wrong PIN is counted (committed, though the request fails), so guesses are bounded.
+            if (e._tag === "OtpRejected" && e.reason === "wrong") {
+              yield* store.put({ ...r, brand: { ...r.brand, failedPinAttempts: failed + 1 }, updatedAt: yield* now })
+              return { wrong: otpFailure(e) } as const
+            }
+            return yield* otpFailure(e)
+          }
+          const report = checked.right
           const ok = step({ ...r, brand: brandFrom(report, r.business, r.brand) }, RegistrationEvent.OtpVerified())
           const next = yield* submitCampaign(ok)
           const saved = { ...next, updatedAt: yield* now }
           yield* store.put(saved)
-          return saved
+          return { saved } as const
         }).pipe(Effect.provideService(WorkspaceClock, clock))
       )
-      return { messaging: messagingStatus(Option.some(verified)) }
+      if ("wrong" in verified) return yield* verified.wrong
+      return { messaging: messagingStatus(Option.some(verified.saved)) }
     })
 
   const resendOtp = (p: Principal) =>
@@ -347,7 +370,7 @@ const make = Effect.gen(function* () {
           const report = yield* registryOf(r).sendOtp(ws, r.brand.id!).pipe(Effect.mapError(registryFailure))
           const saved: Registration = {
             ...r,
-            brand: { ...brandFrom(report, r.business, r.brand), otpSentAt: new Date(at).toISOString() },
+            brand: { ...brandFrom(report, r.business, r.brand), otpSentAt: new Date(at).toISOString(), failedPinAttempts: 0 },
             lastResendAt: new Date(at).toISOString(),
             updatedAt: yield* now
           }

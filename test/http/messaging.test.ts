@@ -211,6 +211,23 @@ describe("the PIN's expiry and the resend limit, on the workspace clock", () => 
     expect((await ok(await post(ws.test, "/messaging/otp/verify", { pin: fresh }))).messaging.step).toBe("campaign_pending")
   })
 
+  it("five wrong PINs void the PIN (a refresh does not reset the count); a resent PIN verifies", async () => {
+    const ws = await workspace(ready, [])
+    await ok(await post(ws.test, "/test-helpers/registry", { brand: "otp" }))
+    await ok(await post(ws.test, "/messaging/registration", { business: soleProprietor }), 201)
+    await refresh(ws.test)
+    const pin = (await ok(await app.fetch("/v1/api/test-helpers/otp", { headers: bearer(ws.test) }))).pin
+    const wrong = pin === "000000" ? "111111" : "000000"
+    for (let i = 0; i < 4; i++) await expectError(await post(ws.test, "/messaging/otp/verify", { pin: wrong }), 400, "invalid_argument")
+    await refresh(ws.test)
+    await expectError(await post(ws.test, "/messaging/otp/verify", { pin: wrong }), 400, "invalid_argument")
+    const voided = await expectError(await post(ws.test, "/messaging/otp/verify", { pin }), 400, "invalid_argument")
+    expect(voided.message).toContain("5 wrong PINs")
+    await ok(await post(ws.test, "/messaging/otp/resend"))
+    const fresh = (await ok(await app.fetch("/v1/api/test-helpers/otp", { headers: bearer(ws.test) }))).pin
+    expect((await ok(await post(ws.test, "/messaging/otp/verify", { pin: fresh }))).messaging.step).toBe("campaign_pending")
+  })
+
   it("the clock and the other helpers answer test keys only", async () => {
     const ws = await workspace(ready, [])
     await expectError(await post(ws.live, "/test-helpers/clock", { advanceSeconds: 60 }), 403, "permission_denied")

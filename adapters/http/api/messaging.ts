@@ -69,7 +69,7 @@ export class MessagingGroup extends publicGroup(
         .addError(Internal)
         .annotate(
           OpenApi.Description,
-          "Submit the PIN the registry texted to a sole proprietor's `mobilePhone`; the campaign is then created. 400 for a wrong PIN or one older than 24 hours; 409 `The registration is not waiting for a PIN`."
+          "Submit the PIN the registry texted to a sole proprietor's `mobilePhone`; the campaign is then created. 400 for a wrong PIN or one older than 24 hours; after 5 wrong PINs the PIN is void (400) until `POST /messaging/otp/resend` texts a new one. 409 `The registration is not waiting for a PIN`."
         )
         .pipe(requires("numbers:manage"))
     )
