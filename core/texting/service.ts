@@ -32,6 +32,7 @@ import {
 } from "../messaging/registry.ts"
 import { NumberStore } from "../numbers.ts"
 import { canText, initial, RegistrationEvent, type RegistrationState, transition } from "../registration/machine.ts"
+import { canonicalJson } from "../idempotency/runner.ts"
 import { ApplicationInput, type Application, completeApplication } from "../registrationInput.ts"
 import { Transactor } from "../transactor.ts"
 import { WorkspaceClock, workspaceNow } from "../workspaces/clock.ts"
@@ -272,9 +273,17 @@ const make = Effect.gen(function* () {
             if (total > 0) collected = yield* payments.charge(workspace, total, charges.map((c) => c.description).join("; "))
           }
           const registry = mock ? mockRegistry : liveRegistry
-          const report = yield* registry.fileBrand(ws, application.business).pipe(Effect.mapError(registryFailure))
+          // Only the campaign failed and the business is the same: its accepted brand is kept, not
+          // filed (and vetted, and paid for at the registry) again; the new campaign goes in at once.
+          const kept = Option.filter(
+            previous,
+            (r) => r.step === "campaign_failed" && r.brand.status === "accepted" && r.brand.id !== null && canonicalJson(r.business) === canonicalJson(application.business)
+          )
+          const report: BrandReport = Option.isSome(kept)
+            ? { brandId: kept.value.brand.id!, status: "accepted", failureReasons: [], otpSentAt: kept.value.brand.otpSentAt }
+            : yield* registry.fileBrand(ws, application.business).pipe(Effect.mapError(registryFailure))
           const at = yield* now
-          const registration: Registration = {
+          const filedRegistration: Registration = {
             workspaceId: ws,
             step: next.right.step,
             soleProprietor: next.right.soleProprietor,
@@ -288,23 +297,36 @@ const make = Effect.gen(function* () {
             filedAt: at,
             updatedAt: at
           }
+          const registration = Option.isSome(kept) ? yield* submitCampaign(step(filedRegistration, RegistrationEvent.BrandAccepted())) : filedRegistration
           yield* store.put(registration)
           if (charges.length > 0) yield* ledger.append(ws, charges)
           if (!mock && workspace.billing.trial) yield* workspaces.update({ ...workspace, billing: { ...workspace.billing, trial: false } })
           yield* audit.append(ws, {
             actor: "api",
             action: "messaging.registration.filed",
-            detail: { mock, keyId: p.keyId, brandId: report.brandId, entityType: application.business.entityType, chargedCents: charges.reduce((s, c) => s + c.amountCents, 0) }
+            detail: {
+              mock,
+              keyId: p.keyId,
+              brandId: report.brandId,
+              brandKept: Option.isSome(kept),
+              entityType: application.business.entityType,
+              chargedCents: charges.reduce((s, c) => s + c.amountCents, 0)
+            }
           })
           return { registration, workspace, charges }
         })
       )
-      // After the commit: a mail that cannot be sent is logged (the outbox keeps it), not a failed filing.
-      if (filed.workspace.billing.ownerEmail !== null) {
-        yield* sendMail(ws, receiptMail(filed.workspace.billing.ownerEmail, filed.registration, filed.charges)).pipe(
-          Effect.catchAll((e) => Effect.logWarning("Texting registration: the receipt could not be mailed", e.message))
+      // After the commit: a receipt that cannot be sent is not a failed filing, but the operator
+      // sees why in the audit log (and the log).
+      const unsent = (reason: string) =>
+        Effect.zipRight(
+          Effect.logWarning("Texting registration: the receipt was not mailed", reason),
+          audit.append(ws, { actor: "system", action: "messaging.receipt.unsent", detail: { reason } })
         )
-      }
+      const owner = filed.workspace.billing.ownerEmail
+      yield* owner === null
+        ? unsent("the workspace has no owner email (billing.ownerEmail)")
+        : sendMail(ws, receiptMail(owner, filed.registration, filed.charges)).pipe(Effect.catchAll((e) => unsent(e.message)))
       return { messaging: messagingStatus(Option.some(filed.registration)), ...(mock ? { mock: true as const } : {}) }
     }).pipe(Effect.onExit((exit) => (exit._tag === "Failure" && collected !== undefined ? payments.refund(collected) : Effect.void)))
   }

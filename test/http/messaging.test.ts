@@ -151,10 +151,26 @@ describe("the business path, live key", () => {
     const added = "+12175559876"
     await ok(await app.admin(`/workspaces/${ws.workspaceId}/numbers`, { method: "POST", json: { e164: added } }), 201)
 
-    await ok(await post(ws.live, "/messaging/registration", { business }), 201)
+    // The same business: its accepted brand is kept (not filed again) and the new campaign goes in at once.
+    const refiled = await ok(await post(ws.live, "/messaging/registration", { business, campaign: { useCase: "CUSTOMER_CARE" } }), 201)
+    expect(refiled.messaging).toMatchObject({ step: "campaign_pending", brand: { status: "accepted", identityStatus: "VERIFIED" }, campaign: { status: "pending", useCase: "CUSTOMER_CARE" } })
     const setups = (await ledger(ws.workspaceId)).filter((c) => c.kind === "texting_setup").map((c) => c.numberE164)
     expect(setups.sort()).toEqual([ws.numbers[0], added].sort())
-    expect(await audit(ws.workspaceId)).toHaveLength(2)
+    const entries = await audit(ws.workspaceId)
+    expect(entries).toHaveLength(2)
+    expect(entries[0].detail.brandKept).toBe(true)
+    expect((await refresh(ws.live)).step).toBe("campaign_active")
+  })
+
+  it("after a rejected campaign, a changed business files a new brand", async () => {
+    const ws = await workspace(ready, ["local"])
+    await ok(await post(ws.test, "/test-helpers/registry", { campaign: "reject" }))
+    await ok(await post(ws.live, "/messaging/registration", { business }), 201)
+    await refresh(ws.live)
+    expect((await refresh(ws.live)).step).toBe("campaign_failed")
+    const refiled = await ok(await post(ws.live, "/messaging/registration", { business: { ...business, displayName: "Acme Plumbing & Heating" } }), 201)
+    expect(refiled.messaging).toMatchObject({ step: "brand_pending", brand: { status: "pending" } })
+    expect((await audit(ws.workspaceId))[0].detail.brandKept).toBe(false)
   })
 })
 
@@ -308,7 +324,11 @@ describe("mock mode", () => {
     expect(await ledger(ws.workspaceId)).toEqual([])
     expect(await payments(ws.workspaceId)).toEqual([])
     expect((await billing(ws.workspaceId)).trial).toBe(true)
-    expect((await audit(ws.workspaceId))[0].detail.mock).toBe(true)
+    const entries = await audit(ws.workspaceId)
+    expect(entries.find((e) => e.action === "messaging.registration.filed").detail.mock).toBe(true)
+    // No owner email on this workspace: no receipt, and the audit log says why.
+    expect(entries.find((e) => e.action === "messaging.receipt.unsent")).toMatchObject({ actor: "system", detail: { reason: expect.stringContaining("ownerEmail") } })
+    expect(await mail(ws.workspaceId)).toEqual([])
     await refresh(ws.test)
     expect((await refresh(ws.test)).step).toBe("campaign_active")
     expect(await ledger(ws.workspaceId)).toEqual([])
