@@ -11,6 +11,7 @@ import { invalidInput } from "./decodeMessage.ts"
 import type { InvalidArgument } from "./errors.ts"
 import { parseOutboundUrl } from "./outbound.ts"
 import { Phone } from "./phone.ts"
+import { knownRegion } from "./numbers/regions.ts"
 import { NonEmptyText, Text } from "./text.ts"
 
 const strict = { parseOptions: { onExcessProperty: "error" } } as const
@@ -68,12 +69,24 @@ export const BusinessInput = Schema.Struct({
   lastName: Schema.optional(Required(100)),
   mobilePhone: Schema.optional(Phone),
   phone: Schema.optional(Phone),
-  website: Schema.optional(Text(1000)),
+  website: Schema.optional(
+    Text(1000).pipe(
+      Schema.filter((s) => {
+        const url = URL.canParse(s) ? new URL(s) : null
+        return (url !== null && (url.protocol === "https:" || url.protocol === "http:") && url.hostname.includes(".")) || "must be an http or https URL"
+      })
+    )
+  ),
   country: Schema.optionalWith(Text(2).pipe(Schema.filter((s) => /^[A-Z]{2}$/.test(s) || "must be an ISO 3166 alpha-2 code such as US")), {
     default: () => "US"
   })
 }).pipe(
-  Schema.filter((b) => requiredFor(b.entityType).flatMap((field) => (b[field] === undefined ? [{ path: [field], message: `is required for ${b.entityType} brands` }] : []))),
+  Schema.filter((b) => [
+    ...requiredFor(b.entityType).flatMap((field) => (b[field] === undefined ? [{ path: [field], message: `is required for ${b.entityType} brands` }] : [])),
+    // A US address the registry will accept: a state it knows and a ZIP code.
+    ...(b.country === "US" && knownRegion("US", b.state) === null ? [{ path: ["state"], message: "must be a US state or territory: a code (IL) or a name (Illinois)" }] : []),
+    ...(b.country === "US" && !/^\d{5}(-\d{4})?$/.test(b.postalCode) ? [{ path: ["postalCode"], message: "must be a US ZIP code (62701 or 62701-1234)" }] : [])
+  ]),
   Schema.annotations(strict)
 )
 export type Business = typeof BusinessInput.Type
@@ -158,10 +171,11 @@ const decodeInput = Schema.decodeUnknownEither(ApplicationInput, { errors: "all"
 const defaultCampaign = Schema.decodeSync(CampaignInput)({})
 
 /** A decoded `{business, campaign?}` with every campaign default applied and its texts composed. */
-export const completeApplication = ({ business, campaign }: typeof ApplicationInput.Type): Application => ({
-  business,
-  campaign: composeCampaign(business, campaign ?? defaultCampaign)
-})
+export const completeApplication = ({ business, campaign }: typeof ApplicationInput.Type): Application => {
+  // The registry takes a state's code: `Illinois` is filed as `IL`.
+  const filed = { ...business, state: knownRegion(business.country, business.state) ?? business.state }
+  return { business: filed, campaign: composeCampaign(filed, campaign ?? defaultCampaign) }
+}
 
 /** A caller's `{business, campaign?}` checked and completed, or the 400 naming every offending field. */
 export const decodeApplication = (input: unknown): Either.Either<Application, InvalidArgument> =>

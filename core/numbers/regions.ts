@@ -37,4 +37,7 @@ export const tidyPlace = (s: string): string => s.trim().replace(/\s+/g, " ")
 export const foldRegion = (s: string): string => tidyPlace(s).toUpperCase()
 
 /** The region's code when the country's table knows the code or name (`Illinois` -> `IL`); otherwise the tidied input. */
+/** The code of a state or province of `country` given as a code or a name, or null when it is none of them. */
+export const knownRegion = (country: string, region: string): string | null => byCountry[country]?.get(foldRegion(region)) ?? null
+
 export const regionCode = (country: string, region: string): string => byCountry[country]?.get(foldRegion(region)) ?? tidyPlace(region)

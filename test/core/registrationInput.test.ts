@@ -186,3 +186,15 @@ describe("campaign input", () => {
     )
   })
 })
+
+describe("a US address and website the registry accepts", () => {
+  it("a state by code or name (filed as its code), a ZIP code; an unknown state, a bad ZIP, a non-http website are 400 naming the field", () => {
+    expect(ok({ business: { ...business, state: "Illinois" } }).business.state).toBe("IL")
+    expect(ok({ business: { ...business, state: "il", postalCode: "62701-1234", website: "https://acme.example" } }).business.state).toBe("IL")
+    expect(refused({ business: { ...business, state: "ZZ" } })).toContain("business.state: must be a US state")
+    expect(refused({ business: { ...business, postalCode: "x" } })).toContain("business.postalCode: must be a US ZIP code")
+    expect(refused({ business: { ...business, website: "javascript:alert(1)" } })).toContain("business.website: must be an http or https URL")
+    // Another country's address is left to its registry.
+    expect(ok({ business: { ...business, country: "CA", state: "Ontario", postalCode: "M5V 2T6" } }).business.state).toBe("ON")
+  })
+})
