@@ -36,3 +36,12 @@ export const Phone = Schema.transformOrFail(Text(32), E164, {
 
 /** Digits only, for substring search over phones. */
 export const phoneDigits = (s: string): string => s.replace(/\D/g, "")
+
+/**
+ * NANP premium-rate numbers (+1 900, +1 976): the callee's carrier bills the caller per minute, the
+ * classic toll-fraud destination. The agent never dials or forwards to them.
+ */
+export const isPremiumRate = (e164: string): boolean => /^\+1(900|976)\d{7}$/.test(e164)
+
+/** The 400 for a premium-rate destination in `field`. */
+export const premiumRateProblem = (field: string) => `${field}: premium-rate numbers (+1 900, +1 976) cannot be called or forwarded to`

@@ -10,7 +10,7 @@ import { ConversationStore } from "../conversations/store.ts"
 import { FailedPrecondition, InvalidArgument, NotFound } from "../errors.ts"
 import { Ids } from "../ids.ts"
 import { NumberStore, VoiceMode } from "../numbers.ts"
-import { Phone } from "../phone.ts"
+import { isPremiumRate, Phone, premiumRateProblem } from "../phone.ts"
 import { NonEmptyText, Text } from "../text.ts"
 import { Transactor } from "../transactor.ts"
 import { isTimeZone } from "./hours.ts"
@@ -163,6 +163,7 @@ const make = Effect.gen(function* () {
       if (mode === "forward" && forwardTo === null) return yield* new InvalidArgument({ message: "forwardTo: is required when mode is forward" })
       if (mode !== "forward" && forwardTo !== null) return yield* new InvalidArgument({ message: "forwardTo: only with mode forward" })
       if (forwardTo === e164) return yield* new InvalidArgument({ message: "forwardTo: must not be the number itself" })
+      if (forwardTo !== null && isPremiumRate(forwardTo)) return yield* new InvalidArgument({ message: premiumRateProblem("forwardTo") })
       const updated = yield* numbers.setRouting(p.workspaceId, e164, { voiceMode: mode, agentId: null, forwardTo })
       if (Option.isNone(updated)) return yield* numberNotFound
       return { ok: true as const, voiceMode: mode }

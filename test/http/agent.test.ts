@@ -234,6 +234,8 @@ describe("POST /numbers/{e164}/connect and /disconnect", () => {
       [{ mode: "voicemail", forwardTo: "+14155550199" }, "forwardTo: only with mode forward"],
       [{ forwardTo: "+14155550199" }, "forwardTo: only with mode forward"],
       [{ mode: "forward", forwardTo: e164 }, "forwardTo: must not be the number itself"],
+      [{ mode: "forward", forwardTo: "+19005550123" }, "forwardTo: premium-rate numbers"],
+      [{ mode: "forward", forwardTo: "(976) 555-0123" }, "forwardTo: premium-rate numbers"],
       [{ mode: "agent" }, "mode"],
       [{ mode: "app", colour: "red" }, "colour: unknown field"],
       ["app", "body"]
