@@ -62,7 +62,8 @@ export const layer = Layer.effect(
               return (
                 d.status === "pending" &&
                 d.nextAttemptAt !== null &&
-                d.nextAttemptAt <= now &&
+                // Due on its workspace's clock (the clock test helper moves it forward).
+                d.nextAttemptAt <= new Date(Date.parse(now) + (st().clockOffsets.get(d.workspaceId) ?? 0)).toISOString() &&
                 (lease === undefined || lease < now) &&
                 endpoint?.status === "enabled"
               )

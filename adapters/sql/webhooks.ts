@@ -79,7 +79,9 @@ export const layer = Layer.effect(
             FROM (
               SELECT d2.workspace_id, d2.id FROM webhook_deliveries d2
               JOIN webhook_endpoints e ON e.workspace_id = d2.workspace_id AND e.id = d2.endpoint_id
-              WHERE d2.status = 'pending' AND d2.next_attempt_at <= ${now}::timestamptz
+              LEFT JOIN workspace_clocks c ON c.workspace_id = d2.workspace_id
+              -- A retry comes due on its workspace's clock (the clock test helper moves it forward).
+              WHERE d2.status = 'pending' AND d2.next_attempt_at <= ${now}::timestamptz + coalesce(c.offset_ms, 0) * interval '1 millisecond'
                 AND (d2.locked_until IS NULL OR d2.locked_until < ${now}::timestamptz) AND e.status = 'enabled'
               ORDER BY d2.next_attempt_at LIMIT ${limit}
               FOR UPDATE OF d2 SKIP LOCKED

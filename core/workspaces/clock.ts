@@ -1,8 +1,9 @@
 /**
  * The workspace clock (CONTRACT "Test helpers" `POST /clock`): an offset a test key moves forward, so
  * a client can see a 24-hour PIN expiry or idempotency window pass in a second, like Stripe's test
- * clocks. Read by the rules that wait on time: PIN expiry, the resend limit, and the idempotency
- * window of test keys. Everything else (timestamps, rate limits, webhooks) keeps real time.
+ * clocks. Read by the rules that wait on time: PIN expiry, the resend limit, the idempotency
+ * window of test keys, and when webhook retries come due (the stores' `claimDue`). Everything else
+ * (timestamps, rate limits) keeps real time.
  */
 import { Clock, Context, Effect } from "effect"
 

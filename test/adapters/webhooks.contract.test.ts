@@ -19,11 +19,12 @@ import type { DeliveryRecord, EndpointRecord } from "../../core/webhooks/model.t
 import { MAX_ENDPOINTS_PER_WORKSPACE, Webhooks, layer as WebhooksLayer } from "../../core/webhooks/service.ts"
 import { eventIdOf, generateSecret } from "../../core/webhooks/signing.ts"
 import { WebhookSender, WebhookStore } from "../../core/webhooks/store.ts"
+import { WorkspaceClock } from "../../core/workspaces/clock.ts"
 import { freshDatabase } from "../support/postgres.ts"
 import { sqlContract } from "../support/sqlContract.ts"
 import { sqlStores } from "../support/sqlStores.ts"
 
-type Ports = WebhookStore | EventOutbox | Transactor
+type Ports = WebhookStore | EventOutbox | Transactor | WorkspaceClock
 
 const uuid = () => crypto.randomUUID()
 /** Distinct, ordered timestamps with millisecond detail. */
@@ -259,6 +260,23 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
         yield* Effect.all([worker, worker, worker], { concurrency: "unbounded" })
         assert.strictEqual(taken.length, 40)
         assert.strictEqual(new Set(taken.map((e) => e.id)).size, 40)
+      }))
+
+    it.effect("claimDue: a retry comes due on its workspace's clock (the clock test helper's offset)", () =>
+      Effect.gen(function* () {
+        const store = yield* WebhookStore
+        yield* clearQueue
+        const [moved, still] = [uuid(), uuid()]
+        const onMoved = endpoint(moved)
+        const onStill = endpoint(still)
+        yield* insert(onMoved, onStill)
+        const later = delivery(onMoved, { nextAttemptAt: ts(400) })
+        const otherLater = delivery(onStill, { nextAttemptAt: ts(400) })
+        yield* store.insertDeliveries([later, otherLater])
+        assert.deepStrictEqual(yield* store.claimDue(ts(100), ts(160), 10), [])
+        yield* (yield* WorkspaceClock).advance(moved, 300_000)
+        assert.deepStrictEqual(ids(yield* store.claimDue(ts(100), ts(160), 10)), [later.id], "only the moved workspace's retry")
+        yield* clearQueue
       }))
 
     it.effect("claimDue: pending, due, unleased, enabled endpoint; oldest due first; limit; lease until", () =>

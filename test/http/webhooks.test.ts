@@ -500,6 +500,34 @@ describe("live delivery with the background worker", () => {
     console.log(`webhook latency from API call to receiver (create, patch, delete): ${latencies.join(" ms, ")} ms`)
   })
 
+  it("retries come due on the workspace clock: advanced past the 5 s and 5 min steps, both retries go out at once", async () => {
+    // A worker that polls (every 20 ms): a moved clock is noticed by the next poll, not by a commit.
+    const polling = await makeTestApp({ webhookWorker: true, webhookPollMs: 20 })
+    const { key: token } = await polling.createWorkspace("Retry clock")
+    const as = callWith(polling, token)
+    const flaky = await startReceiver()
+    try {
+      let calls = 0
+      flaky.answer = () => ({ status: ++calls < 3 ? 503 : 200 })
+      const w = (await ok(await as("/webhooks", { method: "POST", json: { url: flaky.url("/flaky"), events: ["contact.updated"] } }), 201)).webhook
+      await ok(await as("/contacts", { method: "POST", json: { firstName: "Retry" } }), 201)
+      await flaky.waitFor(1, 3000)
+      // The next attempts are due 5 s and then 5 min later; on the moved clock both are due now.
+      await ok(await as("/test-helpers/clock", { method: "POST", json: { advanceSeconds: 400 } }))
+      await flaky.waitFor(3, 4000)
+      // The third answer reached the receiver; its outcome is recorded just after.
+      let deliveries: Array<any> = []
+      for (let i = 0; i < 100 && deliveries[0]?.status !== "succeeded"; i++) {
+        deliveries = (await ok(await as(`/webhooks/${w.id}/deliveries`))).deliveries
+        await new Promise((r) => setTimeout(r, 20))
+      }
+      expect(deliveries).toMatchObject([{ eventType: "contact.updated", status: "succeeded", attempts: 3 }])
+    } finally {
+      await flaky.close()
+      await polling.close()
+    }
+  })
+
   it("an endpoint not subscribed to a type, or disabled, receives nothing", async () => {
     const as = callWith(live, live.testKey)
     const only = await startReceiver()
