@@ -8,11 +8,15 @@ import { simulatedPlacedCall } from "../../core/calls/script.ts"
 import { Voice, VoiceError } from "../../core/calls/voice.ts"
 import { Ids } from "../../core/ids.ts"
 
+/** The simulator plays the agent itself: there is no carrier assistant to keep in step. */
+const noAssistant = Effect.succeed({ assistantId: null })
+
 export const layer = Layer.succeed(
   Voice,
   Voice.of({
     dial: (request) =>
-      Effect.map(Ids, ({ uuid }) => ({ carrierCallId: `sim_call_${uuid()}`, ended: simulatedPlacedCall(request.greeting, request.purpose) }))
+      Effect.map(Ids, ({ uuid }) => ({ carrierCallId: `sim_call_${uuid()}`, ended: simulatedPlacedCall(request.greeting, request.purpose) })),
+    publishAgent: () => noAssistant
   })
 )
 
@@ -22,5 +26,8 @@ export const layer = Layer.succeed(
  */
 export const layerRefused = Layer.succeed(
   Voice,
-  Voice.of({ dial: () => Effect.fail(new VoiceError({ reason: "rejected", message: "outbound AI calls are not available on this carrier yet" })) })
+  Voice.of({
+    dial: () => Effect.fail(new VoiceError({ reason: "rejected", message: "outbound AI calls are not available on this carrier yet" })),
+    publishAgent: () => noAssistant
+  })
 )

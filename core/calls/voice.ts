@@ -3,6 +3,9 @@
  * adapters/carrier/simulatedVoice.ts (CARRIER=simulated; test keys never reach a port) and, to come,
  * a Telnyx adapter.
  *
+ * `publishAgent` runs on `POST /agent/publish`: the carrier's assistant mirrors the published
+ * configuration (Telnyx: an AI assistant created on the first publish, updated on later ones).
+ *
  * Shape for a real carrier: `dial` asks the carrier to call `to` from `from` with an AI assistant
  * configured from `agentId`, `greeting` and `instructions` (Telnyx: a Call Control dial with the
  * published agent's assistant, `carrierAssistantId` on the agent record), and answers the carrier's
@@ -13,6 +16,7 @@
  * same `CallEnd` to `Calls.recordCall` from its webhook route; that path is not built yet.
  */
 import { Context, Data, type Effect } from "effect"
+import type { AgentConfig } from "../agent/model.ts"
 import type { Transcript } from "./script.ts"
 
 export interface DialRequest {
@@ -51,7 +55,21 @@ export class VoiceError extends Data.TaggedError("VoiceError")<{
   readonly message: string
 }> {}
 
+/** The configuration being published, and the carrier's assistant from the last publish. */
+export interface PublishAgentRequest {
+  readonly workspaceId: string
+  readonly agentId: string
+  /** The assistant to update; null: create one. */
+  readonly assistantId: string | null
+  readonly config: AgentConfig
+}
+
 export interface Voice {
   readonly dial: (request: DialRequest) => Effect.Effect<Dialed, VoiceError>
+  /**
+   * Creates or updates the carrier's AI assistant that takes the agent's calls, answering its id
+   * (`carrierAssistantId`); null on a carrier with no assistants of its own (the simulator).
+   */
+  readonly publishAgent: (request: PublishAgentRequest) => Effect.Effect<{ readonly assistantId: string | null }, VoiceError>
 }
 export const Voice = Context.GenericTag<Voice>("core/Voice")
