@@ -11,12 +11,19 @@ import { Ids } from "../../core/ids.ts"
 /** The simulator plays the agent itself: there is no carrier assistant to keep in step. */
 const noAssistant = Effect.succeed({ assistantId: null })
 
+/** The simulator plays each call at once: no carrier events arrive, so these are never asked for. */
+const noCarrierCalls = {
+  handle: () => Effect.fail(new VoiceError({ reason: "rejected", message: "the simulated carrier sends no call events" })),
+  conversationTranscript: () => Effect.fail(new VoiceError({ reason: "rejected", message: "the simulated carrier sends no call events" }))
+}
+
 export const layer = Layer.succeed(
   Voice,
   Voice.of({
     dial: (request) =>
       Effect.map(Ids, ({ uuid }) => ({ carrierCallId: `sim_call_${uuid()}`, ended: simulatedPlacedCall(request.greeting, request.purpose) })),
-    publishAgent: () => noAssistant
+    publishAgent: () => noAssistant,
+    ...noCarrierCalls
   })
 )
 
@@ -28,6 +35,7 @@ export const layerRefused = Layer.succeed(
   Voice,
   Voice.of({
     dial: () => Effect.fail(new VoiceError({ reason: "rejected", message: "outbound AI calls are not available on this carrier yet" })),
-    publishAgent: () => noAssistant
+    publishAgent: () => noAssistant,
+    ...noCarrierCalls
   })
 )

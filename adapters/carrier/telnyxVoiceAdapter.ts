@@ -7,6 +7,11 @@
  *   composed from the agent's instructions, tone, language and jobs (`assistantInstructions`), with a
  *   plain default when all are empty. The agent's `voice` is not sent: Telnyx's voice names are its
  *   own, and the assistant keeps its default voice.
+ * - `handle`: an inbound call's route as Call Control commands: `agent` answers with the assistant,
+ *   recording from the answer; `voicemail` answers and records (no greeting is played: Telnyx's
+ *   `speak` is not used yet); `forward` transfers. Each carries a `command_id` of the call and
+ *   action, so a repeated webhook does nothing twice.
+ * - `conversationTranscript`: the assistant's conversation messages as the call's transcript.
  * - `dial`: refused (409) until outbound calls are recorded from their webhooks: a dialed call would
  *   never reach the activity log.
  */
@@ -40,7 +45,22 @@ export const make = (client: TelnyxVoice.TelnyxVoice): Voice =>
           instructions: assistantInstructions(config),
           ...(config.greeting === null ? {} : { greeting: config.greeting })
         })
-        .pipe(Effect.mapError(toVoiceError))
+        .pipe(Effect.mapError(toVoiceError)),
+    // command_id per call and action: a repeated webhook's second command is ignored by Telnyx.
+    handle: (callControlId, action, clientState) => {
+      const commandId = `${action.kind}-${callControlId}`
+      switch (action.kind) {
+        case "agent":
+          return client
+            .answer(callControlId, { ...(action.assistantId === null ? {} : { assistantId: action.assistantId }), clientState, record: true, commandId })
+            .pipe(Effect.mapError(toVoiceError))
+        case "voicemail":
+          return client.answer(callControlId, { clientState, record: true, commandId }).pipe(Effect.mapError(toVoiceError))
+        case "forward":
+          return client.transfer(callControlId, action.to, { commandId }).pipe(Effect.mapError(toVoiceError))
+      }
+    },
+    conversationTranscript: (conversationId, startedAt) => client.conversationMessages(conversationId, startedAt).pipe(Effect.mapError(toVoiceError))
   })
 
 export const layer = (config: TelnyxConfig): Layer.Layer<Voice> => Layer.succeed(Voice, make(TelnyxVoice.make(config)))

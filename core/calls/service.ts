@@ -6,7 +6,7 @@
  * thread and the events that report it (events.ts) commit together in one more.
  */
 import { Clock, Context, Effect, Either, Layer, Option, Schema } from "effect"
-import { routeInbound } from "../agent/hours.ts"
+import { type Route, routeInbound } from "../agent/hours.ts"
 import type { AgentConfig } from "../agent/model.ts"
 import { AgentStore } from "../agent/store.ts"
 import { type Principal, requireScope } from "../auth/principal.ts"
@@ -23,7 +23,17 @@ import { type Line, makeThreads, phoneField } from "../messaging/threads.ts"
 import { type NumberRecord, NumberStore } from "../numbers.ts"
 import { type E164, normalizePhone } from "../phone.ts"
 import { Transactor } from "../transactor.ts"
-import { type CallOutcome, type CallPlan, type FlowFacts, type LiveFacts, liveEvents, outcomeOf, recordedEvents } from "./events.ts"
+import {
+  type CallOutcome,
+  type CallPlan,
+  endedEvent,
+  type FlowFacts,
+  type LiveFacts,
+  liveEvents,
+  outcomeOf,
+  recordedEvents,
+  transcriptEvent
+} from "./events.ts"
 import {
   CallDetails,
   type CallItem,
@@ -34,7 +44,8 @@ import {
   type SimulatedCallInput
 } from "./model.ts"
 import { answeredCall, simulatedEnd, simulatedPlacedCall, voicemailLeft } from "./script.ts"
-import { type CallEnd, Voice } from "./voice.ts"
+import { type CallSession, CallSessionStore } from "./sessions.ts"
+import { type CallEnd, type CarrierCallEvent, type InboundAction, Voice } from "./voice.ts"
 
 /** An inbound call as the carrier announces it; `scenario` is what the simulator plays. */
 export interface InboundCall {
@@ -73,6 +84,7 @@ export const make = Effect.gen(function* () {
   const blobs = yield* BlobStore
   const urls = yield* MediaUrls
   const voice = yield* Voice
+  const sessions = yield* CallSessionStore
   const threads = yield* makeThreads
 
   /** A call activity as `GET /calls` lists it; the recording is its first media file. */
@@ -119,6 +131,11 @@ export const make = Effect.gen(function* () {
     readonly facts: LiveFacts
     readonly details: Omit<CallDetails, "status" | "answeredBy" | "durationSeconds" | "summary" | "endedAt">
     readonly end: CallEnd
+    /**
+     * A carrier's call: only `call.completed` or `call.missed` now; the recording and transcript
+     * arrive later in webhooks of their own (`onCarrierEvent`), each with its event.
+     */
+    readonly mediaLater?: boolean
   }) =>
     Effect.gen(function* () {
       const { plan, line, end } = args
@@ -155,11 +172,12 @@ export const make = Effect.gen(function* () {
             direction: plan.direction,
             media,
             call: details,
-            callTranscript: outcome.recorded ? end.transcript : null,
+            callTranscript: outcome.recorded && !args.mediaLater ? end.transcript : null,
             createdAt
           })
           yield* store.insertActivity(activity)
-          yield* outbox.append(ws, recordedEvents(plan, { ...args.facts, conversationId: thread.id, inboxId: thread.inboxId, activityId: id, summary }))
+          const facts = { ...args.facts, conversationId: thread.id, inboxId: thread.inboxId, activityId: id, summary }
+          yield* outbox.append(ws, args.mediaLater ? [endedEvent(plan, facts)] : recordedEvents(plan, facts))
           return { activity, thread }
         })
       )
@@ -170,6 +188,22 @@ export const make = Effect.gen(function* () {
     Effect.map(agents.get(workspaceId), (found) =>
       Option.flatMap(found, (agent) => (agent.published !== null && agent.published.enabled ? Option.some({ id: agent.id, config: agent.published }) : Option.none()))
     )
+
+  /** What the live signals of an inbound call to `number` say. */
+  const inboundFacts = (number: NumberRecord, route: Route, carrierCallId: string, from: string | null, callerName: string | null) =>
+    Effect.gen(function* () {
+      const assigned = number.number.assignedUserId
+      const facts: LiveFacts = {
+        carrierCallId,
+        numberE164: number.number.e164,
+        from,
+        callerName,
+        memberUid: route.kind === "app" ? (assigned ?? TEAM_MEMBER) : null,
+        memberSeesNumber: assigned !== null || (yield* numbers.list(number.workspaceId)).length === 1,
+        flow: SIMULATED_FLOW
+      }
+      return facts
+    })
 
   /**
    * An inbound call to a workspace number, routed by the number's voice mode and the agent's hours
@@ -186,16 +220,7 @@ export const make = Effect.gen(function* () {
       const route = routeInbound(number.number, Option.getOrNull(agent), startedAt)
       const plan: CallPlan = { direction: "inbound", scenario: call.scenario, route }
       const outcome = outcomeOf(plan)
-      const assigned = number.number.assignedUserId
-      const facts: LiveFacts = {
-        carrierCallId: call.carrierCallId,
-        numberE164: number.number.e164,
-        from,
-        callerName: call.callerName,
-        memberUid: route.kind === "app" ? (assigned ?? TEAM_MEMBER) : null,
-        memberSeesNumber: assigned !== null || (yield* numbers.list(ws)).length === 1,
-        flow: SIMULATED_FLOW
-      }
+      const facts = yield* inboundFacts(number, route, call.carrierCallId, from, call.callerName)
       // Live signals: sent as the call arrives, before it has a timeline entry.
       yield* tx.withTransaction(outbox.append(ws, liveEvents(plan, facts)))
       const durationSeconds = call.durationSeconds ?? defaultDuration(outcome)
@@ -318,7 +343,216 @@ export const make = Effect.gen(function* () {
       return { call: yield* itemOf(activity, thread), carrierCallId }
     })
 
-  return { list, place, receive, recordCall, simulateInbound } as const
+  // ---------------------------------------------------------------------------------- carrier calls
+
+  const callLock = (carrierCallId: string) => `call:${carrierCallId}`
+  const retryLater = (message: string) => new Internal({ message })
+
+  /** What a carrier is told to do with an inbound call; an `app` call rings nobody (there is no softphone) and rings out as missed. */
+  const actionOf = (route: Route, assistantId: string | null): InboundAction | null =>
+    route.kind === "agent" ? { kind: "agent", assistantId } : route.kind === "voicemail" ? { kind: "voicemail" } : route.kind === "forward" ? route : null
+
+  /**
+   * How the call stands: an outbound call was answered or not; an inbound one as its route says,
+   * the `app` route always missed (nobody can pick up), `voicemail` a voicemail once we answered.
+   */
+  const planOf = (session: CallSession): CallPlan => {
+    const answered = session.answeredAt !== null
+    if (session.route === null) return { direction: "outbound", scenario: answered ? "answered" : "missed" }
+    const scenario = !answered || session.route.kind === "app" ? "missed" : session.route.kind === "voicemail" ? "voicemail" : "answered"
+    return { direction: "inbound", scenario, route: session.route }
+  }
+
+  const sessionFacts = (session: CallSession): LiveFacts => ({
+    carrierCallId: session.carrierCallId,
+    numberE164: session.numberE164,
+    from: session.direction === "inbound" ? session.participant : session.numberE164,
+    callerName: session.callerName,
+    memberUid: null,
+    memberSeesNumber: false,
+    flow: SIMULATED_FLOW
+  })
+
+  /** The client state sent with each command, echoed in the call's later webhooks. */
+  const clientStateOf = (session: CallSession) => JSON.stringify({ workspaceId: session.workspaceId, carrierCallId: session.carrierCallId })
+
+  /**
+   * A new inbound call: routed as it arrives, its session stored with `call.ringing` (and
+   * `call.forwarded`) in one transaction, then the carrier told what to do. A repeated `Initiated`
+   * sends the command again (the carrier dedupes on its command id); a carrier outage fails the
+   * webhook so the carrier delivers it again.
+   */
+  const onInitiated = (e: Extract<CarrierCallEvent, { readonly _tag: "Initiated" }>) =>
+    Effect.gen(function* () {
+      if (e.direction !== "inbound") return
+      const to = normalizePhone(e.to)
+      const found = Either.isRight(to) ? yield* numbers.findByE164(to.right) : Option.none()
+      if (Option.isNone(found)) return yield* Effect.logWarning("Carrier call to a number no workspace holds", displayText(e.to, 40))
+      const number = found.value
+      const startedAt = yield* Clock.currentTimeMillis
+      const agent = Option.getOrNull(yield* agents.get(number.workspaceId))
+      const route = routeInbound(number.number, agent, startedAt)
+      const caller = normalizePhone(e.from)
+      // The call's thread is with the caller's number: a withheld or SIP caller is not taken (it rings out).
+      if (Either.isLeft(caller)) return yield* Effect.logWarning("Carrier call from a caller with no phone number", displayText(e.from, 40))
+      const from = caller.right
+      const fresh: CallSession = {
+        carrierCallId: e.callSessionId,
+        callControlId: e.callControlId,
+        workspaceId: number.workspaceId,
+        numberE164: number.number.e164,
+        participant: from,
+        callerName: e.callerName,
+        direction: "inbound",
+        route,
+        startedAt: new Date(startedAt).toISOString(),
+        answeredAt: null,
+        answeredBy: null,
+        agentId: route.kind === "agent" ? route.agentId : null,
+        job: null,
+        activityId: null
+      }
+      const facts = yield* inboundFacts(number, route, e.callSessionId, from, e.callerName)
+      const session = yield* tx.withTransaction(
+        Effect.gen(function* () {
+          yield* tx.lock(callLock(e.callSessionId))
+          if (!(yield* sessions.insert(fresh))) return yield* sessions.get(e.callSessionId)
+          yield* outbox.append(number.workspaceId, liveEvents({ direction: "inbound", scenario: "missed", route }, facts))
+          return Option.some(fresh)
+        })
+      )
+      if (Option.isNone(session) || session.value.activityId !== null || session.value.route === null) return
+      const action = actionOf(session.value.route, agent?.carrierAssistantId ?? null)
+      if (action === null) return
+      yield* voice.handle(session.value.callControlId, action, clientStateOf(session.value)).pipe(
+        Effect.catchAll((error) =>
+          error.reason === "rejected"
+            ? Effect.logWarning("The carrier refused to route the call; it rings out", error.message)
+            : Effect.fail(retryLater(`The carrier is unavailable (${error.message}); deliver the event again`))
+        )
+      )
+    })
+
+  /** Someone picked up: the agent's `call.answered` (SPEC's only answered signal a carrier call sends), written with the session. */
+  const onAnswered = (carrierCallId: string) =>
+    tx.withTransaction(
+      Effect.gen(function* () {
+        yield* tx.lock(callLock(carrierCallId))
+        const found = yield* sessions.get(carrierCallId)
+        if (Option.isNone(found) || found.value.answeredAt !== null || found.value.activityId !== null) return
+        const s = found.value
+        const route = s.route
+        const answeredBy = route === null || route.kind === "forward" ? "callee" : route.kind === "agent" ? "agent" : null
+        const answered: CallSession = { ...s, answeredAt: new Date(yield* Clock.currentTimeMillis).toISOString(), answeredBy }
+        yield* sessions.put(answered)
+        if (route?.kind === "agent") {
+          const plan = planOf(answered)
+          yield* outbox.append(s.workspaceId, liveEvents(plan, sessionFacts(answered)).filter((ev) => ev.type === "call.answered"))
+        }
+      })
+    )
+
+  /** The call ended: its activity and `call.completed` or `call.missed`, once. */
+  const onHangup = (e: Extract<CarrierCallEvent, { readonly _tag: "Hangup" }>) =>
+    tx.withTransaction(
+      Effect.gen(function* () {
+        yield* tx.lock(callLock(e.callSessionId))
+        const found = yield* sessions.get(e.callSessionId)
+        if (Option.isNone(found) || found.value.activityId !== null) return
+        const s = found.value
+        const number = yield* numbers.findByE164(s.numberE164)
+        if (Option.isNone(number) || number.value.workspaceId !== s.workspaceId) {
+          return yield* Effect.logWarning("A carrier call ended on a number the workspace no longer holds", s.numberE164)
+        }
+        const participant = normalizePhone(s.participant)
+        if (Either.isLeft(participant)) return yield* Effect.logWarning("A carrier call with no other party ended", s.carrierCallId)
+        const startedAt = Date.parse(s.startedAt)
+        const plan = planOf(s)
+        const outcome = outcomeOf(plan)
+        const durationSeconds = e.durationSeconds ?? Math.max(0, Math.round(((yield* Clock.currentTimeMillis) - startedAt) / 1000))
+        const facts = sessionFacts(s)
+        const { activity } = yield* recordCall({
+          plan,
+          line: { workspaceId: s.workspaceId, numberE164: s.numberE164, participant: participant.right, inboxId: number.value.inboxId },
+          startedAt,
+          facts,
+          details: {
+            from: s.direction === "inbound" ? facts.from : s.numberE164,
+            to: s.direction === "inbound" ? s.numberE164 : participant.right,
+            agentId: s.agentId,
+            memberUid: null,
+            forwardedTo: s.route?.kind === "forward" ? s.route.to : null,
+            carrierCallId: s.carrierCallId,
+            job: s.job
+          },
+          end: { answered: outcome.status === "completed", durationSeconds, transcript: [], summary: null, recording: null },
+          mediaLater: true
+        })
+        yield* sessions.put({ ...s, activityId: activity.id })
+      })
+    )
+
+  /**
+   * The agent's conversation ended: its transcript onto the call's activity with
+   * `call.transcript.completed`, once. Before the hangup is recorded, or while the carrier is
+   * unavailable, the webhook fails so the carrier delivers it again.
+   */
+  const onConversationEnded = (e: Extract<CarrierCallEvent, { readonly _tag: "ConversationEnded" }>) =>
+    Effect.gen(function* () {
+      if (e.callSessionId === null) return
+      const found = yield* sessions.get(e.callSessionId)
+      if (Option.isNone(found)) return
+      const s = found.value
+      if (s.activityId === null) return yield* retryLater("The call has not ended here yet; deliver the event again")
+      const activityId = s.activityId
+      const current = yield* store.getActivity(s.workspaceId, activityId)
+      if (Option.isNone(current) || current.value.callTranscript !== null) return
+      const transcript = yield* voice.conversationTranscript(e.conversationId, s.startedAt).pipe(
+        Effect.catchAll((error) =>
+          error.reason === "rejected"
+            ? Effect.as(Effect.logWarning("The carrier refused the call's transcript", error.message), null)
+            : Effect.fail(retryLater(`The carrier is unavailable (${error.message}); deliver the event again`))
+        )
+      )
+      if (transcript === null) return
+      const number = yield* numbers.findByE164(s.numberE164)
+      const inboxId = Option.match(number, { onNone: () => "", onSome: (n) => n.inboxId })
+      yield* tx.withTransaction(
+        Effect.gen(function* () {
+          yield* tx.lock(callLock(s.carrierCallId))
+          const again = yield* store.getActivity(s.workspaceId, activityId)
+          if (Option.isNone(again) || again.value.callTranscript !== null) return
+          yield* store.setCallTranscript(s.workspaceId, activityId, transcript)
+          yield* outbox.append(
+            s.workspaceId,
+            [transcriptEvent({ conversationId: again.value.conversationId, inboxId, activityId, numberE164: s.numberE164, carrierCallId: s.carrierCallId })]
+          )
+        })
+      )
+    })
+
+  /**
+   * A carrier's call webhook (Telnyx Call Control). Each step is recorded once, whatever the carrier
+   * repeats; an `Internal` failure asks the carrier to deliver the event again. Recordings
+   * (`RecordingSaved`) and recording transcriptions are not stored yet.
+   */
+  const onCarrierEvent = (e: CarrierCallEvent): Effect.Effect<void, Internal> => {
+    switch (e._tag) {
+      case "Initiated":
+        return onInitiated(e)
+      case "Answered":
+        return onAnswered(e.callSessionId)
+      case "Hangup":
+        return onHangup(e)
+      case "ConversationEnded":
+        return onConversationEnded(e)
+      case "RecordingSaved":
+      case "TranscriptionSaved":
+        return Effect.void
+    }
+  }
+
+  return { list, place, receive, recordCall, simulateInbound, onCarrierEvent } as const
 })
 
 export class Calls extends Context.Tag("core/Calls")<Calls, Effect.Effect.Success<typeof make>>() {}

@@ -16,14 +16,16 @@ export const CallSession = Schema.Struct({
   workspaceId: Schema.UUID,
   /** The workspace number. */
   numberE164: Schema.String,
-  /** The other party: the caller (inbound) or the callee (outbound); null when the caller withheld it. */
-  participant: Schema.NullOr(Schema.String),
+  /** The other party, E.164: the caller (inbound) or the callee (outbound). */
+  participant: Schema.String,
   callerName: Schema.NullOr(Schema.String),
   direction: CallDirection,
   /** Where an inbound call was routed when it arrived; null for an outbound call. */
   route: Schema.NullOr(Route),
   startedAt: Schema.String,
-  /** Set when someone picked up. */
+  /** When the call was picked up (by the agent, the callee, the forward line, or us to take a voicemail). */
+  answeredAt: Schema.NullOr(Schema.String),
+  /** Who picked up; null when nobody did or the call was taken for a voicemail. */
   answeredBy: Schema.NullOr(AnsweredBy),
   agentId: Schema.NullOr(Schema.UUID),
   job: Schema.NullOr(Schema.String),

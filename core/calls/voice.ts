@@ -55,6 +55,87 @@ export class VoiceError extends Data.TaggedError("VoiceError")<{
   readonly message: string
 }> {}
 
+// ------------------------------------------------------------------------------------ carrier call events
+
+/**
+ * A carrier's call webhook, neutral (Telnyx's are parsed by adapters/carrier/telnyxCallWebhooks.ts).
+ * `callSessionId` is the call's `carrierCallId`; commands go to `callControlId`. Carriers may
+ * repeat events: `Calls.onCarrierEvent` records each step once.
+ */
+export interface CallEventBase {
+  /** Telnyx's event id (`data.id`), to dedupe on. */
+  readonly eventId: string
+  readonly occurredAt: string | null
+}
+
+export interface CallLeg {
+  readonly callControlId: string
+  readonly callLegId: string | null
+  readonly callSessionId: string
+  /** What we sent as `client_state`, decoded. */
+  readonly clientState: string | null
+}
+
+export type CarrierCallEvent =
+  | (CallEventBase &
+      CallLeg & {
+        readonly _tag: "Initiated"
+        readonly direction: "inbound" | "outbound"
+        /** E.164 or a SIP URI, as Telnyx sends it. */
+        readonly from: string
+        readonly to: string
+        /** The caller's CNAM (`caller_id_name`), when Telnyx has one. */
+        readonly callerName: string | null
+      })
+  | (CallEventBase & CallLeg & { readonly _tag: "Answered"; readonly from: string; readonly to: string })
+  | (CallEventBase &
+      CallLeg & {
+        readonly _tag: "Hangup"
+        /** `normal_clearing`, `originator_cancel`, `timeout`, `user_busy`, `no_answer`, `call_rejected`, … (`unspecified` when absent). */
+        readonly cause: string
+        /** `caller`, `callee` or `unknown`. */
+        readonly source: string
+        readonly startTime: string | null
+        readonly endTime: string | null
+        /** Whole seconds from `startTime` to `endTime`; null when either is unknown. */
+        readonly durationSeconds: number | null
+      })
+  | (CallEventBase & {
+      readonly _tag: "RecordingSaved"
+      readonly callSessionId: string
+      readonly callLegId: string
+      readonly callControlId: string | null
+      readonly clientState: string | null
+      /** Download links, valid 10 minutes. */
+      readonly urls: { readonly wav?: string; readonly mp3?: string }
+    })
+  | (CallEventBase & {
+      readonly _tag: "TranscriptionSaved"
+      readonly callSessionId: string
+      readonly callLegId: string | null
+      readonly callControlId: string | null
+      readonly text: string
+    })
+  | (CallEventBase & {
+      readonly _tag: "ConversationEnded"
+      readonly conversationId: string
+      readonly assistantId: string
+      readonly durationSeconds: number | null
+      /** The call the assistant was on (Telnyx's SDK types them; absent on a non-call conversation). */
+      readonly callControlId: string | null
+      readonly callSessionId: string | null
+      readonly clientState: string | null
+    })
+
+/** What the carrier is told to do with an inbound call it announced (an `app` call is left to ring out). */
+export type InboundAction =
+  /** Answer with the published agent's assistant, recording the call. */
+  | { readonly kind: "agent"; readonly assistantId: string | null }
+  /** Answer and record what the caller says. */
+  | { readonly kind: "voicemail" }
+  /** Transfer the call to an outside number. */
+  | { readonly kind: "forward"; readonly to: string }
+
 /** The configuration being published, and the carrier's assistant from the last publish. */
 export interface PublishAgentRequest {
   readonly workspaceId: string
@@ -71,5 +152,9 @@ export interface Voice {
    * (`carrierAssistantId`); null on a carrier with no assistants of its own (the simulator).
    */
   readonly publishAgent: (request: PublishAgentRequest) => Effect.Effect<{ readonly assistantId: string | null }, VoiceError>
+  /** Carries out the route of an inbound call the carrier announced (`Initiated`); `clientState` comes back in its later events. */
+  readonly handle: (callControlId: string, action: InboundAction, clientState: string) => Effect.Effect<void, VoiceError>
+  /** The transcript of the assistant's conversation (`ConversationEnded`), offsets from `startedAt`. */
+  readonly conversationTranscript: (conversationId: string, startedAt: string) => Effect.Effect<Transcript, VoiceError>
 }
 export const Voice = Context.GenericTag<Voice>("core/Voice")

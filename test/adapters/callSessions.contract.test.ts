@@ -33,6 +33,7 @@ const sessionOf = (workspaceId: string, patch: Partial<CallSession> = {}): CallS
   direction: "inbound",
   route: { kind: "forward", to: "+13125550199" },
   startedAt: ts(5),
+  answeredAt: null,
   answeredBy: null,
   agentId: null,
   job: null,
@@ -54,9 +55,9 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
         assert.isFalse(yield* store.insert({ ...session, numberE164: "+13125550111", route: { kind: "app" } }))
         assert.deepStrictEqual(yield* store.get(session.carrierCallId), Option.some(session))
 
-        const outbound = sessionOf(ws, { direction: "outbound", route: null, participant: null, callerName: null, agentId: uuid(), job: "Reminder" })
+        const outbound = sessionOf(ws, { direction: "outbound", route: null, participant: "+15555550999", callerName: null, agentId: uuid(), job: "Reminder" })
         assert.isTrue(yield* store.insert(outbound))
-        const ended = { ...session, answeredBy: "agent" as const, agentId: uuid(), route: { kind: "agent" as const, agentId: uuid() }, activityId: uuid() }
+        const ended = { ...session, answeredAt: ts(9), answeredBy: "agent" as const, agentId: uuid(), route: { kind: "agent" as const, agentId: uuid() }, activityId: uuid() }
         yield* store.put(ended)
         assert.deepStrictEqual(yield* store.get(session.carrierCallId), Option.some(ended))
         assert.deepStrictEqual(yield* store.get(outbound.carrierCallId), Option.some(outbound))

@@ -3,13 +3,18 @@
  * fake Telnyx over real HTTP: `POST /agent/publish` creates the workspace's AI assistant on the first
  * publish and updates that same assistant on the next (`carrierAssistantId` kept on the agent), and a
  * carrier refusal (409) or outage (500) publishes nothing and keeps the assistant id as it was.
+ * Inbound calls through signed Call Control webhooks to `/v1/carrier/telnyx`: the route decides the
+ * command sent to Telnyx (answer with the assistant and recording, transfer, answer and record, or
+ * nothing for `app`), the events come in SPEC's order under one carrierCallId, the activity is
+ * written on hangup, the assistant's transcript follows, and repeated webhooks record nothing twice.
  */
 import { Effect, Option, Redacted } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as TelnyxVoiceAdapter from "../../adapters/carrier/telnyxVoiceAdapter.ts"
 import { AgentStore } from "../../core/agent/store.ts"
+import { EventOutbox } from "../../core/events/outbox.ts"
 import { makeTestApp } from "../support/app.ts"
-import { type FakeTelnyx, startFakeTelnyx } from "../support/fakeTelnyx.ts"
+import { type FakeTelnyx, type SignedWebhook, startFakeTelnyx } from "../support/fakeTelnyx.ts"
 import { bearer, expectError } from "./helpers.ts"
 
 let fake: FakeTelnyx
@@ -89,5 +94,146 @@ describe("POST /agent/publish on Telnyx", () => {
     expect(agent.published?.name).toBe("Desk")
     expect(agent.carrierAssistantId).toBe(id)
     expect(fake.voice.assistants.get(id!)?.["name"]).toBe("Desk")
+  })
+})
+
+// ------------------------------------------------------------------------------------ inbound calls
+
+const CALLER = "+15550002222"
+const OUTSIDE = "+15550009999"
+let seq = 0
+
+/** A workspace with a number and a published agent (so an assistant on the fake). */
+const callWorkspace = async () => {
+  const { workspaceId, key } = await app.createWorkspace("Calls")
+  const e164 = `+1628556${String(1000 + ++seq).padStart(4, "0")}`
+  await ok(await app.admin(`/workspaces/${workspaceId}/numbers`, { method: "POST", json: { e164 } }), 201)
+  await ok(await call(key, "PATCH", "/agent", { name: "Desk", greeting: "Hello!" }))
+  await ok(await call(key, "POST", "/agent/publish"))
+  const agent = await stored(workspaceId)
+  return { workspaceId, key, e164, agentId: agent.id, assistantId: agent.carrierAssistantId! }
+}
+
+const post = (w: SignedWebhook) => app.fetch("/v1/carrier/telnyx", { method: "POST", headers: w.headers, body: w.rawBody })
+const deliver = async (w: SignedWebhook, status = 200) => {
+  const res = await post(w)
+  expect(res.status, await res.clone().text()).toBe(status)
+  return w
+}
+const webhook = (callControlId: string, type: "call.initiated" | "call.answered" | "call.hangup") =>
+  fake.signedWebhook(type, fake.voice.callPayload(callControlId, type))
+const events = (workspaceId: string) =>
+  app.runtime.runPromise(Effect.flatMap(EventOutbox, (o) => o.list(workspaceId))).then((all) =>
+    all.filter((e) => e.type.startsWith("call.")).map((e) => ({ type: e.type, data: e.data as Record<string, unknown> }))
+  )
+const calls = async (key: string) => (await ok(await call(key, "GET", "/calls"))).calls as Array<Record<string, any>>
+
+describe("inbound Telnyx calls through webhooks", () => {
+  it("agent: answered with the assistant and recording; ringing, answered, completed, then the transcript; repeats record nothing twice", async () => {
+    const { workspaceId, key, e164, agentId, assistantId } = await callWorkspace()
+    await ok(await call(key, "POST", `/numbers/${encodeURIComponent(e164)}/connect`))
+    const leg = fake.voice.inboundCall({ from: CALLER, to: e164, callerName: "ADA L" })
+
+    const initiated = await deliver(webhook(leg.callControlId, "call.initiated"))
+    const answer = fake.voice.calls.get(leg.callControlId)!.commands.filter((c) => c.action === "answer")
+    expect(answer).toHaveLength(1)
+    expect(answer[0]!.body).toMatchObject({ assistant: { id: assistantId }, record: "record-from-answer" })
+    const state = JSON.parse(Buffer.from(String(answer[0]!.body["client_state"]), "base64").toString("utf8"))
+    expect(state).toEqual({ workspaceId, carrierCallId: leg.callSessionId })
+    await deliver(initiated) // the same event again: Telnyx dedupes the command, we store nothing new
+    expect(fake.voice.calls.get(leg.callControlId)!.commands.filter((c) => c.action === "answer")).toHaveLength(1)
+
+    const answered = await deliver(webhook(leg.callControlId, "call.answered"))
+    await deliver(answered)
+    const hangup = await deliver(webhook(leg.callControlId, "call.hangup"))
+    await deliver(hangup)
+    await deliver(webhook(leg.callControlId, "call.hangup")) // a new event id for the same end
+
+    let history = await calls(key)
+    expect(history).toHaveLength(1)
+    expect(history[0]).toMatchObject({ direction: "inbound", status: "completed", answeredBy: "agent", agentId, from: CALLER, to: e164, carrierCallId: leg.callSessionId, transcript: null })
+
+    fake.voice.setConversation("conv-1", [
+      { role: "assistant", text: "Hello!", sent_at: new Date(Date.now() + 1000).toISOString() },
+      { role: "user", text: "I need a plumber.", sent_at: new Date(Date.now() + 4000).toISOString() }
+    ])
+    const ended = fake.signedWebhook("call.conversation.ended", {
+      conversation_id: "conv-1",
+      assistant_id: assistantId,
+      call_control_id: leg.callControlId,
+      call_session_id: leg.callSessionId,
+      duration_sec: 12
+    })
+    await deliver(ended)
+    await deliver(ended)
+    history = await calls(key)
+    expect(history[0]!["transcript"].map((t: any) => [t.speaker, t.text])).toEqual([["agent", "Hello!"], ["caller", "I need a plumber."]])
+
+    const sent = await events(workspaceId)
+    expect(sent.map((e) => e.type)).toEqual(["call.ringing", "call.answered", "call.completed", "call.transcript.completed"])
+    for (const e of sent) expect(e.data["carrierCallId"], e.type).toBe(leg.callSessionId)
+    expect(sent[0]!.data).toMatchObject({ numberE164: e164, from: CALLER, callerName: "ADA L", direction: "inbound" })
+    expect(sent[1]!.data).toMatchObject({ answeredBy: "agent", agentId })
+    expect(sent[2]!.data).toMatchObject({ answeredBy: "agent", activityId: history[0]!["id"], conversationId: history[0]!["conversationId"] })
+    expect(sent[3]!.data).toMatchObject({ activityId: history[0]!["id"] })
+  })
+
+  it("forward: transferred, ringing then forwarded, completed when the outside line picked up", async () => {
+    const { workspaceId, key, e164 } = await callWorkspace()
+    await ok(await call(key, "POST", `/numbers/${encodeURIComponent(e164)}/disconnect`, { mode: "forward", forwardTo: OUTSIDE }))
+    const leg = fake.voice.inboundCall({ from: CALLER, to: e164 })
+    await deliver(webhook(leg.callControlId, "call.initiated"))
+    expect(fake.voice.calls.get(leg.callControlId)!.transferredTo).toBe(OUTSIDE)
+    await deliver(webhook(leg.callControlId, "call.answered"))
+    await deliver(webhook(leg.callControlId, "call.hangup"))
+    const sent = await events(workspaceId)
+    expect(sent.map((e) => e.type)).toEqual(["call.ringing", "call.forwarded", "call.completed"])
+    expect(sent[1]!.data).toMatchObject({ forwardedTo: OUTSIDE, carrierCallId: leg.callSessionId })
+    expect((await calls(key))[0]).toMatchObject({ status: "completed", answeredBy: null })
+  })
+
+  it("app: no command (no softphone), rings out as missed; voicemail: answered and recorded", async () => {
+    const app1 = await callWorkspace()
+    const leg = fake.voice.inboundCall({ from: CALLER, to: app1.e164 })
+    await deliver(webhook(leg.callControlId, "call.initiated"))
+    expect(fake.voice.calls.get(leg.callControlId)!.commands).toEqual([])
+    await deliver(webhook(leg.callControlId, "call.hangup"))
+    expect((await events(app1.workspaceId)).map((e) => e.type)).toEqual(["call.ringing", "call.missed"])
+    expect((await calls(app1.key))[0]).toMatchObject({ status: "missed", type: "call" })
+
+    const vm = await callWorkspace()
+    await ok(await call(vm.key, "POST", `/numbers/${encodeURIComponent(vm.e164)}/disconnect`, { mode: "voicemail" }))
+    const vmLeg = fake.voice.inboundCall({ from: CALLER, to: vm.e164 })
+    await deliver(webhook(vmLeg.callControlId, "call.initiated"))
+    const answer = fake.voice.calls.get(vmLeg.callControlId)!.commands.find((c) => c.action === "answer")!
+    expect(answer.body).toMatchObject({ record: "record-from-answer" })
+    expect(answer.body).not.toHaveProperty("assistant")
+    await deliver(webhook(vmLeg.callControlId, "call.answered"))
+    await deliver(webhook(vmLeg.callControlId, "call.hangup"))
+    expect((await events(vm.workspaceId)).map((e) => e.type)).toEqual(["call.ringing", "call.missed"])
+    expect((await calls(vm.key))[0]).toMatchObject({ status: "missed", type: "voicemail" })
+  })
+
+  it("a transcript before the hangup is refused (500) so Telnyx delivers it again; a carrier outage on answer too; unknown numbers are acknowledged", async () => {
+    const { workspaceId, key, e164, assistantId } = await callWorkspace()
+    await ok(await call(key, "POST", `/numbers/${encodeURIComponent(e164)}/connect`))
+    const leg = fake.voice.inboundCall({ from: CALLER, to: e164 })
+    fake.script({ type: "serverError", status: 503 }, 3) // the first try and both retries (the command has a command_id)
+    const initiated = await deliver(webhook(leg.callControlId, "call.initiated"), 500)
+    expect(fake.voice.calls.get(leg.callControlId)!.state).toBe("parked")
+    await deliver(initiated)
+    expect(fake.voice.calls.get(leg.callControlId)!.state).toBe("answered")
+
+    fake.voice.setConversation("conv-2", [{ role: "assistant", text: "Hi" }])
+    const ended = fake.signedWebhook("call.conversation.ended", { conversation_id: "conv-2", assistant_id: assistantId, call_control_id: leg.callControlId, call_session_id: leg.callSessionId })
+    await deliver(ended, 500)
+    await deliver(webhook(leg.callControlId, "call.answered"))
+    await deliver(webhook(leg.callControlId, "call.hangup"))
+    await deliver(ended)
+    expect((await events(workspaceId)).map((e) => e.type)).toEqual(["call.ringing", "call.answered", "call.completed", "call.transcript.completed"])
+
+    const stranger = fake.voice.inboundCall({ from: CALLER, to: "+16285559999" })
+    await deliver(webhook(stranger.callControlId, "call.initiated"))
+    expect(fake.voice.calls.get(stranger.callControlId)!.commands).toEqual([])
   })
 })
