@@ -26,16 +26,3 @@ export const layer = Layer.succeed(
     ...noCarrierCalls
   })
 )
-
-/**
- * For CARRIER=telnyx until its voice adapter exists: live keys' calls are refused (409) rather than
- * simulated, so a live workspace never sees a made-up call. Test keys never reach the port.
- */
-export const layerRefused = Layer.succeed(
-  Voice,
-  Voice.of({
-    dial: () => Effect.fail(new VoiceError({ reason: "rejected", message: "outbound AI calls are not available on this carrier yet" })),
-    publishAgent: () => noAssistant,
-    ...noCarrierCalls
-  })
-)

@@ -341,6 +341,23 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
         assert.strictEqual(Option.getOrThrow(yield* store.getActivity(ws, b.id)).deliveryStatus, "queued")
       }))
 
+    it.effect("setCallTranscript puts a transcript on one call, in its workspace only, and makes it searchable", () =>
+      Effect.gen(function* () {
+        const store = yield* ConversationStore
+        const ws = yield* newWorkspace
+        const other = yield* newWorkspace
+        const t = yield* store.insertThread(thread(ws))
+        const a = activity(t, { type: "call", body: null, callTranscript: null })
+        yield* store.insertActivity(a)
+        const transcript = [{ speaker: "agent" as const, text: "Hello, Zanzibar plumbing", offsetSeconds: 0 }, { speaker: "caller" as const, text: "A leak ☔", offsetSeconds: 4 }]
+        yield* store.setCallTranscript(other, a.id, [{ speaker: "caller", text: "not mine", offsetSeconds: 0 }])
+        assert.strictEqual(Option.getOrThrow(yield* store.getActivity(ws, a.id)).callTranscript, null)
+        assert.deepStrictEqual(yield* store.search(ws, ["zanzibar"], 10), [])
+        yield* store.setCallTranscript(ws, a.id, transcript)
+        assert.deepStrictEqual(Option.getOrThrow(yield* store.getActivity(ws, a.id)).callTranscript, transcript)
+        assert.deepStrictEqual((yield* store.search(ws, ["zanzibar"], 10)).map((h) => h.activity.id), [a.id])
+      }))
+
     it.effect("search: words and prefixes, AND, case-insensitive, punctuation, transcripts, newest first, limit, tenant", () =>
       Effect.gen(function* () {
         const store = yield* ConversationStore
