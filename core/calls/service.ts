@@ -15,9 +15,10 @@ import { type ActivityRecord, newActivity, type Thread } from "../conversations/
 import { ConversationStore } from "../conversations/store.ts"
 import { displayText } from "../display.ts"
 import { FailedPrecondition, Internal, InvalidArgument, NotFound } from "../errors.ts"
+import { event } from "../events/catalog.ts"
 import { EventOutbox } from "../events/outbox.ts"
 import { Ids } from "../ids.ts"
-import { BlobStore, MediaUrls, type StoredMedia } from "../media.ts"
+import { BlobStore, MediaFetcher, MediaUrls, type StoredMedia } from "../media.ts"
 import { testKeysOnly } from "../messaging/simulator.ts"
 import { type Line, makeThreads, phoneField } from "../messaging/threads.ts"
 import { type NumberRecord, NumberStore } from "../numbers.ts"
@@ -85,6 +86,7 @@ export const make = Effect.gen(function* () {
   const urls = yield* MediaUrls
   const voice = yield* Voice
   const sessions = yield* CallSessionStore
+  const fetcher = yield* MediaFetcher
   const threads = yield* makeThreads
 
   /** A call activity as `GET /calls` lists it; the recording is its first media file. */
@@ -492,6 +494,51 @@ export const make = Effect.gen(function* () {
       })
     )
 
+  /** The recorded call's references for its later events; none until its hangup is recorded. */
+  const recordedCall = (s: CallSession) =>
+    Effect.gen(function* () {
+      if (s.activityId === null) return yield* retryLater("The call has not ended here yet; deliver the event again")
+      const activity = yield* store.getActivity(s.workspaceId, s.activityId)
+      const number = yield* numbers.findByE164(s.numberE164)
+      const inboxId = Option.match(number, { onNone: () => "", onSome: (n) => n.inboxId })
+      return Option.map(activity, (a) => ({
+        activity: a,
+        ref: { conversationId: a.conversationId, inboxId, activityId: a.id, numberE164: s.numberE164, carrierCallId: s.carrierCallId }
+      }))
+    })
+
+  /**
+   * The call's recording (its URLs valid 10 minutes): downloaded through the outbound guard into the
+   * blob store, then on the activity with `call.recording.completed` (`call.voicemail.completed` for
+   * a voicemail), once. A failed download answers 500 so Telnyx delivers the event again.
+   */
+  const onRecordingSaved = (e: Extract<CarrierCallEvent, { readonly _tag: "RecordingSaved" }>) =>
+    Effect.gen(function* () {
+      const found = yield* sessions.get(e.callSessionId)
+      if (Option.isNone(found)) return
+      const s = found.value
+      const call = yield* recordedCall(s)
+      if (Option.isNone(call) || call.value.activity.media.length > 0) return
+      const url = e.urls.mp3 ?? e.urls.wav
+      if (url === undefined) return yield* Effect.logWarning("A call recording with no URL", s.carrierCallId)
+      const audio = yield* fetcher.fetch(url).pipe(Effect.mapError((error) => retryLater(`The recording could not be downloaded (${error.message}); deliver the event again`)))
+      const { activity, ref } = call.value
+      const voicemail = activity.type === "voicemail"
+      const extension = url === e.urls.mp3 ? "mp3" : "wav"
+      const key = `call_${activity.id}.${extension}`
+      yield* blobs.put(s.workspaceId, key, audio.bytes, audio.contentType)
+      yield* tx.withTransaction(
+        Effect.gen(function* () {
+          yield* tx.lock(callLock(s.carrierCallId))
+          const again = yield* store.getActivity(s.workspaceId, activity.id)
+          if (Option.isNone(again) || again.value.media.length > 0) return
+          const media: StoredMedia = { key, contentType: audio.contentType, size: audio.bytes.length, filename: `${voicemail ? "voicemail" : "recording"}.${extension}` }
+          yield* store.setCallMedia(s.workspaceId, activity.id, [media])
+          yield* outbox.append(s.workspaceId, [event(voicemail ? "call.voicemail.completed" : "call.recording.completed", ref)])
+        })
+      )
+    })
+
   /**
    * The agent's conversation ended: its transcript onto the call's activity with
    * `call.transcript.completed`, once. Before the hangup is recorded, or while the carrier is
@@ -503,10 +550,12 @@ export const make = Effect.gen(function* () {
       const found = yield* sessions.get(e.callSessionId)
       if (Option.isNone(found)) return
       const s = found.value
-      if (s.activityId === null) return yield* retryLater("The call has not ended here yet; deliver the event again")
-      const activityId = s.activityId
-      const current = yield* store.getActivity(s.workspaceId, activityId)
-      if (Option.isNone(current) || current.value.callTranscript !== null) return
+      const call = yield* recordedCall(s)
+      if (Option.isNone(call) || call.value.activity.callTranscript !== null) return
+      // SPEC's order: the recording's event comes before the transcript's.
+      if (outcomeOf(planOf(s)).recorded && call.value.activity.media.length === 0) {
+        return yield* retryLater("The call's recording has not arrived yet; deliver the event again")
+      }
       const transcript = yield* voice.conversationTranscript(e.conversationId, s.startedAt).pipe(
         Effect.catchAll((error) =>
           error.reason === "rejected"
@@ -515,26 +564,22 @@ export const make = Effect.gen(function* () {
         )
       )
       if (transcript === null) return
-      const number = yield* numbers.findByE164(s.numberE164)
-      const inboxId = Option.match(number, { onNone: () => "", onSome: (n) => n.inboxId })
+      const { activity, ref } = call.value
       yield* tx.withTransaction(
         Effect.gen(function* () {
           yield* tx.lock(callLock(s.carrierCallId))
-          const again = yield* store.getActivity(s.workspaceId, activityId)
+          const again = yield* store.getActivity(s.workspaceId, activity.id)
           if (Option.isNone(again) || again.value.callTranscript !== null) return
-          yield* store.setCallTranscript(s.workspaceId, activityId, transcript)
-          yield* outbox.append(
-            s.workspaceId,
-            [transcriptEvent({ conversationId: again.value.conversationId, inboxId, activityId, numberE164: s.numberE164, carrierCallId: s.carrierCallId })]
-          )
+          yield* store.setCallTranscript(s.workspaceId, activity.id, transcript)
+          yield* outbox.append(s.workspaceId, [transcriptEvent(ref)])
         })
       )
     })
 
   /**
    * A carrier's call webhook (Telnyx Call Control). Each step is recorded once, whatever the carrier
-   * repeats; an `Internal` failure asks the carrier to deliver the event again. Recordings
-   * (`RecordingSaved`) and recording transcriptions are not stored yet.
+   * repeats; an `Internal` failure asks the carrier to deliver the event again. Telnyx's recording
+   * transcriptions (`TranscriptionSaved`) are not used: the transcript is the assistant's conversation.
    */
   const onCarrierEvent = (e: CarrierCallEvent): Effect.Effect<void, Internal> => {
     switch (e._tag) {
@@ -547,6 +592,7 @@ export const make = Effect.gen(function* () {
       case "ConversationEnded":
         return onConversationEnded(e)
       case "RecordingSaved":
+        return onRecordingSaved(e)
       case "TranscriptionSaved":
         return Effect.void
     }

@@ -6,8 +6,11 @@
  * Inbound calls through signed Call Control webhooks to `/v1/carrier/telnyx`: the route decides the
  * command sent to Telnyx (answer with the assistant and recording, transfer, answer and record, or
  * nothing for `app`), the events come in SPEC's order under one carrierCallId, the activity is
- * written on hangup, the assistant's transcript follows, and repeated webhooks record nothing twice.
+ * written on hangup, the recording (downloaded) and the assistant's transcript follow in that order,
+ * and repeated webhooks record nothing twice.
  */
+import { createServer, type Server } from "node:http"
+import type { AddressInfo } from "node:net"
 import { Effect, Option, Redacted } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as TelnyxVoiceAdapter from "../../adapters/carrier/telnyxVoiceAdapter.ts"
@@ -19,7 +22,17 @@ import { bearer, expectError } from "./helpers.ts"
 
 let fake: FakeTelnyx
 let app: Awaited<ReturnType<typeof makeTestApp>>
+/** Serves the recordings Telnyx would host (its URLs are S3's, valid 10 minutes). */
+let audioServer: Server
+let audioBase: string
+const AUDIO = new Uint8Array([0x49, 0x44, 0x33, 1, 2, 3, 4, 5])
 beforeAll(async () => {
+  audioServer = createServer((_req, res) => {
+    res.writeHead(200, { "content-type": "audio/mpeg", "content-length": AUDIO.length })
+    res.end(AUDIO)
+  })
+  await new Promise<void>((resolve) => audioServer.listen(0, "127.0.0.1", resolve))
+  audioBase = `http://127.0.0.1:${(audioServer.address() as AddressInfo).port}`
   fake = await startFakeTelnyx()
   app = await makeTestApp({
     voice: TelnyxVoiceAdapter.layer({ apiKey: Redacted.make(fake.apiKey), messagingProfileId: "profile-1", baseUrl: fake.baseUrl }),
@@ -29,6 +42,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await app?.close()
   await fake?.stop()
+  await new Promise((resolve) => audioServer?.close(resolve))
 })
 
 const call = (key: string, method: string, path: string, json?: unknown) =>
@@ -122,6 +136,12 @@ const deliver = async (w: SignedWebhook, status = 200) => {
 }
 const webhook = (callControlId: string, type: "call.initiated" | "call.answered" | "call.hangup") =>
   fake.signedWebhook(type, fake.voice.callPayload(callControlId, type))
+/** `call.recording.saved` with its audio on the local server. */
+const recordingSaved = (callControlId: string) =>
+  fake.signedWebhook("call.recording.saved", {
+    ...fake.voice.callPayload(callControlId, "call.recording.saved"),
+    recording_urls: { mp3: `${audioBase}/${callControlId}.mp3` }
+  })
 const events = (workspaceId: string) =>
   app.runtime.runPromise(Effect.flatMap(EventOutbox, (o) => o.list(workspaceId))).then((all) =>
     all.filter((e) => e.type.startsWith("call.")).map((e) => ({ type: e.type, data: e.data as Record<string, unknown> }))
@@ -164,18 +184,25 @@ describe("inbound Telnyx calls through webhooks", () => {
       call_session_id: leg.callSessionId,
       duration_sec: 12
     })
+    await deliver(ended, 500) // before the recording: Telnyx delivers it again later (SPEC's order)
+    const recording = await deliver(recordingSaved(leg.callControlId))
+    await deliver(recording)
     await deliver(ended)
     await deliver(ended)
     history = await calls(key)
+    const audio = await app.fetch(new URL(history[0]!["recordingUrl"]).pathname + new URL(history[0]!["recordingUrl"]).search)
+    expect(audio.status).toBe(200)
+    expect(new Uint8Array(await audio.arrayBuffer())).toEqual(AUDIO)
     expect(history[0]!["transcript"].map((t: any) => [t.speaker, t.text])).toEqual([["agent", "Hello!"], ["caller", "I need a plumber."]])
 
     const sent = await events(workspaceId)
-    expect(sent.map((e) => e.type)).toEqual(["call.ringing", "call.answered", "call.completed", "call.transcript.completed"])
+    expect(sent.map((e) => e.type)).toEqual(["call.ringing", "call.answered", "call.completed", "call.recording.completed", "call.transcript.completed"])
     for (const e of sent) expect(e.data["carrierCallId"], e.type).toBe(leg.callSessionId)
     expect(sent[0]!.data).toMatchObject({ numberE164: e164, from: CALLER, callerName: "ADA L", direction: "inbound" })
     expect(sent[1]!.data).toMatchObject({ answeredBy: "agent", agentId })
     expect(sent[2]!.data).toMatchObject({ answeredBy: "agent", activityId: history[0]!["id"], conversationId: history[0]!["conversationId"] })
     expect(sent[3]!.data).toMatchObject({ activityId: history[0]!["id"] })
+    expect(sent[4]!.data).toMatchObject({ activityId: history[0]!["id"] })
   })
 
   it("forward: transferred, ringing then forwarded, completed when the outside line picked up", async () => {
@@ -210,8 +237,11 @@ describe("inbound Telnyx calls through webhooks", () => {
     expect(answer.body).not.toHaveProperty("assistant")
     await deliver(webhook(vmLeg.callControlId, "call.answered"))
     await deliver(webhook(vmLeg.callControlId, "call.hangup"))
-    expect((await events(vm.workspaceId)).map((e) => e.type)).toEqual(["call.ringing", "call.missed"])
-    expect((await calls(vm.key))[0]).toMatchObject({ status: "missed", type: "voicemail" })
+    await deliver(recordingSaved(vmLeg.callControlId))
+    expect((await events(vm.workspaceId)).map((e) => e.type)).toEqual(["call.ringing", "call.missed", "call.voicemail.completed"])
+    const voicemail = (await calls(vm.key))[0]!
+    expect(voicemail).toMatchObject({ status: "missed", type: "voicemail" })
+    expect(voicemail["recordingUrl"]).toEqual(expect.any(String))
   })
 
   it("a transcript before the hangup is refused (500) so Telnyx delivers it again; a carrier outage on answer too; unknown numbers are acknowledged", async () => {
@@ -229,8 +259,11 @@ describe("inbound Telnyx calls through webhooks", () => {
     await deliver(ended, 500)
     await deliver(webhook(leg.callControlId, "call.answered"))
     await deliver(webhook(leg.callControlId, "call.hangup"))
+    const missing = fake.signedWebhook("call.recording.saved", { ...fake.voice.callPayload(leg.callControlId, "call.recording.saved"), recording_urls: { mp3: `${audioBase.replace(/:\d+$/, ":9")}/gone.mp3` } })
+    await deliver(missing, 500) // the download failed: Telnyx delivers it again
+    await deliver(recordingSaved(leg.callControlId))
     await deliver(ended)
-    expect((await events(workspaceId)).map((e) => e.type)).toEqual(["call.ringing", "call.answered", "call.completed", "call.transcript.completed"])
+    expect((await events(workspaceId)).map((e) => e.type)).toEqual(["call.ringing", "call.answered", "call.completed", "call.recording.completed", "call.transcript.completed"])
 
     const stranger = fake.voice.inboundCall({ from: CALLER, to: "+16285559999" })
     await deliver(webhook(stranger.callControlId, "call.initiated"))
