@@ -21,7 +21,7 @@ export const layer = Layer.succeed(
   Voice,
   Voice.of({
     dial: (request) =>
-      Effect.map(Ids, ({ uuid }) => ({ carrierCallId: `sim_call_${uuid()}`, ended: simulatedPlacedCall(request.greeting, request.purpose) })),
+      Effect.map(Ids, ({ uuid }) => ({ carrierCallId: `sim_call_${uuid()}`, callControlId: `sim_call_${request.callId}`, ended: simulatedPlacedCall(request.greeting, request.purpose) })),
     publishAgent: () => noAssistant,
     ...noCarrierCalls
   })

@@ -12,12 +12,14 @@
  *   `speak` is not used yet); `forward` transfers. Each carries a `command_id` of the call and
  *   action, so a repeated webhook does nothing twice.
  * - `conversationTranscript`: the assistant's conversation messages as the call's transcript.
- * - `dial`: refused (409) until outbound calls are recorded from their webhooks: a dialed call would
- *   never reach the activity log.
+ * - `dial`: a Call Control dial on the connection (TELNYX_CONNECTION_ID) with the published agent's
+ *   assistant, recording from the answer, `client_state` naming the workspace and our call id, and
+ *   `command_id` from the call id. It answers at once; the call is recorded from its webhooks. The
+ *   call's own instructions (job, extra) are not sent: the assistant has the agent's.
  */
 import { Effect, Layer } from "effect"
 import type { AgentConfig } from "../../core/agent/model.ts"
-import { Voice, VoiceError } from "../../core/calls/voice.ts"
+import { type DialRequest, Voice, VoiceError } from "../../core/calls/voice.ts"
 import type { TelnyxConfig } from "./telnyxClient.ts"
 import * as TelnyxVoice from "./telnyxVoice.ts"
 
@@ -34,9 +36,29 @@ export const assistantInstructions = (config: AgentConfig): string => {
 
 const toVoiceError = (e: TelnyxVoice.TelnyxVoiceError) => new VoiceError({ reason: e.reason, message: e.message })
 
-export const make = (client: TelnyxVoice.TelnyxVoice): Voice =>
+/** What our commands carry as `client_state` (Telnyx echoes it in the call's webhooks). */
+export const dialState = (request: Pick<DialRequest, "workspaceId" | "callId">) => JSON.stringify({ workspaceId: request.workspaceId, callId: request.callId })
+
+export const make = (client: TelnyxVoice.TelnyxVoice, connectionId: string | undefined): Voice =>
   Voice.of({
-    dial: () => Effect.fail(new VoiceError({ reason: "rejected", message: "outbound AI calls are not available on this carrier yet" })),
+    dial: (request) =>
+      connectionId === undefined
+        ? Effect.fail(new VoiceError({ reason: "rejected", message: "no Call Control connection is configured (TELNYX_CONNECTION_ID)" }))
+        : client
+            .dial({
+              from: request.from,
+              to: request.to,
+              connectionId,
+              ...(request.assistantId === null ? {} : { assistantId: request.assistantId }),
+              clientState: dialState(request),
+              // Telnyx ignores a second dial with this id, so a retried request rings the callee once.
+              commandId: `dial-${request.callId}`,
+              record: true
+            })
+            .pipe(
+              Effect.map((d) => ({ carrierCallId: d.callSessionId, callControlId: d.callControlId })),
+              Effect.mapError(toVoiceError)
+            ),
     publishAgent: ({ assistantId, config }) =>
       client
         .upsertAssistant({
@@ -63,4 +85,4 @@ export const make = (client: TelnyxVoice.TelnyxVoice): Voice =>
     conversationTranscript: (conversationId, startedAt) => client.conversationMessages(conversationId, startedAt).pipe(Effect.mapError(toVoiceError))
   })
 
-export const layer = (config: TelnyxConfig): Layer.Layer<Voice> => Layer.succeed(Voice, make(TelnyxVoice.make(config)))
+export const layer = (config: TelnyxConfig): Layer.Layer<Voice> => Layer.succeed(Voice, make(TelnyxVoice.make(config), config.connectionId))

@@ -46,7 +46,7 @@ import {
 } from "./model.ts"
 import { answeredCall, simulatedEnd, simulatedPlacedCall, voicemailLeft } from "./script.ts"
 import { type CallSession, CallSessionStore } from "./sessions.ts"
-import { type CallEnd, type CarrierCallEvent, type InboundAction, Voice } from "./voice.ts"
+import { type CallEnd, type CarrierCallEvent, type Dialed, type DialRequest, type InboundAction, Voice } from "./voice.ts"
 
 /** An inbound call as the carrier announces it; `scenario` is what the simulator plays. */
 export interface InboundCall {
@@ -127,6 +127,8 @@ export const make = Effect.gen(function* () {
    * other party), the call or voicemail activity and the events that report it.
    */
   const recordCall = (args: {
+    /** The activity's id when already given out (`POST /calls`); a new one otherwise. */
+    readonly id?: string
     readonly plan: CallPlan
     readonly line: Line
     readonly startedAt: number
@@ -144,7 +146,7 @@ export const make = Effect.gen(function* () {
       const outcome = outcomeOf(plan)
       const ws = line.workspaceId
       const { uuid } = yield* Ids
-      const id = uuid()
+      const id = args.id ?? uuid()
       const media: Array<StoredMedia> = []
       if (outcome.recorded && end.recording !== null) {
         const key = `call_${id}.wav`
@@ -188,7 +190,9 @@ export const make = Effect.gen(function* () {
   /** The published, enabled agent's configuration, if any. */
   const liveAgent = (workspaceId: string) =>
     Effect.map(agents.get(workspaceId), (found) =>
-      Option.flatMap(found, (agent) => (agent.published !== null && agent.published.enabled ? Option.some({ id: agent.id, config: agent.published }) : Option.none()))
+      Option.flatMap(found, (agent) =>
+        agent.published !== null && agent.published.enabled ? Option.some({ id: agent.id, config: agent.published, assistantId: agent.carrierAssistantId }) : Option.none()
+      )
     )
 
   /** What the live signals of an inbound call to `number` say. */
@@ -289,20 +293,23 @@ export const make = Effect.gen(function* () {
         return yield* new InvalidArgument({ message: `job: the published agent has no job named ${displayText(input.job, 60)}` })
       }
       const purpose = job?.name ?? input.instructions ?? null
-      const request = {
+      const { uuid } = yield* Ids
+      const callId = uuid()
+      const request: DialRequest = {
         workspaceId: ws,
+        callId,
         from: sender.number.e164,
         to,
         agentId: agent.id,
         greeting: agent.config.greeting,
         instructions: instructionsFor(agent.config, job, input.instructions),
-        purpose
+        purpose,
+        assistantId: agent.assistantId
       }
       const simulated = p.kind === "test"
       const startedAt = yield* Clock.currentTimeMillis
-      const { uuid } = yield* Ids
-      const dialed = simulated
-        ? { carrierCallId: `sim_call_${uuid()}`, ended: simulatedPlacedCall(request.greeting, purpose) }
+      const dialed: Dialed = simulated
+        ? { carrierCallId: `sim_call_${uuid()}`, callControlId: `sim_call_${callId}`, ended: simulatedPlacedCall(request.greeting, purpose) }
         : yield* voice.dial(request).pipe(
             Effect.mapError((e) =>
               e.reason === "rejected"
@@ -310,12 +317,63 @@ export const make = Effect.gen(function* () {
                 : new Internal({ message: `The carrier is unavailable (${e.message}); retry with the same Idempotency-Key` })
             )
           )
+      const line: Line = { workspaceId: ws, numberE164: sender.number.e164, participant: to, inboxId: sender.inboxId }
+      const jobName = job?.name ?? null
+      if (dialed.ended === undefined) {
+        const createdAt = new Date(startedAt).toISOString()
+        const thread = yield* tx.withTransaction(
+          Effect.gen(function* () {
+            yield* tx.lock(phoneLock(ws, to))
+            yield* sessions.insert({
+              carrierCallId: dialed.carrierCallId,
+              callControlId: dialed.callControlId,
+              workspaceId: ws,
+              numberE164: sender.number.e164,
+              participant: to,
+              callerName: null,
+              direction: "outbound",
+              route: null,
+              startedAt: createdAt,
+              answeredAt: null,
+              answeredBy: null,
+              agentId: agent.id,
+              job: jobName,
+              activityId: null,
+              reservedActivityId: callId
+            })
+            return yield* threads.outbound(line, { at: createdAt, preview: "Outgoing call" })
+          })
+        )
+        // Under way: recorded (with this id) when the carrier reports its hangup.
+        const call: CallItem = {
+          id: callId,
+          conversationId: thread.id,
+          type: "call",
+          direction: "outbound",
+          status: "in_progress",
+          from: sender.number.e164,
+          to,
+          numberE164: sender.number.e164,
+          durationSeconds: 0,
+          answeredBy: null,
+          agentId: agent.id,
+          carrierCallId: dialed.carrierCallId,
+          recordingUrl: null,
+          transcript: null,
+          summary: null,
+          createdAt,
+          endedAt: null
+        }
+        const result: PlaceCallResult = { call, conversationId: thread.id }
+        return result
+      }
       const { activity, thread } = yield* recordCall({
+        id: callId,
         plan: { direction: "outbound", scenario: dialed.ended.answered ? "answered" : "missed" },
-        line: { workspaceId: ws, numberE164: sender.number.e164, participant: to, inboxId: sender.inboxId },
+        line,
         startedAt,
         facts: { carrierCallId: dialed.carrierCallId, numberE164: sender.number.e164, from: sender.number.e164, callerName: null, memberUid: null, memberSeesNumber: false, flow: SIMULATED_FLOW },
-        details: { from: sender.number.e164, to, agentId: agent.id, memberUid: null, forwardedTo: null, carrierCallId: dialed.carrierCallId, job: job?.name ?? null },
+        details: { from: sender.number.e164, to, agentId: agent.id, memberUid: null, forwardedTo: null, carrierCallId: dialed.carrierCallId, job: jobName },
         end: dialed.ended
       })
       const result: PlaceCallResult = { call: yield* itemOf(activity, thread), conversationId: thread.id, ...(simulated ? { simulated: true as const } : {}) }
@@ -412,7 +470,8 @@ export const make = Effect.gen(function* () {
         answeredBy: null,
         agentId: route.kind === "agent" ? route.agentId : null,
         job: null,
-        activityId: null
+        activityId: null,
+        reservedActivityId: null
       }
       const facts = yield* inboundFacts(number, route, e.callSessionId, from, e.callerName)
       const session = yield* tx.withTransaction(
@@ -488,7 +547,8 @@ export const make = Effect.gen(function* () {
             job: s.job
           },
           end: { answered: outcome.status === "completed", durationSeconds, transcript: [], summary: null, recording: null },
-          mediaLater: true
+          mediaLater: true,
+          ...(s.reservedActivityId === null ? {} : { id: s.reservedActivityId })
         })
         yield* sessions.put({ ...s, activityId: activity.id })
       })

@@ -30,7 +30,9 @@ export const CallSession = Schema.Struct({
   agentId: Schema.NullOr(Schema.UUID),
   job: Schema.NullOr(Schema.String),
   /** The call's activity once it ended and was recorded. */
-  activityId: Schema.NullOr(Schema.UUID)
+  activityId: Schema.NullOr(Schema.UUID),
+  /** The id `POST /calls` answered for an outbound call: its activity takes it when recorded. */
+  reservedActivityId: Schema.NullOr(Schema.UUID)
 })
 export type CallSession = typeof CallSession.Type
 

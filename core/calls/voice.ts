@@ -10,10 +10,9 @@
  * configured from `agentId`, `greeting` and `instructions` (Telnyx: a Call Control dial with the
  * published agent's assistant, `carrierAssistantId` on the agent record), and answers the carrier's
  * call id (Telnyx `call_control_id`). A refused dial (4xx) is `rejected`; rate limits, 5xx, timeouts
- * and network failures are `unavailable`. `ended` is the call's end: the simulator plays the
- * whole call at once. A carrier that reports the end later (Telnyx's `call.hangup`,
- * `call.recording.saved`, `call.ai_gather.ended` webhooks) will make `ended` optional and hand the
- * same `CallEnd` to `Calls.recordCall` from its webhook route; that path is not built yet.
+ * and network failures are `unavailable`. `ended` is the call's end when the carrier plays it at
+ * once (the simulator); Telnyx leaves it out and reports the call in webhooks (`call.hangup`,
+ * `call.recording.saved`, `call.conversation.ended`) that `Calls.onCarrierEvent` records.
  */
 import { Context, Data, type Effect } from "effect"
 import type { AgentConfig } from "../agent/model.ts"
@@ -21,6 +20,8 @@ import type { Transcript } from "./script.ts"
 
 export interface DialRequest {
   readonly workspaceId: string
+  /** Our id of the call: its activity's id, also its dial's idempotency key at the carrier. */
+  readonly callId: string
   readonly from: string
   readonly to: string
   readonly agentId: string
@@ -29,6 +30,8 @@ export interface DialRequest {
   readonly instructions: string | null
   /** What the call is for (the job's name, or the caller's instructions), for the carrier's summary. */
   readonly purpose: string | null
+  /** The published agent's carrier assistant (`carrierAssistantId`). */
+  readonly assistantId: string | null
 }
 
 /** How a call ended. */
@@ -43,7 +46,13 @@ export interface CallEnd {
 
 export interface Dialed {
   readonly carrierCallId: string
-  readonly ended: CallEnd
+  /** Where the call's commands go (Telnyx `call_control_id`); the carrier call id when the same. */
+  readonly callControlId: string
+  /**
+   * The call's end, when the carrier plays it at once (the simulator). Absent: the call is under
+   * way, and the carrier's webhooks report its end (`Calls.onCarrierEvent`).
+   */
+  readonly ended?: CallEnd
 }
 
 /**

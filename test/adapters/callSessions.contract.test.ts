@@ -38,6 +38,7 @@ const sessionOf = (workspaceId: string, patch: Partial<CallSession> = {}): CallS
   agentId: null,
   job: null,
   activityId: null,
+  reservedActivityId: null,
   ...patch
 })
 
@@ -55,7 +56,7 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
         assert.isFalse(yield* store.insert({ ...session, numberE164: "+13125550111", route: { kind: "app" } }))
         assert.deepStrictEqual(yield* store.get(session.carrierCallId), Option.some(session))
 
-        const outbound = sessionOf(ws, { direction: "outbound", route: null, participant: "+15555550999", callerName: null, agentId: uuid(), job: "Reminder" })
+        const outbound = sessionOf(ws, { direction: "outbound", route: null, participant: "+15555550999", callerName: null, agentId: uuid(), job: "Reminder", reservedActivityId: uuid() })
         assert.isTrue(yield* store.insert(outbound))
         const ended = { ...session, answeredAt: ts(9), answeredBy: "agent" as const, agentId: uuid(), route: { kind: "agent" as const, agentId: uuid() }, activityId: uuid() }
         yield* store.put(ended)

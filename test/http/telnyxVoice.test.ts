@@ -20,6 +20,7 @@ import { makeTestApp } from "../support/app.ts"
 import { type FakeTelnyx, type SignedWebhook, startFakeTelnyx } from "../support/fakeTelnyx.ts"
 import { bearer, expectError } from "./helpers.ts"
 
+const CONNECTION = "1684641123236054244"
 let fake: FakeTelnyx
 let app: Awaited<ReturnType<typeof makeTestApp>>
 /** Serves the recordings Telnyx would host (its URLs are S3's, valid 10 minutes). */
@@ -35,7 +36,7 @@ beforeAll(async () => {
   audioBase = `http://127.0.0.1:${(audioServer.address() as AddressInfo).port}`
   fake = await startFakeTelnyx()
   app = await makeTestApp({
-    voice: TelnyxVoiceAdapter.layer({ apiKey: Redacted.make(fake.apiKey), messagingProfileId: "profile-1", baseUrl: fake.baseUrl }),
+    voice: TelnyxVoiceAdapter.layer({ apiKey: Redacted.make(fake.apiKey), messagingProfileId: "profile-1", baseUrl: fake.baseUrl, connectionId: CONNECTION }),
     telnyxPublicKey: fake.publicKey
   })
 })
@@ -268,5 +269,44 @@ describe("inbound Telnyx calls through webhooks", () => {
     const stranger = fake.voice.inboundCall({ from: CALLER, to: "+16285559999" })
     await deliver(webhook(stranger.callControlId, "call.initiated"))
     expect(fake.voice.calls.get(stranger.callControlId)!.commands).toEqual([])
+  })
+})
+
+describe("POST /calls with a live key on Telnyx", () => {
+  it("dials with the assistant and recording, answers the call in progress, and records it under the same id from its webhooks", async () => {
+    const { workspaceId, e164, assistantId, agentId } = await callWorkspace()
+    const live = (await app.createKey(workspaceId, { kind: "live" })).token
+    const placed = await ok(await call(live, "POST", "/calls", { to: CALLER }), 201)
+    expect(placed.simulated).toBeUndefined()
+    expect(placed.call).toMatchObject({ status: "in_progress", direction: "outbound", from: e164, to: CALLER, agentId, endedAt: null, recordingUrl: null })
+
+    const leg = [...fake.voice.calls.values()].find((c) => c.callSessionId === placed.call.carrierCallId)!
+    const dial = leg.commands.find((c) => c.action === "dial")!.body
+    expect(dial).toMatchObject({ connection_id: CONNECTION, from: e164, to: CALLER, assistant: { id: assistantId }, record: "record-from-answer", command_id: `dial-${placed.call.id}` })
+    expect(JSON.parse(Buffer.from(String(dial["client_state"]), "base64").toString("utf8"))).toEqual({ workspaceId, callId: placed.call.id })
+
+    fake.voice.pickUp(leg.callControlId)
+    await deliver(webhook(leg.callControlId, "call.initiated")) // outbound: nothing to route
+    await deliver(webhook(leg.callControlId, "call.answered"))
+    await deliver(webhook(leg.callControlId, "call.hangup"))
+    await deliver(recordingSaved(leg.callControlId))
+    fake.voice.setConversation("conv-out", [{ role: "assistant", text: "Hi, this is Desk." }])
+    await deliver(fake.signedWebhook("call.conversation.ended", { conversation_id: "conv-out", assistant_id: assistantId, call_control_id: leg.callControlId, call_session_id: leg.callSessionId }))
+
+    const [recorded] = await calls(live)
+    expect(recorded).toMatchObject({ id: placed.call.id, conversationId: placed.conversationId, status: "completed", answeredBy: "agent", direction: "outbound", carrierCallId: leg.callSessionId })
+    expect(recorded!["transcript"]).toHaveLength(1)
+    const sent = await events(workspaceId)
+    expect(sent.map((e) => e.type)).toEqual(["call.completed", "call.recording.completed", "call.transcript.completed"])
+    for (const e of sent) expect(e.data).toMatchObject({ carrierCallId: leg.callSessionId, activityId: placed.call.id })
+  })
+
+  it("a Telnyx refusal of the dial is 409 and records nothing", async () => {
+    const { workspaceId } = await callWorkspace()
+    const live = (await app.createKey(workspaceId, { kind: "live" })).token
+    fake.script({ type: "error", status: 422, code: "10016", title: "Invalid phone number", detail: "to is not dialable" })
+    const refused = await expectError(await call(live, "POST", "/calls", { to: CALLER }), 409, "failed_precondition")
+    expect(refused.message).toContain("to is not dialable")
+    expect(await calls(live)).toEqual([])
   })
 })

@@ -22,6 +22,7 @@ export default Effect.gen(function* () {
       answered_by text,
       agent_id uuid,
       job text,
-      activity_id uuid
+      activity_id uuid,
+      reserved_activity_id uuid
     )`
 })
