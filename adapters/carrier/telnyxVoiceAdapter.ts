@@ -19,7 +19,7 @@
  */
 import { Effect, Layer } from "effect"
 import type { AgentConfig } from "../../core/agent/model.ts"
-import { type DialRequest, Voice, VoiceError } from "../../core/calls/voice.ts"
+import { Voice, VoiceError } from "../../core/calls/voice.ts"
 import type { TelnyxConfig } from "./telnyxClient.ts"
 import * as TelnyxVoice from "./telnyxVoice.ts"
 
@@ -36,9 +36,6 @@ export const assistantInstructions = (config: AgentConfig): string => {
 
 const toVoiceError = (e: TelnyxVoice.TelnyxVoiceError) => new VoiceError({ reason: e.reason, message: e.message })
 
-/** What our commands carry as `client_state` (Telnyx echoes it in the call's webhooks). */
-export const dialState = (request: Pick<DialRequest, "workspaceId" | "callId">) => JSON.stringify({ workspaceId: request.workspaceId, callId: request.callId })
-
 export const make = (client: TelnyxVoice.TelnyxVoice, connectionId: string | undefined): Voice =>
   Voice.of({
     dial: (request) =>
@@ -50,7 +47,7 @@ export const make = (client: TelnyxVoice.TelnyxVoice, connectionId: string | und
               to: request.to,
               connectionId,
               ...(request.assistantId === null ? {} : { assistantId: request.assistantId }),
-              clientState: dialState(request),
+              clientState: request.clientState,
               // Telnyx ignores a second dial with this id, so a retried request rings the callee once.
               commandId: `dial-${request.callId}`,
               record: true

@@ -46,7 +46,7 @@ import {
 } from "./model.ts"
 import { answeredCall, simulatedEnd, simulatedPlacedCall, voicemailLeft } from "./script.ts"
 import { type CallSession, CallSessionStore } from "./sessions.ts"
-import { type CallEnd, type CarrierCallEvent, type Dialed, type DialRequest, type InboundAction, Voice } from "./voice.ts"
+import { type CallEnd, type CarrierCallEvent, type Dialed, type DialRequest, DialState, type InboundAction, Voice } from "./voice.ts"
 
 /** An inbound call as the carrier announces it; `scenario` is what the simulator plays. */
 export interface InboundCall {
@@ -75,6 +75,8 @@ const previewOf = (type: CallOutcome["type"], status: CallOutcome["status"], dir
 const defaultDuration = (outcome: CallOutcome) => (outcome.status === "missed" && !outcome.recorded ? 0 : outcome.type === "voicemail" ? 20 : 60)
 
 const decodeDetails = Schema.decodeUnknownSync(CallDetails)
+const dialState = Schema.decodeUnknownOption(DialState)
+const encodeDialState = Schema.encodeSync(DialState)
 
 export const make = Effect.gen(function* () {
   const store = yield* ConversationStore
@@ -304,7 +306,8 @@ export const make = Effect.gen(function* () {
         greeting: agent.config.greeting,
         instructions: instructionsFor(agent.config, job, input.instructions),
         purpose,
-        assistantId: agent.assistantId
+        assistantId: agent.assistantId,
+        clientState: encodeDialState({ workspaceId: ws, callId })
       }
       const simulated = p.kind === "test"
       const startedAt = yield* Clock.currentTimeMillis
@@ -494,13 +497,21 @@ export const make = Effect.gen(function* () {
       )
     })
 
+  /**
+   * An event of a call with no session: one we dialed whose session is not stored yet (the dial's
+   * answer and its first webhooks race) is delivered again; any other is not ours and is dropped.
+   */
+  const unknownCall = (clientState: string | null) =>
+    Option.isSome(dialState(clientState ?? "")) ? Effect.fail(retryLater("The call is not known here yet; deliver the event again")) : Effect.void
+
   /** Someone picked up: the agent's `call.answered` (SPEC's only answered signal a carrier call sends), written with the session. */
-  const onAnswered = (carrierCallId: string) =>
+  const onAnswered = (carrierCallId: string, clientState: string | null) =>
     tx.withTransaction(
       Effect.gen(function* () {
         yield* tx.lock(callLock(carrierCallId))
         const found = yield* sessions.get(carrierCallId)
-        if (Option.isNone(found) || found.value.answeredAt !== null || found.value.activityId !== null) return
+        if (Option.isNone(found)) return yield* unknownCall(clientState)
+        if (found.value.answeredAt !== null || found.value.activityId !== null) return
         const s = found.value
         const route = s.route
         const answeredBy = route === null || route.kind === "forward" ? "callee" : route.kind === "agent" ? "agent" : null
@@ -519,7 +530,8 @@ export const make = Effect.gen(function* () {
       Effect.gen(function* () {
         yield* tx.lock(callLock(e.callSessionId))
         const found = yield* sessions.get(e.callSessionId)
-        if (Option.isNone(found) || found.value.activityId !== null) return
+        if (Option.isNone(found)) return yield* unknownCall(e.clientState)
+        if (found.value.activityId !== null) return
         const s = found.value
         const number = yield* numbers.findByE164(s.numberE164)
         if (Option.isNone(number) || number.value.workspaceId !== s.workspaceId) {
@@ -646,7 +658,7 @@ export const make = Effect.gen(function* () {
       case "Initiated":
         return onInitiated(e)
       case "Answered":
-        return onAnswered(e.callSessionId)
+        return onAnswered(e.callSessionId, e.clientState)
       case "Hangup":
         return onHangup(e)
       case "ConversationEnded":

@@ -14,9 +14,12 @@
  * once (the simulator); Telnyx leaves it out and reports the call in webhooks (`call.hangup`,
  * `call.recording.saved`, `call.conversation.ended`) that `Calls.onCarrierEvent` records.
  */
-import { Context, Data, type Effect } from "effect"
+import { Context, Data, type Effect, Schema } from "effect"
 import type { AgentConfig } from "../agent/model.ts"
 import type { Transcript } from "./script.ts"
+
+/** The `client_state` a dial carries (echoed in the call's webhooks): whose call it is, by our id. */
+export const DialState = Schema.parseJson(Schema.Struct({ workspaceId: Schema.String, callId: Schema.String }))
 
 export interface DialRequest {
   readonly workspaceId: string
@@ -32,6 +35,8 @@ export interface DialRequest {
   readonly purpose: string | null
   /** The published agent's carrier assistant (`carrierAssistantId`). */
   readonly assistantId: string | null
+  /** `DialState` encoded. */
+  readonly clientState: string
 }
 
 /** How a call ended. */

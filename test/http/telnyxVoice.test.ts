@@ -301,6 +301,14 @@ describe("POST /calls with a live key on Telnyx", () => {
     for (const e of sent) expect(e.data).toMatchObject({ carrierCallId: leg.callSessionId, activityId: placed.call.id })
   })
 
+  it("an answer or hangup of a dialed call not stored yet is refused (500) so Telnyx delivers it again; a stranger's is acknowledged", async () => {
+    const ours = fake.signedWebhook("call.answered", { call_control_id: "v3:early", call_session_id: "early-session", client_state: Buffer.from(JSON.stringify({ workspaceId: "w", callId: "c" })).toString("base64"), from: "+13125550100", to: CALLER })
+    await deliver(ours, 500)
+    const hangup = fake.signedWebhook("call.hangup", { call_control_id: "v3:early", call_session_id: "early-session", client_state: Buffer.from(JSON.stringify({ workspaceId: "w", callId: "c" })).toString("base64"), hangup_cause: "normal_clearing" })
+    await deliver(hangup, 500)
+    await deliver(fake.signedWebhook("call.answered", { call_control_id: "v3:other", call_session_id: "other-session", from: "+13125550100", to: CALLER }))
+  })
+
   it("a Telnyx refusal of the dial is 409 and records nothing", async () => {
     const { workspaceId } = await callWorkspace()
     const live = (await app.createKey(workspaceId, { kind: "live" })).token
