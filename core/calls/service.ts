@@ -3,7 +3,9 @@
  * inbound calls routed by the number and the agent (core/agent/hours.ts), and the `inbound-calls`
  * test helper. A call's live signals (`call.ringing`, `call.answered`, `call.forwarded`, flow
  * events) commit in their own transaction as the call arrives; the finished call's activity, its
- * thread and the events that report it (events.ts) commit together in one more.
+ * thread and the events that report it (events.ts) commit together in one more. A real carrier's
+ * calls (`onCarrierEvent`, Telnyx webhooks) go step by step: each step's state (call session,
+ * activity, recording, transcript) commits with the event that reports it, once.
  */
 import { Clock, Context, Effect, Either, Layer, Option, Schema } from "effect"
 import { type Route, routeInbound } from "../agent/hours.ts"
