@@ -8,19 +8,21 @@ import { simulatedPlacedCall } from "../../core/calls/script.ts"
 import { Voice, VoiceError } from "../../core/calls/voice.ts"
 import { Ids } from "../../core/ids.ts"
 
+/** The simulator plays the agent itself: there is no carrier assistant to keep in step. */
+const noAssistant = Effect.succeed({ assistantId: null })
+
+/** The simulator plays each call at once: no carrier events arrive, so these are never asked for. */
+const noCarrierCalls = {
+  handle: () => Effect.fail(new VoiceError({ reason: "rejected", message: "the simulated carrier sends no call events" })),
+  conversationTranscript: () => Effect.fail(new VoiceError({ reason: "rejected", message: "the simulated carrier sends no call events" }))
+}
+
 export const layer = Layer.succeed(
   Voice,
   Voice.of({
     dial: (request) =>
-      Effect.map(Ids, ({ uuid }) => ({ carrierCallId: `sim_call_${uuid()}`, ended: simulatedPlacedCall(request.greeting, request.purpose) }))
+      Effect.map(Ids, ({ uuid }) => ({ carrierCallId: `sim_call_${uuid()}`, callControlId: `sim_call_${request.callId}`, ended: simulatedPlacedCall(request.greeting, request.purpose) })),
+    publishAgent: () => noAssistant,
+    ...noCarrierCalls
   })
-)
-
-/**
- * For CARRIER=telnyx until its voice adapter exists: live keys' calls are refused (409) rather than
- * simulated, so a live workspace never sees a made-up call. Test keys never reach the port.
- */
-export const layerRefused = Layer.succeed(
-  Voice,
-  Voice.of({ dial: () => Effect.fail(new VoiceError({ reason: "rejected", message: "outbound AI calls are not available on this carrier yet" })) })
 )

@@ -14,72 +14,10 @@
  * Telnyx may repeat events and deliver them out of order: dedupe on `eventId`, order by `occurredAt`.
  */
 import { Effect, Either, Option, ParseResult, Schema } from "effect"
+import type { CallEventBase, CallLeg, CarrierCallEvent } from "../../core/calls/voice.ts"
 import { Envelope, fromBase64, type TelnyxWebhookInput, TelnyxWebhookError, verifyAndParse } from "./telnyxWebhooks.ts"
 
-interface EventBase {
-  /** Telnyx's event id (`data.id`), to dedupe on. */
-  readonly eventId: string
-  readonly occurredAt: string | null
-}
-
-interface Leg {
-  readonly callControlId: string
-  readonly callLegId: string | null
-  readonly callSessionId: string
-  /** What we sent as `client_state`, decoded. */
-  readonly clientState: string | null
-}
-
-export type CarrierCallEvent =
-  | (EventBase &
-      Leg & {
-        readonly _tag: "Initiated"
-        readonly direction: "inbound" | "outbound"
-        /** E.164 or a SIP URI, as Telnyx sends it. */
-        readonly from: string
-        readonly to: string
-        /** The caller's CNAM (`caller_id_name`), when Telnyx has one. */
-        readonly callerName: string | null
-      })
-  | (EventBase & Leg & { readonly _tag: "Answered"; readonly from: string; readonly to: string })
-  | (EventBase &
-      Leg & {
-        readonly _tag: "Hangup"
-        /** `normal_clearing`, `originator_cancel`, `timeout`, `user_busy`, `no_answer`, `call_rejected`, … (`unspecified` when absent). */
-        readonly cause: string
-        /** `caller`, `callee` or `unknown`. */
-        readonly source: string
-        readonly startTime: string | null
-        readonly endTime: string | null
-        /** Whole seconds from `startTime` to `endTime`; null when either is unknown. */
-        readonly durationSeconds: number | null
-      })
-  | (EventBase & {
-      readonly _tag: "RecordingSaved"
-      readonly callSessionId: string
-      readonly callLegId: string
-      readonly callControlId: string | null
-      readonly clientState: string | null
-      /** Download links, valid 10 minutes. */
-      readonly urls: { readonly wav?: string; readonly mp3?: string }
-    })
-  | (EventBase & {
-      readonly _tag: "TranscriptionSaved"
-      readonly callSessionId: string
-      readonly callLegId: string | null
-      readonly callControlId: string | null
-      readonly text: string
-    })
-  | (EventBase & {
-      readonly _tag: "ConversationEnded"
-      readonly conversationId: string
-      readonly assistantId: string
-      readonly durationSeconds: number | null
-      /** The call the assistant was on (Telnyx's SDK types them; absent on a non-call conversation). */
-      readonly callControlId: string | null
-      readonly callSessionId: string | null
-      readonly clientState: string | null
-    })
+export type { CarrierCallEvent }
 
 // ------------------------------------------------------------------------------------ payload shapes
 
@@ -137,7 +75,7 @@ const seconds = (start: string | null, end: string | null): number | null => {
   return Number.isNaN(from) || Number.isNaN(to) ? null : Math.max(0, Math.floor((to - from) / 1000))
 }
 
-const leg = (p: typeof LegPayload.Type): Leg => ({
+const leg = (p: typeof LegPayload.Type): CallLeg => ({
   callControlId: p.call_control_id,
   callLegId: nonEmpty(p.call_leg_id),
   callSessionId: p.call_session_id,
@@ -168,7 +106,7 @@ export const parseCallEvent = (rawBody: string): Either.Either<Option.Option<Car
       () => new TelnyxWebhookError({ reason: "malformed", message: "not a Telnyx event envelope" })
     ),
     ({ data }): Either.Either<Option.Option<CarrierCallEvent>, TelnyxWebhookError> => {
-      const base: EventBase = { eventId: data.id, occurredAt: data.occurred_at ?? null }
+      const base: CallEventBase = { eventId: data.id, occurredAt: data.occurred_at ?? null }
       const type = data.event_type
       const some = <A, I>(schema: Schema.Schema<A, I>, build: (p: A) => CarrierCallEvent) =>
         Either.map(payload(schema, data.payload, type), (p) => Option.some(build(p)))

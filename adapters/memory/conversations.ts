@@ -75,6 +75,16 @@ export const layer = Layer.effect(
           const a = st().activities.get(id)
           if (a && a.workspaceId === ws) st().activities.set(id, { ...a, deliveryStatus: status })
         }),
+      setCallMedia: (ws, id, media) =>
+        Effect.sync(() => {
+          const a = st().activities.get(id)
+          if (a && a.workspaceId === ws) st().activities.set(id, { ...a, media })
+        }),
+      setCallTranscript: (ws, id, callTranscript) =>
+        Effect.sync(() => {
+          const a = st().activities.get(id)
+          if (a && a.workspaceId === ws) st().activities.set(id, { ...a, callTranscript })
+        }),
       agentCallMinutes: (ws, fromIso, toIso) =>
         Effect.sync(() => {
           let minutes = 0

@@ -8,6 +8,7 @@ import type { Contact } from "../../core/contacts/model.ts"
 import type { ActivityRecord, Thread } from "../../core/conversations/model.ts"
 import type { OutboxEvent } from "../../core/events/outbox.ts"
 import type { AgentRecord } from "../../core/agent/model.ts"
+import type { CallSession } from "../../core/calls/sessions.ts"
 import type { AuditRecord } from "../../core/audit/log.ts"
 import type { MailRecord } from "../../core/mail/message.ts"
 import type { Registration } from "../../core/texting/record.ts"
@@ -36,6 +37,7 @@ export interface MemoryState {
   registrations: Map<string, Registration>
   clockOffsets: Map<string, number>
   agents: Map<string, AgentRecord>
+  callSessions: Map<string, CallSession>
   seq: number
 }
 
@@ -58,6 +60,7 @@ const empty = (): MemoryState => ({
   registrations: new Map(),
   clockOffsets: new Map(),
   agents: new Map(),
+  callSessions: new Map(),
   seq: 0
 })
 
@@ -80,6 +83,7 @@ export const clone = (s: MemoryState): MemoryState => ({
   registrations: new Map(s.registrations),
   clockOffsets: new Map(s.clockOffsets),
   agents: new Map(s.agents),
+  callSessions: new Map(s.callSessions),
   seq: s.seq
 })
 

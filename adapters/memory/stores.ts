@@ -2,6 +2,7 @@
 import { Layer } from "effect"
 import * as Signal from "../../core/events/signal.ts"
 import * as Agents from "./agents.ts"
+import * as CallSessions from "./callSessions.ts"
 import * as ApiKeys from "./apiKeys.ts"
 import * as Audit from "./audit.ts"
 import * as Clock from "./clock.ts"
@@ -20,5 +21,5 @@ import * as Workspaces from "./workspaces.ts"
 
 /** Every store port and the transactor, in memory, and the signal their commits give the outbox worker. */
 export const layer = Layer.mergeAll(
-  Workspaces.layer, ApiKeys.layer, Numbers.layer, Contacts.layer, Conversations.layer, Webhooks.layer, Outbox.layer, Idempotency.layer, Ledger.layer, Mail.layer, Audit.layer, Registrations.layer, Clock.layer, Agents.layer, Transactor.layer
+  Workspaces.layer, ApiKeys.layer, Numbers.layer, Contacts.layer, Conversations.layer, Webhooks.layer, Outbox.layer, Idempotency.layer, Ledger.layer, Mail.layer, Audit.layer, Registrations.layer, Clock.layer, Agents.layer, CallSessions.layer, Transactor.layer
 ).pipe(Layer.provideMerge(Layer.merge(layerDb, Signal.layer)))

@@ -79,6 +79,18 @@ export const layer = Layer.effect(
       findByCarrierId: (carrierMessageId) =>
         die(sql`SELECT * FROM activities WHERE carrier_message_id = ${carrierMessageId}`).pipe(one(activities.decode)),
       setDeliveryStatus: (ws, id, status) => die(sql`UPDATE activities SET delivery_status = ${status} WHERE workspace_id = ${ws} AND id = ${id}`),
+      setCallMedia: (ws, id, media) => die(sql`UPDATE activities SET media = ${JSON.stringify(media)}::jsonb WHERE workspace_id = ${ws} AND id = ${id}`),
+      setCallTranscript: (ws, id, callTranscript) =>
+        die(sql<{ body: string | null }>`SELECT body FROM activities WHERE workspace_id = ${ws} AND id = ${id}`).pipe(
+          Effect.flatMap((rs) =>
+            rs[0] === undefined
+              ? Effect.void
+              : die(sql`UPDATE activities SET call_transcript = ${JSON.stringify(callTranscript)}::jsonb,
+                  search = to_tsvector('simple', ${searchDocument({ body: rs[0].body, callTranscript })})
+                  WHERE workspace_id = ${ws} AND id = ${id}`)
+          ),
+          Effect.asVoid
+        ),
       // billedMinutes in SQL: ceil of the seconds over 60, negatives as 0; a missing or non-numeric duration counts nothing.
       agentCallMinutes: (ws, fromIso, toIso) =>
         // CASE, not AND: Postgres may cast before it filters, and a non-numeric duration must not fail the cast.

@@ -7,6 +7,7 @@
 import { Layer } from "effect"
 import * as Signal from "../../core/events/signal.ts"
 import * as Agents from "./agents.ts"
+import * as CallSessions from "./callSessions.ts"
 import * as ApiKeys from "./apiKeys.ts"
 import * as Audit from "./audit.ts"
 import * as Clock from "./clock.ts"
@@ -31,7 +32,7 @@ export * as Secrets from "./secrets.ts"
  * outbox worker. Needs `Secrets.layer(key)`, after `Migrate.layer` has run.
  */
 export const layer = Layer.mergeAll(
-  Workspaces.layer, ApiKeys.layer, Numbers.layer, Contacts.layer, Conversations.layer, Webhooks.layer, Outbox.layer, Idempotency.layer, Ledger.layer, Mail.layer, Audit.layer, Registrations.layer, Clock.layer, Agents.layer, Transactor.layer
+  Workspaces.layer, ApiKeys.layer, Numbers.layer, Contacts.layer, Conversations.layer, Webhooks.layer, Outbox.layer, Idempotency.layer, Ledger.layer, Mail.layer, Audit.layer, Registrations.layer, Clock.layer, Agents.layer, CallSessions.layer, Transactor.layer
 ).pipe(Layer.provideMerge(Signal.layer))
 
 /** The server secrets `Secrets.layer` opens at boot, and the cursor codec keyed by one of them. */

@@ -1,5 +1,6 @@
 /** Every stored record's table, derived from its schema in core (rows.ts); each decoder is compiled once, here. */
 import { AgentRecord } from "../../core/agent/model.ts"
+import { CallSession } from "../../core/calls/sessions.ts"
 import { AuditRecord } from "../../core/audit/log.ts"
 import { ChargeRecord } from "../../core/billing/ledger.ts"
 import { Contact } from "../../core/contacts/model.ts"
@@ -35,3 +36,5 @@ export const auditEntries = table(AuditRecord)
 export const textingRegistrations = table(Registration)
 /** The agent's draft and published configurations are jsonb. */
 export const agents = table(AgentRecord)
+/** A carrier call in progress; its route is jsonb. */
+export const callSessions = table(CallSession)

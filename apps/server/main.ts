@@ -10,6 +10,7 @@ import * as SimulatedCarrier from "../../adapters/carrier/simulated.ts"
 import * as SimulatedInventory from "../../adapters/carrier/simulatedInventory.ts"
 import * as SimulatedRegistry from "../../adapters/carrier/simulatedRegistry.ts"
 import * as SimulatedVoice from "../../adapters/carrier/simulatedVoice.ts"
+import * as TelnyxVoiceAdapter from "../../adapters/carrier/telnyxVoiceAdapter.ts"
 import * as SimulatedPayments from "../../adapters/payments/simulated.ts"
 import * as Telnyx from "../../adapters/carrier/telnyx.ts"
 import * as TelnyxInventory from "../../adapters/carrier/telnyxInventory.ts"
@@ -68,8 +69,9 @@ export const publicBaseUrl = (config: ServerConfig) =>
   Option.getOrElse(config.publicBaseUrl, () => `http://localhost:${config.port}`)
 
 /**
- * The carrier: messaging and the number inventory (the simulator's reads the NumberStore). CARRIER=telnyx
- * needs its credentials; anything missing fails at boot with the variable's name.
+ * The carrier: messaging, the number inventory (the simulator's reads the NumberStore) and voice.
+ * CARRIER=telnyx needs its credentials and its Call Control connection; anything missing fails at
+ * boot with the variable's name.
  */
 export const CarrierLive = (config: ServerConfig) => {
   if (config.carrier === "simulated") return Layer.mergeAll(SimulatedCarrier.layer, SimulatedInventory.layer, SimulatedRegistry.layer, SimulatedVoice.layer)
@@ -77,18 +79,20 @@ export const CarrierLive = (config: ServerConfig) => {
   const missing = [
     ["TELNYX_API_KEY", apiKey],
     ["TELNYX_PUBLIC_KEY", publicKey],
-    ["TELNYX_MESSAGING_PROFILE_ID", messagingProfileId]
+    ["TELNYX_MESSAGING_PROFILE_ID", messagingProfileId],
+    // Voice: numbers are attached to this Call Control connection, whose webhooks carry the calls.
+    ["TELNYX_CONNECTION_ID", connectionId]
   ].filter(([, v]) => Option.isNone(v as Option.Option<unknown>)).map(([k]) => k)
   if (missing.length > 0) return Layer.die(new Error(`CARRIER=telnyx needs ${missing.join(", ")}`))
   const telnyx = {
     apiKey: Option.getOrThrow(apiKey),
     messagingProfileId: Option.getOrThrow(messagingProfileId),
-    ...(Option.isSome(connectionId) ? { connectionId: connectionId.value } : {}),
+    connectionId: Option.getOrThrow(connectionId),
     ...(Option.isSome(baseUrl) ? { baseUrl: baseUrl.value } : {})
   }
   // Live filings go to Telnyx 10DLC; mock-mode filings and the test helpers to the simulator.
   const registry = TelnyxRegistry.layer(telnyx, { webhookUrl: `${publicBaseUrl(config)}/v1/carrier/telnyx` })
-  return Layer.mergeAll(Telnyx.layer(telnyx), TelnyxInventory.layer(telnyx), registry, SimulatedRegistry.layerMock, SimulatedVoice.layerRefused)
+  return Layer.mergeAll(Telnyx.layer(telnyx), TelnyxInventory.layer(telnyx), registry, SimulatedRegistry.layerMock, TelnyxVoiceAdapter.layer(telnyx))
 }
 
 /**

@@ -3,14 +3,18 @@
  * own mode, and for `agent` the published agent's business hours in its time zone. Pure: the time
  * is an argument. An agent that is disabled or not published answers no call: the team is rung.
  */
+import { Schema } from "effect"
 import type { WorkspaceNumber } from "../numbers.ts"
 import { type AgentRecord, type BusinessHours, type Weekday, weekdays } from "./model.ts"
 
-export type Route =
-  | { readonly kind: "agent"; readonly agentId: string }
-  | { readonly kind: "app" }
-  | { readonly kind: "voicemail" }
-  | { readonly kind: "forward"; readonly to: string }
+/** Where an inbound call goes (a schema: a carrier's call session keeps it until the call ends). */
+export const Route = Schema.Union(
+  Schema.Struct({ kind: Schema.Literal("agent"), agentId: Schema.String }),
+  Schema.Struct({ kind: Schema.Literal("app") }),
+  Schema.Struct({ kind: Schema.Literal("voicemail") }),
+  Schema.Struct({ kind: Schema.Literal("forward"), to: Schema.String })
+)
+export type Route = typeof Route.Type
 
 /** The weekday and minute of the day at `atMillis` in `timeZone` (an IANA zone), daylight saving included. */
 export const localTime = (atMillis: number, timeZone: string): { readonly day: Weekday; readonly minute: number } => {

@@ -1,13 +1,14 @@
 /**
  * The AI call agent (SPEC "Agent", CONTRACT "GET /agent", "A new agent"): read it with the month's
  * credit usage, edit its draft, publish the draft, and route a number's calls to it or away.
- * Scope `agent:manage` throughout. The carrier's AI assistant is not synced here: `carrierAssistantId`
- * stays null.
+ * Scope `agent:manage` throughout. Publishing creates or updates the carrier's AI assistant (Voice
+ * `publishAgent`) and keeps its id as `carrierAssistantId`.
  */
 import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
 import { requireScope, type Principal } from "../auth/principal.ts"
 import { ConversationStore } from "../conversations/store.ts"
-import { FailedPrecondition, InvalidArgument, NotFound } from "../errors.ts"
+import { Voice } from "../calls/voice.ts"
+import { FailedPrecondition, Internal, InvalidArgument, NotFound } from "../errors.ts"
 import { Ids } from "../ids.ts"
 import { NumberStore, VoiceMode } from "../numbers.ts"
 import { isPremiumRate, Phone, premiumRateProblem } from "../phone.ts"
@@ -88,6 +89,7 @@ const make = Effect.gen(function* () {
   const numbers = yield* NumberStore
   const conversations = yield* ConversationStore
   const tx = yield* Transactor
+  const voice = yield* Voice
 
   const authorize = (p: Principal) => requireScope(p, "agent:manage")
   /** Edits of one workspace's agent run one at a time, so two first PATCHes create one agent. */
@@ -130,13 +132,26 @@ const make = Effect.gen(function* () {
       )
     )
 
+  /**
+   * The carrier's assistant is created or updated first, under the agent's lock (so two first
+   * publishes create one assistant); a carrier refusal (409) or outage (500) publishes nothing. The
+   * agent serves the whole workspace, so a test key's publish updates the live assistant too.
+   */
   const publish = (p: Principal) =>
     Effect.zipRight(
       authorize(p),
       modify(p, (current, now) =>
         Option.match(current, {
           onNone: () => Effect.fail(noAgent),
-          onSome: (agent) => Effect.succeed({ ...agent, published: agent.draft, publishedAt: now, updatedAt: now })
+          onSome: (agent) =>
+            voice.publishAgent({ workspaceId: agent.workspaceId, agentId: agent.id, assistantId: agent.carrierAssistantId, config: agent.draft }).pipe(
+              Effect.mapError((e) =>
+                e.reason === "rejected"
+                  ? new FailedPrecondition({ message: `The carrier refused the agent: ${e.message}` })
+                  : new Internal({ message: `The carrier is unavailable (${e.message}); publish again` })
+              ),
+              Effect.map(({ assistantId }) => ({ ...agent, published: agent.draft, carrierAssistantId: assistantId, publishedAt: now, updatedAt: now }))
+            )
         })
       )
     )

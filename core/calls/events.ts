@@ -128,18 +128,37 @@ export const liveEvents = (plan: CallPlan, facts: LiveFacts): ReadonlyArray<Doma
   return events
 }
 
+/** What every recorded event names: the call's timeline entry. */
+export type CallRef = { readonly conversationId: string; readonly inboxId: string; readonly activityId: string; readonly numberE164: string; readonly carrierCallId: string }
+
+const refOf = (facts: RecordedFacts): CallRef => ({
+  conversationId: facts.conversationId,
+  inboxId: facts.inboxId,
+  activityId: facts.activityId,
+  numberE164: facts.numberE164,
+  carrierCallId: facts.carrierCallId
+})
+
+/** `call.completed` or `call.missed`: the first event written with the call's activity. */
+export const endedEvent = (plan: CallPlan, facts: RecordedFacts): DomainEvent => {
+  const outcome = outcomeOf(plan)
+  const ref = refOf(facts)
+  return outcome.status === "completed"
+    ? event("call.completed", outcome.answeredBy === null ? ref : { ...ref, answeredBy: outcome.answeredBy })
+    : event("call.missed", ref)
+}
+
+/** `call.transcript.completed`: the call's transcript is on its activity. */
+export const transcriptEvent = (ref: CallRef): DomainEvent => event("call.transcript.completed", ref)
+
 /** The events written with the call's activity, in order. */
 export const recordedEvents = (plan: CallPlan, facts: RecordedFacts): ReadonlyArray<DomainEvent> => {
   const outcome = outcomeOf(plan)
-  const ref = { conversationId: facts.conversationId, inboxId: facts.inboxId, activityId: facts.activityId, numberE164: facts.numberE164, carrierCallId: facts.carrierCallId }
-  const events: Array<DomainEvent> = [
-    outcome.status === "completed"
-      ? event("call.completed", outcome.answeredBy === null ? ref : { ...ref, answeredBy: outcome.answeredBy })
-      : event("call.missed", ref)
-  ]
+  const ref = refOf(facts)
+  const events: Array<DomainEvent> = [endedEvent(plan, facts)]
   if (!outcome.recorded) return events
   events.push(event(outcome.type === "voicemail" ? "call.voicemail.completed" : "call.recording.completed", ref))
-  events.push(event("call.transcript.completed", ref))
+  events.push(transcriptEvent(ref))
   // SPEC's outbound order ends with the transcript; the summary stays on the activity.
   if (plan.direction === "inbound") {
     const { conversationId, activityId, carrierCallId } = ref

@@ -15,6 +15,12 @@ export type CallDirection = typeof CallDirection.Type
 export const CallStatus = Schema.Literal("completed", "missed")
 export type CallStatus = typeof CallStatus.Type
 
+/**
+ * A listed call's status: `in_progress` only in `POST /calls`'s answer for a call a real carrier is
+ * still placing (it is recorded, `completed` or `missed`, when its hangup arrives).
+ */
+export const CallItemStatus = Schema.Literal("completed", "missed", "in_progress")
+
 /** Who picked up (SPEC `call.answered`); null when nobody did or an outside line (forward) did. */
 export const AnsweredBy = Schema.Literal("agent", "member", "callee")
 export type AnsweredBy = typeof AnsweredBy.Type
@@ -46,7 +52,7 @@ export const CallItem = Schema.Struct({
   conversationId: Schema.UUID,
   type: Schema.Literal("call", "voicemail"),
   direction: CallDirection,
-  status: CallStatus,
+  status: CallItemStatus,
   from: Schema.NullOr(Schema.String),
   to: Schema.String,
   numberE164: Schema.String,

@@ -3,10 +3,12 @@
  * inbound calls routed by the number and the agent (core/agent/hours.ts), and the `inbound-calls`
  * test helper. A call's live signals (`call.ringing`, `call.answered`, `call.forwarded`, flow
  * events) commit in their own transaction as the call arrives; the finished call's activity, its
- * thread and the events that report it (events.ts) commit together in one more.
+ * thread and the events that report it (events.ts) commit together in one more. A real carrier's
+ * calls (`onCarrierEvent`, Telnyx webhooks) go step by step: each step's state (call session,
+ * activity, recording, transcript) commits with the event that reports it, once.
  */
 import { Clock, Context, Effect, Either, Layer, Option, Schema } from "effect"
-import { routeInbound } from "../agent/hours.ts"
+import { type Route, routeInbound } from "../agent/hours.ts"
 import type { AgentConfig } from "../agent/model.ts"
 import { AgentStore } from "../agent/store.ts"
 import { type Principal, requireScope } from "../auth/principal.ts"
@@ -15,15 +17,26 @@ import { type ActivityRecord, newActivity, type Thread } from "../conversations/
 import { ConversationStore } from "../conversations/store.ts"
 import { displayText } from "../display.ts"
 import { FailedPrecondition, Internal, InvalidArgument, NotFound } from "../errors.ts"
+import { event } from "../events/catalog.ts"
 import { EventOutbox } from "../events/outbox.ts"
 import { Ids } from "../ids.ts"
-import { BlobStore, MediaUrls, type StoredMedia } from "../media.ts"
+import { BlobStore, MediaFetcher, MediaUrls, type StoredMedia } from "../media.ts"
 import { testKeysOnly } from "../messaging/simulator.ts"
 import { type Line, makeThreads, phoneField } from "../messaging/threads.ts"
 import { type NumberRecord, NumberStore } from "../numbers.ts"
 import { type E164, normalizePhone } from "../phone.ts"
 import { Transactor } from "../transactor.ts"
-import { type CallOutcome, type CallPlan, type FlowFacts, type LiveFacts, liveEvents, outcomeOf, recordedEvents } from "./events.ts"
+import {
+  type CallOutcome,
+  type CallPlan,
+  endedEvent,
+  type FlowFacts,
+  type LiveFacts,
+  liveEvents,
+  outcomeOf,
+  recordedEvents,
+  transcriptEvent
+} from "./events.ts"
 import {
   CallDetails,
   type CallItem,
@@ -34,7 +47,8 @@ import {
   type SimulatedCallInput
 } from "./model.ts"
 import { answeredCall, simulatedEnd, simulatedPlacedCall, voicemailLeft } from "./script.ts"
-import { type CallEnd, Voice } from "./voice.ts"
+import { type CallSession, CallSessionStore } from "./sessions.ts"
+import { type CallEnd, type CarrierCallEvent, type Dialed, type DialRequest, DialState, type InboundAction, Voice } from "./voice.ts"
 
 /** An inbound call as the carrier announces it; `scenario` is what the simulator plays. */
 export interface InboundCall {
@@ -63,6 +77,8 @@ const previewOf = (type: CallOutcome["type"], status: CallOutcome["status"], dir
 const defaultDuration = (outcome: CallOutcome) => (outcome.status === "missed" && !outcome.recorded ? 0 : outcome.type === "voicemail" ? 20 : 60)
 
 const decodeDetails = Schema.decodeUnknownSync(CallDetails)
+const dialState = Schema.decodeUnknownOption(DialState)
+const encodeDialState = Schema.encodeSync(DialState)
 
 export const make = Effect.gen(function* () {
   const store = yield* ConversationStore
@@ -73,6 +89,8 @@ export const make = Effect.gen(function* () {
   const blobs = yield* BlobStore
   const urls = yield* MediaUrls
   const voice = yield* Voice
+  const sessions = yield* CallSessionStore
+  const fetcher = yield* MediaFetcher
   const threads = yield* makeThreads
 
   /** A call activity as `GET /calls` lists it; the recording is its first media file. */
@@ -113,19 +131,26 @@ export const make = Effect.gen(function* () {
    * other party), the call or voicemail activity and the events that report it.
    */
   const recordCall = (args: {
+    /** The activity's id when already given out (`POST /calls`); a new one otherwise. */
+    readonly id?: string
     readonly plan: CallPlan
     readonly line: Line
     readonly startedAt: number
     readonly facts: LiveFacts
     readonly details: Omit<CallDetails, "status" | "answeredBy" | "durationSeconds" | "summary" | "endedAt">
     readonly end: CallEnd
+    /**
+     * A carrier's call: only `call.completed` or `call.missed` now; the recording and transcript
+     * arrive later in webhooks of their own (`onCarrierEvent`), each with its event.
+     */
+    readonly mediaLater?: boolean
   }) =>
     Effect.gen(function* () {
       const { plan, line, end } = args
       const outcome = outcomeOf(plan)
       const ws = line.workspaceId
       const { uuid } = yield* Ids
-      const id = uuid()
+      const id = args.id ?? uuid()
       const media: Array<StoredMedia> = []
       if (outcome.recorded && end.recording !== null) {
         const key = `call_${id}.wav`
@@ -155,11 +180,12 @@ export const make = Effect.gen(function* () {
             direction: plan.direction,
             media,
             call: details,
-            callTranscript: outcome.recorded ? end.transcript : null,
+            callTranscript: outcome.recorded && !args.mediaLater ? end.transcript : null,
             createdAt
           })
           yield* store.insertActivity(activity)
-          yield* outbox.append(ws, recordedEvents(plan, { ...args.facts, conversationId: thread.id, inboxId: thread.inboxId, activityId: id, summary }))
+          const facts = { ...args.facts, conversationId: thread.id, inboxId: thread.inboxId, activityId: id, summary }
+          yield* outbox.append(ws, args.mediaLater ? [endedEvent(plan, facts)] : recordedEvents(plan, facts))
           return { activity, thread }
         })
       )
@@ -168,8 +194,26 @@ export const make = Effect.gen(function* () {
   /** The published, enabled agent's configuration, if any. */
   const liveAgent = (workspaceId: string) =>
     Effect.map(agents.get(workspaceId), (found) =>
-      Option.flatMap(found, (agent) => (agent.published !== null && agent.published.enabled ? Option.some({ id: agent.id, config: agent.published }) : Option.none()))
+      Option.flatMap(found, (agent) =>
+        agent.published !== null && agent.published.enabled ? Option.some({ id: agent.id, config: agent.published, assistantId: agent.carrierAssistantId }) : Option.none()
+      )
     )
+
+  /** What the live signals of an inbound call to `number` say. */
+  const inboundFacts = (number: NumberRecord, route: Route, carrierCallId: string, from: string | null, callerName: string | null) =>
+    Effect.gen(function* () {
+      const assigned = number.number.assignedUserId
+      const facts: LiveFacts = {
+        carrierCallId,
+        numberE164: number.number.e164,
+        from,
+        callerName,
+        memberUid: route.kind === "app" ? (assigned ?? TEAM_MEMBER) : null,
+        memberSeesNumber: assigned !== null || (yield* numbers.list(number.workspaceId)).length === 1,
+        flow: SIMULATED_FLOW
+      }
+      return facts
+    })
 
   /**
    * An inbound call to a workspace number, routed by the number's voice mode and the agent's hours
@@ -186,16 +230,7 @@ export const make = Effect.gen(function* () {
       const route = routeInbound(number.number, Option.getOrNull(agent), startedAt)
       const plan: CallPlan = { direction: "inbound", scenario: call.scenario, route }
       const outcome = outcomeOf(plan)
-      const assigned = number.number.assignedUserId
-      const facts: LiveFacts = {
-        carrierCallId: call.carrierCallId,
-        numberE164: number.number.e164,
-        from,
-        callerName: call.callerName,
-        memberUid: route.kind === "app" ? (assigned ?? TEAM_MEMBER) : null,
-        memberSeesNumber: assigned !== null || (yield* numbers.list(ws)).length === 1,
-        flow: SIMULATED_FLOW
-      }
+      const facts = yield* inboundFacts(number, route, call.carrierCallId, from, call.callerName)
       // Live signals: sent as the call arrives, before it has a timeline entry.
       yield* tx.withTransaction(outbox.append(ws, liveEvents(plan, facts)))
       const durationSeconds = call.durationSeconds ?? defaultDuration(outcome)
@@ -262,20 +297,24 @@ export const make = Effect.gen(function* () {
         return yield* new InvalidArgument({ message: `job: the published agent has no job named ${displayText(input.job, 60)}` })
       }
       const purpose = job?.name ?? input.instructions ?? null
-      const request = {
+      const { uuid } = yield* Ids
+      const callId = uuid()
+      const request: DialRequest = {
         workspaceId: ws,
+        callId,
         from: sender.number.e164,
         to,
         agentId: agent.id,
         greeting: agent.config.greeting,
         instructions: instructionsFor(agent.config, job, input.instructions),
-        purpose
+        purpose,
+        assistantId: agent.assistantId,
+        clientState: encodeDialState({ workspaceId: ws, callId })
       }
       const simulated = p.kind === "test"
       const startedAt = yield* Clock.currentTimeMillis
-      const { uuid } = yield* Ids
-      const dialed = simulated
-        ? { carrierCallId: `sim_call_${uuid()}`, ended: simulatedPlacedCall(request.greeting, purpose) }
+      const dialed: Dialed = simulated
+        ? { carrierCallId: `sim_call_${uuid()}`, callControlId: `sim_call_${callId}`, ended: simulatedPlacedCall(request.greeting, purpose) }
         : yield* voice.dial(request).pipe(
             Effect.mapError((e) =>
               e.reason === "rejected"
@@ -283,12 +322,63 @@ export const make = Effect.gen(function* () {
                 : new Internal({ message: `The carrier is unavailable (${e.message}); retry with the same Idempotency-Key` })
             )
           )
+      const line: Line = { workspaceId: ws, numberE164: sender.number.e164, participant: to, inboxId: sender.inboxId }
+      const jobName = job?.name ?? null
+      if (dialed.ended === undefined) {
+        const createdAt = new Date(startedAt).toISOString()
+        const thread = yield* tx.withTransaction(
+          Effect.gen(function* () {
+            yield* tx.lock(phoneLock(ws, to))
+            yield* sessions.insert({
+              carrierCallId: dialed.carrierCallId,
+              callControlId: dialed.callControlId,
+              workspaceId: ws,
+              numberE164: sender.number.e164,
+              participant: to,
+              callerName: null,
+              direction: "outbound",
+              route: null,
+              startedAt: createdAt,
+              answeredAt: null,
+              answeredBy: null,
+              agentId: agent.id,
+              job: jobName,
+              activityId: null,
+              reservedActivityId: callId
+            })
+            return yield* threads.outbound(line, { at: createdAt, preview: "Outgoing call" })
+          })
+        )
+        // Under way: recorded (with this id) when the carrier reports its hangup.
+        const call: CallItem = {
+          id: callId,
+          conversationId: thread.id,
+          type: "call",
+          direction: "outbound",
+          status: "in_progress",
+          from: sender.number.e164,
+          to,
+          numberE164: sender.number.e164,
+          durationSeconds: 0,
+          answeredBy: null,
+          agentId: agent.id,
+          carrierCallId: dialed.carrierCallId,
+          recordingUrl: null,
+          transcript: null,
+          summary: null,
+          createdAt,
+          endedAt: null
+        }
+        const result: PlaceCallResult = { call, conversationId: thread.id }
+        return result
+      }
       const { activity, thread } = yield* recordCall({
+        id: callId,
         plan: { direction: "outbound", scenario: dialed.ended.answered ? "answered" : "missed" },
-        line: { workspaceId: ws, numberE164: sender.number.e164, participant: to, inboxId: sender.inboxId },
+        line,
         startedAt,
         facts: { carrierCallId: dialed.carrierCallId, numberE164: sender.number.e164, from: sender.number.e164, callerName: null, memberUid: null, memberSeesNumber: false, flow: SIMULATED_FLOW },
-        details: { from: sender.number.e164, to, agentId: agent.id, memberUid: null, forwardedTo: null, carrierCallId: dialed.carrierCallId, job: job?.name ?? null },
+        details: { from: sender.number.e164, to, agentId: agent.id, memberUid: null, forwardedTo: null, carrierCallId: dialed.carrierCallId, job: jobName },
         end: dialed.ended
       })
       const result: PlaceCallResult = { call: yield* itemOf(activity, thread), conversationId: thread.id, ...(simulated ? { simulated: true as const } : {}) }
@@ -318,7 +408,271 @@ export const make = Effect.gen(function* () {
       return { call: yield* itemOf(activity, thread), carrierCallId }
     })
 
-  return { list, place, receive, recordCall, simulateInbound } as const
+  // ---------------------------------------------------------------------------------- carrier calls
+
+  const callLock = (carrierCallId: string) => `call:${carrierCallId}`
+  const retryLater = (message: string) => new Internal({ message })
+
+  /** What a carrier is told to do with an inbound call; an `app` call rings nobody (there is no softphone) and rings out as missed. */
+  const actionOf = (route: Route, assistantId: string | null): InboundAction | null =>
+    route.kind === "agent" ? { kind: "agent", assistantId } : route.kind === "voicemail" ? { kind: "voicemail" } : route.kind === "forward" ? route : null
+
+  /**
+   * How the call stands: an outbound call was answered or not; an inbound one as its route says,
+   * the `app` route always missed (nobody can pick up), `voicemail` a voicemail once we answered.
+   */
+  const planOf = (session: CallSession): CallPlan => {
+    const answered = session.answeredAt !== null
+    if (session.route === null) return { direction: "outbound", scenario: answered ? "answered" : "missed" }
+    const scenario = !answered || session.route.kind === "app" ? "missed" : session.route.kind === "voicemail" ? "voicemail" : "answered"
+    return { direction: "inbound", scenario, route: session.route }
+  }
+
+  const sessionFacts = (session: CallSession): LiveFacts => ({
+    carrierCallId: session.carrierCallId,
+    numberE164: session.numberE164,
+    from: session.direction === "inbound" ? session.participant : session.numberE164,
+    callerName: session.callerName,
+    memberUid: null,
+    memberSeesNumber: false,
+    flow: SIMULATED_FLOW
+  })
+
+  /** The client state sent with each command, echoed in the call's later webhooks. */
+  const clientStateOf = (session: CallSession) => JSON.stringify({ workspaceId: session.workspaceId, carrierCallId: session.carrierCallId })
+
+  /**
+   * A new inbound call: routed as it arrives, its session stored with `call.ringing` (and
+   * `call.forwarded`) in one transaction, then the carrier told what to do. A repeated `Initiated`
+   * sends the command again (the carrier dedupes on its command id); a carrier outage fails the
+   * webhook so the carrier delivers it again.
+   */
+  const onInitiated = (e: Extract<CarrierCallEvent, { readonly _tag: "Initiated" }>) =>
+    Effect.gen(function* () {
+      if (e.direction !== "inbound") return
+      const to = normalizePhone(e.to)
+      const found = Either.isRight(to) ? yield* numbers.findByE164(to.right) : Option.none()
+      if (Option.isNone(found)) return yield* Effect.logWarning("Carrier call to a number no workspace holds", displayText(e.to, 40))
+      const number = found.value
+      const startedAt = yield* Clock.currentTimeMillis
+      const agent = Option.getOrNull(yield* agents.get(number.workspaceId))
+      const route = routeInbound(number.number, agent, startedAt)
+      const caller = normalizePhone(e.from)
+      // The call's thread is with the caller's number: a withheld or SIP caller is not taken (it rings out).
+      if (Either.isLeft(caller)) return yield* Effect.logWarning("Carrier call from a caller with no phone number", displayText(e.from, 40))
+      const from = caller.right
+      const fresh: CallSession = {
+        carrierCallId: e.callSessionId,
+        callControlId: e.callControlId,
+        workspaceId: number.workspaceId,
+        numberE164: number.number.e164,
+        participant: from,
+        callerName: e.callerName,
+        direction: "inbound",
+        route,
+        startedAt: new Date(startedAt).toISOString(),
+        answeredAt: null,
+        answeredBy: null,
+        agentId: route.kind === "agent" ? route.agentId : null,
+        job: null,
+        activityId: null,
+        reservedActivityId: null
+      }
+      const facts = yield* inboundFacts(number, route, e.callSessionId, from, e.callerName)
+      const session = yield* tx.withTransaction(
+        Effect.gen(function* () {
+          yield* tx.lock(callLock(e.callSessionId))
+          if (!(yield* sessions.insert(fresh))) return yield* sessions.get(e.callSessionId)
+          yield* outbox.append(number.workspaceId, liveEvents({ direction: "inbound", scenario: "missed", route }, facts))
+          return Option.some(fresh)
+        })
+      )
+      if (Option.isNone(session) || session.value.activityId !== null || session.value.route === null) return
+      const action = actionOf(session.value.route, agent?.carrierAssistantId ?? null)
+      if (action === null) return
+      yield* voice.handle(session.value.callControlId, action, clientStateOf(session.value)).pipe(
+        Effect.catchAll((error) =>
+          error.reason === "rejected"
+            ? Effect.logWarning("The carrier refused to route the call; it rings out", error.message)
+            : Effect.fail(retryLater(`The carrier is unavailable (${error.message}); deliver the event again`))
+        )
+      )
+    })
+
+  /**
+   * An event of a call with no session: one we dialed whose session is not stored yet (the dial's
+   * answer and its first webhooks race) is delivered again; any other is not ours and is dropped.
+   */
+  const unknownCall = (clientState: string | null) =>
+    Option.isSome(dialState(clientState ?? "")) ? Effect.fail(retryLater("The call is not known here yet; deliver the event again")) : Effect.void
+
+  /** Someone picked up: the agent's `call.answered` (SPEC's only answered signal a carrier call sends), written with the session. */
+  const onAnswered = (carrierCallId: string, clientState: string | null) =>
+    tx.withTransaction(
+      Effect.gen(function* () {
+        yield* tx.lock(callLock(carrierCallId))
+        const found = yield* sessions.get(carrierCallId)
+        if (Option.isNone(found)) return yield* unknownCall(clientState)
+        if (found.value.answeredAt !== null || found.value.activityId !== null) return
+        const s = found.value
+        const route = s.route
+        const answeredBy = route === null || route.kind === "forward" ? "callee" : route.kind === "agent" ? "agent" : null
+        const answered: CallSession = { ...s, answeredAt: new Date(yield* Clock.currentTimeMillis).toISOString(), answeredBy }
+        yield* sessions.put(answered)
+        if (route?.kind === "agent") {
+          const plan = planOf(answered)
+          yield* outbox.append(s.workspaceId, liveEvents(plan, sessionFacts(answered)).filter((ev) => ev.type === "call.answered"))
+        }
+      })
+    )
+
+  /** The call ended: its activity and `call.completed` or `call.missed`, once. */
+  const onHangup = (e: Extract<CarrierCallEvent, { readonly _tag: "Hangup" }>) =>
+    tx.withTransaction(
+      Effect.gen(function* () {
+        yield* tx.lock(callLock(e.callSessionId))
+        const found = yield* sessions.get(e.callSessionId)
+        if (Option.isNone(found)) return yield* unknownCall(e.clientState)
+        if (found.value.activityId !== null) return
+        const s = found.value
+        const number = yield* numbers.findByE164(s.numberE164)
+        if (Option.isNone(number) || number.value.workspaceId !== s.workspaceId) {
+          return yield* Effect.logWarning("A carrier call ended on a number the workspace no longer holds", s.numberE164)
+        }
+        const participant = normalizePhone(s.participant)
+        if (Either.isLeft(participant)) return yield* Effect.logWarning("A carrier call with no other party ended", s.carrierCallId)
+        const startedAt = Date.parse(s.startedAt)
+        const plan = planOf(s)
+        const outcome = outcomeOf(plan)
+        const durationSeconds = e.durationSeconds ?? Math.max(0, Math.round(((yield* Clock.currentTimeMillis) - startedAt) / 1000))
+        const facts = sessionFacts(s)
+        const { activity } = yield* recordCall({
+          plan,
+          line: { workspaceId: s.workspaceId, numberE164: s.numberE164, participant: participant.right, inboxId: number.value.inboxId },
+          startedAt,
+          facts,
+          details: {
+            from: s.direction === "inbound" ? facts.from : s.numberE164,
+            to: s.direction === "inbound" ? s.numberE164 : participant.right,
+            agentId: s.agentId,
+            memberUid: null,
+            forwardedTo: s.route?.kind === "forward" ? s.route.to : null,
+            carrierCallId: s.carrierCallId,
+            job: s.job
+          },
+          end: { answered: outcome.status === "completed", durationSeconds, transcript: [], summary: null, recording: null },
+          mediaLater: true,
+          ...(s.reservedActivityId === null ? {} : { id: s.reservedActivityId })
+        })
+        yield* sessions.put({ ...s, activityId: activity.id })
+      })
+    )
+
+  /** The recorded call's references for its later events; none until its hangup is recorded. */
+  const recordedCall = (s: CallSession) =>
+    Effect.gen(function* () {
+      if (s.activityId === null) return yield* retryLater("The call has not ended here yet; deliver the event again")
+      const activity = yield* store.getActivity(s.workspaceId, s.activityId)
+      const number = yield* numbers.findByE164(s.numberE164)
+      const inboxId = Option.match(number, { onNone: () => "", onSome: (n) => n.inboxId })
+      return Option.map(activity, (a) => ({
+        activity: a,
+        ref: { conversationId: a.conversationId, inboxId, activityId: a.id, numberE164: s.numberE164, carrierCallId: s.carrierCallId }
+      }))
+    })
+
+  /**
+   * The call's recording (its URLs valid 10 minutes): downloaded through the outbound guard into the
+   * blob store, then on the activity with `call.recording.completed` (`call.voicemail.completed` for
+   * a voicemail), once. A failed download answers 500 so Telnyx delivers the event again.
+   */
+  const onRecordingSaved = (e: Extract<CarrierCallEvent, { readonly _tag: "RecordingSaved" }>) =>
+    Effect.gen(function* () {
+      const found = yield* sessions.get(e.callSessionId)
+      if (Option.isNone(found)) return
+      const s = found.value
+      const call = yield* recordedCall(s)
+      if (Option.isNone(call) || call.value.activity.media.length > 0) return
+      const url = e.urls.mp3 ?? e.urls.wav
+      if (url === undefined) return yield* Effect.logWarning("A call recording with no URL", s.carrierCallId)
+      const audio = yield* fetcher.fetch(url).pipe(Effect.mapError((error) => retryLater(`The recording could not be downloaded (${error.message}); deliver the event again`)))
+      const { activity, ref } = call.value
+      const voicemail = activity.type === "voicemail"
+      const extension = url === e.urls.mp3 ? "mp3" : "wav"
+      const key = `call_${activity.id}.${extension}`
+      yield* blobs.put(s.workspaceId, key, audio.bytes, audio.contentType)
+      yield* tx.withTransaction(
+        Effect.gen(function* () {
+          yield* tx.lock(callLock(s.carrierCallId))
+          const again = yield* store.getActivity(s.workspaceId, activity.id)
+          if (Option.isNone(again) || again.value.media.length > 0) return
+          const media: StoredMedia = { key, contentType: audio.contentType, size: audio.bytes.length, filename: `${voicemail ? "voicemail" : "recording"}.${extension}` }
+          yield* store.setCallMedia(s.workspaceId, activity.id, [media])
+          yield* outbox.append(s.workspaceId, [event(voicemail ? "call.voicemail.completed" : "call.recording.completed", ref)])
+        })
+      )
+    })
+
+  /**
+   * The agent's conversation ended: its transcript onto the call's activity with
+   * `call.transcript.completed`, once. Before the hangup is recorded, or while the carrier is
+   * unavailable, the webhook fails so the carrier delivers it again.
+   */
+  const onConversationEnded = (e: Extract<CarrierCallEvent, { readonly _tag: "ConversationEnded" }>) =>
+    Effect.gen(function* () {
+      if (e.callSessionId === null) return
+      const found = yield* sessions.get(e.callSessionId)
+      if (Option.isNone(found)) return
+      const s = found.value
+      const call = yield* recordedCall(s)
+      if (Option.isNone(call) || call.value.activity.callTranscript !== null) return
+      // SPEC's order: the recording's event comes before the transcript's.
+      if (outcomeOf(planOf(s)).recorded && call.value.activity.media.length === 0) {
+        return yield* retryLater("The call's recording has not arrived yet; deliver the event again")
+      }
+      const transcript = yield* voice.conversationTranscript(e.conversationId, s.startedAt).pipe(
+        Effect.catchAll((error) =>
+          error.reason === "rejected"
+            ? Effect.as(Effect.logWarning("The carrier refused the call's transcript", error.message), null)
+            : Effect.fail(retryLater(`The carrier is unavailable (${error.message}); deliver the event again`))
+        )
+      )
+      if (transcript === null) return
+      const { activity, ref } = call.value
+      yield* tx.withTransaction(
+        Effect.gen(function* () {
+          yield* tx.lock(callLock(s.carrierCallId))
+          const again = yield* store.getActivity(s.workspaceId, activity.id)
+          if (Option.isNone(again) || again.value.callTranscript !== null) return
+          yield* store.setCallTranscript(s.workspaceId, activity.id, transcript)
+          yield* outbox.append(s.workspaceId, [transcriptEvent(ref)])
+        })
+      )
+    })
+
+  /**
+   * A carrier's call webhook (Telnyx Call Control). Each step is recorded once, whatever the carrier
+   * repeats; an `Internal` failure asks the carrier to deliver the event again. Telnyx's recording
+   * transcriptions (`TranscriptionSaved`) are not used: the transcript is the assistant's conversation.
+   */
+  const onCarrierEvent = (e: CarrierCallEvent): Effect.Effect<void, Internal> => {
+    switch (e._tag) {
+      case "Initiated":
+        return onInitiated(e)
+      case "Answered":
+        return onAnswered(e.callSessionId, e.clientState)
+      case "Hangup":
+        return onHangup(e)
+      case "ConversationEnded":
+        return onConversationEnded(e)
+      case "RecordingSaved":
+        return onRecordingSaved(e)
+      case "TranscriptionSaved":
+        return Effect.void
+    }
+  }
+
+  return { list, place, receive, recordCall, simulateInbound, onCarrierEvent } as const
 })
 
 export class Calls extends Context.Tag("core/Calls")<Calls, Effect.Effect.Success<typeof make>>() {}

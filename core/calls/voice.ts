@@ -3,20 +3,28 @@
  * adapters/carrier/simulatedVoice.ts (CARRIER=simulated; test keys never reach a port) and, to come,
  * a Telnyx adapter.
  *
+ * `publishAgent` runs on `POST /agent/publish`: the carrier's assistant mirrors the published
+ * configuration (Telnyx: an AI assistant created on the first publish, updated on later ones).
+ *
  * Shape for a real carrier: `dial` asks the carrier to call `to` from `from` with an AI assistant
  * configured from `agentId`, `greeting` and `instructions` (Telnyx: a Call Control dial with the
  * published agent's assistant, `carrierAssistantId` on the agent record), and answers the carrier's
  * call id (Telnyx `call_control_id`). A refused dial (4xx) is `rejected`; rate limits, 5xx, timeouts
- * and network failures are `unavailable`. `ended` is the call's end: the simulator plays the
- * whole call at once. A carrier that reports the end later (Telnyx's `call.hangup`,
- * `call.recording.saved`, `call.ai_gather.ended` webhooks) will make `ended` optional and hand the
- * same `CallEnd` to `Calls.recordCall` from its webhook route; that path is not built yet.
+ * and network failures are `unavailable`. `ended` is the call's end when the carrier plays it at
+ * once (the simulator); Telnyx leaves it out and reports the call in webhooks (`call.hangup`,
+ * `call.recording.saved`, `call.conversation.ended`) that `Calls.onCarrierEvent` records.
  */
-import { Context, Data, type Effect } from "effect"
+import { Context, Data, type Effect, Schema } from "effect"
+import type { AgentConfig } from "../agent/model.ts"
 import type { Transcript } from "./script.ts"
+
+/** The `client_state` a dial carries (echoed in the call's webhooks): whose call it is, by our id. */
+export const DialState = Schema.parseJson(Schema.Struct({ workspaceId: Schema.String, callId: Schema.String }))
 
 export interface DialRequest {
   readonly workspaceId: string
+  /** Our id of the call: its activity's id, also its dial's idempotency key at the carrier. */
+  readonly callId: string
   readonly from: string
   readonly to: string
   readonly agentId: string
@@ -25,6 +33,10 @@ export interface DialRequest {
   readonly instructions: string | null
   /** What the call is for (the job's name, or the caller's instructions), for the carrier's summary. */
   readonly purpose: string | null
+  /** The published agent's carrier assistant (`carrierAssistantId`). */
+  readonly assistantId: string | null
+  /** `DialState` encoded. */
+  readonly clientState: string
 }
 
 /** How a call ended. */
@@ -39,7 +51,13 @@ export interface CallEnd {
 
 export interface Dialed {
   readonly carrierCallId: string
-  readonly ended: CallEnd
+  /** Where the call's commands go (Telnyx `call_control_id`); the carrier call id when the same. */
+  readonly callControlId: string
+  /**
+   * The call's end, when the carrier plays it at once (the simulator). Absent: the call is under
+   * way, and the carrier's webhooks report its end (`Calls.onCarrierEvent`).
+   */
+  readonly ended?: CallEnd
 }
 
 /**
@@ -51,7 +69,106 @@ export class VoiceError extends Data.TaggedError("VoiceError")<{
   readonly message: string
 }> {}
 
+// ------------------------------------------------------------------------------------ carrier call events
+
+/**
+ * A carrier's call webhook, neutral (Telnyx's are parsed by adapters/carrier/telnyxCallWebhooks.ts).
+ * `callSessionId` is the call's `carrierCallId`; commands go to `callControlId`. Carriers may
+ * repeat events: `Calls.onCarrierEvent` records each step once.
+ */
+export interface CallEventBase {
+  /** Telnyx's event id (`data.id`), to dedupe on. */
+  readonly eventId: string
+  readonly occurredAt: string | null
+}
+
+export interface CallLeg {
+  readonly callControlId: string
+  readonly callLegId: string | null
+  readonly callSessionId: string
+  /** What we sent as `client_state`, decoded. */
+  readonly clientState: string | null
+}
+
+export type CarrierCallEvent =
+  | (CallEventBase &
+      CallLeg & {
+        readonly _tag: "Initiated"
+        readonly direction: "inbound" | "outbound"
+        /** E.164 or a SIP URI, as Telnyx sends it. */
+        readonly from: string
+        readonly to: string
+        /** The caller's CNAM (`caller_id_name`), when Telnyx has one. */
+        readonly callerName: string | null
+      })
+  | (CallEventBase & CallLeg & { readonly _tag: "Answered"; readonly from: string; readonly to: string })
+  | (CallEventBase &
+      CallLeg & {
+        readonly _tag: "Hangup"
+        /** `normal_clearing`, `originator_cancel`, `timeout`, `user_busy`, `no_answer`, `call_rejected`, … (`unspecified` when absent). */
+        readonly cause: string
+        /** `caller`, `callee` or `unknown`. */
+        readonly source: string
+        readonly startTime: string | null
+        readonly endTime: string | null
+        /** Whole seconds from `startTime` to `endTime`; null when either is unknown. */
+        readonly durationSeconds: number | null
+      })
+  | (CallEventBase & {
+      readonly _tag: "RecordingSaved"
+      readonly callSessionId: string
+      readonly callLegId: string
+      readonly callControlId: string | null
+      readonly clientState: string | null
+      /** Download links, valid 10 minutes. */
+      readonly urls: { readonly wav?: string; readonly mp3?: string }
+    })
+  | (CallEventBase & {
+      readonly _tag: "TranscriptionSaved"
+      readonly callSessionId: string
+      readonly callLegId: string | null
+      readonly callControlId: string | null
+      readonly text: string
+    })
+  | (CallEventBase & {
+      readonly _tag: "ConversationEnded"
+      readonly conversationId: string
+      readonly assistantId: string
+      readonly durationSeconds: number | null
+      /** The call the assistant was on (Telnyx's SDK types them; absent on a non-call conversation). */
+      readonly callControlId: string | null
+      readonly callSessionId: string | null
+      readonly clientState: string | null
+    })
+
+/** What the carrier is told to do with an inbound call it announced (an `app` call is left to ring out). */
+export type InboundAction =
+  /** Answer with the published agent's assistant, recording the call. */
+  | { readonly kind: "agent"; readonly assistantId: string | null }
+  /** Answer and record what the caller says. */
+  | { readonly kind: "voicemail" }
+  /** Transfer the call to an outside number. */
+  | { readonly kind: "forward"; readonly to: string }
+
+/** The configuration being published, and the carrier's assistant from the last publish. */
+export interface PublishAgentRequest {
+  readonly workspaceId: string
+  readonly agentId: string
+  /** The assistant to update; null: create one. */
+  readonly assistantId: string | null
+  readonly config: AgentConfig
+}
+
 export interface Voice {
   readonly dial: (request: DialRequest) => Effect.Effect<Dialed, VoiceError>
+  /**
+   * Creates or updates the carrier's AI assistant that takes the agent's calls, answering its id
+   * (`carrierAssistantId`); null on a carrier with no assistants of its own (the simulator).
+   */
+  readonly publishAgent: (request: PublishAgentRequest) => Effect.Effect<{ readonly assistantId: string | null }, VoiceError>
+  /** Carries out the route of an inbound call the carrier announced (`Initiated`); `clientState` comes back in its later events. */
+  readonly handle: (callControlId: string, action: InboundAction, clientState: string) => Effect.Effect<void, VoiceError>
+  /** The transcript of the assistant's conversation (`ConversationEnded`), offsets from `startedAt`. */
+  readonly conversationTranscript: (conversationId: string, startedAt: string) => Effect.Effect<Transcript, VoiceError>
 }
 export const Voice = Context.GenericTag<Voice>("core/Voice")

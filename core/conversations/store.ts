@@ -46,6 +46,10 @@ export interface ConversationStore {
   /** Carrier ids are globally unique; status webhooks do not name the workspace. */
   readonly findByCarrierId: (carrierMessageId: string) => Effect.Effect<Option.Option<ActivityRecord>>
   readonly setDeliveryStatus: (workspaceId: string, id: string, status: DeliveryStatus) => Effect.Effect<void>
+  /** A call's recording, arrived after the call was recorded (a carrier's webhook). */
+  readonly setCallMedia: (workspaceId: string, id: string, media: ActivityRecord["media"]) => Effect.Effect<void>
+  /** A call's transcript, arrived after the call was recorded (a carrier's webhook); searchable from then on. */
+  readonly setCallTranscript: (workspaceId: string, id: string, transcript: NonNullable<ActivityRecord["callTranscript"]>) => Effect.Effect<void>
   /**
    * Minutes of the calls the AI agent answered (`call` activities with `call.answeredBy` `agent`),
    * started in [`fromIso`, `toIso`): each call's `call.durationSeconds` rounded up to whole minutes

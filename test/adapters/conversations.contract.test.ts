@@ -341,6 +341,29 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
         assert.strictEqual(Option.getOrThrow(yield* store.getActivity(ws, b.id)).deliveryStatus, "queued")
       }))
 
+    it.effect("setCallTranscript and setCallMedia change one call, in its workspace only; the transcript is searchable", () =>
+      Effect.gen(function* () {
+        const store = yield* ConversationStore
+        const ws = yield* newWorkspace
+        const other = yield* newWorkspace
+        const t = yield* store.insertThread(thread(ws))
+        const a = activity(t, { type: "call", body: null, callTranscript: null })
+        yield* store.insertActivity(a)
+        const transcript = [{ speaker: "agent" as const, text: "Hello, Zanzibar plumbing", offsetSeconds: 0 }, { speaker: "caller" as const, text: "A leak ☔", offsetSeconds: 4 }]
+        yield* store.setCallTranscript(other, a.id, [{ speaker: "caller", text: "not mine", offsetSeconds: 0 }])
+        assert.strictEqual(Option.getOrThrow(yield* store.getActivity(ws, a.id)).callTranscript, null)
+        assert.deepStrictEqual(yield* store.search(ws, ["zanzibar"], 10), [])
+        yield* store.setCallTranscript(ws, a.id, transcript)
+        assert.deepStrictEqual(Option.getOrThrow(yield* store.getActivity(ws, a.id)).callTranscript, transcript)
+        assert.deepStrictEqual((yield* store.search(ws, ["zanzibar"], 10)).map((h) => h.activity.id), [a.id])
+        const media = [{ key: "call_1.mp3", contentType: "audio/mpeg", size: 1234, filename: "recording.mp3" }]
+        yield* store.setCallMedia(other, a.id, media)
+        assert.deepStrictEqual(Option.getOrThrow(yield* store.getActivity(ws, a.id)).media, [])
+        yield* store.setCallMedia(ws, a.id, media)
+        const after = Option.getOrThrow(yield* store.getActivity(ws, a.id))
+        assert.deepStrictEqual([after.media, after.callTranscript], [media, transcript])
+      }))
+
     it.effect("search: words and prefixes, AND, case-insensitive, punctuation, transcripts, newest first, limit, tenant", () =>
       Effect.gen(function* () {
         const store = yield* ConversationStore

@@ -18,6 +18,7 @@ import * as SimulatedPayments from "../../adapters/payments/simulated.ts"
 import * as MediaFetcher from "../../adapters/media/fetcher.ts"
 import * as SignedUrls from "../../adapters/media/signedUrls.ts"
 import { CoreLive } from "../../core/layer.ts"
+import type { Voice } from "../../core/calls/voice.ts"
 import type { Carrier } from "../../core/messaging/carrier.ts"
 import type { NumberInventory } from "../../core/numbers/inventory.ts"
 import type { NumberStore } from "../../core/numbers.ts"
@@ -60,6 +61,8 @@ export interface TestAppOptions {
   readonly registration?: Layer.Layer<TextingGate.RegistrationGate, never, RegistrationStore>
   /** The 10DLC registries; default: the simulator for live and mock filings. */
   readonly registry?: Layer.Layer<Registry | MockRegistry | RegistrySimulator, never, never>
+  /** The voice carrier; default: the simulator. */
+  readonly voice?: Layer.Layer<Voice, never, never>
   /** The Mailer; default: the outbox only (a real SMTP server: adapters/mail/smtp.ts). */
   readonly mailer?: Layer.Layer<Mailer, never, MailOutbox>
   /** Serve the test helpers (default true). */
@@ -91,7 +94,7 @@ export const makeTestApp = async (options: TestAppOptions = {}) => {
         options.inventory ?? SimulatedInventory.layer,
         options.registration ?? TextingGate.layer({ preApprovedCampaign: false, mockOpensLiveTexting: true }),
         options.registry ?? SimulatedRegistry.layer,
-        SimulatedVoice.layer,
+        options.voice ?? SimulatedVoice.layer,
         SimulatedPayments.layer,
         options.mailer ?? MailerOutbox
       ).pipe(

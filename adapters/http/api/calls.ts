@@ -30,7 +30,7 @@ export class CallsGroup extends publicGroup(
         .addError(Internal)
         .annotate(
           OpenApi.Description,
-          "The published AI agent calls `to` (`Idempotency-Key` supported), from `from` (one of the workspace's active numbers; 404 otherwise) or the default number, optionally for one of its `job`s (by name; 400 when the agent has none of that name) and with extra `instructions`. Answers the call as it ended. Its events start with `call.completed` or `call.missed` (no `call.answered`), then `call.recording.completed` and `call.transcript.completed`. 409 `failed_precondition`: no published, enabled agent (`Publish an agent first`), or no active number. Test keys dial nothing: the call is simulated (answered by the callee, with a recording, transcript and summary) and `simulated` is true."
+          "The published AI agent calls `to` (`Idempotency-Key` supported), from `from` (one of the workspace's active numbers; 404 otherwise) or the default number, optionally for one of its `job`s (by name; 400 when the agent has none of that name) and with extra `instructions`. Answers the call as it ended; on a real carrier (live keys) the call is under way: `status` `in_progress`, and it is recorded under the same `id` when it ends. Its events start with `call.completed` or `call.missed` (no `call.answered`), then `call.recording.completed` and `call.transcript.completed`. 409 `failed_precondition`: no published, enabled agent (`Publish an agent first`), or no active number. Test keys dial nothing: the call is simulated (answered by the callee, with a recording, transcript and summary) and `simulated` is true."
         )
         .pipe(requires("calls:place"))
     )

@@ -1,8 +1,10 @@
 /** Carrier webhooks: authenticated by the carrier's signature rather than an API key. */
 import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
-import { Clock, Effect, Option, Redacted } from "effect"
+import { Clock, Effect, Either, Option, Redacted } from "effect"
 import { InvalidArgument, NotFound, Unauthenticated } from "../../../core/errors.ts"
 import { Messaging } from "../../../core/messaging/service.ts"
+import { Calls } from "../../../core/calls/service.ts"
+import { parseCallEvent } from "../../carrier/telnyxCallWebhooks.ts"
 import { registryChange } from "../../carrier/telnyxRegistryWebhooks.ts"
 import { verifyAndParse } from "../../carrier/telnyxWebhooks.ts"
 import { Texting } from "../../../core/texting/service.ts"
@@ -13,11 +15,15 @@ export interface CarrierWebhookOptions {
   readonly telnyxPublicKey: Option.Option<Redacted.Redacted<string>>
 }
 
+/** A call event, when the body is one (a malformed call payload falls through, as no registry change either). */
+const callEvent = (rawBody: string) => Option.flatten(Either.getRight(parseCallEvent(rawBody)))
+
 export const CarrierLive = (options: CarrierWebhookOptions) =>
   HttpApiBuilder.group(Api, "carrier", (handlers) =>
     Effect.gen(function* () {
       const messaging = yield* Messaging
       const texting = yield* Texting
+      const calls = yield* Calls
       return handlers.handle(
         "telnyx",
         () =>
@@ -37,6 +43,7 @@ export const CarrierLive = (options: CarrierWebhookOptions) =>
                 e.reason === "malformed" ? new InvalidArgument({ message: e.message }) : new Unauthenticated({ message: e.message })
               )
             )
+            const call = parsed._tag === "Inbound" || parsed._tag === "Status" ? Option.none() : callEvent(rawBody)
             if (parsed._tag === "Inbound") {
               // A number we do not hold is acknowledged (so the carrier stops retrying) and logged.
               yield* messaging.receive(parsed.message).pipe(
@@ -45,6 +52,9 @@ export const CarrierLive = (options: CarrierWebhookOptions) =>
               )
             } else if (parsed._tag === "Status") {
               yield* messaging.applyStatus(parsed.report)
+            } else if (Option.isSome(call)) {
+              // A call's step; an Internal failure (500) has Telnyx deliver the event again.
+              yield* calls.onCarrierEvent(call.value)
             } else {
               // A 10DLC brand or campaign changed: re-read it from the registry (the poller would, later).
               const change = registryChange(rawBody)

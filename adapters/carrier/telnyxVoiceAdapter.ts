@@ -1,0 +1,85 @@
+/**
+ * The core Voice port on Telnyx (CARRIER=telnyx), over the Call Control and AI assistant client of
+ * telnyxVoice.ts.
+ *
+ * - `publishAgent`: the published configuration becomes a Telnyx AI assistant, created on the first
+ *   publish and updated (same id) on later ones. Telnyx requires non-empty `instructions`, so they are
+ *   composed from the agent's instructions, tone, language and jobs (`assistantInstructions`), with a
+ *   plain default when all are empty. The agent's `voice` is not sent: Telnyx's voice names are its
+ *   own, and the assistant keeps its default voice.
+ * - `handle`: an inbound call's route as Call Control commands: `agent` answers with the assistant,
+ *   recording from the answer; `voicemail` answers and records (no greeting is played: Telnyx's
+ *   `speak` is not used yet); `forward` transfers. Each carries a `command_id` of the call and
+ *   action, so a repeated webhook does nothing twice.
+ * - `conversationTranscript`: the assistant's conversation messages as the call's transcript.
+ * - `dial`: a Call Control dial on the connection (TELNYX_CONNECTION_ID) with the published agent's
+ *   assistant, recording from the answer, `client_state` naming the workspace and our call id, and
+ *   `command_id` from the call id. It answers at once; the call is recorded from its webhooks. The
+ *   call's own instructions (job, extra) are not sent: the assistant has the agent's.
+ */
+import { Effect, Layer } from "effect"
+import type { AgentConfig } from "../../core/agent/model.ts"
+import { Voice, VoiceError } from "../../core/calls/voice.ts"
+import type { TelnyxConfig } from "./telnyxClient.ts"
+import * as TelnyxVoice from "./telnyxVoice.ts"
+
+/** What the assistant is told: the agent's own instructions first, then how to speak, then its jobs. */
+export const assistantInstructions = (config: AgentConfig): string => {
+  const parts = [
+    config.instructions,
+    config.tone === null ? null : `Tone: ${config.tone}.`,
+    config.language === null ? null : `Speak ${config.language}.`,
+    config.jobs.length === 0 ? null : ["Jobs you may be calling about:", ...config.jobs.map((j) => `- ${j.name}: ${j.instructions}`)].join("\n")
+  ].filter((s): s is string => s !== null && s.trim().length > 0)
+  return parts.length > 0 ? parts.join("\n\n") : `You are ${config.name}, answering calls for this business. Be helpful, brief and polite.`
+}
+
+const toVoiceError = (e: TelnyxVoice.TelnyxVoiceError) => new VoiceError({ reason: e.reason, message: e.message })
+
+export const make = (client: TelnyxVoice.TelnyxVoice, connectionId: string | undefined): Voice =>
+  Voice.of({
+    dial: (request) =>
+      connectionId === undefined
+        ? Effect.fail(new VoiceError({ reason: "rejected", message: "no Call Control connection is configured (TELNYX_CONNECTION_ID)" }))
+        : client
+            .dial({
+              from: request.from,
+              to: request.to,
+              connectionId,
+              ...(request.assistantId === null ? {} : { assistantId: request.assistantId }),
+              clientState: request.clientState,
+              // Telnyx ignores a second dial with this id, so a retried request rings the callee once.
+              commandId: `dial-${request.callId}`,
+              record: true
+            })
+            .pipe(
+              Effect.map((d) => ({ carrierCallId: d.callSessionId, callControlId: d.callControlId })),
+              Effect.mapError(toVoiceError)
+            ),
+    publishAgent: ({ assistantId, config }) =>
+      client
+        .upsertAssistant({
+          assistantId,
+          name: config.name,
+          instructions: assistantInstructions(config),
+          ...(config.greeting === null ? {} : { greeting: config.greeting })
+        })
+        .pipe(Effect.mapError(toVoiceError)),
+    // command_id per call and action: a repeated webhook's second command is ignored by Telnyx.
+    handle: (callControlId, action, clientState) => {
+      const commandId = `${action.kind}-${callControlId}`
+      switch (action.kind) {
+        case "agent":
+          return client
+            .answer(callControlId, { ...(action.assistantId === null ? {} : { assistantId: action.assistantId }), clientState, record: true, commandId })
+            .pipe(Effect.mapError(toVoiceError))
+        case "voicemail":
+          return client.answer(callControlId, { clientState, record: true, commandId }).pipe(Effect.mapError(toVoiceError))
+        case "forward":
+          return client.transfer(callControlId, action.to, { commandId }).pipe(Effect.mapError(toVoiceError))
+      }
+    },
+    conversationTranscript: (conversationId, startedAt) => client.conversationMessages(conversationId, startedAt).pipe(Effect.mapError(toVoiceError))
+  })
+
+export const layer = (config: TelnyxConfig): Layer.Layer<Voice> => Layer.succeed(Voice, make(TelnyxVoice.make(config), config.connectionId))

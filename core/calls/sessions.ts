@@ -1,0 +1,46 @@
+/**
+ * A carrier's call in progress (Telnyx: one per `call_session_id`), from its first webhook to the
+ * activity that records it. The webhooks of a call arrive one by one and may repeat: the session
+ * holds what the first one decided (the route, who answers) for the later ones, and `activityId`
+ * says the call is already recorded.
+ */
+import { Context, type Effect, type Option, Schema } from "effect"
+import { Route } from "../agent/hours.ts"
+import { AnsweredBy, CallDirection } from "./model.ts"
+
+export const CallSession = Schema.Struct({
+  /** The carrier's id of the whole call (Telnyx `call_session_id`): the `carrierCallId` of its events. */
+  carrierCallId: Schema.String,
+  /** The leg commands go to (Telnyx `call_control_id`). */
+  callControlId: Schema.String,
+  workspaceId: Schema.UUID,
+  /** The workspace number. */
+  numberE164: Schema.String,
+  /** The other party, E.164: the caller (inbound) or the callee (outbound). */
+  participant: Schema.String,
+  callerName: Schema.NullOr(Schema.String),
+  direction: CallDirection,
+  /** Where an inbound call was routed when it arrived; null for an outbound call. */
+  route: Schema.NullOr(Route),
+  startedAt: Schema.String,
+  /** When the call was picked up (by the agent, the callee, the forward line, or us to take a voicemail). */
+  answeredAt: Schema.NullOr(Schema.String),
+  /** Who picked up; null when nobody did or the call was taken for a voicemail. */
+  answeredBy: Schema.NullOr(AnsweredBy),
+  agentId: Schema.NullOr(Schema.UUID),
+  job: Schema.NullOr(Schema.String),
+  /** The call's activity once it ended and was recorded. */
+  activityId: Schema.NullOr(Schema.UUID),
+  /** The id `POST /calls` answered for an outbound call: its activity takes it when recorded. */
+  reservedActivityId: Schema.NullOr(Schema.UUID)
+})
+export type CallSession = typeof CallSession.Type
+
+export interface CallSessionStore {
+  /** Stores a new session; false (and nothing changed) when one with its `carrierCallId` exists. */
+  readonly insert: (session: CallSession) => Effect.Effect<boolean>
+  readonly get: (carrierCallId: string) => Effect.Effect<Option.Option<CallSession>>
+  /** Replaces the session with the same `carrierCallId`. */
+  readonly put: (session: CallSession) => Effect.Effect<void>
+}
+export const CallSessionStore = Context.GenericTag<CallSessionStore>("core/CallSessionStore")

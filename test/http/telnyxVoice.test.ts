@@ -1,0 +1,320 @@
+/**
+ * The Telnyx voice adapter (adapters/carrier/telnyxVoiceAdapter.ts) behind the HTTP API, against the
+ * fake Telnyx over real HTTP: `POST /agent/publish` creates the workspace's AI assistant on the first
+ * publish and updates that same assistant on the next (`carrierAssistantId` kept on the agent), and a
+ * carrier refusal (409) or outage (500) publishes nothing and keeps the assistant id as it was.
+ * Inbound calls through signed Call Control webhooks to `/v1/carrier/telnyx`: the route decides the
+ * command sent to Telnyx (answer with the assistant and recording, transfer, answer and record, or
+ * nothing for `app`), the events come in SPEC's order under one carrierCallId, the activity is
+ * written on hangup, the recording (downloaded) and the assistant's transcript follow in that order,
+ * and repeated webhooks record nothing twice.
+ */
+import { createServer, type Server } from "node:http"
+import type { AddressInfo } from "node:net"
+import { Effect, Option, Redacted } from "effect"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import * as TelnyxVoiceAdapter from "../../adapters/carrier/telnyxVoiceAdapter.ts"
+import { AgentStore } from "../../core/agent/store.ts"
+import { EventOutbox } from "../../core/events/outbox.ts"
+import { makeTestApp } from "../support/app.ts"
+import { type FakeTelnyx, type SignedWebhook, startFakeTelnyx } from "../support/fakeTelnyx.ts"
+import { bearer, expectError } from "./helpers.ts"
+
+const CONNECTION = "1684641123236054244"
+let fake: FakeTelnyx
+let app: Awaited<ReturnType<typeof makeTestApp>>
+/** Serves the recordings Telnyx would host (its URLs are S3's, valid 10 minutes). */
+let audioServer: Server
+let audioBase: string
+const AUDIO = new Uint8Array([0x49, 0x44, 0x33, 1, 2, 3, 4, 5])
+beforeAll(async () => {
+  audioServer = createServer((_req, res) => {
+    res.writeHead(200, { "content-type": "audio/mpeg", "content-length": AUDIO.length })
+    res.end(AUDIO)
+  })
+  await new Promise<void>((resolve) => audioServer.listen(0, "127.0.0.1", resolve))
+  audioBase = `http://127.0.0.1:${(audioServer.address() as AddressInfo).port}`
+  fake = await startFakeTelnyx()
+  app = await makeTestApp({
+    voice: TelnyxVoiceAdapter.layer({ apiKey: Redacted.make(fake.apiKey), messagingProfileId: "profile-1", baseUrl: fake.baseUrl, connectionId: CONNECTION }),
+    telnyxPublicKey: fake.publicKey
+  })
+})
+afterAll(async () => {
+  await app?.close()
+  await fake?.stop()
+  await new Promise((resolve) => audioServer?.close(resolve))
+})
+
+const call = (key: string, method: string, path: string, json?: unknown) =>
+  app.fetch(`/v1/api${path}`, { method, headers: bearer(key), ...(json === undefined ? {} : { json }) })
+const ok = async (res: Response, status = 200) => {
+  const text = await res.text()
+  expect(res.status, text).toBe(status)
+  return JSON.parse(text)
+}
+const stored = (workspaceId: string) =>
+  app.runtime.runPromise(Effect.flatMap(AgentStore, (s) => s.get(workspaceId))).then(Option.getOrThrow)
+
+describe("POST /agent/publish on Telnyx", () => {
+  it("creates the assistant on the first publish and updates the same one on the next", async () => {
+    const { workspaceId, key } = await app.createWorkspace("Publish")
+    await ok(await call(key, "PATCH", "/agent", { name: "Front desk", greeting: "Acme, how can I help?", instructions: "Book repairs.", tone: "warm" }))
+    expect((await stored(workspaceId)).carrierAssistantId).toBeNull()
+
+    expect((await ok(await call(key, "POST", "/agent/publish"))).agent.status).toBe("published")
+    const first = await stored(workspaceId)
+    const id = first.carrierAssistantId
+    expect(id).not.toBeNull()
+    const created = fake.voice.assistants.get(id!)!
+    expect(created).toMatchObject({ name: "Front desk", greeting: "Acme, how can I help?", instructions: "Book repairs.\n\nTone: warm." })
+
+    const before = fake.voice.assistants.size
+    await ok(await call(key, "PATCH", "/agent", { name: "Night desk", instructions: "Take messages.", tone: null, jobs: [{ name: "Reminder", instructions: "Confirm the visit." }] }))
+    await ok(await call(key, "POST", "/agent/publish"))
+    expect((await stored(workspaceId)).carrierAssistantId).toBe(id)
+    expect(fake.voice.assistants.size).toBe(before)
+    expect(fake.voice.assistants.get(id!)).toMatchObject({
+      name: "Night desk",
+      instructions: "Take messages.\n\nJobs you may be calling about:\n- Reminder: Confirm the visit."
+    })
+    expect(fake.requests.filter((r) => r.path === `/v2/ai/assistants/${id}` && r.method === "POST")).toHaveLength(1)
+  })
+
+  it("an agent with no instructions still gets an assistant (Telnyx requires instructions)", async () => {
+    const { workspaceId, key } = await app.createWorkspace("Defaults")
+    await ok(await call(key, "PATCH", "/agent", {}))
+    await ok(await call(key, "POST", "/agent/publish"))
+    const assistant = fake.voice.assistants.get((await stored(workspaceId)).carrierAssistantId!)!
+    expect(assistant["instructions"]).toMatch(/^You are Agent, answering calls/)
+  })
+
+  it("a refusal is 409 and an outage 500: nothing is published and the assistant id stays", async () => {
+    const { workspaceId, key } = await app.createWorkspace("Refused")
+    await ok(await call(key, "PATCH", "/agent", { name: "Desk" }))
+
+    fake.script({ type: "error", status: 422, code: "10015", title: "Bad request", detail: "instructions are too long" })
+    const refused = await expectError(await call(key, "POST", "/agent/publish"), 409, "failed_precondition")
+    expect(refused.message).toContain("instructions are too long")
+    let agent = await stored(workspaceId)
+    expect(agent.published).toBeNull()
+    expect(agent.carrierAssistantId).toBeNull()
+
+    await ok(await call(key, "POST", "/agent/publish"))
+    const id = (await stored(workspaceId)).carrierAssistantId
+    await ok(await call(key, "PATCH", "/agent", { name: "Desk two" }))
+    fake.script({ type: "serverError", status: 503 }, 3)
+    await expectError(await call(key, "POST", "/agent/publish"), 500, "internal")
+    agent = await stored(workspaceId)
+    expect(agent.published?.name).toBe("Desk")
+    expect(agent.carrierAssistantId).toBe(id)
+    expect(fake.voice.assistants.get(id!)?.["name"]).toBe("Desk")
+  })
+})
+
+// ------------------------------------------------------------------------------------ inbound calls
+
+const CALLER = "+15550002222"
+const OUTSIDE = "+15550009999"
+let seq = 0
+
+/** A workspace with a number and a published agent (so an assistant on the fake). */
+const callWorkspace = async () => {
+  const { workspaceId, key } = await app.createWorkspace("Calls")
+  const e164 = `+1628556${String(1000 + ++seq).padStart(4, "0")}`
+  await ok(await app.admin(`/workspaces/${workspaceId}/numbers`, { method: "POST", json: { e164 } }), 201)
+  await ok(await call(key, "PATCH", "/agent", { name: "Desk", greeting: "Hello!" }))
+  await ok(await call(key, "POST", "/agent/publish"))
+  const agent = await stored(workspaceId)
+  return { workspaceId, key, e164, agentId: agent.id, assistantId: agent.carrierAssistantId! }
+}
+
+const post = (w: SignedWebhook) => app.fetch("/v1/carrier/telnyx", { method: "POST", headers: w.headers, body: w.rawBody })
+const deliver = async (w: SignedWebhook, status = 200) => {
+  const res = await post(w)
+  expect(res.status, await res.clone().text()).toBe(status)
+  return w
+}
+const webhook = (callControlId: string, type: "call.initiated" | "call.answered" | "call.hangup") =>
+  fake.signedWebhook(type, fake.voice.callPayload(callControlId, type))
+/** `call.recording.saved` with its audio on the local server. */
+const recordingSaved = (callControlId: string) =>
+  fake.signedWebhook("call.recording.saved", {
+    ...fake.voice.callPayload(callControlId, "call.recording.saved"),
+    recording_urls: { mp3: `${audioBase}/${callControlId}.mp3` }
+  })
+const events = (workspaceId: string) =>
+  app.runtime.runPromise(Effect.flatMap(EventOutbox, (o) => o.list(workspaceId))).then((all) =>
+    all.filter((e) => e.type.startsWith("call.")).map((e) => ({ type: e.type, data: e.data as Record<string, unknown> }))
+  )
+const calls = async (key: string) => (await ok(await call(key, "GET", "/calls"))).calls as Array<Record<string, any>>
+
+describe("inbound Telnyx calls through webhooks", () => {
+  it("agent: answered with the assistant and recording; ringing, answered, completed, then the transcript; repeats record nothing twice", async () => {
+    const { workspaceId, key, e164, agentId, assistantId } = await callWorkspace()
+    await ok(await call(key, "POST", `/numbers/${encodeURIComponent(e164)}/connect`))
+    const leg = fake.voice.inboundCall({ from: CALLER, to: e164, callerName: "ADA L" })
+
+    const initiated = await deliver(webhook(leg.callControlId, "call.initiated"))
+    const answer = fake.voice.calls.get(leg.callControlId)!.commands.filter((c) => c.action === "answer")
+    expect(answer).toHaveLength(1)
+    expect(answer[0]!.body).toMatchObject({ assistant: { id: assistantId }, record: "record-from-answer" })
+    const state = JSON.parse(Buffer.from(String(answer[0]!.body["client_state"]), "base64").toString("utf8"))
+    expect(state).toEqual({ workspaceId, carrierCallId: leg.callSessionId })
+    await deliver(initiated) // the same event again: Telnyx dedupes the command, we store nothing new
+    expect(fake.voice.calls.get(leg.callControlId)!.commands.filter((c) => c.action === "answer")).toHaveLength(1)
+
+    const answered = await deliver(webhook(leg.callControlId, "call.answered"))
+    await deliver(answered)
+    const hangup = await deliver(webhook(leg.callControlId, "call.hangup"))
+    await deliver(hangup)
+    await deliver(webhook(leg.callControlId, "call.hangup")) // a new event id for the same end
+
+    let history = await calls(key)
+    expect(history).toHaveLength(1)
+    expect(history[0]).toMatchObject({ direction: "inbound", status: "completed", answeredBy: "agent", agentId, from: CALLER, to: e164, carrierCallId: leg.callSessionId, transcript: null })
+
+    fake.voice.setConversation("conv-1", [
+      { role: "assistant", text: "Hello!", sent_at: new Date(Date.now() + 1000).toISOString() },
+      { role: "user", text: "I need a plumber.", sent_at: new Date(Date.now() + 4000).toISOString() }
+    ])
+    const ended = fake.signedWebhook("call.conversation.ended", {
+      conversation_id: "conv-1",
+      assistant_id: assistantId,
+      call_control_id: leg.callControlId,
+      call_session_id: leg.callSessionId,
+      duration_sec: 12
+    })
+    await deliver(ended, 500) // before the recording: Telnyx delivers it again later (SPEC's order)
+    const recording = await deliver(recordingSaved(leg.callControlId))
+    await deliver(recording)
+    await deliver(ended)
+    await deliver(ended)
+    history = await calls(key)
+    const audio = await app.fetch(new URL(history[0]!["recordingUrl"]).pathname + new URL(history[0]!["recordingUrl"]).search)
+    expect(audio.status).toBe(200)
+    expect(new Uint8Array(await audio.arrayBuffer())).toEqual(AUDIO)
+    expect(history[0]!["transcript"].map((t: any) => [t.speaker, t.text])).toEqual([["agent", "Hello!"], ["caller", "I need a plumber."]])
+
+    const sent = await events(workspaceId)
+    expect(sent.map((e) => e.type)).toEqual(["call.ringing", "call.answered", "call.completed", "call.recording.completed", "call.transcript.completed"])
+    for (const e of sent) expect(e.data["carrierCallId"], e.type).toBe(leg.callSessionId)
+    expect(sent[0]!.data).toMatchObject({ numberE164: e164, from: CALLER, callerName: "ADA L", direction: "inbound" })
+    expect(sent[1]!.data).toMatchObject({ answeredBy: "agent", agentId })
+    expect(sent[2]!.data).toMatchObject({ answeredBy: "agent", activityId: history[0]!["id"], conversationId: history[0]!["conversationId"] })
+    expect(sent[3]!.data).toMatchObject({ activityId: history[0]!["id"] })
+    expect(sent[4]!.data).toMatchObject({ activityId: history[0]!["id"] })
+  })
+
+  it("forward: transferred, ringing then forwarded, completed when the outside line picked up", async () => {
+    const { workspaceId, key, e164 } = await callWorkspace()
+    await ok(await call(key, "POST", `/numbers/${encodeURIComponent(e164)}/disconnect`, { mode: "forward", forwardTo: OUTSIDE }))
+    const leg = fake.voice.inboundCall({ from: CALLER, to: e164 })
+    await deliver(webhook(leg.callControlId, "call.initiated"))
+    expect(fake.voice.calls.get(leg.callControlId)!.transferredTo).toBe(OUTSIDE)
+    await deliver(webhook(leg.callControlId, "call.answered"))
+    await deliver(webhook(leg.callControlId, "call.hangup"))
+    const sent = await events(workspaceId)
+    expect(sent.map((e) => e.type)).toEqual(["call.ringing", "call.forwarded", "call.completed"])
+    expect(sent[1]!.data).toMatchObject({ forwardedTo: OUTSIDE, carrierCallId: leg.callSessionId })
+    expect((await calls(key))[0]).toMatchObject({ status: "completed", answeredBy: null })
+  })
+
+  it("app: no command (no softphone), rings out as missed; voicemail: answered and recorded", async () => {
+    const app1 = await callWorkspace()
+    const leg = fake.voice.inboundCall({ from: CALLER, to: app1.e164 })
+    await deliver(webhook(leg.callControlId, "call.initiated"))
+    expect(fake.voice.calls.get(leg.callControlId)!.commands).toEqual([])
+    await deliver(webhook(leg.callControlId, "call.hangup"))
+    expect((await events(app1.workspaceId)).map((e) => e.type)).toEqual(["call.ringing", "call.missed"])
+    expect((await calls(app1.key))[0]).toMatchObject({ status: "missed", type: "call" })
+
+    const vm = await callWorkspace()
+    await ok(await call(vm.key, "POST", `/numbers/${encodeURIComponent(vm.e164)}/disconnect`, { mode: "voicemail" }))
+    const vmLeg = fake.voice.inboundCall({ from: CALLER, to: vm.e164 })
+    await deliver(webhook(vmLeg.callControlId, "call.initiated"))
+    const answer = fake.voice.calls.get(vmLeg.callControlId)!.commands.find((c) => c.action === "answer")!
+    expect(answer.body).toMatchObject({ record: "record-from-answer" })
+    expect(answer.body).not.toHaveProperty("assistant")
+    await deliver(webhook(vmLeg.callControlId, "call.answered"))
+    await deliver(webhook(vmLeg.callControlId, "call.hangup"))
+    await deliver(recordingSaved(vmLeg.callControlId))
+    expect((await events(vm.workspaceId)).map((e) => e.type)).toEqual(["call.ringing", "call.missed", "call.voicemail.completed"])
+    const voicemail = (await calls(vm.key))[0]!
+    expect(voicemail).toMatchObject({ status: "missed", type: "voicemail" })
+    expect(voicemail["recordingUrl"]).toEqual(expect.any(String))
+  })
+
+  it("a transcript before the hangup is refused (500) so Telnyx delivers it again; a carrier outage on answer too; unknown numbers are acknowledged", async () => {
+    const { workspaceId, key, e164, assistantId } = await callWorkspace()
+    await ok(await call(key, "POST", `/numbers/${encodeURIComponent(e164)}/connect`))
+    const leg = fake.voice.inboundCall({ from: CALLER, to: e164 })
+    fake.script({ type: "serverError", status: 503 }, 3) // the first try and both retries (the command has a command_id)
+    const initiated = await deliver(webhook(leg.callControlId, "call.initiated"), 500)
+    expect(fake.voice.calls.get(leg.callControlId)!.state).toBe("parked")
+    await deliver(initiated)
+    expect(fake.voice.calls.get(leg.callControlId)!.state).toBe("answered")
+
+    fake.voice.setConversation("conv-2", [{ role: "assistant", text: "Hi" }])
+    const ended = fake.signedWebhook("call.conversation.ended", { conversation_id: "conv-2", assistant_id: assistantId, call_control_id: leg.callControlId, call_session_id: leg.callSessionId })
+    await deliver(ended, 500)
+    await deliver(webhook(leg.callControlId, "call.answered"))
+    await deliver(webhook(leg.callControlId, "call.hangup"))
+    const missing = fake.signedWebhook("call.recording.saved", { ...fake.voice.callPayload(leg.callControlId, "call.recording.saved"), recording_urls: { mp3: `${audioBase.replace(/:\d+$/, ":9")}/gone.mp3` } })
+    await deliver(missing, 500) // the download failed: Telnyx delivers it again
+    await deliver(recordingSaved(leg.callControlId))
+    await deliver(ended)
+    expect((await events(workspaceId)).map((e) => e.type)).toEqual(["call.ringing", "call.answered", "call.completed", "call.recording.completed", "call.transcript.completed"])
+
+    const stranger = fake.voice.inboundCall({ from: CALLER, to: "+16285559999" })
+    await deliver(webhook(stranger.callControlId, "call.initiated"))
+    expect(fake.voice.calls.get(stranger.callControlId)!.commands).toEqual([])
+  })
+})
+
+describe("POST /calls with a live key on Telnyx", () => {
+  it("dials with the assistant and recording, answers the call in progress, and records it under the same id from its webhooks", async () => {
+    const { workspaceId, e164, assistantId, agentId } = await callWorkspace()
+    const live = (await app.createKey(workspaceId, { kind: "live" })).token
+    const placed = await ok(await call(live, "POST", "/calls", { to: CALLER }), 201)
+    expect(placed.simulated).toBeUndefined()
+    expect(placed.call).toMatchObject({ status: "in_progress", direction: "outbound", from: e164, to: CALLER, agentId, endedAt: null, recordingUrl: null })
+
+    const leg = [...fake.voice.calls.values()].find((c) => c.callSessionId === placed.call.carrierCallId)!
+    const dial = leg.commands.find((c) => c.action === "dial")!.body
+    expect(dial).toMatchObject({ connection_id: CONNECTION, from: e164, to: CALLER, assistant: { id: assistantId }, record: "record-from-answer", command_id: `dial-${placed.call.id}` })
+    expect(JSON.parse(Buffer.from(String(dial["client_state"]), "base64").toString("utf8"))).toEqual({ workspaceId, callId: placed.call.id })
+
+    fake.voice.pickUp(leg.callControlId)
+    await deliver(webhook(leg.callControlId, "call.initiated")) // outbound: nothing to route
+    await deliver(webhook(leg.callControlId, "call.answered"))
+    await deliver(webhook(leg.callControlId, "call.hangup"))
+    await deliver(recordingSaved(leg.callControlId))
+    fake.voice.setConversation("conv-out", [{ role: "assistant", text: "Hi, this is Desk." }])
+    await deliver(fake.signedWebhook("call.conversation.ended", { conversation_id: "conv-out", assistant_id: assistantId, call_control_id: leg.callControlId, call_session_id: leg.callSessionId }))
+
+    const [recorded] = await calls(live)
+    expect(recorded).toMatchObject({ id: placed.call.id, conversationId: placed.conversationId, status: "completed", answeredBy: "agent", direction: "outbound", carrierCallId: leg.callSessionId })
+    expect(recorded!["transcript"]).toHaveLength(1)
+    const sent = await events(workspaceId)
+    expect(sent.map((e) => e.type)).toEqual(["call.completed", "call.recording.completed", "call.transcript.completed"])
+    for (const e of sent) expect(e.data).toMatchObject({ carrierCallId: leg.callSessionId, activityId: placed.call.id })
+  })
+
+  it("an answer or hangup of a dialed call not stored yet is refused (500) so Telnyx delivers it again; a stranger's is acknowledged", async () => {
+    const ours = fake.signedWebhook("call.answered", { call_control_id: "v3:early", call_session_id: "early-session", client_state: Buffer.from(JSON.stringify({ workspaceId: "w", callId: "c" })).toString("base64"), from: "+13125550100", to: CALLER })
+    await deliver(ours, 500)
+    const hangup = fake.signedWebhook("call.hangup", { call_control_id: "v3:early", call_session_id: "early-session", client_state: Buffer.from(JSON.stringify({ workspaceId: "w", callId: "c" })).toString("base64"), hangup_cause: "normal_clearing" })
+    await deliver(hangup, 500)
+    await deliver(fake.signedWebhook("call.answered", { call_control_id: "v3:other", call_session_id: "other-session", from: "+13125550100", to: CALLER }))
+  })
+
+  it("a Telnyx refusal of the dial is 409 and records nothing", async () => {
+    const { workspaceId } = await callWorkspace()
+    const live = (await app.createKey(workspaceId, { kind: "live" })).token
+    fake.script({ type: "error", status: 422, code: "10016", title: "Invalid phone number", detail: "to is not dialable" })
+    const refused = await expectError(await call(live, "POST", "/calls", { to: CALLER }), 409, "failed_precondition")
+    expect(refused.message).toContain("to is not dialable")
+    expect(await calls(live)).toEqual([])
+  })
+})
