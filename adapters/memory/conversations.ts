@@ -90,7 +90,7 @@ export const layer = Layer.effect(
           let minutes = 0
           for (const a of st().activities.values()) {
             const seconds = a.call?.["durationSeconds"]
-            if (a.workspaceId === ws && a.type === "call" && a.call?.["answeredBy"] === "agent" && typeof seconds === "number" && a.createdAt >= fromIso && a.createdAt < toIso)
+            if (a.workspaceId === ws && a.type === "call" && a.call?.["answeredBy"] === "agent" && a.call["simulated"] !== true && typeof seconds === "number" && a.createdAt >= fromIso && a.createdAt < toIso)
               minutes += billedMinutes(seconds)
           }
           return minutes

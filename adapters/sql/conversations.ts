@@ -98,7 +98,7 @@ export const layer = Layer.effect(
               THEN ceil(greatest((call ->> 'durationSeconds')::numeric, 0) / 60) END) AS minutes
           FROM activities
           WHERE workspace_id = ${ws} AND type = 'call' AND created_at >= ${fromIso}::timestamptz AND created_at < ${toIso}::timestamptz
-            AND call ->> 'answeredBy' = 'agent'`).pipe(
+            AND call ->> 'answeredBy' = 'agent' AND (call ->> 'simulated') IS DISTINCT FROM 'true'`).pipe(
           Effect.map((rs) => Number(rs[0]?.minutes ?? 0))
         ),
       listCalls: (ws, limit) =>

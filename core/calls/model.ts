@@ -42,7 +42,9 @@ export const CallDetails = Schema.Struct({
   summary: Schema.NullOr(Schema.String),
   /** The agent job an outbound call was placed for. */
   job: Schema.NullOr(Schema.String),
-  endedAt: Schema.String
+  endedAt: Schema.String,
+  /** Placed by a test key: nothing was dialled, and it uses none of the agent's minutes. */
+  simulated: Schema.optional(Schema.Boolean)
 })
 export type CallDetails = typeof CallDetails.Type
 

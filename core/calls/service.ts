@@ -24,7 +24,7 @@ import { BlobStore, MediaFetcher, MediaUrls, type StoredMedia } from "../media.t
 import { testKeysOnly } from "../messaging/simulator.ts"
 import { type Line, makeThreads, phoneField } from "../messaging/threads.ts"
 import { type NumberRecord, NumberStore } from "../numbers.ts"
-import { type E164, normalizePhone } from "../phone.ts"
+import { type E164, isPremiumRate, normalizePhone, premiumRateProblem } from "../phone.ts"
 import { Transactor } from "../transactor.ts"
 import {
   type CallOutcome,
@@ -292,6 +292,11 @@ export const make = Effect.gen(function* () {
       }))
       const sender: NumberRecord = yield* callerNumber(ws, input.from)
       const to: E164 = yield* phoneField("to", input.to)
+      // Toll fraud, and a call to itself: never dialled.
+      if (isPremiumRate(to)) return yield* new InvalidArgument({ message: premiumRateProblem("to") })
+      if ((yield* numbers.findByE164(to)).pipe(Option.exists((n) => n.workspaceId === ws))) {
+        return yield* new InvalidArgument({ message: "to: is one of this workspace's own numbers" })
+      }
       const job = input.job === undefined ? undefined : agent.config.jobs.find((j) => j.name === input.job)
       if (input.job !== undefined && job === undefined) {
         return yield* new InvalidArgument({ message: `job: the published agent has no job named ${displayText(input.job, 60)}` })
@@ -378,7 +383,7 @@ export const make = Effect.gen(function* () {
         line,
         startedAt,
         facts: { carrierCallId: dialed.carrierCallId, numberE164: sender.number.e164, from: sender.number.e164, callerName: null, memberUid: null, memberSeesNumber: false, flow: SIMULATED_FLOW },
-        details: { from: sender.number.e164, to, agentId: agent.id, memberUid: null, forwardedTo: null, carrierCallId: dialed.carrierCallId, job: jobName },
+        details: { from: sender.number.e164, to, agentId: agent.id, memberUid: null, forwardedTo: null, carrierCallId: dialed.carrierCallId, job: jobName, ...(simulated ? { simulated: true } : {}) },
         end: dialed.ended
       })
       const result: PlaceCallResult = { call: yield* itemOf(activity, thread), conversationId: thread.id, ...(simulated ? { simulated: true as const } : {}) }

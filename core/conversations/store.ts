@@ -51,8 +51,8 @@ export interface ConversationStore {
   /** A call's transcript, arrived after the call was recorded (a carrier's webhook); searchable from then on. */
   readonly setCallTranscript: (workspaceId: string, id: string, transcript: NonNullable<ActivityRecord["callTranscript"]>) => Effect.Effect<void>
   /**
-   * Minutes of the calls the AI agent answered (`call` activities with `call.answeredBy` `agent`),
-   * started in [`fromIso`, `toIso`): each call's `call.durationSeconds` rounded up to whole minutes
+   * Minutes of the calls the AI agent answered (`call` activities with `call.answeredBy` `agent`,
+   * not `call.simulated`: a test key's calls dial nothing), started in [`fromIso`, `toIso`): each call's `call.durationSeconds` rounded up to whole minutes
    * (`billedMinutes`), summed. The agent's credit usage (`GET /agent`).
    */
   readonly agentCallMinutes: (workspaceId: string, fromIso: string, toIso: string) => Effect.Effect<number>

@@ -171,7 +171,9 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
           call(ws, "2026-03-05T00:00:00.000Z", { durationSeconds: 600 }),
           call(ws, "2026-03-05T00:00:00.000Z", null),
           call(ws, "2026-03-05T00:00:00.000Z", { answeredBy: "agent", durationSeconds: 600 }, "voicemail"),
-          call(uuid(), "2026-03-05T00:00:00.000Z", { answeredBy: "agent", durationSeconds: 600 })
+          call(uuid(), "2026-03-05T00:00:00.000Z", { answeredBy: "agent", durationSeconds: 600 }),
+          // A test key's call: nothing was dialled.
+          call(ws, "2026-03-05T00:00:00.000Z", { answeredBy: "agent", durationSeconds: 600, simulated: true })
         ]
         for (const a of [...counted, ...ignored]) yield* store.insertActivity(a)
         assert.strictEqual(yield* store.agentCallMinutes(ws, from, to), 15)

@@ -364,6 +364,16 @@ describe("POST /calls", () => {
     expect((await ok(await call("/calls?limit=200"))).calls.filter((x: any) => x.direction === "outbound")).toHaveLength(1)
   })
 
+  it("a test key's call uses none of the agent's minutes; a call to a premium-rate number or to the workspace's own number is 400", async () => {
+    const before = (await ok(await call("/agent"))).creditUsage.usedMinutes
+    await ok(await call("/calls", { method: "POST", json: { to: "+14155550197" } }), 201)
+    expect((await ok(await call("/agent"))).creditUsage.usedMinutes).toBe(before)
+    for (const to of ["+19005550123", "(976) 555-0123"]) {
+      expect((await expectError(await call("/calls", { method: "POST", json: { to } }), 400, "invalid_argument")).message).toContain("to: premium-rate numbers")
+    }
+    expect((await expectError(await call("/calls", { method: "POST", json: { to: NUMBER } }), 400, "invalid_argument")).message).toBe("to: is one of this workspace's own numbers")
+  })
+
   it("a live key dials the simulated voice carrier: not `simulated`, from the number named", async () => {
     const live = await app.createKey(workspaceId, { kind: "live" })
     const body = await ok(await as(live.token)("/calls", { method: "POST", json: { to: "+14155550198", from: NUMBER, instructions: "Ask about the party of six." } }), 201)
