@@ -205,15 +205,25 @@ const LINGER_MS = 2_000
 const lingerOnClose = (source: Http.IncomingMessage) => {
   const socket: Socket = source.socket
   socket.destroySoon = () => {
-    const close = () => (socket.writableFinished ? socket.destroy() : socket.once("finish", () => socket.destroy()))
-    const timer = setTimeout(close, LINGER_MS)
-    socket.once("close", () => clearTimeout(timer))
-    socket.once("end", close)
-    if (source.complete) close()
-    else source.once("end", close)
+    linger(socket, (close) => (source.complete ? close() : source.once("end", close)))
     socket.end()
   }
 }
+
+/**
+ * Reads on (what arrives is dropped) until the client ends its side, `until` calls back, or
+ * LINGER_MS pass, then closes once the answer is flushed: a socket closed with unread bytes is reset.
+ */
+const linger = (socket: Duplex, until?: (close: () => void) => void) => {
+  const close = () => (socket.writableFinished ? socket.destroy() : socket.once("finish", () => socket.destroy()))
+  const timer = setTimeout(close, LINGER_MS)
+  socket.once("close", () => clearTimeout(timer))
+  socket.once("end", close)
+  until?.(close)
+}
+
+/** Sockets onClientError answered: the rest of their request makes the parser fail again, and is dropped. */
+const refused = new WeakSet<Duplex>()
 
 /** Sends `response` on Node's ServerResponse; resolves once the body is handed to Node. */
 const send = (request: NodeRequest, response: HttpServerResponse.HttpServerResponse): Effect.Effect<void, HttpServerError.ResponseError> => {
@@ -329,11 +339,13 @@ const RAW_REQUEST_ID = /\r\nx-request-id:[ \t]*([A-Za-z0-9_-]{1,64})[ \t]*\r\n/i
 /**
  * Node's `clientError`: its parser refused the bytes (`HPE_*`: 400, or 431 for a URL or headers over
  * 16 KB) or the request did not arrive within the timeouts (408). Answered like the app answers
- * (envelope, `X-Request-Id`, CORS), then the connection is closed: nothing more on it can be parsed.
+ * (envelope, `X-Request-Id`, CORS), then the connection is closed (lingering: see `linger`), since
+ * nothing more on it can be parsed.
  * A socket that is gone or no longer writable, an error that is not about the request (ECONNRESET),
  * or a response already under way (its status line is out) is only destroyed, as Node does.
  */
 const onClientError = (timeouts: Timeouts) => (error: Error, socket: Duplex) => {
+  if (refused.has(socket)) return
   const { code = "", reason } = error as Error & { code?: string; reason?: string }
   const timedOut = code === "ERR_HTTP_REQUEST_TIMEOUT"
   // The response of a request still being received (a slow body), if any; Node's own handler looks at it too.
@@ -352,7 +364,10 @@ const onClientError = (timeouts: Timeouts) => (error: Error, socket: Duplex) => 
   const requestId = requestIdFor(
     (inFlight?.req.headers["x-request-id"] as string | undefined) ?? (raw === undefined ? undefined : RAW_REQUEST_ID.exec(raw)?.[1])
   )
-  socket.end(rawEnvelope(status, message, requestId), () => socket.destroy())
+  refused.add(socket)
+  socket.end(rawEnvelope(status, message, requestId))
+  // Not destroyed at once: a client still sending its body would be reset and lose the answer.
+  linger(socket)
 }
 
 const make = (options: { readonly port: number; readonly host: string; readonly timeouts?: Timeouts | undefined }) =>

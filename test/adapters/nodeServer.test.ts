@@ -12,7 +12,7 @@ import { Deferred, Effect, Layer, Logger, ManagedRuntime, Option, Stream } from 
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as NodeServer from "../../adapters/http/nodeServer.ts"
 import type { Timeouts } from "../../adapters/http/platform.ts"
-import { exchange, expectEnvelope } from "../support/rawHttp.ts"
+import { exchange, expectEnvelope, parseAnswer } from "../support/rawHttp.ts"
 
 const events: Array<string> = []
 /** What the server logged, message first. */
@@ -283,6 +283,23 @@ describe.skipIf("Deno" in globalThis)("Node server adapter: what the parser refu
     expectEnvelope(await exchange(slowPort, ["GET /request HTTP/1.1\r\nHost: a\r\nBad Header: x\r\n\r\n"]), 400)
     expectEnvelope(await exchange(slowPort, ["GET /request HTTP/1.1\r\nHost: a\r\nX: \u0001\r\n\r\n"]), 400)
     expectEnvelope(await exchange(slowPort, ["POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab"]), 400)
+  })
+
+  it("reads on after refusing a malformed request, so a client still sending its body gets the 400, not a reset", async () => {
+    // The parser refuses the head; the client, not yet reading, goes on sending a 4 MiB body. Each
+    // further chunk is another parser error: answered once, never a reset that would drop the 400.
+    const outcome = await new Promise<{ answer: string; error: string | null }>((resolve) => {
+      const socket = connect({ port: slowPort, host: "127.0.0.1", allowHalfOpen: true })
+      const chunks: Array<Buffer> = []
+      let error: string | null = null
+      socket.on("error", (e: NodeJS.ErrnoException) => (error = e.code ?? e.message))
+      socket.on("close", () => resolve({ answer: Buffer.concat(chunks).toString("latin1"), error }))
+      socket.on("data", (d: Buffer) => chunks.push(d))
+      socket.once("end", () => socket.end(Buffer.alloc(4 * 1024 * 1024, 97)))
+      socket.write("POST /echo HTTP/1.1\r\nHost: a\r\nBad Header: x\r\nContent-Length: 4194304\r\n\r\n")
+    })
+    expect(outcome.error).toBeNull()
+    expectEnvelope(parseAnswer(outcome.answer), 400)
   })
 
   it("echoes the client's valid request id from the bytes the parser refused", async () => {

@@ -13,6 +13,18 @@ export interface RawAnswer {
   readonly closedAfterMs: number
 }
 
+/** An answer as received (status line, headers, body). */
+export const parseAnswer = (raw: string, closedAfterMs = 0): RawAnswer => {
+  const [head = "", ...rest] = raw.split("\r\n\r\n")
+  const [statusLine = "", ...lines] = head.split("\r\n")
+  const headers: Record<string, string> = {}
+  for (const line of lines) {
+    const at = line.indexOf(":")
+    if (at > 0) headers[line.slice(0, at).trim().toLowerCase()] = line.slice(at + 1).trim()
+  }
+  return { status: Number(statusLine.split(" ")[1] ?? 0), headers, body: rest.join("\r\n\r\n"), raw, closedAfterMs }
+}
+
 /** A raw TCP exchange: each step is bytes to write or a pause in ms; resolves with all that came back once the server closes. */
 export const exchange = (port: number, steps: ReadonlyArray<string | number>, limitMs = 10_000) =>
   new Promise<RawAnswer>((resolve, reject) => {
@@ -31,14 +43,7 @@ export const exchange = (port: number, steps: ReadonlyArray<string | number>, li
     socket.on("close", () => {
       closed = true
       clearTimeout(timer)
-      const [head = "", ...rest] = raw.split("\r\n\r\n")
-      const [statusLine = "", ...lines] = head.split("\r\n")
-      const headers: Record<string, string> = {}
-      for (const line of lines) {
-        const at = line.indexOf(":")
-        if (at > 0) headers[line.slice(0, at).trim().toLowerCase()] = line.slice(at + 1).trim()
-      }
-      resolve({ status: Number(statusLine.split(" ")[1] ?? 0), headers, body: rest.join("\r\n\r\n"), raw, closedAfterMs: Date.now() - started })
+      resolve(parseAnswer(raw, Date.now() - started))
     })
     socket.once("connect", async () => {
       for (const step of steps) {
