@@ -3,31 +3,24 @@
  * the filings' bodies, reviews read back as the port's statuses, the sole-proprietor PIN, and
  * both of the registry's error shapes, 429s, 5xx, timeouts and malformed answers as RegistryError.
  */
-import { assert, afterAll, beforeAll, beforeEach, describe, it } from "@effect/vitest"
+import { assert, describe, it } from "@effect/vitest"
 import { Effect, Exit, Redacted, Schema } from "effect"
 import type * as TelnyxClient from "../../adapters/carrier/telnyxClient.ts"
 import * as TelnyxRegistry from "../../adapters/carrier/telnyxRegistry.ts"
 import { type OtpRejected, Registry, type RegistryError } from "../../core/messaging/registry.ts"
 import { BusinessInput, CampaignInput, composeCampaign } from "../../core/registrationInput.ts"
-import { type FakeTelnyx, startFakeTelnyx } from "../support/fakeTelnyx.ts"
+import { useFakeTelnyx } from "../support/fakeTelnyx.ts"
 
 const WS = "ws_test"
 const WEBHOOK = "https://switchboard.example.com/webhooks/telnyx"
 
-let fake: FakeTelnyx
-beforeAll(async () => {
-  fake = await startFakeTelnyx()
-})
-afterAll(async () => {
-  await fake.stop()
-})
-beforeEach(() => fake.reset())
+const fake = useFakeTelnyx()
 
 const withRegistry = <A, E>(use: (registry: Registry) => Effect.Effect<A, E>, config: Partial<TelnyxClient.TelnyxConfig> = {}) =>
   Effect.flatMap(Registry, use).pipe(
     Effect.provide(
       TelnyxRegistry.layer(
-        { apiKey: Redacted.make(fake.apiKey), messagingProfileId: "profile-1", baseUrl: fake.baseUrl, ...config },
+        { apiKey: Redacted.make(fake().apiKey), messagingProfileId: "profile-1", baseUrl: fake().baseUrl, ...config },
         { webhookUrl: WEBHOOK }
       )
     )
@@ -76,12 +69,12 @@ const failure = <E extends RegistryError | OtpRejected>(effect: Effect.Effect<un
     const exit = yield* Effect.exit(effect)
     assert.isTrue(Exit.isFailure(exit) && exit.cause._tag === "Fail", `expected a failure, got ${String(exit)}`)
     const error = ((exit as Exit.Failure<unknown, E>).cause as unknown as { error: E }).error
-    assert.notInclude(error.message, fake.apiKey)
+    assert.notInclude(error.message, fake().apiKey)
     return error
   })
 
-const bodyOf = (method: string, path: string) => fake.requests.find((r) => r.method === method && r.path === path)?.json as Record<string, unknown>
-const count = (method: string, path: string) => fake.requests.filter((r) => r.method === method && r.path === path).length
+const bodyOf = (method: string, path: string) => fake().requests.find((r) => r.method === method && r.path === path)?.json as Record<string, unknown>
+const count = (method: string, path: string) => fake().requests.filter((r) => r.method === method && r.path === path).length
 
 /** An accepted business brand, for campaign filings. */
 const acceptedBrand = (registry: Registry) =>
@@ -97,7 +90,7 @@ describe("Telnyx registry: brands", () => {
       Effect.gen(function* () {
         const filed = yield* registry.fileBrand(WS, business)
         assert.deepStrictEqual(filed, { brandId: filed.brandId, status: "pending", failureReasons: [], otpSentAt: null })
-        assert.isTrue(fake.brands.has(filed.brandId))
+        assert.isTrue(fake().brands.has(filed.brandId))
         const body = bodyOf("POST", "/v2/10dlc/brand")
         assert.deepInclude(body, {
           entityType: "PRIVATE_PROFIT",
@@ -125,7 +118,7 @@ describe("Telnyx registry: brands", () => {
   it.live("a rejected brand reports the registry's reasons", () =>
     withRegistry((registry) =>
       Effect.gen(function* () {
-        fake.setReview({ brand: { outcome: "rejected", failureReasons: "Tax ID does not match the legal company name" } })
+        fake().setReview({ brand: { outcome: "rejected", failureReasons: "Tax ID does not match the legal company name" } })
         const { brandId } = yield* registry.fileBrand(WS, business)
         const read = yield* registry.brandStatus(WS, brandId)
         assert.strictEqual(read.status, "rejected")
@@ -162,7 +155,7 @@ describe("Telnyx registry: the sole-proprietor PIN", () => {
         assert.strictEqual((yield* registry.brandStatus(WS, brandId)).status, "otp_pending")
         assert.strictEqual(count("POST", `/v2/10dlc/brand/${brandId}/smsOtp`), 1)
 
-        const pin = fake.otps.get(brandId)!.pin
+        const pin = fake().otps.get(brandId)!.pin
         const wrong = yield* failure(registry.verifyOtp(WS, brandId, pin === "000000" ? "111111" : "000000"))
         assert.deepInclude(wrong, { _tag: "OtpRejected", reason: "wrong", message: "The OTP pin is invalid." })
 
@@ -181,16 +174,16 @@ describe("Telnyx registry: the sole-proprietor PIN", () => {
   it.live("sendOtp texts a fresh PIN (the old one no longer works); an expired PIN is `expired`", () =>
     withRegistry((registry) =>
       Effect.gen(function* () {
-        fake.setReview({ otpPin: "123456" })
+        fake().setReview({ otpPin: "123456" })
         const { brandId } = yield* registry.fileBrand(WS, soleProprietor)
         yield* registry.brandStatus(WS, brandId)
-        fake.setReview({ otpPin: "654321" })
+        fake().setReview({ otpPin: "654321" })
         const resent = yield* registry.sendOtp(WS, brandId)
         assert.strictEqual(resent.status, "otp_pending")
         assert.strictEqual(count("POST", `/v2/10dlc/brand/${brandId}/smsOtp`), 2)
         assert.strictEqual((yield* failure(registry.verifyOtp(WS, brandId, "123456"))).reason, "wrong")
 
-        fake.otps.get(brandId)!.deliveryStatus = "EXPIRED"
+        fake().otps.get(brandId)!.deliveryStatus = "EXPIRED"
         const expired = yield* failure(registry.verifyOtp(WS, brandId, "654321"))
         assert.deepInclude(expired, { _tag: "OtpRejected", reason: "expired", message: "The OTP pin has expired. Request a new one." })
       })
@@ -200,7 +193,7 @@ describe("Telnyx registry: the sole-proprietor PIN", () => {
   it.live("a rejected sole proprietor is rejected with its reasons, and no PIN is texted", () =>
     withRegistry((registry) =>
       Effect.gen(function* () {
-        fake.setReview({ brand: { outcome: "rejected", failureReasons: "Mobile phone is not a US or Canadian mobile" } })
+        fake().setReview({ brand: { outcome: "rejected", failureReasons: "Mobile phone is not a US or Canadian mobile" } })
         const { brandId } = yield* registry.fileBrand(WS, soleProprietor)
         const read = yield* registry.brandStatus(WS, brandId)
         assert.deepStrictEqual(read.failureReasons, ["Mobile phone is not a US or Canadian mobile"])
@@ -213,13 +206,13 @@ describe("Telnyx registry: the sole-proprietor PIN", () => {
   it.live("a rate-limited PIN check is unavailable, not a wrong PIN", () =>
     withRegistry((registry) =>
       Effect.gen(function* () {
-        fake.setReview({ otpPin: "123456" })
+        fake().setReview({ otpPin: "123456" })
         const { brandId } = yield* registry.fileBrand(WS, soleProprietor)
         yield* registry.brandStatus(WS, brandId)
-        fake.script({ type: "rateLimit", retryAfterSeconds: 0 }, 3)
+        fake().script({ type: "rateLimit", retryAfterSeconds: 0 }, 3)
         const error = yield* failure(registry.verifyOtp(WS, brandId, "123456"))
         assert.deepInclude(error, { _tag: "RegistryError", reason: "unavailable" })
-        assert.strictEqual(fake.otps.get(brandId)!.deliveryStatus, "DELIVERED_HANDSET")
+        assert.strictEqual(fake().otps.get(brandId)!.deliveryStatus, "DELIVERED_HANDSET")
       })
     )
   )
@@ -272,7 +265,7 @@ describe("Telnyx registry: campaigns", () => {
     withRegistry((registry) =>
       Effect.gen(function* () {
         const brandId = yield* acceptedBrand(registry)
-        fake.setReview({ campaign: { outcome: "rejected", failureReasons: "Opt-in flow does not show consent", campaignStatus: "MNO_REJECTED" } })
+        fake().setReview({ campaign: { outcome: "rejected", failureReasons: "Opt-in flow does not show consent", campaignStatus: "MNO_REJECTED" } })
         const { campaignId } = yield* registry.fileCampaign(WS, brandId, campaign)
         const read = yield* registry.campaignStatus(WS, campaignId)
         assert.strictEqual(read.status, "rejected")
@@ -309,7 +302,7 @@ describe("Telnyx registry: failures", () => {
   it.live("the v2 error envelope: rejected with its detail", () =>
     withRegistry((registry) =>
       Effect.gen(function* () {
-        fake.script({ type: "error", status: 400, code: "10015", title: "Invalid parameter", detail: "The brand's EIN is already registered." })
+        fake().script({ type: "error", status: 400, code: "10015", title: "Invalid parameter", detail: "The brand's EIN is already registered." })
         const error = yield* failure(registry.fileBrand(WS, business))
         assert.deepInclude(error, { _tag: "RegistryError", reason: "rejected", message: "The brand's EIN is already registered." })
       })
@@ -319,7 +312,7 @@ describe("Telnyx registry: failures", () => {
   it.live("the 10DLC validation shape `{detail: [{loc, msg, type}]}`: rejected with each field's message", () =>
     withRegistry((registry) =>
       Effect.gen(function* () {
-        fake.script({
+        fake().script({
           type: "validation",
           detail: [
             { loc: ["body", "state"], msg: "must be a 2-letter state code", type: "value_error" },
@@ -335,21 +328,21 @@ describe("Telnyx registry: failures", () => {
   it.live("429 on a filing is retried, then unavailable; a filing is not retried on a 500", () =>
     withRegistry((registry) =>
       Effect.gen(function* () {
-        fake.script({ type: "rateLimit", retryAfterSeconds: 0 }, 3)
+        fake().script({ type: "rateLimit", retryAfterSeconds: 0 }, 3)
         const limited = yield* failure(registry.fileBrand(WS, business))
         assert.strictEqual(limited.reason, "unavailable")
         assert.include(limited.message, "10011")
         assert.notInclude(limited.message, "may have gone through")
-        assert.strictEqual(fake.requests.length, 3)
-        assert.strictEqual(fake.brands.size, 0)
+        assert.strictEqual(fake().requests.length, 3)
+        assert.strictEqual(fake().brands.size, 0)
 
-        fake.reset()
-        fake.script({ type: "serverError" })
+        fake().reset()
+        fake().script({ type: "serverError" })
         const failed = yield* failure(registry.fileBrand(WS, business))
         assert.strictEqual(failed.reason, "unavailable")
         assert.include(failed.message, "HTTP 500")
         assert.include(failed.message, "it may have gone through")
-        assert.strictEqual(fake.requests.length, 1)
+        assert.strictEqual(fake().requests.length, 1)
       })
     )
   )
@@ -357,10 +350,10 @@ describe("Telnyx registry: failures", () => {
   it.live("a 429 that clears lets the filing through", () =>
     withRegistry((registry) =>
       Effect.gen(function* () {
-        fake.script({ type: "rateLimit", retryAfterSeconds: 0 })
+        fake().script({ type: "rateLimit", retryAfterSeconds: 0 })
         const filed = yield* registry.fileBrand(WS, business)
-        assert.isTrue(fake.brands.has(filed.brandId))
-        assert.strictEqual(fake.brands.size, 1)
+        assert.isTrue(fake().brands.has(filed.brandId))
+        assert.strictEqual(fake().brands.size, 1)
       })
     )
   )
@@ -369,7 +362,7 @@ describe("Telnyx registry: failures", () => {
     withRegistry((registry) =>
       Effect.gen(function* () {
         const brandId = yield* acceptedBrand(registry)
-        fake.script({ type: "serverError", status: 503 }, 3)
+        fake().script({ type: "serverError", status: 503 }, 3)
         const error = yield* failure(registry.brandStatus(WS, brandId))
         assert.strictEqual(error.reason, "unavailable")
         assert.strictEqual(count("GET", `/v2/10dlc/brand/${brandId}`), 4)
@@ -383,11 +376,11 @@ describe("Telnyx registry: failures", () => {
       assert.deepInclude(auth, { reason: "unavailable" })
       assert.include(auth.message, "refused our account")
 
-      fake.script({ type: "hang" })
+      fake().script({ type: "hang" })
       const hung = yield* failure(withRegistry((r) => r.campaignStatus(WS, "c-1"), { timeoutMs: 200 }))
       assert.deepInclude(hung, { reason: "unavailable", message: "Telnyx did not answer within 200 ms" })
 
-      fake.script({ type: "malformed", body: '{"status": "OK"}' })
+      fake().script({ type: "malformed", body: '{"status": "OK"}' })
       const malformed = yield* failure(withRegistry((r) => r.brandStatus(WS, "b-1")))
       assert.strictEqual(malformed.reason, "unavailable")
       assert.include(malformed.message, "malformed")
