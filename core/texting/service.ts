@@ -11,7 +11,7 @@
  * its charge. Mock mode (test keys, `mock: true`) runs the same pipeline on the simulated registry
  * with no gate, no charge and nothing filed.
  */
-import { Clock, Context, Effect, Either, Layer, Option, Schema } from "effect"
+import { Clock, Context, Effect, Either, identity, Layer, Option, Schema } from "effect"
 import { AuditLog } from "../audit/store.ts"
 import { type Principal, requireScope } from "../auth/principal.ts"
 import { registrationFilingGate } from "../billing/gates.ts"
@@ -95,13 +95,10 @@ const otpFailure = (e: OtpRejected | RegistryError) =>
   e._tag === "OtpRejected" ? new InvalidArgument({ message: `pin: ${e.message}` }) : registryFailure(e)
 
 /** The machine's step change for an event, or a defect: the callers only send events their step allows. */
-const step = (r: Registration, event: RegistrationEvent): Registration =>
-  Either.match(transition(r, event), {
-    onLeft: (e) => {
-      throw e
-    },
-    onRight: (next: RegistrationState) => ({ ...r, step: next.step, soleProprietor: next.soleProprietor })
-  })
+const step = (r: Registration, event: RegistrationEvent): Registration => {
+  const next = Either.getOrThrowWith(transition(r, event), identity)
+  return { ...r, step: next.step, soleProprietor: next.soleProprietor }
+}
 
 const brandFrom = (report: BrandReport, business: Application["business"], previous?: BrandState): BrandState => ({
   id: report.brandId,
@@ -272,7 +269,7 @@ const make = Effect.gen(function* () {
             const total = charges.reduce((sum, c) => sum + c.amountCents, 0)
             if (total > 0) collected = yield* payments.charge(workspace, total, charges.map((c) => c.description).join("; "))
           }
-          const registry = mock ? mockRegistry : liveRegistry
+          const registry = registryOf({ mock })
           // Only the campaign failed and the business is the same: its accepted brand is kept, not
           // filed (and vetted, and paid for at the registry) again; the new campaign goes in at once.
           const kept = Option.filter(
