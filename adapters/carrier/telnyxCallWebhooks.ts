@@ -24,16 +24,19 @@ export type { CarrierCallEvent }
 const Id = Schema.NonEmptyString
 const Text = Schema.optional(Schema.NullOr(Schema.String))
 
+/** The caller: E.164, a SIP URI, or, withheld, `anonymous`, `restricted`, empty or absent (the core reads it). */
+const Caller = Text
+
 const LegPayload = Schema.Struct({ call_control_id: Id, call_leg_id: Text, call_session_id: Id, client_state: Text })
 
 const InitiatedPayload = Schema.Struct({
   ...LegPayload.fields,
   direction: Schema.Literal("incoming", "outgoing"),
-  from: Id,
+  from: Caller,
   to: Id,
   caller_id_name: Text
 })
-const AnsweredPayload = Schema.Struct({ ...LegPayload.fields, from: Id, to: Id })
+const AnsweredPayload = Schema.Struct({ ...LegPayload.fields, from: Caller, to: Id })
 const HangupPayload = Schema.Struct({ ...LegPayload.fields, hangup_cause: Text, hangup_source: Text, start_time: Text, end_time: Text })
 
 const Urls = Schema.optional(Schema.NullOr(Schema.Struct({ wav: Text, mp3: Text })))
@@ -117,12 +120,12 @@ export const parseCallEvent = (rawBody: string): Either.Either<Option.Option<Car
             ...leg(p),
             _tag: "Initiated",
             direction: p.direction === "incoming" ? "inbound" : "outbound",
-            from: p.from,
+            from: p.from ?? "",
             to: p.to,
             callerName: nonEmpty(p.caller_id_name)
           }))
         case "call.answered":
-          return some(AnsweredPayload, (p) => ({ ...base, ...leg(p), _tag: "Answered", from: p.from, to: p.to }))
+          return some(AnsweredPayload, (p) => ({ ...base, ...leg(p), _tag: "Answered", from: p.from ?? "", to: p.to }))
         case "call.hangup":
           return some(HangupPayload, (p) => {
             const startTime = nonEmpty(p.start_time)

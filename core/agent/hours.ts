@@ -26,7 +26,10 @@ export const localTime = (atMillis: number, timeZone: string): { readonly day: W
 
 const minutes = (hhmm: string) => Number(hhmm.slice(0, 2)) * 60 + Number(hhmm.slice(3, 5))
 
-/** Whether `atMillis` falls in the hours (in `hours.timezone`, else `timeZone`); no day set: always. */
+/**
+ * Whether `atMillis` falls in the hours; no day set: always. The hours are read in
+ * `hours.timezone` when it is set, whatever the agent's `timeZone` says (the hours name their zone).
+ */
 export const inHours = (hours: BusinessHours, timeZone: string, atMillis: number): boolean => {
   if (!weekdays.some((d) => hours[d] !== undefined)) return true
   const { day, minute } = localTime(atMillis, hours.timezone ?? timeZone)
@@ -59,8 +62,10 @@ export const routeInbound = (number: WorkspaceNumber, agent: AgentRecord | null,
         case "agent":
           return { kind: "agent", agentId: agent.id }
         case "forward":
-          // An agent told to forward forwards to the number's own forwardTo; without one the team is rung.
-          return number.forwardTo === null ? { kind: "app" } : { kind: "forward", to: number.forwardTo }
+          // An agent told to forward forwards to the number's own forwardTo (kept by connect). Without
+          // one the caller leaves a voicemail: PATCH /agent cannot refuse it, as the target belongs to
+          // each number (and numbers connected later), and ringing the team reaches nobody on a carrier.
+          return number.forwardTo === null ? { kind: "voicemail" } : { kind: "forward", to: number.forwardTo }
         default:
           return { kind: action }
       }

@@ -33,16 +33,21 @@ export const DayHours = Schema.Array(HoursRange).pipe(
   Schema.filter((ranges) => dayProblem(ranges) ?? true)
 )
 
+/** How the hours are read (hours.ts `inHours`), for OpenAPI. */
+export const businessHoursRule =
+  "When the agent is open: `monday`..`sunday` hold `{start, end}` ranges in `HH:MM` (start before end, none overlapping); no day set at all is always open, and once any day is set a day not set is closed. The ranges are read in `timezone` when it is set, whatever the agent's own `timezone` says; without it, in the agent's `timezone`."
+
 /**
  * CONTRACT `businessHours`: `{timezone?, monday..sunday: [{start, end}]}`. No day set at all: always
- * in hours; days set: a day not listed is closed. Ranges: start before end, none overlapping.
+ * in hours; days set: a day not listed is closed. Ranges: start before end, none overlapping. Its
+ * own `timezone`, when set, wins over the agent's.
  */
 export const BusinessHours = Schema.Struct({
   timezone: Schema.optional(Schema.String),
   ...Object.fromEntries(weekdays.map((d) => [d, Schema.optional(DayHours)])) as {
     readonly [K in Weekday]: Schema.optional<typeof DayHours>
   }
-})
+}).annotations({ description: businessHoursRule })
 export type BusinessHours = typeof BusinessHours.Type
 
 export const Job = Schema.Struct({ name: Schema.String, instructions: Schema.String })

@@ -15,7 +15,7 @@ import { isPremiumRate, Phone, premiumRateProblem } from "../phone.ts"
 import { NonEmptyText, Text } from "../text.ts"
 import { Transactor } from "../transactor.ts"
 import { isTimeZone } from "./hours.ts"
-import { Agent, type AgentConfig, type AgentRecord, BusinessHours, newAgentConfig, RouteAction, toAgent } from "./model.ts"
+import { Agent, type AgentConfig, type AgentRecord, BusinessHours, businessHoursRule, newAgentConfig, RouteAction, toAgent } from "./model.ts"
 import { AgentStore } from "./store.ts"
 
 /** Agent minutes a workspace's plan includes each calendar month (UTC). */
@@ -39,7 +39,7 @@ export const UpdateAgentInput = Schema.Struct({
   instructions: OptionalText(10_000),
   enabled: Schema.optional(Schema.Boolean),
   timezone: Schema.optional(TimeZone),
-  businessHours: Schema.optional(Schema.Struct({ ...BusinessHours.fields, timezone: Schema.optional(TimeZone) }).annotations(strict)),
+  businessHours: Schema.optional(Schema.Struct({ ...BusinessHours.fields, timezone: Schema.optional(TimeZone) }).annotations({ ...strict, description: businessHoursRule })),
   inHoursAction: Schema.optional(RouteAction),
   offHoursAction: Schema.optional(RouteAction),
   jobs: Schema.optional(

@@ -102,7 +102,8 @@ export const CallScenario = Schema.Literal("answered", "missed", "voicemail", "f
 export type CallScenario = typeof CallScenario.Type
 
 export const SimulatedCallInput = Schema.Struct({
-  from: Schema.String.pipe(Schema.maxLength(32)),
+  /** The caller's number; null for a caller who withheld it. Not the number called. */
+  from: Schema.NullOr(Schema.String.pipe(Schema.maxLength(32))),
   to: Schema.String.pipe(Schema.maxLength(32)),
   scenario: CallScenario,
   durationSeconds: Schema.optional(Schema.Int.pipe(Schema.between(1, 4 * 3600)))

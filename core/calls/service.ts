@@ -13,7 +13,7 @@ import type { AgentConfig } from "../agent/model.ts"
 import { AgentStore } from "../agent/store.ts"
 import { type Principal, requireScope } from "../auth/principal.ts"
 import { phoneLock } from "../contacts/service.ts"
-import { type ActivityRecord, newActivity, type Thread } from "../conversations/model.ts"
+import { type ActivityRecord, newActivity, type Thread, WITHHELD } from "../conversations/model.ts"
 import { ConversationStore } from "../conversations/store.ts"
 import { displayText } from "../display.ts"
 import { FailedPrecondition, Internal, InvalidArgument, NotFound } from "../errors.ts"
@@ -22,7 +22,7 @@ import { EventOutbox } from "../events/outbox.ts"
 import { Ids } from "../ids.ts"
 import { BlobStore, MediaFetcher, MediaUrls, type StoredMedia } from "../media.ts"
 import { testKeysOnly } from "../messaging/simulator.ts"
-import { type Line, makeThreads, phoneField } from "../messaging/threads.ts"
+import { type Line, makeThreads, type Participant, phoneField } from "../messaging/threads.ts"
 import { type NumberRecord, NumberStore } from "../numbers.ts"
 import { type E164, isPremiumRate, normalizePhone, premiumRateProblem } from "../phone.ts"
 import { Transactor } from "../transactor.ts"
@@ -55,8 +55,8 @@ export interface InboundCall {
   readonly carrierCallId: string
   /** The workspace number called. */
   readonly to: string
-  /** The caller's number. */
-  readonly from: string
+  /** The caller's number; null when withheld. */
+  readonly from: string | null
   readonly callerName: string | null
   readonly scenario: CallScenario
   readonly durationSeconds: number | null
@@ -75,6 +75,12 @@ const previewOf = (type: CallOutcome["type"], status: CallOutcome["status"], dir
 
 /** The default length of a simulated call that does not say. */
 const defaultDuration = (outcome: CallOutcome) => (outcome.status === "missed" && !outcome.recorded ? 0 : outcome.type === "voicemail" ? 20 : 60)
+
+/** A carrier's caller (or a session's stored party): their number, or withheld (the thread withheld callers share) when there is none. */
+const callerOf = (raw: string): Participant => Either.getOrElse(normalizePhone(raw), () => WITHHELD)
+
+/** A caller's number for the call's events and `call` object: null when withheld. */
+const fromOf = (participant: string): string | null => (participant === WITHHELD ? null : participant)
 
 const decodeDetails = Schema.decodeUnknownSync(CallDetails)
 const dialState = Schema.decodeUnknownOption(DialState)
@@ -222,7 +228,7 @@ export const make = Effect.gen(function* () {
   const receive = (call: InboundCall) =>
     Effect.gen(function* () {
       const to = yield* phoneField("to", call.to)
-      const from = yield* phoneField("from", call.from)
+      const from = call.from === null ? null : yield* phoneField("from", call.from)
       const number = yield* Effect.flatMap(numbers.findByE164(to), Effect.orElseFail(() => new NotFound({ message: `${to} is not a workspace number` })))
       const ws = number.workspaceId
       const startedAt = yield* Clock.currentTimeMillis
@@ -242,7 +248,7 @@ export const make = Effect.gen(function* () {
       const end = simulatedEnd(outcome.status === "completed", durationSeconds, played)
       return yield* recordCall({
         plan,
-        line: { workspaceId: ws, numberE164: number.number.e164, participant: from, inboxId: number.inboxId },
+        line: { workspaceId: ws, numberE164: number.number.e164, participant: from ?? WITHHELD, inboxId: number.inboxId },
         startedAt,
         facts,
         details: {
@@ -390,7 +396,7 @@ export const make = Effect.gen(function* () {
       return result
     })
 
-  /** `POST /test-helpers/inbound-calls`: an inbound call from `from` to the caller's number `to`. */
+  /** `POST /test-helpers/inbound-calls`: an inbound call from `from` (null: withheld) to the caller's number `to`. */
   const simulateInbound = (p: Principal, input: SimulatedCallInput) =>
     Effect.gen(function* () {
       yield* testKeysOnly(p)
@@ -399,6 +405,9 @@ export const make = Effect.gen(function* () {
       const owned = Either.isRight(parsed) ? yield* numbers.findByE164(parsed.right) : Option.none()
       if (Option.isNone(owned) || owned.value.workspaceId !== p.workspaceId) {
         return yield* new NotFound({ message: `to: ${displayText(input.to, 32)} is not a number of this workspace` })
+      }
+      if (input.from !== null && (yield* phoneField("from", input.from)) === owned.value.number.e164) {
+        return yield* new InvalidArgument({ message: "from: must not be the number called (to)" })
       }
       const { uuid } = yield* Ids
       const carrierCallId = `sim_call_${uuid()}`
@@ -436,7 +445,7 @@ export const make = Effect.gen(function* () {
   const sessionFacts = (session: CallSession): LiveFacts => ({
     carrierCallId: session.carrierCallId,
     numberE164: session.numberE164,
-    from: session.direction === "inbound" ? session.participant : session.numberE164,
+    from: session.direction === "inbound" ? fromOf(session.participant) : session.numberE164,
     callerName: session.callerName,
     memberUid: null,
     memberSeesNumber: false,
@@ -462,16 +471,15 @@ export const make = Effect.gen(function* () {
       const startedAt = yield* Clock.currentTimeMillis
       const agent = Option.getOrNull(yield* agents.get(number.workspaceId))
       const route = routeInbound(number.number, agent, startedAt)
-      const caller = normalizePhone(e.from)
-      // The call's thread is with the caller's number: a withheld or SIP caller is not taken (it rings out).
-      if (Either.isLeft(caller)) return yield* Effect.logWarning("Carrier call from a caller with no phone number", displayText(e.from, 40))
-      const from = caller.right
+      // A caller with no phone number (withheld, a SIP address) is taken like any other, `from` null.
+      const participant = callerOf(e.from)
+      const from = fromOf(participant)
       const fresh: CallSession = {
         carrierCallId: e.callSessionId,
         callControlId: e.callControlId,
         workspaceId: number.workspaceId,
         numberE164: number.number.e164,
-        participant: from,
+        participant,
         callerName: e.callerName,
         direction: "inbound",
         route,
@@ -544,8 +552,8 @@ export const make = Effect.gen(function* () {
         if (Option.isNone(number) || number.value.workspaceId !== s.workspaceId) {
           return yield* Effect.logWarning("A carrier call ended on a number the workspace no longer holds", s.numberE164)
         }
-        const participant = normalizePhone(s.participant)
-        if (Either.isLeft(participant)) return yield* Effect.logWarning("A carrier call with no other party ended", s.carrierCallId)
+        // Stored as E.164 or `withheld`.
+        const participant = callerOf(s.participant)
         const startedAt = Date.parse(s.startedAt)
         const plan = planOf(s)
         const outcome = outcomeOf(plan)
@@ -553,12 +561,12 @@ export const make = Effect.gen(function* () {
         const facts = sessionFacts(s)
         const { activity } = yield* recordCall({
           plan,
-          line: { workspaceId: s.workspaceId, numberE164: s.numberE164, participant: participant.right, inboxId: number.value.inboxId },
+          line: { workspaceId: s.workspaceId, numberE164: s.numberE164, participant, inboxId: number.value.inboxId },
           startedAt,
           facts,
           details: {
             from: s.direction === "inbound" ? facts.from : s.numberE164,
-            to: s.direction === "inbound" ? s.numberE164 : participant.right,
+            to: s.direction === "inbound" ? s.numberE164 : participant,
             agentId: s.agentId,
             memberUid: null,
             forwardedTo: s.route?.kind === "forward" ? s.route.to : null,

@@ -16,7 +16,7 @@ export const CallSession = Schema.Struct({
   workspaceId: Schema.UUID,
   /** The workspace number. */
   numberE164: Schema.String,
-  /** The other party, E.164: the caller (inbound) or the callee (outbound). */
+  /** The other party, E.164: the caller (inbound; `withheld` when the caller sent no number) or the callee (outbound). */
   participant: Schema.String,
   callerName: Schema.NullOr(Schema.String),
   direction: CallDirection,

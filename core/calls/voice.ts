@@ -95,7 +95,7 @@ export type CarrierCallEvent =
       CallLeg & {
         readonly _tag: "Initiated"
         readonly direction: "inbound" | "outbound"
-        /** E.164 or a SIP URI, as Telnyx sends it. */
+        /** E.164 or a SIP URI, as Telnyx sends it; withheld: `anonymous`, `restricted`, `private` or empty. */
         readonly from: string
         readonly to: string
         /** The caller's CNAM (`caller_id_name`), when Telnyx has one. */

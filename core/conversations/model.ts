@@ -26,14 +26,26 @@ export const TranscriptEntry = Schema.Struct({
 
 const Direction = Schema.NullOr(Schema.Literal("inbound", "outbound"))
 
-/** One thread per workspace number and participant. */
+/**
+ * The participant of the thread a workspace number's withheld callers share: a caller who sent no
+ * phone number (a carrier's `anonymous`, `restricted`, `private`, empty, or a SIP address). Not a
+ * phone number, so no contact owns the thread and nothing can be texted or called back there.
+ */
+export const WITHHELD = "withheld"
+/** The name such a thread shows. */
+export const WITHHELD_NAME = "Withheld caller"
+
+/** A thread's participants as clients see them: its phone number, none for withheld callers. */
+export const participantsOf = (participant: string): Array<string> => (participant === WITHHELD ? [] : [participant])
+
+/** One thread per workspace number and participant (an E.164 number, or `WITHHELD`). */
 export const Thread = Schema.Struct({
   id: Schema.UUID,
   workspaceId: Schema.UUID,
   inboxId: Schema.UUID,
   numberE164: Schema.String,
   participant: Schema.String,
-  /** The contact whose phone the thread involves; null after that contact was deleted. */
+  /** The contact whose phone the thread involves; null after that contact was deleted, and for withheld callers. */
   contactId: Schema.NullOr(Schema.UUID),
   status: ThreadStatus,
   assigneeUid: Schema.NullOr(Schema.String),
@@ -110,20 +122,21 @@ export const MessageSearchResult = Schema.Struct({
 export type MessageSearchResult = typeof MessageSearchResult.Type
 
 const summaryOf = projectionWith(ConversationSummary)
-export const toSummary = (t: ThreadView): ConversationSummary => summaryOf(t, { participants: [t.participant] })
+export const toSummary = (t: ThreadView): ConversationSummary => summaryOf(t, { participants: participantsOf(t.participant) })
 
 /** The preview line of a thread: the text, or a media note for a text-less MMS. */
 export const previewOf = (body: string | null, mediaCount: number): string | null =>
   body !== null && body.length > 0 ? body.slice(0, 160) : mediaCount > 0 ? `[${mediaCount} attachment${mediaCount > 1 ? "s" : ""}]` : null
 
-/** Display name of a contact, falling back to the raw number. */
+/** Display name of a contact, falling back to the raw number (`Withheld caller` for withheld callers). */
 export const contactNameOf = (
   c: { readonly firstName: string | null; readonly lastName: string | null; readonly company: string | null } | null,
   participant: string
 ): string => {
-  if (c === null) return participant
+  const fallback = participant === WITHHELD ? WITHHELD_NAME : participant
+  if (c === null) return fallback
   const name = [c.firstName, c.lastName].filter((s): s is string => s !== null && s.length > 0).join(" ")
-  return name || c.company || participant
+  return name || c.company || fallback
 }
 
 // ---- Message search semantics (CONTRACT.md): words and prefixes, case-insensitive ----

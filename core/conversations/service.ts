@@ -7,7 +7,7 @@ import { phoneLock } from "../contacts/service.ts"
 import { ActivityViews } from "../messaging/views.ts"
 import { Transactor } from "../transactor.ts"
 import { CursorCodec, type Page } from "../pagination.ts"
-import { type ConversationSummary, type ListConversationsInput, type MessageSearchResult, ThreadStatus, toSummary, words } from "./model.ts"
+import { type ConversationSummary, type ListConversationsInput, type MessageSearchResult, participantsOf, ThreadStatus, toSummary, words } from "./model.ts"
 import { ConversationStore } from "./store.ts"
 
 export const PatchConversationInput = Schema.Struct({ status: ThreadStatus }).annotations({
@@ -80,7 +80,7 @@ export const make = Effect.gen(function* () {
         type: a.type,
         direction: a.direction,
         body: a.body,
-        participants: [t.participant],
+        participants: participantsOf(t.participant),
         numberE164: t.numberE164,
         createdAt: a.createdAt
       }))

@@ -7,7 +7,7 @@
 import { Effect, Either, Option, Schema } from "effect"
 import { type Principal, requireScope } from "../auth/principal.ts"
 import { phoneLock } from "../contacts/service.ts"
-import { Activity, newActivity, previewOf, type Thread } from "../conversations/model.ts"
+import { Activity, newActivity, previewOf, type Thread, WITHHELD } from "../conversations/model.ts"
 import { ConversationStore } from "../conversations/store.ts"
 import { FailedPrecondition, Internal, InvalidArgument, NotFound } from "../errors.ts"
 import { event } from "../events/catalog.ts"
@@ -44,6 +44,7 @@ export const SendMessageResult = Schema.Struct({
 export type SendMessageResult = typeof SendMessageResult.Type
 
 const conversationNotFound = new NotFound({ message: "No such conversation" })
+const withheldThread = new FailedPrecondition({ message: "conversationId: this conversation is with withheld callers; there is no number to text" })
 const noActiveNumber = new FailedPrecondition({ message: "The workspace has no active phone number: add one before texting" })
 
 export const makeOutbound = (threads: Threads, attachments: Attachments) =>
@@ -81,10 +82,11 @@ export const makeOutbound = (threads: Threads, attachments: Attachments) =>
         return yield* new NotFound({ message: `from: ${parsed.right} is not a number of this workspace` })
       })
 
-    /** An existing thread, its number and participant. */
+    /** An existing thread, its number and participant (a phone number: a withheld caller's thread has none). */
     const threadTarget = (workspaceId: string, conversationId: string) =>
       Effect.gen(function* () {
         const thread = yield* findOr404(conversationId, (id) => store.getThread(workspaceId, id), conversationNotFound)
+        if (thread.participant === WITHHELD) return yield* withheldThread
         return { thread, sender: yield* namedSender(workspaceId, thread.numberE164), to: thread.participant as E164 }
       })
 

@@ -2,12 +2,13 @@
  * Thread resolution: the thread of (workspace number, participant), created on first contact, the
  * contact it belongs to, and what a message sets on it. Inbound traffic from an unknown number
  * creates a placeholder contact; an outbound message attaches the thread to an existing contact of
- * that number, if any, and creates none. Callers hold the participant's phone lock.
+ * that number, if any, and creates none. Withheld callers share one thread per number with no
+ * contact (`WITHHELD`). Callers hold the participant's phone lock.
  */
 import { Effect, Option } from "effect"
 import { Contacts } from "../contacts/service.ts"
 import { ContactStore } from "../contacts/store.ts"
-import type { Thread } from "../conversations/model.ts"
+import { type Thread, WITHHELD } from "../conversations/model.ts"
 import { ConversationStore, type ThreadTouch } from "../conversations/store.ts"
 import { InvalidArgument } from "../errors.ts"
 import { Ids } from "../ids.ts"
@@ -17,11 +18,14 @@ import { type E164, normalizePhone } from "../phone.ts"
 export const phoneField = (field: string, raw: string) =>
   Effect.mapError(normalizePhone(raw), (why) => new InvalidArgument({ message: `${field}: ${why}` }))
 
+/** The other party of a thread: a phone number, or withheld callers (inbound calls only). */
+export type Participant = E164 | typeof WITHHELD
+
 /** One side of a conversation: a workspace number and the outside participant. */
 export interface Line {
   readonly workspaceId: string
   readonly numberE164: string
-  readonly participant: E164
+  readonly participant: Participant
   /** The number's inbox: a new thread carries it. */
   readonly inboxId: string
 }
@@ -102,11 +106,18 @@ export const makeThreads = Effect.gen(function* () {
      */
     outboundOn: (thread: Thread, message: Message) =>
       touch(thread, outboundTouch(message), contactOf(thread.workspaceId, thread.participant)),
-    /** An inbound message on `line`: the participant's contact, a new placeholder for an unknown number. */
-    inbound: (line: Line, message: Message) =>
-      Effect.flatMap(contacts.findOrCreatePlaceholder(line.workspaceId, line.participant), (contact) =>
-        record(line, message.at, inboundTouch(message), Effect.succeed(contact.id))
-      )
+    /**
+     * An inbound message on `line`: the participant's contact, a new placeholder for an unknown
+     * number; none for withheld callers (no phone to own).
+     */
+    inbound: (line: Line, message: Message) => {
+      const { participant } = line
+      return participant === WITHHELD
+        ? record(line, message.at, inboundTouch(message), Effect.succeed(null))
+        : Effect.flatMap(contacts.findOrCreatePlaceholder(line.workspaceId, participant), (contact) =>
+            record(line, message.at, inboundTouch(message), Effect.succeed(contact.id))
+          )
+    }
   } as const
 })
 

@@ -117,6 +117,15 @@ describe("documented payloads", () => {
     assert.deepInclude(outgoing, { direction: "outbound", callerName: null })
   })
 
+  it("call.initiated from a withheld caller: `anonymous`, `restricted`, empty, null or absent `from` is taken as sent (empty when there is none)", () => {
+    for (const from of ["anonymous", "Restricted", "sip:anon@sip.telnyx.com", ""]) {
+      assert.deepInclude(parsed("call.initiated", { ...leg, direction: "incoming", from, to: "+13129457420" }), { _tag: "Initiated", from })
+    }
+    assert.deepInclude(parsed("call.initiated", { ...leg, direction: "incoming", from: null, to: "+13129457420" }), { _tag: "Initiated", from: "" })
+    assert.deepInclude(parsed("call.initiated", { ...leg, direction: "incoming", to: "+13129457420" }), { _tag: "Initiated", from: "" })
+    assert.deepInclude(parsed("call.answered", { ...leg, to: "+13129457420" }), { _tag: "Answered", from: "" })
+  })
+
   it("call.answered", () => {
     const e = parsed("call.answered", { ...leg, from: "+35319605860", to: "+13129457420", state: "answered", start_time: "2026-11-24T03:00:00.000Z" })
     assert.deepStrictEqual(e, { _tag: "Answered", eventId: "evt-1", occurredAt: "2026-11-24T03:00:30.000Z", ...ids, clientState: state, from: "+35319605860", to: "+13129457420" })

@@ -90,7 +90,8 @@ const oracleRoute = (n: WorkspaceNumber, a: AgentRecord | null, at: number) => {
   const live = a?.published ?? null
   if (a === null || live === null || !live.enabled) return { kind: "app" }
   const act = oracleInHours(live.businessHours, live.timezone, at) ? live.inHoursAction : live.offHoursAction
-  return act === "agent" ? { kind: "agent", agentId: a.id } : act === "forward" ? forward : { kind: act }
+  // The agent's `forward` with no target on the number: a voicemail.
+  return act === "agent" ? { kind: "agent", agentId: a.id } : act === "forward" ? (n.forwardTo === null ? { kind: "voicemail" } : forward) : { kind: act }
 }
 
 describe("routeInbound", () => {

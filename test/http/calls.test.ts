@@ -12,7 +12,7 @@
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http"
 import { Webhook } from "standardwebhooks"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import type { AgentConfig } from "../../core/agent/model.ts"
+import { type AgentConfig, weekdays } from "../../core/agent/model.ts"
 import type { WorkspaceNumber } from "../../core/numbers.ts"
 import type { makeTestApp } from "../support/app.ts"
 import { makeSqlTestApp } from "../support/sqlApp.ts"
@@ -319,6 +319,107 @@ describe("inbound calls through POST /test-helpers/inbound-calls", () => {
     await expectError(await inbound("answered", { from: "not a phone" }), 400, "invalid_argument")
     // The other workspace sees none of these calls.
     expect((await ok(await as(other.key)("/calls"))).calls).toEqual([])
+  })
+})
+
+// ------------------------------------------------------------------------------------ withheld callers
+
+describe("a withheld caller (inbound-calls `from` null)", () => {
+  it("answered by the agent, then a voicemail: every event and call says from null; both in the number's one withheld thread, with no contact; texting it is 409", async () => {
+    const contactsBefore = (await ok(await call("/contacts?limit=200"))).contacts.length
+    const answered = await inboundCall("answered", 6, { from: null })
+    expect(answered.types).toEqual(["call.ringing", "call.answered", "call.completed", "call.recording.completed", "call.transcript.completed", "call.summary.completed"])
+    const carrierCallId = answered.carrierCallId
+    expect(answered.events[0]!.data).toEqual({ numberE164: NUMBER, from: null, callerName: null, carrierCallId, direction: "inbound", routedBy: "number" })
+    expect(answered.events[1]!.data).toEqual({ answeredBy: "agent", direction: "inbound", numberE164: NUMBER, from: null, carrierCallId, agentId })
+    expect(answered.events[2]!.data).toMatchObject({ conversationId: answered.call.conversationId, activityId: answered.call.id, answeredBy: "agent" })
+    expect(answered.call).toMatchObject({ type: "call", status: "completed", from: null, to: NUMBER, answeredBy: "agent", agentId })
+
+    const voicemail = await inboundCall("voicemail", 5, { from: null })
+    expect(voicemail.types).toEqual(["call.ringing", "call.missed", "call.voicemail.completed", "call.transcript.completed", "call.summary.completed"])
+    expect(voicemail.events[0]!.data["from"]).toBeNull()
+    expect(voicemail.call).toMatchObject({ type: "voicemail", status: "missed", from: null, to: NUMBER })
+    expect(voicemail.call.conversationId).toBe(answered.call.conversationId)
+
+    // GET /calls lists both with from null.
+    const { calls } = await ok(await call("/calls?limit=200"))
+    for (const c of [answered.call, voicemail.call]) expect(calls.find((x: any) => x.id === c.id)).toMatchObject({ from: null, to: NUMBER, conversationId: c.conversationId })
+
+    // The thread: listed, named, no participants and no contact; the activities' call objects say from null.
+    const id = answered.call.conversationId
+    const listed = (await ok(await call("/conversations?limit=100"))).conversations.find((t: any) => t.id === id)
+    expect(listed).toMatchObject({ numberE164: NUMBER, participants: [], contactName: "Withheld caller", unread: 2, preview: "Voicemail" })
+    const thread = await ok(await call(`/conversations/${id}`))
+    expect(thread.activities.map((a: any) => [a.id, a.type, a.call.from, a.call.to])).toEqual([
+      [answered.call.id, "call", null, NUMBER],
+      [voicemail.call.id, "voicemail", null, NUMBER]
+    ])
+    expect((await ok(await call("/contacts?limit=200"))).contacts).toHaveLength(contactsBefore)
+    const found = await ok(await call("/messages/search?q=voicemail%20reservation&limit=100"))
+    expect(found.results.find((r: any) => r.activityId === voicemail.call.id)).toMatchObject({ conversationId: id, participants: [], numberE164: NUMBER })
+
+    // Nobody to text: a clear 409, nothing stored, no event.
+    const events = await deliveriesOf(0, async () => {
+      const refused = await expectError(await call("/messages", { method: "POST", json: { conversationId: id, body: "Sorry we missed you" } }), 409, "failed_precondition")
+      expect(refused.message).toContain("conversationId: this conversation is with withheld callers")
+    })
+    expect(events).toEqual([])
+    expect((await ok(await call(`/conversations/${id}`))).activities).toHaveLength(2)
+  })
+
+  it("a number calling itself is a 400 naming from, however it is written", async () => {
+    for (const from of [NUMBER, "(415) 555-0160"]) {
+      expect((await expectError(await inbound("answered", { from }), 400, "invalid_argument")).message).toBe("from: must not be the number called (to)")
+    }
+  })
+})
+
+// ------------------------------------------------------------------------------------ routing rules
+
+describe("routing rules", () => {
+  const workspaceWith = async (e164: string, cfg: AgentConfig) => {
+    const ws = await app.createWorkspace(`Routing ${e164}`)
+    await seedNumber(ws.workspaceId, e164)
+    await putAgent(ws.key, cfg)
+    await route(e164, { voiceMode: "agent" }, ws.key)
+    const ring = async () =>
+      (await ok(await as(ws.key)("/test-helpers/inbound-calls", { method: "POST", json: { from: CALLER, to: e164, scenario: "answered" } }), 201)).call
+    return { ...ws, ring }
+  }
+
+  it("an agent action forward goes to the number's forwardTo; a number without one takes a voicemail", async () => {
+    const e164 = "+14155550163"
+    const ws = await workspaceWith(e164, config({ inHoursAction: "forward" }))
+    expect(await ws.ring()).toMatchObject({ type: "voicemail", status: "missed", answeredBy: null, agentId: null, recordingUrl: expect.any(String) })
+    // A forwardTo set while forwarding is kept by connect: the agent's forward now reaches it.
+    await route(e164, { voiceMode: "forward", forwardTo: OUTSIDE }, ws.key)
+    await route(e164, { voiceMode: "agent" }, ws.key)
+    const forwarded = await ws.ring()
+    expect(forwarded).toMatchObject({ type: "call", status: "completed", answeredBy: null, recordingUrl: null })
+    const activity = (await ok(await as(ws.key)(`/conversations/${forwarded.conversationId}`))).activities.find((a: any) => a.id === forwarded.id)
+    expect(activity.call.forwardedTo).toBe(OUTSIDE)
+  })
+
+  it("businessHours.timezone, when set, is the zone the hours are read in, whatever the agent's timezone; without it, the agent's", async () => {
+    // Two zones 12 hours apart. The hours open an hour either side of now in one of them (the one
+    // where now is between 02:00 and 22:00, so the range stays in the day); in the other it is then
+    // 12 hours off, closed.
+    const utcMinute = Math.floor(Date.now() / 60_000) % 1440
+    const zones = [{ zone: "Etc/GMT-6", minute: (utcMinute + 360) % 1440 }, { zone: "Etc/GMT+6", minute: (utcMinute + 1080) % 1440 }]
+    const hoursZone = zones.find((z) => z.minute >= 120 && z.minute <= 1320)!
+    const agentZone = zones.find((z) => z !== hoursZone)!
+    const hhmm = (m: number) => `${String(Math.floor(m / 60)).padStart(2, "0")}:${String(m % 60).padStart(2, "0")}`
+    const week = Object.fromEntries(weekdays.map((d) => [d, [{ start: hhmm(hoursZone.minute - 60), end: hhmm(hoursZone.minute + 60) }]]))
+
+    const e164 = "+14155550164"
+    const ws = await workspaceWith(e164, config({ timezone: agentZone.zone, businessHours: { timezone: hoursZone.zone, ...week } }))
+    expect(await ws.ring()).toMatchObject({ type: "call", answeredBy: "agent" })
+    // The same hours without their own zone are read in the agent's: off hours, voicemail.
+    await putAgent(ws.key, config({ timezone: agentZone.zone, businessHours: week }))
+    expect(await ws.ring()).toMatchObject({ type: "voicemail", agentId: null })
+    // The agent's zone made the hours' zone: in hours again.
+    await putAgent(ws.key, config({ timezone: hoursZone.zone, businessHours: week }))
+    expect(await ws.ring()).toMatchObject({ type: "call", answeredBy: "agent" })
   })
 })
 

@@ -7,7 +7,7 @@
  * command sent to Telnyx (answer with the assistant and recording, transfer, answer and record, or
  * nothing for `app`), the events come in SPEC's order under one carrierCallId, the activity is
  * written on hangup, the recording (downloaded) and the assistant's transcript follow in that order,
- * and repeated webhooks record nothing twice.
+ * and repeated webhooks record nothing twice. A withheld caller (`anonymous`) is taken like any other.
  */
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
@@ -204,6 +204,36 @@ describe("inbound Telnyx calls through webhooks", () => {
     expect(sent[2]!.data).toMatchObject({ answeredBy: "agent", activityId: history[0]!["id"], conversationId: history[0]!["conversationId"] })
     expect(sent[3]!.data).toMatchObject({ activityId: history[0]!["id"] })
     expect(sent[4]!.data).toMatchObject({ activityId: history[0]!["id"] })
+  })
+
+  it("a withheld caller (`anonymous`) is answered by the agent, not dropped: events and the call say from null, in the number's withheld thread", async () => {
+    const { workspaceId, key, e164, agentId, assistantId } = await callWorkspace()
+    await ok(await call(key, "POST", `/numbers/${encodeURIComponent(e164)}/connect`))
+    const leg = fake.voice.inboundCall({ from: "anonymous", to: e164 })
+    await deliver(webhook(leg.callControlId, "call.initiated"))
+    const answer = fake.voice.calls.get(leg.callControlId)!.commands.filter((c) => c.action === "answer")
+    expect(answer).toHaveLength(1)
+    expect(answer[0]!.body).toMatchObject({ assistant: { id: assistantId }, record: "record-from-answer" })
+    await deliver(webhook(leg.callControlId, "call.answered"))
+    await deliver(webhook(leg.callControlId, "call.hangup"))
+
+    const sent = await events(workspaceId)
+    expect(sent.map((e) => e.type)).toEqual(["call.ringing", "call.answered", "call.completed"])
+    expect(sent[0]!.data).toMatchObject({ numberE164: e164, from: null, carrierCallId: leg.callSessionId, direction: "inbound" })
+    expect(sent[1]!.data).toMatchObject({ answeredBy: "agent", agentId, from: null })
+    const [c] = await calls(key)
+    expect(c).toMatchObject({ direction: "inbound", status: "completed", answeredBy: "agent", agentId, from: null, to: e164, carrierCallId: leg.callSessionId })
+    expect(sent[2]!.data).toMatchObject({ conversationId: c!["conversationId"], activityId: c!["id"] })
+    const thread = await ok(await call(key, "GET", `/conversations/${c!["conversationId"]}`))
+    expect(thread.conversation).toMatchObject({ numberE164: e164, participants: [], contactName: "Withheld caller" })
+
+    // Another withheld caller (`restricted`, routed to the team: it rings out) shares that thread.
+    await ok(await call(key, "POST", `/numbers/${encodeURIComponent(e164)}/disconnect`))
+    const other = fake.voice.inboundCall({ from: "restricted", to: e164 })
+    await deliver(webhook(other.callControlId, "call.initiated"))
+    await deliver(webhook(other.callControlId, "call.hangup"))
+    const [missed] = await calls(key)
+    expect(missed).toMatchObject({ status: "missed", from: null, carrierCallId: other.callSessionId, conversationId: c!["conversationId"] })
   })
 
   it("forward: transferred, ringing then forwarded, completed when the outside line picked up", async () => {

@@ -33,7 +33,7 @@ export class MessagesGroup extends publicGroup(
         )
         .addError(NotFound)
         .addError(FailedPrecondition)
-        .annotate(OpenApi.Description, "Send an SMS/MMS (`Idempotency-Key` supported). Test keys record `simulated` and send nothing.")
+        .annotate(OpenApi.Description, "Send an SMS/MMS (`Idempotency-Key` supported). Test keys record `simulated` and send nothing. A `conversationId` of a withheld callers' thread (`participants` empty) is a 409: there is no number to text.")
         .pipe(requires("messages:send"))
     )
     .add(

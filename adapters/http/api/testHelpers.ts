@@ -34,7 +34,8 @@ export class TestHelpersGroup extends publicGroup(
         .addError(NotFound)
         .annotate(
           OpenApi.Description,
-          "Simulate an inbound call from `from` to workspace number `to`, played through its whole event sequence and filed in the caller's thread (a placeholder contact for an unknown caller). `scenario`: " +
+          "Simulate an inbound call from `from` to workspace number `to`, played through its whole event sequence and filed in the caller's thread (a placeholder contact for an unknown caller). " +
+            "`from` null is a caller who withheld their number: routed like any other, every `call.*` event and the call carry `from` null, and the call lands in the one thread the number keeps for withheld callers (`contactName` `Withheld caller`, `participants` empty, no contact; texting into it is a 409). `from` equal to `to` is a 400. `scenario`: " +
             "`answered`, answered as the number's routing says (the AI agent, a teammate in the app, or the outside line of `forward`; a number routed to voicemail takes a voicemail): `call.ringing`, `call.answered` or `call.forwarded`, `call.completed`, then (not for a forwarded call) `call.recording.completed`, `call.transcript.completed`, `call.summary.completed`; " +
             "`missed`, nobody answers: `call.ringing`, (`call.forwarded`,) `call.missed`; " +
             "`voicemail`, nobody answers and the caller leaves a voicemail: `call.ringing`, (`call.forwarded`,) `call.missed`, `call.voicemail.completed`, `call.transcript.completed`, `call.summary.completed`; " +
