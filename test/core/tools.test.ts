@@ -119,11 +119,12 @@ describe("the capability table", () => {
     assert.sameMembers([...tools], exported)
   })
 
-  it("every entry's input decodes its example and has a JSON Schema", () => {
+  it("every entry's input decodes its example and has a JSON Schema; its output's JSON Schema is an object (MCP's structuredContent)", () => {
     for (const t of tools) {
       assert.isTrue(Either.isRight(Schema.decodeUnknownEither(t.input)(t.example)), t.name)
       const json = JSONSchema.make(t.input) as { readonly type?: string; readonly $ref?: string }
       assert.isTrue(json.type === "object" || json.$ref !== undefined, t.name)
+      assert.strictEqual((JSONSchema.make(t.output) as { readonly type?: string }).type, "object", t.name)
     }
   })
 
