@@ -20,6 +20,8 @@ import { TestHelpersLive } from "./handlers/testHelpers.ts"
 import { WebhooksLive } from "./handlers/webhooks.ts"
 import * as Platform from "./platform.ts"
 
+export { type CapabilityEndpoint, capabilityEndpoints } from "./capabilities.ts"
+
 export interface HttpOptions {
   readonly adminToken: Option.Option<Redacted.Redacted<string>>
   /** Serve /v1/api/test-helpers (TEST_HELPERS). */

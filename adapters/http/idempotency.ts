@@ -1,9 +1,9 @@
 /**
  * The `Idempotency-Key` header for `POST /messages` (and later `POST /numbers`, `POST /calls`): the
  * core runner (core/idempotency/runner.ts) does the work; this adapts its answer to HTTP. A create
- * route hands over its tool and success Schema:
+ * route hands over its tool, whose `output` encodes the answer it stores:
  *
- *   .handle("send", idempotentCreate(sendMessage, SendMessageResult), { uninterruptible: true })
+ *   .handle("send", idempotentCreate(sendMessage), { uninterruptible: true })
  *
  * A replay answers the stored status and body as-is with `Idempotency-Replayed: true` (HttpApiBuilder
  * sends a returned `HttpServerResponse` without encoding it); a stored error is rebuilt as the
@@ -18,7 +18,6 @@ import type { IdempotencyStore, StoredAnswer } from "../../core/idempotency/stor
 import type { WorkspaceClock } from "../../core/workspaces/clock.ts"
 import type { DomainError } from "../../core/errors.ts"
 import type { Tool } from "../../core/tools/tool.ts"
-import type { Schema } from "effect"
 import { CurrentPrincipal, CurrentRequest, envelope } from "./platform.ts"
 
 export const REPLAYED_HEADER = "idempotency-replayed"
@@ -47,8 +46,8 @@ export const idempotent = <A, I, E, R>(
 
 /** The handler of a create route (`201`) with `Idempotency-Key`, running `tool` with the decoded payload. */
 export const idempotentCreate =
-  <I, IE, A, E extends DomainError, R>(tool: Tool<I, IE, A, E, R>, success: Schema.Schema<A, any>) =>
+  <I, IE, A, E extends DomainError, R>(tool: Tool<I, IE, A, E, R>) =>
   ({ headers, payload }: { readonly headers: { readonly "idempotency-key"?: string | undefined }; readonly payload: I }) =>
     Effect.flatMap(CurrentPrincipal, (principal) =>
-      idempotent({ principal, key: headers["idempotency-key"], request: payload, status: 201, success, run: tool.run(principal, payload) })
+      idempotent({ principal, key: headers["idempotency-key"], request: payload, status: 201, success: tool.output, run: tool.run(principal, payload) })
     )

@@ -71,7 +71,7 @@ export const CallItem = Schema.Struct({
 }).annotations({ identifier: "Call" })
 export type CallItem = typeof CallItem.Type
 
-/** `GET /calls` (the `list_calls` tool); REST reads `limit` from text. */
+/** `GET /calls` (the `calls_list` tool); REST reads `limit` from text. */
 export const ListCallsInput = Schema.Struct({
   limit: Schema.optional(PageSize(200))
 }).annotations({ parseOptions: { onExcessProperty: "error" } })
@@ -79,7 +79,7 @@ export type ListCallsInput = typeof ListCallsInput.Type
 
 export const CallList = Schema.Struct({ calls: Schema.Array(CallItem) })
 
-/** `POST /calls` (the `place_call` tool). */
+/** `POST /calls` (the `calls_place` tool). */
 export const PlaceCallInput = Schema.Struct({
   to: Schema.String.pipe(Schema.maxLength(32)),
   from: Schema.optional(Schema.String.pipe(Schema.maxLength(32))),

@@ -53,7 +53,7 @@ export type ContactSummary = typeof ContactSummary.Type
 const PhoneInput = Schema.Union(Schema.String, Schema.Struct({ value: Schema.String, label: Schema.optional(Label) }))
 const EmailInput = Schema.Union(Schema.String, Schema.Struct({ value: Schema.String, label: Schema.optional(Label) }))
 
-/** Listing or searching contacts (`GET /contacts`, the `list_contacts` tool); REST reads `limit` from text. */
+/** Listing or searching contacts (`GET /contacts`, the `contacts_list` tool); REST reads `limit` from text. */
 export const ListContactsInput = Schema.Struct({
   q: Schema.optional(Schema.String.pipe(Schema.maxLength(200))),
   limit: Schema.optional(PageSize(200)),

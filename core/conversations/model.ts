@@ -154,7 +154,7 @@ export const matchesQuery = (document: string, queryWords: ReadonlyArray<string>
 export const searchableText = (a: Pick<ActivityRecord, "body" | "callTranscript">): string =>
   [a.body ?? "", ...(a.callTranscript ?? []).map((t) => t.text)].join(" ")
 
-/** Listing threads (`GET /conversations`, the `list_conversations` tool); REST reads `limit` from text. */
+/** Listing threads (`GET /conversations`, the `conversations_list` tool); REST reads `limit` from text. */
 export const ListConversationsInput = Schema.Struct({
   status: Schema.optional(ThreadStatus),
   limit: Schema.optional(PageSize(100)),
@@ -162,7 +162,7 @@ export const ListConversationsInput = Schema.Struct({
 }).annotations({ parseOptions: { onExcessProperty: "error" } })
 export type ListConversationsInput = typeof ListConversationsInput.Type
 
-/** Searching messages (`GET /messages/search`, the `search_messages` tool); REST reads `limit` from text. */
+/** Searching messages (`GET /messages/search`, the `messages_search` tool); REST reads `limit` from text. */
 export const SearchMessagesInput = Schema.Struct({
   q: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(200)),
   limit: Schema.optional(PageSize(100))

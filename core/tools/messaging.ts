@@ -1,22 +1,29 @@
 /** US texting (10DLC) registration capabilities (SPEC "Messaging registration"). */
 import { Effect } from "effect"
-import { OtpInput, RegistrationRequest, Texting } from "../texting/service.ts"
-import { NoInput, tool } from "./tool.ts"
+import { FilingAnswer, MessagingAnswer, OtpInput, RegistrationRequest, Texting } from "../texting/service.ts"
+import { NoInput, read, tool } from "./tool.ts"
 
 export const getMessagingStatus = tool({
-  name: "get_messaging_status",
-  description: "Where the workspace's US texting (10DLC) registration stands: `step`, whether it can text, the brand and campaign reviews.",
+  name: "messaging_status",
+  title: "Get the texting registration status",
+  description:
+    "Where the workspace's US texting (10DLC) registration stands: `step` (`none` before any filing), whether live keys can text (`canText`), and the brand and campaign reviews with any failure reasons. Reads what is stored; messaging_refresh asks the registry for news. Scope `numbers:manage`.",
   input: NoInput,
+  output: MessagingAnswer,
   example: {},
   scope: "numbers:manage",
+  hints: read,
+  idempotencyKey: false,
   run: (p) => Effect.flatMap(Texting, (t) => t.status(p))
 })
 
 export const fileMessagingRegistration = tool({
-  name: "file_messaging_registration",
+  name: "messaging_register",
+  title: "File the texting registration",
   description:
-    "File the brand (`business`) and stage the campaign (`campaign`, defaults applied) with the 10DLC registry. With a live key and no `mock`, a purchase: ends a trial (send `acknowledge_trial_end: true`) and charges the plan and a 20 USD setup per local number not charged before. Test keys and `mock: true` run the pipeline on the simulated registry with no charge.",
+    "File the business (`business`) with the US 10DLC campaign registry and stage its campaign (`campaign`, defaults applied), created once the brand is accepted; needed before live keys can text. With a live key and no `mock` this is a purchase: it ends a free trial (send `acknowledge_trial_end: true`) and charges the plan and a 20.00 USD setup per local number not charged before; confirm with the user first. Test keys and `mock: true` run the pipeline on the simulated registry with no charge. Follow it with messaging_status or messaging_refresh. Scope `numbers:manage`.",
   input: RegistrationRequest,
+  output: FilingAnswer,
   example: {
     business: {
       displayName: "Acme Plumbing",
@@ -32,32 +39,48 @@ export const fileMessagingRegistration = tool({
     acknowledge_trial_end: true
   },
   scope: "numbers:manage",
+  hints: { readOnly: false, destructive: false, idempotent: false, openWorld: true },
+  idempotencyKey: false,
   run: (p, input) => Effect.flatMap(Texting, (t) => t.file(p, input))
 })
 
 export const refreshMessagingStatus = tool({
-  name: "refresh_messaging_status",
-  description: "Ask the registry for the latest brand and campaign review and move the registration forward.",
+  name: "messaging_refresh",
+  title: "Refresh the texting registration",
+  description:
+    "Ask the registry for the latest brand and campaign review and move the registration forward (a background poller does the same every minute). Scope `numbers:manage`.",
   input: NoInput,
+  output: MessagingAnswer,
   example: {},
   scope: "numbers:manage",
+  hints: { readOnly: false, destructive: false, idempotent: true, openWorld: true },
+  idempotencyKey: false,
   run: (p) => Effect.flatMap(Texting, (t) => t.refresh(p))
 })
 
 export const verifyMessagingOtp = tool({
-  name: "verify_messaging_otp",
-  description: "Submit the PIN the registry texted to a sole proprietor's mobile (valid 24 hours); the campaign is then created.",
+  name: "messaging_verify_otp",
+  title: "Verify the sole proprietor's PIN",
+  description:
+    "Submit the `pin` the registry texted to a sole proprietor's mobile (valid 24 hours, 5 tries); the campaign is then created. Use only when messaging_status shows `step` `brand_otp_pending`. Scope `numbers:manage`.",
   input: OtpInput,
+  output: MessagingAnswer,
   example: { pin: "123456" },
   scope: "numbers:manage",
+  hints: { readOnly: false, destructive: false, idempotent: false, openWorld: true },
+  idempotencyKey: false,
   run: (p, input) => Effect.flatMap(Texting, (t) => t.verifyOtp(p, input))
 })
 
 export const resendMessagingOtp = tool({
-  name: "resend_messaging_otp",
-  description: "Text a fresh PIN to the sole proprietor's mobile; one resend a minute.",
+  name: "messaging_resend_otp",
+  title: "Resend the sole proprietor's PIN",
+  description: "Have the registry text a fresh PIN to the sole proprietor's mobile; one resend a minute. Scope `numbers:manage`.",
   input: NoInput,
+  output: MessagingAnswer,
   example: {},
   scope: "numbers:manage",
+  hints: { readOnly: false, destructive: false, idempotent: false, openWorld: true },
+  idempotencyKey: false,
   run: (p) => Effect.flatMap(Texting, (t) => t.resendOtp(p))
 })

@@ -1,31 +1,46 @@
 /** Phone number capabilities (SPEC "Numbers"). */
 import { Effect } from "effect"
-import { AvailableNumbersInput, BuyNumberInput, Numbers } from "../numbers/service.ts"
-import { NoInput, tool } from "./tool.ts"
+import { AvailableNumbers, AvailableNumbersInput, BuyNumberInput, BuyNumberResult, NumberList, Numbers } from "../numbers/service.ts"
+import { NoInput, read, tool } from "./tool.ts"
 
 export const listNumbers = tool({
-  name: "list_numbers",
-  description: "Every phone number of the workspace, oldest first, with who answers its calls (`voiceMode`).",
+  name: "numbers_list",
+  title: "List the workspace's numbers",
+  description:
+    "Every phone number of the workspace, oldest first: its type, status and who answers its calls (`voiceMode`: the team in the app, the AI agent, voicemail, or forwarding to `forwardTo`). Scope `numbers:read`.",
   input: NoInput,
+  output: NumberList,
   example: {},
   scope: "numbers:read",
+  hints: read,
+  idempotencyKey: false,
   run: (p) => Effect.flatMap(Numbers, (n) => n.list(p))
 })
 
 export const searchAvailableNumbers = tool({
-  name: "search_available_numbers",
-  description: "Numbers the carrier can sell, in its order, at the monthly retail price; filter by `type` (local or toll_free), `startsWith` (area code), `contains`, `locality`, `state`.",
+  name: "numbers_search",
+  title: "Search numbers to buy",
+  description:
+    "Numbers the carrier can sell now, in its order, with the monthly retail price; filter by `type` (`local`, the default, or `toll_free`), `startsWith` (area code; local only), `contains`, `locality`, `state`, `country` (default US); `limit` 1 to 50. Asks the carrier's live inventory; nothing is reserved. Buy one with numbers_buy. Scope `numbers:manage`.",
   input: AvailableNumbersInput,
+  output: AvailableNumbers,
   example: { startsWith: "415", limit: 5 },
   scope: "numbers:manage",
+  hints: { readOnly: true, destructive: false, idempotent: true, openWorld: true },
+  idempotencyKey: false,
   run: (p, input) => Effect.flatMap(Numbers, (n) => n.available(p, input))
 })
 
 export const buyNumber = tool({
-  name: "buy_number",
-  description: "Buy a number from a search result: billed to the workspace (the first local number is in the plan; others are prorated monthly add-ons) and live at once. Test keys add it without ordering or charging (`simulated`).",
+  name: "numbers_buy",
+  title: "Buy a phone number",
+  description:
+    "Buy `phoneNumber` from a numbers_search result; it is live at once. A purchase billed to the workspace: the first local number is in the plan, each further local number is 5.00 USD/month and a toll-free line 10.00 USD/month, prorated; confirm with the user first. Test keys add the number without ordering or charging it (`simulated`). Pass `idempotencyKey` to make a retry safe. Scope `numbers:manage`.",
   input: BuyNumberInput,
+  output: BuyNumberResult,
   example: { phoneNumber: "+14155550123" },
   scope: "numbers:manage",
+  hints: { readOnly: false, destructive: false, idempotent: false, openWorld: true },
+  idempotencyKey: true,
   run: (p, input) => Effect.flatMap(Numbers, (n) => n.buy(p, input))
 })

@@ -1,7 +1,8 @@
 /**
  * A capability any transport can offer: the REST handlers, the MCP endpoint (one tool per entry)
- * and the AI agent call the same entries. `input` is the Schema the REST payload uses, `run` the
- * same core use case as the REST route, and its answer the same JSON body the route answers.
+ * and the AI agent call the same entries. `input` is the REST route's path, query and body
+ * parameters as one flat object, `run` the same core use case as the route, and `output` the
+ * Schema of the JSON body the route answers (the route declares it from here).
  */
 import { type Effect, Effect as E, Schema } from "effect"
 import type { Principal } from "../auth/principal.ts"
@@ -10,21 +11,42 @@ import { invalidInput } from "../decodeMessage.ts"
 import { type DomainError, InvalidArgument } from "../errors.ts"
 import { jsonProblem } from "../input.ts"
 
+/**
+ * MCP's tool annotations, stated for every tool. `destructive`: the call deletes or overwrites
+ * something (a delete, an update that replaces fields, publishing, re-routing live calls, rotating a
+ * secret); `idempotent`: repeating it with the same arguments changes nothing more; `openWorld`: it
+ * reaches a party outside the workspace (a carrier, the registry, a webhook receiver).
+ */
+export interface ToolHints {
+  readonly readOnly: boolean
+  readonly destructive: boolean
+  readonly idempotent: boolean
+  readonly openWorld: boolean
+}
+
 export interface Tool<I, IE, A, E extends DomainError, R> {
-  /** Unique, `[a-z_]`, as MCP lists it. */
+  /** Unique, `<resource>_<action>` in snake_case (CONTRACT), as MCP lists it. */
   readonly name: string
+  /** A short human title, as an MCP client shows it. */
+  readonly title: string
+  /** Written for a model: what it does, when to use it, its rules and scope. */
   readonly description: string
-  /** Decodes what a caller sends (JSON). */
+  /** Decodes what a caller sends (JSON): the REST parameter names, flat. */
   readonly input: Schema.Schema<I, IE>
+  /** The answer: the REST route's success body, and MCP's `outputSchema` and `structuredContent`. */
+  readonly output: Schema.Schema<A, any>
   /** A valid input, as a caller would send it. */
   readonly example: NoInfer<IE>
   /** The scope the use case requires; a transport may hide tools a key cannot use. */
   readonly scope: Scope
+  readonly hints: ToolHints
+  /** REST accepts an `Idempotency-Key` for this capability (send, place call, buy number); MCP exposes it as an optional `idempotencyKey` argument. */
+  readonly idempotencyKey: boolean
   readonly run: (principal: Principal, input: I) => Effect.Effect<A, E, R>
 }
 
 // The table's entries have different inputs, answers and services.
-export type AnyTool = Tool<any, any, unknown, DomainError, any>
+export type AnyTool = Tool<any, any, any, DomainError, any>
 
 export const tool = <I, IE, A, E extends DomainError, R>(t: Tool<I, IE, A, E, R>): Tool<I, IE, A, E, R> => t
 
@@ -44,10 +66,16 @@ export const NoInput = Schema.Struct({}).annotations({
   jsonSchema: { type: "object", properties: {}, additionalProperties: false }
 })
 
-/** The `{ id }` of the record a tool acts on. */
-export const ById = Schema.Struct({ id: Schema.String }).annotations({ parseOptions: { onExcessProperty: "error" } })
+const strict = { parseOptions: { onExcessProperty: "error" } } as const
 
+/** The `{ id }` of the record a tool acts on (the REST path's `:id`). */
+export const ById = Schema.Struct({ id: Schema.String }).annotations(strict)
 
-/** An update: the record's id and the same changes the REST PATCH body carries. */
-export const Changes = <S extends Schema.Schema.Any>(changes: S) =>
-  Schema.Struct({ id: Schema.String, changes }).annotations({ parseOptions: { onExcessProperty: "error" } })
+/** A route on one record: its `id` beside the body's (or query's) fields, flat, as REST names them. */
+export const WithId = <F extends Schema.Struct.Fields>(params: Schema.Struct<F>) => Schema.Struct({ ...ById.fields, ...params.fields }).annotations(strict)
+
+/** What a delete answers. */
+export const Deleted = Schema.Struct({ deleted: Schema.Literal(true) })
+
+/** The hints of a read. */
+export const read: ToolHints = { readOnly: true, destructive: false, idempotent: true, openWorld: false }

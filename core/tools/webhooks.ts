@@ -1,91 +1,133 @@
 /** Webhook endpoint capabilities (SPEC "Webhook endpoint", "Events"). */
 import { Effect, Schema } from "effect"
 import { requireScope } from "../auth/principal.ts"
-import { subscribableEvents as events } from "../events/subscribable.ts"
-import { CreateEndpointInput, UpdateEndpointInput } from "../webhooks/model.ts"
-import { Webhooks } from "../webhooks/service.ts"
+import { SubscribableEvent, subscribableEvents as events } from "../events/subscribable.ts"
 import { PageSize } from "../pagination.ts"
-import { ById, Changes, NoInput, tool } from "./tool.ts"
+import { CreateEndpointInput, Delivery, UpdateEndpointInput, WebhookEndpoint, WebhookEndpointWithSecret } from "../webhooks/model.ts"
+import { Webhooks } from "../webhooks/service.ts"
+import { ById, Deleted, NoInput, read, tool, WithId } from "./tool.ts"
 
 const webhookId = "5f0c2a8e-7d7b-4f5e-8a51-2b7f3d9e6c10"
 
+/** The answer of get and update; create and rotate add the signing secret. */
+const WebhookAnswer = Schema.Struct({ webhook: WebhookEndpoint })
+const WebhookWithSecretAnswer = Schema.Struct({ webhook: WebhookEndpointWithSecret })
+
 export const listWebhookEventTypes = tool({
-  name: "list_webhook_event_types",
-  description: "The event types a webhook endpoint can subscribe to.",
+  name: "webhooks_event_types",
+  title: "List webhook event types",
+  description: "The event types a webhook endpoint can subscribe to, each with what triggers it; pass them (or `*`) as `events` to webhooks_create. Scope `webhooks:manage`.",
   input: NoInput,
+  output: Schema.Struct({ events: Schema.Array(SubscribableEvent) }),
   example: {},
   scope: "webhooks:manage",
+  hints: read,
+  idempotencyKey: false,
   run: (p) => requireScope(p, "webhooks:manage").pipe(Effect.as({ events }))
 })
 
 export const listWebhooks = tool({
-  name: "list_webhooks",
-  description: "List webhook endpoints.",
+  name: "webhooks_list",
+  title: "List webhook endpoints",
+  description: "The workspace's webhook endpoints: URL, subscribed events, label, status. Secrets are not shown. Scope `webhooks:manage`.",
   input: NoInput,
+  output: Schema.Struct({ webhooks: Schema.Array(WebhookEndpoint) }),
   example: {},
   scope: "webhooks:manage",
+  hints: read,
+  idempotencyKey: false,
   run: (p) => Effect.flatMap(Webhooks, (w) => w.list(p)).pipe(Effect.map((webhooks) => ({ webhooks })))
 })
 
 export const createWebhook = tool({
-  name: "create_webhook",
-  description: "Register a webhook endpoint (`https`, public addresses only, no credentials in the URL) for some event types or `*`. The signing `secret` is returned only here and by rotate.",
+  name: "webhooks_create",
+  title: "Create a webhook endpoint",
+  description:
+    "Register a webhook endpoint `url` (`https`, public addresses only, no credentials in the URL) for some event types (webhooks_event_types) or `*`. The signing `secret` is returned only here and by webhooks_rotate: hand it to the user. Scope `webhooks:manage`.",
   input: CreateEndpointInput,
+  output: WebhookWithSecretAnswer,
   example: { url: "https://hooks.example.com/switchboard", events: ["*"], label: "CRM sync" },
   scope: "webhooks:manage",
+  hints: { readOnly: false, destructive: false, idempotent: false, openWorld: false },
+  idempotencyKey: false,
   run: (p, input) => Effect.flatMap(Webhooks, (w) => w.create(p, input)).pipe(Effect.map((webhook) => ({ webhook })))
 })
 
 export const getWebhook = tool({
-  name: "get_webhook",
-  description: "Retrieve a webhook endpoint.",
+  name: "webhooks_get",
+  title: "Get a webhook endpoint",
+  description: "A webhook endpoint by `id`, without its secret. Scope `webhooks:manage`.",
   input: ById,
+  output: WebhookAnswer,
   example: { id: webhookId },
   scope: "webhooks:manage",
+  hints: read,
+  idempotencyKey: false,
   run: (p, { id }) => Effect.flatMap(Webhooks, (w) => w.get(p, id)).pipe(Effect.map((webhook) => ({ webhook })))
 })
 
 export const updateWebhook = tool({
-  name: "update_webhook",
-  description: "Update a webhook endpoint's `url`, `events`, `label`, `status` or `apiVersion`.",
-  input: Changes(UpdateEndpointInput),
-  example: { id: webhookId, changes: { status: "disabled" } },
+  name: "webhooks_update",
+  title: "Update a webhook endpoint",
+  description:
+    "Change a webhook endpoint's `url`, `events` (replaced wholesale), `label`, `status` (`enabled` or `disabled`) or `apiVersion`; fields left out stay. Scope `webhooks:manage`.",
+  input: WithId(UpdateEndpointInput),
+  output: WebhookAnswer,
+  example: { id: webhookId, status: "disabled" },
   scope: "webhooks:manage",
-  run: (p, { id, changes }) => Effect.flatMap(Webhooks, (w) => w.update(p, id, changes)).pipe(Effect.map((webhook) => ({ webhook })))
+  hints: { readOnly: false, destructive: true, idempotent: true, openWorld: false },
+  idempotencyKey: false,
+  run: (p, { id, ...changes }) => Effect.flatMap(Webhooks, (w) => w.update(p, id, changes)).pipe(Effect.map((webhook) => ({ webhook })))
 })
 
 export const deleteWebhook = tool({
-  name: "delete_webhook",
-  description: "Delete a webhook endpoint and its delivery history.",
+  name: "webhooks_delete",
+  title: "Delete a webhook endpoint",
+  description: "Delete a webhook endpoint and its delivery history permanently; to pause it instead, set `status` `disabled` with webhooks_update. Scope `webhooks:manage`.",
   input: ById,
+  output: Deleted,
   example: { id: webhookId },
   scope: "webhooks:manage",
+  hints: { readOnly: false, destructive: true, idempotent: true, openWorld: false },
+  idempotencyKey: false,
   run: (p, { id }) => Effect.flatMap(Webhooks, (w) => w.remove(p, id))
 })
 
 export const rotateWebhookSecret = tool({
-  name: "rotate_webhook_secret",
-  description: "Issue a new signing secret; the previous one keeps signing beside it for 24 hours.",
+  name: "webhooks_rotate",
+  title: "Rotate a webhook's signing secret",
+  description: "Issue a new signing secret for a webhook endpoint and return it; the previous one keeps signing beside it for 24 hours, then stops. Scope `webhooks:manage`.",
   input: ById,
+  output: WebhookWithSecretAnswer,
   example: { id: webhookId },
   scope: "webhooks:manage",
+  hints: { readOnly: false, destructive: true, idempotent: false, openWorld: false },
+  idempotencyKey: false,
   run: (p, { id }) => Effect.flatMap(Webhooks, (w) => w.rotate(p, id)).pipe(Effect.map((webhook) => ({ webhook })))
 })
 
 export const testWebhook = tool({
-  name: "test_webhook",
-  description: "Send a signed `ping` to a webhook endpoint now and return its delivery record.",
+  name: "webhooks_test",
+  title: "Send a test ping to a webhook",
+  description: "Send a signed `ping` event to a webhook endpoint's URL now and return its delivery record (status, response code, error). Scope `webhooks:manage`.",
   input: ById,
+  output: Schema.Struct({ delivery: Delivery }),
   example: { id: webhookId },
   scope: "webhooks:manage",
+  hints: { readOnly: false, destructive: false, idempotent: false, openWorld: true },
+  idempotencyKey: false,
   run: (p, { id }) => Effect.flatMap(Webhooks, (w) => w.test(p, id)).pipe(Effect.map((delivery) => ({ delivery })))
 })
 
 export const listWebhookDeliveries = tool({
-  name: "list_webhook_deliveries",
-  description: "A webhook endpoint's delivery history, newest first.",
-  input: Schema.Struct({ id: Schema.String, limit: Schema.optional(PageSize(200)) }).annotations({ parseOptions: { onExcessProperty: "error" } }),
+  name: "webhooks_deliveries",
+  title: "List a webhook's deliveries",
+  description: "A webhook endpoint's delivery history, newest first (`limit` 1 to 200, default 50): event, status, attempts, the receiver's response code or error, the next retry. Scope `webhooks:manage`.",
+  input: WithId(Schema.Struct({ limit: Schema.optional(PageSize(200)) })),
+  output: Schema.Struct({ deliveries: Schema.Array(Delivery) }),
   example: { id: webhookId, limit: 20 },
   scope: "webhooks:manage",
+  hints: read,
+  idempotencyKey: false,
   run: (p, { id, limit }) => Effect.flatMap(Webhooks, (w) => w.deliveries(p, id, limit ?? 50)).pipe(Effect.map((deliveries) => ({ deliveries })))
 })

@@ -1,7 +1,8 @@
 /**
  * The capability table (core/tools) over the memory layers: entries run the same use cases as the
  * REST routes, inputs decode through the table's Schemas, every entry's example decodes and has a
- * JSON Schema, and each declared scope is the one its use case enforces.
+ * JSON Schema, every answer the tests get is one its `output` Schema encodes, the hints follow one
+ * policy, and each declared scope is the one its use case enforces.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Either, JSONSchema, Layer, Schema } from "effect"
@@ -22,7 +23,8 @@ import { layerNotFiled } from "../../core/messaging/registration.ts"
 import { NumberStore } from "../../core/numbers.ts"
 import { HostResolver, layerOutboundGuard } from "../../core/outbound.ts"
 import { layerCursorCodec } from "../../core/pagination.ts"
-import { Agent, type AnyTool, Calls, callTool, Contacts, Conversations, Messaging, Numbers, tools, Webhooks } from "../../core/tools/index.ts"
+import type { DomainError } from "../../core/errors.ts"
+import { Agent, type AnyTool, Calls, callTool as callUnchecked, Contacts, Conversations, Messaging, Numbers, type Tool, tools, Webhooks } from "../../core/tools/index.ts"
 import { WebhookSender } from "../../core/webhooks/store.ts"
 
 const unused = <A>(name: string) => Effect.dieMessage(`${name} is not used by these tests`) as Effect.Effect<A>
@@ -58,6 +60,13 @@ const principal = (kind: "live" | "test", workspaceId: string, scopes: ReadonlyA
 
 const LOCAL = "+14155550100"
 
+/**
+ * `callTool`, then the answer encoded with the tool's `output` as REST and MCP encode it, refusing
+ * any field the Schema does not declare: the Schema describes exactly what the tool answers.
+ */
+const callTool = <I, IE, A, E extends DomainError, R>(t: Tool<I, IE, A, E, R>, p: Principal, raw: unknown) =>
+  Effect.tap(callUnchecked(t, p, raw), (answer) => Effect.orDie(Schema.encode(t.output, { onExcessProperty: "error" })(answer)))
+
 /** A workspace with one active local number. */
 const workspace = Effect.gen(function* () {
   const ws = crypto.randomUUID()
@@ -69,20 +78,39 @@ const workspace = Effect.gen(function* () {
 })
 
 describe("the capability table", () => {
-  it("names are unique and every entry has a description", () => {
+  it("names are unique `<resource>_<action>` and every entry has a title and a description naming its scope", () => {
     const names = tools.map((t) => t.name)
     assert.strictEqual(new Set(names).size, names.length)
     for (const t of tools) {
-      assert.match(t.name, /^[a-z_]+$/)
-      assert.isAbove(t.description.length, 10, t.name)
+      assert.match(t.name, /^[a-z]+(_[a-z]+)+$/)
+      assert.isAbove(t.title.length, 5, t.name)
+      assert.include(t.description, `Scope \`${t.scope}\``, t.name)
     }
-    assert.includeMembers(names, [
-      "list_contacts", "get_contact", "create_contact", "update_contact", "delete_contact",
-      "list_conversations", "get_conversation", "update_conversation", "send_message", "search_messages",
-      "list_calls", "place_call",
-      "list_webhook_event_types", "list_webhooks", "create_webhook", "get_webhook", "update_webhook",
-      "delete_webhook", "rotate_webhook_secret", "test_webhook", "list_webhook_deliveries",
-      "get_agent", "update_agent", "publish_agent", "connect_number", "disconnect_number"
+    assert.sameMembers(names, [
+      "contacts_list", "contacts_get", "contacts_create", "contacts_update", "contacts_delete",
+      "conversations_list", "conversations_get", "conversations_update", "messages_send", "messages_search",
+      "calls_list", "calls_place",
+      "numbers_list", "numbers_search", "numbers_buy", "numbers_connect", "numbers_disconnect",
+      "messaging_status", "messaging_register", "messaging_refresh", "messaging_verify_otp", "messaging_resend_otp",
+      "agent_get", "agent_update", "agent_publish",
+      "webhooks_event_types", "webhooks_list", "webhooks_create", "webhooks_get", "webhooks_update",
+      "webhooks_delete", "webhooks_rotate", "webhooks_test", "webhooks_deliveries"
+    ])
+  })
+
+  it("hints follow one policy: reads are read-only and closed-world, deletes destructive and idempotent, idempotency keys only on open-world writes", () => {
+    for (const t of tools) {
+      const { readOnly, destructive, idempotent, openWorld } = t.hints
+      if (t.scope.endsWith(":read") || /_(list|get|search|status|event_types|deliveries)$/.test(t.name)) assert.isTrue(readOnly, t.name)
+      if (readOnly) assert.deepStrictEqual([destructive, idempotent], [false, true], t.name)
+      // The one read that asks an outside party: the carrier's live inventory.
+      if (readOnly) assert.strictEqual(openWorld, t.name === "numbers_search", t.name)
+      if (t.name.endsWith("_delete")) assert.deepStrictEqual([readOnly, destructive, idempotent], [false, true, true], t.name)
+      if (t.idempotencyKey) assert.deepStrictEqual([readOnly, idempotent, openWorld], [false, false, true], t.name)
+    }
+    const open = tools.filter((t) => t.hints.openWorld && !t.hints.readOnly).map((t) => t.name)
+    assert.sameMembers(open, [
+      "messages_send", "calls_place", "numbers_buy", "messaging_register", "messaging_refresh", "messaging_verify_otp", "messaging_resend_otp", "webhooks_test"
     ])
   })
 
@@ -91,11 +119,12 @@ describe("the capability table", () => {
     assert.sameMembers([...tools], exported)
   })
 
-  it("every entry's input decodes its example and has a JSON Schema", () => {
+  it("every entry's input decodes its example and has a JSON Schema; its output's JSON Schema is an object (MCP's structuredContent)", () => {
     for (const t of tools) {
       assert.isTrue(Either.isRight(Schema.decodeUnknownEither(t.input)(t.example)), t.name)
       const json = JSONSchema.make(t.input) as { readonly type?: string; readonly $ref?: string }
       assert.isTrue(json.type === "object" || json.$ref !== undefined, t.name)
+      assert.strictEqual((JSONSchema.make(t.output) as { readonly type?: string }).type, "object", t.name)
     }
   })
 
@@ -107,10 +136,12 @@ describe("the capability table", () => {
       assert.deepStrictEqual(created.contact.phones, [{ value: "+14155550123" }])
       const got = yield* callTool(Contacts.getContact, p, { id: created.contact.id })
       assert.deepStrictEqual(got, created)
-      const updated = yield* callTool(Contacts.updateContact, p, { id: created.contact.id, changes: { company: "Engines" } })
+      const updated = yield* callTool(Contacts.updateContact, p, { id: created.contact.id, company: "Engines" })
       assert.strictEqual(updated.contact.company, "Engines")
       const listed = yield* callTool(Contacts.listContacts, p, { q: "ada" })
       assert.deepStrictEqual(listed.contacts.map((c) => c.id), [created.contact.id])
+      assert.deepStrictEqual(yield* callTool(Contacts.deleteContact, p, { id: created.contact.id }), { deleted: true })
+      assert.strictEqual((yield* Effect.flip(callTool(Contacts.getContact, p, { id: created.contact.id })))._tag, "NotFound")
     })))
 
   it.effect("send a message with a test key; the thread is attached to the contact and searchable", () =>
@@ -125,6 +156,9 @@ describe("the capability table", () => {
       assert.deepStrictEqual(thread.activities.map((a) => a.id), [sent.message.id])
       const found = yield* callTool(Conversations.searchMessages, p, { q: "table" })
       assert.deepStrictEqual(found.results.map((r) => r.activityId), [sent.message.id])
+      const done = yield* callTool(Conversations.updateConversation, p, { id: sent.conversationId, status: "done" })
+      assert.strictEqual(done.conversation.status, "done")
+      assert.deepStrictEqual((yield* callTool(Conversations.listConversations, p, { status: "done" })).conversations.map((c) => c.id), [sent.conversationId])
     })))
 
   it.effect("create and publish the agent, route the number to it and away, through the table", () =>
@@ -144,13 +178,24 @@ describe("the capability table", () => {
       assert.deepStrictEqual([forwarded?.voiceMode, forwarded?.agentId, forwarded?.forwardTo], ["forward", null, "+14155550199"])
     })))
 
-  it.effect("place_call with no published agent is refused (409); list_calls answers the empty history", () =>
+  it.effect("calls_place with no published agent is refused (409); calls_list answers the empty history", () =>
     run(Effect.gen(function* () {
       const p = principal("test", yield* workspace)
       const refused = yield* Effect.flip(callTool(Calls.placeCall, p, { to: "+14155550123" }))
       assert.strictEqual(refused._tag, "FailedPrecondition")
       assert.include(refused.message, "Publish an agent first")
       assert.deepStrictEqual(yield* callTool(Calls.listCalls, p, {}), { calls: [] })
+    })))
+
+  it.effect("search the carrier's numbers and read the texting registration, through the table", () =>
+    run(Effect.gen(function* () {
+      const p = principal("test", yield* workspace)
+      const { available } = yield* callTool(Numbers.searchAvailableNumbers, p, { startsWith: "415", limit: 2 })
+      assert.isAbove(available.length, 0)
+      assert.isTrue(available.every((n) => n.phone_number.startsWith("+1415")))
+      assert.strictEqual((yield* callTool(Messaging.getMessagingStatus, p, {})).messaging.step, "none")
+      assert.deepStrictEqual(yield* callTool(Webhooks.listWebhooks, p, {}), { webhooks: [] })
+      assert.isAbove((yield* callTool(Webhooks.listWebhookEventTypes, p, {})).events.length, 0)
     })))
 
   it.effect("a live key on a workspace that is not registered is refused by the same gate as REST", () =>

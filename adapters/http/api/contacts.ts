@@ -1,15 +1,13 @@
 /** SPEC "Contacts". */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { ContactDetail, ContactInput, ContactSummary, toSummary } from "../../../core/contacts/model.ts"
-import { ListContactsInput } from "../../../core/contacts/model.ts"
+import { ContactInput, ListContactsInput, toSummary } from "../../../core/contacts/model.ts"
+import { createContact, deleteContact, getContact, listContacts, updateContact } from "../../../core/tools/contacts.ts"
 import { NotFound } from "./errors.ts"
 import * as examples from "./examples.ts"
-import { Deleted, IdParam, limitParam, publicGroup, requires } from "./shared.ts"
+import { capability, IdParam, limitParam, publicGroup } from "./shared.ts"
 
 const { contact } = examples
-
-const ContactEnvelope = Schema.Struct({ contact: ContactDetail }).annotations({ examples: [{ contact }] })
 
 const contactSummary = toSummary(contact)
 
@@ -18,44 +16,40 @@ export class ContactsGroup extends publicGroup(
     .add(
       HttpApiEndpoint.get("list", "/contacts")
         .setUrlParams(Schema.Struct({ ...ListContactsInput.fields, limit: Schema.optional(limitParam(200)) }))
-        .addSuccess(
-          Schema.Struct({ contacts: Schema.Array(ContactSummary), nextCursor: Schema.NullOr(Schema.String) }).annotations({
-            examples: [{ contacts: [contactSummary], nextCursor: null }]
-          })
-        )
+        .addSuccess(listContacts.output.annotations({ examples: [{ contacts: [contactSummary], nextCursor: null }] }))
         .annotate(OpenApi.Description, "List or search contacts, newest created first.")
-        .pipe(requires("contacts:read"))
+        .pipe(capability(listContacts))
     )
     .add(
       HttpApiEndpoint.post("create", "/contacts")
         .setPayload(ContactInput.annotations({ examples: [{ firstName: "Ada", lastName: "Lovelace", phone: "+14155550100", tags: ["vip"] }] }))
-        .addSuccess(ContactEnvelope, { status: 201 })
+        .addSuccess(createContact.output.annotations({ examples: [{ contact }] }), { status: 201 })
         .annotate(OpenApi.Description, "Create a contact; a phone owned by a nameless auto-created contact adopts it.")
-        .pipe(requires("contacts:write"))
+        .pipe(capability(createContact))
     )
     .add(
       HttpApiEndpoint.get("get", "/contacts/:id")
         .setPath(IdParam)
-        .addSuccess(ContactEnvelope)
+        .addSuccess(getContact.output.annotations({ examples: [{ contact }] }))
         .addError(NotFound)
         .annotate(OpenApi.Description, "Retrieve a contact.")
-        .pipe(requires("contacts:read"))
+        .pipe(capability(getContact))
     )
     .add(
       HttpApiEndpoint.patch("update", "/contacts/:id")
         .setPath(IdParam)
         .setPayload(ContactInput.annotations({ examples: [{ company: null, tags: ["customer"] }] }))
-        .addSuccess(ContactEnvelope)
+        .addSuccess(updateContact.output.annotations({ examples: [{ contact }] }))
         .addError(NotFound)
         .annotate(OpenApi.Description, "Update the fields sent; arrays and `properties` are replaced wholesale; `null` clears names and company.")
-        .pipe(requires("contacts:write"))
+        .pipe(capability(updateContact))
     )
     .add(
       HttpApiEndpoint.del("delete", "/contacts/:id")
         .setPath(IdParam)
-        .addSuccess(Deleted)
+        .addSuccess(deleteContact.output.annotations({ examples: [{ deleted: true }] }))
         .addError(NotFound)
         .annotate(OpenApi.Description, "Delete a contact permanently; its threads stay under the raw number.")
-        .pipe(requires("contacts:write"))
+        .pipe(capability(deleteContact))
     )
 ).annotate(OpenApi.Title, "Contacts") {}

@@ -1,12 +1,12 @@
 /** SPEC "Messages": send and search. */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { MessageSearchResult } from "../../../core/conversations/model.ts"
-import { SendMessageInput, SendMessageResult } from "../../../core/messaging/outbound.ts"
 import { SearchMessagesInput } from "../../../core/conversations/model.ts"
+import { SendMessageInput } from "../../../core/messaging/outbound.ts"
+import { searchMessages, sendMessage } from "../../../core/tools/conversations.ts"
 import { FailedPrecondition, NotFound } from "./errors.ts"
 import { activity, conversation } from "./examples.ts"
-import { IdempotencyHeaders, limitParam, publicGroup, requires } from "./shared.ts"
+import { capability, IdempotencyHeaders, limitParam, publicGroup } from "./shared.ts"
 
 const searchResult = {
   activityId: activity.id,
@@ -26,7 +26,7 @@ export class MessagesGroup extends publicGroup(
         .setHeaders(IdempotencyHeaders)
         .setPayload(SendMessageInput.annotations({ examples: [{ to: conversation.participants[0], body: activity.body }] }))
         .addSuccess(
-          SendMessageResult.annotations({
+          sendMessage.output.annotations({
             examples: [{ message: { ...activity, deliveryStatus: "simulated" }, conversationId: conversation.id, simulated: true }]
           }),
           { status: 201 }
@@ -34,13 +34,13 @@ export class MessagesGroup extends publicGroup(
         .addError(NotFound)
         .addError(FailedPrecondition)
         .annotate(OpenApi.Description, "Send an SMS/MMS (`Idempotency-Key` supported). Test keys record `simulated` and send nothing. A `conversationId` of a withheld callers' thread (`participants` empty) is a 409: there is no number to text.")
-        .pipe(requires("messages:send"))
+        .pipe(capability(sendMessage))
     )
     .add(
       HttpApiEndpoint.get("search", "/messages/search")
         .setUrlParams(Schema.Struct({ ...SearchMessagesInput.fields, limit: Schema.optional(limitParam(100)) }))
-        .addSuccess(Schema.Struct({ results: Schema.Array(MessageSearchResult) }).annotations({ examples: [{ results: [searchResult] }] }))
+        .addSuccess(searchMessages.output.annotations({ examples: [{ results: [searchResult] }] }))
         .annotate(OpenApi.Description, "Search message bodies and call/voicemail transcripts by words and prefixes, newest first.")
-        .pipe(requires("conversations:read"))
+        .pipe(capability(searchMessages))
     )
 ).annotate(OpenApi.Title, "Messages") {}

@@ -1,11 +1,11 @@
 /** SPEC "Messaging registration": the US texting (10DLC) registration. */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { fileMessagingRegistration } from "../../../core/tools/messaging.ts"
-import { FilingAnswer, MessagingAnswer, OtpInput, RegistrationRequest } from "../../../core/texting/service.ts"
+import { fileMessagingRegistration, getMessagingStatus, refreshMessagingStatus, resendMessagingOtp, verifyMessagingOtp } from "../../../core/tools/messaging.ts"
+import { OtpInput, RegistrationRequest } from "../../../core/texting/service.ts"
 import type { MessagingStatus } from "../../../core/texting/record.ts"
 import { FailedPrecondition, Internal, ResourceExhausted } from "./errors.ts"
-import { publicGroup, requires } from "./shared.ts"
+import { capability, publicGroup } from "./shared.ts"
 
 const pending: MessagingStatus = {
   step: "brand_pending",
@@ -31,14 +31,14 @@ export class MessagingGroup extends publicGroup(
   HttpApiGroup.make("messaging")
     .add(
       HttpApiEndpoint.get("status", "/messaging")
-        .addSuccess(MessagingAnswer.annotations({ examples: [{ messaging: active }] }))
+        .addSuccess(getMessagingStatus.output.annotations({ examples: [{ messaging: active }] }))
         .annotate(OpenApi.Description, "Where the workspace's US texting (10DLC) registration stands. `step` is `none` before any filing.")
-        .pipe(requires("numbers:manage"))
+        .pipe(capability(getMessagingStatus))
     )
     .add(
       HttpApiEndpoint.post("file", "/messaging/registration")
         .setPayload(RegistrationRequest.annotations({ examples: [Schema.decodeSync(RegistrationRequest)(fileMessagingRegistration.example)] }))
-        .addSuccess(FilingAnswer.annotations({ examples: [{ messaging: pending }] }), { status: 201 })
+        .addSuccess(fileMessagingRegistration.output.annotations({ examples: [{ messaging: pending }] }), { status: 201 })
         .addError(FailedPrecondition)
         .addError(Internal)
         .annotate(
@@ -48,34 +48,34 @@ export class MessagingGroup extends publicGroup(
             "The owner is mailed a receipt with a masked copy of the application; each filing is audit-logged with actor `api`. Test keys and `mock: true` run the whole pipeline on the simulated registry: no gate, no charge, nothing filed, `mock: true` in the answer. " +
             "409 `failed_precondition`: `Filing ends your free trial: send acknowledge_trial_end: true`; a message beginning `Add a payment method` (no card, a canceled subscription, or a trial with no identity check submitted); `Your card was declined`; a registration already in progress or active; the registry's rejection. 500 when the registry is unavailable (nothing is charged)."
         )
-        .pipe(requires("numbers:manage"))
+        .pipe(capability(fileMessagingRegistration))
     )
     .add(
       HttpApiEndpoint.post("refresh", "/messaging/refresh")
-        .addSuccess(MessagingAnswer.annotations({ examples: [{ messaging: active }] }))
+        .addSuccess(refreshMessagingStatus.output.annotations({ examples: [{ messaging: active }] }))
         .addError(FailedPrecondition)
         .addError(Internal)
         .annotate(
           OpenApi.Description,
           "Ask the registry for the latest brand and campaign status and move the pipeline forward. A background poller does the same every minute, so calling it is optional. 409 when the registry refuses the request (its message says why); 500 when it is unavailable."
         )
-        .pipe(requires("numbers:manage"))
+        .pipe(capability(refreshMessagingStatus))
     )
     .add(
       HttpApiEndpoint.post("verifyOtp", "/messaging/otp/verify")
         .setPayload(OtpInput.annotations({ examples: [{ pin: "123456" }] }))
-        .addSuccess(MessagingAnswer.annotations({ examples: [{ messaging: { ...active, step: "campaign_pending", canText: false, campaign: { ...active.campaign!, status: "pending" } } }] }))
+        .addSuccess(verifyMessagingOtp.output.annotations({ examples: [{ messaging: { ...active, step: "campaign_pending", canText: false, campaign: { ...active.campaign!, status: "pending" } } }] }))
         .addError(FailedPrecondition)
         .addError(Internal)
         .annotate(
           OpenApi.Description,
           "Submit the PIN the registry texted to a sole proprietor's `mobilePhone`; the campaign is then created. 400 for a wrong PIN or one older than 24 hours; after 5 wrong PINs the PIN is void (400) until `POST /messaging/otp/resend` texts a new one. 409 `The registration is not waiting for a PIN`."
         )
-        .pipe(requires("numbers:manage"))
+        .pipe(capability(verifyMessagingOtp))
     )
     .add(
       HttpApiEndpoint.post("resendOtp", "/messaging/otp/resend")
-        .addSuccess(MessagingAnswer.annotations({ examples: [{ messaging: otp }] }))
+        .addSuccess(resendMessagingOtp.output.annotations({ examples: [{ messaging: otp }] }))
         .addError(FailedPrecondition)
         .addError(ResourceExhausted)
         .addError(Internal)
@@ -83,6 +83,6 @@ export class MessagingGroup extends publicGroup(
           OpenApi.Description,
           "Text a fresh PIN to the sole proprietor's `mobilePhone`. One resend a minute (the filing's own PIN does not count): an earlier repeat is 429 with `Retry-After`. 409 when the registration is not waiting for a PIN."
         )
-        .pipe(requires("numbers:manage"))
+        .pipe(capability(resendMessagingOtp))
     )
 ).annotate(OpenApi.Title, "Messaging registration") {}

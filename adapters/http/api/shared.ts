@@ -1,7 +1,8 @@
 /** What several groups share: the public API's common shape, and path, query and header parameters. */
 import { type HttpApiEndpoint, type HttpApiGroup, OpenApi } from "@effect/platform"
-import { Schema } from "effect"
+import { Context, Schema } from "effect"
 import type { Scope } from "../../../core/auth/scopes.ts"
+import type { AnyTool } from "../../../core/tools/tool.ts"
 import { E164 } from "../../../core/phone.ts"
 import { Authorization, BoundedBody, RequiredScopes } from "../security.ts"
 import { InvalidArgument, PermissionDenied } from "./errors.ts"
@@ -14,23 +15,37 @@ export const publicGroup = <Id extends string, Endpoints extends HttpApiEndpoint
   group: HttpApiGroup.HttpApiGroup<Id, Endpoints, E, R>
 ) => group.addError(InvalidArgument).addError(PermissionDenied).middleware(BoundedBody).middleware(Authorization).prefix("/v1/api")
 
+/** The name of the tool (core/tools) an endpoint offers; shown as `x-mcp-tool` on its operation. */
+export class Capability extends Context.Tag("switchboard/Capability")<Capability, string>() {}
+
 /**
  * The scopes a key needs for an endpoint of a public group: checked by the Authorization
  * middleware before the body is read, and listed in the OpenAPI document (the operation's
- * security requirement and its description).
+ * security requirement and its description); with `tool`, the operation also names its tool.
  */
+const scoped = <E extends HttpApiEndpoint.HttpApiEndpoint.Any>(endpoint: E, scopes: ReadonlyArray<Scope>, tool?: string): E =>
+  (endpoint as unknown as HttpApiEndpoint.HttpApiEndpoint.AnyWithProps)
+    .annotate(RequiredScopes, scopes)
+    .annotate(OpenApi.Transform, (op) => ({
+      ...op,
+      description: [op.description, `Scope ${scopes.map((s) => `\`${s}\``).join(" and ")}.`].filter(Boolean).join(" "),
+      security: (op.security as Array<Record<string, ReadonlyArray<string>>>).map((requirement) =>
+        Object.fromEntries(Object.keys(requirement).map((name) => [name, scopes]))
+      ),
+      ...(tool === undefined ? {} : { "x-mcp-tool": tool })
+    })) as unknown as E
+
+/** An endpoint that offers a tool: the tool's scope, declared once on the tool, and its name. */
+export const capability =
+  (tool: AnyTool) =>
+  <E extends HttpApiEndpoint.HttpApiEndpoint.Any>(endpoint: E): E =>
+    (scoped(endpoint, [tool.scope], tool.name) as unknown as HttpApiEndpoint.HttpApiEndpoint.AnyWithProps).annotate(Capability, tool.name) as unknown as E
+
+/** The scopes of an endpoint that offers no tool (the test helpers). */
 export const requires =
   (...scopes: ReadonlyArray<Scope>) =>
   <E extends HttpApiEndpoint.HttpApiEndpoint.Any>(endpoint: E): E =>
-    (endpoint as unknown as HttpApiEndpoint.HttpApiEndpoint.AnyWithProps)
-      .annotate(RequiredScopes, scopes)
-      .annotate(OpenApi.Transform, (op) => ({
-        ...op,
-        description: [op.description, `Scope ${scopes.map((s) => `\`${s}\``).join(" and ")}.`].filter(Boolean).join(" "),
-        security: (op.security as Array<Record<string, ReadonlyArray<string>>>).map((requirement) =>
-          Object.fromEntries(Object.keys(requirement).map((name) => [name, scopes]))
-        )
-      })) as unknown as E
+    scoped(endpoint, scopes)
 
 export const IdParam = Schema.Struct({ id: Schema.String })
 
@@ -45,8 +60,6 @@ export const E164Param = Schema.Struct({
     E164.annotations({ message: () => "must be an E.164 number, such as %2B14155550100" })
   )
 })
-
-export const Deleted = Schema.Struct({ deleted: Schema.Literal(true) }).annotations({ examples: [{ deleted: true }] })
 
 /** `?limit=`: an integer from 1 to `max`, named in the 400 message. */
 export const limitParam = (max: number) =>

@@ -10,5 +10,5 @@ export const AgentLive = HttpApiBuilder.group(Api, "agent", (handlers) =>
     .handle("update", ({ payload }) => Effect.flatMap(CurrentPrincipal, (p) => updateAgent.run(p, payload)))
     .handle("publish", () => Effect.flatMap(CurrentPrincipal, (p) => publishAgent.run(p, {})))
     .handle("connect", ({ path }) => Effect.flatMap(CurrentPrincipal, (p) => connectNumber.run(p, path)))
-    .handle("disconnect", ({ path, payload }) => Effect.flatMap(CurrentPrincipal, (p) => disconnectNumber.run(p, { ...payload, e164: path.e164 })))
+    .handle("disconnect", ({ path, payload }) => Effect.flatMap(CurrentPrincipal, (p) => disconnectNumber.run(p, { ...path, ...payload })))
 )

@@ -1,6 +1,5 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
-import { PlaceCallResult } from "../../../core/calls/model.ts"
 import { listCalls, placeCall } from "../../../core/tools/calls.ts"
 import { Api } from "../api.ts"
 import { idempotentCreate } from "../idempotency.ts"
@@ -9,5 +8,5 @@ import { CurrentPrincipal } from "../platform.ts"
 export const CallsLive = HttpApiBuilder.group(Api, "calls", (handlers) =>
   handlers
     .handle("list", ({ urlParams }) => Effect.flatMap(CurrentPrincipal, (p) => listCalls.run(p, urlParams)))
-    .handle("place", idempotentCreate(placeCall, PlaceCallResult), { uninterruptible: true })
+    .handle("place", idempotentCreate(placeCall), { uninterruptible: true })
 )

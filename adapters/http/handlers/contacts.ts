@@ -9,7 +9,7 @@ export const ContactsLive = HttpApiBuilder.group(Api, "contacts", (handlers) =>
     .handle("list", ({ urlParams }) => Effect.flatMap(CurrentPrincipal, (p) => listContacts.run(p, urlParams)))
     .handle("create", ({ payload }) => Effect.flatMap(CurrentPrincipal, (p) => createContact.run(p, payload)), { uninterruptible: true })
     .handle("get", ({ path }) => Effect.flatMap(CurrentPrincipal, (p) => getContact.run(p, path)))
-    .handle("update", ({ path, payload }) => Effect.flatMap(CurrentPrincipal, (p) => updateContact.run(p, { id: path.id, changes: payload })), {
+    .handle("update", ({ path, payload }) => Effect.flatMap(CurrentPrincipal, (p) => updateContact.run(p, { ...path, ...payload })), {
       uninterruptible: true
     })
     .handle("delete", ({ path }) => Effect.flatMap(CurrentPrincipal, (p) => deleteContact.run(p, path)), { uninterruptible: true })

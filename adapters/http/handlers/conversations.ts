@@ -8,5 +8,5 @@ export const ConversationsLive = HttpApiBuilder.group(Api, "conversations", (han
   handlers
     .handle("list", ({ urlParams }) => Effect.flatMap(CurrentPrincipal, (p) => listConversations.run(p, urlParams)))
     .handle("get", ({ path }) => Effect.flatMap(CurrentPrincipal, (p) => getConversation.run(p, path)))
-    .handle("update", ({ path, payload }) => Effect.flatMap(CurrentPrincipal, (p) => updateConversation.run(p, { id: path.id, changes: payload })))
+    .handle("update", ({ path, payload }) => Effect.flatMap(CurrentPrincipal, (p) => updateConversation.run(p, { ...path, ...payload })))
 )

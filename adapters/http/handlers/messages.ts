@@ -1,13 +1,12 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { CurrentPrincipal } from "../platform.ts"
-import { SendMessageResult } from "../../../core/messaging/outbound.ts"
 import { searchMessages, sendMessage } from "../../../core/tools/conversations.ts"
 import { Api } from "../api.ts"
 import { idempotentCreate } from "../idempotency.ts"
 
 export const MessagesLive = HttpApiBuilder.group(Api, "messages", (handlers) =>
   handlers
-    .handle("send", idempotentCreate(sendMessage, SendMessageResult), { uninterruptible: true })
+    .handle("send", idempotentCreate(sendMessage), { uninterruptible: true })
     .handle("search", ({ urlParams }) => Effect.flatMap(CurrentPrincipal, (p) => searchMessages.run(p, urlParams)))
 )

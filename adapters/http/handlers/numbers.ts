@@ -1,6 +1,5 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
-import { BuyNumberResult } from "../../../core/numbers/service.ts"
 import { buyNumber, listNumbers, searchAvailableNumbers } from "../../../core/tools/numbers.ts"
 import { Api } from "../api.ts"
 import { idempotentCreate } from "../idempotency.ts"
@@ -10,5 +9,5 @@ export const NumbersLive = HttpApiBuilder.group(Api, "numbers", (handlers) =>
   handlers
     .handle("list", () => Effect.flatMap(CurrentPrincipal, (p) => listNumbers.run(p, {})))
     .handle("available", ({ urlParams }) => Effect.flatMap(CurrentPrincipal, (p) => searchAvailableNumbers.run(p, urlParams)))
-    .handle("buy", idempotentCreate(buyNumber, BuyNumberResult), { uninterruptible: true })
+    .handle("buy", idempotentCreate(buyNumber), { uninterruptible: true })
 )
