@@ -1,11 +1,19 @@
 /**
- * Media of MMS messages: fetched once (outbound at send time, inbound on receipt), stored in a blob
- * store, and served back through short-lived signed URLs (`/v1/media/...`, valid 1 h).
+ * Media of MMS messages and call recordings: fetched once (outbound at send time, inbound and
+ * recordings on receipt), stored in a blob store, and served back through short-lived signed URLs
+ * (`/v1/media/...`, valid 1 h).
  */
-import { Context, Effect, Schema } from "effect"
+import { Context, Data, Effect, Schema } from "effect"
 import type { InvalidArgument } from "./errors.ts"
 
 export const MAX_MEDIA_BYTES = 5 * 1024 * 1024
+/**
+ * Call recordings and voicemails from the carrier: 100 MB. A wav recording is 16-bit PCM, about
+ * 1.9 MB a minute at 8 kHz on two channels, so a ten-minute call is about 19 MB, far past the 5 MB of
+ * message media; 100 MB holds about 50 minutes of that (mp3 is several times smaller) while still
+ * bounding what one download holds in memory.
+ */
+export const MAX_RECORDING_BYTES = 100 * 1024 * 1024
 export const MEDIA_URL_TTL_SECONDS = 3600
 
 /** A media file as an activity stores it; clients see it as a signed URL instead of the key. */
@@ -40,14 +48,27 @@ export interface BlobStore {
 }
 export const BlobStore = Context.GenericTag<BlobStore>("core/BlobStore")
 
+/** What one download may take: bytes at most, and seconds for the whole exchange. */
+export interface MediaLimits {
+  readonly maxBytes: number
+  readonly timeoutSeconds: number
+}
+
+/** Recordings' limits; message media keep the fetcher's own (MAX_MEDIA_BYTES, 15 s). 120 s lets 100 MB arrive at about 7 Mbit/s. */
+export const RECORDING_LIMITS: MediaLimits = { maxBytes: MAX_RECORDING_BYTES, timeoutSeconds: 120 }
+
+/** The file is larger than the limit (declared or as read); retrying the same URL will not help. */
+export class MediaTooLarge extends Data.TaggedError("MediaTooLarge")<{ readonly message: string }> {}
+
 /**
  * Fetches one media URL through the outbound-URL guard (https, public addresses, no redirects), at
- * most MAX_MEDIA_BYTES, with a timeout. A URL that cannot be fetched is an InvalidArgument naming it.
+ * most MAX_MEDIA_BYTES (or `limits`), with a timeout. A URL that cannot be fetched is an
+ * InvalidArgument naming it; one larger than the limit is MediaTooLarge.
  */
 export interface MediaFetcher {
-  readonly fetch: (url: string) => Effect.Effect<
+  readonly fetch: (url: string, limits?: MediaLimits) => Effect.Effect<
     { readonly bytes: Uint8Array; readonly contentType: string; readonly filename: string },
-    InvalidArgument
+    InvalidArgument | MediaTooLarge
   >
 }
 export const MediaFetcher = Context.GenericTag<MediaFetcher>("core/MediaFetcher")

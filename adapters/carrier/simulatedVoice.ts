@@ -12,10 +12,8 @@ import { Ids } from "../../core/ids.ts"
 const noAssistant = Effect.succeed({ assistantId: null })
 
 /** The simulator plays each call at once: no carrier events arrive, so these are never asked for. */
-const noCarrierCalls = {
-  handle: () => Effect.fail(new VoiceError({ reason: "rejected", message: "the simulated carrier sends no call events" })),
-  conversationTranscript: () => Effect.fail(new VoiceError({ reason: "rejected", message: "the simulated carrier sends no call events" }))
-}
+const noEvents = Effect.fail(new VoiceError({ reason: "rejected", message: "the simulated carrier sends no call events" }))
+const noCarrierCalls = { handle: () => noEvents, conversationTranscript: () => noEvents, conversationSummary: () => noEvents }
 
 export const layer = Layer.succeed(
   Voice,

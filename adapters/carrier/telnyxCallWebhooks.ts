@@ -11,6 +11,10 @@
  * - `call.recording.saved` documents no `call_control_id`: correlate on `callSessionId`. Its URLs
  *   are valid for 10 minutes: download at once.
  *
+ * - `call.conversation_insights.generated`: its payload is not documented, so only `conversation_id`
+ *   is required; the call's ids and `client_state` are read when present. It is a trigger: the
+ *   summary itself is fetched from the insights API.
+ *
  * Telnyx may repeat events and deliver them out of order: dedupe on `eventId`, order by `occurredAt`.
  */
 import { Effect, Either, Option, ParseResult, Schema } from "effect"
@@ -57,6 +61,9 @@ const ConversationPayload = Schema.Struct({
   call_session_id: Text,
   client_state: Text
 })
+
+/** Lenient: any other field is ignored, and the call's ids may be absent. */
+const InsightsPayload = Schema.Struct({ conversation_id: Id, call_control_id: Text, call_session_id: Text, client_state: Text })
 
 /** `client_state` as the text we sent; null when absent or not base64 of UTF-8. */
 export const decodeClientState = (value: string | null | undefined): string | null => {
@@ -172,6 +179,15 @@ export const parseCallEvent = (rawBody: string): Either.Either<Option.Option<Car
             conversationId: p.conversation_id,
             assistantId: p.assistant_id,
             durationSeconds: p.duration_sec === undefined || p.duration_sec === null ? null : Math.max(0, Math.round(p.duration_sec)),
+            callControlId: nonEmpty(p.call_control_id),
+            callSessionId: nonEmpty(p.call_session_id),
+            clientState: decodeClientState(p.client_state)
+          }))
+        case "call.conversation_insights.generated":
+          return some(InsightsPayload, (p) => ({
+            ...base,
+            _tag: "InsightsGenerated",
+            conversationId: p.conversation_id,
             callControlId: nonEmpty(p.call_control_id),
             callSessionId: nonEmpty(p.call_session_id),
             clientState: decodeClientState(p.client_state)

@@ -9,6 +9,9 @@
  *   Telnyx's SDK uses for `assistants.update`; there is no PATCH or PUT). Answers are the bare
  *   assistant object; a `{data}` wrapper is accepted too, as the shape is only known from the SDK.
  * - Transcripts: `GET /v2/ai/conversations/{id}/messages`, `{data: [{role, text, sent_at, created_at}]}`.
+ * - Summaries: `GET /v2/ai/conversations/{id}/conversations-insights` (Telnyx docs,
+ *   get_conversations_public__conversation_id__insights_get), `{data: [{id, status: pending|
+ *   in_progress|completed|failed, conversation_insights: [{insight_id, result}]}]}`.
  *
  * Failures: a 4xx is Telnyx refusing the command, `rejected` with its own words; 401/403 (our
  * account), 408, 429, 5xx, timeouts, network failures and malformed answers are `unavailable`.
@@ -46,6 +49,8 @@ export interface DialInput {
   readonly connectionId: string
   /** An AI assistant that talks once the callee picks up. */
   readonly assistantId?: string
+  /** Replaces the assistant's instructions for this call only (the dial's `assistant.instructions`). */
+  readonly assistantInstructions?: string
   /** Echoed (base64) in every webhook of the call; sent base64. */
   readonly clientState?: string
   /** Telnyx ignores a second dial with the same id; with one, 5xx are retried. */
@@ -95,6 +100,9 @@ export interface TranscriptEntry {
   readonly offsetSeconds: number
 }
 
+/** A conversation's AI insights: any still being made, else the completed ones' results. */
+export type ConversationInsights = { readonly _tag: "Pending" } | { readonly _tag: "Ready"; readonly text: string | null }
+
 export interface TelnyxVoice {
   readonly dial: (input: DialInput) => Effect.Effect<DialedCall, TelnyxVoiceError>
   readonly answer: (callControlId: string, options?: AnswerOptions) => Effect.Effect<void, TelnyxVoiceError>
@@ -109,6 +117,8 @@ export interface TelnyxVoice {
     conversationId: string,
     startedAt?: string
   ) => Effect.Effect<ReadonlyArray<TranscriptEntry>, TelnyxVoiceError>
+  /** The summary of an assistant's conversation: its completed insights' results, joined. */
+  readonly conversationInsights: (conversationId: string) => Effect.Effect<ConversationInsights, TelnyxVoiceError>
 }
 
 // ------------------------------------------------------------------------------------ request bodies
@@ -124,10 +134,13 @@ const optional = <K extends string, V>(key: K, value: V | undefined): { [P in K]
   (value === undefined ? {} : { [key]: value }) as { [P in K]?: V }
 
 /** What a dial and an answer share: our client_state (base64), recording from the answer on, the assistant. */
-export const answerBody = (options: Pick<AnswerOptions, "assistantId" | "clientState" | "record">) => ({
+export const answerBody = (options: Pick<AnswerOptions, "assistantId" | "clientState" | "record"> & Pick<DialInput, "assistantInstructions">) => ({
   ...optional("client_state", options.clientState === undefined ? undefined : toBase64(options.clientState)),
   ...(options.record ? { record: "record-from-answer", record_format: RECORD_FORMAT, record_channels: RECORD_CHANNELS } : {}),
-  ...optional("assistant", options.assistantId === undefined ? undefined : { id: options.assistantId })
+  ...optional(
+    "assistant",
+    options.assistantId === undefined ? undefined : { id: options.assistantId, ...optional("instructions", options.assistantInstructions) }
+  )
 })
 
 /** The `POST /v2/calls` body (research §5 "Dial"). */
@@ -167,6 +180,28 @@ const Time = Schema.optional(Schema.NullOr(Schema.String))
 const Message = Schema.Struct({ role: Schema.String, text: Schema.optional(Schema.NullOr(Schema.String)), sent_at: Time, created_at: Time })
 type Message = typeof Message.Type
 const decodeMessages = decodeAnswer(Schema.Struct({ data: Schema.Array(Message) }), "{data: [{role, text, sent_at}]}")
+
+/** `result` is text in Telnyx's examples; anything else (or an unknown status) is left out rather than refused. */
+const InsightRun = Schema.Struct({
+  status: Schema.String,
+  conversation_insights: Schema.optional(Schema.NullOr(Schema.Array(Schema.Struct({ result: Schema.optional(Schema.Unknown) }))))
+})
+type InsightRun = typeof InsightRun.Type
+const decodeInsights = decodeAnswer(Schema.Struct({ data: Schema.Array(InsightRun) }), "{data: [{status, conversation_insights}]}")
+
+/**
+ * Pending while any run is `pending` or `in_progress`, or none is listed yet (the insights webhook
+ * said they were made); else the completed runs' non-empty results, in Telnyx's order, a blank line
+ * apart; null when none (all failed).
+ */
+export const insightsSummary = (runs: ReadonlyArray<InsightRun>): ConversationInsights => {
+  if (runs.length === 0 || runs.some((r) => r.status === "pending" || r.status === "in_progress")) return { _tag: "Pending" }
+  const texts = runs
+    .filter((r) => r.status === "completed")
+    .flatMap((r) => r.conversation_insights ?? [])
+    .flatMap((i) => (typeof i.result === "string" && i.result.trim() !== "" ? [i.result.trim()] : []))
+  return { _tag: "Ready", text: texts.length === 0 ? null : texts.join("\n\n") }
+}
 
 const SPEAKERS: Readonly<Record<string, TranscriptEntry["speaker"]>> = { assistant: "agent", user: "caller" }
 
@@ -261,6 +296,11 @@ export const make = (config: TelnyxConfig): TelnyxVoice => {
       call("GET", `/v2/ai/conversations/${segment(conversationId)}/messages`, IDEMPOTENT_RETRY_ON, decodeMessages).pipe(
         Effect.map(({ data }) => transcript(data, startedAt)),
         Effect.withSpan("TelnyxVoice.conversationMessages", { attributes: { "carrier.name": "telnyx" } })
+      ),
+    conversationInsights: (conversationId) =>
+      call("GET", `/v2/ai/conversations/${segment(conversationId)}/conversations-insights`, IDEMPOTENT_RETRY_ON, decodeInsights).pipe(
+        Effect.map(({ data }) => insightsSummary(data)),
+        Effect.withSpan("TelnyxVoice.conversationInsights", { attributes: { "carrier.name": "telnyx" } })
       )
   }
 }

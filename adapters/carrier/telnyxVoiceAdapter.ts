@@ -12,10 +12,12 @@
  *   `speak` is not used yet); `forward` transfers. Each carries a `command_id` of the call and
  *   action, so a repeated webhook does nothing twice.
  * - `conversationTranscript`: the assistant's conversation messages as the call's transcript.
+ * - `conversationSummary`: the conversation's completed insights as the call's summary.
  * - `dial`: a Call Control dial on the connection (TELNYX_CONNECTION_ID) with the published agent's
  *   assistant, recording from the answer, `client_state` naming the workspace and our call id, and
- *   `command_id` from the call id. It answers at once; the call is recorded from its webhooks. The
- *   call's own instructions (job, extra) are not sent: the assistant has the agent's.
+ *   `command_id` from the call id, and the call's instructions (the agent's, the job's, then the
+ *   call's own, as `Calls.place` composes them) as the assistant's `instructions` override for this
+ *   call. It answers at once; the call is recorded from its webhooks.
  */
 import { Effect, Layer } from "effect"
 import type { AgentConfig } from "../../core/agent/model.ts"
@@ -47,6 +49,8 @@ export const make = (client: TelnyxVoice.TelnyxVoice, connectionId: string | und
               to: request.to,
               connectionId,
               ...(request.assistantId === null ? {} : { assistantId: request.assistantId }),
+              // This call's job and extra instructions ride on the dial: Telnyx overrides the assistant's instructions for this call only.
+              ...(request.assistantId === null || request.instructions === null ? {} : { assistantInstructions: request.instructions }),
               clientState: request.clientState,
               // Telnyx ignores a second dial with this id, so a retried request rings the callee once.
               commandId: `dial-${request.callId}`,
@@ -79,7 +83,8 @@ export const make = (client: TelnyxVoice.TelnyxVoice, connectionId: string | und
           return client.transfer(callControlId, action.to, { commandId }).pipe(Effect.mapError(toVoiceError))
       }
     },
-    conversationTranscript: (conversationId, startedAt) => client.conversationMessages(conversationId, startedAt).pipe(Effect.mapError(toVoiceError))
+    conversationTranscript: (conversationId, startedAt) => client.conversationMessages(conversationId, startedAt).pipe(Effect.mapError(toVoiceError)),
+    conversationSummary: (conversationId) => client.conversationInsights(conversationId).pipe(Effect.mapError(toVoiceError))
   })
 
 export const layer = (config: TelnyxConfig): Layer.Layer<Voice> => Layer.succeed(Voice, make(TelnyxVoice.make(config), config.connectionId))

@@ -3,13 +3,14 @@
  * through the outbound HTTP client (which refuses to dial a non-public address, so a DNS-rebinding
  * host cannot switch addresses after the check) with `redirect: "manual"` (a 3xx is a failure,
  * never followed), a hard timeout over the whole exchange, and the body read with a hard cap (a
- * declared or streamed size beyond it aborts the download). Every failure is an InvalidArgument
- * naming the URL as displayUrl shows it (no credentials, escaped, capped) and why.
+ * declared or streamed size beyond it aborts the download). Every failure names the URL as
+ * displayUrl shows it (no credentials, escaped, capped) and why: MediaTooLarge past the cap,
+ * InvalidArgument otherwise. A caller's `limits` (recordings) replace the cap and the timeout.
  */
 import { Effect, Layer } from "effect"
 import { displayUrl } from "../../core/display.ts"
 import { InvalidArgument } from "../../core/errors.ts"
-import { MAX_MEDIA_BYTES, MediaFetcher } from "../../core/media.ts"
+import { MAX_MEDIA_BYTES, MediaFetcher, type MediaLimits, MediaTooLarge } from "../../core/media.ts"
 import { OutboundGuard } from "../../core/outbound.ts"
 import { describeFetchError, OutboundHttp } from "../net/http.ts"
 import { readCapped } from "../net/streams.ts"
@@ -55,18 +56,18 @@ const sizeText = (bytes: number) => (bytes % (1024 * 1024) === 0 ? `${bytes / (1
 type Outcome =
   | { readonly _tag: "ok"; readonly bytes: Uint8Array; readonly contentType: string }
   | { readonly _tag: "fail"; readonly why: string }
+  | { readonly _tag: "tooLarge"; readonly why: string }
 
 export const make = (options: FetcherOptions = {}) =>
   Effect.gen(function* () {
     const guard = yield* OutboundGuard
     const http = yield* OutboundHttp
-    const timeoutMs = options.timeoutMs ?? 15_000
-    const maxBytes = options.maxBytes ?? MAX_MEDIA_BYTES
-    const tooLarge = `it is larger than ${sizeText(maxBytes)}`
+    const defaults = { timeoutMs: options.timeoutMs ?? 15_000, maxBytes: options.maxBytes ?? MAX_MEDIA_BYTES }
 
-    const download = (raw: string, url: URL) =>
+    const download = (raw: string, url: URL, { maxBytes, timeoutMs }: typeof defaults) =>
       Effect.tryPromise({
         try: async (interrupt): Promise<Outcome> => {
+          const tooLarge: Outcome = { _tag: "tooLarge", why: `it is larger than ${sizeText(maxBytes)}` }
           const timeout = AbortSignal.timeout(timeoutMs)
           const signal = AbortSignal.any([interrupt, timeout])
           try {
@@ -87,12 +88,12 @@ export const make = (options: FetcherOptions = {}) =>
             const declared = Number(res.headers.get("content-length") ?? "")
             if (Number.isFinite(declared) && declared > maxBytes) {
               await res.body?.cancel().catch(() => undefined)
-              return { _tag: "fail", why: tooLarge }
+              return tooLarge
             }
             const contentType = contentTypeOf(res.headers.get("content-type"))
             if (!res.body) return { _tag: "ok", bytes: new Uint8Array(0), contentType }
             const bytes = await readCapped(res.body, maxBytes, signal)
-            if (bytes === null) return { _tag: "fail", why: tooLarge }
+            if (bytes === null) return tooLarge
             return { _tag: "ok", bytes, contentType }
           } catch (e) {
             if (timeout.aborted) return { _tag: "fail", why: `no complete answer within ${timeoutMs / 1000} s` }
@@ -103,10 +104,11 @@ export const make = (options: FetcherOptions = {}) =>
       })
 
     return MediaFetcher.of({
-      fetch: (raw) =>
+      fetch: (raw, limits?: MediaLimits) =>
         Effect.gen(function* () {
           const url = yield* guard.check(raw)
-          const outcome = yield* download(raw, url)
+          const outcome = yield* download(raw, url, limits === undefined ? defaults : { maxBytes: limits.maxBytes, timeoutMs: limits.timeoutSeconds * 1000 })
+          if (outcome._tag === "tooLarge") return yield* new MediaTooLarge({ message: failure(raw, outcome.why).message })
           if (outcome._tag === "fail") return yield* failure(raw, outcome.why)
           return { bytes: outcome.bytes, contentType: outcome.contentType, filename: filenameOf(url) }
         })

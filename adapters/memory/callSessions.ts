@@ -14,6 +14,8 @@ export const layer = Layer.effect(
           return true
         }),
       get: (carrierCallId) => Effect.sync(() => Option.fromNullable(db.state.callSessions.get(carrierCallId))),
+      findByConversation: (conversationId) =>
+        Effect.sync(() => Option.fromNullable([...db.state.callSessions.values()].find((s) => s.conversationId === conversationId))),
       put: (session) => Effect.sync(() => void db.state.callSessions.set(session.carrierCallId, session))
     })
   )

@@ -85,6 +85,11 @@ export const layer = Layer.effect(
           const a = st().activities.get(id)
           if (a && a.workspaceId === ws) st().activities.set(id, { ...a, callTranscript })
         }),
+      setCallSummary: (ws, id, summary) =>
+        Effect.sync(() => {
+          const a = st().activities.get(id)
+          if (a && a.workspaceId === ws && a.call !== null) st().activities.set(id, { ...a, call: { ...a.call, summary } })
+        }),
       agentCallMinutes: (ws, fromIso, toIso) =>
         Effect.sync(() => {
           let minutes = 0

@@ -18,6 +18,10 @@ export const layer = Layer.effect(
         Effect.orDie(sql`SELECT ${sql.literal(columns)} FROM call_sessions WHERE carrier_call_id = ${carrierCallId}`).pipe(
           Effect.map((rs) => Option.map(Option.fromNullable(rs[0]), callSessions.decode))
         ),
+      findByConversation: (conversationId) =>
+        Effect.orDie(sql`SELECT ${sql.literal(columns)} FROM call_sessions WHERE conversation_id = ${conversationId}`).pipe(
+          Effect.map((rs) => Option.map(Option.fromNullable(rs[0]), callSessions.decode))
+        ),
       put: (session) => {
         const row = callSessions.row(session)
         return Effect.orDie(sql`UPDATE call_sessions SET ${sql.update(row, ["carrier_call_id"])} WHERE carrier_call_id = ${session.carrierCallId}`)

@@ -80,6 +80,8 @@ export const layer = Layer.effect(
         die(sql`SELECT * FROM activities WHERE carrier_message_id = ${carrierMessageId}`).pipe(one(activities.decode)),
       setDeliveryStatus: (ws, id, status) => die(sql`UPDATE activities SET delivery_status = ${status} WHERE workspace_id = ${ws} AND id = ${id}`),
       setCallMedia: (ws, id, media) => die(sql`UPDATE activities SET media = ${JSON.stringify(media)}::jsonb WHERE workspace_id = ${ws} AND id = ${id}`),
+      setCallSummary: (ws, id, summary) =>
+        die(sql`UPDATE activities SET call = jsonb_set(call, '{summary}', to_jsonb(${summary}::text)) WHERE workspace_id = ${ws} AND id = ${id} AND call IS NOT NULL`),
       setCallTranscript: (ws, id, callTranscript) =>
         die(sql<{ body: string | null }>`SELECT body FROM activities WHERE workspace_id = ${ws} AND id = ${id}`).pipe(
           Effect.flatMap((rs) =>

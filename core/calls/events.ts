@@ -151,6 +151,16 @@ export const endedEvent = (plan: CallPlan, facts: RecordedFacts): DomainEvent =>
 /** `call.transcript.completed`: the call's transcript is on its activity. */
 export const transcriptEvent = (ref: CallRef): DomainEvent => event("call.transcript.completed", ref)
 
+/**
+ * `call.summary.completed`, an inbound call's last event (SPEC's outbound order has none: the
+ * summary stays on the activity). The summary is inline for calls the AI agent handled; others read
+ * it from the activity.
+ */
+export const summaryEvent = (ref: CallRef, agentHandled: boolean, summary: string | null): DomainEvent => {
+  const { conversationId, activityId, carrierCallId } = ref
+  return event("call.summary.completed", agentHandled && summary !== null ? { conversationId, activityId, carrierCallId, summaryText: summary } : { conversationId, activityId, carrierCallId })
+}
+
 /** The events written with the call's activity, in order. */
 export const recordedEvents = (plan: CallPlan, facts: RecordedFacts): ReadonlyArray<DomainEvent> => {
   const outcome = outcomeOf(plan)
@@ -159,16 +169,6 @@ export const recordedEvents = (plan: CallPlan, facts: RecordedFacts): ReadonlyAr
   if (!outcome.recorded) return events
   events.push(event(outcome.type === "voicemail" ? "call.voicemail.completed" : "call.recording.completed", ref))
   events.push(transcriptEvent(ref))
-  // SPEC's outbound order ends with the transcript; the summary stays on the activity.
-  if (plan.direction === "inbound") {
-    const { conversationId, activityId, carrierCallId } = ref
-    // The summary is inline for calls the AI agent handled; others read it from the activity.
-    events.push(
-      event(
-        "call.summary.completed",
-        outcome.answeredBy === "agent" && facts.summary !== null ? { conversationId, activityId, carrierCallId, summaryText: facts.summary } : { conversationId, activityId, carrierCallId }
-      )
-    )
-  }
+  if (plan.direction === "inbound") events.push(summaryEvent(ref, outcome.answeredBy === "agent", facts.summary))
   return events
 }

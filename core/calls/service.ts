@@ -20,7 +20,7 @@ import { FailedPrecondition, Internal, InvalidArgument, NotFound } from "../erro
 import { event } from "../events/catalog.ts"
 import { EventOutbox } from "../events/outbox.ts"
 import { Ids } from "../ids.ts"
-import { BlobStore, MediaFetcher, MediaUrls, type StoredMedia } from "../media.ts"
+import { BlobStore, MediaFetcher, MediaUrls, RECORDING_LIMITS, type StoredMedia } from "../media.ts"
 import { testKeysOnly } from "../messaging/simulator.ts"
 import { type Line, makeThreads, type Participant, phoneField } from "../messaging/threads.ts"
 import { type NumberRecord, NumberStore } from "../numbers.ts"
@@ -35,6 +35,7 @@ import {
   liveEvents,
   outcomeOf,
   recordedEvents,
+  summaryEvent,
   transcriptEvent
 } from "./events.ts"
 import {
@@ -85,6 +86,12 @@ const fromOf = (participant: string): string | null => (participant === WITHHELD
 const decodeDetails = Schema.decodeUnknownSync(CallDetails)
 const dialState = Schema.decodeUnknownOption(DialState)
 const encodeDialState = Schema.encodeSync(DialState)
+/** The `client_state` of the commands for an inbound call (echoed in its later webhooks). */
+const InboundState = Schema.parseJson(Schema.Struct({ workspaceId: Schema.String, carrierCallId: Schema.String }))
+const inboundState = Schema.decodeUnknownOption(InboundState)
+const encodeInboundState = Schema.encodeSync(InboundState)
+/** Whether a webhook's `client_state` is one we sent (a dial's or an inbound call's command's). */
+const ourClientState = (clientState: string | null) => clientState !== null && (Option.isSome(dialState(clientState)) || Option.isSome(inboundState(clientState)))
 
 export const make = Effect.gen(function* () {
   const store = yield* ConversationStore
@@ -355,7 +362,9 @@ export const make = Effect.gen(function* () {
               agentId: agent.id,
               job: jobName,
               activityId: null,
-              reservedActivityId: callId
+              reservedActivityId: callId,
+              conversationId: null,
+              recordingRefused: false
             })
             return yield* threads.outbound(line, { at: createdAt, preview: "Outgoing call" })
           })
@@ -453,7 +462,7 @@ export const make = Effect.gen(function* () {
   })
 
   /** The client state sent with each command, echoed in the call's later webhooks. */
-  const clientStateOf = (session: CallSession) => JSON.stringify({ workspaceId: session.workspaceId, carrierCallId: session.carrierCallId })
+  const clientStateOf = (session: CallSession) => encodeInboundState({ workspaceId: session.workspaceId, carrierCallId: session.carrierCallId })
 
   /**
    * A new inbound call: routed as it arrives, its session stored with `call.ringing` (and
@@ -489,7 +498,9 @@ export const make = Effect.gen(function* () {
         agentId: route.kind === "agent" ? route.agentId : null,
         job: null,
         activityId: null,
-        reservedActivityId: null
+        reservedActivityId: null,
+        conversationId: null,
+        recordingRefused: false
       }
       const facts = yield* inboundFacts(number, route, e.callSessionId, from, e.callerName)
       const session = yield* tx.withTransaction(
@@ -594,21 +605,47 @@ export const make = Effect.gen(function* () {
       }))
     })
 
+  /** Updates the call's session under its lock (a concurrent step may have put it meanwhile). */
+  const updateSession = (carrierCallId: string, update: (s: CallSession) => CallSession | null) =>
+    tx.withTransaction(
+      Effect.gen(function* () {
+        yield* tx.lock(callLock(carrierCallId))
+        const again = yield* sessions.get(carrierCallId)
+        const next = Option.isSome(again) ? update(again.value) : null
+        if (next !== null) yield* sessions.put(next)
+      })
+    )
+
   /**
    * The call's recording (its URLs valid 10 minutes): downloaded through the outbound guard into the
-   * blob store, then on the activity with `call.recording.completed` (`call.voicemail.completed` for
-   * a voicemail), once. A failed download answers 500 so Telnyx delivers the event again.
+   * blob store (at most MAX_RECORDING_BYTES), then on the activity with `call.recording.completed`
+   * (`call.voicemail.completed` for a voicemail), once. A failed download answers 500 so Telnyx
+   * delivers the event again; a recording over the cap is logged and left out for good (another
+   * try gets the same file), so the transcript and summary do not wait for it.
    */
   const onRecordingSaved = (e: Extract<CarrierCallEvent, { readonly _tag: "RecordingSaved" }>) =>
     Effect.gen(function* () {
       const found = yield* sessions.get(e.callSessionId)
       if (Option.isNone(found)) return
       const s = found.value
+      if (s.recordingRefused) return
       const call = yield* recordedCall(s)
       if (Option.isNone(call) || call.value.activity.media.length > 0) return
       const url = e.urls.mp3 ?? e.urls.wav
       if (url === undefined) return yield* Effect.logWarning("A call recording with no URL", s.carrierCallId)
-      const audio = yield* fetcher.fetch(url).pipe(Effect.mapError((error) => retryLater(`The recording could not be downloaded (${error.message}); deliver the event again`)))
+      const fetched = yield* fetcher.fetch(url, RECORDING_LIMITS).pipe(
+        Effect.map(Option.some),
+        Effect.catchTags({
+          MediaTooLarge: (error) =>
+            Effect.logWarning("A call recording is too large to keep; the call stays recorded without it", error.message).pipe(
+              Effect.zipRight(updateSession(s.carrierCallId, (again) => (again.recordingRefused ? null : { ...again, recordingRefused: true }))),
+              Effect.as(Option.none())
+            ),
+          InvalidArgument: (error) => Effect.fail(retryLater(`The recording could not be downloaded (${error.message}); deliver the event again`))
+        })
+      )
+      if (Option.isNone(fetched)) return
+      const audio = fetched.value
       const { activity, ref } = call.value
       const voicemail = activity.type === "voicemail"
       const extension = url === e.urls.mp3 ? "mp3" : "wav"
@@ -637,10 +674,12 @@ export const make = Effect.gen(function* () {
       const found = yield* sessions.get(e.callSessionId)
       if (Option.isNone(found)) return
       const s = found.value
+      // Named first, so the conversation's insights find the call even while this event waits.
+      if (s.conversationId === null) yield* updateSession(s.carrierCallId, (again) => (again.conversationId === null ? { ...again, conversationId: e.conversationId } : null))
       const call = yield* recordedCall(s)
       if (Option.isNone(call) || call.value.activity.callTranscript !== null) return
-      // SPEC's order: the recording's event comes before the transcript's.
-      if (outcomeOf(planOf(s)).recorded && call.value.activity.media.length === 0) {
+      // SPEC's order: the recording's event comes before the transcript's (unless the recording was refused as too large).
+      if (outcomeOf(planOf(s)).recorded && call.value.activity.media.length === 0 && !s.recordingRefused) {
         return yield* retryLater("The call's recording has not arrived yet; deliver the event again")
       }
       const transcript = yield* voice.conversationTranscript(e.conversationId, s.startedAt).pipe(
@@ -664,6 +703,49 @@ export const make = Effect.gen(function* () {
     })
 
   /**
+   * The assistant's conversation has its AI summary: fetched from the carrier onto the call's
+   * activity (`call.summary`) with `call.summary.completed` (inbound calls; SPEC's outbound order has
+   * none), once. The call is found by the conversation (named by `ConversationEnded`), else by the
+   * call's id when the carrier sends it. The webhook fails, so the carrier delivers it again, until
+   * the call is known, has ended and has its transcript (SPEC's order: the summary comes last), and
+   * while the insights are still being made or the carrier is unavailable.
+   */
+  const onInsightsGenerated = (e: Extract<CarrierCallEvent, { readonly _tag: "InsightsGenerated" }>) =>
+    Effect.gen(function* () {
+      const named = yield* sessions.findByConversation(e.conversationId)
+      const found = Option.isSome(named) || e.callSessionId === null ? named : yield* sessions.get(e.callSessionId)
+      if (Option.isNone(found)) {
+        // Ours (by client_state) before its conversation was named: wait; any other conversation is not a call of ours.
+        return ourClientState(e.clientState) ? yield* retryLater("The conversation's call is not known here yet; deliver the event again") : undefined
+      }
+      const s = found.value
+      const call = yield* recordedCall(s)
+      if (Option.isNone(call) || decodeDetails(call.value.activity.call).summary !== null) return
+      if (call.value.activity.callTranscript === null) return yield* retryLater("The call's transcript has not arrived yet; deliver the event again")
+      const insights = yield* voice.conversationSummary(e.conversationId).pipe(
+        Effect.catchAll((error) =>
+          error.reason === "rejected"
+            ? Effect.as(Effect.logWarning("The carrier refused the conversation's insights", error.message), null)
+            : Effect.fail(retryLater(`The carrier is unavailable (${error.message}); deliver the event again`))
+        )
+      )
+      if (insights === null) return
+      if (insights._tag === "Pending") return yield* retryLater("The conversation's insights are still being made; deliver the event again")
+      const summary = insights.text
+      if (summary === null) return yield* Effect.logWarning("The conversation's insights hold no summary", s.carrierCallId)
+      const { activity, ref } = call.value
+      yield* tx.withTransaction(
+        Effect.gen(function* () {
+          yield* tx.lock(callLock(s.carrierCallId))
+          const again = yield* store.getActivity(s.workspaceId, activity.id)
+          if (Option.isNone(again) || decodeDetails(again.value.call).summary !== null) return
+          yield* store.setCallSummary(s.workspaceId, activity.id, summary)
+          if (s.direction === "inbound") yield* outbox.append(s.workspaceId, [summaryEvent(ref, outcomeOf(planOf(s)).answeredBy === "agent", summary)])
+        })
+      )
+    })
+
+  /**
    * A carrier's call webhook (Telnyx Call Control). Each step is recorded once, whatever the carrier
    * repeats; an `Internal` failure asks the carrier to deliver the event again. Telnyx's recording
    * transcriptions (`TranscriptionSaved`) are not used: the transcript is the assistant's conversation.
@@ -680,6 +762,8 @@ export const make = Effect.gen(function* () {
         return onConversationEnded(e)
       case "RecordingSaved":
         return onRecordingSaved(e)
+      case "InsightsGenerated":
+        return onInsightsGenerated(e)
       case "TranscriptionSaved":
         return Effect.void
     }

@@ -32,7 +32,11 @@ export const CallSession = Schema.Struct({
   /** The call's activity once it ended and was recorded. */
   activityId: Schema.NullOr(Schema.UUID),
   /** The id `POST /calls` answered for an outbound call: its activity takes it when recorded. */
-  reservedActivityId: Schema.NullOr(Schema.UUID)
+  reservedActivityId: Schema.NullOr(Schema.UUID),
+  /** The AI assistant's conversation on the call (Telnyx `conversation_id`), once the carrier named it: its insights find the call by it. */
+  conversationId: Schema.NullOr(Schema.String),
+  /** The recording was larger than MAX_RECORDING_BYTES and is not kept: the transcript does not wait for it. */
+  recordingRefused: Schema.Boolean
 })
 export type CallSession = typeof CallSession.Type
 
@@ -40,6 +44,8 @@ export interface CallSessionStore {
   /** Stores a new session; false (and nothing changed) when one with its `carrierCallId` exists. */
   readonly insert: (session: CallSession) => Effect.Effect<boolean>
   readonly get: (carrierCallId: string) => Effect.Effect<Option.Option<CallSession>>
+  /** The session whose assistant conversation is `conversationId`. */
+  readonly findByConversation: (conversationId: string) => Effect.Effect<Option.Option<CallSession>>
   /** Replaces the session with the same `carrierCallId`. */
   readonly put: (session: CallSession) => Effect.Effect<void>
 }

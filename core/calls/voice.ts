@@ -12,7 +12,8 @@
  * call id (Telnyx `call_control_id`). A refused dial (4xx) is `rejected`; rate limits, 5xx, timeouts
  * and network failures are `unavailable`. `ended` is the call's end when the carrier plays it at
  * once (the simulator); Telnyx leaves it out and reports the call in webhooks (`call.hangup`,
- * `call.recording.saved`, `call.conversation.ended`) that `Calls.onCarrierEvent` records.
+ * `call.recording.saved`, `call.conversation.ended`, `call.conversation_insights.generated`) that
+ * `Calls.onCarrierEvent` records.
  */
 import { Context, Data, type Effect, Schema } from "effect"
 import type { AgentConfig } from "../agent/model.ts"
@@ -140,6 +141,18 @@ export type CarrierCallEvent =
       readonly callSessionId: string | null
       readonly clientState: string | null
     })
+  | (CallEventBase & {
+      /** The carrier made the AI summary of an assistant's conversation: a trigger to fetch it (`conversationSummary`). */
+      readonly _tag: "InsightsGenerated"
+      readonly conversationId: string
+      /** The call's ids when the carrier sends them (the payload's shape is not documented). */
+      readonly callControlId: string | null
+      readonly callSessionId: string | null
+      readonly clientState: string | null
+    })
+
+/** The AI summary of an assistant's conversation: still being made, or ready (`text` null: none came out). */
+export type ConversationSummary = { readonly _tag: "Pending" } | { readonly _tag: "Ready"; readonly text: string | null }
 
 /** What the carrier is told to do with an inbound call it announced (an `app` call is left to ring out). */
 export type InboundAction =
@@ -170,5 +183,7 @@ export interface Voice {
   readonly handle: (callControlId: string, action: InboundAction, clientState: string) => Effect.Effect<void, VoiceError>
   /** The transcript of the assistant's conversation (`ConversationEnded`), offsets from `startedAt`. */
   readonly conversationTranscript: (conversationId: string, startedAt: string) => Effect.Effect<Transcript, VoiceError>
+  /** The AI summary of the assistant's conversation (`InsightsGenerated`). */
+  readonly conversationSummary: (conversationId: string) => Effect.Effect<ConversationSummary, VoiceError>
 }
 export const Voice = Context.GenericTag<Voice>("core/Voice")

@@ -50,6 +50,8 @@ export interface ConversationStore {
   readonly setCallMedia: (workspaceId: string, id: string, media: ActivityRecord["media"]) => Effect.Effect<void>
   /** A call's transcript, arrived after the call was recorded (a carrier's webhook); searchable from then on. */
   readonly setCallTranscript: (workspaceId: string, id: string, transcript: NonNullable<ActivityRecord["callTranscript"]>) => Effect.Effect<void>
+  /** A call's AI summary (`call.summary`), arrived after the call was recorded (a carrier's webhook). */
+  readonly setCallSummary: (workspaceId: string, id: string, summary: string) => Effect.Effect<void>
   /**
    * Minutes of the calls the AI agent answered (`call` activities with `call.answeredBy` `agent`,
    * not `call.simulated`: a test key's calls dial nothing), started in [`fromIso`, `toIso`): each call's `call.durationSeconds` rounded up to whole minutes

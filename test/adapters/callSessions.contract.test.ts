@@ -39,6 +39,8 @@ const sessionOf = (workspaceId: string, patch: Partial<CallSession> = {}): CallS
   job: null,
   activityId: null,
   reservedActivityId: null,
+  conversationId: null,
+  recordingRefused: false,
   ...patch
 })
 
@@ -62,6 +64,14 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
         yield* store.put(ended)
         assert.deepStrictEqual(yield* store.get(session.carrierCallId), Option.some(ended))
         assert.deepStrictEqual(yield* store.get(outbound.carrierCallId), Option.some(outbound))
+
+        // The assistant's conversation finds its call; another conversation finds none.
+        const conversationId = `conv-${uuid()}`
+        assert.deepStrictEqual(yield* store.findByConversation(conversationId), Option.none())
+        const named = { ...ended, conversationId, recordingRefused: true }
+        yield* store.put(named)
+        assert.deepStrictEqual(yield* store.findByConversation(conversationId), Option.some(named))
+        assert.deepStrictEqual(yield* store.findByConversation(`conv-${uuid()}`), Option.none())
       }))
 
     it.effect("a rolled-back transaction leaves no session", () =>

@@ -341,13 +341,13 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
         assert.strictEqual(Option.getOrThrow(yield* store.getActivity(ws, b.id)).deliveryStatus, "queued")
       }))
 
-    it.effect("setCallTranscript and setCallMedia change one call, in its workspace only; the transcript is searchable", () =>
+    it.effect("setCallTranscript, setCallMedia and setCallSummary change one call, in its workspace only; the transcript is searchable", () =>
       Effect.gen(function* () {
         const store = yield* ConversationStore
         const ws = yield* newWorkspace
         const other = yield* newWorkspace
         const t = yield* store.insertThread(thread(ws))
-        const a = activity(t, { type: "call", body: null, callTranscript: null })
+        const a = activity(t, { type: "call", body: null, callTranscript: null, call: { status: "completed", summary: null, durationSeconds: 12 } })
         yield* store.insertActivity(a)
         const transcript = [{ speaker: "agent" as const, text: "Hello, Zanzibar plumbing", offsetSeconds: 0 }, { speaker: "caller" as const, text: "A leak ☔", offsetSeconds: 4 }]
         yield* store.setCallTranscript(other, a.id, [{ speaker: "caller", text: "not mine", offsetSeconds: 0 }])
@@ -362,6 +362,10 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
         yield* store.setCallMedia(ws, a.id, media)
         const after = Option.getOrThrow(yield* store.getActivity(ws, a.id))
         assert.deepStrictEqual([after.media, after.callTranscript], [media, transcript])
+        yield* store.setCallSummary(other, a.id, "not mine")
+        assert.deepStrictEqual(Option.getOrThrow(yield* store.getActivity(ws, a.id)).call, { status: "completed", summary: null, durationSeconds: 12 })
+        yield* store.setCallSummary(ws, a.id, "Leak under the sink; \"urgent\" ☔")
+        assert.deepStrictEqual(Option.getOrThrow(yield* store.getActivity(ws, a.id)).call, { status: "completed", summary: "Leak under the sink; \"urgent\" ☔", durationSeconds: 12 })
       }))
 
     it.effect("search: words and prefixes, AND, case-insensitive, punctuation, transcripts, newest first, limit, tenant", () =>

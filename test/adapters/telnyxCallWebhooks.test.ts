@@ -235,6 +235,29 @@ describe("documented payloads", () => {
     })
   })
 
+  it("call.conversation_insights.generated: only conversation_id is required (the payload is not documented); the call's ids when present", () => {
+    assert.deepStrictEqual(parsed("call.conversation_insights.generated", { conversation_id: "conv-456", insight_group_id: "g-1", results: [{ anything: 1 }] }), {
+      _tag: "InsightsGenerated",
+      eventId: "evt-1",
+      occurredAt: "2026-11-24T03:00:30.000Z",
+      conversationId: "conv-456",
+      callControlId: null,
+      callSessionId: null,
+      clientState: null
+    })
+    assert.deepStrictEqual(parsed("call.conversation_insights.generated", { ...leg, conversation_id: "conv-456" }), {
+      _tag: "InsightsGenerated",
+      eventId: "evt-1",
+      occurredAt: "2026-11-24T03:00:30.000Z",
+      conversationId: "conv-456",
+      callControlId: leg.call_control_id,
+      callSessionId: leg.call_session_id,
+      clientState: state
+    })
+    const none = parseCallEvent(JSON.stringify({ data: { id: "evt-3", event_type: "call.conversation_insights.generated", payload: { call_session_id: "s" } } }))
+    assert.isTrue(Either.isLeft(none) && none.left.reason === "malformed")
+  })
+
   it("other events are none; a call event without its ids, or a body that is no envelope, is malformed", () => {
     const body = (eventType: string, payload: unknown) => JSON.stringify({ data: { id: "evt-2", event_type: eventType, payload } })
     assert.isTrue(Option.isNone(Either.getOrThrow(parseCallEvent(body("call.speak.ended", { ...leg, status: "completed" })))))

@@ -1,7 +1,8 @@
 /**
  * The Telnyx voice client (adapters/carrier/telnyxVoice.ts) against the fake Telnyx over real
  * HTTP: what each call and command sends (base64 client_state, command_id, record, assistant),
- * what it reads back, the assistant created then updated, transcripts, and failures: Telnyx's
+ * what it reads back, the assistant created then updated, transcripts, conversation insights as a
+ * summary, and failures: Telnyx's
  * 4xx words as `rejected`, 401/429/5xx/timeouts/malformed answers as `unavailable`, retries only
  * where a request is safe to repeat, and the API key in no error.
  */
@@ -69,6 +70,14 @@ describe("dial", () => {
       assert.deepStrictEqual(call, { callControlId: held!.callControlId, callLegId: held!.callLegId, callSessionId: held!.callSessionId })
       assert.isTrue(held!.recording)
       assert.strictEqual(held!.assistantId, assistantId)
+    }))
+
+  it.live("this call's instructions ride in the assistant object beside its id", () =>
+    Effect.gen(function* () {
+      const v = voice()
+      const { assistantId } = yield* v.upsertAssistant({ name: "Front desk", instructions: "Answer politely." })
+      yield* v.dial({ from: OURS, to: CALLER, connectionId: CONNECTION, assistantId, assistantInstructions: "Answer politely.\n\nConfirm Tuesday's visit." })
+      assert.deepStrictEqual(body("/v2/calls")["assistant"], { id: assistantId, instructions: "Answer politely.\n\nConfirm Tuesday's visit." })
     }))
 
   it.live("leaves out what was not asked for", () =>
@@ -309,5 +318,39 @@ describe("conversationMessages", () => {
       const lines = yield* voice().conversationMessages("conv-2")
       assert.deepStrictEqual(lines, [{ speaker: "caller", text: "Hello?", offsetSeconds: 0 }])
       assert.strictEqual(sent("/v2/ai/conversations/conv-2/messages").length, 3)
+    }))
+})
+
+describe("conversationInsights", () => {
+  const path = (id: string) => `/v2/ai/conversations/${id}/conversations-insights`
+
+  it.live("pending while any run is pending or in progress, or none is listed; else the completed results joined, failed runs left out", () =>
+    Effect.gen(function* () {
+      const v = voice()
+      fake().voice.setInsights("conv-1", [])
+      assert.deepStrictEqual(yield* v.conversationInsights("conv-1"), { _tag: "Pending" })
+      fake().voice.setInsights("conv-1", [{ status: "completed", results: ["Done."] }, { status: "in_progress" }])
+      assert.deepStrictEqual(yield* v.conversationInsights("conv-1"), { _tag: "Pending" })
+      fake().voice.setInsights("conv-1", [{ status: "pending" }])
+      assert.deepStrictEqual(yield* v.conversationInsights("conv-1"), { _tag: "Pending" })
+      fake().voice.setInsights("conv-1", [
+        { status: "completed", results: ["  Caller's sink leaks; visit booked for 9am.  ", ""] },
+        { status: "failed", results: ["not this"] },
+        { status: "completed", results: ["Sentiment: relieved."] }
+      ])
+      assert.deepStrictEqual(yield* v.conversationInsights("conv-1"), { _tag: "Ready", text: "Caller's sink leaks; visit booked for 9am.\n\nSentiment: relieved." })
+      fake().voice.setInsights("conv-1", [{ status: "failed" }])
+      assert.deepStrictEqual(yield* v.conversationInsights("conv-1"), { _tag: "Ready", text: null })
+      assert.strictEqual(sent(path("conv-1")).length, 5)
+    }))
+
+  it.live("an unknown conversation is rejected; a 5xx is retried", () =>
+    Effect.gen(function* () {
+      const missing = yield* failure(voice().conversationInsights("conv-missing"))
+      assert.strictEqual(missing.reason, "rejected")
+      fake().voice.setInsights("conv-2", [{ status: "completed", results: ["Short call."] }])
+      fake().script({ type: "serverError", status: 503 }, 2)
+      assert.deepStrictEqual(yield* voice().conversationInsights("conv-2"), { _tag: "Ready", text: "Short call." })
+      assert.strictEqual(sent(path("conv-2")).length, 3)
     }))
 })

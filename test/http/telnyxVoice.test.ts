@@ -6,8 +6,10 @@
  * Inbound calls through signed Call Control webhooks to `/v1/carrier/telnyx`: the route decides the
  * command sent to Telnyx (answer with the assistant and recording, transfer, answer and record, or
  * nothing for `app`), the events come in SPEC's order under one carrierCallId, the activity is
- * written on hangup, the recording (downloaded) and the assistant's transcript follow in that order,
- * and repeated webhooks record nothing twice. A withheld caller (`anonymous`) is taken like any other.
+ * written on hangup, the recording (downloaded, up to MAX_RECORDING_BYTES) and the assistant's
+ * transcript follow in that order, then the AI summary from the conversation's insights, and
+ * repeated webhooks record nothing twice. `POST /calls` sends the call's job and extra instructions
+ * to the assistant in the dial. A withheld caller (`anonymous`) is taken like any other.
  */
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
@@ -16,6 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as TelnyxVoiceAdapter from "../../adapters/carrier/telnyxVoiceAdapter.ts"
 import { AgentStore } from "../../core/agent/store.ts"
 import { EventOutbox } from "../../core/events/outbox.ts"
+import { MAX_MEDIA_BYTES, MAX_RECORDING_BYTES } from "../../core/media.ts"
 import { makeTestApp } from "../support/app.ts"
 import { type FakeTelnyx, type SignedWebhook, startFakeTelnyx } from "../support/fakeTelnyx.ts"
 import { bearer, expectError } from "./helpers.ts"
@@ -26,9 +29,23 @@ let app: Awaited<ReturnType<typeof makeTestApp>>
 /** Serves the recordings Telnyx would host (its URLs are S3's, valid 10 minutes). */
 let audioServer: Server
 let audioBase: string
+/** Requests for the recording over the cap. */
+let hugeRequests = 0
 const AUDIO = new Uint8Array([0x49, 0x44, 0x33, 1, 2, 3, 4, 5])
+/** A recording over the 5 MB message media cap (about six minutes of mp3), bytes varied so a mix-up shows. */
+const BIG = Uint8Array.from({ length: MAX_MEDIA_BYTES + 1024 * 1024 }, (_, i) => (i * 31 + (i >> 12)) & 0xff)
 beforeAll(async () => {
-  audioServer = createServer((_req, res) => {
+  audioServer = createServer((req, res) => {
+    if (req.url?.startsWith("/big/")) {
+      res.writeHead(200, { "content-type": "audio/mpeg", "content-length": BIG.length })
+      return void res.end(BIG)
+    }
+    if (req.url?.startsWith("/huge/")) {
+      hugeRequests++
+      // Declares more than the recording cap and sends nothing: the download must stop at the header.
+      res.writeHead(200, { "content-type": "audio/wav", "content-length": MAX_RECORDING_BYTES + 1 })
+      return void res.flushHeaders()
+    }
     res.writeHead(200, { "content-type": "audio/mpeg", "content-length": AUDIO.length })
     res.end(AUDIO)
   })
@@ -43,6 +60,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await app?.close()
   await fake?.stop()
+  audioServer?.closeAllConnections()
   await new Promise((resolve) => audioServer?.close(resolve))
 })
 
@@ -137,12 +155,28 @@ const deliver = async (w: SignedWebhook, status = 200) => {
 }
 const webhook = (callControlId: string, type: "call.initiated" | "call.answered" | "call.hangup") =>
   fake.signedWebhook(type, fake.voice.callPayload(callControlId, type))
-/** `call.recording.saved` with its audio on the local server. */
-const recordingSaved = (callControlId: string) =>
+/** `call.recording.saved` with its audio on the local server (standing in for Telnyx's S3); `size` picks which. */
+const recordingSaved = (callControlId: string, size: "small" | "big" | "huge" = "small") =>
   fake.signedWebhook("call.recording.saved", {
     ...fake.voice.callPayload(callControlId, "call.recording.saved"),
-    recording_urls: { mp3: `${audioBase}/${callControlId}.mp3` }
+    recording_urls: { mp3: `${audioBase}/${size === "small" ? "" : `${size}/`}${callControlId}.mp3` }
   })
+/** The bytes a signed recordingUrl serves. */
+const recordingBytes = async (url: string) => {
+  const res = await app.fetch(new URL(url).pathname + new URL(url).search)
+  expect(res.status).toBe(200)
+  return new Uint8Array(await res.arrayBuffer())
+}
+/** Telnyx's insights webhook; its payload is not documented, so the tests send only what the adapter reads. */
+const insightsGenerated = (payload: Record<string, unknown>) => fake.signedWebhook("call.conversation_insights.generated", payload)
+/** A call through its hangup, answered by the agent. */
+const agentCallEnded = async (e164: string) => {
+  const leg = fake.voice.inboundCall({ from: CALLER, to: e164 })
+  await deliver(webhook(leg.callControlId, "call.initiated"))
+  await deliver(webhook(leg.callControlId, "call.answered"))
+  await deliver(webhook(leg.callControlId, "call.hangup"))
+  return leg
+}
 const events = (workspaceId: string) =>
   app.runtime.runPromise(Effect.flatMap(EventOutbox, (o) => o.list(workspaceId))).then((all) =>
     all.filter((e) => e.type.startsWith("call.")).map((e) => ({ type: e.type, data: e.data as Record<string, unknown> }))
@@ -302,7 +336,113 @@ describe("inbound Telnyx calls through webhooks", () => {
   })
 })
 
+describe("the AI summary of a Telnyx call", () => {
+  it("from the conversation's insights onto the call, with call.summary.completed last: early or pending insights are delivered again, repeats emit nothing twice", async () => {
+    const { workspaceId, key, e164, assistantId } = await callWorkspace()
+    await ok(await call(key, "POST", `/numbers/${encodeURIComponent(e164)}/connect`))
+    const leg = await agentCallEnded(e164)
+    const ourState = fake.voice.calls.get(leg.callControlId)!.clientState
+    expect(ourState).not.toBeNull()
+
+    // Before call.conversation.ended named the conversation: ours by client_state, so delivered again; a stranger's is acknowledged.
+    await deliver(insightsGenerated({ conversation_id: "conv-sum", client_state: ourState }), 500)
+    await deliver(insightsGenerated({ conversation_id: "conv-stranger" }))
+
+    fake.voice.setConversation("conv-sum", [{ role: "assistant", text: "Hello!" }, { role: "user", text: "My sink leaks." }])
+    const ended = fake.signedWebhook("call.conversation.ended", { conversation_id: "conv-sum", assistant_id: assistantId, call_control_id: leg.callControlId, call_session_id: leg.callSessionId })
+    await deliver(ended, 500) // waits for the recording, but names the conversation
+    fake.voice.setInsights("conv-sum", [{ status: "completed", results: ["Caller's sink leaks; a plumber visits at 9am."] }])
+    // Only the conversation id: the call is found by it. Before the transcript: delivered again (SPEC's order).
+    const insights = insightsGenerated({ conversation_id: "conv-sum" })
+    await deliver(insights, 500)
+    expect((await calls(key))[0]!["summary"]).toBeNull()
+
+    await deliver(recordingSaved(leg.callControlId))
+    await deliver(ended)
+    fake.voice.setInsights("conv-sum", [{ status: "completed", results: ["Caller's sink leaks."] }, { status: "in_progress" }])
+    await deliver(insights, 500) // still being made
+    expect(fake.requests.filter((r) => r.path === "/v2/ai/conversations/conv-sum/conversations-insights")).toHaveLength(1)
+
+    fake.voice.setInsights("conv-sum", [{ status: "completed", results: ["Caller's sink leaks.", "A plumber visits at 9am."] }, { status: "failed" }])
+    await deliver(insights)
+    await deliver(insights)
+    await deliver(insightsGenerated({ conversation_id: "conv-sum" })) // a new event id for the same insights
+
+    const [item] = await calls(key)
+    expect(item!["summary"]).toBe("Caller's sink leaks.\n\nA plumber visits at 9am.")
+    const thread = await ok(await call(key, "GET", `/conversations/${item!["conversationId"]}`))
+    expect(JSON.stringify(thread)).toContain("A plumber visits at 9am.")
+    const sent = await events(workspaceId)
+    expect(sent.map((e) => e.type)).toEqual(["call.ringing", "call.answered", "call.completed", "call.recording.completed", "call.transcript.completed", "call.summary.completed"])
+    expect(sent[5]!.data).toEqual({
+      conversationId: item!["conversationId"],
+      activityId: item!["id"],
+      carrierCallId: leg.callSessionId,
+      summaryText: "Caller's sink leaks.\n\nA plumber visits at 9am."
+    })
+  })
+
+  it("an outbound call keeps its summary on the activity (SPEC's outbound order has no summary event); found by the call's id when the webhook names it", async () => {
+    const { workspaceId, assistantId } = await callWorkspace()
+    const live = (await app.createKey(workspaceId, { kind: "live" })).token
+    const placed = await ok(await call(live, "POST", "/calls", { to: CALLER }), 201)
+    const leg = [...fake.voice.calls.values()].find((c) => c.callSessionId === placed.call.carrierCallId)!
+    fake.voice.pickUp(leg.callControlId)
+    await deliver(webhook(leg.callControlId, "call.answered"))
+    await deliver(webhook(leg.callControlId, "call.hangup"))
+    await deliver(recordingSaved(leg.callControlId))
+    fake.voice.setConversation("conv-out-sum", [{ role: "assistant", text: "Hi, this is Desk." }])
+    fake.voice.setInsights("conv-out-sum", [{ status: "completed", results: ["Reminder confirmed."] }])
+    // Not named by a conversation.ended yet: found by call_session_id, and still after the transcript.
+    const insights = insightsGenerated({ conversation_id: "conv-out-sum", call_session_id: leg.callSessionId })
+    await deliver(insights, 500)
+    await deliver(fake.signedWebhook("call.conversation.ended", { conversation_id: "conv-out-sum", assistant_id: assistantId, call_control_id: leg.callControlId, call_session_id: leg.callSessionId }))
+    await deliver(insights)
+    expect((await calls(live))[0]).toMatchObject({ id: placed.call.id, summary: "Reminder confirmed." })
+    expect((await events(workspaceId)).map((e) => e.type)).toEqual(["call.completed", "call.recording.completed", "call.transcript.completed"])
+  })
+})
+
+describe("Telnyx recordings larger than message media", () => {
+  it("a recording over 5 MB is stored and served back whole; one declaring more than the recording cap is refused unread, the webhook acknowledged, and the transcript does not wait for it", async () => {
+    const { workspaceId, key, e164, assistantId } = await callWorkspace()
+    await ok(await call(key, "POST", `/numbers/${encodeURIComponent(e164)}/connect`))
+    const big = await agentCallEnded(e164)
+    await deliver(recordingSaved(big.callControlId, "big"))
+    const [item] = await calls(key)
+    const served = await recordingBytes(item!["recordingUrl"])
+    expect(served.length).toBe(BIG.length)
+    expect(Buffer.compare(served, BIG)).toBe(0) // toEqual walks 6 M elements one by one: far too slow
+    expect(item!["recordingUrl"]).toMatch(/\.mp3\?/)
+
+    const huge = await agentCallEnded(e164)
+    const refused = await deliver(recordingSaved(huge.callControlId, "huge"))
+    await deliver(refused) // again: acknowledged without another download (the same file would be refused)
+    expect(hugeRequests).toBe(1)
+    fake.voice.setConversation("conv-huge", [{ role: "assistant", text: "Hello!" }])
+    await deliver(fake.signedWebhook("call.conversation.ended", { conversation_id: "conv-huge", assistant_id: assistantId, call_control_id: huge.callControlId, call_session_id: huge.callSessionId }))
+    const hugeCall = (await calls(key)).find((c) => c["carrierCallId"] === huge.callSessionId)!
+    expect(hugeCall).toMatchObject({ status: "completed", recordingUrl: null })
+    expect(hugeCall["transcript"]).toHaveLength(1)
+    const types = (await events(workspaceId)).filter((e) => e.data["carrierCallId"] === huge.callSessionId).map((e) => e.type)
+    expect(types).toEqual(["call.ringing", "call.answered", "call.completed", "call.transcript.completed"])
+  })
+})
+
 describe("POST /calls with a live key on Telnyx", () => {
+  it("sends the agent's, the job's and the call's own instructions to the assistant in the dial", async () => {
+    const { workspaceId, key, assistantId } = await callWorkspace()
+    await ok(await call(key, "PATCH", "/agent", { instructions: "You work for Acme Plumbing.", jobs: [{ name: "Reminder", instructions: "Confirm tomorrow's visit." }] }))
+    await ok(await call(key, "POST", "/agent/publish"))
+    const live = (await app.createKey(workspaceId, { kind: "live" })).token
+    const placed = await ok(await call(live, "POST", "/calls", { to: CALLER, job: "Reminder", instructions: "Mention the side gate." }), 201)
+    const leg = [...fake.voice.calls.values()].find((c) => c.callSessionId === placed.call.carrierCallId)!
+    expect(leg.commands.find((c) => c.action === "dial")!.body["assistant"]).toEqual({
+      id: assistantId,
+      instructions: "You work for Acme Plumbing.\n\nConfirm tomorrow's visit.\n\nMention the side gate."
+    })
+  })
+
   it("dials with the assistant and recording, answers the call in progress, and records it under the same id from its webhooks", async () => {
     const { workspaceId, e164, assistantId, agentId } = await callWorkspace()
     const live = (await app.createKey(workspaceId, { kind: "live" })).token

@@ -2,7 +2,8 @@
  * The voice part of the fake Telnyx (fakeTelnyx.ts; research telnyx.md §5 and "What a faithful
  * fake Telnyx server for tests must implement"): Call Control (`POST /v2/calls` and the `answer`,
  * `transfer`, `hangup` and `record_start` actions), AI assistants (create, update with POST, read)
- * and conversation transcripts, with Telnyx's validation, and the webhook payloads of a call
+ * conversation transcripts and insights (`GET /v2/ai/conversations/{id}/conversations-insights`, the
+ * shape of Telnyx's docs), with Telnyx's validation, and the webhook payloads of a call
  * (`call.initiated`, `call.answered`, `call.hangup`, `call.recording.saved`,
  * `call.recording.transcription.saved`, `call.conversation.ended`) built from the fake's own call
  * state, for fakeTelnyx.ts to sign.
@@ -57,6 +58,12 @@ export interface ConversationMessage {
   readonly created_at?: string
 }
 
+/** One insights run of a conversation, as `GET .../conversations-insights` lists it. */
+export interface InsightRun {
+  readonly status: "pending" | "in_progress" | "completed" | "failed"
+  readonly results?: ReadonlyArray<string>
+}
+
 export interface InboundCallInput {
   readonly from: string
   readonly to: string
@@ -82,6 +89,8 @@ export interface FakeVoice {
   readonly pickUp: (callControlId: string) => void
   /** Sets the messages `GET /v2/ai/conversations/{id}/messages` returns. */
   readonly setConversation: (conversationId: string, messages: ReadonlyArray<ConversationMessage>) => void
+  /** Sets the insights runs `GET /v2/ai/conversations/{id}/conversations-insights` returns. */
+  readonly setInsights: (conversationId: string, runs: ReadonlyArray<InsightRun>) => void
   /** The payload Telnyx would send for this event of the call (its state unchanged). */
   readonly callPayload: (
     callControlId: string,
@@ -111,6 +120,7 @@ export const makeFakeVoice = (reply: Reply): FakeVoice => {
   const commandAnswers = new Map<string, unknown>()
   const assistants = new Map<string, Record<string, unknown>>()
   const conversations = new Map<string, ReadonlyArray<ConversationMessage>>()
+  const insights = new Map<string, ReadonlyArray<InsightRun>>()
 
   const missing = (field: string): TelnyxError => ({
     code: "10004",
@@ -307,6 +317,18 @@ export const makeFakeVoice = (reply: Reply): FakeVoice => {
         ? send(res, 200, { data: messages, meta: { page_number: 1, page_size: messages.length, total_pages: 1, total_results: messages.length } })
         : errors(res, 404, [{ code: "10005", title: "Resource not found", detail: "Conversation not found." }])
     }
+    const insight = /^\/v2\/ai\/conversations\/([^/]+)\/conversations-insights$/.exec(path)
+    if (insight && method === "GET") {
+      const runs = insights.get(decodeURIComponent(insight[1]!))
+      if (!runs) return errors(res, 404, [{ code: "10005", title: "Resource not found", detail: "Conversation not found." }])
+      const data = runs.map((r, i) => ({
+        id: `insight-run-${i}`,
+        status: r.status,
+        created_at: now(),
+        conversation_insights: (r.results ?? []).map((result, j) => ({ insight_id: `insight-${j}`, result }))
+      }))
+      return send(res, 200, { data, meta: { page_number: 1, page_size: data.length, total_pages: 1, total_results: data.length } })
+    }
     return undefined
   }
 
@@ -408,6 +430,7 @@ export const makeFakeVoice = (reply: Reply): FakeVoice => {
       call.answeredAt = now()
     },
     setConversation: (conversationId, messages) => void conversations.set(conversationId, messages),
+    setInsights: (conversationId, runs) => void insights.set(conversationId, runs),
     callPayload,
     lifecycle: (callControlId, hangup) => {
       const call = known(callControlId)
@@ -427,6 +450,7 @@ export const makeFakeVoice = (reply: Reply): FakeVoice => {
       commandAnswers.clear()
       assistants.clear()
       conversations.clear()
+      insights.clear()
     }
   }
 }
