@@ -22,7 +22,8 @@ const SHARED_ADAPTERS = "net"
 
 /** `importer -> imported` folder pairs under adapters/ allowed beyond the rules above, each with its reason. */
 const ADAPTER_EDGES: ReadonlyArray<readonly [string, string, string]> = [
-  ["http", "carrier", "the carrier's inbound webhook route verifies signatures with the carrier adapter"]
+  ["http", "carrier", "the carrier's inbound webhook route verifies signatures with the carrier adapter"],
+  ["http", "mcp", "POST /v1/mcp hands the authenticated request to the MCP protocol adapter"]
 ]
 
 /** Every import, export-from and dynamic `import()` specifier of a source text. */

@@ -11,6 +11,7 @@ import { CarrierGroup } from "./api/carrier.ts"
 import { ContactsGroup } from "./api/contacts.ts"
 import { ConversationsGroup } from "./api/conversations.ts"
 import { Internal } from "./api/errors.ts"
+import { McpGroup, McpStreamGroup } from "./api/mcp.ts"
 import { MediaGroup } from "./api/media.ts"
 import { MessagesGroup } from "./api/messages.ts"
 import { MessagingGroup } from "./api/messaging.ts"
@@ -31,6 +32,8 @@ export class Api extends HttpApi.make("switchboard")
   .add(AgentGroup)
   .add(WebhooksGroup)
   .add(TestHelpersGroup)
+  .add(McpGroup)
+  .add(McpStreamGroup)
   .add(MediaGroup)
   .add(CarrierGroup)
   .add(AdminGroup)

@@ -12,6 +12,7 @@ import { CallsLive } from "./handlers/calls.ts"
 import { CarrierLive } from "./handlers/carrier.ts"
 import { ContactsLive } from "./handlers/contacts.ts"
 import { ConversationsLive } from "./handlers/conversations.ts"
+import { McpLive, McpStreamLive } from "./handlers/mcp.ts"
 import { MediaLive } from "./handlers/media.ts"
 import { MessagesLive } from "./handlers/messages.ts"
 import { MessagingLive } from "./handlers/messaging.ts"
@@ -28,6 +29,8 @@ export interface HttpOptions {
   readonly testHelpers: boolean
   /** Telnyx's Ed25519 public key enables /v1/carrier/telnyx. */
   readonly telnyxPublicKey: Option.Option<Redacted.Redacted<string>>
+  /** Browser origins allowed to use `POST /v1/mcp` (MCP_ALLOWED_ORIGINS); requests without `Origin` always are. */
+  readonly mcpAllowedOrigins?: ReadonlyArray<string>
 }
 
 export const ApiLive = (options: HttpOptions) =>
@@ -42,6 +45,8 @@ export const ApiLive = (options: HttpOptions) =>
       AgentLive,
       WebhooksLive,
       TestHelpersLive(options.testHelpers),
+      McpLive({ allowedOrigins: options.mcpAllowedOrigins ?? [] }),
+      McpStreamLive,
       MediaLive,
       CarrierLive({ telnyxPublicKey: options.telnyxPublicKey }),
       AdminLive

@@ -14,6 +14,8 @@ import { InputBounds } from "../../core/input.ts"
  */
 const codes: Record<string, ErrorCode> = {
   ...Object.fromEntries(Object.values(errorStatus).map(({ status, code }) => [String(status), code])),
+  "405": "invalid_argument",
+  "406": "invalid_argument",
   "408": "invalid_argument",
   "431": "invalid_argument"
 }
@@ -21,6 +23,8 @@ const codes: Record<string, ErrorCode> = {
 const descriptions: Record<string, string> = {
   "400": `Invalid argument: a parameter is missing or malformed, the body is not JSON, over 1 MiB or beyond the input bounds (nested over ${InputBounds.depth} levels, over ${InputBounds.arrayItems} items in an array or ${InputBounds.objectKeys} keys in an object, over ${InputBounds.values} values in all, a string over ${InputBounds.stringLength} characters), a string holds NUL or a lone surrogate, an unknown field, or a modified cursor`,
   "401": "Missing, malformed, unknown or revoked key",
+  "405": "The method is not offered here; `Allow` lists the one that is",
+  "406": "The `Accept` header does not list what the operation answers",
   "408": "The request line, headers or body did not arrive within the server's timeouts (README, Configuration)",
   "431": "The request line and headers exceed 16 KB",
   "403": "The key lacks a scope the operation lists in its security requirement; the message names it. Checked before the body is read",
@@ -41,7 +45,12 @@ const commonHeaders = {
 
 const errorResponse = (status: string) => ({
   description: descriptions[status] ?? "Error",
-  headers: status === "429" ? { ...commonHeaders, "Retry-After": header("Seconds to wait before retrying") } : commonHeaders,
+  headers:
+    status === "429"
+      ? { ...commonHeaders, "Retry-After": header("Seconds to wait before retrying") }
+      : status === "401"
+        ? { ...commonHeaders, "WWW-Authenticate": header("`Bearer`: the scheme to authenticate with", "string") }
+        : commonHeaders,
   content: {
     "application/json": {
       schema: { $ref: "#/components/schemas/ErrorEnvelope" },

@@ -119,9 +119,10 @@ export const envelope = (status: number, code: ErrorCode, message: string, reque
 const fromDomain = (e: DomainError, requestId: string) => {
   const { status, code } = errorStatus[e._tag]
   const res = envelope(status, code, e.message, requestId)
-  return e._tag === "ResourceExhausted"
-    ? HttpServerResponse.setHeader(res, "retry-after", String(Math.max(1, Math.ceil(e.retryAfterSeconds))))
-    : res
+  if (e._tag === "ResourceExhausted") return HttpServerResponse.setHeader(res, "retry-after", String(Math.max(1, Math.ceil(e.retryAfterSeconds))))
+  // RFC 6750: a 401 names the scheme the caller must use (MCP clients read it too).
+  if (e._tag === "Unauthenticated") return HttpServerResponse.setHeader(res, "www-authenticate", "Bearer")
+  return res
 }
 
 /** Why a body read failed: malformed JSON, a body over the limit, a client that went away mid-upload. */
@@ -159,7 +160,7 @@ export const causeToResponse = (cause: Cause.Cause<unknown>, requestId: string) 
  */
 export const CORS_HEADERS = {
   "access-control-allow-origin": "*",
-  "access-control-expose-headers": "X-Request-Id,RateLimit-Limit,RateLimit-Remaining,RateLimit-Reset,Retry-After,Idempotency-Replayed"
+  "access-control-expose-headers": "X-Request-Id,RateLimit-Limit,RateLimit-Remaining,RateLimit-Reset,Retry-After,Idempotency-Replayed,WWW-Authenticate"
 }
 
 const preflight = (req: HttpServerRequest.HttpServerRequest) => {

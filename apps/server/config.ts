@@ -34,6 +34,8 @@ export const ServerConfig = Config.all({
   preApprovedCampaign: Config.boolean("PREAPPROVED_CAMPAIGN").pipe(Config.withDefault(false)),
   /** How often the registry poller asks about registrations in review (several processes may poll: each workspace is moved under its lock). */
   registryPollMs: positiveMs("REGISTRY_POLL_MS").pipe(Config.withDefault(60_000)),
+  /** Browser origins (`https://app.example.com`, comma-separated) allowed to use `POST /v1/mcp`; requests with any other `Origin` answer 403. */
+  mcpAllowedOrigins: Config.array(Config.string(), "MCP_ALLOWED_ORIGINS").pipe(Config.withDefault([] as ReadonlyArray<string>)),
   outboundAllowPrivate: Config.boolean("OUTBOUND_ALLOW_PRIVATE").pipe(Config.withDefault(false)),
   /** Run the webhook outbox worker in this process (turn off for API-only replicas). */
   webhookWorker: Config.boolean("WEBHOOK_WORKER").pipe(Config.withDefault(true)),

@@ -151,7 +151,8 @@ export const AppLive = (config: ServerConfig) =>
       adminToken: config.adminToken,
       // Test helpers drive the simulator; with a real carrier they are off unless asked for.
       testHelpers: Option.getOrElse(config.testHelpers, () => config.carrier === "simulated"),
-      telnyxPublicKey: config.carrier === "telnyx" ? config.telnyx.publicKey : Option.none()
+      telnyxPublicKey: config.carrier === "telnyx" ? config.telnyx.publicKey : Option.none(),
+      mcpAllowedOrigins: config.mcpAllowedOrigins
     }),
     BootstrapLive,
     config.webhookWorker ? WebhookWorker.layer({ pollMs: config.webhookPollMs }) : Layer.empty,

@@ -5,7 +5,7 @@ import * as Contacts from "./contacts.ts"
 import * as Conversations from "./conversations.ts"
 import * as Messaging from "./messaging.ts"
 import * as Numbers from "./numbers.ts"
-import type { AnyTool } from "./tool.ts"
+import type { AnyTool, Tool } from "./tool.ts"
 import * as Webhooks from "./webhooks.ts"
 
 export * from "./tool.ts"
@@ -48,3 +48,15 @@ export const tools: ReadonlyArray<AnyTool> = [
   Webhooks.testWebhook,
   Webhooks.listWebhookDeliveries
 ]
+
+type ServicesOf<M> = { [K in keyof M]: M[K] extends Tool<any, any, any, any, infer R> ? R : never }[keyof M]
+
+/** Every service the table's use cases need: what a transport running any tool must provide. */
+export type ToolServices =
+  | ServicesOf<typeof Agent>
+  | ServicesOf<typeof Calls>
+  | ServicesOf<typeof Contacts>
+  | ServicesOf<typeof Conversations>
+  | ServicesOf<typeof Messaging>
+  | ServicesOf<typeof Numbers>
+  | ServicesOf<typeof Webhooks>

@@ -50,15 +50,16 @@ export type AnyTool = Tool<any, any, any, DomainError, any>
 
 export const tool = <I, IE, A, E extends DomainError, R>(t: Tool<I, IE, A, E, R>): Tool<I, IE, A, E, R> => t
 
-/** Checks a caller's raw input against the bounds of core/input.ts, decodes it with the tool's Schema, then runs it. */
-export const callTool = <I, IE, A, E extends DomainError, R>(t: Tool<I, IE, A, E, R>, principal: Principal, raw: unknown): Effect.Effect<A, E | InvalidArgument, R> => {
+/** Checks a caller's raw input against the bounds of core/input.ts, then decodes it with the tool's Schema. */
+export const decodeInput = <I, IE, A, E extends DomainError, R>(t: Tool<I, IE, A, E, R>, raw: unknown): Effect.Effect<I, InvalidArgument> => {
   const problem = jsonProblem(raw)
   if (problem !== undefined) return E.fail(new InvalidArgument({ message: problem }))
-  return Schema.decodeUnknown(t.input, { errors: "all" })(raw).pipe(
-    E.mapError(invalidInput),
-    E.flatMap((input) => t.run(principal, input))
-  )
+  return Schema.decodeUnknown(t.input, { errors: "all" })(raw).pipe(E.mapError(invalidInput))
 }
+
+/** Decodes a caller's raw input (`decodeInput`), then runs the tool. */
+export const callTool = <I, IE, A, E extends DomainError, R>(t: Tool<I, IE, A, E, R>, principal: Principal, raw: unknown): Effect.Effect<A, E | InvalidArgument, R> =>
+  E.flatMap(decodeInput(t, raw), (input) => t.run(principal, input))
 
 /** A tool that takes nothing. An empty struct alone reads as "any object or array" in JSON Schema; MCP wants an object. */
 export const NoInput = Schema.Struct({}).annotations({

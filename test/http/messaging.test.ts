@@ -22,37 +22,12 @@ import { freshDatabase } from "../support/postgres.ts"
 import { makeSqlTestApp } from "../support/sqlApp.ts"
 import { sqlStores } from "../support/sqlStores.ts"
 import { bearer, expectError } from "./helpers.ts"
+import { business, soleProprietor } from "../support/registration.ts"
 
 type App = Awaited<ReturnType<typeof makeTestApp>>
 
 /** Billing that passes every filing gate without a trial to end. */
 const ready = { plan: "standard", trial: false, subscription: "active", paymentMethod: true, identity: "verified", mobileVerified: true, billedVia: "card", cardDeclines: false, ownerEmail: "owner@acme.example" }
-
-const business = {
-  displayName: "Acme Plumbing",
-  companyName: "Acme Plumbing LLC",
-  ein: "12-3456789",
-  email: "office@acme.example",
-  vertical: "PROFESSIONAL",
-  street: "1 Main St",
-  city: "Springfield",
-  state: "IL",
-  postalCode: "62701",
-  phone: "(217) 555-0142"
-}
-const soleProprietor = {
-  entityType: "SOLE_PROPRIETOR",
-  displayName: "Jo's Tutoring",
-  firstName: "Jo",
-  lastName: "Rivera",
-  mobilePhone: "+12175550199",
-  email: "jo@tutoring.example",
-  vertical: "EDUCATION",
-  street: "2 Oak Ave",
-  city: "Springfield",
-  state: "IL",
-  postalCode: "62702"
-}
 
 let app: App
 let close: () => Promise<void>
