@@ -11,16 +11,19 @@
  */
 import { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js"
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from "@modelcontextprotocol/sdk/types.js"
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js"
 import { Effect, Runtime } from "effect"
 import type { Principal } from "../../core/auth/principal.ts"
 import type { AnyTool } from "../../core/tools/tool.ts"
-import { definitionOf, runTool, toolIndex } from "./tools.ts"
+import { definitionOf, failure, runTool, toolIndex } from "./tools.ts"
 
 const INSTRUCTIONS =
   "Switchboard: contacts, conversation threads, SMS/MMS, calls with an AI agent, phone numbers, US 10DLC texting registration and webhooks for one workspace. " +
   "Each tool needs the scope its description names; a failed call returns the REST API's error envelope ({error: {code, message}}). " +
   "Tools that send, call or buy take an optional idempotencyKey: reuse it when retrying."
+
+/** The protocol revisions served; the first is the one offered to a client asking for another. */
+export const PROTOCOL_VERSIONS: ReadonlyArray<string> = ["2025-11-25", "2025-06-18"]
 
 export interface McpRequest {
   /** The request as the platform received it (method, URL, headers); its body is `body`. */
@@ -31,21 +34,63 @@ export interface McpRequest {
   readonly requestId: string
 }
 
+/** What the endpoint does with a message before the SDK sees it. */
+export type Screened =
+  | { readonly _tag: "Refused"; readonly message: string }
+  | { readonly _tag: "Answered"; readonly answer: unknown }
+  | { readonly _tag: "Pass"; readonly body: unknown }
+
+const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
+
+/**
+ * The rules of our two revisions that the SDK, which also speaks older ones, does not enforce:
+ * - one message per POST (batches were removed in 2025-06-18; the SDK would run up to 100 calls
+ *   for one request, one rate-limit token);
+ * - an `MCP-Protocol-Version` header names one of ours (400 otherwise, as the transport spec says);
+ * - `initialize` asking for another revision is offered our latest (lifecycle: the server answers a
+ *   version it supports), never an older one without `structuredContent`;
+ * - `tools/call` arguments that are not an object are the caller's mistake, answered as a tool
+ *   error a model can read rather than the SDK's internal error.
+ */
+export const screen = (body: unknown, versionHeader: string | undefined, requestId: string): Screened => {
+  if (Array.isArray(body)) return { _tag: "Refused", message: "Send one JSON-RPC message per POST: batches are not part of MCP since 2025-06-18" }
+  if (versionHeader !== undefined && !PROTOCOL_VERSIONS.includes(versionHeader)) {
+    return { _tag: "Refused", message: `Unsupported MCP-Protocol-Version ${versionHeader.slice(0, 40)}; this server speaks ${PROTOCOL_VERSIONS.join(" and ")}` }
+  }
+  if (!isRecord(body) || !isRecord(body.params)) return { _tag: "Pass", body }
+  const params = body.params
+  if (body.method === "initialize" && !PROTOCOL_VERSIONS.includes(String(params.protocolVersion))) {
+    return { _tag: "Pass", body: { ...body, params: { ...params, protocolVersion: PROTOCOL_VERSIONS[0] } } }
+  }
+  if (body.method === "tools/call" && params.arguments !== undefined && !isRecord(params.arguments)) {
+    const id = typeof body.id === "string" || typeof body.id === "number" ? body.id : null
+    return { _tag: "Answered", answer: { jsonrpc: "2.0", id, result: failure("invalid_argument", "arguments: must be an object of the tool's named arguments", requestId) } }
+  }
+  return { _tag: "Pass", body }
+}
+
+/** A JSON-RPC error a handler throws; the SDK answers it with this code and message as they are. */
+const protocolError = (code: number, message: string) => Object.assign(new Error(message), { code })
+
 /**
  * Builds the endpoint for a table of tools: their definitions are derived once, here (a table entry
- * whose Schemas are not objects fails at startup). `runtime` runs the tools' use cases.
+ * whose Schemas are not objects fails at startup). `runtime` runs the tools' use cases. A key is
+ * offered the tools its scopes allow; a tool it cannot use is still refused by name, with its scope.
  */
 export const makeMcpEndpoint = (table: ReadonlyArray<AnyTool>, version: string) => {
-  const definitions = table.map(definitionOf)
+  const listed = table.map((t) => ({ scope: t.scope, definition: definitionOf(t) }))
   const index = toolIndex(table)
   return (call: McpRequest, runtime: Runtime.Runtime<any>): Effect.Effect<Response> =>
     Effect.promise(async () => {
       const server = new Server({ name: "switchboard", version }, { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS })
-      server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: definitions }))
+      server.onerror = (error) => Runtime.runFork(runtime)(Effect.logWarning("MCP protocol error", error.message).pipe(Effect.annotateLogs({ requestId: call.requestId })))
+      server.setRequestHandler(ListToolsRequestSchema, () => ({
+        tools: listed.filter((t) => call.principal.scopes.has(t.scope)).map((t) => t.definition)
+      }))
       server.setRequestHandler(CallToolRequestSchema, (req) => {
         const t = index.get(req.params.name)
         // An unknown tool is a protocol error (MCP "Tools", error handling), not a tool result.
-        if (t === undefined) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${req.params.name}`)
+        if (t === undefined) throw protocolError(ErrorCode.InvalidParams, `Unknown tool: ${req.params.name}`)
         return Runtime.runPromise(runtime)(runTool(t, call.principal, req.params.arguments ?? {}, call.requestId))
       })
       const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: true }) // no sessionIdGenerator: stateless

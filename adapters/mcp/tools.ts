@@ -69,7 +69,7 @@ export const definitionOf = (t: AnyTool): McpToolDefinition => {
   return {
     name: t.name,
     title: t.title,
-    description: `${t.description} Needs the scope ${t.scope}.`,
+    description: t.description,
     inputSchema: asObject(t.name, "input", inputSchema),
     outputSchema: asObject(t.name, "output", objectSchema(t.output)),
     annotations: {

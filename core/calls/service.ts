@@ -689,15 +689,16 @@ export const make = Effect.gen(function* () {
             : Effect.fail(retryLater(`The carrier is unavailable (${error.message}); deliver the event again`))
         )
       )
-      if (transcript === null) return
       const { activity, ref } = call.value
       yield* tx.withTransaction(
         Effect.gen(function* () {
           yield* tx.lock(callLock(s.carrierCallId))
           const again = yield* store.getActivity(s.workspaceId, activity.id)
           if (Option.isNone(again) || again.value.callTranscript !== null) return
-          yield* store.setCallTranscript(s.workspaceId, activity.id, transcript)
-          yield* outbox.append(s.workspaceId, [transcriptEvent(ref)])
+          // A refused transcript is stored empty and sends no event: the summary, which waits for
+          // the transcript (SPEC's order), must not wait for it forever.
+          yield* store.setCallTranscript(s.workspaceId, activity.id, transcript ?? [])
+          if (transcript !== null) yield* outbox.append(s.workspaceId, [transcriptEvent(ref)])
         })
       )
     })

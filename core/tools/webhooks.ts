@@ -48,7 +48,7 @@ export const createWebhook = tool({
   output: WebhookWithSecretAnswer,
   example: { url: "https://hooks.example.com/switchboard", events: ["*"], label: "CRM sync" },
   scope: "webhooks:manage",
-  hints: { readOnly: false, destructive: false, idempotent: false, openWorld: false },
+  hints: { readOnly: false, destructive: false, idempotent: false, openWorld: true },
   idempotencyKey: false,
   run: (p, input) => Effect.flatMap(Webhooks, (w) => w.create(p, input)).pipe(Effect.map((webhook) => ({ webhook })))
 })
@@ -75,7 +75,7 @@ export const updateWebhook = tool({
   output: WebhookAnswer,
   example: { id: webhookId, status: "disabled" },
   scope: "webhooks:manage",
-  hints: { readOnly: false, destructive: true, idempotent: true, openWorld: false },
+  hints: { readOnly: false, destructive: true, idempotent: true, openWorld: true },
   idempotencyKey: false,
   run: (p, { id, ...changes }) => Effect.flatMap(Webhooks, (w) => w.update(p, id, changes)).pipe(Effect.map((webhook) => ({ webhook })))
 })

@@ -110,7 +110,9 @@ describe("the capability table", () => {
     }
     const open = tools.filter((t) => t.hints.openWorld && !t.hints.readOnly).map((t) => t.name)
     assert.sameMembers(open, [
-      "messages_send", "calls_place", "numbers_buy", "messaging_register", "messaging_refresh", "messaging_verify_otp", "messaging_resend_otp", "webhooks_test"
+      "messages_send", "calls_place", "numbers_buy", "messaging_register", "messaging_refresh", "messaging_verify_otp", "messaging_resend_otp", "webhooks_test",
+      // An endpoint sends every later event of the workspace, with personal data, to an outside URL.
+      "webhooks_create", "webhooks_update"
     ])
   })
 

@@ -128,9 +128,28 @@ describe.each(["node", "deno"] as const)("the MCP endpoint under %s", (runtime) 
 
     const noAccept = await rest("/v1/mcp", { method: "POST", body: JSON.stringify(list), headers: { accept: "application/json" } })
     expect(noAccept.status).toBe(406)
-    const badVersion = await mcpPost(list, { "mcp-protocol-version": "1999-01-01" })
-    expect(badVersion.status).toBe(400)
-    expect(((await badVersion.json()) as any).error.message).toContain("protocol version")
+    expect((await rest("/v1/mcp", { method: "POST", body: JSON.stringify(list), headers: { accept: "*/*" } })).status).toBe(200)
+    for (const version of ["1999-01-01", "2025-03-26", "2024-11-05"]) {
+      const badVersion = await mcpPost(list, { "mcp-protocol-version": version })
+      expect(badVersion.status).toBe(400)
+      expect(((await badVersion.json()) as any).error.message).toContain("2025-11-25 and 2025-06-18")
+    }
+
+    // One message per POST: a batch would run many tool calls for one rate-limit token.
+    const batch = await mcpPost([list, { ...list, id: 2 }])
+    expect(batch.status).toBe(400)
+    expect(((await batch.json()) as any).error.message).toContain("batches")
+
+    // Arguments that are not an object are a tool error a model can read.
+    for (const args of [null, [1], "hello"]) {
+      const res = await mcpPost({ jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "contacts_list", arguments: args } })
+      const body = (await res.json()) as any
+      expect(body.id).toBe(7)
+      expect(body.result.isError).toBe(true)
+      expect(JSON.parse(body.result.content[0].text).error).toMatchObject({ code: "invalid_argument", message: expect.stringContaining("arguments") })
+    }
+    const unknown = (await (await mcpPost({ jsonrpc: "2.0", id: 8, method: "tools/call", params: { name: "nope", arguments: {} } })).json()) as any
+    expect(unknown.error).toEqual({ code: -32602, message: "Unknown tool: nope" })
   })
 
   it("negotiates 2025-11-25 and 2025-06-18 statelessly, and counts each call against the key's rate limit", async () => {
@@ -147,6 +166,9 @@ describe.each(["node", "deno"] as const)("the MCP endpoint under %s", (runtime) 
       expect(body.result.protocolVersion).toBe(version)
       expect(body.result.capabilities.tools).toBeDefined()
     }
+    // A client asking for an older revision (no structuredContent there) is offered ours.
+    const older = await mcpPost({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2024-11-05", capabilities: {}, clientInfo: { name: "old", version: "1" } } })
+    expect(((await older.json()) as any).result.protocolVersion).toBe("2025-11-25")
     // Every POST is billed to the key: a key that spent its minute is refused before any JSON-RPC runs.
     const ws = await admin("/workspaces", { name: "Rate limited" })
     const spender = (await admin(`/workspaces/${ws.workspace.id}/keys`, { kind: "test" })).key.token as string
@@ -172,8 +194,8 @@ describe.each(["node", "deno"] as const)("the MCP endpoint under %s", (runtime) 
       expect(t.name).toMatch(/^[a-z]+_[a-z_]+$/)
       expect(t.inputSchema.type).toBe("object")
       expect(t.outputSchema?.type).toBe("object")
-      expect(t.description).toMatch(/Needs the scope [a-z]+:[a-z]+\./)
       const entry = tools.find((x) => x.name === t.name)!
+      expect(t.description).toContain(`Scope \`${entry.scope}\``)
       expect(t.annotations).toMatchObject({ readOnlyHint: entry.hints.readOnly, destructiveHint: entry.hints.destructive, openWorldHint: entry.hints.openWorld })
     }
     expect(listed.find((t) => t.name === "contacts_list")!.annotations).toMatchObject({ readOnlyHint: true, openWorldHint: false })
@@ -271,6 +293,9 @@ describe.each(["node", "deno"] as const)("the MCP endpoint under %s", (runtime) 
     }
     for (const [scope, token] of keys) {
       const { client, close } = await connect(server.baseUrl, token)
+      // Offered only what its scopes allow; the rest is still refused by name, with the scope.
+      const offered = (await client.listTools()).tools.map((t) => t.name).sort()
+      expect(offered).toEqual(tools.filter((x) => x.scope !== scope).map((x) => x.name).sort())
       for (const t of tools.filter((x) => x.scope === scope)) {
         const refused = failed(await client.callTool({ name: t.name, arguments: t.example as Record<string, unknown> }))
         expect(refused.code, t.name).toBe("permission_denied")

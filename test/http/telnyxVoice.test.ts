@@ -382,6 +382,21 @@ describe("the AI summary of a Telnyx call", () => {
     })
   })
 
+  it("a transcript Telnyx refuses does not hold the summary back: the call keeps an empty transcript and still gets its summary, without a transcript event", async () => {
+    const { workspaceId, key, e164, assistantId } = await callWorkspace()
+    await ok(await call(key, "POST", `/numbers/${encodeURIComponent(e164)}/connect`))
+    const leg = await agentCallEnded(e164)
+    await deliver(recordingSaved(leg.callControlId))
+    // No conversation "conv-gone" at the fake: its messages answer 404, a refusal (logged, acknowledged).
+    await deliver(fake.signedWebhook("call.conversation.ended", { conversation_id: "conv-gone", assistant_id: assistantId, call_control_id: leg.callControlId, call_session_id: leg.callSessionId }))
+    fake.voice.setInsights("conv-gone", [{ status: "completed", results: ["Caller asked for opening hours."] }])
+    await deliver(insightsGenerated({ conversation_id: "conv-gone" }))
+    const [item] = await calls(key)
+    expect(item).toMatchObject({ summary: "Caller asked for opening hours.", transcript: [] })
+    const sent = await events(workspaceId)
+    expect(sent.map((e) => e.type)).toEqual(["call.ringing", "call.answered", "call.completed", "call.recording.completed", "call.summary.completed"])
+  })
+
   it("an outbound call keeps its summary on the activity (SPEC's outbound order has no summary event); found by the call's id when the webhook names it", async () => {
     const { workspaceId, assistantId } = await callWorkspace()
     const live = (await app.createKey(workspaceId, { kind: "live" })).token

@@ -60,8 +60,9 @@ export class McpGroup extends HttpApiGroup.make("mcp")
         "Model Context Protocol (protocol versions 2025-11-25 and 2025-06-18), stateless Streamable HTTP with JSON answers: no `Mcp-Session-Id`. " +
           "The same API keys as the REST API: `401` without a valid key, before any JSON-RPC is read; every call counts against the key's rate limit. " +
           "Every REST capability is a tool (`tools/list`), named `<resource>_<action>` with the REST parameter names; each tool checks the scope its description names. " +
-          "The client must accept both `application/json` and `text/event-stream` (`406` otherwise). A browser `Origin` must be listed in `MCP_ALLOWED_ORIGINS` (`403` otherwise). " +
-          "Malformed JSON-RPC or an unsupported `MCP-Protocol-Version` header: `400`."
+          "One JSON-RPC message per POST: a batch (array) is `400`. An `MCP-Protocol-Version` header other than `2025-11-25` or `2025-06-18`, or malformed JSON-RPC: `400`. " +
+          "`tools/list` offers the tools the key's scopes allow. " +
+          "The client must accept both `application/json` and `text/event-stream` (`406` otherwise). Here `403` means a browser `Origin` not listed in `MCP_ALLOWED_ORIGINS`."
       )
   )
   .middleware(BoundedBody)

@@ -9,9 +9,18 @@ import { Effect } from "effect"
 import { InvalidArgument } from "../../../core/errors.ts"
 import { tools } from "../../../core/tools/index.ts"
 import type { ToolServices } from "../../../core/tools/index.ts"
-import { makeMcpEndpoint } from "../../mcp/server.ts"
+import { makeMcpEndpoint, screen } from "../../mcp/server.ts"
 import { Api, API_VERSION } from "../api.ts"
 import { bodyReadMessage, CurrentPrincipal, CurrentRequest, envelope } from "../platform.ts"
+
+/** An origin as browsers send it (`https://host[:port]`), so a listed `https://Console.example/` matches. */
+const originOf = (value: string) => {
+  try {
+    return new URL(value).origin
+  } catch {
+    return value.toLowerCase()
+  }
+}
 
 /** Both media types, as the Streamable HTTP transport requires of every POST. */
 const acceptsBoth = (accept: string | undefined) => accept !== undefined && /application\/json|\*\/\*/i.test(accept) && /text\/event-stream|\*\/\*/i.test(accept)
@@ -30,7 +39,7 @@ const asEnvelope = async (res: Response, requestId: string) => {
 
 export const McpLive = (options: { readonly allowedOrigins: ReadonlyArray<string> }) => {
   const endpoint = makeMcpEndpoint(tools, API_VERSION)
-  const allowed = new Set(options.allowedOrigins.map((o) => o.toLowerCase()))
+  const allowed = new Set(options.allowedOrigins.map(originOf))
   return HttpApiBuilder.group(Api, "mcp", (handlers) =>
     handlers.handleRaw("call", ({ request }) =>
       Effect.gen(function* () {
@@ -38,22 +47,23 @@ export const McpLive = (options: { readonly allowedOrigins: ReadonlyArray<string
         const principal = yield* CurrentPrincipal
         // MCP transports: a server MUST validate Origin (DNS rebinding); browsers send it, other clients don't.
         const origin = request.headers["origin"]
-        if (origin !== undefined && !allowed.has(origin.toLowerCase())) {
+        if (origin !== undefined && !allowed.has(originOf(origin))) {
           return envelope(403, "permission_denied", `Origin ${origin.slice(0, 200)} may not use the MCP endpoint; the operator lists allowed origins in MCP_ALLOWED_ORIGINS`, requestId)
         }
         if (!acceptsBoth(request.headers["accept"])) {
           return envelope(406, "invalid_argument", "Accept must list both application/json and text/event-stream (MCP Streamable HTTP)", requestId)
         }
-        const body = yield* Effect.mapError(request.json, (e) => new InvalidArgument({ message: bodyReadMessage(e) }))
-        const headers = new Headers()
-        for (const name of ["accept", "content-type", "mcp-protocol-version", "last-event-id"]) {
-          const value = request.headers[name]
-          if (value !== undefined) headers.set(name, value)
-        }
-        if (!headers.has("content-type")) headers.set("content-type", "application/json")
+        const raw = yield* Effect.mapError(request.json, (e) => new InvalidArgument({ message: bodyReadMessage(e) }))
+        const screened = screen(raw, request.headers["mcp-protocol-version"], requestId)
+        if (screened._tag === "Refused") return envelope(400, "invalid_argument", screened.message, requestId)
+        if (screened._tag === "Answered") return HttpServerResponse.unsafeJson(screened.answer)
+        // The SDK's transport insists on both media types literally; `acceptsBoth` also took `*/*`.
+        const headers = new Headers({ accept: "application/json, text/event-stream", "content-type": "application/json" })
+        const version = request.headers["mcp-protocol-version"]
+        if (version !== undefined) headers.set("mcp-protocol-version", version)
         const web = new Request("http://mcp.invalid/v1/mcp", { method: "POST", headers })
         const runtime = yield* Effect.runtime<ToolServices>()
-        const res = yield* endpoint({ request: web, body, principal, requestId }, runtime)
+        const res = yield* endpoint({ request: web, body: screened.body, principal, requestId }, runtime)
         return res.status >= 400 ? yield* Effect.promise(() => asEnvelope(res, requestId)) : HttpServerResponse.fromWeb(res)
       }), { uninterruptible: true }
     )
