@@ -44,7 +44,9 @@ const scoped = <E extends HttpApiEndpoint.HttpApiEndpoint.Any>(endpoint: E, scop
     })) as unknown as E
 
 const strictQuery = (endpoint: HttpApiEndpoint.HttpApiEndpoint.AnyWithProps): HttpApiEndpoint.HttpApiEndpoint.AnyWithProps =>
-  endpoint.setUrlParams(Option.match(endpoint.urlParamsSchema, { onNone: () => NoQuery, onSome: (query) => query.annotations(strictParams) }) as never)
+  endpoint.setUrlParams(
+    Option.match(endpoint.urlParamsSchema, { onNone: () => NoQuery, onSome: (query) => query.annotations(strictParams) }) as never
+  ) as unknown as HttpApiEndpoint.HttpApiEndpoint.AnyWithProps
 
 /** An endpoint that offers a tool: the tool's scope, declared once on the tool, and its name. */
 export const capability =
