@@ -20,6 +20,7 @@ import { NumbersLive } from "./handlers/numbers.ts"
 import { TestHelpersLive } from "./handlers/testHelpers.ts"
 import { WebhooksLive } from "./handlers/webhooks.ts"
 import * as Platform from "./platform.ts"
+import { TrustedProxies } from "./clientAddress.ts"
 
 export { type CapabilityEndpoint, capabilityEndpoints } from "./capabilities.ts"
 
@@ -31,6 +32,8 @@ export interface HttpOptions {
   readonly telnyxPublicKey: Option.Option<Redacted.Redacted<string>>
   /** Browser origins allowed to use `POST /v1/mcp` (MCP_ALLOWED_ORIGINS); requests without `Origin` always are. */
   readonly mcpAllowedOrigins?: ReadonlyArray<string>
+  /** How many reverse proxies to trust for the client's address in `X-Forwarded-For` (TRUST_PROXY); default 0, the header ignored. */
+  readonly trustProxy?: number
 }
 
 export const ApiLive = (options: HttpOptions) =>
@@ -57,5 +60,6 @@ export const ApiLive = (options: HttpOptions) =>
 /** Routes, the OpenAPI document and the platform middleware; provide it the core services. */
 export const HttpAppLive = (options: HttpOptions) =>
   Layer.mergeAll(Platform.layer, HttpApiBuilder.middlewareOpenApi({ path: "/v1/api/openapi.json" })).pipe(
-    Layer.provideMerge(ApiLive(options))
+    Layer.provideMerge(ApiLive(options)),
+    Layer.provide(Layer.succeed(TrustedProxies, options.trustProxy ?? 0))
   )

@@ -7,6 +7,7 @@ import { jsonTextProblem } from "../../core/input.ts"
 import { type Decision, RateLimiter } from "../../core/ratelimit.ts"
 import { Workspaces } from "../../core/workspaces/service.ts"
 import { Api } from "./api.ts"
+import { TrustedProxies } from "./clientAddress.ts"
 import { addressBucket, BODY_METHODS, bearerToken, bodyReadMessage, requestKey, requestState } from "./platform.ts"
 import { AdminAuthorization, Authorization, BoundedBody, RequiredScopes } from "./security.ts"
 
@@ -35,6 +36,7 @@ export const AuthorizationLive = Layer.effect(
   Effect.gen(function* () {
     const workspaces = yield* Workspaces
     const limiter = yield* RateLimiter
+    const trusted = yield* TrustedProxies
     const exhausted = (rate: Decision) => new ResourceExhausted({ message: "Rate limit exceeded", retryAfterSeconds: rate.retryAfterSeconds })
     const scopes = scopesByRoute()
     const checkScopes = (granted: ReadonlySet<Scope>): Effect.Effect<void, PermissionDenied, HttpRouter.RouteContext> =>
@@ -55,7 +57,7 @@ export const AuthorizationLive = Layer.effect(
           // too. A missing or malformed one was already billed by the platform middleware: count it once.
           const reject = (error: Unauthenticated) =>
             Effect.flatMap(
-              state.rate === undefined ? limiter.consume(addressBucket("ip", req)) : Effect.succeed(state.rate),
+              state.rate === undefined ? limiter.consume(addressBucket("ip", req, trusted)) : Effect.succeed(state.rate),
               (rate) => {
                 state.rate = rate
                 return Effect.fail(rate.allowed ? error : exhausted(rate))
@@ -87,7 +89,7 @@ export const AuthorizationLive = Layer.effect(
 export const AdminAuthorizationLive = (adminToken: Option.Option<Redacted.Redacted<string>>) =>
   Layer.effect(
     AdminAuthorization,
-    Effect.map(RateLimiter, (limiter) =>
+    Effect.zipWith(RateLimiter, TrustedProxies, (limiter, trusted) =>
       AdminAuthorization.of({
         adminToken: () =>
           Effect.gen(function* () {
@@ -96,7 +98,7 @@ export const AdminAuthorizationLive = (adminToken: Option.Option<Redacted.Redact
             const given = bearerToken(req.headers["authorization"])
             const valid = given !== undefined && constantTimeEqual(given, Redacted.value(adminToken.value))
             const state = requestState(req)
-            state.rate = yield* limiter.consume(valid ? "admin" : addressBucket("admin-ip", req))
+            state.rate = yield* limiter.consume(valid ? "admin" : addressBucket("admin-ip", req, trusted))
             if (!state.rate.allowed) {
               return yield* new ResourceExhausted({ message: "Rate limit exceeded", retryAfterSeconds: state.rate.retryAfterSeconds })
             }

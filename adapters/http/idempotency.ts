@@ -6,8 +6,9 @@
  *   .handle("send", idempotentCreate(sendMessage), { uninterruptible: true })
  *
  * A replay answers the stored status and body as-is with `Idempotency-Replayed: true` (HttpApiBuilder
- * sends a returned `HttpServerResponse` without encoding it); a stored error is rebuilt as the
- * standard envelope with the current request id.
+ * sends a returned `HttpServerResponse` without encoding it); an error stored by an earlier version
+ * (which kept 4xx errors; none is stored now) is rebuilt as the standard envelope with the current
+ * request id.
  */
 import type { HttpServerRequest } from "@effect/platform"
 import { HttpServerResponse } from "@effect/platform"

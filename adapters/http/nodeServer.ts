@@ -222,6 +222,10 @@ const linger = (socket: Duplex, until?: (close: () => void) => void) => {
   until?.(close)
 }
 
+/** Whether the request carries a body (HTTP/1.1 frames one only by Content-Length or Transfer-Encoding). */
+const hasBody = (source: Http.IncomingMessage) =>
+  source.headers["transfer-encoding"] !== undefined || Number(source.headers["content-length"] ?? "0") > 0
+
 /** Sockets onClientError answered: the rest of their request makes the parser fail again, and is dropped. */
 const refused = new WeakSet<Duplex>()
 
@@ -231,8 +235,9 @@ const send = (request: NodeRequest, response: HttpServerResponse.HttpServerRespo
   if (res.writableEnded || res.destroyed) return Effect.void
   let headers: Http.OutgoingHttpHeaders = response.headers
   // A body not received in full (refused for its size, or never read): answer, then close the
-  // connection rather than keep it for another request.
-  if (!request.source.complete) {
+  // connection rather than keep it for another request. A request without a body is not yet
+  // `complete` while the app answers within Node's `request` event (no I/O awaited): it keeps it.
+  if (!request.source.complete && hasBody(request.source)) {
     headers = { ...headers, connection: "close" }
     lingerOnClose(request.source)
   }

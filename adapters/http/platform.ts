@@ -14,6 +14,7 @@ import { HttpApiBuilder, HttpApiError, HttpIncomingMessage, HttpServerError, Htt
 import { Cause, Effect, Option } from "effect"
 import { type ParsedKey, parseToken } from "../../core/auth/apiKey.ts"
 import type { Principal } from "../../core/auth/principal.ts"
+import { clientAddress, TrustedProxies } from "./clientAddress.ts"
 import { decodeMessage } from "../../core/decodeMessage.ts"
 import { type DomainError, type ErrorCode, errorStatus, isDomainError } from "../../core/errors.ts"
 import { textProblem } from "../../core/input.ts"
@@ -206,15 +207,16 @@ const urlProblem = (url: string): { status: 400 | 404; code: ErrorCode; message:
   return undefined
 }
 
-/** The rate-limit bucket of the client's address, for requests no key is billed for (`ip`, `admin-ip`). */
-export const addressBucket = (kind: string, req: HttpServerRequest.HttpServerRequest): string =>
-  `${kind}:${Option.getOrElse(req.remoteAddress, () => "unknown")}`
+/** The rate-limit bucket of the client's address, for requests no key is billed for (`ip`, `admin-ip`); `trusted`: TRUST_PROXY. */
+export const addressBucket = (kind: string, req: HttpServerRequest.HttpServerRequest, trusted: number): string =>
+  `${kind}:${Option.getOrElse(clientAddress(req, trusted), () => "unknown")}`
 
 export const BODY_METHODS: ReadonlySet<string> = new Set(["POST", "PATCH", "PUT"])
 
 export const layer = HttpApiBuilder.middleware(
   Effect.gen(function* () {
     const limiter = yield* RateLimiter
+    const trusted = yield* TrustedProxies
 
     return (app) => {
       // Built once, run per request. Written as plain flatMaps over the request: every generator,
@@ -239,7 +241,7 @@ export const layer = HttpApiBuilder.middleware(
         // no keyless traffic can exhaust either.
         if (Option.isSome(requestKey(req, state)) || req.url.startsWith(ADMIN_PREFIX)) return hasBody ? limited : handled
         // No API key to bill this request to: limit it by client address instead.
-        return Effect.flatMap(limiter.consume(addressBucket("ip", req)), (rate) => {
+        return Effect.flatMap(limiter.consume(addressBucket("ip", req, trusted)), (rate) => {
           state.rate = rate
           if (!rate.allowed) {
             return Effect.succeed(
@@ -270,7 +272,7 @@ export const layer = HttpApiBuilder.middleware(
           state.rate !== undefined
             ? Effect.succeed(finish(state, state.rate, res))
             : // A request that never reached key authentication (an unknown route, a preflight) counts per address.
-              Effect.map(limiter.consume(addressBucket("ip", req)), (rate) => {
+              Effect.map(limiter.consume(addressBucket("ip", req, trusted)), (rate) => {
                 state.rate = rate
                 return finish(state, rate, res)
               })

@@ -45,6 +45,11 @@ export const ServerConfig = Config.all({
     Config.validate({ message: "must be a positive integer", validation: (n) => n > 0 }),
     Config.withDefault(600)
   ),
+  /** How many reverse proxies to trust in X-Forwarded-For for the per-address limit (adapters/http/clientAddress.ts); 0: the header is ignored. */
+  trustProxy: Config.integer("TRUST_PROXY").pipe(
+    Config.validate({ message: "must be the number of trusted proxies in front of the server (0: none)", validation: (n) => n >= 0 }),
+    Config.withDefault(0)
+  ),
   /** How long a client may take to send its request: all three on Node; on Deno only the body's deadline (requestMs). */
   timeouts: Config.all({
     requestMs: positiveMs("REQUEST_TIMEOUT_MS").pipe(Config.withDefault(DEFAULT_TIMEOUTS.requestMs)),

@@ -152,7 +152,8 @@ export const AppLive = (config: ServerConfig) =>
       // Test helpers drive the simulator; with a real carrier they are off unless asked for.
       testHelpers: Option.getOrElse(config.testHelpers, () => config.carrier === "simulated"),
       telnyxPublicKey: config.carrier === "telnyx" ? config.telnyx.publicKey : Option.none(),
-      mcpAllowedOrigins: config.mcpAllowedOrigins
+      mcpAllowedOrigins: config.mcpAllowedOrigins,
+      trustProxy: config.trustProxy
     }),
     BootstrapLive,
     config.webhookWorker ? WebhookWorker.layer({ pollMs: config.webhookPollMs }) : Layer.empty,

@@ -3,9 +3,13 @@
  * MCP tools and the agent call it the same way and adapt its answer to their own wire.
  *
  * - No key: just run. A key outside 1..255 characters: InvalidArgument.
- * - Reserved: run; a success stores (status, the JSON of the success Schema's encoding); a domain
- *   error under 500 other than 401/403/429 stores `{code, message}` with its status and fails with
- *   it; 5xx, defects and interruption release the key (nothing stored, a retry runs again).
+ * - Reserved: run; a success stores (status, the JSON of the success Schema's encoding). Every
+ *   failure releases the key (nothing stored, a retry runs again), as Stripe does: only a request
+ *   that executed is stored. A retry with the same key may then carry a fixed body. This holds
+ *   because each use case behind a key fails before its side effect or undoes it: a send and a call
+ *   fail (400, 404, a gate's 409, the carrier's refusal) before the carrier accepts them, and a
+ *   purchase that fails after its payment refunds it. What can fail after the carrier accepted
+ *   (storing the message or the call) is a 5xx: released too, so a retry may send again.
  * - Reservation, run and storing the outcome are one uninterruptible region: a caller that goes
  *   away cannot leave a reservation without an answer. The reservation is renewed while the run
  *   lasts, and held under a token of this call: a takeover happens only after a crash, and a late
@@ -15,10 +19,10 @@
  *   every `POLL_MS` for at most `IN_PROGRESS_WAIT_MS` (so a retry racing a fast first request gets
  *   its replay); still running after that: FailedPrecondition.
  */
-import { Cause, Clock, Effect, type Exit, Fiber, Option, Schema } from "effect"
+import { Clock, Effect, type Exit, Fiber, Schema } from "effect"
 import type { Principal } from "../auth/principal.ts"
 import { displayText } from "../display.ts"
-import { type ErrorCode, errorStatus, FailedPrecondition, InvalidArgument, isDomainError } from "../errors.ts"
+import { type ErrorCode, FailedPrecondition, InvalidArgument } from "../errors.ts"
 import { IDEMPOTENCY_RENEW_MS, IdempotencyStore, type KeyHold, type Reservation, type StoredAnswer } from "./store.ts"
 import { WorkspaceClock, workspaceNow } from "../workspaces/clock.ts"
 
@@ -46,7 +50,7 @@ export type Idempotent<A> =
   | { readonly _tag: "Fresh"; readonly value: A }
   | { readonly _tag: "Replayed"; readonly answer: StoredAnswer }
 
-/** A stored error's code and message; an unreadable one reads as internal. */
+/** A stored error's code and message (answers stored by earlier versions, which kept 4xx errors); an unreadable one reads as internal. */
 export const storedError = (answer: StoredAnswer): { readonly code: ErrorCode; readonly message: string } => {
   let code: ErrorCode = "internal"
   let message = "Internal error"
@@ -58,20 +62,6 @@ export const storedError = (answer: StoredAnswer): { readonly code: ErrorCode; r
     // an unreadable stored error still replays its status
   }
   return { code, message }
-}
-
-/** A typed domain failure a retry would answer the same way: stored and replayed. */
-const storableError = (cause: Cause.Cause<unknown>): Option.Option<StoredAnswer> => {
-  if (Cause.isInterrupted(cause) || Option.isSome(Cause.dieOption(cause))) return Option.none()
-  return Cause.failureOption(cause).pipe(
-    Option.filter(isDomainError),
-    Option.flatMap((e) => {
-      const { status, code } = errorStatus[e._tag]
-      return status < 500 && status !== 401 && status !== 403 && status !== 429
-        ? Option.some({ status, body: JSON.stringify({ code, message: e.message }) })
-        : Option.none()
-    })
-  )
 }
 
 type Outcome<A, E> = { readonly _tag: "Ran"; readonly exit: Exit.Exit<A, E> } | Exclude<Reservation, { readonly _tag: "Reserved" }>
@@ -114,10 +104,7 @@ export const runIdempotent = <A, I, E, R>(
               Effect.flatMap((encoded) => store.complete(hold, { status: options.status, body: JSON.stringify(encoded) ?? "null" })),
               Effect.tapError(() => store.release(hold))
             )
-          : Option.match(storableError(exit.cause), {
-              onNone: () => store.release(hold),
-              onSome: (answer) => store.complete(hold, answer)
-            })
+          : store.release(hold)
       return save.pipe(
         Effect.catchAllCause((cause) =>
           Effect.logError("Idempotency: could not settle the key", cause).pipe(Effect.annotateLogs({ key: displayText(key, 64), workspaceId: hold.workspaceId }))

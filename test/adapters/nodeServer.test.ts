@@ -93,8 +93,7 @@ const router = HttpRouter.empty.pipe(
     )
   ),
   HttpRouter.get("/defect", Effect.die(new Error("boom"))),
-  // Answered after the request is complete (a route answered synchronously, within Node's `request`
-  // event, sees it incomplete and closes the connection).
+  // Answered after the request is complete (test/http/keepAlive.test.ts: synchronous answers keep it too).
   HttpRouter.get("/later", Effect.as(Effect.sleep("5 millis"), HttpServerResponse.text("later"))),
   HttpRouter.get(
     "/pre",

@@ -57,6 +57,20 @@ describe("request bodies", () => {
     expect(((await get.json()) as any).contact.firstName).toBe("Ada")
   })
 
+  it("rejects an unknown query parameter, naming it like an unknown field, on routes with and without a query", async () => {
+    const unknown = async (path: string, name: string) => {
+      const error = await expectError(await app.fetch(path, { headers: auth }), 400, "invalid_argument")
+      expect(error.message, path).toBe(`${name}: unknown field`)
+    }
+    await unknown("/v1/api/contacts?limt=5", "limt")
+    await unknown("/v1/api/contacts?limit=5&q=a&extra=1", "extra")
+    await unknown("/v1/api/messages/search?q=a&conversationId=x", "conversationId")
+    await unknown("/v1/api/contacts/ct_unknown?expand=all", "expand")
+    await unknown("/v1/api/numbers?x=1", "x")
+    // The declared parameters still pass.
+    expect((await app.fetch("/v1/api/contacts?limit=5&q=a", { headers: auth })).status).toBe(200)
+  })
+
   it("rejects a wrong type, naming the field and the expectation", async () => {
     const cases: Array<[unknown, string]> = [
       [{ firstName: 5 }, "firstName"],

@@ -2,9 +2,10 @@
  * `idempotent` (adapters/http/idempotency.ts) driven directly over the memory store: replay with
  * `Idempotency-Replayed: true`, key validation, mismatch, scoping, 50 parallel calls with one key
  * (the effect runs once; the 49 duplicates wait for it and replay), 409 for a duplicate whose first
- * request is still running after the wait, stored 4xx errors replayed as the envelope with the
- * current request id, 5xx / defects / 401-403-429 not stored, and a client disconnect that cannot
- * leave the key without an answer.
+ * request is still running after the wait, no failure stored (400, 404, 409, 5xx, defects,
+ * 401-403-429: a retry runs, with a fixed body too), an error stored by an earlier version replayed
+ * as the envelope with the current request id, and a client disconnect that cannot leave the key
+ * without an answer.
  */
 import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { assert, describe, it } from "@effect/vitest"
@@ -177,27 +178,39 @@ describe("idempotent (HTTP wrapper)", () => {
       assert.strictEqual(s.runs(), 1)
     })), 10_000)
 
-  live("a stored 4xx error replays as the envelope with the current request id", () =>
+  live("an error stored by an earlier version replays as the envelope with the current request id", () =>
     withStore(Effect.gen(function* () {
-      const s = sender({ fail: () => Effect.fail(new FailedPrecondition({ message: "No active number" })) })
-      const e = failureOf(yield* Effect.exit(call(s.run, { requestId: "req_first" })))
-      assert.instanceOf(e, FailedPrecondition)
-      const again = yield* read(asResponse(yield* call(s.run, { requestId: "req_second" })))
+      const store = yield* IdempotencyStore
+      const hold = { workspaceId: principal().workspaceId, keyKind: "live", key: "idem-old", owner: "an-earlier-version" }
+      const hash = yield* requestHash({ to: "+15550100", body: "hi" })
+      yield* store.reserve({ ...hold, requestHash: hash, now: yield* Clock.currentTimeMillis })
+      yield* store.complete(hold, { status: 409, body: JSON.stringify({ code: "failed_precondition", message: "No active number" }) })
+      const s = sender()
+      const again = yield* read(asResponse(yield* call(s.run, { key: "idem-old", requestId: "req_second" })))
       assert.strictEqual(again.status, 409)
       assert.deepStrictEqual(again.body, { error: { code: "failed_precondition", message: "No active number", requestId: "req_second" } })
       assert.strictEqual(again.headers.get("idempotency-replayed"), "true")
-      assert.strictEqual(s.runs(), 1)
-
-      const nf = sender({ fail: () => Effect.fail(new NotFound({ message: "No such contact" })) })
-      yield* Effect.exit(call(nf.run, { key: "idem-404" }))
-      const r = yield* read(asResponse(yield* call(nf.run, { key: "idem-404", requestId: "req_third" })))
-      assert.deepStrictEqual([r.status, r.body], [404, { error: { code: "not_found", message: "No such contact", requestId: "req_third" } }])
-      assert.strictEqual(nf.runs(), 1)
+      assert.strictEqual(s.runs(), 0)
     })))
 
-  live("5xx, defects, non-domain failures and 401/403/429 are not stored: a retry runs again", () =>
+  live("a failure before any side effect (400, 404, a gate's 409) is not stored: the retry runs, with a fixed body too", () =>
+    withStore(Effect.gen(function* () {
+      const s = sender({ fail: (n) => (n === 1 ? Effect.fail(new InvalidArgument({ message: "to: is required" })) : Effect.succeed({ id: `msg_${n}`, to: "+15550100" }) as never) })
+      assert.instanceOf(failureOf(yield* Effect.exit(call(s.run, { key: "fixed", request: { body: "hi" } }))), InvalidArgument)
+      // Not the same-key-other-request refusal: nothing was stored under the key.
+      assert.deepStrictEqual(yield* call(s.run, { key: "fixed", request: { to: "+15550100", body: "hi" } }), { id: "msg_2", to: "+15550100" })
+      // Now it holds the success, and the other body is refused.
+      const e = failureOf(yield* Effect.exit(call(s.run, { key: "fixed", request: { body: "hi" } })))
+      assert.strictEqual((e as InvalidArgument).message, "Idempotency-Key was used with a different request body")
+      assert.strictEqual(s.runs(), 2)
+    })))
+
+  live("no failure is stored (400, 404, 409, 5xx, defects, non-domain failures, 401/403/429): a retry runs again", () =>
     withStore(Effect.gen(function* () {
       const failures: ReadonlyArray<[string, Effect.Effect<never, unknown>]> = [
+        ["400", Effect.fail(new InvalidArgument({ message: "from: not a phone number" }))],
+        ["404", Effect.fail(new NotFound({ message: "No such conversation" }))],
+        ["409", Effect.fail(new FailedPrecondition({ message: "No active number" }))],
         ["internal", Effect.fail(new Internal({ message: "carrier down" }))],
         ["defect", Effect.die(new Error("boom"))],
         ["untyped", Effect.fail(new Error("not a domain error"))],

@@ -208,6 +208,24 @@ describe("must-show flows", () => {
     expect((await c.post("/messages", body, { "idempotency-key": "k".repeat(255) })).status).toBe(201)
     expect((await ok(await c.get(`/conversations/${parsed[0].conversationId}`), 200)).activities).toHaveLength(2)
   })
+
+  it("(c) the README's send before a number exists is 409, and the same key sends once the number is added (no failure stored)", async () => {
+    const { ws, c, number } = await newUser(app, false)
+    const body = { to: ADA, body: "Your table is ready" }
+    const refused = await expectError(await c.post("/messages", body, { "idempotency-key": "order-42" }), 409, "failed_precondition")
+    expect(refused.message).toBe("The workspace has no active phone number: add one before texting")
+    await seedNumber(app, ws, number)
+    const sent = await c.post("/messages", body, { "idempotency-key": "order-42" })
+    expect(sent.headers.get("idempotency-replayed")).toBeNull()
+    const first = await ok(sent, 201)
+    // From now on the key holds that success.
+    const replay = await c.post("/messages", body, { "idempotency-key": "order-42" })
+    expect(replay.headers.get("idempotency-replayed")).toBe("true")
+    expect(await ok(replay, 201)).toEqual(first)
+    // A 400 is not stored either: the same key with the body fixed runs.
+    await expectError(await c.post("/messages", { to: "not a phone", body: "x" }, { "idempotency-key": "order-43" }), 400, "invalid_argument")
+    expect((await c.post("/messages", { to: BOB, body: "x" }, { "idempotency-key": "order-43" })).status).toBe(201)
+  })
 })
 
 // ------------------------------------------------------------------------------------ POST /messages validation

@@ -184,3 +184,42 @@ describe("CORS", () => {
     }
   })
 })
+
+describe("behind a reverse proxy (TRUST_PROXY)", () => {
+  /** Keyless requests until the per-address limit (2) refuses one; returns the statuses. */
+  const flood = async (app: App, forwardedFor: string, n = 3) => {
+    const statuses: Array<number> = []
+    for (let i = 0; i < n; i++) statuses.push((await app.fetch("/v1/api/contacts", { headers: { "x-forwarded-for": forwardedFor } })).status)
+    return statuses
+  }
+
+  it("off (the default): X-Forwarded-For is ignored, so two claimed clients share one bucket", async () => {
+    const app = await makeTestApp({ rateLimitPerMinute: 2 })
+    expect(await flood(app, "203.0.113.1", 2)).toEqual([401, 401])
+    expect(await flood(app, "203.0.113.2", 1)).toEqual([429])
+    await app.close()
+  })
+
+  it("one trusted proxy: each client it forwards has its own bucket, and a spoofed extra hop does not escape", async () => {
+    const app = await makeTestApp({ rateLimitPerMinute: 2, trustProxy: 1 })
+    expect(await flood(app, "203.0.113.1")).toEqual([401, 401, 429])
+    expect(await flood(app, "203.0.113.2")).toEqual([401, 401, 429])
+    // The client wrote an address of its own; the proxy appended the one it saw: still 203.0.113.1.
+    expect(await flood(app, "198.51.100.7, 203.0.113.1", 1)).toEqual([429])
+    expect(await flood(app, " 198.51.100.8 ,203.0.113.2", 1)).toEqual([429])
+    // Unknown routes and the admin token's per-address bucket follow the same address.
+    await expectError(await app.fetch("/v1/api/nowhere", { headers: { "x-forwarded-for": "203.0.113.1" } }), 429, "resource_exhausted")
+    const admin = (forwardedFor: string) =>
+      app.fetch("/v1/admin/workspaces/x", { headers: { authorization: "Bearer wrong", "x-forwarded-for": forwardedFor } }).then((r) => r.status)
+    expect([await admin("203.0.113.9"), await admin("203.0.113.9"), await admin("203.0.113.9"), await admin("203.0.113.10")]).toEqual([401, 401, 429, 401])
+    await app.close()
+  })
+
+  it("two trusted proxies: the client is the second address from the right", async () => {
+    const app = await makeTestApp({ rateLimitPerMinute: 2, trustProxy: 2 })
+    expect(await flood(app, "203.0.113.1, 10.0.0.1")).toEqual([401, 401, 429])
+    expect(await flood(app, "203.0.113.2, 10.0.0.1")).toEqual([401, 401, 429])
+    expect(await flood(app, "6.6.6.6, 203.0.113.2, 10.0.0.2", 1)).toEqual([429])
+    await app.close()
+  })
+})

@@ -68,6 +68,8 @@ export interface TestAppOptions {
   /** Serve the test helpers (default true). */
   readonly testHelpers?: boolean
   readonly telnyxPublicKey?: string
+  /** TRUST_PROXY: proxies trusted in X-Forwarded-For (default 0). */
+  readonly trustProxy?: number
 }
 
 /** Media in memory, fetched through the guard, signed for http://test.local. */
@@ -113,7 +115,8 @@ export const makeTestApp = async (options: TestAppOptions = {}) => {
     Layer.mergeAll(HttpAppLive({
       adminToken,
       testHelpers: options.testHelpers ?? true,
-      telnyxPublicKey: options.telnyxPublicKey === undefined ? Option.none() : Option.some(Redacted.make(options.telnyxPublicKey))
+      telnyxPublicKey: options.telnyxPublicKey === undefined ? Option.none() : Option.some(Redacted.make(options.telnyxPublicKey)),
+      trustProxy: options.trustProxy ?? 0
     }), HttpServer.layerContext).pipe(Layer.provide(Layer.succeedContext(context.context)))
   )
   const handler = withBodyLimit(raw)

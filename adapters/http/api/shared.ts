@@ -1,6 +1,6 @@
 /** What several groups share: the public API's common shape, and path, query and header parameters. */
 import { type HttpApiEndpoint, type HttpApiGroup, OpenApi } from "@effect/platform"
-import { Context, Schema } from "effect"
+import { Context, Option, Schema } from "effect"
 import type { Scope } from "../../../core/auth/scopes.ts"
 import type { AnyTool } from "../../../core/tools/tool.ts"
 import { E164 } from "../../../core/phone.ts"
@@ -18,13 +18,21 @@ export const publicGroup = <Id extends string, Endpoints extends HttpApiEndpoint
 /** The name of the tool (core/tools) an endpoint offers; shown as `x-mcp-tool` on its operation. */
 export class Capability extends Context.Tag("switchboard/Capability")<Capability, string>() {}
 
+/** Refuses a parameter the schema does not declare (`400 name: unknown field`), as a body refuses an unknown field. */
+const strictParams = { parseOptions: { onExcessProperty: "error" } } as const
+
+/** The query of a route that takes no query parameters: any is unknown (an empty Struct would take anything). */
+const NoQuery = Schema.Record({ key: Schema.String, value: Schema.Never.annotations({ message: () => "unknown field" }) })
+
 /**
  * The scopes a key needs for an endpoint of a public group: checked by the Authorization
  * middleware before the body is read, and listed in the OpenAPI document (the operation's
  * security requirement and its description); with `tool`, the operation also names its tool.
+ * Every public endpoint passes here, so here its query is made strict: an unknown (or misspelt)
+ * query parameter is a 400 naming it rather than silently ignored.
  */
 const scoped = <E extends HttpApiEndpoint.HttpApiEndpoint.Any>(endpoint: E, scopes: ReadonlyArray<Scope>, tool?: string): E =>
-  (endpoint as unknown as HttpApiEndpoint.HttpApiEndpoint.AnyWithProps)
+  strictQuery(endpoint as unknown as HttpApiEndpoint.HttpApiEndpoint.AnyWithProps)
     .annotate(RequiredScopes, scopes)
     .annotate(OpenApi.Transform, (op) => ({
       ...op,
@@ -34,6 +42,11 @@ const scoped = <E extends HttpApiEndpoint.HttpApiEndpoint.Any>(endpoint: E, scop
       ),
       ...(tool === undefined ? {} : { "x-mcp-tool": tool })
     })) as unknown as E
+
+const strictQuery = (endpoint: HttpApiEndpoint.HttpApiEndpoint.AnyWithProps): HttpApiEndpoint.HttpApiEndpoint.AnyWithProps =>
+  endpoint.setUrlParams(
+    Option.match(endpoint.urlParamsSchema, { onNone: () => NoQuery, onSome: (query) => query.annotations(strictParams) }) as never
+  ) as unknown as HttpApiEndpoint.HttpApiEndpoint.AnyWithProps
 
 /** An endpoint that offers a tool: the tool's scope, declared once on the tool, and its name. */
 export const capability =
