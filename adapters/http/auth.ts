@@ -6,6 +6,7 @@ import { InvalidArgument, NotFound, PermissionDenied, ResourceExhausted, Unauthe
 import { jsonTextProblem } from "../../core/input.ts"
 import { type Decision, RateLimiter } from "../../core/ratelimit.ts"
 import { Workspaces } from "../../core/workspaces/service.ts"
+import { recordRefusal } from "../telemetry/metrics.ts"
 import { Api } from "./api.ts"
 import { addressBucket, BODY_METHODS, bearerToken, bodyReadMessage, requestKey, requestState } from "./platform.ts"
 import { AdminAuthorization, Authorization, BoundedBody, RequiredScopes } from "./security.ts"
@@ -35,7 +36,10 @@ export const AuthorizationLive = Layer.effect(
   Effect.gen(function* () {
     const workspaces = yield* Workspaces
     const limiter = yield* RateLimiter
-    const exhausted = (rate: Decision) => new ResourceExhausted({ message: "Rate limit exceeded", retryAfterSeconds: rate.retryAfterSeconds })
+    const exhausted = (rate: Decision, bucket: "ip" | "key") => {
+      recordRefusal(bucket)
+      return new ResourceExhausted({ message: "Rate limit exceeded", retryAfterSeconds: rate.retryAfterSeconds })
+    }
     const scopes = scopesByRoute()
     const checkScopes = (granted: ReadonlySet<Scope>): Effect.Effect<void, PermissionDenied, HttpRouter.RouteContext> =>
       Effect.flatMap(HttpRouter.RouteContext, ({ route }) => {
@@ -58,7 +62,7 @@ export const AuthorizationLive = Layer.effect(
               state.rate === undefined ? limiter.consume(addressBucket("ip", req)) : Effect.succeed(state.rate),
               (rate) => {
                 state.rate = rate
-                return Effect.fail(rate.allowed ? error : exhausted(rate))
+                return Effect.fail(rate.allowed ? error : exhausted(rate, "ip"))
               }
             )
           const key = requestKey(req, state)
@@ -68,7 +72,7 @@ export const AuthorizationLive = Layer.effect(
             Effect.flatMap((principal) =>
               Effect.flatMap(limiter.consume(`key:${principal.keyId}`), (rate): Effect.Effect<void, ResourceExhausted | PermissionDenied, HttpRouter.RouteContext> => {
                 state.rate = rate
-                if (!rate.allowed) return Effect.fail(exhausted(rate))
+                if (!rate.allowed) return Effect.fail(exhausted(rate, "key"))
                 state.principal = principal
                 return checkScopes(principal.scopes)
               })
@@ -98,6 +102,7 @@ export const AdminAuthorizationLive = (adminToken: Option.Option<Redacted.Redact
             const state = requestState(req)
             state.rate = yield* limiter.consume(valid ? "admin" : addressBucket("admin-ip", req))
             if (!state.rate.allowed) {
+              recordRefusal(valid ? "admin" : "ip")
               return yield* new ResourceExhausted({ message: "Rate limit exceeded", retryAfterSeconds: state.rate.retryAfterSeconds })
             }
             if (!valid) return yield* new Unauthenticated({ message: "Missing or wrong admin token" })
