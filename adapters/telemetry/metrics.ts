@@ -6,7 +6,7 @@
  * Hot paths update through `unsafeUpdate` with one cached label array per label set: Effect caches
  * the registry hook per label array, so an update is a map lookup and an add, with no fiber steps.
  */
-import { Metric, MetricBoundaries, MetricLabel } from "effect"
+import { type Clock, Metric, MetricBoundaries, MetricLabel } from "effect"
 
 /** Seconds, from 1 ms to 10 s: an API answer, a SQL statement. */
 const SECONDS = MetricBoundaries.fromIterable([0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10])
@@ -23,6 +23,12 @@ export const httpDuration = Metric.histogram(
 )
 
 export const sqlDuration = Metric.histogram("db_client_statement_duration_seconds", SECONDS, "Time of one SQL statement, from sending it to its rows")
+
+const NO_LABELS: ReadonlyArray<MetricLabel.MetricLabel> = []
+
+/** One statement's time, from `started` (the clock's nanoseconds) to now. */
+export const recordStatement = (clock: Clock.Clock, started: bigint): void =>
+  sqlDuration.unsafeUpdate(Number(clock.unsafeCurrentTimeNanos() - started) / 1e9, NO_LABELS)
 
 export const rateLimitRefusals = Metric.counter("rate_limit_refusals_total", {
   description: "Requests refused with 429, by bucket kind (ip, key, admin)",
