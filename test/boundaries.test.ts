@@ -23,7 +23,10 @@ const SHARED_ADAPTERS = "net"
 /** `importer -> imported` folder pairs under adapters/ allowed beyond the rules above, each with its reason. */
 const ADAPTER_EDGES: ReadonlyArray<readonly [string, string, string]> = [
   ["http", "carrier", "the carrier's inbound webhook route verifies signatures with the carrier adapter"],
-  ["http", "mcp", "POST /v1/mcp hands the authenticated request to the MCP protocol adapter"]
+  ["http", "mcp", "POST /v1/mcp hands the authenticated request to the MCP protocol adapter"],
+  ["http", "telemetry", "the platform middleware records request metrics, GET /metrics renders them, the Node server opens request spans"],
+  ["webhooks", "telemetry", "the outbox worker records delivery outcomes and the queue gauges"],
+  ["pglite", "telemetry", "the embedded database's client records SQL statement time"]
 ]
 
 /** Every import, export-from and dynamic `import()` specifier of a source text. */

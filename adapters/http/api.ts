@@ -15,6 +15,7 @@ import { McpGroup, McpStreamGroup } from "./api/mcp.ts"
 import { MediaGroup } from "./api/media.ts"
 import { MessagesGroup } from "./api/messages.ts"
 import { MessagingGroup } from "./api/messaging.ts"
+import { MetricsGroup } from "./api/metrics.ts"
 import { NumbersGroup } from "./api/numbers.ts"
 import { TestHelpersGroup } from "./api/testHelpers.ts"
 import { WebhooksGroup } from "./api/webhooks.ts"
@@ -37,6 +38,7 @@ export class Api extends HttpApi.make("switchboard")
   .add(MediaGroup)
   .add(CarrierGroup)
   .add(AdminGroup)
+  .add(MetricsGroup)
   .addError(Internal)
   .annotate(OpenApi.Title, "Switchboard API")
   .annotate(OpenApi.Version, API_VERSION)

@@ -16,6 +16,7 @@ import { McpLive, McpStreamLive } from "./handlers/mcp.ts"
 import { MediaLive } from "./handlers/media.ts"
 import { MessagesLive } from "./handlers/messages.ts"
 import { MessagingLive } from "./handlers/messaging.ts"
+import { MetricsLive } from "./handlers/metrics.ts"
 import { NumbersLive } from "./handlers/numbers.ts"
 import { TestHelpersLive } from "./handlers/testHelpers.ts"
 import { WebhooksLive } from "./handlers/webhooks.ts"
@@ -52,7 +53,8 @@ export const ApiLive = (options: HttpOptions) =>
       McpStreamLive,
       MediaLive,
       CarrierLive({ telnyxPublicKey: options.telnyxPublicKey }),
-      AdminLive
+      AdminLive,
+      MetricsLive
     ]),
     Layer.provide([AuthorizationLive, AdminAuthorizationLive(options.adminToken), BoundedBodyLive])
   )

@@ -6,6 +6,7 @@ import { InvalidArgument, NotFound, PermissionDenied, ResourceExhausted, Unauthe
 import { jsonTextProblem } from "../../core/input.ts"
 import { type Decision, RateLimiter } from "../../core/ratelimit.ts"
 import { Workspaces } from "../../core/workspaces/service.ts"
+import { recordRefusal } from "../telemetry/metrics.ts"
 import { Api } from "./api.ts"
 import { TrustedProxies } from "./clientAddress.ts"
 import { addressBucket, BODY_METHODS, bearerToken, bodyReadMessage, requestKey, requestState } from "./platform.ts"
@@ -37,7 +38,10 @@ export const AuthorizationLive = Layer.effect(
     const workspaces = yield* Workspaces
     const limiter = yield* RateLimiter
     const trusted = yield* TrustedProxies
-    const exhausted = (rate: Decision) => new ResourceExhausted({ message: "Rate limit exceeded", retryAfterSeconds: rate.retryAfterSeconds })
+    const exhausted = (rate: Decision, bucket: "ip" | "key") => {
+      recordRefusal(bucket)
+      return new ResourceExhausted({ message: "Rate limit exceeded", retryAfterSeconds: rate.retryAfterSeconds })
+    }
     const scopes = scopesByRoute()
     const checkScopes = (granted: ReadonlySet<Scope>): Effect.Effect<void, PermissionDenied, HttpRouter.RouteContext> =>
       Effect.flatMap(HttpRouter.RouteContext, ({ route }) => {
@@ -60,7 +64,7 @@ export const AuthorizationLive = Layer.effect(
               state.rate === undefined ? limiter.consume(addressBucket("ip", req, trusted)) : Effect.succeed(state.rate),
               (rate) => {
                 state.rate = rate
-                return Effect.fail(rate.allowed ? error : exhausted(rate))
+                return Effect.fail(rate.allowed ? error : exhausted(rate, "ip"))
               }
             )
           const key = requestKey(req, state)
@@ -70,7 +74,7 @@ export const AuthorizationLive = Layer.effect(
             Effect.flatMap((principal) =>
               Effect.flatMap(limiter.consume(`key:${principal.keyId}`), (rate): Effect.Effect<void, ResourceExhausted | PermissionDenied, HttpRouter.RouteContext> => {
                 state.rate = rate
-                if (!rate.allowed) return Effect.fail(exhausted(rate))
+                if (!rate.allowed) return Effect.fail(exhausted(rate, "key"))
                 state.principal = principal
                 return checkScopes(principal.scopes)
               })
@@ -100,6 +104,7 @@ export const AdminAuthorizationLive = (adminToken: Option.Option<Redacted.Redact
             const state = requestState(req)
             state.rate = yield* limiter.consume(valid ? "admin" : addressBucket("admin-ip", req, trusted))
             if (!state.rate.allowed) {
+              recordRefusal(valid ? "admin" : "ip")
               return yield* new ResourceExhausted({ message: "Rate limit exceeded", retryAfterSeconds: state.rate.retryAfterSeconds })
             }
             if (!valid) return yield* new Unauthenticated({ message: "Missing or wrong admin token" })

@@ -13,7 +13,9 @@
  * request that does not arrive in time) gets the app's error envelope and a request id instead of
  * Node's bare status line, and a connection is given bounded time to send its request.
  *
- * No spans: nothing exports them (tracing is off, see node.ts).
+ * No spans unless tracing is on (an OTLP endpoint is configured, adapters/telemetry/otlp.ts): then
+ * each request gets a server span (telemetry/tracing.ts), as NodeHttpServer gives it; off, not even
+ * that wrapper runs.
  */
 import * as Http from "node:http"
 import type { AddressInfo, Socket } from "node:net"
@@ -31,8 +33,9 @@ import {
   UrlParams
 } from "@effect/platform"
 import { NodeHttpServer, NodeMultipart, NodeStream } from "@effect/platform-node"
-import { Cause, Chunk, Context, Effect, type Fiber, identity, Inspectable, Layer, Option, Runtime, Scope, Stream } from "effect"
+import { Cause, Chunk, Context, Effect, type Fiber, FiberRef, FiberRefs, identity, Inspectable, Layer, Option, Runtime, Scope, Stream } from "effect"
 import { displayText } from "../../core/display.ts"
+import { serverSpan } from "../telemetry/tracing.ts"
 import { CORS_HEADERS, DEFAULT_TIMEOUTS, errorBody, requestIdFor, type Timeouts } from "./platform.ts"
 
 /** The request as the app sees it (HttpServerRequest) over Node's IncomingMessage. */
@@ -405,8 +408,9 @@ const make = (options: { readonly port: number; readonly host: string; readonly 
       address: { _tag: "TcpAddress", hostname: address.address === "::" ? "0.0.0.0" : address.address, port: address.port },
       serve: (httpApp, middleware) =>
         Effect.gen(function* () {
-          const handled = handle(middleware === undefined ? httpApp : middleware(httpApp))
           const runtime = yield* Effect.runtime<never>()
+          const app = middleware === undefined ? httpApp : middleware(httpApp)
+          const handled = handle(FiberRefs.getOrDefault(runtime.fiberRefs, FiberRef.currentTracerEnabled) ? serverSpan(app) : app)
           const newScope = Runtime.runSync(runtime)
           const onRequest = (source: Http.IncomingMessage, res: Http.ServerResponse) => {
             const request = new NodeRequest(source, res)

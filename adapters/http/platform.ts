@@ -10,7 +10,7 @@
  * - the error envelope `{error: {code, message, requestId}}` for EVERY failure: decode errors,
  *   malformed JSON, unknown routes, domain errors, and defects (logged with the request id).
  */
-import { HttpApiBuilder, HttpApiError, HttpIncomingMessage, HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { HttpApi, HttpApiBuilder, HttpApiError, type HttpApiGroup, HttpIncomingMessage, HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Cause, Effect, Option } from "effect"
 import { type ParsedKey, parseToken } from "../../core/auth/apiKey.ts"
 import type { Principal } from "../../core/auth/principal.ts"
@@ -19,6 +19,8 @@ import { decodeMessage } from "../../core/decodeMessage.ts"
 import { type DomainError, type ErrorCode, errorStatus, isDomainError } from "../../core/errors.ts"
 import { textProblem } from "../../core/input.ts"
 import { type Decision, RateLimiter } from "../../core/ratelimit.ts"
+import { httpRecorder, type Route } from "../telemetry/http.ts"
+import { recordRefusal } from "../telemetry/metrics.ts"
 
 export const MAX_BODY_BYTES = 1024 * 1024
 
@@ -178,6 +180,20 @@ const preflight = (req: HttpServerRequest.HttpServerRequest) => {
 }
 
 const ADMIN_PREFIX = "/v1/admin/"
+/** The scrapers' route (api/metrics.ts): limited like the admin API, by AdminAuthorization. */
+export const METRICS_PATH = "/metrics"
+
+/** The app's route templates, for the request metrics' labels: the HttpApi's endpoints and the OpenAPI document. */
+const apiRoutes: Effect.Effect<ReadonlyArray<Route>> = Effect.map(Effect.serviceOption(HttpApi.Api), (service) => {
+  const routes: Array<Route> = [{ method: "GET", path: "/v1/api/openapi.json" }]
+  if (Option.isSome(service)) {
+    HttpApi.reflect(service.value.api as HttpApi.HttpApi<string, HttpApiGroup.HttpApiGroup.Any>, {
+      onGroup: () => {},
+      onEndpoint: ({ endpoint }) => void routes.push({ method: endpoint.method, path: endpoint.path })
+    })
+  }
+  return routes
+})
 
 /**
  * Text in the URL is checked once, here, like body text (core/input.ts): a path that does not
@@ -217,6 +233,7 @@ export const layer = HttpApiBuilder.middleware(
   Effect.gen(function* () {
     const limiter = yield* RateLimiter
     const trusted = yield* TrustedProxies
+    const metrics = httpRecorder(yield* apiRoutes, yield* Effect.clock)
 
     return (app) => {
       // Built once, run per request. Written as plain flatMaps over the request: every generator,
@@ -239,11 +256,12 @@ export const layer = HttpApiBuilder.middleware(
         }
         // Keys are limited per key (auth.ts), the operator's token in its own buckets (AdminAuthorization):
         // no keyless traffic can exhaust either.
-        if (Option.isSome(requestKey(req, state)) || req.url.startsWith(ADMIN_PREFIX)) return hasBody ? limited : handled
+        if (Option.isSome(requestKey(req, state)) || req.url.startsWith(ADMIN_PREFIX) || req.url === METRICS_PATH) return hasBody ? limited : handled
         // No API key to bill this request to: limit it by client address instead.
         return Effect.flatMap(limiter.consume(addressBucket("ip", req, trusted)), (rate) => {
           state.rate = rate
           if (!rate.allowed) {
+            recordRefusal("ip")
             return Effect.succeed(
               HttpServerResponse.setHeader(
                 envelope(429, "resource_exhausted", "Rate limit exceeded", state.requestId),
@@ -268,13 +286,14 @@ export const layer = HttpApiBuilder.middleware(
 
       return Effect.flatMap(HttpServerRequest.HttpServerRequest, (req) => {
         const state = beginRequest(req, requestIdFor(req.headers["x-request-id"]))
+        const started = metrics.start()
         return Effect.flatMap(req.method === "OPTIONS" ? Effect.succeed(preflight(req)) : guarded(req, state), (res) =>
           state.rate !== undefined
-            ? Effect.succeed(finish(state, state.rate, res))
+            ? Effect.succeed(metrics.record(req.method, req.url, started, finish(state, state.rate, res)))
             : // A request that never reached key authentication (an unknown route, a preflight) counts per address.
               Effect.map(limiter.consume(addressBucket("ip", req, trusted)), (rate) => {
                 state.rate = rate
-                return finish(state, rate, res)
+                return metrics.record(req.method, req.url, started, finish(state, rate, res))
               })
         )
       })

@@ -73,6 +73,17 @@ export const layer = Layer.effect(
           for (const d of due) st().leases.set(d.id, leaseUntil)
           return due.map((delivery) => ({ delivery, endpoint: st().endpoints.get(delivery.endpointId)! }))
         }),
+      pendingDeliveries: () =>
+        Effect.sync(() => {
+          let count = 0
+          let oldestCreatedAt: string | null = null
+          for (const d of st().deliveries.values()) {
+            if (d.status !== "pending") continue
+            count++
+            if (oldestCreatedAt === null || d.createdAt < oldestCreatedAt) oldestCreatedAt = d.createdAt
+          }
+          return { count, oldestCreatedAt }
+        }),
       recordAttempt: (a) =>
         Effect.sync(() => {
           const d = st().deliveries.get(a.deliveryId)

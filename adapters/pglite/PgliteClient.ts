@@ -43,6 +43,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import { recordStatement } from "../telemetry/metrics.ts"
 
 export interface PgliteClientConfig {
   /** Directory for the database files; `undefined` => in-memory database. */
@@ -146,9 +147,14 @@ export const make = (
       (db) => Effect.promise(() => db.close().catch(() => undefined))
     )
 
+    // Each statement is timed for the SQL metric (adapters/telemetry), from the call to its rows.
+    const clock = yield* Effect.clock
     const wrap = <A>(run: () => Promise<A>): Effect.Effect<A, SqlError> =>
       Effect.tryPromise({
-        try: run,
+        try: () => {
+          const started = clock.unsafeCurrentTimeNanos()
+          return run().finally(() => recordStatement(clock, started))
+        },
         catch: (cause) => new SqlError({ cause, message: "Failed to execute statement" })
       })
 

@@ -105,6 +105,10 @@ export const layer = Layer.effect(
             return endpoint ? [{ delivery: webhookDeliveries.decode(r), endpoint }] : []
           })
         }).pipe(die),
+      // Over the partial index of pending deliveries (webhook_deliveries_due): the queue, not the history.
+      pendingDeliveries: () =>
+        die(sql<{ count: number; oldest: string | null }>`SELECT count(*)::int AS count, to_char(min(created_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS oldest
+          FROM webhook_deliveries WHERE status = 'pending'`).pipe(Effect.map(([r]) => ({ count: r?.count ?? 0, oldestCreatedAt: r?.oldest ?? null }))),
       // One statement (atomic on its own): the delivery's new state and the attempt history row.
       recordAttempt: (a) =>
         die(sql`

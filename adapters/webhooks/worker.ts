@@ -10,15 +10,39 @@
  * picks up what this process cannot see: other processes' events, retries coming due, expired
  * leases. Each poll is a database round trip, so the default is a second, not a few milliseconds.
  */
-import { Duration, Effect, Layer, Queue, Schedule } from "effect"
+import { Clock, Duration, Effect, Layer, Metric, Queue, Schedule } from "effect"
 import { OutboxSignal } from "../../core/events/signal.ts"
+import type { DeliveryRecord } from "../../core/webhooks/model.ts"
 import { Webhooks } from "../../core/webhooks/service.ts"
+import { WebhookStore } from "../../core/webhooks/store.ts"
+import { webhookDeliveries, webhookOldestPendingAge, webhookQueueDepth } from "../telemetry/metrics.ts"
 
 export interface WorkerOptions {
   readonly pollMs?: number
   readonly batch?: number
   readonly concurrency?: number
+  /** How often the queue gauges (depth, oldest pending age) are read from the store. */
+  readonly gaugeMs?: number
 }
+
+export const DEFAULT_GAUGE_MS = 15_000
+
+const outcomes = {
+  succeeded: webhookDeliveries.pipe(Metric.tagged("outcome", "success")),
+  pending: webhookDeliveries.pipe(Metric.tagged("outcome", "failure")),
+  failed: webhookDeliveries.pipe(Metric.tagged("outcome", "gave_up"))
+} as const
+
+/** Counts an attempt by what it left: delivered, to be retried, or out of retries. */
+const countOutcome = (attempted: DeliveryRecord) => Metric.increment(outcomes[attempted.status])
+
+/** Sets the queue gauges from one cheap query; a failed read is logged and the gauges kept. */
+const readQueue = Effect.gen(function* () {
+  const { count, oldestCreatedAt } = yield* Effect.flatMap(WebhookStore, (store) => store.pendingDeliveries())
+  const now = yield* Clock.currentTimeMillis
+  yield* Metric.set(webhookQueueDepth, count)
+  yield* Metric.set(webhookOldestPendingAge, oldestCreatedAt === null ? 0 : Math.max(0, (now - Date.parse(oldestCreatedAt)) / 1000))
+}).pipe(Effect.catchAllCause((cause) => Effect.logWarning("webhook queue gauges could not be read", cause)))
 
 /** One fan-out and one delivery round, awaited; handy for tests and one-shot draining. */
 export const round = (options: WorkerOptions = {}) =>
@@ -62,6 +86,7 @@ export const layer = (options: WorkerOptions = {}) =>
           yield* slots.take(1)
           yield* Effect.forkScoped(
             webhooks.attempt(delivery, endpoint).pipe(
+              Effect.tap(countOutcome),
               Effect.ensuring(Effect.zipRight(slots.release(1), Effect.sync(() => inFlight--)))
             )
           )
@@ -74,5 +99,6 @@ export const layer = (options: WorkerOptions = {}) =>
       const fanOut = webhooks.fanOut(options.batch ?? 500).pipe(Effect.tap((n) => (n > 0 ? Queue.offer(deliveriesReady, undefined) : Effect.void)))
       yield* Effect.forkScoped(forever(fanOut, idle, "fan-out", signal.wait))
       yield* Effect.forkScoped(forever(deliver, idle, "delivery", Queue.take(deliveriesReady)))
+      yield* Effect.forkScoped(Effect.repeat(readQueue, Schedule.spaced(Duration.millis(options.gaugeMs ?? DEFAULT_GAUGE_MS))))
     })
   )

@@ -59,6 +59,12 @@ export const ServerConfig = Config.all({
     // Unset, the headers' bound follows a shorter request bound down (Node refuses a longer one).
     Config.map(({ headersMs, ...rest }) => ({ ...rest, headersMs: Option.getOrElse(headersMs, () => Math.min(DEFAULT_TIMEOUTS.headersMs, rest.requestMs)) })),
     Config.validate({ message: "HEADERS_TIMEOUT_MS must not exceed REQUEST_TIMEOUT_MS", validation: (t) => t.headersMs <= t.requestMs })
-  )
+  ),
+  /** OpenTelemetry export by OTLP/HTTP (adapters/telemetry/otlp.ts): off unless OTEL_EXPORTER_OTLP_ENDPOINT is set. */
+  otel: Config.all({
+    endpoint: Config.option(Config.string("OTEL_EXPORTER_OTLP_ENDPOINT")),
+    serviceName: Config.string("OTEL_SERVICE_NAME").pipe(Config.withDefault("switchboard")),
+    metricExportIntervalMs: positiveMs("OTEL_METRIC_EXPORT_INTERVAL").pipe(Config.withDefault(60_000))
+  })
 })
 export type ServerConfig = Config.Config.Success<typeof ServerConfig>

@@ -5,6 +5,7 @@
 import { HttpApiBuilder, HttpServer } from "@effect/platform"
 import { Effect, Layer } from "effect"
 import { withBodyLimit } from "../../adapters/http/web.ts"
+import * as Otlp from "../../adapters/telemetry/otlp.ts"
 import { ServerConfig } from "./config.ts"
 import { AppLive } from "./main.ts"
 
@@ -14,7 +15,7 @@ const config = await Effect.runPromise(ServerConfig)
 await Deno.mkdir(config.dataDir, { recursive: true })
 
 const { handler, dispose } = HttpApiBuilder.toWebHandler(
-  Layer.mergeAll(AppLive(config), HttpServer.layerContext, Layer.setTracerEnabled(false))
+  Layer.mergeAll(AppLive(config), HttpServer.layerContext, Otlp.layer(config.otel))
 )
 
 // toWebHandler builds lazily and caches a failed build: warm it up so a bad config fails at boot.

@@ -6,6 +6,7 @@ import { Effect, Layer } from "effect"
 import { ServerConfig } from "./config.ts"
 import { AppLive } from "./main.ts"
 import * as NodeServer from "../../adapters/http/nodeServer.ts"
+import * as Otlp from "../../adapters/telemetry/otlp.ts"
 
 const ServerLive = Layer.unwrapEffect(
   Effect.gen(function* () {
@@ -21,5 +22,7 @@ const ServerLive = Layer.unwrapEffect(
   })
 )
 
-// No tracing exporter is configured, so spans would only cost time on every request.
-ServerLive.pipe(Layer.provide(Layer.setTracerEnabled(false)), Layer.launch, NodeRuntime.runMain)
+// Tracing is on only with an OTLP endpoint: without an exporter, spans would only cost time on every request.
+const TelemetryLive = Layer.unwrapEffect(Effect.map(ServerConfig, (config) => Otlp.layer(config.otel)))
+
+ServerLive.pipe(Layer.provide(TelemetryLive), Layer.launch, NodeRuntime.runMain)

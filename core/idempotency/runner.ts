@@ -19,7 +19,7 @@
  *   every `POLL_MS` for at most `IN_PROGRESS_WAIT_MS` (so a retry racing a fast first request gets
  *   its replay); still running after that: FailedPrecondition.
  */
-import { Clock, Effect, type Exit, Fiber, Schema } from "effect"
+import { Cause, Clock, Effect, type Exit, Fiber, Metric, Option, Schema } from "effect"
 import type { Principal } from "../auth/principal.ts"
 import { displayText } from "../display.ts"
 import { type ErrorCode, FailedPrecondition, InvalidArgument } from "../errors.ts"
@@ -30,6 +30,9 @@ export const MAX_KEY_LENGTH = 255
 /** How long a duplicate waits for a running first request before it is refused. */
 export const IN_PROGRESS_WAIT_MS = 1000
 export const POLL_MS = 20
+
+/** Answers given from the store instead of running again (exported as a metric: adapters/telemetry). */
+export const idempotencyReplays = Metric.counter("idempotency_replays_total", { description: "Requests answered by replaying a stored answer", incremental: true })
 
 /** JSON with object keys sorted at every depth; `undefined` fields dropped as JSON does. */
 export const canonicalJson = (value: unknown): string =>
@@ -140,6 +143,7 @@ export const runIdempotent = <A, I, E, R>(
         case "Ran":
           return { _tag: "Fresh", value: yield* outcome.exit } as const
         case "Replay":
+          yield* Metric.increment(idempotencyReplays)
           return { _tag: "Replayed", answer: outcome.answer } as const
         case "Mismatch":
           return yield* Effect.fail(new InvalidArgument({ message: "Idempotency-Key was used with a different request body" }))

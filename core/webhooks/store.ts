@@ -50,6 +50,8 @@ export interface WebhookStore {
     leaseUntil: string,
     limit: number
   ) => Effect.Effect<ReadonlyArray<{ readonly delivery: DeliveryRecord; readonly endpoint: EndpointRecord }>>
+  /** How many deliveries are pending (due or retrying later) and when the oldest was created: the queue gauges. */
+  readonly pendingDeliveries: () => Effect.Effect<{ readonly count: number; readonly oldestCreatedAt: string | null }>
   /** Stores an attempt's outcome on its delivery, appends it to the attempt history and ends the lease. */
   readonly recordAttempt: (a: AttemptRecord) => Effect.Effect<void>
   /**

@@ -354,6 +354,24 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
         yield* clearQueue
       }))
 
+    it.effect("pendingDeliveries: counts pending deliveries of every workspace and names the oldest one's creation", () =>
+      Effect.gen(function* () {
+        const store = yield* WebhookStore
+        yield* clearQueue
+        assert.deepStrictEqual(yield* store.pendingDeliveries(), { count: 0, oldestCreatedAt: null })
+        const a = endpoint(uuid())
+        const b = endpoint(uuid())
+        yield* insert(a, b)
+        yield* store.insertDeliveries([
+          delivery(a, { createdAt: ts(5) }),
+          delivery(b, { createdAt: ts(3), nextAttemptAt: ts(3_600) }),
+          delivery(a, { createdAt: ts(1), status: "succeeded", nextAttemptAt: null }),
+          delivery(b, { createdAt: ts(2), status: "failed", nextAttemptAt: null })
+        ])
+        assert.deepStrictEqual(yield* store.pendingDeliveries(), { count: 2, oldestCreatedAt: ts(3) })
+        yield* clearQueue
+      }))
+
     it.effect("setEndpointHealth: records the failing run, disables, never re-enables; tenant-scoped", () =>
       Effect.gen(function* () {
         const store = yield* WebhookStore
