@@ -8,7 +8,12 @@ import { parsePhoneNumberFromString } from "libphonenumber-js/min"
 import { displayText } from "./display.ts"
 import { Text } from "./text.ts"
 
-export const E164 = Schema.String.pipe(Schema.pattern(/^\+[1-9]\d{6,14}$/), Schema.brand("E164"))
+export const E164 = Schema.String.pipe(
+  Schema.pattern(/^\+[1-9]\d{6,14}$/),
+  Schema.brand("E164"),
+  // Also the validation message: "Expected a phone number in E.164 form ..., actual ..."
+  Schema.annotations({ description: "a phone number in E.164 form: `+`, country code and number, no spaces (e.g. `+14155550100`)" })
+)
 export type E164 = typeof E164.Type
 
 const isE164 = Schema.is(E164)

@@ -2,6 +2,9 @@
  * Post-processing of the generated OpenAPI document: every error response is described as the one
  * envelope the platform middleware actually sends (the built-in HttpApiDecodeError and tagged-error
  * shapes never reach a client), and every response documents the rate-limit and request-id headers.
+ * And what client generators and linters expect (`redocly lint` with redocly.yaml, test/openapi):
+ * `servers`, a summary per operation and webhook, one described tag per title, written field
+ * descriptions in place of Effect's automatic ones, and no unused components.
  */
 import { JSONSchema, Schema } from "effect"
 import { type ErrorCode, errorStatus } from "../../core/errors.ts"
@@ -81,7 +84,8 @@ const webhooksSection = (components: Record<string, unknown>) => {
     })
     entries[type] = {
       post: {
-        summary: type,
+        operationId: `webhook.${type}`,
+        summary: `${type}: ${description.split(";")[0]}`,
         description: `${description}. Delivered at least once with Standard Webhooks signatures; retried at 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h until a 2xx within 15 s; a 410 disables the endpoint.`,
         parameters: signingHeaders,
         requestBody: {
@@ -103,12 +107,154 @@ const webhooksSection = (components: Record<string, unknown>) => {
   return entries
 }
 
+/** A short title per operation (by HttpApi's `group.endpoint` operationId); an endpoint's own `OpenApi.Summary` wins. */
+const summaries: Record<string, string> = {
+  "contacts.list": "List contacts",
+  "contacts.create": "Create a contact",
+  "contacts.get": "Get a contact",
+  "contacts.update": "Update a contact",
+  "contacts.delete": "Delete a contact",
+  "conversations.list": "List conversations",
+  "conversations.get": "Get a conversation",
+  "conversations.update": "Mark a conversation open or done",
+  "messages.send": "Send a message",
+  "messages.search": "Search messages and transcripts",
+  "calls.list": "List calls",
+  "calls.place": "Place an outbound agent call",
+  "numbers.list": "List the workspace's numbers",
+  "numbers.buy": "Buy a number",
+  "numbers.available": "Search numbers for sale",
+  "messaging.status": "Get the texting registration status",
+  "messaging.file": "File the texting registration",
+  "messaging.refresh": "Refresh the texting registration status",
+  "messaging.verifyOtp": "Verify the sole proprietor's PIN",
+  "messaging.resendOtp": "Resend the sole proprietor's PIN",
+  "agent.get": "Get the agent and its usage",
+  "agent.update": "Create or edit the agent's draft",
+  "agent.publish": "Publish the agent's draft",
+  "agent.connect": "Connect a number to the agent",
+  "agent.disconnect": "Disconnect a number from the agent",
+  "webhooks.events": "List subscribable event types",
+  "webhooks.list": "List webhook endpoints",
+  "webhooks.create": "Create a webhook endpoint",
+  "webhooks.get": "Get a webhook endpoint",
+  "webhooks.update": "Update a webhook endpoint",
+  "webhooks.delete": "Delete a webhook endpoint",
+  "webhooks.rotate": "Rotate a webhook signing secret",
+  "webhooks.test": "Send a test ping",
+  "webhooks.deliveries": "List an endpoint's deliveries",
+  "testHelpers.inboundMessage": "Simulate an inbound message",
+  "testHelpers.inboundCall": "Simulate an inbound call",
+  "testHelpers.deliveryStatus": "Simulate a delivery status report",
+  "testHelpers.registry": "Set the simulated registry's next review",
+  "testHelpers.otp": "Read the last simulated PIN",
+  "testHelpers.clock": "Advance the workspace's test clock",
+  "mcp.call": "Send an MCP JSON-RPC message",
+  "mcpStream.stream": "Open an MCP stream (not offered)",
+  "mcpStream.end": "End an MCP session (not offered)",
+  "media.get": "Download message media",
+  "carrier.telnyx": "Receive Telnyx messaging webhooks",
+  "admin.createWorkspace": "Create a workspace",
+  "admin.getWorkspace": "Get a workspace",
+  "admin.updateWorkspace": "Update a workspace",
+  "admin.createKey": "Create an API key",
+  "admin.revokeKey": "Revoke an API key",
+  "admin.addNumber": "Seed a number into a workspace",
+  "admin.ledger": "List a workspace's ledger charges",
+  "admin.auditLog": "Read a workspace's audit log",
+  "admin.mail": "Read a workspace's outgoing mail"
+}
+
+/**
+ * What Effect writes for a refinement when the schema has no annotation of its own ("a string at most
+ * 32 character(s) long", title "maxLength(32)"): it repeats the keyword beside it (`maxLength`, `minimum`,
+ * `pattern`, `format`), so it is removed rather than shown to readers and client generators.
+ */
+const automaticTitle =
+  /^(minLength|maxLength|length|minItems|maxItems|itemsCount|between|int|greaterThan|greaterThanOrEqualTo|lessThan|lessThanOrEqualTo|nonNegative|nonPositive|positive|negative|finite|multipleOf|pattern|startsWith|endsWith|includes|trimmed|lowercased|uppercased|nonEmptyString|UUID|ULID|unknown)(\(.*\))?$/s
+const automaticDescription = new RegExp(
+  "^(" +
+    [
+      "an? (string|array) (of )?(at most|at least|with a length of|of exactly) \\d+ (character|item)\\(s\\)( long)?",
+      "a string matching the pattern .*",
+      "a (number|bigint) (between|greater than|less than) .*",
+      "an integer",
+      "a (positive|negative|non-negative|non-positive|finite) number",
+      "a string to be decoded into .*",
+      "an object to be decoded into .*",
+      "a Universally Unique Identifier",
+      "a Universally Unique Lexicographically Sortable Identifier",
+      "a non empty string",
+      "a string with no leading or trailing whitespace"
+    ].join("|") +
+    ")$",
+  "s"
+)
+
+/**
+ * Descriptions for the fields every resource shares, by name, where the schema gives none: ids,
+ * references, phone numbers, timestamps and the pagination cursor mean the same thing throughout the API.
+ */
+const fieldDescription = (name: string): string | undefined => {
+  if (name === "id") return "The resource's unique id"
+  if (name === "cursor") return "The `nextCursor` of the previous page, to read the next one; omit for the first page. Bound to the same filters"
+  if (name === "nextCursor") return "Pass as `cursor` to read the next page; `null` on the last page"
+  if (/^[a-z][A-Za-z]*Id$/.test(name)) return `The id of the ${name.slice(0, -2).replace(/[A-Z]/g, (c) => ` ${c.toLowerCase()}`)}`
+  if (/^(phone|to|from|e164|numberE164|forwardTo|phoneNumber|mobilePhone|phone_number)$/.test(name)) return "A phone number; every answer gives it in E.164 form (e.g. `+14155550100`)"
+  if (/^[a-z][A-Za-z]*At$/.test(name)) return "A time in ISO 8601 form, UTC (e.g. `2026-08-17T09:30:00.000Z`)"
+  return undefined
+}
+
+/** Removes Effect's automatic texts and describes the shared fields, through every schema and parameter. */
+const describeFields = (node: unknown): void => {
+  if (Array.isArray(node)) return node.forEach(describeFields)
+  if (node === null || typeof node !== "object") return
+  const o = node as Record<string, any>
+  if (typeof o.title === "string" && automaticTitle.test(o.title)) delete o.title
+  if (typeof o.description === "string" && automaticDescription.test(o.description)) delete o.description
+  // An object schema, not an example value that happens to have a `properties` key.
+  if (o.type === "object" && o.properties !== null && typeof o.properties === "object") {
+    for (const [name, property] of Object.entries<Record<string, any>>(o.properties)) {
+      const text = fieldDescription(name)
+      if (text !== undefined && property !== null && typeof property === "object" && property.description === undefined) property.description = text
+    }
+  }
+  for (const value of Object.values(o)) describeFields(value)
+  // A parameter: its schema's description (HttpApi copies it), else the shared one for its name.
+  if (typeof o.name === "string" && typeof o.in === "string" && o.schema !== undefined) {
+    const text = o.description ?? o.schema.description ?? fieldDescription(o.name)
+    if (text !== undefined) o.description = text
+  }
+}
+
+/** Tags are per group; groups that share a title (MCP's POST and its refused GET/DELETE) share one tag. */
+const mergeTags = (tags: ReadonlyArray<{ readonly name: string; readonly description?: string }>) => {
+  const byName = new Map<string, { name: string; description?: string | undefined }>()
+  for (const tag of tags) byName.set(tag.name, { name: tag.name, description: byName.get(tag.name)?.description ?? tag.description })
+  return [...byName.values()]
+}
+
+/** Drops component schemas nothing refers to (e.g. Effect's `PropertyKey` for record keys). */
+const pruneComponents = (spec: Record<string, any>) => {
+  for (;;) {
+    const text = JSON.stringify({ ...spec, components: { ...spec.components, schemas: undefined } }) + JSON.stringify(spec.components.schemas)
+    const unused = Object.keys(spec.components.schemas).filter((name) => !text.includes(`"#/components/schemas/${name}"`))
+    if (unused.length === 0) return
+    for (const name of unused) delete spec.components.schemas[name]
+  }
+}
+
 export const patchOpenApi = (spec: Record<string, any>): Record<string, any> => {
+  spec.servers ??= [
+    {
+      url: "/",
+      description: "The server that serves this document. Use your deployment's base URL, e.g. `http://localhost:8080` for `npm start` with the default `PORT`"
+    }
+  ]
   spec.components ??= {}
   spec.components.schemas ??= {}
   spec.webhooks = webhooksSection(spec.components.schemas)
-  spec.components ??= {}
-  spec.components.schemas ??= {}
+  spec.tags = mergeTags(spec.tags ?? [])
   spec.components.schemas.ErrorEnvelope = {
     type: "object",
     required: ["error"],
@@ -133,6 +279,7 @@ export const patchOpenApi = (spec: Record<string, any>): Record<string, any> => 
   for (const path of Object.values<Record<string, any>>(spec.paths ?? {})) {
     for (const op of Object.values<Record<string, any>>(path)) {
       if (typeof op !== "object" || op === null || !("responses" in op)) continue
+      op.summary ??= summaries[op.operationId]
       // A body that may be null may be left out: an empty body reads as null (nodeServer.ts, web.ts).
       const body = op.requestBody?.content?.["application/json"]?.schema
       if (Array.isArray(body?.anyOf) && body.anyOf.some((s: { type?: unknown }) => s.type === "null")) op.requestBody.required = false
@@ -146,5 +293,7 @@ export const patchOpenApi = (spec: Record<string, any>): Record<string, any> => 
       }
     }
   }
+  describeFields(spec)
+  pruneComponents(spec)
   return spec
 }

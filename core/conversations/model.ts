@@ -156,7 +156,7 @@ export const searchableText = (a: Pick<ActivityRecord, "body" | "callTranscript"
 
 /** Listing threads (`GET /conversations`, the `conversations_list` tool); REST reads `limit` from text. */
 export const ListConversationsInput = Schema.Struct({
-  status: Schema.optional(ThreadStatus),
+  status: Schema.optional(ThreadStatus).annotations({ description: "Only threads in this state; all when absent" }),
   limit: Schema.optional(PageSize(100)),
   cursor: Schema.optional(Schema.String)
 }).annotations({ parseOptions: { onExcessProperty: "error" } })
@@ -164,7 +164,9 @@ export type ListConversationsInput = typeof ListConversationsInput.Type
 
 /** Searching messages (`GET /messages/search`, the `messages_search` tool); REST reads `limit` from text. */
 export const SearchMessagesInput = Schema.Struct({
-  q: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(200)),
+  q: Schema.propertySignature(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(200))).annotations({
+    description: "Words and prefixes to find in message bodies and call and voicemail transcripts"
+  }),
   limit: Schema.optional(PageSize(100))
 }).annotations({ parseOptions: { onExcessProperty: "error" } })
 export type SearchMessagesInput = typeof SearchMessagesInput.Type

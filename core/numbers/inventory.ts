@@ -66,23 +66,17 @@ const place = Text(100).pipe(Schema.filter((s) => s.trim().length > 0 || "must n
  * by `inventoryQuery`. REST reads `limit` from text, as the other lists do.
  */
 export const AvailableNumbersInput = Schema.Struct({
-  /** ISO 3166 alpha-2, either case; default `US`. */
   country: Schema.optional(
     Schema.String.pipe(
       Schema.pattern(/^[A-Za-z]{2}$/),
       Schema.annotations({ message: () => "must be an ISO 3166 alpha-2 country code, such as US" })
     )
-  ),
-  /** Default `local`. */
-  type: Schema.optional(NumberType),
-  /** Leading digits of the national number, usually the area code; local numbers only. */
-  startsWith: Schema.optional(digits(15)),
-  /** Digits anywhere in the national number. */
-  contains: Schema.optional(digits(15)),
-  /** City, compared without regard to case. */
-  locality: Schema.optional(place),
-  /** State or region: a code (`IL`) or a name (`Illinois`). */
-  state: Schema.optional(place),
+  ).annotations({ description: "ISO 3166 alpha-2 country code, either case; default `US`" }),
+  type: Schema.optional(NumberType).annotations({ description: "Default `local`" }),
+  startsWith: Schema.optional(digits(15)).annotations({ description: "Leading digits of the national number, usually the area code; local numbers only" }),
+  contains: Schema.optional(digits(15)).annotations({ description: "Digits anywhere in the national number" }),
+  locality: Schema.optional(place).annotations({ description: "City, compared without regard to case" }),
+  state: Schema.optional(place).annotations({ description: "State or region: a code (`IL`) or a name (`Illinois`)" }),
   /** 1 to 50, default 20. */
   limit: Schema.optional(PageSize(50))
 }).annotations({ identifier: "AvailableNumbersInput", parseOptions: { onExcessProperty: "error" } })

@@ -176,4 +176,70 @@ describe("GET /v1/api/openapi.json", () => {
     const summary = doc.components.schemas.ContactSummary
     expect(Object.keys(summary.properties).sort()).toEqual(["company", "createdAt", "firstName", "id", "lastName", "phone"])
   })
+
+  it("names a server and says to use the deployment's base URL", () => {
+    expect(doc.servers.length).toBeGreaterThan(0)
+    expect(doc.servers[0].url).toBe("/")
+    expect(doc.servers[0].description).toMatch(/base URL/)
+  })
+
+  it("gives every operation and webhook a summary and a unique operationId", () => {
+    const ids = new Set<string>()
+    const webhooks = Object.entries<any>(doc.webhooks).map(([type, item]): [string, string, any] => ["POST", `webhook ${type}`, item.post])
+    expect(webhooks.length).toBeGreaterThan(0)
+    for (const [method, path, op] of [...operations(), ...webhooks]) {
+      expect(op.summary, `${method} ${path}`).toMatch(/\S/)
+      expect(op.operationId, `${method} ${path}`).toMatch(/\S/)
+      expect(ids.has(op.operationId), op.operationId).toBe(false)
+      ids.add(op.operationId)
+    }
+    expect(doc.paths["/v1/api/contacts"].get.operationId).toBe("contacts.list")
+    expect(doc.webhooks["message.received"].post.operationId).toBe("webhook.message.received")
+  })
+
+  it("describes every tag, once, and tags each operation with one of them", () => {
+    const names = doc.tags.map((t: any) => t.name)
+    expect(new Set(names).size).toBe(names.length)
+    for (const tag of doc.tags) expect(tag.description, tag.name).toMatch(/\S/)
+    for (const [method, path, op] of operations()) for (const tag of op.tags) expect(names, `${method} ${path}`).toContain(tag)
+  })
+
+  it("documents every `limit` as the integer it is, with its range", () => {
+    const limits = operations().flatMap(([, , op]) => (op.parameters ?? []).filter((p: any) => p.name === "limit"))
+    expect(limits.length).toBeGreaterThan(0)
+    for (const p of limits) {
+      expect(p.schema.type).toBe("integer")
+      expect(p.schema.minimum).toBe(1)
+      expect(p.schema.maximum).toBeGreaterThan(1)
+      expect(p.description).toMatch(/\S/)
+    }
+    expect(doc.paths["/v1/api/contacts"].get.parameters.find((p: any) => p.name === "limit").schema.maximum).toBe(200)
+  })
+
+  it("carries no automatic texts from the schema library, but keeps the keywords they repeated", () => {
+    const text = JSON.stringify(doc)
+    expect(text).not.toMatch(/character\(s\)|item\(s\)|"title":"(maxLength|minLength|maxItems|minItems|between|int)\b|a string matching the pattern|to be decoded into|a Universally Unique Identifier/)
+    const q = doc.paths["/v1/api/contacts"].get.parameters.find((p: any) => p.name === "q")
+    expect(q.schema.maxLength).toBe(200)
+    expect(doc.components.schemas.Contact.properties.phones.items.properties.label.maxLength).toBe(64)
+  })
+
+  it("describes the fields a client needs: ids, phones, timestamps, cursors", () => {
+    const list = doc.paths["/v1/api/contacts"].get
+    const cursor = list.parameters.find((p: any) => p.name === "cursor")
+    expect(cursor.description).toMatch(/nextCursor/)
+    expect(list.responses["200"].content["application/json"].schema.properties.nextCursor.description).toMatch(/cursor/)
+    const contact = doc.components.schemas.Contact.properties
+    expect(contact.id.description).toMatch(/id/)
+    expect(contact.createdAt.description).toMatch(/ISO 8601/)
+    const sent = doc.paths["/v1/api/messages"].post.responses["201"].content["application/json"].schema.properties
+    expect(sent.conversationId.description).toBe("The id of the conversation")
+    expect(doc.components.schemas.ConversationSummary.properties.numberE164.description).toMatch(/E\.164/)
+    const e164 = doc.components.schemas.AvailableNumber.properties.phone_number
+    expect(e164.description).toMatch(/E\.164/)
+    expect(e164.pattern).toBeDefined()
+    for (const [method, path, op] of operations()) {
+      for (const p of op.parameters ?? []) if (p.in !== "header") expect(p.description, `${method} ${path} ${p.name}`).toMatch(/\S/)
+    }
+  })
 })

@@ -87,4 +87,4 @@ export class AgentGroup extends publicGroup(
         )
         .pipe(capability(disconnectNumber))
     )
-).annotate(OpenApi.Title, "Agent") {}
+).annotate(OpenApi.Title, "Agent").annotate(OpenApi.Description, "The workspace's AI voice agent: draft and published configuration, credit usage, and which numbers it answers.") {}

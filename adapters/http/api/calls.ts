@@ -35,4 +35,4 @@ export class CallsGroup extends publicGroup(
         )
         .pipe(capability(placeCall))
     )
-).annotate(OpenApi.Title, "Calls") {}
+).annotate(OpenApi.Title, "Calls").annotate(OpenApi.Description, "Call and voicemail history, and outbound calls placed by the published agent.") {}

@@ -13,4 +13,4 @@ export class CarrierGroup extends HttpApiGroup.make("carrier")
   .addError(InvalidArgument)
   .addError(Unauthenticated)
   .prefix("/v1/carrier")
-  .annotate(OpenApi.Title, "Carrier webhooks") {}
+  .annotate(OpenApi.Title, "Carrier webhooks").annotate(OpenApi.Description, "Inbound callbacks from the real carrier (Telnyx); not called by API clients.") {}

@@ -52,4 +52,4 @@ export class ContactsGroup extends publicGroup(
         .annotate(OpenApi.Description, "Delete a contact permanently; its threads stay under the raw number.")
         .pipe(capability(deleteContact))
     )
-).annotate(OpenApi.Title, "Contacts") {}
+).annotate(OpenApi.Title, "Contacts").annotate(OpenApi.Description, "The workspace's address book: people and companies with phones, emails, tags and custom properties.") {}

@@ -34,4 +34,4 @@ export class ConversationsGroup extends publicGroup(
         .annotate(OpenApi.Description, "Mark a thread open or done; resets `unread`.")
         .pipe(capability(updateConversation))
     )
-).annotate(OpenApi.Title, "Conversations") {}
+).annotate(OpenApi.Title, "Conversations").annotate(OpenApi.Description, "Threads with one outside number: messages, calls and voicemails in order.") {}

@@ -67,7 +67,8 @@ export class McpGroup extends HttpApiGroup.make("mcp")
   )
   .middleware(BoundedBody)
   .middleware(Authorization)
-  .annotate(OpenApi.Title, "MCP") {}
+  .annotate(OpenApi.Title, "MCP")
+  .annotate(OpenApi.Description, "Model Context Protocol endpoint: every REST capability as a tool for AI clients, with the same API keys.") {}
 
 /** GET (a server stream) and DELETE (end a session): neither exists on a stateless server. */
 export class McpStreamGroup extends HttpApiGroup.make("mcpStream")

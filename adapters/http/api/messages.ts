@@ -43,4 +43,4 @@ export class MessagesGroup extends publicGroup(
         .annotate(OpenApi.Description, "Search message bodies and call/voicemail transcripts by words and prefixes, newest first.")
         .pipe(capability(searchMessages))
     )
-).annotate(OpenApi.Title, "Messages") {}
+).annotate(OpenApi.Title, "Messages").annotate(OpenApi.Description, "Send SMS/MMS and search message and transcript text.") {}

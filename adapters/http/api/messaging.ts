@@ -85,4 +85,4 @@ export class MessagingGroup extends publicGroup(
         )
         .pipe(capability(resendMessagingOtp))
     )
-).annotate(OpenApi.Title, "Messaging registration") {}
+).annotate(OpenApi.Title, "Messaging registration").annotate(OpenApi.Description, "US texting (10DLC) registration: brand and campaign filing with the registry, and its status.") {}

@@ -50,4 +50,4 @@ export class NumbersGroup extends publicGroup(
         )
         .pipe(capability(buyNumber))
     )
-).annotate(OpenApi.Title, "Numbers") {}
+).annotate(OpenApi.Title, "Numbers").annotate(OpenApi.Description, "Phone numbers: search the carrier's inventory, buy, and list the workspace's numbers.") {}

@@ -71,7 +71,7 @@ export const E164Param = Schema.Struct({
   e164: Schema.compose(
     Schema.transform(Schema.String, Schema.String, { strict: true, decode: (s) => s.replace(/^ /, "+"), encode: (s) => s }),
     E164.annotations({ message: () => "must be an E.164 number, such as %2B14155550100" })
-  )
+  ).annotations({ jsonSchema: { type: "string", description: "A workspace number in E.164 form, its `+` sent as `%2B` (e.g. `%2B14155550100`)" } })
 })
 
 /** `?limit=`: an integer from 1 to `max`, named in the 400 message. */
@@ -79,7 +79,11 @@ export const limitParam = (max: number) =>
   Schema.NumberFromString.pipe(
     Schema.int(),
     Schema.between(1, max),
-    Schema.annotations({ message: () => `must be an integer from 1 to ${max}` })
+    Schema.annotations({
+      message: () => `must be an integer from 1 to ${max}`,
+      // Documented as the integer it decodes to, not as the query string that carries it.
+      jsonSchema: { type: "integer", minimum: 1, maximum: max, description: `Items per page, 1 to ${max}` }
+    })
   )
 
 /** `Idempotency-Key` (SPEC "Idempotency"); see idempotency.ts. */

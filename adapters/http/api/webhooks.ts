@@ -73,4 +73,4 @@ export class WebhooksGroup extends publicGroup(
         .annotate(OpenApi.Description, "Delivery history, newest first.")
         .pipe(capability(Tools.listWebhookDeliveries))
     )
-).annotate(OpenApi.Title, "Webhooks") {}
+).annotate(OpenApi.Title, "Webhooks").annotate(OpenApi.Description, "Endpoints that receive signed event deliveries (see `webhooks` for each event's body), and their delivery history.") {}
