@@ -12,6 +12,7 @@ import { Ids, isUuid } from "../ids.ts"
 import { NumberStore, numberTypeOf, type WorkspaceNumber } from "../numbers.ts"
 import { normalizePhone } from "../phone.ts"
 import { nowIso } from "../time.ts"
+import { Transactor } from "../transactor.ts"
 import type { AddNumberInput, CreateWorkspaceInput, UpdateWorkspaceInput } from "./inputs.ts"
 import type { CreatedKey, CreateKeyInput } from "./keys.ts"
 import { type Billing, defaultBilling, type Workspace } from "./model.ts"
@@ -31,6 +32,7 @@ export const make = Effect.gen(function* () {
   const numbers = yield* NumberStore
   const charges = yield* LedgerStore
   const outbox = yield* MailOutbox
+  const tx = yield* Transactor
 
   const get = (id: string) =>
     isUuid(id)
@@ -180,17 +182,21 @@ export const make = Effect.gen(function* () {
 
   /**
    * First boot on an empty store: a default workspace ready for every test-key flow, and one test
-   * key with every scope, returned once so the app can print it.
+   * key with every scope, returned once so the app can print it. Processes booting at once on one
+   * database take turns, so only the first creates it.
    */
-  const bootstrap = Effect.gen(function* () {
-    if ((yield* workspaces.count) > 0) return Option.none<{ workspace: Workspace; key: CreatedKey }>()
-    const workspace = yield* create({
-      name: "Default workspace",
-      billing: { identity: "verified", mobileVerified: true }
+  const bootstrap = tx.withTransaction(
+    Effect.gen(function* () {
+      yield* tx.lock("workspaces:bootstrap")
+      if ((yield* workspaces.count) > 0) return Option.none<{ workspace: Workspace; key: CreatedKey }>()
+      const workspace = yield* create({
+        name: "Default workspace",
+        billing: { identity: "verified", mobileVerified: true }
+      })
+      const key = yield* createKey(workspace.id, { kind: "test", name: "First boot test key" })
+      return Option.some({ workspace, key })
     })
-    const key = yield* createKey(workspace.id, { kind: "test", name: "First boot test key" })
-    return Option.some({ workspace, key })
-  })
+  )
 
   return { get, create, update, createKey, revokeKey, authenticate, forgetKey, forgetAllKeys, addNumber, ledger, mail, bootstrap } as const
 })

@@ -1,6 +1,6 @@
 /**
- * Many processes on one Postgres, end to end: three real server processes on one database, as
- * behind a round-robin balancer. One key's requests spread over the three are held to the one
+ * Many processes on one Postgres, end to end: three real server processes booting at once on one
+ * empty database (one creates the default workspace), used as behind a round-robin balancer. One key's requests spread over the three are held to the one
  * limit; a key revoked through one process is refused by all three within 5 s; 1,000 events are
  * delivered by the three webhook workers to one receiver, each at least once, with no more
  * duplicates than attempts in flight. The figures are printed for the note. Needs Postgres:
@@ -81,13 +81,14 @@ describe.runIf(url !== null)("three processes on one Postgres", () => {
       RATE_LIMIT_PER_MINUTE: String(LIMIT),
       WEBHOOK_POLL_MS: "100"
     }
-    // The first boots alone (it creates the workspace and prints its key); the others join it.
-    const first = await startServer("node", env)
-    cleanups.push(() => first.stop())
-    const others = await Promise.all([startServer("node", env), startServer("node", env)])
-    for (const s of others) cleanups.push(() => s.stop())
-    const servers: ReadonlyArray<RunningServer> = [first, ...others]
+    // All three boot at once on the empty database: one of them creates the default workspace.
+    const booting = [startServer("node", env), startServer("node", env), startServer("node", env)]
+    for (const b of booting) cleanups.push(() => b.then((s) => s.stop()))
+    const servers: ReadonlyArray<RunningServer> = await Promise.all(booting)
     const bootedMs = Date.now() - t0
+    const bootstrapped = servers.filter((s) => s.testKey !== null)
+    expect(bootstrapped, "exactly one first boot").toHaveLength(1)
+    const first = bootstrapped[0]!
     const workspaceId = /\(([0-9a-f-]{36})\) on first boot/.exec(first.output())![1]!
     const key = first.testKey!
 
@@ -168,6 +169,7 @@ describe.runIf(url !== null)("three processes on one Postgres", () => {
     const client = new pg.Client({ connectionString: db.url })
     await client.connect()
     cleanups.push(() => client.end())
+    expect((await client.query("SELECT id FROM workspaces")).rows).toEqual([{ id: workspaceId }])
     const outbox = await client.query<{ id: string }>("SELECT id FROM outbox_events")
     expect(outbox.rows).toHaveLength(EVENTS)
     const expected = new Set(outbox.rows.map((r) => `evt_${r.id.replace(/-/g, "")}`))
