@@ -20,25 +20,27 @@ export interface Decision {
   readonly retryAfterSeconds: number
 }
 
-const WINDOW_MS = 60_000
+export const WINDOW_MS = 60_000
 
 export const consume = (bucket: Bucket | undefined, now: number, limit: number): [Bucket, Decision] => {
-  const perMs = limit / WINDOW_MS
-  const refilled = bucket === undefined ? limit : Math.min(limit, bucket.tokens + Math.max(0, now - bucket.at) * perMs)
+  const refilled = bucket === undefined ? limit : Math.min(limit, bucket.tokens + Math.max(0, now - bucket.at) * refillPerMs(limit))
   const allowed = refilled >= 1
   const tokens = allowed ? refilled - 1 : refilled
-  return [
-    { tokens, at: now },
-    {
-      allowed,
-      limit,
-      remaining: Math.floor(tokens),
-      // Multiply before dividing: `x / perMs` rounds 9 tokens at 9/min up to 61 s.
-      resetSeconds: Math.ceil(((limit - tokens) * WINDOW_MS) / limit / 1000),
-      retryAfterSeconds: allowed ? 0 : Math.max(1, Math.ceil(((1 - tokens) * WINDOW_MS) / limit / 1000))
-    }
-  ]
+  return [{ tokens, at: now }, decide(tokens, allowed, limit)]
 }
+
+/** Tokens regained per millisecond; a shared store computes the refill with this same number. */
+export const refillPerMs = (limit: number) => limit / WINDOW_MS
+
+/** The headers' numbers for a bucket left holding `tokens` after a request that was (or was not) `allowed`. */
+export const decide = (tokens: number, allowed: boolean, limit: number): Decision => ({
+  allowed,
+  limit,
+  remaining: Math.floor(tokens),
+  // Multiply before dividing: `x / perMs` rounds 9 tokens at 9/min up to 61 s.
+  resetSeconds: Math.ceil(((limit - tokens) * WINDOW_MS) / limit / 1000),
+  retryAfterSeconds: allowed ? 0 : Math.max(1, Math.ceil(((1 - tokens) * WINDOW_MS) / limit / 1000))
+})
 
 export interface RateLimiter {
   readonly consume: (key: string) => Effect.Effect<Decision>

@@ -1,6 +1,6 @@
 /**
- * Process-local buckets. Several processes behind one balancer each enforce the limit on their own
- * share of the traffic; a shared store (Postgres or Redis) is the step up when that matters.
+ * Process-local buckets, for the embedded database (one process by construction). Processes on one
+ * Postgres share theirs through adapters/sql/ratelimit.ts instead.
  */
 import { Clock, Effect, Layer } from "effect"
 import { type Bucket, consume, RateLimiter } from "../../core/ratelimit.ts"

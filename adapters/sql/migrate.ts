@@ -15,6 +15,7 @@ import m0012 from "./migrations/0012_texting.ts"
 import m0013 from "./migrations/0013_agent.ts"
 import m0014 from "./migrations/0014_call_sessions.ts"
 import m0015 from "./migrations/0015_call_session_conversations.ts"
+import m0016 from "./migrations/0016_rate_limits.ts"
 
 /**
  * Static imports (not a directory scan) so the same migrations run on Node, Deno and PGlite.
@@ -32,7 +33,8 @@ export const migrations = Migrator.fromRecord({ "0001_foundation": m0001, "0002_
   "0012_texting": m0012,
   "0013_agent": m0013,
   "0014_call_sessions": m0014,
-  "0015_call_session_conversations": m0015
+  "0015_call_session_conversations": m0015,
+  "0016_rate_limits": m0016
 })
 
 export const run = Migrator.make({})({ loader: migrations })

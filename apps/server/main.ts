@@ -24,6 +24,8 @@ import * as OutboundHttp from "../../adapters/net/http.ts"
 import * as Pglite from "../../adapters/pglite/PgliteClient.ts"
 import * as RateLimit from "../../adapters/ratelimit/memory.ts"
 import * as Migrate from "../../adapters/sql/migrate.ts"
+import * as KeyRevocations from "../../adapters/sql/keyRevocations.ts"
+import * as SqlRateLimit from "../../adapters/sql/ratelimit.ts"
 import * as Secrets from "../../adapters/sql/secrets.ts"
 import * as SqlStores from "../../adapters/sql/stores.ts"
 import * as Sender from "../../adapters/webhooks/sender.ts"
@@ -116,10 +118,14 @@ export const OutboundLive = (config: ServerConfig) => {
   )
 }
 
+/** Postgres may serve several processes: they share one limit there. PGlite has one process, and its buckets in memory. */
+export const RateLimitLive = (config: ServerConfig) =>
+  Option.isSome(config.databaseUrl) ? SqlRateLimit.layer(config.rateLimitPerMinute) : RateLimit.layer(config.rateLimitPerMinute)
+
 export const ServicesLive = (config: ServerConfig) =>
   CoreLive.pipe(
     Layer.provideMerge(
-      Layer.mergeAll(RateLimit.layer(config.rateLimitPerMinute), OutboundLive(config), TextingGate.layer({ preApprovedCampaign: config.preApprovedCampaign, mockOpensLiveTexting: config.carrier === "simulated" }))
+      Layer.mergeAll(RateLimitLive(config), OutboundLive(config), TextingGate.layer({ preApprovedCampaign: config.preApprovedCampaign, mockOpensLiveTexting: config.carrier === "simulated" }))
     ),
     Layer.provideMerge(StoresLive(config))
   )
@@ -156,6 +162,8 @@ export const AppLive = (config: ServerConfig) =>
       trustProxy: config.trustProxy
     }),
     BootstrapLive,
+    // Other processes on the same Postgres revoke keys too; PGlite has this process alone.
+    Option.isSome(config.databaseUrl) ? KeyRevocations.layer : Layer.empty,
     config.webhookWorker ? WebhookWorker.layer({ pollMs: config.webhookPollMs }) : Layer.empty,
     RegistryPoller.layer({ pollMs: config.registryPollMs })
   ).pipe(Layer.provide(ServicesLive(config)))

@@ -12,6 +12,7 @@ import { Ids, isUuid } from "../ids.ts"
 import { NumberStore, numberTypeOf, type WorkspaceNumber } from "../numbers.ts"
 import { normalizePhone } from "../phone.ts"
 import { nowIso } from "../time.ts"
+import { Transactor } from "../transactor.ts"
 import type { AddNumberInput, CreateWorkspaceInput, UpdateWorkspaceInput } from "./inputs.ts"
 import type { CreatedKey, CreateKeyInput } from "./keys.ts"
 import { type Billing, defaultBilling, type Workspace } from "./model.ts"
@@ -31,6 +32,7 @@ export const make = Effect.gen(function* () {
   const numbers = yield* NumberStore
   const charges = yield* LedgerStore
   const outbox = yield* MailOutbox
+  const tx = yield* Transactor
 
   const get = (id: string) =>
     isUuid(id)
@@ -91,14 +93,22 @@ export const make = Effect.gen(function* () {
       if (!isUuid(keyId)) return yield* new NotFound({ message: "No such key" })
       const revoked = yield* keys.revoke(keyId, yield* nowIso)
       if (Option.isNone(revoked)) return yield* new NotFound({ message: "No such key" })
-      for (const [token, entry] of cache) if (entry.hash === revoked.value.hash) cache.delete(token)
+      forgetKey(revoked.value.id)
       return revoked.value
     })
 
   // Resolved keys are cached briefly: authentication is on every request's path, and a hit skips
-  // both the hash and the store. A revocation in this process evicts at once; other processes
-  // notice within KEY_CACHE_MS. Entries live only in this process's memory, like the request itself.
-  const cache = new Map<string, { readonly principal: Principal; readonly hash: string; readonly at: number }>()
+  // both the hash and the store. A revocation in this process evicts at once; other processes on
+  // one Postgres evict when its notice arrives (adapters/sql/keyRevocations.ts), and within
+  // KEY_CACHE_MS if they missed it. Entries live only in this process's memory, like the request itself.
+  const cache = new Map<string, { readonly principal: Principal; readonly at: number }>()
+
+  /** Drops a key from this process's cache: it is looked up again on its next request. */
+  const forgetKey = (keyId: string) => {
+    for (const [token, entry] of cache) if (entry.principal.keyId === keyId) cache.delete(token)
+  }
+  /** Drops every cached key (revocation notices may have been missed). */
+  const forgetAllKeys = () => cache.clear()
 
   /**
    * Resolves an API key to its principal; every failure is the same 401. Takes the raw token, or
@@ -130,7 +140,7 @@ export const make = Effect.gen(function* () {
         scopes: new Set(record.value.scopes)
       }
       if (cache.size >= 10_000) cache.clear()
-      cache.set(token, { principal, hash, at: now })
+      cache.set(token, { principal, at: now })
       return principal
     })
 
@@ -172,19 +182,23 @@ export const make = Effect.gen(function* () {
 
   /**
    * First boot on an empty store: a default workspace ready for every test-key flow, and one test
-   * key with every scope, returned once so the app can print it.
+   * key with every scope, returned once so the app can print it. Processes booting at once on one
+   * database take turns, so only the first creates it.
    */
-  const bootstrap = Effect.gen(function* () {
-    if ((yield* workspaces.count) > 0) return Option.none<{ workspace: Workspace; key: CreatedKey }>()
-    const workspace = yield* create({
-      name: "Default workspace",
-      billing: { identity: "verified", mobileVerified: true }
+  const bootstrap = tx.withTransaction(
+    Effect.gen(function* () {
+      yield* tx.lock("workspaces:bootstrap")
+      if ((yield* workspaces.count) > 0) return Option.none<{ workspace: Workspace; key: CreatedKey }>()
+      const workspace = yield* create({
+        name: "Default workspace",
+        billing: { identity: "verified", mobileVerified: true }
+      })
+      const key = yield* createKey(workspace.id, { kind: "test", name: "First boot test key" })
+      return Option.some({ workspace, key })
     })
-    const key = yield* createKey(workspace.id, { kind: "test", name: "First boot test key" })
-    return Option.some({ workspace, key })
-  })
+  )
 
-  return { get, create, update, createKey, revokeKey, authenticate, addNumber, ledger, mail, bootstrap } as const
+  return { get, create, update, createKey, revokeKey, authenticate, forgetKey, forgetAllKeys, addNumber, ledger, mail, bootstrap } as const
 })
 
 export class Workspaces extends Context.Tag("core/Workspaces")<Workspaces, Effect.Effect.Success<typeof make>>() {}

@@ -14,7 +14,10 @@ export const WorkspaceStore = Context.GenericTag<WorkspaceStore>("core/Workspace
 export interface ApiKeyStore {
   readonly insert: (key: ApiKeyRecord) => Effect.Effect<void>
   readonly findByHash: (hash: string) => Effect.Effect<Option.Option<ApiKeyRecord>>
-  /** Returns the revoked key, or none when no such key exists. Revoking twice keeps the first time. */
+  /**
+   * Returns the revoked key, or none when no such key exists. Revoking twice keeps the first time.
+   * A store shared by several processes tells them all, so they drop the key from their caches.
+   */
   readonly revoke: (id: string, at: string) => Effect.Effect<Option.Option<ApiKeyRecord>>
 }
 export const ApiKeyStore = Context.GenericTag<ApiKeyStore>("core/ApiKeyStore")

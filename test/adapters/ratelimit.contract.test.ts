@@ -1,0 +1,163 @@
+/**
+ * The RateLimiter contract, run unchanged against the in-memory limiter, and the SQL one on PGlite
+ * and a real Postgres: every decision equals the pure token bucket's (core/ratelimit.ts) over a
+ * schedule of bursts and pauses on the TestClock, buckets are independent, concurrent requests on
+ * one key take each token once. The SQL limiter also shares one bucket between limiters (processes)
+ * on one database and sweeps buckets idle for a window. Without a Postgres URL the Postgres suite
+ * is skipped, except under CI=true where that fails.
+ */
+import { SqlClient } from "@effect/sql"
+import * as PgClient from "@effect/sql-pg/PgClient"
+import { assert, describe, it, layer } from "@effect/vitest"
+import { Context, Effect, Layer, Redacted, TestClock } from "effect"
+import * as MemoryRateLimit from "../../adapters/ratelimit/memory.ts"
+import * as Migrate from "../../adapters/sql/migrate.ts"
+import * as SqlRateLimit from "../../adapters/sql/ratelimit.ts"
+import { type Bucket, consume, type Decision, RateLimiter } from "../../core/ratelimit.ts"
+import { freshDatabase } from "../support/postgres.ts"
+import { sqlContract } from "../support/sqlContract.ts"
+
+/** A limiter at `limit` a minute over the suite's environment (a migrated client, or nothing). */
+type MakeLimiter<R> = (limit: number) => Layer.Layer<RateLimiter, never, R>
+
+const bucketKey = () => `key:${crypto.randomUUID()}`
+
+/** Bursts of `n` requests, each after a pause of `gap` ms: decisions from the port and from the pure bucket. */
+const schedule: ReadonlyArray<readonly [gap: number, n: number]> = [
+  [0, 7], [0, 1], [5, 35], [1, 1], [99, 1], [100, 2], [2_500, 5], [59_999, 3], [1, 9], [60_000, 12], [7, 1], [3_600_000, 11], [333, 4]
+]
+
+/** `stored` counts a bucket's rows, for a limiter whose buckets live in the database (shared by processes). */
+const contract = <R>(name: string, env: Layer.Layer<R, unknown>, limiter: MakeLimiter<R>, stored?: (key: string) => Effect.Effect<number, unknown, R>) =>
+  layer(env, { timeout: "60 seconds" })(name, (it) => {
+    const withLimiter = <A, E, R2>(limit: number, f: (l: RateLimiter) => Effect.Effect<A, E, R2>) =>
+      Effect.provide(Effect.flatMap(RateLimiter, f), limiter(limit))
+
+    it.effect("every decision is the pure token bucket's, at limits 1, 10 and 30", () =>
+      Effect.gen(function* () {
+        for (const limit of [1, 10, 30]) {
+          const key = bucketKey()
+          const got = yield* withLimiter(limit, (l) =>
+            Effect.gen(function* () {
+              const decisions: Array<Decision> = []
+              for (const [gap, n] of schedule) {
+                yield* TestClock.adjust(gap)
+                for (let i = 0; i < n; i++) decisions.push(yield* l.consume(key))
+              }
+              return decisions
+            })
+          )
+          // The same schedule through the pure bucket, starting at the TestClock's time.
+          const start = (yield* TestClock.currentTimeMillis) - schedule.reduce((t, [gap]) => t + gap, 0)
+          let bucket: Bucket | undefined
+          let now = start
+          const expected: Array<Decision> = []
+          for (const [gap, n] of schedule) {
+            now += gap
+            for (let i = 0; i < n; i++) {
+              const [next, d] = consume(bucket, now, limit)
+              bucket = next
+              expected.push(d)
+            }
+          }
+          assert.deepStrictEqual(got, expected, `limit ${limit}`)
+          assert.isTrue(got.some((d) => !d.allowed) && got.some((d) => d.allowed), `limit ${limit} both allows and refuses`)
+        }
+      }))
+
+    it.effect("60 a minute: 60 at once, the 61st refused for a second, then one more every second", () =>
+      withLimiter(60, (l) =>
+        Effect.gen(function* () {
+          const key = bucketKey()
+          for (let i = 0; i < 60; i++) assert.strictEqual((yield* l.consume(key)).remaining, 59 - i)
+          const refused = yield* l.consume(key)
+          assert.deepStrictEqual(refused, { allowed: false, limit: 60, remaining: 0, resetSeconds: 60, retryAfterSeconds: 1 })
+          yield* TestClock.adjust(999)
+          assert.isFalse((yield* l.consume(key)).allowed)
+          yield* TestClock.adjust(1)
+          assert.isTrue((yield* l.consume(key)).allowed)
+          assert.isFalse((yield* l.consume(key)).allowed)
+        })
+      ))
+
+    it.effect("buckets are independent", () =>
+      withLimiter(2, (l) =>
+        Effect.gen(function* () {
+          const [a, b] = [bucketKey(), bucketKey()]
+          yield* l.consume(a)
+          yield* l.consume(a)
+          assert.isFalse((yield* l.consume(a)).allowed)
+          assert.deepStrictEqual(yield* l.consume(b), { allowed: true, limit: 2, remaining: 1, resetSeconds: 30, retryAfterSeconds: 0 })
+        })
+      ))
+
+    it.effect("80 concurrent requests on one key at 30 a minute: exactly 30 allowed, each remaining count once", () =>
+      withLimiter(30, (l) =>
+        Effect.gen(function* () {
+          const key = bucketKey()
+          const decisions = yield* Effect.all(Array.from({ length: 80 }, () => l.consume(key)), { concurrency: "unbounded" })
+          const allowed = decisions.filter((d) => d.allowed)
+          assert.strictEqual(allowed.length, 30)
+          assert.deepStrictEqual(allowed.map((d) => d.remaining).sort((x, y) => x - y), Array.from({ length: 30 }, (_, i) => i))
+        })
+      ))
+
+    if (stored !== undefined) {
+      it.effect("two limiters on one database (two processes) share each bucket", () =>
+        Effect.gen(function* () {
+          const key = bucketKey()
+          const a = yield* withLimiter(10, (l) => Effect.forEach(Array.from({ length: 6 }), () => l.consume(key)))
+          const b = yield* withLimiter(10, (l) => Effect.forEach(Array.from({ length: 6 }), () => l.consume(key)))
+          assert.deepStrictEqual([...a, ...b].map((d) => d.allowed), [...Array(10).fill(true), false, false])
+          assert.strictEqual(b[3]!.remaining, 0)
+        }))
+
+      it.effect("a bucket idle for a minute is swept (it was full), and starts full again", () =>
+        withLimiter(5, (l) =>
+          Effect.gen(function* () {
+            const [idle, busy] = [bucketKey(), bucketKey()]
+            const count = stored
+            // Sweeps run every minute from the limiter's start (t), each dropping buckets untouched for a minute.
+            yield* l.consume(idle)
+            yield* l.consume(idle)
+            yield* TestClock.adjust(61_000)
+            yield* l.consume(busy)
+            assert.strictEqual(yield* count(idle), 1, "the sweep at t + 60 s drops only buckets older than t")
+            yield* TestClock.adjust(59_500)
+            assert.strictEqual(yield* count(idle), 0, "swept")
+            assert.strictEqual(yield* count(busy), 1, "used within the minute: kept")
+            assert.strictEqual((yield* l.consume(idle)).remaining, 4)
+          })
+        ).pipe(Effect.orDie))
+    }
+  })
+
+contract("RateLimiter: memory", Layer.empty, MemoryRateLimit.layer)
+
+const migrated = (client: Layer.Layer<SqlClient.SqlClient, unknown>) => Migrate.layer.pipe(Layer.provideMerge(client))
+
+sqlContract<SqlClient.SqlClient>({
+  name: (db) => `RateLimiter: SQL on ${db}`,
+  adapter: migrated,
+  suite: (name, env) =>
+    contract(name, env, SqlRateLimit.layer, (key) =>
+      Effect.flatMap(SqlClient.SqlClient, (sql) => Effect.map(sql<{ n: number }>`SELECT count(*)::int AS n FROM rate_limits WHERE bucket = ${key}`, (rs) => rs[0]!.n))
+    ),
+  database: "ratelimit",
+  maxConnections: 10,
+  onPostgres: (url) =>
+    describe("RateLimiter: SQL on Postgres, three pools (three processes)", () => {
+      it.live("300 requests on one key spread over three pools at 90 a minute: 90 allowed in all", () =>
+        Effect.gen(function* () {
+          const db = yield* Effect.acquireRelease(Effect.promise(() => freshDatabase(url, "ratelimit3")), (db) => Effect.promise(() => db.drop()))
+          const pool = () => migrated(PgClient.layer({ url: Redacted.make(db.url), maxConnections: 5 })).pipe(Layer.orDie)
+          const key = bucketKey()
+          const limiters = yield* Effect.forEach([1, 2, 3], () => Effect.map(Layer.build(SqlRateLimit.layer(90).pipe(Layer.provide(pool()))), Context.get(RateLimiter)))
+          const decisions = yield* Effect.all(Array.from({ length: 300 }, (_, i) => limiters[i % 3]!.consume(key)), { concurrency: 30 })
+          // 90 tokens, plus at most what refills during the run (1.5 a second).
+          const allowed = decisions.filter((d) => d.allowed).length
+          assert.isAtLeast(allowed, 90)
+          assert.isAtMost(allowed, 93)
+        }).pipe(Effect.scoped), 60_000)
+    })
+})
