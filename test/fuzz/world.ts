@@ -144,7 +144,8 @@ export const startWorld = async (): Promise<World> => {
         headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
         ...(body === undefined ? {} : { body: JSON.stringify(body) })
       })
-      const json = (await res.json()) as any
+      // JSON, except a text answer such as GET /metrics (harvested as one string).
+      const json = (res.headers.get("content-type")?.includes("json") ? await res.json() : await res.text()) as any
       if (res.status >= 300) throw new Error(`setup: ${method} ${path} answered ${res.status} ${JSON.stringify(json)}`)
       return json
     }
