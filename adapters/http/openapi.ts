@@ -133,6 +133,8 @@ export const patchOpenApi = (spec: Record<string, any>): Record<string, any> => 
   for (const path of Object.values<Record<string, any>>(spec.paths ?? {})) {
     for (const op of Object.values<Record<string, any>>(path)) {
       if (typeof op !== "object" || op === null || !("responses" in op)) continue
+      // The probes answer their own bodies (200 and 503), without rate limiting (api/health.ts).
+      if (op.tags?.includes("health")) continue
       // A body that may be null may be left out: an empty body reads as null (nodeServer.ts, web.ts).
       const body = op.requestBody?.content?.["application/json"]?.schema
       if (Array.isArray(body?.anyOf) && body.anyOf.some((s: { type?: unknown }) => s.type === "null")) op.requestBody.required = false

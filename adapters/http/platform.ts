@@ -10,8 +10,10 @@
  * - the error envelope `{error: {code, message, requestId}}` for EVERY failure: decode errors,
  *   malformed JSON, unknown routes, domain errors, and defects (logged with the request id).
  */
-import { HttpApiBuilder, HttpApiError, HttpIncomingMessage, HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { HttpApi, HttpApiBuilder, HttpApiError, HttpIncomingMessage, HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Cause, Effect, Option } from "effect"
+import { accessLog, routeMatcher } from "./accessLog.ts"
+import { PROBE_PATHS } from "./api/health.ts"
 import { type ParsedKey, parseToken } from "../../core/auth/apiKey.ts"
 import type { Principal } from "../../core/auth/principal.ts"
 import { decodeMessage } from "../../core/decodeMessage.ts"
@@ -210,11 +212,17 @@ const urlProblem = (url: string): { status: 400 | 404; code: ErrorCode; message:
 export const addressBucket = (kind: string, req: HttpServerRequest.HttpServerRequest): string =>
   `${kind}:${Option.getOrElse(req.remoteAddress, () => "unknown")}`
 
+/** Where the OpenAPI document is served (app.ts). */
+export const OPENAPI_PATH = "/v1/api/openapi.json"
+
 export const BODY_METHODS: ReadonlySet<string> = new Set(["POST", "PATCH", "PUT"])
 
 export const layer = HttpApiBuilder.middleware(
   Effect.gen(function* () {
     const limiter = yield* RateLimiter
+    const { api } = yield* HttpApi.Api
+    const clock = yield* Effect.clock
+    const logRequest = accessLog(routeMatcher(api, [["GET", OPENAPI_PATH]]), clock)
 
     return (app) => {
       // Built once, run per request. Written as plain flatMaps over the request: every generator,
@@ -264,9 +272,16 @@ export const layer = HttpApiBuilder.middleware(
         return HttpServerResponse.setHeader(out, "ratelimit-reset", String(rate.resetSeconds))
       }
 
+      /** A load balancer's probes are never refused by the per-address limit (api/health.ts), so they carry no RateLimit headers. */
+      const probe = (state: RequestState, res: HttpServerResponse.HttpServerResponse) => {
+        const out = HttpServerResponse.setHeader(res, "access-control-allow-origin", CORS_HEADERS["access-control-allow-origin"])
+        return HttpServerResponse.setHeader(out, "x-request-id", state.requestId)
+      }
+
       return Effect.flatMap(HttpServerRequest.HttpServerRequest, (req) => {
+        const started = clock.unsafeCurrentTimeNanos()
         const state = beginRequest(req, requestIdFor(req.headers["x-request-id"]))
-        return Effect.flatMap(req.method === "OPTIONS" ? Effect.succeed(preflight(req)) : guarded(req, state), (res) =>
+        const answered = PROBE_PATHS.has(req.url) ? Effect.map(handled, (res) => probe(state, res)) : Effect.flatMap(req.method === "OPTIONS" ? Effect.succeed(preflight(req)) : guarded(req, state), (res) =>
           state.rate !== undefined
             ? Effect.succeed(finish(state, state.rate, res))
             : // A request that never reached key authentication (an unknown route, a preflight) counts per address.
@@ -275,6 +290,7 @@ export const layer = HttpApiBuilder.middleware(
                 return finish(state, rate, res)
               })
         )
+        return Effect.tap(answered, (res) => logRequest(req, state, res, started))
       })
     }
   })
