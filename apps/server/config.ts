@@ -2,6 +2,7 @@
 import { Config, Option } from "effect"
 import { DEFAULT_TIMEOUTS } from "../../adapters/http/platform.ts"
 import { DEFAULT_POLL_MS } from "../../adapters/webhooks/worker.ts"
+import { LOG_FORMATS, LOG_LEVELS } from "./logging.ts"
 
 const positiveMs = (name: string) =>
   Config.integer(name).pipe(Config.validate({ message: "must be a positive integer (milliseconds)", validation: (n) => n > 0 }))
@@ -54,6 +55,10 @@ export const ServerConfig = Config.all({
     // Unset, the headers' bound follows a shorter request bound down (Node refuses a longer one).
     Config.map(({ headersMs, ...rest }) => ({ ...rest, headersMs: Option.getOrElse(headersMs, () => Math.min(DEFAULT_TIMEOUTS.headersMs, rest.requestMs)) })),
     Config.validate({ message: "HEADERS_TIMEOUT_MS must not exceed REQUEST_TIMEOUT_MS", validation: (t) => t.headersMs <= t.requestMs })
-  )
+  ),
+  /** How log lines are written (logging.ts); unset: `pretty` on a terminal, else `json` (one object a line, for collectors). */
+  logFormat: Config.option(Config.literal(...LOG_FORMATS)("LOG_FORMAT")),
+  /** The least severe level written; `none` turns logging off. */
+  logLevel: Config.literal(...LOG_LEVELS)("LOG_LEVEL").pipe(Config.withDefault("info" as const))
 })
 export type ServerConfig = Config.Config.Success<typeof ServerConfig>

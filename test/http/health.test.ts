@@ -1,6 +1,6 @@
 /** GET /healthz and /readyz (api/health.ts), and the access log of every request (accessLog.ts). */
 import { HttpApi } from "@effect/platform"
-import { Effect, Exit, Layer, Logger, type LogLevel, Scope } from "effect"
+import { Effect, Exit, Layer, Logger, type LogLevel, type ManagedRuntime, Scope } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Readiness, type StoreReadiness } from "../../core/health.ts"
 import * as MemoryStores from "../../adapters/memory/stores.ts"
@@ -98,7 +98,9 @@ describe("GET /readyz when a check fails", () => {
 
   it("answers 503 on SQL with a migration not applied, and 200 once it is", async () => {
     const { app, close } = await makeSqlTestApp("readyz_pending")
-    const sql = (query: string) => app.runtime.runPromise(Effect.flatMap(SqlClient.SqlClient, (c) => c.unsafe(query)))
+    // The SQL app's runtime holds its SqlClient too (makeSqlTestApp), which TestAppOptions does not type.
+    const runtime = app.runtime as unknown as ManagedRuntime.ManagedRuntime<SqlClient.SqlClient, never>
+    const sql = (query: string) => runtime.runPromise(Effect.flatMap(SqlClient.SqlClient, (c) => c.unsafe(query)))
     try {
       expect((await readyz(app)).status).toBe(200)
       const [last] = (await sql("SELECT migration_id, name FROM effect_sql_migrations ORDER BY migration_id DESC LIMIT 1")) as Array<{ migration_id: number; name: string }>
