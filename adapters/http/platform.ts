@@ -11,7 +11,7 @@
  *   malformed JSON, unknown routes, domain errors, and defects (logged with the request id).
  */
 import { HttpApi, HttpApiBuilder, HttpApiError, HttpIncomingMessage, HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Cause, Effect, Option } from "effect"
+import { Cause, Effect, FiberRef, LogLevel, Option } from "effect"
 import { accessLog, routeMatcher } from "./accessLog.ts"
 import { PROBE_PATHS } from "./api/health.ts"
 import { type ParsedKey, parseToken } from "../../core/auth/apiKey.ts"
@@ -223,6 +223,8 @@ export const layer = HttpApiBuilder.middleware(
     const { api } = yield* HttpApi.Api
     const clock = yield* Effect.clock
     const logRequest = accessLog(routeMatcher(api, [["GET", OPENAPI_PATH]]), clock)
+    // LOG_LEVEL above info (set before the app is built, apps/server/logging.ts): no access log to pay for.
+    const logging = LogLevel.greaterThanEqual(LogLevel.Info, yield* FiberRef.get(FiberRef.currentMinimumLogLevel))
 
     return (app) => {
       // Built once, run per request. Written as plain flatMaps over the request: every generator,
@@ -290,7 +292,7 @@ export const layer = HttpApiBuilder.middleware(
                 return finish(state, rate, res)
               })
         )
-        return Effect.tap(answered, (res) => logRequest(req, state, res, started))
+        return logging ? Effect.tap(answered, (res) => logRequest(req, state, res, started)) : answered
       })
     }
   })
