@@ -59,7 +59,10 @@ export const routeMatcher = (api: HttpApi.HttpApi.Any, extra: ReadonlyArray<read
   }
   return (method: string, url: string): string | undefined => {
     const q = url.indexOf("?")
-    const segments = (q === -1 ? url : url.slice(0, q)).split("/")
+    let path = q === -1 ? url : url.slice(0, q)
+    // The router ignores one trailing slash (`/contacts/` is `/contacts`).
+    if (path.length > 1 && path.endsWith("/")) path = path.slice(0, -1)
+    const segments = path.split("/")
     const found = find(method, segments)
     if (found !== undefined) return found
     if (method === "HEAD") return find("GET", segments)
