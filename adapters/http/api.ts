@@ -11,6 +11,7 @@ import { CarrierGroup } from "./api/carrier.ts"
 import { ContactsGroup } from "./api/contacts.ts"
 import { ConversationsGroup } from "./api/conversations.ts"
 import { Internal } from "./api/errors.ts"
+import { HealthGroup } from "./api/health.ts"
 import { McpGroup, McpStreamGroup } from "./api/mcp.ts"
 import { MediaGroup } from "./api/media.ts"
 import { MessagesGroup } from "./api/messages.ts"
@@ -39,6 +40,7 @@ export class Api extends HttpApi.make("switchboard")
   .add(CarrierGroup)
   .add(AdminGroup)
   .add(MetricsGroup)
+  .add(HealthGroup)
   .addError(Internal)
   .annotate(OpenApi.Title, "Switchboard API")
   .annotate(OpenApi.Version, API_VERSION)

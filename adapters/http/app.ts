@@ -12,6 +12,7 @@ import { CallsLive } from "./handlers/calls.ts"
 import { CarrierLive } from "./handlers/carrier.ts"
 import { ContactsLive } from "./handlers/contacts.ts"
 import { ConversationsLive } from "./handlers/conversations.ts"
+import { HealthLive } from "./handlers/health.ts"
 import { McpLive, McpStreamLive } from "./handlers/mcp.ts"
 import { MediaLive } from "./handlers/media.ts"
 import { MessagesLive } from "./handlers/messages.ts"
@@ -54,14 +55,15 @@ export const ApiLive = (options: HttpOptions) =>
       MediaLive,
       CarrierLive({ telnyxPublicKey: options.telnyxPublicKey }),
       AdminLive,
-      MetricsLive
+      MetricsLive,
+      HealthLive
     ]),
     Layer.provide([AuthorizationLive, AdminAuthorizationLive(options.adminToken), BoundedBodyLive])
   )
 
 /** Routes, the OpenAPI document and the platform middleware; provide it the core services. */
 export const HttpAppLive = (options: HttpOptions) =>
-  Layer.mergeAll(Platform.layer, HttpApiBuilder.middlewareOpenApi({ path: "/v1/api/openapi.json" })).pipe(
+  Layer.mergeAll(Platform.layer, HttpApiBuilder.middlewareOpenApi({ path: Platform.OPENAPI_PATH })).pipe(
     Layer.provideMerge(ApiLive(options)),
     Layer.provide(Layer.succeed(TrustedProxies, options.trustProxy ?? 0))
   )

@@ -287,9 +287,11 @@ export const patchOpenApi = (spec: Record<string, any>): Record<string, any> => 
       const authenticated = Array.isArray(op.security) && op.security.length > 0
       const statuses = new Set(Object.keys(responses).filter((s) => Number(s) >= 400))
       for (const s of ["400", "408", "431", "500", ...(authenticated ? ["401", "429"] : [])]) statuses.add(s)
-      for (const s of statuses) responses[s] = errorResponse(s)
+      // The probes (api/health.ts) answer /readyz's 503 with its own body, and are not rate limited.
+      const probe = op.tags?.includes("health") === true
+      for (const s of statuses) if (!(probe && s === "503")) responses[s] = errorResponse(s)
       for (const [s, r] of Object.entries(responses)) {
-        if (Number(s) < 400) r.headers = { ...commonHeaders, ...r.headers }
+        if (Number(s) < 400) r.headers = probe ? { "X-Request-Id": commonHeaders["X-Request-Id"], ...r.headers } : { ...commonHeaders, ...r.headers }
       }
     }
   }

@@ -10,8 +10,10 @@
  * - the error envelope `{error: {code, message, requestId}}` for EVERY failure: decode errors,
  *   malformed JSON, unknown routes, domain errors, and defects (logged with the request id).
  */
-import { HttpApi, HttpApiBuilder, HttpApiError, type HttpApiGroup, HttpIncomingMessage, HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Cause, Effect, Option } from "effect"
+import { HttpApiBuilder, HttpApiError, HttpIncomingMessage, HttpServerError, HttpServerRequest, HttpServerResponse, HttpApi } from "@effect/platform"
+import { Cause, Effect, FiberRef, LogLevel, Option } from "effect"
+import { accessLog, routeMatcher } from "./accessLog.ts"
+import { PROBE_PATHS } from "./api/health.ts"
 import { type ParsedKey, parseToken } from "../../core/auth/apiKey.ts"
 import type { Principal } from "../../core/auth/principal.ts"
 import { clientAddress, TrustedProxies } from "./clientAddress.ts"
@@ -19,7 +21,7 @@ import { decodeMessage } from "../../core/decodeMessage.ts"
 import { type DomainError, type ErrorCode, errorStatus, isDomainError } from "../../core/errors.ts"
 import { textProblem } from "../../core/input.ts"
 import { type Decision, RateLimiter } from "../../core/ratelimit.ts"
-import { httpRecorder, type Route } from "../telemetry/http.ts"
+import { httpRecorder } from "../telemetry/http.ts"
 import { recordRefusal } from "../telemetry/metrics.ts"
 
 export const MAX_BODY_BYTES = 1024 * 1024
@@ -183,17 +185,6 @@ const ADMIN_PREFIX = "/v1/admin/"
 /** The scrapers' route (api/metrics.ts): limited like the admin API, by AdminAuthorization. */
 export const METRICS_PATH = "/metrics"
 
-/** The app's route templates, for the request metrics' labels: the HttpApi's endpoints and the OpenAPI document. */
-const apiRoutes: Effect.Effect<ReadonlyArray<Route>> = Effect.map(Effect.serviceOption(HttpApi.Api), (service) => {
-  const routes: Array<Route> = [{ method: "GET", path: "/v1/api/openapi.json" }]
-  if (Option.isSome(service)) {
-    HttpApi.reflect(service.value.api as HttpApi.HttpApi<string, HttpApiGroup.HttpApiGroup.Any>, {
-      onGroup: () => {},
-      onEndpoint: ({ endpoint }) => void routes.push({ method: endpoint.method, path: endpoint.path })
-    })
-  }
-  return routes
-})
 
 /**
  * Text in the URL is checked once, here, like body text (core/input.ts): a path that does not
@@ -201,6 +192,10 @@ const apiRoutes: Effect.Effect<ReadonlyArray<Route>> = Effect.map(Effect.service
  * id); such a query parameter is a 400, named only when its name is plain.
  */
 const urlProblem = (url: string): { status: 400 | 404; code: ErrorCode; message: string } | undefined => {
+  // The router would take `/contacts/` as `/contacts` (and `/contacts/:id/` as the record): a
+  // trailing slash names no documented route, so it is not guessed at.
+  const pathEnd = url.indexOf("?") === -1 ? url.length : url.indexOf("?")
+  if (pathEnd > 1 && url.charCodeAt(pathEnd - 1) === 47) return { status: 404, code: "not_found", message: "No such route" }
   if (!url.includes("%") && !url.includes("\u0000")) return undefined
   const q = url.indexOf("?")
   const path = q === -1 ? url : url.slice(0, q)
@@ -227,13 +222,23 @@ const urlProblem = (url: string): { status: 400 | 404; code: ErrorCode; message:
 export const addressBucket = (kind: string, req: HttpServerRequest.HttpServerRequest, trusted: number): string =>
   `${kind}:${Option.getOrElse(clientAddress(req, trusted), () => "unknown")}`
 
+/** Where the OpenAPI document is served (app.ts). */
+export const OPENAPI_PATH = "/v1/api/openapi.json"
+
 export const BODY_METHODS: ReadonlySet<string> = new Set(["POST", "PATCH", "PUT"])
 
 export const layer = HttpApiBuilder.middleware(
   Effect.gen(function* () {
     const limiter = yield* RateLimiter
     const trusted = yield* TrustedProxies
-    const metrics = httpRecorder(yield* apiRoutes, yield* Effect.clock)
+    const { api } = yield* HttpApi.Api
+    const clock = yield* Effect.clock
+    // One route table for the access log and the request metrics: templates, never raw paths.
+    const route = routeMatcher(api, [["GET", OPENAPI_PATH]])
+    const logRequest = accessLog(route, clock)
+    const metrics = httpRecorder(route, clock)
+    // LOG_LEVEL above info (set before the app is built, apps/server/logging.ts): no access log to pay for.
+    const logging = LogLevel.greaterThanEqual(LogLevel.Info, yield* FiberRef.get(FiberRef.currentMinimumLogLevel))
 
     return (app) => {
       // Built once, run per request. Written as plain flatMaps over the request: every generator,
@@ -284,10 +289,16 @@ export const layer = HttpApiBuilder.middleware(
         return HttpServerResponse.setHeader(out, "ratelimit-reset", String(rate.resetSeconds))
       }
 
+      /** A load balancer's probes are never refused by the per-address limit (api/health.ts), so they carry no RateLimit headers. */
+      const probe = (state: RequestState, res: HttpServerResponse.HttpServerResponse) => {
+        const out = HttpServerResponse.setHeader(res, "access-control-allow-origin", CORS_HEADERS["access-control-allow-origin"])
+        return HttpServerResponse.setHeader(out, "x-request-id", state.requestId)
+      }
+
       return Effect.flatMap(HttpServerRequest.HttpServerRequest, (req) => {
+        const started = clock.unsafeCurrentTimeNanos()
         const state = beginRequest(req, requestIdFor(req.headers["x-request-id"]))
-        const started = metrics.start()
-        return Effect.flatMap(req.method === "OPTIONS" ? Effect.succeed(preflight(req)) : guarded(req, state), (res) =>
+        const answered = PROBE_PATHS.has(req.url) ? Effect.map(handled, (res) => probe(state, res)) : Effect.flatMap(req.method === "OPTIONS" ? Effect.succeed(preflight(req)) : guarded(req, state), (res) =>
           state.rate !== undefined
             ? Effect.succeed(metrics.record(req.method, req.url, started, finish(state, state.rate, res)))
             : // A request that never reached key authentication (an unknown route, a preflight) counts per address.
@@ -296,6 +307,7 @@ export const layer = HttpApiBuilder.middleware(
                 return metrics.record(req.method, req.url, started, finish(state, rate, res))
               })
         )
+        return logging ? Effect.tap(answered, (res) => logRequest(req, state, res, started)) : answered
       })
     }
   })

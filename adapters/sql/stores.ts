@@ -13,6 +13,7 @@ import * as Audit from "./audit.ts"
 import * as Clock from "./clock.ts"
 import * as Contacts from "./contacts.ts"
 import * as Conversations from "./conversations.ts"
+import * as Health from "./health.ts"
 import * as Idempotency from "./idempotency.ts"
 import * as Ledger from "./ledger.ts"
 import * as Mail from "./mail.ts"
@@ -32,7 +33,7 @@ export * as Secrets from "./secrets.ts"
  * outbox worker. Needs `Secrets.layer(key)`, after `Migrate.layer` has run.
  */
 export const layer = Layer.mergeAll(
-  Workspaces.layer, ApiKeys.layer, Numbers.layer, Contacts.layer, Conversations.layer, Webhooks.layer, Outbox.layer, Idempotency.layer, Ledger.layer, Mail.layer, Audit.layer, Registrations.layer, Clock.layer, Agents.layer, CallSessions.layer, Transactor.layer
+  Workspaces.layer, ApiKeys.layer, Numbers.layer, Contacts.layer, Conversations.layer, Webhooks.layer, Outbox.layer, Idempotency.layer, Ledger.layer, Mail.layer, Audit.layer, Registrations.layer, Clock.layer, Agents.layer, CallSessions.layer, Transactor.layer, Health.layer
 ).pipe(Layer.provideMerge(Signal.layer))
 
 /** The server secrets `Secrets.layer` opens at boot, and the cursor codec keyed by one of them. */

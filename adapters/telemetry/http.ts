@@ -7,47 +7,15 @@
 import { type Clock, MetricLabel } from "effect"
 import { httpDuration, httpRequests, labelCache } from "./metrics.ts"
 
-export interface Route {
-  readonly method: string
-  readonly path: string
-}
-
+/** The label of a request no route takes: its raw path may hold anything a client typed. */
 export const UNMATCHED = "unmatched"
 
-/**
- * The template of the route a request path takes, or `unmatched`. Static segments win over
- * parameters (`/contacts/search` before `/contacts/:id`), as in the router.
- */
-export const routeMatcher = (routes: Iterable<Route>): ((method: string, url: string) => string) => {
-  const byMethod = new Map<string, Array<{ readonly segments: ReadonlyArray<string>; readonly path: string }>>()
-  for (const { method, path } of routes) {
-    const list = byMethod.get(method) ?? []
-    list.push({ segments: path.split("/"), path })
-    byMethod.set(method, list)
-  }
-  const params = (segments: ReadonlyArray<string>) => segments.filter((s) => s.startsWith(":")).length
-  for (const list of byMethod.values()) list.sort((a, b) => params(a.segments) - params(b.segments))
-  return (method, url) => {
-    const q = url.indexOf("?")
-    const parts = (q === -1 ? url : url.slice(0, q)).split("/")
-    for (const route of byMethod.get(method === "HEAD" ? "GET" : method) ?? []) {
-      const { segments } = route
-      if (segments.length !== parts.length) continue
-      let i = 0
-      while (i < segments.length && (segments[i] === parts[i] || (segments[i]!.startsWith(":") && parts[i] !== ""))) i++
-      if (i === segments.length) return route.path
-    }
-    return UNMATCHED
-  }
-}
-
-/** Times a request and records its count and duration under its route, method and status. */
-export const httpRecorder = (routes: Iterable<Route>, clock: Clock.Clock) => {
-  const match = routeMatcher(routes)
+/** `route` names a request's template (the access log's matcher, adapters/http/accessLog.ts); undefined: no route. */
+export const httpRecorder = (route: (method: string, url: string) => string | undefined, clock: Clock.Clock) => {
+  const match = (method: string, url: string) => route(method, url) ?? UNMATCHED
   const labels = labelCache()
   return {
-    /** The request's start, in the clock's nanoseconds. */
-    start: (): bigint => clock.unsafeCurrentTimeNanos(),
+    /** `started`: the request's arrival, in the clock's nanoseconds. */
     record: <R extends { readonly status: number }>(method: string, url: string, started: bigint, response: R): R => {
       const route = match(method, url)
       const tags = labels(`${method} ${route} ${response.status}`, () => [

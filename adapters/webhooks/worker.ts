@@ -13,6 +13,7 @@
 import { Clock, Duration, Effect, Layer, Metric, Queue, Schedule } from "effect"
 import { OutboxSignal } from "../../core/events/signal.ts"
 import type { DeliveryRecord } from "../../core/webhooks/model.ts"
+import { WorkerLiveness } from "../../core/health.ts"
 import { Webhooks } from "../../core/webhooks/service.ts"
 import { WebhookStore } from "../../core/webhooks/store.ts"
 import { webhookDeliveries, webhookOldestPendingAge, webhookQueueDepth } from "../telemetry/metrics.ts"
@@ -68,6 +69,7 @@ export const layer = (options: WorkerOptions = {}) =>
     Effect.gen(function* () {
       const webhooks = yield* Webhooks
       const signal = yield* OutboxSignal
+      const liveness = yield* WorkerLiveness
       const idle = Duration.millis(options.pollMs ?? DEFAULT_POLL_MS)
       const concurrency = options.concurrency ?? 64
       const slots = yield* Effect.makeSemaphore(concurrency)
@@ -97,8 +99,13 @@ export const layer = (options: WorkerOptions = {}) =>
       // New deliveries wake the delivery loop at once instead of waiting out its poll interval.
       const deliveriesReady = yield* Queue.sliding<void>(1)
       const fanOut = webhooks.fanOut(options.batch ?? 500).pipe(Effect.tap((n) => (n > 0 ? Queue.offer(deliveriesReady, undefined) : Effect.void)))
-      yield* Effect.forkScoped(forever(fanOut, idle, "fan-out", signal.wait))
-      yield* Effect.forkScoped(forever(deliver, idle, "delivery", Queue.take(deliveriesReady)))
+      // Running until either loop ends (they only end when interrupted): /readyz reads the flag.
+      const stopped = Effect.sync(() => {
+        liveness.state = "stopped"
+      })
+      liveness.state = "ok"
+      yield* Effect.forkScoped(Effect.ensuring(forever(fanOut, idle, "fan-out", signal.wait), stopped))
+      yield* Effect.forkScoped(Effect.ensuring(forever(deliver, idle, "delivery", Queue.take(deliveriesReady)), stopped))
       yield* Effect.forkScoped(Effect.repeat(readQueue, Schedule.spaced(Duration.millis(options.gaugeMs ?? DEFAULT_GAUGE_MS))))
     })
   )

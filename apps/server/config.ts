@@ -2,6 +2,7 @@
 import { Config, Option } from "effect"
 import { DEFAULT_TIMEOUTS } from "../../adapters/http/platform.ts"
 import { DEFAULT_POLL_MS } from "../../adapters/webhooks/worker.ts"
+import { LOG_FORMATS, LOG_LEVELS } from "./logging.ts"
 
 const positiveMs = (name: string) =>
   Config.integer(name).pipe(Config.validate({ message: "must be a positive integer (milliseconds)", validation: (n) => n > 0 }))
@@ -65,6 +66,10 @@ export const ServerConfig = Config.all({
     endpoint: Config.option(Config.string("OTEL_EXPORTER_OTLP_ENDPOINT")),
     serviceName: Config.string("OTEL_SERVICE_NAME").pipe(Config.withDefault("switchboard")),
     metricExportIntervalMs: positiveMs("OTEL_METRIC_EXPORT_INTERVAL").pipe(Config.withDefault(60_000))
-  })
+  }),
+  /** How log lines are written (logging.ts); unset: `pretty` on a terminal, else `json` (one object a line, for collectors). */
+  logFormat: Config.option(Config.literal(...LOG_FORMATS)("LOG_FORMAT")),
+  /** The least severe level written; `none` turns logging off. */
+  logLevel: Config.literal(...LOG_LEVELS)("LOG_LEVEL").pipe(Config.withDefault("info" as const))
 })
 export type ServerConfig = Config.Config.Success<typeof ServerConfig>

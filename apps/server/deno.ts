@@ -3,19 +3,33 @@
  * accepting, let in-flight requests finish, then release the layers (database pools).
  */
 import { HttpApiBuilder, HttpServer } from "@effect/platform"
-import { Effect, Layer } from "effect"
+import { Effect, Exit, Layer, Option } from "effect"
 import { withBodyLimit } from "../../adapters/http/web.ts"
 import * as Otlp from "../../adapters/telemetry/otlp.ts"
 import { ServerConfig } from "./config.ts"
+import * as Logging from "./logging.ts"
 import { AppLive } from "./main.ts"
+import { describeError, describeFailure } from "./startup.ts"
 
 declare const Deno: any
 
-const config = await Effect.runPromise(ServerConfig)
+/** A failed start prints one line (startup.ts) and exits 1. */
+function refuse(line: string): never {
+  console.error(line)
+  return Deno.exit(1) as never
+}
+const listen = () => ({ port: Number(Deno.env.get("PORT") ?? 8080), host: Deno.env.get("HOST") ?? "0.0.0.0" })
+const configExit = await Effect.runPromiseExit(ServerConfig)
+const config: ServerConfig = Exit.isSuccess(configExit) ? configExit.value : refuse(describeFailure(configExit.cause, listen()))
 await Deno.mkdir(config.dataDir, { recursive: true })
 
 const { handler, dispose } = HttpApiBuilder.toWebHandler(
-  Layer.mergeAll(AppLive(config), HttpServer.layerContext, Otlp.layer(config.otel))
+  Layer.mergeAll(
+    AppLive(config),
+    HttpServer.layerContext,
+    Otlp.layer(config.otel),
+    Logging.layer(Logging.formatFor(Option.getOrUndefined(config.logFormat), Deno.stdout.isTerminal()), config.logLevel)
+  )
 )
 
 // toWebHandler builds lazily and caches a failed build: warm it up so a bad config fails at boot.
@@ -29,7 +43,7 @@ if (warm.status !== 200) {
 // in-flight requests to finish first (bounded), then closes the listener and the layers.
 let inFlight = 0
 const serve = withBodyLimit(handler, config.timeouts.requestMs)
-const server = Deno.serve(
+const server = serveOrExit(() => Deno.serve(
   { port: config.port, hostname: config.host, onListen: ({ hostname, port }: { hostname: string; port: number }) => console.log(`Listening on http://${hostname}:${port}`) },
   async (request: Request) => {
     inFlight++
@@ -39,7 +53,17 @@ const server = Deno.serve(
       inFlight--
     }
   }
-)
+))
+
+function serveOrExit<A>(serve: () => A): A {
+  try {
+    return serve()
+  } catch (e) {
+    const line = describeError(e, { port: config.port, host: config.host })
+    if (line === undefined) throw e
+    return refuse(line)
+  }
+}
 
 const DRAIN_TIMEOUT_MS = 25_000
 const stop = async () => {

@@ -71,6 +71,13 @@ describe("request bodies", () => {
     expect((await app.fetch("/v1/api/contacts?limit=5&q=a", { headers: auth })).status).toBe(200)
   })
 
+  it("answers a path with a trailing slash 404, not the route without it (`/conversations/` was the list, found by the fuzz suite)", async () => {
+    for (const path of ["/v1/api/conversations/", "/v1/api/contacts/", "/v1/api/contacts/ct_1/", "/v1/api/contacts/?limit=1"]) {
+      await expectError(await app.fetch(path, { headers: auth }), 404, "not_found")
+    }
+    expect((await app.fetch("/v1/api/conversations", { headers: auth })).status).toBe(200)
+  })
+
   it("rejects a wrong type, naming the field and the expectation", async () => {
     const cases: Array<[unknown, string]> = [
       [{ firstName: 5 }, "firstName"],

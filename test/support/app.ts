@@ -1,6 +1,6 @@
 /** The HTTP app in-process over the in-memory adapters, as a fetch-style handler. */
 import { HttpApiBuilder, HttpServer } from "@effect/platform"
-import { Effect, Layer, ManagedRuntime, Option, Redacted } from "effect"
+import { Effect, Layer, Logger, LogLevel, ManagedRuntime, Option, Redacted } from "effect"
 import * as MemoryStores from "../../adapters/memory/stores.ts"
 import * as RateLimit from "../../adapters/ratelimit/memory.ts"
 import { HttpAppLive } from "../../adapters/http/app.ts"
@@ -70,6 +70,8 @@ export interface TestAppOptions {
   readonly telnyxPublicKey?: string
   /** TRUST_PROXY: proxies trusted in X-Forwarded-For (default 0). */
   readonly trustProxy?: number
+  /** The loggers of HTTP requests (e.g. one that records the access log); default: warnings and errors only, so tests stay quiet. */
+  readonly logger?: Layer.Layer<never>
 }
 
 /** Media in memory, fetched through the guard, signed for http://test.local. */
@@ -117,7 +119,7 @@ export const makeTestApp = async (options: TestAppOptions = {}) => {
       testHelpers: options.testHelpers ?? true,
       telnyxPublicKey: options.telnyxPublicKey === undefined ? Option.none() : Option.some(Redacted.make(options.telnyxPublicKey)),
       trustProxy: options.trustProxy ?? 0
-    }), HttpServer.layerContext).pipe(Layer.provide(Layer.succeedContext(context.context)))
+    }), HttpServer.layerContext, options.logger ?? Logger.minimumLogLevel(LogLevel.Warning)).pipe(Layer.provide(Layer.succeedContext(context.context)))
   )
   const handler = withBodyLimit(raw)
   const fetch = (path: string, init: RequestInit & { json?: unknown } = {}) => {

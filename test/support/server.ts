@@ -82,3 +82,25 @@ export const startServer = async (
     }
   }
 }
+
+/** Runs the Node server expecting it to exit on its own (a refused start): its exit code and output, stdout and stderr apart. */
+export const runUntilExit = (env: Record<string, string>, timeoutMs = 60_000) =>
+  new Promise<{ code: number | null; stdout: string; stderr: string }>((done, fail) => {
+    const child = spawn(process.execPath, ["--import", "tsx", "apps/server/node.ts"], {
+      cwd: root,
+      env: { ...process.env, HOST: "127.0.0.1", NO_COLOR: "1", ...env },
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+    let stdout = ""
+    let stderr = ""
+    child.stdout.on("data", (d) => (stdout += d))
+    child.stderr.on("data", (d) => (stderr += d))
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL")
+      fail(new Error(`server did not exit in time:\n${stdout}${stderr}`))
+    }, timeoutMs)
+    child.once("exit", (code) => {
+      clearTimeout(timer)
+      done({ code, stdout, stderr })
+    })
+  })

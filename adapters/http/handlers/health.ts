@@ -1,0 +1,17 @@
+/** The probes of api/health.ts. Answers are never cached: a probe wants the state now. */
+import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
+import { Effect } from "effect"
+import { readiness } from "../../../core/health.ts"
+import { Api } from "../api.ts"
+
+const NO_STORE = { "cache-control": "no-store" }
+
+export const HealthLive = HttpApiBuilder.group(Api, "health", (handlers) =>
+  handlers
+    .handle("live", () => Effect.succeed(HttpServerResponse.unsafeJson({ status: "ok" }, { headers: NO_STORE })))
+    .handle("ready", () =>
+      Effect.map(readiness, ({ ready, checks }) =>
+        HttpServerResponse.unsafeJson({ status: ready ? "ok" : "unavailable", checks }, { status: ready ? 200 : 503, headers: NO_STORE })
+      )
+    )
+)

@@ -1,0 +1,36 @@
+/**
+ * Readiness on SQL: the database answers `SELECT 1`, and the migrator's table lists every migration
+ * this code has (migrate.ts). A process started on a database another process is still migrating,
+ * or one restored from an older backup, reports "pending" until the migrations run.
+ */
+import { SqlClient } from "@effect/sql"
+import { Effect, Layer } from "effect"
+import { type StoreReadiness, Readiness } from "../../core/health.ts"
+import { migrations } from "./migrate.ts"
+
+/** The migrator's own table (@effect/sql Migrator's default name). */
+const MIGRATIONS_TABLE = "effect_sql_migrations"
+
+export const layer = Layer.effect(
+  Readiness,
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const expected = (yield* Effect.orDie(migrations)).map(([id]) => id)
+    const applied = Effect.map(sql<{ readonly migration_id: number | string }>`SELECT migration_id FROM ${sql(MIGRATIONS_TABLE)}`, (rows) => {
+      const ids = new Set(rows.map((r) => Number(r.migration_id)))
+      return expected.every((id) => ids.has(id))
+    })
+    const check: Effect.Effect<StoreReadiness> = sql`SELECT 1`.pipe(
+      Effect.matchEffect({
+        onFailure: () => Effect.succeed<StoreReadiness>({ database: "unreachable", migrations: "unknown" }),
+        onSuccess: () =>
+          Effect.match(applied, {
+            // The table is missing: nothing was ever migrated here.
+            onFailure: (): StoreReadiness => ({ database: "ok", migrations: "pending" }),
+            onSuccess: (all): StoreReadiness => ({ database: "ok", migrations: all ? "ok" : "pending" })
+          })
+      })
+    )
+    return Readiness.of({ check })
+  })
+)

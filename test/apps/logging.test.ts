@@ -1,0 +1,55 @@
+/** LOG_FORMAT and LOG_LEVEL as apps/server/logging.ts applies them: what reaches stdout, in which shape. */
+import { Effect, Layer } from "effect"
+import { afterEach, describe, expect, it, vi } from "vitest"
+import * as Logging from "../../apps/server/logging.ts"
+
+/** What the program writes to the console under the server's logging layer. */
+const written = (layer: Layer.Layer<never>, program: Effect.Effect<void>) => {
+  const out: Array<string> = []
+  const spy = vi.spyOn(console, "log").mockImplementation((...args) => void out.push(args.map(String).join(" ")))
+  try {
+    Effect.runSync(Effect.provide(program, layer))
+  } finally {
+    spy.mockRestore()
+  }
+  return out
+}
+
+const request = Effect.logInfo("GET /healthz 200 0.2ms").pipe(Effect.annotateLogs({ route: "/healthz", status: 200 }))
+
+describe("logging", () => {
+  afterEach(() => vi.restoreAllMocks())
+
+  it("json: one object a line with timestamp, level, message and annotations", () => {
+    const [line, ...rest] = written(Logging.layer("json", "info"), request)
+    expect(rest).toEqual([])
+    const parsed = JSON.parse(line!)
+    expect(parsed).toMatchObject({ message: "GET /healthz 200 0.2ms", logLevel: "INFO", annotations: { route: "/healthz", status: 200 } })
+    expect(Date.parse(parsed.timestamp)).not.toBeNaN()
+  })
+
+  it("logfmt: one key=value line", () => {
+    const lines = written(Logging.layer("logfmt", "info"), request)
+    expect(lines).toHaveLength(1)
+    expect(lines[0]).toMatch(/^timestamp=\S+ level=INFO .*message="GET \/healthz 200 0.2ms"/)
+    expect(lines[0]).toContain(" route=/healthz")
+    expect(lines[0]).toContain(" status=200")
+  })
+
+  it("LOG_LEVEL keeps what is at least as severe, and none keeps nothing", () => {
+    const all = Effect.all([Effect.logDebug("d"), Effect.logInfo("i"), Effect.logWarning("w"), Effect.logError("e")])
+    const messages = (level: Logging.LogLevelName) => written(Logging.layer("json", level), Effect.asVoid(all)).map((l) => JSON.parse(l).message)
+    expect(messages("debug")).toEqual(["d", "i", "w", "e"])
+    expect(messages("info")).toEqual(["i", "w", "e"])
+    expect(messages("warning")).toEqual(["w", "e"])
+    expect(messages("error")).toEqual(["e"])
+    expect(messages("none")).toEqual([])
+  })
+
+  it("defaults to pretty on a terminal and json elsewhere, unless asked", () => {
+    expect(Logging.formatFor(undefined, true)).toBe("pretty")
+    expect(Logging.formatFor(undefined, false)).toBe("json")
+    expect(Logging.formatFor("logfmt", true)).toBe("logfmt")
+    expect(Logging.formatFor("pretty", false)).toBe("pretty")
+  })
+})

@@ -1,0 +1,101 @@
+/**
+ * The real Node server as an operator meets it: probes answer after boot, every request leaves one
+ * JSON access-log line (LOG_FORMAT defaults to json off a terminal), and a start that cannot
+ * succeed (a bad setting, a busy port) says why in one line and exits non-zero. (LOG_LEVEL and the
+ * formats: test/apps/logging.test.ts.) Each boot costs seconds, so the cases share what they can.
+ */
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { type RunningServer, runUntilExit, startServer } from "../support/server.ts"
+
+const dirs: Array<string> = []
+const tempDir = () => {
+  const dir = mkdtempSync(join(tmpdir(), "switchboard-ops-"))
+  dirs.push(dir)
+  return dir
+}
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true })
+})
+
+/** The output's JSON lines (the first-boot banner is plain text for people). */
+const jsonLines = (output: string) =>
+  output.split("\n").flatMap((line) => {
+    try {
+      const v = JSON.parse(line)
+      return typeof v === "object" && v !== null ? [v as Record<string, any>] : []
+    } catch {
+      return []
+    }
+  })
+
+/** No Effect internals or stack frames in what an operator reads. */
+const expectNoStack = (text: string) => expect(text).not.toMatch(/\bat .+:\d+:\d+|FiberFailure|node_modules|\[Symbol|_op/)
+
+/** Booted once by the first suite; the failing starts below reuse it warm (faster than a first boot). */
+const dataDir = tempDir()
+
+describe("a booted server", () => {
+  let server: RunningServer
+  beforeAll(async () => {
+    server = await startServer("node", { DATA_DIR: dataDir })
+  }, 90_000)
+  afterAll(() => server.stop())
+
+  it("answers /healthz and /readyz with 200", async () => {
+    expect(await (await fetch(`${server.baseUrl}/healthz`)).json()).toEqual({ status: "ok" })
+    const ready = await fetch(`${server.baseUrl}/readyz`)
+    expect({ status: ready.status, body: await ready.json() }).toEqual({
+      status: 200,
+      body: { status: "ok", checks: { database: "ok", migrations: "ok", webhookWorker: "ok" } }
+    })
+  })
+
+  it("writes one JSON access-log line per request, with timestamp, level, message and ids, never the key", async () => {
+    const key = server.testKey!
+    const res = await fetch(`${server.baseUrl}/v1/api/contacts?limit=5`, { headers: { authorization: `Bearer ${key}`, "x-request-id": "ops-log-1" } })
+    expect(res.status).toBe(200)
+    let line: Record<string, any> | undefined
+    for (let i = 0; i < 50 && line === undefined; i++) {
+      line = jsonLines(server.output()).find((l) => l["annotations"]?.requestId === "ops-log-1")
+      if (line === undefined) await new Promise((r) => setTimeout(r, 20))
+    }
+    expect(line).toMatchObject({
+      logLevel: "INFO",
+      message: expect.stringMatching(/^GET \/v1\/api\/contacts 200 [\d.]+ms$/),
+      annotations: { method: "GET", route: "/v1/api/contacts", status: 200, requestId: "ops-log-1", workspaceId: expect.any(String), keyId: expect.any(String) }
+    })
+    expect(Date.parse(line!["timestamp"])).not.toBeNaN()
+    // The key is shown once, in the first-boot banner, never in a log line.
+    expect(JSON.stringify(jsonLines(server.output()))).not.toContain(key)
+    // The boot's own lines are JSON too.
+    expect(jsonLines(server.output()).some((l) => /^Listening on/.test(l["message"]))).toBe(true)
+  })
+
+  it("refuses a second server on its port in one line naming the port", async () => {
+    const port = new URL(server.baseUrl).port
+    // A first boot on a fresh DATA_DIR (the running server holds its own): the database opens before the port.
+    const { code, stdout, stderr } = await runUntilExit({ PORT: port, DATA_DIR: tempDir() }, 150_000)
+    expect(code).not.toBe(0)
+    expect(stderr.trim()).toBe(`Port ${port} is already in use (HOST 127.0.0.1); set PORT to another port`)
+    expectNoStack(stdout + stderr)
+  }, 180_000)
+})
+
+describe("a start that cannot succeed", () => {
+  it.each([
+    [{ PORT: "abc" }, 'Configuration error: PORT: expected an integer value but received "abc"'],
+    [{ CARRIER: "foo" }, 'Configuration error: CARRIER: expected one of (simulated, telnyx) but received "foo"'],
+    [{ SECRETS_KEY: "not-hex" }, "Configuration error: SECRETS_KEY: must be 64 hex digits"],
+    [
+      { CARRIER: "telnyx", TELNYX_API_KEY: "KEY_x" },
+      "Configuration error: CARRIER=telnyx needs TELNYX_PUBLIC_KEY, TELNYX_MESSAGING_PROFILE_ID, TELNYX_CONNECTION_ID"
+    ]
+  ])("%o prints one line naming the variable and exits 1", async (env, line) => {
+    const { code, stdout, stderr } = await runUntilExit({ PORT: "0", DATA_DIR: dataDir, ...env })
+    expect({ code, stderr: stderr.trim() }).toEqual({ code: 1, stderr: line })
+    expectNoStack(stdout + stderr)
+  }, 90_000)
+})
