@@ -58,9 +58,11 @@ interface Boot {
 const bootOnce = async (env: Record<string, string>, key: string | null): Promise<Boot> => {
   const port = await freePort()
   const started = performance.now()
+  // DATABASE_URL only where the mode sets it: without it, the embedded database.
+  const { DATABASE_URL: _, ...inherited } = process.env
   const npm = spawn("npm", ["start"], {
     cwd: root,
-    env: { ...process.env, PORT: String(port), HOST: "127.0.0.1", NO_COLOR: "1", RATE_LIMIT_PER_MINUTE: "1000000", ...env },
+    env: { ...inherited, PORT: String(port), HOST: "127.0.0.1", NO_COLOR: "1", RATE_LIMIT_PER_MINUTE: "1000000", ...env },
     stdio: ["ignore", "pipe", "pipe"],
     detached: true
   })
