@@ -390,6 +390,12 @@ const make = (options: { readonly port: number; readonly host: string; readonly 
       connectionsCheckingInterval: Math.min(1000, Math.ceil(timeouts.headersMs / 4))
     })
     server.on("clientError", onClientError(timeouts))
+    // Requests not yet answered, for the shutdown's log.
+    let inFlight = 0
+    server.on("request", (_req: Http.IncomingMessage, res: Http.ServerResponse) => {
+      inFlight++
+      res.once("close", () => inFlight--)
+    })
     yield* Effect.acquireRelease(
       Effect.async<void, HttpServerError.ServeError>((resume) => {
         const onError = (cause: unknown) => resume(Effect.fail(new HttpServerError.ServeError({ cause })))
@@ -400,7 +406,11 @@ const make = (options: { readonly port: number; readonly host: string; readonly 
         })
       }),
       // Stops accepting connections and waits for in-flight requests to be answered.
-      () => Effect.async<void>((resume) => void server.close(() => resume(Effect.void)))
+      () =>
+        Effect.zipRight(
+          Effect.suspend(() => Effect.logInfo(`Draining: ${inFlight} request(s) in flight`)),
+          Effect.async<void>((resume) => void server.close(() => resume(Effect.void)))
+        )
     )
     // A TCP listener (port and host) always has an AddressInfo.
     const address = server.address() as AddressInfo

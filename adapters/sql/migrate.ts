@@ -1,5 +1,5 @@
 import { Migrator } from "@effect/sql"
-import { Layer } from "effect"
+import { Duration, Effect, Layer } from "effect"
 import m0001 from "./migrations/0001_foundation.ts"
 import m0002 from "./migrations/0002_webhooks.ts"
 import m0003 from "./migrations/0003_search_statistics.ts"
@@ -39,4 +39,12 @@ export const migrations = Migrator.fromRecord({ "0001_foundation": m0001, "0002_
 
 export const run = Migrator.make({})({ loader: migrations })
 
-export const layer = Layer.effectDiscard(run)
+/** Migrates, logging how many migrations this boot applied and how long they took. */
+export const layer = Layer.effectDiscard(
+  run.pipe(
+    Effect.timed,
+    Effect.flatMap(([took, applied]) =>
+      Effect.logInfo(`Migrations: ${applied.length} applied (${Math.round(Duration.toMillis(took))} ms)`)
+    )
+  )
+)

@@ -37,12 +37,13 @@ import * as TextingGate from "../../core/messaging/registration.ts"
 import { layerOutboundGuard } from "../../core/outbound.ts"
 import { Workspaces } from "../../core/workspaces/service.ts"
 import type { ServerConfig } from "./config.ts"
+import { step } from "./lifecycle.ts"
 
 /** Postgres when DATABASE_URL is set, otherwise PGlite under DATA_DIR; migrated before use. */
 export const SqlLive = (config: ServerConfig) =>
   Option.match(config.databaseUrl, {
-    onSome: (url) => PgClient.layer({ url, maxConnections: 20 }),
-    onNone: () => Pglite.layer({ dataDir: `${config.dataDir}/pglite` })
+    onSome: (url) => step("Database: Postgres connected", PgClient.layer({ url, maxConnections: 20 })),
+    onNone: () => step(`Database: embedded PGlite opened at ${config.dataDir}/pglite`, Pglite.layer({ dataDir: `${config.dataDir}/pglite` }))
   })
 
 /** The stores, cursor codec and media URLs over a SqlClient: migrated, with secrets sealed. */
@@ -58,11 +59,14 @@ export const StoresLive = (config: ServerConfig) => StoresOn(config).pipe(Layer.
 /** The sealer of secrets and the server secrets, keyed from SECRETS_KEY or DATA_DIR/secrets.key (and SECRETS_KEY_PREVIOUS while changing it). */
 export const SecretsLive = (config: ServerConfig) => {
   const value = (o: Option.Option<Redacted.Redacted<string>>) => Option.getOrUndefined(Option.map(o, Redacted.value))
-  return Layer.unwrapEffect(
-    Effect.zipWith(
-      Secrets.loadKey(value(config.secretsKey), `${config.dataDir}/secrets.key`),
-      Secrets.loadPreviousKey(value(config.secretsKeyPrevious)),
-      Secrets.layer
+  return step(
+    "Secrets loaded",
+    Layer.unwrapEffect(
+      Effect.zipWith(
+        Secrets.loadKey(value(config.secretsKey), `${config.dataDir}/secrets.key`),
+        Secrets.loadPreviousKey(value(config.secretsKeyPrevious)),
+        Secrets.layer
+      )
     )
   )
 }
@@ -164,6 +168,8 @@ export const AppLive = (config: ServerConfig) =>
     BootstrapLive,
     // Other processes on the same Postgres revoke keys too; PGlite has this process alone.
     Option.isSome(config.databaseUrl) ? KeyRevocations.layer : Layer.empty,
-    config.webhookWorker ? WebhookWorker.layer({ pollMs: config.webhookPollMs }) : Layer.empty,
-    RegistryPoller.layer({ pollMs: config.registryPollMs })
+    config.webhookWorker
+      ? step("Webhook worker started", WebhookWorker.layer({ pollMs: config.webhookPollMs }))
+      : Layer.effectDiscard(Effect.logInfo("Webhook worker disabled (WEBHOOK_WORKER=false)")),
+    step("Registry poller started", RegistryPoller.layer({ pollMs: config.registryPollMs }))
   ).pipe(Layer.provide(ServicesLive(config)))

@@ -15,6 +15,16 @@ export const freePort = () =>
     })
   })
 
+/** Whether process `pid` exists (signal 0 checks without sending). */
+export const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}
+
 export interface RunningServer {
   readonly baseUrl: string
   /** The test key printed at first boot, if this boot printed one. */
