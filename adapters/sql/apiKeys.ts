@@ -13,7 +13,10 @@ export const layer = Layer.effect(
       findByHash: (hash) => Effect.orDie(sql`SELECT * FROM api_keys WHERE hash = ${hash}`).pipe(one),
       // Revoking twice keeps the first time.
       revoke: (id, at) =>
-        Effect.orDie(sql`UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ${at}::timestamptz) WHERE id = ${id} RETURNING *`).pipe(one)
+        Effect.orDie(sql`UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ${at}::timestamptz) WHERE id = ${id} RETURNING *`).pipe(one),
+      get: (id) => Effect.orDie(sql`SELECT * FROM api_keys WHERE id = ${id}`).pipe(one),
+      list: (workspaceId) =>
+        Effect.orDie(sql`SELECT * FROM api_keys WHERE workspace_id = ${workspaceId} ORDER BY created_at, id`).pipe(Effect.map((rs) => rs.map(apiKeys.decode)))
     })
   })
 )

@@ -21,6 +21,7 @@ import * as MediaFetcher from "../../adapters/media/fetcher.ts"
 import * as SignedUrls from "../../adapters/media/signedUrls.ts"
 import * as Dns from "../../adapters/net/dns.ts"
 import * as OutboundHttp from "../../adapters/net/http.ts"
+import * as DataDirLock from "../../adapters/pglite/dataDirLock.ts"
 import * as Pglite from "../../adapters/pglite/PgliteClient.ts"
 import * as RateLimit from "../../adapters/ratelimit/memory.ts"
 import * as Migrate from "../../adapters/sql/migrate.ts"
@@ -36,11 +37,14 @@ import { layerOutboundGuard } from "../../core/outbound.ts"
 import { Workspaces } from "../../core/workspaces/service.ts"
 import type { ServerConfig } from "./config.ts"
 
-/** Postgres when DATABASE_URL is set, otherwise PGlite under DATA_DIR; migrated before use. */
+/**
+ * Postgres when DATABASE_URL is set, otherwise PGlite under DATA_DIR, held by this process alone
+ * (the lock is taken before PGlite opens and released after it closes); migrated before use.
+ */
 export const SqlLive = (config: ServerConfig) =>
   Option.match(config.databaseUrl, {
     onSome: (url) => PgClient.layer({ url, maxConnections: 20 }),
-    onNone: () => Pglite.layer({ dataDir: `${config.dataDir}/pglite` })
+    onNone: () => Pglite.layer({ dataDir: `${config.dataDir}/pglite` }).pipe(Layer.provide(DataDirLock.layer(config.dataDir)))
   })
 
 /** The stores, cursor codec and media URLs over a SqlClient: migrated, with secrets sealed. */

@@ -22,4 +22,10 @@ const ServerLive = Layer.unwrapEffect(
 )
 
 // No tracing exporter is configured, so spans would only cost time on every request.
-ServerLive.pipe(Layer.provide(Layer.setTracerEnabled(false)), Layer.launch, NodeRuntime.runMain)
+ServerLive.pipe(
+  Layer.provide(Layer.setTracerEnabled(false)),
+  Layer.launch,
+  // Another process holds the embedded database: its one line, no stack.
+  Effect.catchTag("DataDirLocked", (e) => Effect.sync(() => process.exit((console.error(e.message), 1)))),
+  NodeRuntime.runMain
+)

@@ -8,6 +8,8 @@ export interface WorkspaceStore {
   readonly get: (id: string) => Effect.Effect<Option.Option<Workspace>>
   readonly update: (workspace: Workspace) => Effect.Effect<void>
   readonly count: Effect.Effect<number>
+  /** Oldest first. */
+  readonly list: Effect.Effect<ReadonlyArray<Workspace>>
 }
 export const WorkspaceStore = Context.GenericTag<WorkspaceStore>("core/WorkspaceStore")
 
@@ -16,5 +18,8 @@ export interface ApiKeyStore {
   readonly findByHash: (hash: string) => Effect.Effect<Option.Option<ApiKeyRecord>>
   /** Returns the revoked key, or none when no such key exists. Revoking twice keeps the first time. */
   readonly revoke: (id: string, at: string) => Effect.Effect<Option.Option<ApiKeyRecord>>
+  readonly get: (id: string) => Effect.Effect<Option.Option<ApiKeyRecord>>
+  /** The workspace's keys, revoked ones included, oldest first. */
+  readonly list: (workspaceId: string) => Effect.Effect<ReadonlyArray<ApiKeyRecord>>
 }
 export const ApiKeyStore = Context.GenericTag<ApiKeyStore>("core/ApiKeyStore")
