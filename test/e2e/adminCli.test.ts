@@ -47,7 +47,7 @@ describe("admin CLI: what an operator who lost the first-boot output needs", () 
     const after = (await out("workspace", "list")).workspaces
     expect(after).toEqual([...workspaces, workspace])
     expect(await out("workspace", "get", workspace.id)).toEqual({ workspace })
-  }, 60_000)
+  }, 240_000)
 
   it("lists and shows keys without their token or hash, revoked ones marked; revokes", async () => {
     const { workspace } = await out("workspace", "create", "Keys")
@@ -67,7 +67,7 @@ describe("admin CLI: what an operator who lost the first-boot output needs", () 
     expect(before.status).toBe(401)
     expect(await refused("key", "get", crypto.randomUUID())).toMatchObject({ code: 1, error: { code: "not_found" } })
     expect(await refused("key", "list", crypto.randomUUID())).toMatchObject({ code: 1, error: { code: "not_found" } })
-  }, 60_000)
+  }, 240_000)
 
   it("lists numbers and removes a seeded one, which is then free to seed again", async () => {
     const { workspace } = await out("workspace", "create", "Numbers")
@@ -81,7 +81,7 @@ describe("admin CLI: what an operator who lost the first-boot output needs", () 
     expect(await out("number", "list", workspace.id)).toEqual({ numbers: [] })
     expect(await refused("number", "remove", workspace.id, e164)).toMatchObject({ code: 1, error: { code: "not_found" } })
     expect(await out("number", "add", other.id, e164)).toEqual({ number })
-  }, 60_000)
+  }, 240_000)
 
   it("lists every new command in its help", async () => {
     const help = (await admin("--help")).stdout

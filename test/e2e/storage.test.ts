@@ -40,10 +40,10 @@ const contactNames = async (baseUrl: string, key: string) => {
   return ((await res.json()) as { contacts: Array<{ firstName: string }> }).contacts.map((c) => c.firstName).sort()
 }
 
-/** `npm start` as an operator types it; resolves with its exit code and output once it exits. */
-const npmStart = (env: Record<string, string>) =>
+/** A server start as an operator types it (`npm start` by default); resolves with its exit code and output once it exits. */
+const start = (env: Record<string, string>, command = ["npm", "start", "--silent"]) =>
   new Promise<{ code: number | null; output: string }>((done) => {
-    const child = spawn("npm", ["start", "--silent"], { cwd: root, env: { ...process.env, PORT: "0", NO_COLOR: "1", ...env }, stdio: ["ignore", "pipe", "pipe"] })
+    const child = spawn(command[0]!, command.slice(1), { cwd: root, env: { ...process.env, PORT: "0", NO_COLOR: "1", ...env }, stdio: ["ignore", "pipe", "pipe"] })
     let output = ""
     child.stdout.on("data", (d) => (output += d))
     child.stderr.on("data", (d) => (output += d))
@@ -70,10 +70,12 @@ describe("the embedded database (PGlite in DATA_DIR)", () => {
       expect(holder).toMatchObject({ pid: expect.any(Number), host: expect.any(String), since: expect.any(String) })
 
       // A second server on the same DATA_DIR: one line naming the holder, exit non-zero.
-      const second = await npmStart({ DATA_DIR: dataDir })
-      expect(second.code).not.toBe(0)
-      expect(second.output).toContain(`DATA_DIR ${dataDir} is in use by process ${holder.pid} on ${holder.host} since ${holder.since}`)
-      expect(second.output).not.toMatch(/\n\s+at /)
+      const deno = [resolve(root, "node_modules/deno/deno"), "run", "--allow-env", "--allow-net", "--allow-read", "--allow-write", "--allow-sys", "apps/server/deno.ts"]
+      for (const second of [await start({ DATA_DIR: dataDir }), await start({ DATA_DIR: dataDir }, deno)]) {
+        expect(second.code).not.toBe(0)
+        expect(second.output).toContain(`DATA_DIR ${dataDir} is in use by process ${holder.pid} on ${holder.host} since ${holder.since}`)
+        expect(second.output).not.toMatch(/\n\s+at /)
+      }
       // So do the admin CLI's commands that open the files.
       const dumpWhileHeld = await failure(admin({ DATA_DIR: dataDir }, "db", "dump", join(dataDir, "x.tar.gz")))
       expect(dumpWhileHeld.code).toBe(1)
