@@ -4,11 +4,13 @@
  * keeps `DATA_DIR/pglite.lock` (its pid, host and start time), created atomically (`wx`); a second
  * process refuses while the holder lives. A lock left by a process that died (kill -9, a crash) is
  * taken over with a warning: on the same host its pid is gone (or is our own, as after a container
- * restart); a lock from another host is never taken over, its pid cannot be checked from here.
+ * restart), or, where this runtime cannot probe pids (Deno without --allow-run), the holder has
+ * not refreshed the file's mtime (its heartbeat) for 30 s. A lock from another host is never
+ * taken over: its process cannot be checked from here.
  *
  * node:fs and node:os only, which Deno provides too (the server also runs under Deno).
  */
-import { Clock, Console, Data, Effect, Layer } from "effect"
+import { Clock, Console, Data, Effect, Layer, Schedule } from "effect"
 import * as fs from "node:fs"
 import { hostname } from "node:os"
 import { join } from "node:path"
@@ -40,29 +42,46 @@ const readHolder = (path: string): LockHolder | undefined => {
   }
 }
 
-/** An unreadable file is being written right now (between `wx` and the write), or was left half-written by a process killed then. */
-const abandoned = (path: string, now: number) => {
-  try {
-    return now - fs.statSync(path).mtimeMs > 2_000
-  } catch {
-    return true
-  }
-}
-
-const alive = (pid: number) => {
+/**
+ * Whether the process exists: undefined when this runtime cannot tell (Deno without --allow-run
+ * refuses the signal-0 probe, and /proc). Only a definite "no such process" counts as dead.
+ */
+const alive = (pid: number): boolean | undefined => {
   try {
     process.kill(pid, 0)
     return true
   } catch (e) {
-    // EPERM: it exists, under another user.
-    return (e as NodeJS.ErrnoException).code === "EPERM"
+    const code = (e as NodeJS.ErrnoException).code
+    if (code === "ESRCH") return false
+    if (code === "EPERM") return true
+    try {
+      return fs.existsSync("/proc/1") ? fs.existsSync(`/proc/${pid}`) : undefined
+    } catch {
+      return undefined
+    }
+  }
+}
+
+/** The holder touches the lock this often, so a process that cannot probe pids can still tell a dead holder. */
+const HEARTBEAT_MS = 5_000
+const HEARTBEAT_LOST_MS = 30_000
+
+const untouchedFor = (path: string, now: number) => {
+  try {
+    return now - fs.statSync(path).mtimeMs
+  } catch {
+    return Infinity
   }
 }
 
 const isStale = (path: string, now: number) => {
   const holder = readHolder(path)
-  if (holder === undefined) return abandoned(path, now)
-  return holder.host === hostname() && (holder.pid === process.pid || !alive(holder.pid))
+  // An unreadable file is being written right now (between `wx` and the write), or was left half-written by a process killed then.
+  if (holder === undefined) return untouchedFor(path, now) > 2_000
+  if (holder.host !== hostname()) return false
+  if (holder.pid === process.pid) return true
+  const living = alive(holder.pid)
+  return living === undefined ? untouchedFor(path, now) > HEARTBEAT_LOST_MS : !living
 }
 
 /** Creates the lock file with our holder; false when it already exists. */
@@ -127,6 +146,17 @@ export const acquire = (dataDir: string): Effect.Effect<LockHolder, DataDirLocke
     return yield* new DataDirLocked({ dataDir, holder: readHolder(path) ?? me })
   })
 
+const heartbeat = (dataDir: string) =>
+  Effect.flatMap(Clock.currentTimeMillis, (now) =>
+    Effect.sync(() => {
+      try {
+        fs.utimesSync(lockPath(dataDir), new Date(now), new Date(now))
+      } catch {
+        // Removed by hand: nothing to keep fresh.
+      }
+    })
+  )
+
 /** Removes the lock if it is still ours (a takeover after we were presumed dead leaves it alone). */
 export const release = (dataDir: string, me: LockHolder) =>
   Effect.sync(() => {
@@ -137,4 +167,8 @@ export const release = (dataDir: string, me: LockHolder) =>
 
 /** Holds the lock for the layer's lifetime: build this before PGlite opens, release it after PGlite closes. */
 export const layer = (dataDir: string): Layer.Layer<never, DataDirLocked> =>
-  Layer.scopedDiscard(Effect.acquireRelease(acquire(dataDir), (me) => release(dataDir, me)))
+  Layer.scopedDiscard(
+    Effect.acquireRelease(acquire(dataDir), (me) => release(dataDir, me)).pipe(
+      Effect.zipRight(Effect.forkScoped(Effect.repeat(heartbeat(dataDir), Schedule.spaced(HEARTBEAT_MS))))
+    )
+  )
