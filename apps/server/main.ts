@@ -132,35 +132,40 @@ export const ServicesLive = (config: ServerConfig) =>
  * First boot on an empty store prints one test key, once (only its hash is kept), and the next
  * steps: the admin token the admin API and CLI need, seeding a number, where the docs are.
  */
-export const BootstrapLive = (config: ServerConfig) =>
-  Layer.effectDiscard(
-    Effect.gen(function* () {
-      const first = yield* Effect.flatMap(Workspaces, (w) => w.bootstrap)
-      if (Option.isSome(first)) {
-        const { workspace, key } = first.value
-        const baseUrl = publicBaseUrl(config)
-        yield* Console.log(
-          [
-            "",
-            `Created "${workspace.name}" (${workspace.id}) on first boot.`,
-            "Its test API key, shown once (only a hash is stored):",
-            "",
-            `  ${key.token}`,
-            "",
-            "Next steps:",
-            `  - Try it: curl -H "Authorization: Bearer <the key>" ${baseUrl}/v1/api/contacts`,
-            Option.isSome(config.adminToken)
-              ? "  - The admin API and CLI take your ADMIN_TOKEN: npm run admin -- --help"
-              : "  - Set ADMIN_TOKEN (a long random secret) and restart to use the admin API and CLI: npm run admin -- --help",
-            `  - Seed a number to send from: ADMIN_TOKEN=... npm run admin -- number add ${workspace.id} +14155550100`,
-            "  - Keys lost? npm run admin -- key list <workspaceId>, then key create / key revoke",
-            `  - Docs: README.md ("Operating it"); the API reference is ${baseUrl}/v1/api/openapi.json`,
-            ""
-          ].join("\n")
-        )
-      }
-    })
-  )
+export const BootstrapLive = (config: ServerConfig) => Layer.effectDiscard(
+  Effect.gen(function* () {
+    const first = yield* Effect.flatMap(Workspaces, (w) => w.bootstrap)
+    if (Option.isSome(first)) {
+      const { workspace, key } = first.value
+      yield* Console.log(
+        [
+          "",
+          `Created "${workspace.name}" (${workspace.id}) on first boot.`,
+          "Its test API key, shown once (only a hash is stored):",
+          "",
+          `  ${key.token}`,
+          "",
+          ...nextSteps(config, workspace.id)
+        ].join("\n")
+      )
+    }
+  })
+)
+
+const nextSteps = (config: ServerConfig, workspaceId: string) => {
+  const baseUrl = publicBaseUrl(config)
+  return [
+    "Next steps:",
+    `  - Try it: curl -H "Authorization: Bearer <the key>" ${baseUrl}/v1/api/contacts`,
+    Option.isSome(config.adminToken)
+      ? "  - The admin API and CLI take your ADMIN_TOKEN: npm run admin -- --help"
+      : "  - Set ADMIN_TOKEN (a long random secret) and restart to use the admin API and CLI: npm run admin -- --help",
+    `  - Seed a number to send from: ADMIN_TOKEN=... npm run admin -- number add ${workspaceId} +14155550100`,
+    "  - Keys lost? npm run admin -- key list <workspaceId>, then key create / key revoke",
+    `  - Docs: README.md ("Operating it"); the API reference is ${baseUrl}/v1/api/openapi.json`,
+    ""
+  ]
+}
 
 /** The HTTP app with everything it needs, ready for a server (Node) or a web handler (Deno). */
 export const AppLive = (config: ServerConfig) =>
