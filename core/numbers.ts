@@ -46,5 +46,7 @@ export interface NumberStore {
   readonly setRouting: (workspaceId: string, e164: string, routing: NumberRouting) => Effect.Effect<Option.Option<WorkspaceNumber>>
   /** Which of these numbers belong to some workspace, any workspace: the carrier simulator hides them. */
   readonly taken: (e164s: ReadonlyArray<string>) => Effect.Effect<ReadonlySet<string>>
+  /** Removes one of the workspace's numbers; none when the workspace has no such number. Its conversations stay. */
+  readonly remove: (workspaceId: string, e164: string) => Effect.Effect<Option.Option<WorkspaceNumber>>
 }
 export const NumberStore = Context.GenericTag<NumberStore>("core/NumberStore")

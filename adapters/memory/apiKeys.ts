@@ -1,7 +1,7 @@
 /** In-memory ApiKeyStore. */
 import { Effect, Layer, Option } from "effect"
 import { ApiKeyStore } from "../../core/workspaces/store.ts"
-import { MemoryDb } from "./db.ts"
+import { MemoryDb, oldestFirst } from "./db.ts"
 
 export const layer = Layer.effect(
   ApiKeyStore,
@@ -17,7 +17,9 @@ export const layer = Layer.effect(
           const revoked = k.revokedAt === null ? { ...k, revokedAt: at } : k
           db.state.keys.set(id, revoked)
           return Option.some(revoked)
-        })
+        }),
+      get: (id) => Effect.sync(() => Option.fromNullable(db.state.keys.get(id))),
+      list: (workspaceId) => Effect.sync(() => [...db.state.keys.values()].filter((k) => k.workspaceId === workspaceId).sort(oldestFirst))
     })
   )
 )

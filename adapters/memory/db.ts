@@ -91,6 +91,9 @@ export const clone = (s: MemoryState): MemoryState => ({
 export const newestFirst = (a: { readonly createdAt: string; readonly id: string }, b: { readonly createdAt: string; readonly id: string }) =>
   a.createdAt === b.createdAt ? (a.id < b.id ? 1 : -1) : a.createdAt < b.createdAt ? 1 : -1
 
+/** The order of the SQL stores' `ORDER BY created_at, id`. */
+export const oldestFirst = (a: { readonly createdAt: string; readonly id: string }, b: { readonly createdAt: string; readonly id: string }) => -newestFirst(a, b)
+
 export class MemoryDb extends Context.Tag("adapters/memory/MemoryDb")<MemoryDb, { state: MemoryState }>() {}
 
 export const layerDb = Layer.sync(MemoryDb, () => ({ state: empty() }))

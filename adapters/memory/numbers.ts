@@ -26,6 +26,13 @@ export const layer = Layer.effect(
           db.state.numbers.set(e164, { ...found, number })
           return Option.some(number)
         }),
+      remove: (workspaceId, e164) =>
+        Effect.sync(() => {
+          const found = db.state.numbers.get(e164)
+          if (found === undefined || found.workspaceId !== workspaceId) return Option.none()
+          db.state.numbers.delete(e164)
+          return Option.some(found.number)
+        }),
       taken: (e164s) => Effect.sync(() => new Set(e164s.filter((e164) => db.state.numbers.has(e164))))
     })
   })

@@ -141,6 +141,13 @@ export const make = (
       ? Statement.defaultTransforms(options.transformResultNames, options.transformJson).array
       : undefined
 
+    // Durability: on a dataDir PGlite (0.5) mounts the directory with Emscripten's NODEFS, whose
+    // writes are synchronous write(2) calls, and its syncToFs is a no-op; Postgres writes the WAL
+    // at COMMIT (synchronous_commit on), so a commit is in the files (the kernel's page cache)
+    // when the query returns: a kill -9 loses nothing acknowledged, and the next open replays
+    // the WAL (test/e2e/storage.test.ts). PGlite starts Postgres with -F (fsync off), so a power
+    // loss or kernel crash may still lose the last commits. `relaxedDurability` only changes
+    // when syncToFs runs, which does nothing here, so it is left at its default.
     const db = yield* Effect.acquireRelease(
       Effect.tryPromise({
         try: () =>

@@ -29,6 +29,10 @@ export const layer = Layer.effect(
           : Effect.orDie(sql<{ e164: string }>`SELECT e164 FROM numbers WHERE ${sql.in("e164", e164s)}`).pipe(
               Effect.map((rs) => new Set(rs.map((r) => r.e164)))
             ),
+      remove: (workspaceId, e164) =>
+        Effect.orDie(sql`DELETE FROM numbers WHERE e164 = ${e164} AND workspace_id = ${workspaceId} RETURNING *`).pipe(
+          Effect.map((rs) => Option.fromNullable(rs[0]).pipe(Option.map(numbers.decode)))
+        ),
       list: (workspaceId) =>
         Effect.orDie(sql`SELECT * FROM numbers WHERE workspace_id = ${workspaceId} ORDER BY created_at, e164`).pipe(Effect.map((rs) => rs.map(numbers.decode))),
       listActive: (workspaceId) =>

@@ -4,28 +4,40 @@
  * bodies are the server's; arguments are checked against the same schemas before anything is sent.
  * Reads SWITCHBOARD_URL (default http://localhost:$PORT or :8080) and ADMIN_TOKEN from the environment.
  * Prints the JSON answer; exits 1 with the error envelope on failure.
+ * `db dump|load` work on the embedded database's files instead (apps/cli/db.ts), with the server stopped.
  */
 import { FetchHttpClient, HttpApiClient, HttpClient, HttpClientRequest } from "@effect/platform"
 import { Data, Effect, ParseResult, Schema } from "effect"
 import { parseArgs } from "node:util"
 import { Api } from "../../adapters/http/api.ts"
+import type { DataDirLocked } from "../../adapters/pglite/dataDirLock.ts"
+import * as Db from "./db.ts"
 import { invalidInput } from "../../core/decodeMessage.ts"
 import { AddNumberInput, CreateWorkspaceInput, UpdateWorkspaceInput } from "../../core/workspaces/inputs.ts"
 import { CreateKeyInput } from "../../core/workspaces/keys.ts"
 
 const usage = `Usage: npm run admin -- <command> [options]
 
+  workspace list
   workspace create <name> [--billing '<json>']
   workspace get <workspaceId>
   workspace update <workspaceId> [--name <name>] [--billing '<json>']
+  key list <workspaceId>             (never a token or its hash)
+  key get <keyId>
   key create <workspaceId> --kind live|test [--scopes a,b,...] [--name <name>]
   key revoke <keyId>
+  number list <workspaceId>
   number add <workspaceId> <e164> [--type local|toll_free]
+  number remove <workspaceId> <e164>  (a seeded number)
   ledger <workspaceId>
   audit-log <workspaceId>
   mail <workspaceId>
 
-Environment: ADMIN_TOKEN (required), SWITCHBOARD_URL (default http://localhost:8080)`
+Environment: ADMIN_TOKEN (required), SWITCHBOARD_URL (default http://localhost:8080)
+
+The embedded database (no DATABASE_URL), with the server stopped; DATA_DIR as the server's (default ./.data):
+  db dump <file>   PGlite's data directory as a gzipped tarball (keep DATA_DIR/secrets.key with it)
+  db load <file>   into a DATA_DIR without a database`
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -62,13 +74,13 @@ if (values.help || group === undefined) {
   process.exit(0)
 }
 
-const token = process.env.ADMIN_TOKEN ?? fail("Set ADMIN_TOKEN to the server's admin token")
+const token = () => process.env.ADMIN_TOKEN ?? fail("Set ADMIN_TOKEN to the server's admin token")
 const baseUrl = process.env.SWITCHBOARD_URL ?? `http://localhost:${process.env.PORT ?? 8080}`
 
 /** Non-2xx answers stay responses (the error envelope is printed as sent), not decoded errors. */
 const makeClient = HttpApiClient.make(Api, {
   baseUrl,
-  transformClient: (client) => client.pipe(HttpClient.mapRequest(HttpClientRequest.bearerToken(token)), HttpClient.filterStatusOk)
+  transformClient: (client) => client.pipe(HttpClient.mapRequest(HttpClientRequest.bearerToken(token())), HttpClient.filterStatusOk)
 })
 type Admin = Effect.Effect.Success<typeof makeClient>["admin"]
 
@@ -89,6 +101,8 @@ const command = (admin: Admin) => {
       return admin.mail({ path: { id: id(action) } })
   }
   switch (`${group} ${action ?? ""}`.trim()) {
+    case "workspace list":
+      return admin.listWorkspaces()
     case "workspace create":
       return Effect.flatMap(
         args(CreateWorkspaceInput, { name: need(a), ...(values.billing ? { billing: json(values.billing, "billing") } : {}) }),
@@ -113,8 +127,16 @@ const command = (admin: Admin) => {
         }),
         (payload) => admin.createKey({ path: { id: id(a) }, payload })
       )
+    case "key list":
+      return admin.listKeys({ path: { id: id(a) } })
+    case "key get":
+      return admin.getKey({ path: { keyId: id(a) } })
     case "key revoke":
       return admin.revokeKey({ path: { keyId: id(a) } })
+    case "number list":
+      return admin.listNumbers({ path: { id: id(a) } })
+    case "number remove":
+      return admin.removeNumber({ path: { id: id(a), e164: id(b) } })
     case "number add":
       return Effect.flatMap(
         args(AddNumberInput, { e164: need(b), ...(values.type ? { type: values.type } : {}) }),
@@ -126,6 +148,7 @@ const command = (admin: Admin) => {
 }
 
 const program = Effect.gen(function* () {
+  token()
   const client = yield* makeClient
   const answer = yield* command(client.admin)
   console.log(JSON.stringify(answer, null, 2))
@@ -162,4 +185,19 @@ const program = Effect.gen(function* () {
   Effect.provide(FetchHttpClient.layer)
 )
 
-Effect.runPromise(program)
+/** `db dump|load`: one JSON line of what was done, or the refusal (a server holding DATA_DIR, a non-empty target) as one line, exit 1. */
+const dbProgram = Effect.suspend((): Effect.Effect<object, Db.DbCommandRefused | DataDirLocked> => {
+  const dataDir = process.env.DATA_DIR ?? "./.data"
+  const file = a ?? fail(usage)
+  return action === "dump" ? Db.dump(dataDir, file) : action === "load" ? Db.load(dataDir, file) : fail(usage)
+}).pipe(
+  Effect.match({
+    onSuccess: (done) => console.log(JSON.stringify(done, null, 2)),
+    onFailure: (refused) => {
+      console.error(refused.message)
+      process.exitCode = 1
+    }
+  })
+)
+
+Effect.runPromise(group === "db" ? dbProgram : program)

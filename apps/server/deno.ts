@@ -3,7 +3,8 @@
  * accepting, let in-flight requests finish, then release the layers (database pools).
  */
 import { HttpApiBuilder, HttpServer } from "@effect/platform"
-import { Effect, Exit, Layer, Option } from "effect"
+import { Cause, Effect, Exit, Layer, Option, Runtime } from "effect"
+import { DataDirLocked } from "../../adapters/pglite/dataDirLock.ts"
 import { withBodyLimit } from "../../adapters/http/web.ts"
 import * as Otlp from "../../adapters/telemetry/otlp.ts"
 import { ServerConfig } from "./config.ts"
@@ -33,7 +34,13 @@ const { handler, dispose } = HttpApiBuilder.toWebHandler(
 )
 
 // toWebHandler builds lazily and caches a failed build: warm it up so a bad config fails at boot.
-const warm = await handler(new Request(`http://localhost/v1/api/openapi.json`))
+const warm = await handler(new Request(`http://localhost/v1/api/openapi.json`)).catch((e) => {
+  // Another process holds the embedded database: its one line, no stack.
+  const failure = Runtime.isFiberFailure(e) ? Cause.failureOption(e[Runtime.FiberFailureCauseId]) : Option.none()
+  if (Option.isNone(failure) || !(failure.value instanceof DataDirLocked)) throw e
+  console.error(failure.value.message)
+  return Deno.exit(1)
+})
 if (warm.status !== 200) {
   console.error("Startup failed", warm.status, await warm.text())
   Deno.exit(1)

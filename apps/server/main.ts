@@ -21,6 +21,7 @@ import * as MediaFetcher from "../../adapters/media/fetcher.ts"
 import * as SignedUrls from "../../adapters/media/signedUrls.ts"
 import * as Dns from "../../adapters/net/dns.ts"
 import * as OutboundHttp from "../../adapters/net/http.ts"
+import * as DataDirLock from "../../adapters/pglite/dataDirLock.ts"
 import * as Pglite from "../../adapters/pglite/PgliteClient.ts"
 import * as RateLimit from "../../adapters/ratelimit/memory.ts"
 import * as Migrate from "../../adapters/sql/migrate.ts"
@@ -39,11 +40,14 @@ import { Workspaces } from "../../core/workspaces/service.ts"
 import type { ServerConfig } from "./config.ts"
 import { step } from "./lifecycle.ts"
 
-/** Postgres when DATABASE_URL is set, otherwise PGlite under DATA_DIR; migrated before use. */
+/**
+ * Postgres when DATABASE_URL is set, otherwise PGlite under DATA_DIR, held by this process alone
+ * (the lock is taken before PGlite opens and released after it closes); migrated before use.
+ */
 export const SqlLive = (config: ServerConfig) =>
   Option.match(config.databaseUrl, {
     onSome: (url) => step("Database: Postgres connected", PgClient.layer({ url, maxConnections: 20 })),
-    onNone: () => step(`Database: embedded PGlite opened at ${config.dataDir}/pglite`, Pglite.layer({ dataDir: `${config.dataDir}/pglite` }))
+    onNone: () => step(`Database: embedded PGlite opened at ${config.dataDir}/pglite`, Pglite.layer({ dataDir: `${config.dataDir}/pglite` }).pipe(Layer.provide(DataDirLock.layer(config.dataDir))))
   })
 
 /** The stores, cursor codec and media URLs over a SqlClient: migrated, with secrets sealed. */
@@ -134,8 +138,11 @@ export const ServicesLive = (config: ServerConfig) =>
     Layer.provideMerge(StoresLive(config))
   )
 
-/** First boot on an empty store prints one test key, once; only its hash is kept. */
-export const BootstrapLive = Layer.effectDiscard(
+/**
+ * First boot on an empty store prints one test key, once (only its hash is kept), and the next
+ * steps: the admin token the admin API and CLI need, seeding a number, where the docs are.
+ */
+export const BootstrapLive = (config: ServerConfig) => Layer.effectDiscard(
   Effect.gen(function* () {
     const first = yield* Effect.flatMap(Workspaces, (w) => w.bootstrap)
     if (Option.isSome(first)) {
@@ -147,12 +154,28 @@ export const BootstrapLive = Layer.effectDiscard(
           "Its test API key, shown once (only a hash is stored):",
           "",
           `  ${key.token}`,
-          ""
+          "",
+          ...nextSteps(config, workspace.id)
         ].join("\n")
       )
     }
   })
 )
+
+const nextSteps = (config: ServerConfig, workspaceId: string) => {
+  const baseUrl = publicBaseUrl(config)
+  return [
+    "Next steps:",
+    `  - Try it: curl -H "Authorization: Bearer <the key>" ${baseUrl}/v1/api/contacts`,
+    Option.isSome(config.adminToken)
+      ? "  - The admin API and CLI take your ADMIN_TOKEN: npm run admin -- --help"
+      : "  - Set ADMIN_TOKEN (a long random secret) and restart to use the admin API and CLI: npm run admin -- --help",
+    `  - Seed a number to send from: ADMIN_TOKEN=... npm run admin -- number add ${workspaceId} +14155550100`,
+    "  - Keys lost? npm run admin -- key list <workspaceId>, then key create / key revoke",
+    `  - Docs: README.md ("Operating it"); the API reference is ${baseUrl}/v1/api/openapi.json`,
+    ""
+  ]
+}
 
 /** The HTTP app with everything it needs, ready for a server (Node) or a web handler (Deno). */
 export const AppLive = (config: ServerConfig) =>
@@ -165,7 +188,7 @@ export const AppLive = (config: ServerConfig) =>
       mcpAllowedOrigins: config.mcpAllowedOrigins,
       trustProxy: config.trustProxy
     }),
-    BootstrapLive,
+    BootstrapLive(config),
     // Other processes on the same Postgres revoke keys too; PGlite has this process alone.
     Option.isSome(config.databaseUrl) ? KeyRevocations.layer : Layer.empty,
     config.webhookWorker

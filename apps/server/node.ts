@@ -38,6 +38,13 @@ const LoggingLive = Layer.unwrapEffect(
   Effect.map(ServerConfig, (config) => Logging.layer(Logging.formatFor(Option.getOrUndefined(config.logFormat), process.stdout.isTTY === true), config.logLevel))
 )
 Lifecycle.handleSignals()
-ServerLive.pipe(Layer.provide(TelemetryLive), Lifecycle.launch, Effect.provide(LoggingLive), reportFailure(listen), (main) =>
+ServerLive.pipe(
+  Layer.provide(TelemetryLive),
+  Lifecycle.launch,
+  // Another process holds the embedded database: its one line, no stack.
+  Effect.catchTag("DataDirLocked", (e) => Effect.sync(() => process.exit((console.error(e.message), 1)))),
+  Effect.provide(LoggingLive),
+  reportFailure(listen),
+  (main) =>
   NodeRuntime.runMain(main, { disableErrorReporting: true, disablePrettyLogger: true })
 )

@@ -1,6 +1,7 @@
 import { Schema } from "effect"
 import { KeyKind } from "../auth/principal.ts"
 import { Scope } from "../auth/scopes.ts"
+import { projection } from "../records.ts"
 
 /** The workspace's billing state (CONTRACT.md "Admin API"); the billing gates read it. */
 export const Billing = Schema.Struct({
@@ -52,3 +53,8 @@ export const ApiKeyRecord = Schema.Struct({
   revokedAt: Schema.NullOr(Schema.String)
 })
 export type ApiKeyRecord = typeof ApiKeyRecord.Type
+
+/** A key as the admin API lists it: never its hash (its token is never stored). */
+export const ApiKey = ApiKeyRecord.omit("hash")
+export type ApiKey = typeof ApiKey.Type
+export const apiKey = projection(ApiKey)

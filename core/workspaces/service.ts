@@ -15,7 +15,7 @@ import { nowIso } from "../time.ts"
 import { Transactor } from "../transactor.ts"
 import type { AddNumberInput, CreateWorkspaceInput, UpdateWorkspaceInput } from "./inputs.ts"
 import type { CreatedKey, CreateKeyInput } from "./keys.ts"
-import { type Billing, defaultBilling, type Workspace } from "./model.ts"
+import { apiKey, type Billing, defaultBilling, type Workspace } from "./model.ts"
 import { type ApiKeyRecord, ApiKeyStore, WorkspaceStore } from "./store.ts"
 
 export type { CreatedKey } from "./keys.ts"
@@ -166,6 +166,43 @@ export const make = Effect.gen(function* () {
       return number
     })
 
+  /** Every workspace, oldest first. */
+  const list = workspaces.list
+
+  /** The workspace's keys, revoked ones included, oldest first; never a hash or a token. */
+  const listKeys = (workspaceId: string) =>
+    get(workspaceId).pipe(
+      Effect.zipRight(keys.list(workspaceId)),
+      Effect.map((rows) => rows.map(apiKey))
+    )
+
+  const getKey = (keyId: string) =>
+    Effect.gen(function* () {
+      const found = isUuid(keyId) ? yield* keys.get(keyId) : Option.none()
+      if (Option.isNone(found)) return yield* new NotFound({ message: "No such key" })
+      return apiKey(found.value)
+    })
+
+  const listNumbers = (workspaceId: string) => get(workspaceId).pipe(Effect.zipRight(numbers.list(workspaceId)))
+
+  /**
+   * Removes a number seeded with `addNumber`. One bought through the API (it has a ledger charge)
+   * is refused: the carrier still holds it, and the ledger names it.
+   */
+  const removeNumber = (workspaceId: string, e164: string) =>
+    Effect.gen(function* () {
+      yield* get(workspaceId)
+      const parsed = normalizePhone(e164)
+      const noSuchNumber = new NotFound({ message: "No such number in this workspace" })
+      if (parsed._tag === "Left") return yield* noSuchNumber
+      if ((yield* charges.list(workspaceId)).some((c) => c.numberE164 === parsed.right)) {
+        return yield* new FailedPrecondition({ message: `${parsed.right} was bought through the API, not seeded; release it at the carrier` })
+      }
+      const removed = yield* numbers.remove(workspaceId, parsed.right)
+      if (Option.isNone(removed)) return yield* noSuchNumber
+      return removed.value
+    })
+
   /** The workspace's ledger, newest first, as the admin API shows it. */
   const ledger = (workspaceId: string) =>
     get(workspaceId).pipe(
@@ -198,7 +235,7 @@ export const make = Effect.gen(function* () {
     })
   )
 
-  return { get, create, update, createKey, revokeKey, authenticate, forgetKey, forgetAllKeys, addNumber, ledger, mail, bootstrap } as const
+  return { get, list, create, update, createKey, listKeys, getKey, revokeKey, authenticate, forgetKey, forgetAllKeys, addNumber, listNumbers, removeNumber, ledger, mail, bootstrap } as const
 })
 
 export class Workspaces extends Context.Tag("core/Workspaces")<Workspaces, Effect.Effect.Success<typeof make>>() {}

@@ -8,6 +8,8 @@ export interface WorkspaceStore {
   readonly get: (id: string) => Effect.Effect<Option.Option<Workspace>>
   readonly update: (workspace: Workspace) => Effect.Effect<void>
   readonly count: Effect.Effect<number>
+  /** Oldest first. */
+  readonly list: Effect.Effect<ReadonlyArray<Workspace>>
 }
 export const WorkspaceStore = Context.GenericTag<WorkspaceStore>("core/WorkspaceStore")
 
@@ -19,5 +21,8 @@ export interface ApiKeyStore {
    * A store shared by several processes tells them all, so they drop the key from their caches.
    */
   readonly revoke: (id: string, at: string) => Effect.Effect<Option.Option<ApiKeyRecord>>
+  readonly get: (id: string) => Effect.Effect<Option.Option<ApiKeyRecord>>
+  /** The workspace's keys, revoked ones included, oldest first. */
+  readonly list: (workspaceId: string) => Effect.Effect<ReadonlyArray<ApiKeyRecord>>
 }
 export const ApiKeyStore = Context.GenericTag<ApiKeyStore>("core/ApiKeyStore")

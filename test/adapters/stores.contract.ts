@@ -134,6 +134,19 @@ export const storesContract = <R = never>(
         assert.isTrue(Option.isNone(yield* store.get(uuid())))
       }))
 
+    it.effect("WorkspaceStore: list gives every workspace, oldest first", () =>
+      Effect.gen(function* () {
+        const store = yield* WorkspaceStore
+        // Far in the future: after every workspace other tests (or earlier runs) left in the store.
+        const later = { ...workspace("later"), createdAt: "2999-01-01T00:00:02.123Z" }
+        const earlier = { ...workspace("earlier"), createdAt: "2999-01-01T00:00:01.123Z" }
+        yield* store.insert(later)
+        yield* store.insert(earlier)
+        const all = yield* store.list
+        assert.strictEqual(all.length, yield* store.count)
+        assert.deepStrictEqual(all.slice(-2), [earlier, later])
+      }))
+
     // ---------------------------------------------------------------- ApiKeyStore
     it.effect("ApiKeyStore: findByHash finds the inserted record, and only it", () =>
       Effect.gen(function* () {
@@ -178,6 +191,30 @@ export const storesContract = <R = never>(
         assert.isTrue(Option.isNone(yield* keys.revoke(uuid(), ts(30))))
       }))
 
+    it.effect("ApiKeyStore: get and list per workspace, revoked keys included, oldest first", () =>
+      Effect.gen(function* () {
+        const keys = yield* ApiKeyStore
+        const [a, b] = [yield* newWorkspace, yield* newWorkspace]
+        const key = (workspaceId: string, at: number): ApiKeyRecord => ({
+          id: uuid(),
+          workspaceId,
+          kind: "live",
+          scopes: ["contacts:read"],
+          name: `k${at}`,
+          hash: `${uuid()}${uuid()}`.replace(/-/g, ""),
+          createdAt: ts(at),
+          revokedAt: null
+        })
+        const [second, first, other] = [key(a, 2), key(a, 1), key(b, 1)]
+        for (const k of [second, first, other]) yield* keys.insert(k)
+        yield* keys.revoke(first.id, ts(5))
+        const revoked = { ...first, revokedAt: ts(5) }
+        assert.deepStrictEqual(yield* keys.list(a), [revoked, second])
+        assert.deepStrictEqual(yield* keys.list(b), [other])
+        assert.deepStrictEqual(yield* keys.get(first.id), Option.some(revoked))
+        assert.isTrue(Option.isNone(yield* keys.get(uuid())))
+      }))
+
     // ---------------------------------------------------------------- NumberStore
     it.effect("NumberStore: insert and list per workspace, every field kept", () =>
       Effect.gen(function* () {
@@ -193,6 +230,22 @@ export const storesContract = <R = never>(
         assert.deepStrictEqual(byE164(yield* numbers.list(a)), byE164([n1, n2]))
         assert.deepStrictEqual(yield* numbers.list(b), [n3])
         assert.deepStrictEqual(yield* numbers.list(yield* newWorkspace), [])
+      }))
+
+    it.effect("NumberStore: remove takes one of the workspace's numbers, and only its own", () =>
+      Effect.gen(function* () {
+        const numbers = yield* NumberStore
+        const [a, b] = [yield* newWorkspace, yield* newWorkspace]
+        const [kept, removed] = [number(freshE164()), number(freshE164(), { voiceMode: "forward", forwardTo: "+14155550000" })]
+        yield* numbers.insert(a, kept, uuid())
+        yield* numbers.insert(a, removed, uuid())
+        assert.isTrue(Option.isNone(yield* numbers.remove(b, removed.e164)))
+        assert.deepStrictEqual(yield* numbers.remove(a, removed.e164), Option.some(removed))
+        assert.isTrue(Option.isNone(yield* numbers.remove(a, removed.e164)))
+        assert.deepStrictEqual(yield* numbers.list(a), [kept])
+        assert.isTrue(Option.isNone(yield* numbers.findByE164(removed.e164)))
+        // Free again for any workspace.
+        yield* numbers.insert(b, removed, uuid())
       }))
 
     it.effect("NumberStore: listActive gives the workspace's active numbers with their inboxes", () =>

@@ -7,6 +7,7 @@ import * as MemoryStores from "../../adapters/memory/stores.ts"
 import { parseToken } from "../../core/auth/apiKey.ts"
 import { allScopes } from "../../core/auth/scopes.ts"
 import type { DomainError } from "../../core/errors.ts"
+import { LedgerStore } from "../../core/billing/store.ts"
 import { NumberStore, numberTypeOf } from "../../core/numbers.ts"
 import type { E164 } from "../../core/phone.ts"
 import { defaultBilling } from "../../core/workspaces/model.ts"
@@ -208,5 +209,37 @@ describe("numbers", () => {
       yield* failsWith("NotFound", ws.addNumber(crypto.randomUUID(), { e164: "+14155550199" }))
       assert.deepStrictEqual((yield* numbers.list(a.id)).map((n) => n.e164), ["+14155550100", "+18005550100"])
       assert.deepStrictEqual(yield* numbers.list(b.id), [])
+    })))
+
+  it.effect("removeNumber takes a seeded number, normalized; refuses one with a ledger charge (bought), a foreign or unknown one", () =>
+    run(Effect.gen(function* () {
+      const ws = yield* Workspaces.Workspaces
+      const ledger = yield* LedgerStore
+      const a = yield* ws.create({ name: "A" })
+      const b = yield* ws.create({ name: "B" })
+      const seeded = yield* ws.addNumber(a.id, { e164: "+14155550100" })
+      const bought = yield* ws.addNumber(a.id, { e164: "+14155550101" })
+      yield* ledger.append(a.id, [{ kind: "local_number", description: "Local number +14155550101", amountCents: 500, numberE164: bought.e164 }])
+      yield* failsWith("NotFound", ws.removeNumber(b.id, seeded.e164))
+      yield* failsWith("NotFound", ws.removeNumber(a.id, "not a number"))
+      yield* failsWith("NotFound", ws.removeNumber(crypto.randomUUID(), seeded.e164))
+      const refused = yield* failsWith("FailedPrecondition", ws.removeNumber(a.id, bought.e164))
+      assert.include(refused.message, "bought")
+      assert.deepStrictEqual(yield* ws.removeNumber(a.id, "(415) 555-0100"), seeded)
+      yield* failsWith("NotFound", ws.removeNumber(a.id, seeded.e164))
+      assert.deepStrictEqual(yield* ws.listNumbers(a.id), [bought])
+    })))
+
+  it.effect("listKeys and getKey show a key without its hash; unknown workspaces and keys are NotFound", () =>
+    run(Effect.gen(function* () {
+      const ws = yield* Workspaces.Workspaces
+      const a = yield* ws.create({ name: "A" })
+      const created = yield* ws.createKey(a.id, { kind: "live", scopes: ["contacts:read"], name: "crm" })
+      const view = { id: created.id, workspaceId: a.id, kind: "live" as const, scopes: ["contacts:read" as const], name: "crm", createdAt: created.createdAt, revokedAt: null }
+      assert.deepStrictEqual(yield* ws.listKeys(a.id), [view])
+      assert.deepStrictEqual(yield* ws.getKey(created.id), view)
+      yield* failsWith("NotFound", ws.getKey(crypto.randomUUID()))
+      yield* failsWith("NotFound", ws.getKey("nope"))
+      yield* failsWith("NotFound", ws.listKeys(crypto.randomUUID()))
     })))
 })

@@ -158,7 +158,13 @@ describe("GET /v1/api/openapi.json", () => {
       "POST /v1/admin/workspaces/{id}/numbers",
       "GET /v1/admin/workspaces/{id}/ledger",
       "GET /v1/admin/workspaces/{id}/audit-log",
-      "GET /v1/admin/workspaces/{id}/mail"
+      "GET /v1/admin/workspaces/{id}/mail",
+      // Issue 20: what an operator lists, shows and removes.
+      "GET /v1/admin/workspaces",
+      "GET /v1/admin/workspaces/{id}/keys",
+      "GET /v1/admin/keys/{keyId}",
+      "GET /v1/admin/workspaces/{id}/numbers",
+      "DELETE /v1/admin/workspaces/{id}/numbers/{e164}"
     ]) {
       expect(documented).toContain(route)
     }

@@ -7,11 +7,13 @@ import { MailMessage } from "../../../core/mail/message.ts"
 import { WorkspaceNumber } from "../../../core/numbers.ts"
 import { AddNumberInput, CreateWorkspaceInput, UpdateWorkspaceInput } from "../../../core/workspaces/inputs.ts"
 import { CreatedKey, CreateKeyInput } from "../../../core/workspaces/keys.ts"
-import { Workspace } from "../../../core/workspaces/model.ts"
+import { ApiKey, Workspace } from "../../../core/workspaces/model.ts"
 import { AdminAuthorization, BoundedBody } from "../security.ts"
 import { FailedPrecondition, InvalidArgument, NotFound } from "./errors.ts"
 import * as examples from "./examples.ts"
 import { IdParam } from "./shared.ts"
+
+const KeyIdParam = Schema.Struct({ keyId: Schema.String })
 
 const WorkspaceEnvelope = Schema.Struct({ workspace: Workspace }).annotations({ examples: [{ workspace: examples.workspace }] })
 
@@ -20,6 +22,11 @@ export class AdminGroup extends HttpApiGroup.make("admin")
     HttpApiEndpoint.post("createWorkspace", "/workspaces")
       .setPayload(CreateWorkspaceInput.annotations({ examples: [{ name: examples.workspace.name, billing: { ownerEmail: examples.workspace.billing.ownerEmail } }] }))
       .addSuccess(WorkspaceEnvelope, { status: 201 })
+  )
+  .add(
+    HttpApiEndpoint.get("listWorkspaces", "/workspaces")
+      .addSuccess(Schema.Struct({ workspaces: Schema.Array(Workspace) }).annotations({ examples: [{ workspaces: [examples.workspace] }] }))
+      .annotate(OpenApi.Description, "Every workspace, oldest first.")
   )
   .add(HttpApiEndpoint.get("getWorkspace", "/workspaces/:id").setPath(IdParam).addSuccess(WorkspaceEnvelope))
   .add(
@@ -37,8 +44,19 @@ export class AdminGroup extends HttpApiGroup.make("admin")
       .addSuccess(Schema.Struct({ key: CreatedKey }).annotations({ examples: [{ key: examples.createdKey }] }), { status: 201 })
   )
   .add(
+    HttpApiEndpoint.get("listKeys", "/workspaces/:id/keys")
+      .setPath(IdParam)
+      .addSuccess(Schema.Struct({ keys: Schema.Array(ApiKey) }).annotations({ examples: [{ keys: [examples.apiKey] }] }))
+      .annotate(OpenApi.Description, "The workspace's keys, revoked ones included, oldest first. Never a token or its hash: a lost token is replaced by a new key.")
+  )
+  .add(
+    HttpApiEndpoint.get("getKey", "/keys/:keyId")
+      .setPath(KeyIdParam)
+      .addSuccess(Schema.Struct({ key: ApiKey }).annotations({ examples: [{ key: examples.apiKey }] }))
+  )
+  .add(
     HttpApiEndpoint.del("revokeKey", "/keys/:keyId")
-      .setPath(Schema.Struct({ keyId: Schema.String }))
+      .setPath(KeyIdParam)
       .addSuccess(Schema.Struct({ revoked: Schema.Literal(true) }).annotations({ examples: [{ revoked: true }] }))
   )
   .add(
@@ -47,6 +65,22 @@ export class AdminGroup extends HttpApiGroup.make("admin")
       .setPayload(AddNumberInput.annotations({ examples: [{ e164: examples.number.e164 }] }))
       .addSuccess(Schema.Struct({ number: WorkspaceNumber }).annotations({ examples: [{ number: examples.number }] }), { status: 201 })
       .addError(FailedPrecondition)
+  )
+  .add(
+    HttpApiEndpoint.get("listNumbers", "/workspaces/:id/numbers")
+      .setPath(IdParam)
+      .addSuccess(Schema.Struct({ numbers: Schema.Array(WorkspaceNumber) }).annotations({ examples: [{ numbers: [examples.number] }] }))
+      .annotate(OpenApi.Description, "The workspace's numbers, seeded and bought, oldest first.")
+  )
+  .add(
+    HttpApiEndpoint.del("removeNumber", "/workspaces/:id/numbers/:e164")
+      .setPath(Schema.Struct({ id: Schema.String, e164: Schema.String }))
+      .addSuccess(Schema.Struct({ deleted: Schema.Literal(true) }).annotations({ examples: [{ deleted: true }] }))
+      .addError(FailedPrecondition)
+      .annotate(
+        OpenApi.Description,
+        "Removes a number seeded with `POST /workspaces/{id}/numbers`; its conversations stay. A number bought through the API (it has a ledger charge) is refused with 409: release it at the carrier."
+      )
   )
   .add(
     HttpApiEndpoint.get("ledger", "/workspaces/:id/ledger")

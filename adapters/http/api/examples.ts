@@ -90,6 +90,16 @@ export const createdKey = {
   createdAt
 } as const
 
+export const apiKey = {
+  id: createdKey.id,
+  workspaceId: workspace.id,
+  kind: createdKey.kind,
+  scopes: createdKey.scopes,
+  name: createdKey.name,
+  createdAt,
+  revokedAt: null
+} as const
+
 export const number = { e164: "+14155550100" as E164, type: "local", voiceMode: "app", agentId: null, forwardTo: null, assignedUserId: null, status: "active" } as const
 
 /** A second local number bought on 17 August: 15 of August's 31 days of 5.00 USD. */

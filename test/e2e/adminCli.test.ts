@@ -1,0 +1,92 @@
+/**
+ * The admin CLI's operator views (issue 20): list and show workspaces, keys (never a secret) and
+ * numbers, revoke a key, remove a seeded number; and the first-boot message's next steps. One real
+ * server, the CLI as an operator runs it.
+ */
+import { execFile } from "node:child_process"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join, resolve } from "node:path"
+import { promisify } from "node:util"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { type RunningServer, startServer } from "../support/server.ts"
+
+const root = resolve(import.meta.dirname, "../..")
+const run = promisify(execFile)
+const dataDir = mkdtempSync(join(tmpdir(), "switchboard-admin-cli-"))
+let server: RunningServer
+let env: Record<string, string>
+
+beforeAll(async () => {
+  server = await startServer("node", { DATA_DIR: dataDir, ADMIN_TOKEN: "cli-admin-token" })
+  env = { SWITCHBOARD_URL: server.baseUrl, ADMIN_TOKEN: "cli-admin-token" }
+}, 120_000)
+afterAll(async () => {
+  await server?.stop()
+  rmSync(dataDir, { recursive: true, force: true })
+})
+
+const admin = (...args: Array<string>) => run(resolve(root, "node_modules/.bin/tsx"), ["apps/cli/main.ts", ...args], { cwd: root, env: { ...process.env, ...env } })
+const out = async (...args: Array<string>) => JSON.parse((await admin(...args)).stdout)
+const refused = (...args: Array<string>) => admin(...args).then(() => null, (e: { code: number; stderr: string }) => ({ code: e.code, error: JSON.parse(e.stderr).error }))
+
+describe("admin CLI: what an operator who lost the first-boot output needs", () => {
+  it("the first-boot message names the next steps", () => {
+    const workspaceId = /\(([0-9a-f-]{36})\) on first boot/.exec(server.output())![1]
+    expect(server.output()).toContain("Next steps:")
+    expect(server.output()).toContain("npm run admin -- --help")
+    expect(server.output()).toContain(`npm run admin -- number add ${workspaceId} +14155550100`)
+    expect(server.output()).toContain(`${server.baseUrl.replace("127.0.0.1", "localhost")}/v1/api/openapi.json`)
+    expect(server.output()).toContain('README.md ("Operating it")')
+  })
+
+  it("lists and shows workspaces", async () => {
+    const { workspaces } = await out("workspace", "list")
+    expect(workspaces.map((w: { name: string }) => w.name)).toEqual(["Default workspace"])
+    const { workspace } = await out("workspace", "create", "Acme")
+    const after = (await out("workspace", "list")).workspaces
+    expect(after).toEqual([...workspaces, workspace])
+    expect(await out("workspace", "get", workspace.id)).toEqual({ workspace })
+  }, 240_000)
+
+  it("lists and shows keys without their token or hash, revoked ones marked; revokes", async () => {
+    const { workspace } = await out("workspace", "create", "Keys")
+    const created = (await out("key", "create", workspace.id, "--kind", "live", "--scopes", "contacts:read", "--name", "crm")).key
+    const other = (await out("key", "create", workspace.id, "--kind", "test")).key
+    const listed = await admin("key", "list", workspace.id)
+    expect(listed.stdout).not.toContain(created.token)
+    expect(listed.stdout).not.toMatch(/"(token|hash)"/)
+    const view = { id: created.id, workspaceId: workspace.id, kind: "live", scopes: ["contacts:read"], name: "crm", createdAt: created.createdAt, revokedAt: null }
+    expect(JSON.parse(listed.stdout).keys).toEqual([view, expect.objectContaining({ id: other.id, kind: "test", revokedAt: null })])
+    expect(await out("key", "get", created.id)).toEqual({ key: view })
+    expect(await out("key", "revoke", created.id)).toEqual({ revoked: true })
+    const revoked = (await out("key", "get", created.id)).key
+    expect(revoked.revokedAt).toEqual(expect.any(String))
+    expect((await out("key", "list", workspace.id)).keys[0]).toEqual(revoked)
+    const before = await fetch(`${server.baseUrl}/v1/api/contacts`, { headers: { authorization: `Bearer ${created.token}` } })
+    expect(before.status).toBe(401)
+    expect(await refused("key", "get", crypto.randomUUID())).toMatchObject({ code: 1, error: { code: "not_found" } })
+    expect(await refused("key", "list", crypto.randomUUID())).toMatchObject({ code: 1, error: { code: "not_found" } })
+  }, 240_000)
+
+  it("lists numbers and removes a seeded one, which is then free to seed again", async () => {
+    const { workspace } = await out("workspace", "create", "Numbers")
+    const e164 = `+1415555${String(Math.floor(Math.random() * 1e4)).padStart(4, "0")}`
+    const { number } = await out("number", "add", workspace.id, e164)
+    expect(await out("number", "list", workspace.id)).toEqual({ numbers: [number] })
+    // Another workspace cannot remove it.
+    const { workspace: other } = await out("workspace", "create", "Other")
+    expect(await refused("number", "remove", other.id, e164)).toMatchObject({ code: 1, error: { code: "not_found" } })
+    expect(await out("number", "remove", workspace.id, e164)).toEqual({ deleted: true })
+    expect(await out("number", "list", workspace.id)).toEqual({ numbers: [] })
+    expect(await refused("number", "remove", workspace.id, e164)).toMatchObject({ code: 1, error: { code: "not_found" } })
+    expect(await out("number", "add", other.id, e164)).toEqual({ number })
+  }, 240_000)
+
+  it("lists every new command in its help", async () => {
+    const help = (await admin("--help")).stdout
+    for (const command of ["workspace list", "key list <", "key get <", "number list <", "number remove <", "db dump <", "db load <"]) {
+      expect(help).toContain(`  ${command}`)
+    }
+  })
+})
