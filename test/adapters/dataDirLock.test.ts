@@ -1,21 +1,13 @@
 /** The DATA_DIR lock (adapters/pglite/dataDirLock.ts) in one process; the two-process story is test/e2e/storage.test.ts. */
 import { spawnSync } from "node:child_process"
-import { existsSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs"
-import { hostname, tmpdir } from "node:os"
-import { join } from "node:path"
+import { existsSync, readFileSync, utimesSync, writeFileSync } from "node:fs"
+import { hostname } from "node:os"
 import { Effect, Either } from "effect"
-import { afterAll, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import * as DataDirLock from "../../adapters/pglite/dataDirLock.ts"
+import { tempDirs } from "../support/tempDirs.ts"
 
-const dirs: Array<string> = []
-const fresh = () => {
-  const dir = mkdtempSync(join(tmpdir(), "switchboard-lock-"))
-  dirs.push(dir)
-  return dir
-}
-afterAll(() => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true })
-})
+const fresh = tempDirs("lock")
 
 const holderFile = (dir: string, holder: object) => writeFileSync(DataDirLock.lockPath(dir), JSON.stringify(holder))
 const acquire = (dir: string) => Effect.runPromise(Effect.either(DataDirLock.acquire(dir)))

@@ -4,21 +4,11 @@
  * succeed (a bad setting, a busy port) says why in one line and exits non-zero. (LOG_LEVEL and the
  * formats: test/apps/logging.test.ts.) Each boot costs seconds, so the cases share what they can.
  */
-import { mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type RunningServer, runUntilExit, startServer } from "../support/server.ts"
+import { tempDirs } from "../support/tempDirs.ts"
 
-const dirs: Array<string> = []
-const tempDir = () => {
-  const dir = mkdtempSync(join(tmpdir(), "switchboard-ops-"))
-  dirs.push(dir)
-  return dir
-}
-afterAll(() => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true })
-})
+const tempDir = tempDirs("ops")
 
 /** The output's JSON lines (the first-boot banner is plain text for people). */
 const jsonLines = (output: string) =>

@@ -4,29 +4,20 @@
  */
 import { execFile } from "node:child_process"
 import { request } from "node:http"
-import { mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join, resolve } from "node:path"
+import { resolve } from "node:path"
 import { promisify } from "node:util"
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Redacted } from "effect"
-import { afterAll, describe, expect, inject, it } from "vitest"
+import { describe, expect, inject, it } from "vitest"
 import * as SqlLedger from "../../adapters/sql/ledger.ts"
 import { numberCharge, textingSetupCharge } from "../../core/billing/pricing.ts"
 import { LedgerStore } from "../../core/billing/store.ts"
 import type { E164 } from "../../core/phone.ts"
 import { freshDatabase } from "../support/postgres.ts"
 import { startServer } from "../support/server.ts"
+import { tempDirs } from "../support/tempDirs.ts"
 
-const dirs: Array<string> = []
-const tempDir = () => {
-  const dir = mkdtempSync(join(tmpdir(), "switchboard-e2e-"))
-  dirs.push(dir)
-  return dir
-}
-afterAll(() => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true })
-})
+const tempDir = tempDirs("e2e")
 
 const contactsJourney = async (baseUrl: string, key: string) => {
   const call = (path: string, init: RequestInit = {}) =>

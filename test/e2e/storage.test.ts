@@ -5,25 +5,17 @@
  * through `npm run admin -- db dump|load`, Postgres through pg_dump/pg_restore).
  */
 import { execFile, spawn } from "node:child_process"
-import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
+import { copyFileSync, existsSync, readdirSync, readFileSync, realpathSync } from "node:fs"
 import { dirname, join, resolve } from "node:path"
 import { promisify } from "node:util"
-import { afterAll, describe, expect, inject, it } from "vitest"
+import { describe, expect, inject, it } from "vitest"
 import { findPostgresBinDir, freshDatabase } from "../support/postgres.ts"
 import { startServer } from "../support/server.ts"
+import { tempDirs } from "../support/tempDirs.ts"
 
 const root = resolve(import.meta.dirname, "../..")
 const run = promisify(execFile)
-const dirs: Array<string> = []
-const tempDir = () => {
-  const dir = mkdtempSync(join(tmpdir(), "switchboard-storage-"))
-  dirs.push(dir)
-  return dir
-}
-afterAll(() => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true })
-})
+const tempDir = tempDirs("storage")
 
 const api = (baseUrl: string, key: string) => (path: string, init: RequestInit = {}) =>
   fetch(`${baseUrl}${path}`, { ...init, headers: { authorization: `Bearer ${key}`, "content-type": "application/json" } })
