@@ -12,7 +12,7 @@ import { newActivity } from "../../core/conversations/model.ts"
 import { ConversationStore } from "../../core/conversations/store.ts"
 import type { makeTestApp } from "../support/app.ts"
 import { makeSqlTestApp } from "../support/sqlApp.ts"
-import { bearer, expectError, UUID } from "./helpers.ts"
+import { bearer, expectError, UUID, expectOk } from "./helpers.ts"
 
 type App = Awaited<ReturnType<typeof makeTestApp>>
 
@@ -35,11 +35,7 @@ const workspace = async () => {
 
 const call = (key: string, method: string, path: string, json?: unknown) =>
   app.fetch(`/v1/api${path}`, { method, headers: bearer(key), ...(json === undefined ? {} : { json }) })
-const ok = async (res: Response, status = 200) => {
-  const text = await res.text()
-  expect(res.status, text).toBe(status)
-  return JSON.parse(text)
-}
+const ok = expectOk
 const getAgent = async (key: string) => ok(await call(key, "GET", "/agent"))
 const patch = async (key: string, json: unknown) => ok(await call(key, "PATCH", "/agent", json))
 const numbers = async (key: string) => (await ok(await call(key, "GET", "/numbers"))).numbers as Array<Record<string, unknown>>

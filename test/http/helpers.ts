@@ -43,3 +43,10 @@ export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{1
 
 /** Contacts are ordered by creation time in milliseconds: space creates so the order is defined. */
 export const tick = () => new Promise((resolve) => setTimeout(resolve, 3))
+
+/** A success answer's JSON, failing with the body when the status is not `status`. */
+export const expectOk = async (res: Response, status = 200) => {
+  const text = await res.text()
+  expect(res.status, text).toBe(status)
+  return JSON.parse(text)
+}

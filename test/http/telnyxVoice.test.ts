@@ -21,7 +21,7 @@ import { EventOutbox } from "../../core/events/outbox.ts"
 import { MAX_MEDIA_BYTES, MAX_RECORDING_BYTES } from "../../core/media.ts"
 import { makeTestApp } from "../support/app.ts"
 import { type FakeTelnyx, type SignedWebhook, startFakeTelnyx } from "../support/fakeTelnyx.ts"
-import { bearer, expectError } from "./helpers.ts"
+import { bearer, expectError, expectOk } from "./helpers.ts"
 
 const CONNECTION = "1684641123236054244"
 let fake: FakeTelnyx
@@ -66,11 +66,7 @@ afterAll(async () => {
 
 const call = (key: string, method: string, path: string, json?: unknown) =>
   app.fetch(`/v1/api${path}`, { method, headers: bearer(key), ...(json === undefined ? {} : { json }) })
-const ok = async (res: Response, status = 200) => {
-  const text = await res.text()
-  expect(res.status, text).toBe(status)
-  return JSON.parse(text)
-}
+const ok = expectOk
 const stored = (workspaceId: string) =>
   app.runtime.runPromise(Effect.flatMap(AgentStore, (s) => s.get(workspaceId))).then(Option.getOrThrow)
 
