@@ -6,6 +6,7 @@ import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { SimulatedPayments } from "../../adapters/payments/simulated.ts"
 import { numberGateMessages } from "../../core/billing/gates.ts"
+import { EventOutbox } from "../../core/events/outbox.ts"
 import type { makeTestApp } from "../support/app.ts"
 import { makeSqlTestApp } from "../support/sqlApp.ts"
 import { bearer, expectError } from "./helpers.ts"
@@ -42,6 +43,7 @@ const buy = (token: string, json: unknown, headers: Record<string, string> = {})
 const ledger = async (workspaceId: string) => ((await (await app.admin(`/workspaces/${workspaceId}/ledger`)).json()) as { charges: Array<any> }).charges
 const owned = async (token: string) => ((await (await app.fetch("/v1/api/numbers", { headers: bearer(token) })).json()) as { numbers: Array<any> }).numbers
 const payments = (workspaceId: string) => app.runtime.runPromise(Effect.flatMap(SimulatedPayments, (p) => p.charges(workspaceId)))
+const events = (workspaceId: string) => app.runtime.runPromise(Effect.flatMap(EventOutbox, (o) => o.list(workspaceId)))
 
 describe("GET /numbers/available", () => {
   it("lists local numbers at 5.00 and toll-free at 10.00, in a stable order, filtered", async () => {
@@ -102,12 +104,14 @@ describe("POST /numbers", () => {
       const { workspaceId, live, test } = await workspace(billing)
       if (seeded > 0) await app.admin(`/workspaces/${workspaceId}/numbers`, { method: "POST", json: { e164: `+1415555${String(1000 + cases.findIndex(([n]) => n === name)).padStart(4, "0")}` } })
       const before = await owned(live)
+      const eventsBefore = await events(workspaceId)
       const [candidate] = await search(live, "startsWith=646&limit=1")
       const error = await expectError(await buy(live, { phoneNumber: candidate!.phone_number }), 409, "failed_precondition")
       expect(error.message, name).toBe(message)
       expect(await owned(live), name).toEqual(before)
       expect(await ledger(workspaceId), name).toEqual([])
       expect(await payments(workspaceId), name).toEqual([])
+      expect(await events(workspaceId), name).toEqual(eventsBefore)
       // Test keys meet the same gates (a declined card only matters to a live purchase).
       if (message !== "Your card was declined") await expectError(await buy(test, { phoneNumber: candidate!.phone_number }), 409, "failed_precondition")
     }
