@@ -26,7 +26,8 @@ const ADAPTER_EDGES: ReadonlyArray<readonly [string, string, string]> = [
   ["http", "mcp", "POST /v1/mcp hands the authenticated request to the MCP protocol adapter"],
   ["http", "telemetry", "the platform middleware records request metrics, GET /metrics renders them, the Node server opens request spans"],
   ["webhooks", "telemetry", "the outbox worker records delivery outcomes and the queue gauges"],
-  ["pglite", "telemetry", "the embedded database's client records SQL statement time"]
+  ["pglite", "telemetry", "the embedded database's client records SQL statement time"],
+  ["postgres", "telemetry", "the Postgres client records SQL statement time"]
 ]
 
 /** Every import, export-from and dynamic `import()` specifier of a source text. */

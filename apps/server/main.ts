@@ -3,7 +3,6 @@
  * stores, the outside world (carrier, media, webhooks, DNS), core services and the HTTP app.
  * node.ts and deno.ts only add a server around it.
  */
-import { PgClient } from "@effect/sql-pg"
 import { Console, Effect, Layer, Option, Redacted } from "effect"
 import * as FsBlobs from "../../adapters/blobs/filesystem.ts"
 import * as SimulatedCarrier from "../../adapters/carrier/simulated.ts"
@@ -23,6 +22,7 @@ import * as Dns from "../../adapters/net/dns.ts"
 import * as OutboundHttp from "../../adapters/net/http.ts"
 import * as DataDirLock from "../../adapters/pglite/dataDirLock.ts"
 import * as Pglite from "../../adapters/pglite/PgliteClient.ts"
+import * as Postgres from "../../adapters/postgres/PgClient.ts"
 import * as RateLimit from "../../adapters/ratelimit/memory.ts"
 import * as Migrate from "../../adapters/sql/migrate.ts"
 import * as KeyRevocations from "../../adapters/sql/keyRevocations.ts"
@@ -46,7 +46,7 @@ import { step } from "./lifecycle.ts"
  */
 export const SqlLive = (config: ServerConfig) =>
   Option.match(config.databaseUrl, {
-    onSome: (url) => step("Database: Postgres connected", PgClient.layer({ url, maxConnections: 20 })),
+    onSome: (url) => step("Database: Postgres connected", Postgres.layer({ url, maxConnections: 20 })),
     onNone: () => step(`Database: embedded PGlite opened at ${config.dataDir}/pglite`, Pglite.layer({ dataDir: `${config.dataDir}/pglite` }).pipe(Layer.provide(DataDirLock.layer(config.dataDir))))
   })
 

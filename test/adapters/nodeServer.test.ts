@@ -259,7 +259,7 @@ describe("Node server adapter", () => {
 
 // Under Deno (deno.json's vitest task), node:http is served by Deno's own HTTP server: its parser
 // answers malformed requests itself and emits no clientError, and it has no request timeouts.
-// apps/server/deno.ts is bounded by withBodyLimit instead (test/http/envelope.test.ts).
+// The Deno server (adapters/http/denoServer.ts) is bounded by withBodyLimit instead (test/http/envelope.test.ts).
 describe.skipIf("Deno" in globalThis)("Node server adapter: what the parser refuses, and slow clients", () => {
   const timeouts: Timeouts = { requestMs: 1500, headersMs: 700, keepAliveMs: 300 }
   let slowRuntime: ManagedRuntime.ManagedRuntime<HttpServer.HttpServer, unknown>

@@ -3,9 +3,13 @@
  * JSON access-log line (LOG_FORMAT defaults to json off a terminal), and a start that cannot
  * succeed (a bad setting, a busy port) says why in one line and exits non-zero. (LOG_LEVEL and the
  * formats: test/apps/logging.test.ts.) Each boot costs seconds, so the cases share what they can.
+ * Under Deno, the same shutdown lines and the same one-line refusals (on Postgres when the suite has
+ * one: a boot of seconds).
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type RunningServer, runUntilExit, startServer } from "../support/server.ts"
+import { createServer, type Server } from "node:net"
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
+import { freshDatabase } from "../support/postgres.ts"
+import { freePort, type RunningServer, runUntilExit, startServer } from "../support/server.ts"
 import { tempDirs } from "../support/tempDirs.ts"
 
 const tempDir = tempDirs("ops")
@@ -89,4 +93,56 @@ describe("a start that cannot succeed", () => {
     expect({ code, stderr: stderr.trim() }).toEqual({ code: 1, stderr: line })
     expectNoStack(stdout + stderr)
   }, 90_000)
+})
+
+describe("under Deno", () => {
+  const url = inject("postgresUrl")
+  /** A database for the Deno servers: the suite's Postgres (fast to boot), else an embedded one. */
+  let database: Record<string, string>
+  let drop = async () => {}
+  beforeAll(async () => {
+    if (url === null) {
+      database = { DATA_DIR: tempDir() }
+      return
+    }
+    const db = await freshDatabase(url, "ops_deno")
+    database = { DATA_DIR: tempDir(), DATABASE_URL: db.url }
+    drop = db.drop
+  })
+  afterAll(() => drop())
+
+  it("logs draining and stopped on SIGTERM, in order, and exits 0", async () => {
+    const server = await startServer("deno", database, 90_000)
+    expect((await fetch(`${server.baseUrl}/healthz`)).status).toBe(200)
+    expect(await server.stop()).toBe(0)
+    const messages = jsonLines(server.output()).map((l) => String(l["message"]))
+    const at = (pattern: RegExp) => messages.findIndex((m) => pattern.test(m))
+    const order = [/^Listening on/, /^Stopping$/, /^Draining: 0 request\(s\) in flight$/, /^Stopped \(\d+ ms\)$/].map(at)
+    expect(order, server.output()).toEqual([...order].sort((a, b) => a - b))
+    expect(order.every((i) => i >= 0), server.output()).toBe(true)
+  }, 120_000)
+
+  describe("a start that cannot succeed", () => {
+    let busy: Server
+    let busyPort: number
+    beforeAll(async () => {
+      busyPort = await freePort()
+      busy = createServer()
+      await new Promise<void>((done) => busy.listen(busyPort, "127.0.0.1", done))
+    })
+    afterAll(() => new Promise((done) => busy.close(done)))
+
+    it.each<[Record<string, string>, string]>([
+      [{ PORT: "abc" }, 'Configuration error: PORT: expected an integer value but received "abc"'],
+      [{ SECRETS_KEY: "not-hex" }, "Configuration error: SECRETS_KEY: must be 64 hex digits"],
+      [{ CARRIER: "telnyx", TELNYX_API_KEY: "KEY_x" }, "Configuration error: CARRIER=telnyx needs TELNYX_PUBLIC_KEY, TELNYX_MESSAGING_PROFILE_ID, TELNYX_CONNECTION_ID"],
+      // The port another process listens on.
+      [{ PORT: "busy" }, "Port busy is already in use (HOST 127.0.0.1); set PORT to another port"]
+    ])("%o prints one line naming it and exits 1", async (env, line) => {
+      const port = env["PORT"] === "busy" ? String(busyPort) : (env["PORT"] ?? "0")
+      const { code, stdout, stderr } = await runUntilExit({ ...database, ...env, PORT: port }, 90_000, "deno")
+      expect({ code, stderr: stderr.trim() }).toEqual({ code: 1, stderr: line.replace("busy", port) })
+      expectNoStack(stdout + stderr)
+    }, 120_000)
+  })
 })

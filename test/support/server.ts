@@ -25,6 +25,13 @@ export const alive = (pid: number) => {
   }
 }
 
+const serverCommand = (runtime: "node" | "deno") =>
+  runtime === "node"
+    ? // As `npm start` runs it: Node with tsx's loader, not the tsx CLI, whose signal relay
+      // SIGKILLs a server that does not acknowledge SIGTERM within 30 ms (exit 143 under load).
+      [process.execPath, "--import", "tsx", "apps/server/node.ts"]
+    : [resolve(root, "node_modules/deno/deno"), "run", "--allow-env", "--allow-net", "--allow-read", "--allow-write", "--allow-sys", "apps/server/deno.ts"]
+
 export interface RunningServer {
   readonly baseUrl: string
   /** The test key printed at first boot, if this boot printed one. */
@@ -42,12 +49,7 @@ export const startServer = async (
   timeoutMs = 60_000
 ): Promise<RunningServer> => {
   const port = await freePort()
-  const command =
-    runtime === "node"
-      ? // As `npm start` runs it: Node with tsx's loader, not the tsx CLI, whose signal relay
-        // SIGKILLs a server that does not acknowledge SIGTERM within 30 ms (exit 143 under load).
-        [process.execPath, "--import", "tsx", "apps/server/node.ts"]
-      : [resolve(root, "node_modules/deno/deno"), "run", "--allow-env", "--allow-net", "--allow-read", "--allow-write", "--allow-sys", "apps/server/deno.ts"]
+  const command = serverCommand(runtime)
   const child: ChildProcess = spawn(command[0]!, command.slice(1), {
     cwd: root,
     env: { ...process.env, PORT: String(port), HOST: "127.0.0.1", NO_COLOR: "1", ...env },
@@ -93,10 +95,11 @@ export const startServer = async (
   }
 }
 
-/** Runs the Node server expecting it to exit on its own (a refused start): its exit code and output, stdout and stderr apart. */
-export const runUntilExit = (env: Record<string, string>, timeoutMs = 60_000) =>
+/** Runs the server expecting it to exit on its own (a refused start): its exit code and output, stdout and stderr apart. */
+export const runUntilExit = (env: Record<string, string>, timeoutMs = 60_000, runtime: "node" | "deno" = "node") =>
   new Promise<{ code: number | null; stdout: string; stderr: string }>((done, fail) => {
-    const child = spawn(process.execPath, ["--import", "tsx", "apps/server/node.ts"], {
+    const command = serverCommand(runtime)
+    const child = spawn(command[0]!, command.slice(1), {
       cwd: root,
       env: { ...process.env, HOST: "127.0.0.1", NO_COLOR: "1", ...env },
       stdio: ["ignore", "pipe", "pipe"]

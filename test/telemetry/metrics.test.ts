@@ -2,11 +2,17 @@
  * `GET /metrics` read as a scraper reads it (Prometheus text, parsed), after real requests through
  * the whole app in-process: request counts and durations by route template, method and status, the
  * rate-limit refusals, idempotency replays and webhook delivery outcomes with the queue gauges; the
- * admin token required (401 without, 404 when ADMIN_TOKEN is unset).
+ * admin token required (401 without, 404 when ADMIN_TOKEN is unset); SQL statement time on the
+ * embedded database and on Postgres, through the clients the server builds.
  */
 import { createServer, type Server } from "node:http"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { Redacted } from "effect"
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
+import * as PgliteClient from "../../adapters/pglite/PgliteClient.ts"
+import * as Postgres from "../../adapters/postgres/PgClient.ts"
 import { makeTestApp } from "../support/app.ts"
+import { freshDatabase } from "../support/postgres.ts"
+import { sqlStores } from "../support/sqlStores.ts"
 import { ADMIN_TOKEN } from "../support/app.ts"
 import { bearer } from "../http/helpers.ts"
 import { type Exposition, parseExposition, valueOf } from "./promText.ts"
@@ -133,4 +139,27 @@ describe("GET /metrics", () => {
       await closed.close()
     }
   })
+})
+
+describe.each(["pglite", "postgres"] as const)("SQL statement time on %s", (database) => {
+  const url = inject("postgresUrl")
+  it.skipIf(database === "postgres" && url === null)("is a histogram in GET /metrics, counting the statements of a request", async () => {
+    const db = database === "postgres" ? await freshDatabase(url!, "metrics_sql") : undefined
+    const client = db === undefined ? PgliteClient.layer({}) : Postgres.layer({ url: Redacted.make(db.url) })
+    const app = await makeTestApp({ stores: sqlStores(client) })
+    try {
+      const count = (e: Exposition) => valueOf(e, "db_client_statement_duration_seconds_count") ?? 0
+      const before = await scrape(app)
+      expect((await app.fetch("/v1/api/contacts", { headers: bearer(app.testKey) })).status).toBe(200)
+      const after = await scrape(app)
+      expect(after.types.get("db_client_statement_duration_seconds")).toBe("histogram")
+      // The page's query at least (the key may come from the cache).
+      expect(count(after) - count(before)).toBeGreaterThanOrEqual(1)
+      expect(valueOf(after, "db_client_statement_duration_seconds_sum")).toBeGreaterThan(0)
+      expect(valueOf(after, "db_client_statement_duration_seconds_bucket", { le: "+Inf" })).toBe(count(after))
+    } finally {
+      await app.close()
+      await db?.drop()
+    }
+  }, 60_000)
 })

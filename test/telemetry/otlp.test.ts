@@ -3,7 +3,8 @@
  * OTEL_EXPORTER_OTLP_ENDPOINT pointing at a local HTTP server that records what arrives on
  * /v1/traces and /v1/metrics (OTLP/HTTP JSON). One request that runs SQL must arrive as an HTTP
  * server span with the route, and `sql.execute` spans under it in the same trace; the metrics must
- * arrive with the request counter; the resource carries OTEL_SERVICE_NAME.
+ * arrive with the request counter and the SQL statement histogram (also in `GET /metrics`); the
+ * resource carries OTEL_SERVICE_NAME.
  */
 import { mkdtempSync, rmSync } from "node:fs"
 import { createServer, type Server } from "node:http"
@@ -12,6 +13,7 @@ import { join } from "node:path"
 import { afterAll, beforeAll, expect, inject, it } from "vitest"
 import { freshDatabase } from "../support/postgres.ts"
 import { type RunningServer, startServer } from "../support/server.ts"
+import { parseExposition, valueOf } from "./promText.ts"
 
 interface Received {
   readonly path: string
@@ -42,6 +44,7 @@ let server: RunningServer
 let dataDir: string
 
 const url = inject("postgresUrl")
+const ADMIN_TOKEN = "otlp-test-admin-token-0123456789abcdef"
 
 beforeAll(async () => {
   collector = createServer((req, res) => {
@@ -66,6 +69,7 @@ beforeAll(async () => {
   server = await startServer("node", {
     ...database,
     DATA_DIR: dataDir,
+    ADMIN_TOKEN: ADMIN_TOKEN,
     OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}`,
     OTEL_SERVICE_NAME: "switchboard-otlp-test",
     OTEL_METRIC_EXPORT_INTERVAL: "300",
@@ -129,4 +133,12 @@ it("exports a request's server span with its SQL spans under it, and the metrics
     )
   await waitFor(() => (metricNames().has("http_server_requests_total") ? true : undefined), "the request counter in /v1/metrics")
   expect(metricNames().has("http_server_request_duration_seconds")).toBe(true)
+  await waitFor(() => (metricNames().has("db_client_statement_duration_seconds") ? true : undefined), "the SQL statement histogram in /v1/metrics")
+
+  // The same statements, timed, for a scraper.
+  const scraped = await fetch(`${server.baseUrl}/metrics`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })
+  expect(scraped.status).toBe(200)
+  const exposition = parseExposition(await scraped.text())
+  expect(exposition.types.get("db_client_statement_duration_seconds")).toBe("histogram")
+  expect(valueOf(exposition, "db_client_statement_duration_seconds_count")).toBeGreaterThan(0)
 }, 60_000)

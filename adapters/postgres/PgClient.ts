@@ -1,0 +1,81 @@
+/**
+ * The Postgres `SqlClient` (@effect/sql-pg) with every statement timed into the SQL histogram
+ * (adapters/telemetry/metrics.ts), as the embedded client (adapters/pglite) times its own.
+ *
+ * @effect/sql has no hook around a statement's execution (its `sql.execute` spans exist only while
+ * tracing is on), so the timing sits in the pool's connection class: every statement, inside a
+ * transaction or not, is one `Client.query` call. The pool is built as PgClient.make builds its own
+ * (checked with `SELECT 1` within 5 s, ended when the scope closes) and handed to `layerFromPool`.
+ */
+import type { SqlClient } from "@effect/sql"
+import { SqlError } from "@effect/sql/SqlError"
+import * as PgClient from "@effect/sql-pg/PgClient"
+import { type Clock, Duration, Effect, Layer, Redacted, type Scope } from "effect"
+import * as Pg from "pg"
+import { recordStatement } from "../telemetry/metrics.ts"
+
+export interface PostgresConfig {
+  readonly url: Redacted.Redacted
+  readonly maxConnections?: number | undefined
+}
+
+const CONNECT_TIMEOUT = Duration.seconds(5)
+
+/** pg's Client, its `query` timed from the call to its answer (callback or promise). */
+const timedClient = (clock: Clock.Clock): typeof Pg.Client =>
+  class TimedClient extends Pg.Client {
+    // pg's overloads end in an optional callback; without one it answers a promise. A submittable
+    // (pg-cursor, for streams) answers in pieces and is not timed.
+    override query(...args: Array<any>): any {
+      const started = clock.unsafeCurrentTimeNanos()
+      const done = () => recordStatement(clock, started)
+      const callback = args[args.length - 1]
+      if (typeof callback === "function") {
+        args[args.length - 1] = (error: unknown, result: unknown) => {
+          done()
+          callback(error, result)
+        }
+        return (super.query as (...a: Array<any>) => any)(...args)
+      }
+      const answer = (super.query as (...a: Array<any>) => any)(...args)
+      if (typeof args[0]?.submit === "function" || typeof answer?.then !== "function") return answer
+      return answer.then(
+        (result: unknown) => (done(), result),
+        (error: unknown) => {
+          done()
+          throw error
+        }
+      )
+    }
+  }
+
+const pool = (config: PostgresConfig, clock: Clock.Clock): Effect.Effect<Pg.Pool, SqlError, Scope.Scope> =>
+  Effect.acquireRelease(
+    Effect.sync(() => {
+      const pool = new Pg.Pool({
+        connectionString: Redacted.value(config.url),
+        max: config.maxConnections,
+        application_name: "@effect/sql-pg",
+        Client: timedClient(clock)
+      })
+      // An idle connection's error (a restarted server) is the pool's to handle: it drops that connection.
+      pool.on("error", () => {})
+      return pool
+    }),
+    (pool) => Effect.promise(() => pool.end()).pipe(Effect.interruptible, Effect.timeoutOption(1000))
+  ).pipe(
+    Effect.tap((pool) =>
+      Effect.tryPromise({
+        try: () => pool.query("SELECT 1"),
+        catch: (cause) => new SqlError({ cause, message: "PgClient: Failed to connect" })
+      }).pipe(
+        Effect.timeoutFail({
+          duration: CONNECT_TIMEOUT,
+          onTimeout: () => new SqlError({ cause: new Error("Connection timed out"), message: "PgClient: Connection timed out" })
+        })
+      )
+    )
+  )
+
+export const layer = (config: PostgresConfig): Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, SqlError> =>
+  Layer.unwrapEffect(Effect.map(Effect.clock, (clock) => PgClient.layerFromPool({ acquire: pool(config, clock) })))

@@ -1,0 +1,59 @@
+/**
+ * The server process, the same under Node and Deno: read the configuration, build the app behind the
+ * runtime's HTTP server, log each boot step with its time, run until a signal, then drain and log the
+ * shutdown (lifecycle.ts); a start that cannot succeed prints one line (startup.ts) and exits 1.
+ * NodeRuntime.runMain runs it on both: Deno provides Node's `process` signals and exit.
+ */
+import { mkdirSync } from "node:fs"
+import { HttpApiBuilder, type HttpRouter, type HttpServer, type HttpServerError } from "@effect/platform"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import { Effect, Layer, Option } from "effect"
+import type { Timeouts } from "../../adapters/http/platform.ts"
+import * as Otlp from "../../adapters/telemetry/otlp.ts"
+import { ServerConfig } from "./config.ts"
+import * as Lifecycle from "./lifecycle.ts"
+import * as Logging from "./logging.ts"
+import { AppLive } from "./main.ts"
+import { reportFailure } from "./startup.ts"
+
+/** The runtime's HTTP server with the platform services it brings (adapters/http nodeServer.ts, denoServer.ts). */
+export type ServerLayer = (options: { readonly port: number; readonly host: string; readonly timeouts: Timeouts }) => Layer.Layer<
+  HttpServer.HttpServer | HttpRouter.HttpRouter.DefaultServices,
+  HttpServerError.ServeError
+>
+
+export const run = (server: ServerLayer): void => {
+  const ServerLive = Layer.unwrapEffect(
+    Effect.gen(function* () {
+      const config = yield* ServerConfig
+      yield* Effect.logInfo(`Configuration read (pid ${process.pid}, modules loaded in ${Math.round(process.uptime() * 1000)} ms)`)
+      mkdirSync(config.dataDir, { recursive: true })
+      return HttpApiBuilder.serve().pipe(
+        Lifecycle.withLogListening,
+        // Order matters for shutdown: layers release in reverse, so the server closes (and waits for
+        // in-flight requests) before the app's database pool is released.
+        Layer.provide(server({ port: config.port, host: config.host, timeouts: config.timeouts })),
+        Layer.provide(AppLive(config))
+      )
+    })
+  )
+
+  // Tracing is on only with an OTLP endpoint: without an exporter, spans would only cost time on every request.
+  const TelemetryLive = Layer.unwrapEffect(Effect.map(ServerConfig, (config) => Otlp.layer(config.otel)))
+  // A failed start prints one line (startup.ts) instead of the runtime's report of the cause.
+  const listen = () => ({ port: Number(process.env["PORT"] ?? 8080), host: process.env["HOST"] ?? "0.0.0.0" })
+  // The logger wraps everything, boot and shutdown lines included; runMain adds none of its own.
+  const LoggingLive = Layer.unwrapEffect(
+    Effect.map(ServerConfig, (config) => Logging.layer(Logging.formatFor(Option.getOrUndefined(config.logFormat), process.stdout.isTTY === true), config.logLevel))
+  )
+  Lifecycle.handleSignals()
+  ServerLive.pipe(
+    Layer.provide(TelemetryLive),
+    Lifecycle.launch,
+    // Another process holds the embedded database: its one line, no stack.
+    Effect.catchTag("DataDirLocked", (e) => Effect.sync(() => process.exit((console.error(e.message), 1)))),
+    Effect.provide(LoggingLive),
+    reportFailure(listen),
+    (main) => NodeRuntime.runMain(main, { disableErrorReporting: true, disablePrettyLogger: true })
+  )
+}
