@@ -19,7 +19,7 @@ import { join } from "node:path"
 import { searchDigits, searchText } from "../../core/contacts/rules.ts"
 import { seedContacts, type SeedResult } from "./seed.ts"
 import { benchDir, call, cleanupStack, firstBoot, fmt, freePort, intEnv, load, log, percentile, type RoundFigures, type Route, startChild, type Target, WARMUP_SECONDS } from "./harness.ts"
-import { listStatement } from "./sql.ts"
+import { listStatement, SEARCH_TERMS } from "./sql.ts"
 
 const CONTACTS = intEnv("BENCH_CONTACTS", 1_000_000)
 const SECONDS = intEnv("BENCH_SECONDS", 10)
@@ -29,21 +29,6 @@ const CONNECTIONS = intEnv("BENCH_CONNECTIONS", 50)
 const PROBE = intEnv("BENCH_PROBE", 500)
 const BATCH = intEnv("BENCH_BATCH", 100_000)
 const LIMIT = 50
-
-/** What people type into a contacts search box: name fragments, full names, companies, emails, phones. */
-const SEARCH_TERMS = [
-  // name fragments and names
-  "mar", "john", "smit", "garc", "jenn", "rodr", "nguyen", "patel", "kowal", "o'brien",
-  "müller", "chlo", "tanaka", "sven", "okafor", "haddad", "siobhan", "dmitri", "leila", "van der",
-  // full names
-  "maria garcia", "james smith", "wei chen", "priya patel", "john lee",
-  // company words
-  "acme", "dental", "logistics", "plumbing", "northwind", "law group", "coffee", "redwood realty", "café", "tidewater",
-  // email fragments
-  "gmail", "@outlook", "proton.me", "james.smith", "msmith", "garcia_", "hotmail.com", "fastmail",
-  // phone fragments (4-7 digits, as typed)
-  "4155", "21255", "(617) 4", "415-55", "3105550", "+44 20 7", "8675309", "9175"
-]
 
 // ---------------------------------------------------------------------------------------------
 
