@@ -1,6 +1,6 @@
 /**
  * `npm run bench`: read-path benchmark of the service against a bare node:http + pg baseline.
- * Prints figures (and writes apps/bench/results/latest.json); it never asserts.
+ * Prints figures (and writes apps/bench/results/latest.json and figures-reads.json); it never asserts.
  *
  * 1. Postgres: BENCH_DATABASE_URL (a fresh database is created on that server and dropped at the
  *    end) or a throwaway cluster from test/support/postgres.ts.
@@ -20,6 +20,7 @@ import { searchDigits, searchText } from "../../core/contacts/rules.ts"
 import { seedContacts, type SeedResult } from "./seed.ts"
 import { benchDir, call, cleanupStack, firstBoot, fmt, freePort, intEnv, load, log, percentile, type RoundFigures, type Route, startChild, type Target, WARMUP_SECONDS } from "./harness.ts"
 import { listStatement, SEARCH_TERMS } from "./sql.ts"
+import { type Figure, writeFigures } from "./figures.ts"
 
 const CONTACTS = intEnv("BENCH_CONTACTS", 1_000_000)
 const SECONDS = intEnv("BENCH_SECONDS", 10)
@@ -245,6 +246,38 @@ const main = async () => {
     mkdirSync(outDir, { recursive: true })
     writeFileSync(join(outDir, "latest.json"), JSON.stringify(results, null, 2) + "\n")
     log(`wrote ${join("apps", "bench", "results", "latest.json")}`)
+    const label = counted >= 1_000_000 ? `${fmt(counted / 1_000_000, 1)}M` : `${fmt(counted / 1000)}k`
+    const bare = { label: "bare node:http + pg, same SQL" }
+    const loadFigure = (route: string, target?: { readonly text: string; readonly ratio: number }): Figure => {
+      const s = rows.find((r) => r.route === route && r.server === "service")!
+      const b = rows.find((r) => r.route === route && r.server === "baseline")!
+      return {
+        figure: `${route}, ${label} contacts (Postgres)`,
+        value: s.reqPerSec,
+        unit: "req/s",
+        baseline: { ...bare, value: b.reqPerSec },
+        ratio: ratio(route),
+        ...(target ? { target: target.text, met: ratio(route) >= target.ratio } : {})
+      }
+    }
+    writeFigures({
+      benchmark: "reads",
+      startedAt: startedAt.toISOString(),
+      host: `${availableParallelism()} CPUs, load ${loadBefore.toFixed(1)}/${loadAfter.toFixed(1)}`,
+      figures: [
+        loadFigure(routes[0]!.name, { text: ">= 0.7 of the bare server", ratio: 0.7 }),
+        loadFigure(routes[1]!.name),
+        {
+          figure: `contact search p95, sequential probe, ${label} contacts (Postgres; p50 ${fmt(probes.service.p50, 1)}, p99 ${fmt(probes.service.p99, 1)})`,
+          value: probes.service.p95,
+          unit: "ms",
+          baseline: { ...bare, value: probes.baseline.p95 },
+          ratio: probes.baseline.p95 / probes.service.p95,
+          target: "p95 < 20 ms",
+          met: probes.service.p95 < 20
+        }
+      ]
+    })
   } finally {
     await cleanups.run()
   }
