@@ -11,7 +11,8 @@
  *    then the database directory is copied for the floor.
  * 3. Both servers, each a process of its own, are loaded with autocannon in alternating rounds:
  *    GET /v1/api/contacts/{id}, GET /v1/api/contacts?q=&limit=50 and POST /v1/api/messages (test
- *    key), with each process's CPU per request; then sequential single-client requests.
+ *    key), with each process's CPU per request; then sequential single-client requests, with the
+ *    SQL statements per request and their time from the service's GET /metrics.
  *
  * Env: BENCH_CONTACTS (100000), BENCH_SECONDS (10), BENCH_WARMUP (10), BENCH_ROUNDS (2),
  * BENCH_CONNECTIONS (50), BENCH_PROBE (300), BENCH_DEFAULT_FLAGS (unset; 1 adds the service run
@@ -176,19 +177,33 @@ const main = async () => {
       loads.push(loadavg()[0]!)
     }
 
-    // 5. Sequential single-client requests (no queueing): the cost of one request
-    const sequential = new Map<string, { p50: number; p95: number }>()
+    // 5. Sequential single-client requests (no queueing): the cost of one request, and for the
+    // service, from its own GET /metrics, the SQL statements each request ran and their time
+    const sqlTotals = async (port: number) => {
+      const text = (await call(port, "GET", "/metrics", { authorization: `Bearer ${adminToken}` })).body
+      const sum = (name: string) =>
+        text.split("\n").filter((l) => l.startsWith(`${name}{`) || l.startsWith(`${name} `)).reduce((a, l) => a + Number(l.slice(l.lastIndexOf(" ") + 1)), 0)
+      return { count: sum("db_client_statement_duration_seconds_count"), seconds: sum("db_client_statement_duration_seconds_sum") }
+    }
+    const sequential = new Map<string, { p50: number; p95: number; mean: number; statements: number; sqlMs: number }>()
     for (const route of routes) {
       for (const s of servers) {
         const ms: Array<number> = []
+        const sql0 = s.name === "floor" ? undefined : await sqlTotals(s.target.port)
         for (let i = 0; i < PROBE; i++) {
           const next = route.next(s.target)
           const t = performance.now()
           await call(s.target.port, route.method, next.path, s.target.headers, next.body)
           ms.push(performance.now() - t)
         }
+        const sql1 = sql0 === undefined ? undefined : await sqlTotals(s.target.port)
+        const mean = ms.reduce((a, b) => a + b, 0) / ms.length
         ms.sort((a, b) => a - b)
-        sequential.set(`${route.name}|${s.name}`, { p50: percentile(ms, 0.5), p95: percentile(ms, 0.95) })
+        sequential.set(`${route.name}|${s.name}`, {
+          p50: percentile(ms, 0.5), p95: percentile(ms, 0.95), mean,
+          statements: sql0 && sql1 ? (sql1.count - sql0.count) / PROBE : NaN,
+          sqlMs: sql0 && sql1 ? ((sql1.seconds - sql0.seconds) * 1000) / PROBE : NaN
+        })
       }
     }
     loads.push(loadavg()[0]!)
@@ -223,15 +238,16 @@ const main = async () => {
     log(line)
     log(
       `${"route".padEnd(36)}${"server".padEnd(22)}${"req/s".padStart(8)}${"rounds".padStart(16)}${"p50 ms".padStart(8)}${"p99 ms".padStart(8)}${"errors".padStart(8)}` +
-        `${"CPU ms/req".padStart(11)}${"cores".padStart(7)}${"seq p50/p95 ms".padStart(16)}${"svc/floor".padStart(10)}`
+        `${"CPU ms/req".padStart(11)}${"cores".padStart(7)}${"seq p50/p95 ms".padStart(16)}${"SQL/req".padStart(8)}${"SQL ms".padStart(8)}${"svc/floor".padStart(10)}`
     )
     for (const r of rows) {
       log(
         `${(r.server === "service" ? r.route : "").padEnd(36)}${r.server.padEnd(22)}${fmt(r.reqPerSec).padStart(8)}${r.rounds.map((x) => fmt(x)).join(" / ").padStart(16)}` +
           `${fmt(r.p50, 1).padStart(8)}${fmt(r.p99, 1).padStart(8)}${String(r.non2xx + r.errors).padStart(8)}${fmt(r.cpuMsPerRequest, 2).padStart(11)}${fmt(r.busyCores, 2).padStart(7)}` +
-          `${`${fmt(r.sequential.p50, 1)} / ${fmt(r.sequential.p95, 1)}`.padStart(16)}${(r.server === "floor" ? "" : ratio(r.route, r.server).toFixed(2)).padStart(10)}`
+          `${`${fmt(r.sequential.p50, 1)} / ${fmt(r.sequential.p95, 1)}`.padStart(16)}${fmt(r.sequential.statements, 1).padStart(8)}${fmt(r.sequential.sqlMs, 1).padStart(8)}${(r.server === "floor" ? "" : ratio(r.route, r.server).toFixed(2)).padStart(10)}`
       )
     }
+    log("SQL/req, SQL ms: statements per sequential request and their time inside the SQL client (the service's db_client_statement_duration_seconds)")
     log(line)
 
     const results = {

@@ -105,10 +105,11 @@ export const startChild = async (
       resolve()
     })
   )
-  const deadline = Date.now() + 60_000
+  // a first embedded boot (PGlite initdb) on a loaded machine takes over a minute
+  const deadline = Date.now() + 180_000
   for (;;) {
     if (exited !== null) throw new Error(`${name} exited (${exited}) before listening:\n${out}`)
-    if (Date.now() > deadline) throw new Error(`${name} did not listen within 60 s:\n${out}`)
+    if (Date.now() > deadline) throw new Error(`${name} did not listen within 180 s:\n${out}`)
     const up = await new Promise<boolean>((resolve) => {
       const req = request({ host: "127.0.0.1", port, path: "/", method: "GET", timeout: 1000 }, (res) => {
         res.resume()
