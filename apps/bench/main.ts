@@ -246,7 +246,7 @@ const main = async () => {
     mkdirSync(outDir, { recursive: true })
     writeFileSync(join(outDir, "latest.json"), JSON.stringify(results, null, 2) + "\n")
     log(`wrote ${join("apps", "bench", "results", "latest.json")}`)
-    const label = counted >= 1_000_000 ? `${fmt(counted / 1_000_000, 1)}M` : `${fmt(counted / 1000)}k`
+    const label = counted >= 1_000_000 ? `${Number((counted / 1_000_000).toFixed(1))}M` : `${Math.round(counted / 1000)}k`
     const bare = { label: "bare node:http + pg, same SQL" }
     const loadFigure = (route: string, target?: { readonly text: string; readonly ratio: number }): Figure => {
       const s = rows.find((r) => r.route === route && r.server === "service")!
