@@ -27,7 +27,7 @@ import { PGlite } from "@electric-sql/pglite"
 import { pgliteOptions } from "../../adapters/pglite/PgliteClient.ts"
 import { type Figure, writeFigures } from "./figures.ts"
 import {
-  benchDir, call, cleanupStack, fmt, freePort, groupCpuSeconds, intEnv, load, log, percentile, root, type RoundFigures, type Route, sleep, startChild, type Target, WARMUP_SECONDS
+  benchDir, call, cleanupStack, fmt, freePort, groupCpuSeconds, intEnv, load, log, percentile, root, type RoundFigures, type Route, runMain, sleep, startChild, type Target, WARMUP_SECONDS
 } from "./harness.ts"
 import { participant, textGen } from "./messagesSeed.ts"
 import { seedContacts } from "./seed.ts"
@@ -283,10 +283,4 @@ const main = async () => {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (error) => {
-    console.error(error)
-    process.exit(1)
-  }
-)
+runMain(main)

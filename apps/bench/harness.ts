@@ -276,6 +276,16 @@ export const childrenCpuSeconds = (ppid: number) => {
   }
 }
 
+/** Runs a benchmark's `main` and exits: 0 when it resolves, 1 (with the error printed) when it fails. */
+export const runMain = (main: () => Promise<void>) =>
+  main().then(
+    () => process.exit(0),
+    (error) => {
+      console.error(error)
+      process.exit(1)
+    }
+  )
+
 /** Steps run last-first when the benchmark ends, fails or is interrupted (Ctrl-C). */
 export const cleanupStack = () => {
   const steps: Array<() => Promise<void>> = []

@@ -18,7 +18,7 @@ import { availableParallelism, cpus, loadavg } from "node:os"
 import { join } from "node:path"
 import { searchDigits, searchText } from "../../core/contacts/rules.ts"
 import { seedContacts, type SeedResult } from "./seed.ts"
-import { benchDir, call, cleanupStack, firstBoot, fmt, freePort, intEnv, load, log, percentile, type RoundFigures, type Route, startChild, type Target, WARMUP_SECONDS } from "./harness.ts"
+import { benchDir, call, cleanupStack, firstBoot, fmt, freePort, intEnv, load, log, percentile, type RoundFigures, type Route, runMain, startChild, type Target, WARMUP_SECONDS } from "./harness.ts"
 import { listStatement, SEARCH_TERMS } from "./sql.ts"
 import { type Figure, writeFigures } from "./figures.ts"
 
@@ -283,10 +283,4 @@ const main = async () => {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (error) => {
-    console.error(error)
-    process.exit(1)
-  }
-)
+runMain(main)

@@ -19,7 +19,7 @@ import { availableParallelism, cpus, loadavg } from "node:os"
 import { join } from "node:path"
 import type pg from "pg"
 import { type Figure, writeFigures } from "./figures.ts"
-import { benchDir, call, cleanupStack, firstBoot, fmt, freePort, intEnv, log, percentile, startChild, type Target } from "./harness.ts"
+import { benchDir, call, cleanupStack, firstBoot, fmt, freePort, intEnv, log, percentile, runMain, startChild, type Target } from "./harness.ts"
 import { messageSearchTerms, searchStatement } from "./messagesSql.ts"
 import { seedMessages, vocabulary } from "./messagesSeed.ts"
 import { seedContacts } from "./seed.ts"
@@ -211,10 +211,4 @@ const main = async () => {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (error) => {
-    console.error(error)
-    process.exit(1)
-  }
-)
+runMain(main)
