@@ -37,7 +37,7 @@ import type { Connection } from "@effect/sql/SqlConnection"
 import { SqlError } from "@effect/sql/SqlError"
 import * as Statement from "@effect/sql/Statement"
 import * as PgClient from "@effect/sql-pg/PgClient"
-import { PGlite, type Results } from "@electric-sql/pglite"
+import { PGlite, type PGliteOptions, type Results } from "@electric-sql/pglite"
 import { pg_trgm } from "@electric-sql/pglite/contrib/pg_trgm"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -125,6 +125,14 @@ export const pgCompatibleParsers: Record<number, (value: string, typeId?: number
   [OID.TIMESTAMPTZ]: parsePgDate
 }
 
+/** How the service opens PGlite (also used by the embedded benchmark's floor, to open it the same way). */
+export const pgliteOptions = (dataDir: string | undefined): PGliteOptions => ({
+  ...(dataDir !== undefined ? { dataDir } : {}),
+  extensions: { pg_trgm },
+  startParams: [...PGlite.defaultStartParams, ...MEMORY_SETTINGS],
+  parsers: pgCompatibleParsers
+})
+
 const rowsOf = (results: ReadonlyArray<Results<unknown>>): ReadonlyArray<any> =>
   // like pg: a multi-statement query yields one row array per statement
   results.length === 1 ? results[0]!.rows : results.map((r) => r.rows)
@@ -150,13 +158,7 @@ export const make = (
     // when syncToFs runs, which does nothing here, so it is left at its default.
     const db = yield* Effect.acquireRelease(
       Effect.tryPromise({
-        try: () =>
-          PGlite.create({
-            ...(options.dataDir !== undefined ? { dataDir: options.dataDir } : {}),
-            extensions: { pg_trgm },
-            startParams: [...PGlite.defaultStartParams, ...MEMORY_SETTINGS],
-            parsers: pgCompatibleParsers
-          }),
+        try: () => PGlite.create(pgliteOptions(options.dataDir)),
         catch: (cause) => new SqlError({ cause, message: "PgliteClient: failed to start PGlite" })
       }),
       (db) => Effect.promise(() => db.close().catch(() => undefined))

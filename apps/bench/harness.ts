@@ -77,9 +77,14 @@ process.on("exit", () => {
  */
 const NODE_FLAGS = ["--max-semi-space-size=128"]
 
-/** Starts `script` under tsx in its own process group and waits until it answers HTTP; `cwd` is another checkout, for A/B runs. */
-export const startChild = async (name: string, script: string, env: Record<string, string>, port: number, cwd = root): Promise<Child> => {
-  const child = spawn(tsx, [...NODE_FLAGS, script], {
+/**
+ * Starts `script` under tsx in its own process group and waits until it answers HTTP; `cwd` is another
+ * checkout, for A/B runs; `flags` are node's (the embedded benchmark runs `npm start`'s).
+ */
+export const startChild = async (
+  name: string, script: string, env: Record<string, string>, port: number, cwd = root, flags: ReadonlyArray<string> = NODE_FLAGS
+): Promise<Child> => {
+  const child = spawn(tsx, [...flags, script], {
     cwd,
     env: { ...process.env, ...env, PORT: String(port), HOST: "127.0.0.1" },
     stdio: ["ignore", "pipe", "pipe"],
@@ -100,10 +105,11 @@ export const startChild = async (name: string, script: string, env: Record<strin
       resolve()
     })
   )
-  const deadline = Date.now() + 60_000
+  // a first embedded boot (PGlite initdb) on a loaded machine takes over a minute
+  const deadline = Date.now() + 180_000
   for (;;) {
     if (exited !== null) throw new Error(`${name} exited (${exited}) before listening:\n${out}`)
-    if (Date.now() > deadline) throw new Error(`${name} did not listen within 60 s:\n${out}`)
+    if (Date.now() > deadline) throw new Error(`${name} did not listen within 180 s:\n${out}`)
     const up = await new Promise<boolean>((resolve) => {
       const req = request({ host: "127.0.0.1", port, path: "/", method: "GET", timeout: 1000 }, (res) => {
         res.resume()
@@ -269,6 +275,16 @@ export const childrenCpuSeconds = (ppid: number) => {
     return NaN
   }
 }
+
+/** Runs a benchmark's `main` and exits: 0 when it resolves, 1 (with the error printed) when it fails. */
+export const runMain = (main: () => Promise<void>) =>
+  main().then(
+    () => process.exit(0),
+    (error) => {
+      console.error(error)
+      process.exit(1)
+    }
+  )
 
 /** Steps run last-first when the benchmark ends, fails or is interrupted (Ctrl-C). */
 export const cleanupStack = () => {

@@ -1,6 +1,6 @@
 /**
  * `npm run bench`: read-path benchmark of the service against a bare node:http + pg baseline.
- * Prints figures (and writes apps/bench/results/latest.json); it never asserts.
+ * Prints figures (and writes apps/bench/results/latest.json and figures-reads.json); it never asserts.
  *
  * 1. Postgres: BENCH_DATABASE_URL (a fresh database is created on that server and dropped at the
  *    end) or a throwaway cluster from test/support/postgres.ts.
@@ -18,8 +18,9 @@ import { availableParallelism, cpus, loadavg } from "node:os"
 import { join } from "node:path"
 import { searchDigits, searchText } from "../../core/contacts/rules.ts"
 import { seedContacts, type SeedResult } from "./seed.ts"
-import { benchDir, call, cleanupStack, firstBoot, fmt, freePort, intEnv, load, log, percentile, type RoundFigures, type Route, startChild, type Target, WARMUP_SECONDS } from "./harness.ts"
-import { listStatement } from "./sql.ts"
+import { benchDir, call, cleanupStack, firstBoot, fmt, freePort, intEnv, load, log, percentile, type RoundFigures, type Route, runMain, startChild, type Target, WARMUP_SECONDS } from "./harness.ts"
+import { listStatement, SEARCH_TERMS } from "./sql.ts"
+import { type Figure, writeFigures } from "./figures.ts"
 
 const CONTACTS = intEnv("BENCH_CONTACTS", 1_000_000)
 const SECONDS = intEnv("BENCH_SECONDS", 10)
@@ -29,21 +30,6 @@ const CONNECTIONS = intEnv("BENCH_CONNECTIONS", 50)
 const PROBE = intEnv("BENCH_PROBE", 500)
 const BATCH = intEnv("BENCH_BATCH", 100_000)
 const LIMIT = 50
-
-/** What people type into a contacts search box: name fragments, full names, companies, emails, phones. */
-const SEARCH_TERMS = [
-  // name fragments and names
-  "mar", "john", "smit", "garc", "jenn", "rodr", "nguyen", "patel", "kowal", "o'brien",
-  "müller", "chlo", "tanaka", "sven", "okafor", "haddad", "siobhan", "dmitri", "leila", "van der",
-  // full names
-  "maria garcia", "james smith", "wei chen", "priya patel", "john lee",
-  // company words
-  "acme", "dental", "logistics", "plumbing", "northwind", "law group", "coffee", "redwood realty", "café", "tidewater",
-  // email fragments
-  "gmail", "@outlook", "proton.me", "james.smith", "msmith", "garcia_", "hotmail.com", "fastmail",
-  // phone fragments (4-7 digits, as typed)
-  "4155", "21255", "(617) 4", "415-55", "3105550", "+44 20 7", "8675309", "9175"
-]
 
 // ---------------------------------------------------------------------------------------------
 
@@ -260,15 +246,41 @@ const main = async () => {
     mkdirSync(outDir, { recursive: true })
     writeFileSync(join(outDir, "latest.json"), JSON.stringify(results, null, 2) + "\n")
     log(`wrote ${join("apps", "bench", "results", "latest.json")}`)
+    const label = counted >= 1_000_000 ? `${Number((counted / 1_000_000).toFixed(1))}M` : `${Math.round(counted / 1000)}k`
+    const bare = { label: "bare node:http + pg, same SQL" }
+    const loadFigure = (route: string, target?: { readonly text: string; readonly ratio: number }): Figure => {
+      const s = rows.find((r) => r.route === route && r.server === "service")!
+      const b = rows.find((r) => r.route === route && r.server === "baseline")!
+      return {
+        figure: `${route}, ${label} contacts (Postgres)`,
+        value: s.reqPerSec,
+        unit: "req/s",
+        baseline: { ...bare, value: b.reqPerSec },
+        ratio: ratio(route),
+        ...(target ? { target: target.text, met: ratio(route) >= target.ratio } : {})
+      }
+    }
+    writeFigures({
+      benchmark: "reads",
+      startedAt: startedAt.toISOString(),
+      host: `${availableParallelism()} CPUs, load ${loadBefore.toFixed(1)}/${loadAfter.toFixed(1)}`,
+      figures: [
+        loadFigure(routes[0]!.name, { text: ">= 0.7 of the bare server", ratio: 0.7 }),
+        loadFigure(routes[1]!.name),
+        {
+          figure: `contact search p95, sequential probe, ${label} contacts (Postgres; p50 ${fmt(probes.service.p50, 1)}, p99 ${fmt(probes.service.p99, 1)})`,
+          value: probes.service.p95,
+          unit: "ms",
+          baseline: { ...bare, value: probes.baseline.p95 },
+          ratio: probes.baseline.p95 / probes.service.p95,
+          target: "p95 < 20 ms",
+          met: probes.service.p95 < 20
+        }
+      ]
+    })
   } finally {
     await cleanups.run()
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (error) => {
-    console.error(error)
-    process.exit(1)
-  }
-)
+runMain(main)

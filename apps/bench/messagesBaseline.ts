@@ -3,19 +3,18 @@
  * schema decoding or contact lookup. The workspace and its sending number are fixed.
  *
  * - POST /v1/api/messages `{to, body}`: one transaction doing the writes a test-key send does
- *   (upsert the thread by (workspace, number, participant), insert the activity with its tsvector,
- *   update the thread's last_activity_at/preview/unread, insert an outbox_events row); answers 201
- *   with the service's JSON shape.
+ *   (floor.ts `sendMessage`), answering 201 with the service's JSON shape.
  * - GET /v1/api/conversations?limit=&status=&cursor=: the same SQL as adapters/sql/conversations.ts
  *   listThreads (messagesSql.ts) and the same JSON (core toSummary); cursors are its own HMAC'd
  *   keyset positions (like core/pagination.ts), verified on the way back in.
  *
  * Env: DATABASE_URL, WORKSPACE_ID, INBOX_ID, NUMBER_E164, PORT (8091), HOST (127.0.0.1).
  */
-import { createHmac, randomBytes, randomUUID, timingSafeEqual } from "node:crypto"
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
+import { createHmac, randomBytes, timingSafeEqual } from "node:crypto"
+import { createServer, type ServerResponse } from "node:http"
 import pg from "pg"
-import { contactNameOf, previewOf, searchableText, toSummary, type ThreadView } from "../../core/conversations/model.ts"
+import { contactNameOf, toSummary, type ThreadView } from "../../core/conversations/model.ts"
+import { error, iso, send, sendMessage } from "./floor.ts"
 import { listThreadsStatement } from "./messagesSql.ts"
 
 const url = process.env["DATABASE_URL"]
@@ -29,16 +28,7 @@ const host = process.env["HOST"] ?? "127.0.0.1"
 // Same pool size as the service (apps/server/main.ts).
 const pool = new pg.Pool({ connectionString: url, max: 20 })
 
-const iso = (v: unknown) => (v instanceof Date ? v : new Date(String(v))).toISOString()
 type Row = Record<string, any>
-
-const send = (res: ServerResponse, status: number, body: unknown) => {
-  const text = JSON.stringify(body)
-  res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text) })
-  res.end(text)
-}
-const error = (res: ServerResponse, status: number, code: string, message: string) =>
-  send(res, status, { error: { code, message, requestId: "baseline" } })
 
 const secret = randomBytes(32)
 const mac = (body: string) => createHmac("sha256", secret).update(body).digest().subarray(0, 16)
@@ -55,70 +45,20 @@ const decodeCursor = (scope: string, cursor: string): ReadonlyArray<string> | nu
   return parsed.s === scope && parsed.p.length === 2 ? parsed.p : null
 }
 
-const readBody = (req: IncomingMessage) =>
-  new Promise<string>((resolve, reject) => {
-    const chunks: Array<Buffer> = []
-    req.on("data", (c: Buffer) => chunks.push(c))
-    req.on("end", () => resolve(Buffer.concat(chunks).toString()))
-    req.on("error", reject)
-  })
-
-const E164 = /^\+[1-9]\d{6,14}$/
-
-const sendMessage = async (req: IncomingMessage, res: ServerResponse) => {
-  let input: { to?: unknown; body?: unknown }
-  try {
-    input = JSON.parse(await readBody(req))
-  } catch {
-    return error(res, 400, "invalid_argument", "body is not JSON")
-  }
-  const { to, body } = input
-  if (typeof body !== "string" || body.length < 1 || body.length > 1600) return error(res, 400, "invalid_argument", "body: 1 to 1600 characters")
-  if (typeof to !== "string" || !E164.test(to)) return error(res, 400, "invalid_argument", "to: not an E.164 number")
-  const now = new Date().toISOString()
-  const activityId = randomUUID()
+const sendRoute = sendMessage({ workspaceId, inboxId, numberE164 }, async (body) => {
   const client = await pool.connect()
   try {
     await client.query("BEGIN")
-    const thread = await client.query<{ id: string; inbox_id: string }>(
-      `INSERT INTO threads (workspace_id, id, inbox_id, number_e164, participant, contact_id, status, assignee_uid, last_activity_at, preview, unread, created_at)
-       VALUES ($1, $2, $3, $4, $5, NULL, 'open', NULL, $6::timestamptz, NULL, 0, $6::timestamptz)
-       ON CONFLICT (workspace_id, number_e164, participant) DO UPDATE SET participant = EXCLUDED.participant
-       RETURNING id, inbox_id`,
-      [workspaceId, randomUUID(), inboxId, numberE164, to, now]
-    )
-    const conversationId = thread.rows[0]!.id
-    await client.query(
-      `INSERT INTO activities (workspace_id, id, conversation_id, type, direction, author_uid, body, media, delivery_status,
-         carrier_message_id, call, ai_tags, call_transcript, created_at, search)
-       VALUES ($1, $2, $3, 'message', 'outbound', NULL, $4, '[]'::jsonb, 'simulated', NULL, NULL, '[]'::jsonb, NULL, $5::timestamptz,
-         to_tsvector('simple', $6))`,
-      [workspaceId, activityId, conversationId, body, now, searchableText({ body, callTranscript: null })]
-    )
-    await client.query(
-      "UPDATE threads SET last_activity_at = $3::timestamptz, preview = $4, unread = 0 WHERE workspace_id = $1 AND id = $2",
-      [workspaceId, conversationId, now, previewOf(body, 0)]
-    )
-    await client.query(
-      "INSERT INTO outbox_events (id, workspace_id, type, data, created_at) VALUES ($1, $2, 'message.delivered', $3::jsonb, $4::timestamptz)",
-      [randomUUID(), workspaceId, JSON.stringify({ conversationId, inboxId: thread.rows[0]!.inbox_id, activityId }), now]
-    )
+    const result = await body(async (statement) => (await client.query(statement.text, [...statement.values])).rows)
     await client.query("COMMIT")
-    send(res, 201, {
-      message: {
-        id: activityId, type: "message", direction: "outbound", authorUid: null, body, media: [], deliveryStatus: "simulated",
-        call: null, aiTags: [], callTranscript: null, createdAt: now
-      },
-      conversationId,
-      simulated: true
-    })
+    return result
   } catch (e) {
     await client.query("ROLLBACK").catch(() => undefined)
     throw e
   } finally {
     client.release()
   }
-}
+})
 
 const view = (r: Row): ThreadView => {
   const contact = r.c_exists ? { firstName: r.c_first ?? null, lastName: r.c_last ?? null, company: r.c_company ?? null } : null
@@ -155,7 +95,7 @@ const listConversations = async (u: URL, res: ServerResponse) => {
 const server = createServer((req, res) => {
   const u = new URL(req.url ?? "/", "http://baseline")
   const handle = async () => {
-    if (req.method === "POST" && u.pathname === "/v1/api/messages") return sendMessage(req, res)
+    if (req.method === "POST" && u.pathname === "/v1/api/messages") return sendRoute(req, res)
     if (req.method === "GET" && u.pathname === "/v1/api/conversations") return listConversations(u, res)
     req.resume()
     return error(res, 404, "not_found", "No such route")

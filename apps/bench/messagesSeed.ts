@@ -240,6 +240,8 @@ export interface MessageSeedOptions {
   readonly threads: number
   readonly batchSize: number
   readonly vocabSize: number
+  /** Threads seeded by earlier calls (default 0): this call's participants and texts follow theirs. */
+  readonly threadsBefore?: number
   readonly log: (line: string) => void
 }
 
@@ -287,7 +289,8 @@ export const seedMessages = async (client: pg.Client, options: MessageSeedOption
   const start = performance.now()
   const gin = await beginBulkLoad(client, "activities", log)
 
-  const gen = textGen(options.vocabSize, 42)
+  const threadsBefore = options.threadsBefore ?? 0
+  const gen = textGen(options.vocabSize, 42 + threadsBefore)
   const { rnd } = gen
   const end = Date.now() - 60 * 60 * 1000
   const begin = end - 730 * 24 * 60 * 60 * 1000
@@ -305,7 +308,7 @@ export const seedMessages = async (client: pg.Client, options: MessageSeedOption
       // a new thread opens every `openEvery` activities; otherwise recent threads are the busy ones
       let thread: ThreadState
       if (state.length < threads && i >= Math.floor(state.length * openEvery)) {
-        thread = { id: randomUUID(), participant: participant(state.length), createdAt: at, lastAt: at, preview: null, lastInbound: false }
+        thread = { id: randomUUID(), participant: participant(threadsBefore + state.length), createdAt: at, lastAt: at, preview: null, lastInbound: false }
         state.push(thread)
       } else {
         thread = state[state.length - 1 - Math.floor(state.length * Math.pow(rnd(), 3))]!

@@ -95,3 +95,21 @@ export const twoStepStatements = (workspaceId: string, q: string, limit: number,
     })
   }
 }
+
+/** ~50 message search terms: common words, mid-frequency and rare words, prefixes, two-word queries, misses. */
+export const messageSearchTerms = (vocab: ReadonlyArray<string>) => {
+  const tail = (k: number) => vocab[vocab.length - k]!
+  return [
+    // common words
+    "the", "you", "thanks", "appointment", "tomorrow", "order", "confirmed", "delivery", "please", "call",
+    // mid-frequency words
+    "invoice", "technician", "refund", "warranty", "plumber", "dentist", "mortgage", "pedicure", "tacoma", "garcia",
+    // rare words: the invented tail of the vocabulary, order/code numbers, a word never used
+    tail(1), tail(25), tail(300), vocab[Math.floor(vocab.length * 0.6)]!, "48213", "7731", "xylophonist",
+    // prefixes of 3-4 letters
+    "app", "conf", "resc", "deli", "sch", "tom", "inv", "pay", "tech", "ref",
+    // two-word queries
+    "appointment tomorrow", "order shipped", "refund invoice", "the you", "late driver", "dentist cleaning",
+    `${tail(10)} the`, `${tail(40)} ${tail(60)}`, "thanks conf", "call back", "warranty plumber", "pick up"
+  ]
+}

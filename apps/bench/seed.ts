@@ -197,6 +197,8 @@ FROM (
 export interface SeedOptions {
   readonly workspaceId: string
   readonly count: number
+  /** Row number of the first contact (default 1): a later call with the next number adds newer contacts to earlier ones. */
+  readonly first?: number
   readonly batchSize: number
   readonly log: (line: string) => void
 }
@@ -247,6 +249,8 @@ export const rebuildIndexes = async (client: pg.Client, indexes: ReadonlyArray<D
  */
 export const seedContacts = async (client: pg.Client, options: SeedOptions): Promise<SeedResult> => {
   const { workspaceId, count, batchSize, log } = options
+  const first = options.first ?? 1
+  const last = first + count - 1
   const start = performance.now()
   const gin = await beginBulkLoad(client, "contacts", log)
 
@@ -258,12 +262,12 @@ export const seedContacts = async (client: pg.Client, options: SeedOptions): Pro
   await client.query("ANALYZE bench_first, bench_last, bench_company")
   const poolParams = [p.freeMail, p.areaCodes, p.first.length, p.last.length, p.company.length]
   const insertStart = performance.now()
-  for (let from = 1; from <= count; from += batchSize) {
-    const to = Math.min(count, from + batchSize - 1)
+  for (let from = first; from <= last; from += batchSize) {
+    const to = Math.min(last, from + batchSize - 1)
     const t = performance.now()
     await client.query(INSERT_BATCH, [workspaceId, from, to, ...poolParams])
     const secs = (performance.now() - t) / 1000
-    log(`inserted ${to.toLocaleString("en-US")} / ${count.toLocaleString("en-US")} (${Math.round((to - from + 1) / secs).toLocaleString("en-US")} rows/s)`)
+    log(`inserted ${to.toLocaleString("en-US")} / ${last.toLocaleString("en-US")} (${Math.round((to - from + 1) / secs).toLocaleString("en-US")} rows/s)`)
   }
   const insertSeconds = (performance.now() - insertStart) / 1000
 

@@ -44,3 +44,18 @@ export const cursorScope = (workspaceId: string, q: string) => {
   const trimmed = q.trim()
   return `contacts:${workspaceId}:${trimmed.length > 0 ? searchTerms(trimmed).text : ""}`
 }
+
+/** What people type into a contacts search box: name fragments, full names, companies, emails, phones. */
+export const SEARCH_TERMS = [
+  // name fragments and names
+  "mar", "john", "smit", "garc", "jenn", "rodr", "nguyen", "patel", "kowal", "o'brien",
+  "müller", "chlo", "tanaka", "sven", "okafor", "haddad", "siobhan", "dmitri", "leila", "van der",
+  // full names
+  "maria garcia", "james smith", "wei chen", "priya patel", "john lee",
+  // company words
+  "acme", "dental", "logistics", "plumbing", "northwind", "law group", "coffee", "redwood realty", "café", "tidewater",
+  // email fragments
+  "gmail", "@outlook", "proton.me", "james.smith", "msmith", "garcia_", "hotmail.com", "fastmail",
+  // phone fragments (4-7 digits, as typed)
+  "4155", "21255", "(617) 4", "415-55", "3105550", "+44 20 7", "8675309", "9175"
+]
