@@ -77,9 +77,12 @@ process.on("exit", () => {
  */
 const NODE_FLAGS = ["--max-semi-space-size=128"]
 
-/** Starts `script` under tsx in its own process group and waits until it answers HTTP; `cwd` is another checkout, for A/B runs. */
-export const startChild = async (name: string, script: string, env: Record<string, string>, port: number, cwd = root): Promise<Child> => {
-  const child = spawn(tsx, [...NODE_FLAGS, script], {
+/**
+ * Starts `script` under tsx in its own process group and waits until it answers HTTP; `cwd` is another
+ * checkout, for A/B runs; `nodeFlags` are added to NODE_FLAGS (e.g. `--cpu-prof`, which NODE_OPTIONS refuses).
+ */
+export const startChild = async (name: string, script: string, env: Record<string, string>, port: number, cwd = root, nodeFlags: ReadonlyArray<string> = []): Promise<Child> => {
+  const child = spawn(tsx, [...NODE_FLAGS, ...nodeFlags, script], {
     cwd,
     env: { ...process.env, ...env, PORT: String(port), HOST: "127.0.0.1" },
     stdio: ["ignore", "pipe", "pipe"],

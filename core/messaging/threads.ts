@@ -8,7 +8,7 @@
 import { Effect, Option } from "effect"
 import { Contacts } from "../contacts/service.ts"
 import { ContactStore } from "../contacts/store.ts"
-import { type Thread, WITHHELD } from "../conversations/model.ts"
+import { type ActivityRecord, type Thread, WITHHELD } from "../conversations/model.ts"
 import { ConversationStore, type ThreadTouch } from "../conversations/store.ts"
 import { InvalidArgument } from "../errors.ts"
 import { Ids } from "../ids.ts"
@@ -101,11 +101,28 @@ export const makeThreads = Effect.gen(function* () {
     outbound: (line: Line, message: Message) =>
       record(line, message.at, outboundTouch(message), contactOf(line.workspaceId, line.participant)),
     /**
-     * An outbound message on a thread the caller named, read before the lock was taken: only the
-     * message's columns are written, so what changed on it since survives.
+     * A sent message on `line` and its activity, stored in one step (ConversationStore.recordOutbound):
+     * the thread is created or touched and attached to the participant's contact, if one exists; only
+     * the message's columns are written to an existing thread, so what changed on it meanwhile survives.
      */
-    outboundOn: (thread: Thread, message: Message) =>
-      touch(thread, outboundTouch(message), contactOf(thread.workspaceId, thread.participant)),
+    sent: (line: Line, message: Message, activity: ActivityRecord) =>
+      Effect.flatMap(Ids, ({ uuid }) => {
+        const fresh: Thread = {
+          id: uuid(),
+          workspaceId: line.workspaceId,
+          inboxId: line.inboxId,
+          numberE164: line.numberE164,
+          participant: line.participant,
+          contactId: null,
+          status: "open",
+          assigneeUid: null,
+          lastActivityAt: message.at,
+          preview: null,
+          unread: 0,
+          createdAt: message.at
+        }
+        return store.recordOutbound({ ...fresh, ...outboundTouch(message)(fresh) }, activity)
+      }),
     /**
      * An inbound message on `line`: the participant's contact, a new placeholder for an unknown
      * number; none for withheld callers (no phone to own).
