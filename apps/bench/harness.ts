@@ -273,6 +273,16 @@ export const childrenCpuSeconds = (ppid: number) => {
   }
 }
 
+/** Runs a benchmark's `main` and exits: 0 when it finished, 1 (with the error printed) when it failed. */
+export const runBench = (main: () => Promise<void>) =>
+  main().then(
+    () => process.exit(0),
+    (error) => {
+      console.error(error)
+      process.exit(1)
+    }
+  )
+
 /** Steps run last-first when the benchmark ends, fails or is interrupted (Ctrl-C). */
 export const cleanupStack = () => {
   const steps: Array<() => Promise<void>> = []

@@ -18,7 +18,8 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileS
 import { loadavg, tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { summarizeProfile } from "./cpuProfile.ts"
-import { benchDir, call, root, cleanupStack, firstBoot, fmt, freePort, intEnv, load, log, type Route, sleep, startChild, type Target, WARMUP_SECONDS } from "./harness.ts"
+import { writeFigures } from "./figures.ts"
+import { benchDir, call, runBench, root, cleanupStack, firstBoot, fmt, freePort, intEnv, load, log, type Route, sleep, startChild, type Target, WARMUP_SECONDS } from "./harness.ts"
 
 const TRIPS = intEnv("BENCH_TRIPS", 20)
 const SECONDS = intEnv("BENCH_SECONDS", 20)
@@ -37,6 +38,7 @@ const shape = (text: string) =>
     .slice(0, 110)
 
 const main = async () => {
+  const startedAt = new Date()
   const cleanups = cleanupStack()
   try {
     const { serviceEnv, adminToken, key, workspaceId, db, boot } = await firstBoot(cleanups, { database: "switchboard_bench_send", prefix: "benchsend" })
@@ -115,10 +117,15 @@ const main = async () => {
     const loadBefore = loadavg()[0]!
     const r = await load(target, sendRoute, SECONDS, CONNECTIONS)
     log(`profiled load: ${fmt(r.reqPerSec)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms, non-2xx ${r.non2xx} (load average ${loadBefore.toFixed(2)} -> ${loadavg()[0]!.toFixed(2)})`)
+    // node writes the profile as it exits: a slow drain must not end in the harness's SIGKILL
+    const written = () => readdirSync(profileDir).filter((f) => f.endsWith(".cpuprofile")).map((f) => join(profileDir, f))
+    process.kill(-service.pid!, "SIGTERM")
+    for (let i = 0; i < 120 && written().length === 0; i++) await sleep(500)
+    await sleep(1000)
     await service.stop()
-    const profiles = readdirSync(profileDir).filter((f) => f.endsWith(".cpuprofile")).map((f) => join(profileDir, f))
+    const profiles = written()
     const largest = profiles.sort((a, b) => statSync(b).size - statSync(a).size)[0]
-    if (largest === undefined) throw new Error(`no profile written to ${profileDir}`)
+    if (largest === undefined) throw new Error(`no profile written to ${profileDir}; the service's last lines:\n${service.output().split("\n").slice(-8).join("\n")}`)
     const summary = summarizeProfile(largest)
     log(`profile ${largest}: ${fmt(summary.sampledMs / 1000, 1)} s sampled, idle ${fmt(summary.idlePercent, 1)}%, GC ${fmt(summary.gcPercent, 1)}% of busy`)
     log("self time (% of busy):")
@@ -128,6 +135,12 @@ const main = async () => {
     log("inclusive time (% of busy):")
     for (const s of summary.inclusive) log(`  ${fmt(s.percent, 1).padStart(5)}  ${s.name}`)
 
+    writeFigures({
+      benchmark: "send-profile",
+      startedAt: startedAt.toISOString(),
+      host: `load average ${loadBefore.toFixed(2)}`,
+      figures: Object.entries(trips).map(([name, t]) => ({ figure: `SQL statements per POST /v1/api/messages, ${name} (the webhook worker's included)`, value: t.perSend, unit: "statements" }))
+    })
     const outDir = join(benchDir, "results")
     mkdirSync(outDir, { recursive: true })
     writeFileSync(
@@ -140,10 +153,4 @@ const main = async () => {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (error) => {
-    console.error(error)
-    process.exit(1)
-  }
-)
+runBench(main)
