@@ -50,6 +50,22 @@ const inboundTouch = (message: Message): Touch => (thread) => ({
   unread: thread.unread + 1
 })
 
+/** The thread a line's first message creates, before the message is recorded on it. */
+const newThread = (line: Line, id: string, at: string, contactId: string | null): Thread => ({
+  id,
+  workspaceId: line.workspaceId,
+  inboxId: line.inboxId,
+  numberE164: line.numberE164,
+  participant: line.participant,
+  contactId,
+  status: "open",
+  assigneeUid: null,
+  lastActivityAt: at,
+  preview: null,
+  unread: 0,
+  createdAt: at
+})
+
 export const makeThreads = Effect.gen(function* () {
   const store = yield* ConversationStore
   const contacts = yield* Contacts
@@ -72,21 +88,7 @@ export const makeThreads = Effect.gen(function* () {
     Effect.gen(function* () {
       const existing = yield* store.findThread(line.workspaceId, line.numberE164, line.participant)
       if (Option.isSome(existing)) return yield* touch(existing.value, touchOf, contactId)
-      const { uuid } = yield* Ids
-      const fresh: Thread = {
-        id: uuid(),
-        workspaceId: line.workspaceId,
-        inboxId: line.inboxId,
-        numberE164: line.numberE164,
-        participant: line.participant,
-        contactId: yield* contactId,
-        status: "open",
-        assigneeUid: null,
-        lastActivityAt: now,
-        preview: null,
-        unread: 0,
-        createdAt: now
-      }
+      const fresh = newThread(line, (yield* Ids).uuid(), now, yield* contactId)
       const stored = yield* store.insertThread({ ...fresh, ...touchOf(fresh) })
       // Another writer's thread for the same line comes back instead of ours: record the message on it.
       return stored.id === fresh.id ? stored : yield* touch(stored, touchOf, contactId)
@@ -107,20 +109,7 @@ export const makeThreads = Effect.gen(function* () {
      */
     sent: (line: Line, message: Message, activity: ActivityRecord) =>
       Effect.flatMap(Ids, ({ uuid }) => {
-        const fresh: Thread = {
-          id: uuid(),
-          workspaceId: line.workspaceId,
-          inboxId: line.inboxId,
-          numberE164: line.numberE164,
-          participant: line.participant,
-          contactId: null,
-          status: "open",
-          assigneeUid: null,
-          lastActivityAt: message.at,
-          preview: null,
-          unread: 0,
-          createdAt: message.at
-        }
+        const fresh = newThread(line, uuid(), message.at, null)
         return store.recordOutbound({ ...fresh, ...outboundTouch(message)(fresh) }, activity)
       }),
     /**
