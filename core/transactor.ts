@@ -6,7 +6,11 @@ import { Context, Effect } from "effect"
  * Keep nested calls sequential: concurrent nested transactions collide on savepoints in Effect 3.
  */
 export interface Transactor {
-  readonly withTransaction: <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+  /**
+   * Runs `self` in a transaction. With `lock`, the transaction holds that key from its start, as if
+   * `lock(key)` were its first step (the SQL adapter takes it with BEGIN, in one round trip).
+   */
+  readonly withTransaction: <A, E, R>(self: Effect.Effect<A, E, R>, lock?: string) => Effect.Effect<A, E, R>
   /**
    * Holds `key` until the enclosing transaction ends. Transactions taking the same key run one after
    * the other from that point, and each sees what the previous one committed: for check-then-write

@@ -1,6 +1,6 @@
 /** In-memory ConversationStore with the same ordering and search semantics as the SQL one. */
 import { Effect, Layer, Option } from "effect"
-import { contactNameOf, matchesQuery, searchableText, type Thread, type ThreadView } from "../../core/conversations/model.ts"
+import { type ActivityRecord, contactNameOf, matchesQuery, searchableText, type Thread, type ThreadView } from "../../core/conversations/model.ts"
 import { billedMinutes, ConversationStore } from "../../core/conversations/store.ts"
 import { MemoryDb } from "./db.ts"
 
@@ -16,6 +16,12 @@ export const layer = Layer.effect(
     const view = (t: Thread): ThreadView => {
       const c = t.contactId === null ? undefined : st().contacts.get(t.contactId)
       return { ...t, contactName: contactNameOf(c && c.workspaceId === t.workspaceId ? c : null, t.participant) }
+    }
+    const insertActivity = (a: ActivityRecord) => {
+      if (a.carrierMessageId !== null && [...st().activities.values()].some((x) => x.carrierMessageId === a.carrierMessageId)) {
+        throw new Error(`duplicate carrier message id ${a.carrierMessageId}`)
+      }
+      st().activities.set(a.id, a)
     }
     return ConversationStore.of({
       findThread: (ws, number, participant) =>
@@ -58,12 +64,20 @@ export const layer = Layer.effect(
             if (t.workspaceId === ws && t.contactId === contactId) st().threads.set(t.id, { ...t, contactId: null })
           }
         }),
-      insertActivity: (a) =>
+      insertActivity: (a) => Effect.sync(() => insertActivity(a)),
+      recordOutbound: (t, a) =>
         Effect.sync(() => {
-          if (a.carrierMessageId !== null && [...st().activities.values()].some((x) => x.carrierMessageId === a.carrierMessageId)) {
-            throw new Error(`duplicate carrier message id ${a.carrierMessageId}`)
-          }
-          st().activities.set(a.id, a)
+          const existing = [...st().threads.values()].find(
+            (x) => x.workspaceId === t.workspaceId && x.numberE164 === t.numberE164 && x.participant === t.participant
+          )
+          const base = existing === undefined ? t : { ...existing, lastActivityAt: t.lastActivityAt, preview: t.preview, unread: t.unread }
+          const contact = [...st().contacts.values()]
+            .filter((c) => c.workspaceId === t.workspaceId && c.phones.some((p) => p.value === t.participant))
+            .sort(byCreation)[0]
+          const stored = base.contactId === null && contact !== undefined ? { ...base, contactId: contact.id } : base
+          insertActivity({ ...a, conversationId: stored.id })
+          st().threads.set(stored.id, stored)
+          return stored
         }),
       getActivity: (ws, id) => Effect.sync(() => Option.fromNullable(st().activities.get(id)).pipe(Option.filter((a) => a.workspaceId === ws))),
       listActivities: (ws, conversationId) =>

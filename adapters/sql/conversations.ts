@@ -54,6 +54,31 @@ export const layer = Layer.effect(
           WHERE workspace_id = ${t.workspaceId} AND id = ${t.id}`),
       touchThread: (ws, id, touch) =>
         die(sql`UPDATE threads SET ${sql.update(columnsOf(touch))} WHERE workspace_id = ${ws} AND id = ${id}`),
+      // One statement: the thread upserted (a new one attached to the participant's earliest
+      // contact, an existing one touched and attached if it has none), the activity inserted on it.
+      recordOutbound: (t, a) => {
+        const { contact_id, ...thread } = threads.row(t)
+        const { conversation_id: _, ...activity } = activities.row(a)
+        const values = (row: Record<string, unknown>) => sql.csv(Object.values(row).map((v) => sql`${v}`))
+        return sql`
+          WITH thread AS (
+            INSERT INTO threads (${sql.literal(Object.keys(thread).join(", "))}, contact_id)
+            VALUES (${values(thread)}, COALESCE(${contact_id}::uuid, (
+              SELECT id FROM contacts WHERE workspace_id = ${t.workspaceId} AND phones @> ${JSON.stringify([{ value: t.participant }])}::jsonb
+              ORDER BY created_at, id LIMIT 1)))
+            ON CONFLICT (workspace_id, number_e164, participant) DO UPDATE
+              SET last_activity_at = EXCLUDED.last_activity_at, preview = EXCLUDED.preview, unread = EXCLUDED.unread,
+                  contact_id = COALESCE(threads.contact_id, EXCLUDED.contact_id)
+            RETURNING *
+          ), activity AS (
+            INSERT INTO activities (${sql.literal(Object.keys(activity).join(", "))}, conversation_id, search)
+            VALUES (${values(activity)}, (SELECT id FROM thread), to_tsvector('simple', ${searchDocument(a)}))
+          )
+          SELECT * FROM thread`.pipe(
+          Effect.map((rs) => threads.decode(rs[0])),
+          Effect.catchAll((e) => Effect.die(isUniqueViolation(e) ? new Error(`duplicate carrier message id ${a.carrierMessageId}`) : e))
+        )
+      },
       listThreads: ({ workspaceId, status, limit, after }) => {
         const conditions = [sql`t.workspace_id = ${workspaceId}`]
         if (status !== null) conditions.push(sql`t.status = ${status}`)

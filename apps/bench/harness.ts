@@ -75,11 +75,12 @@ process.on("exit", () => {
  * Node flags for every server the benchmarks start, service and baseline alike: the young-generation
  * size `npm start` uses (package.json; why: docs/performance.md).
  */
-const NODE_FLAGS = ["--max-semi-space-size=128"]
+export const NODE_FLAGS = ["--max-semi-space-size=128"]
 
 /**
  * Starts `script` under tsx in its own process group and waits until it answers HTTP; `cwd` is another
- * checkout, for A/B runs; `flags` are node's (the embedded benchmark runs `npm start`'s).
+ * checkout, for A/B runs; `flags` are node's: the embedded benchmark passes `npm start`'s, a profile
+ * NODE_FLAGS plus `--cpu-prof` (which NODE_OPTIONS refuses).
  */
 export const startChild = async (
   name: string, script: string, env: Record<string, string>, port: number, cwd = root, flags: ReadonlyArray<string> = NODE_FLAGS

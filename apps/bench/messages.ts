@@ -28,6 +28,7 @@ import { searchableText } from "../../core/conversations/model.ts"
 import {
   benchDir, call, childrenCpuSeconds, cleanupStack, firstBoot, fmt, freePort, groupCpuSeconds, intEnv, load, log, percentile, type RoundFigures, type Route, sleep, startChild, type Target, WARMUP_SECONDS
 } from "./harness.ts"
+import { type Figure, writeFigures } from "./figures.ts"
 import { prefixQuery, searchStatement, searchWords, twoStepStatements } from "./messagesSql.ts"
 import { participant, seedMessages, textGen, type MessageSeedResult } from "./messagesSeed.ts"
 
@@ -521,6 +522,38 @@ const main = async () => {
     mkdirSync(outDir, { recursive: true })
     writeFileSync(join(outDir, "messages.json"), JSON.stringify(results, null, 2) + "\n")
     log(`wrote ${join("apps", "bench", "results", "messages.json")}`)
+
+    // the headline figures, in the shape every benchmark shares (figures.ts)
+    const loadFigure = (route: string, label: string, target?: number): Array<Figure> => {
+      const service = rows.find((r) => r.route === route && r.server === "service")
+      const floor = rows.find((r) => r.route === route && r.server === "baseline")
+      if (service === undefined || floor === undefined) return []
+      const r = service.reqPerSec / floor.reqPerSec
+      return [{
+        figure: label, value: service.reqPerSec, unit: "req/s", baseline: { label: "bare node:http + pg, same SQL", value: floor.reqPerSec }, ratio: r,
+        ...(target === undefined ? {} : { target: `>= ${target} of the floor`, met: r >= target })
+      }]
+    }
+    const merged = probes[probes.length - 1]!
+    const written = writeFigures({
+      benchmark: "messages",
+      startedAt: startedAt.toISOString(),
+      host: `${availableParallelism()} CPUs (${cpuModel}), load average ${loadBefore.toFixed(2)} before the send rounds`,
+      figures: [
+        ...loadFigure(sendRoute.name, `POST /v1/api/messages (Postgres, test key, ${fmt(stored)} activities)`, 0.5),
+        {
+          figure: "POST /v1/api/messages, single client, p50", value: sendLatency["service"]!.p50, unit: "ms",
+          baseline: { label: "bare node:http + pg, same transaction", value: sendLatency["baseline"]!.p50 }, ratio: sendLatency["baseline"]!.p50 / sendLatency["service"]!.p50
+        },
+        ...loadFigure(firstPage.name, `GET /v1/api/conversations?limit=${LIST_LIMIT}, first page`),
+        ...loadFigure(cursorPage.name, `GET /v1/api/conversations?limit=${LIST_LIMIT}, cursor pages`),
+        ...(["p50", "p95", "p99"] as const).map((p): Figure => ({
+          figure: `GET /v1/api/messages/search ${p} (${fmt(stored)} activities, GIN pending list merged)`, value: merged[p], unit: "ms",
+          ...(p === "p95" ? { target: `p95 < ${P95_TARGET_MS} ms`, met: merged.p95 < P95_TARGET_MS } : {})
+        }))
+      ]
+    })
+    log(`wrote ${written}`)
   } finally {
     await cleanups.run()
   }

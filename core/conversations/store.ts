@@ -35,6 +35,14 @@ export interface ConversationStore {
   /** Rewrites every column but the thread's identity: read the thread under its participant's lock. */
   readonly updateThread: (thread: Thread) => Effect.Effect<void>
   readonly touchThread: (workspaceId: string, id: string, touch: ThreadTouch) => Effect.Effect<void>
+  /**
+   * An outbound message, stored with its thread in one step: the thread of `thread`'s line is
+   * inserted as given when the line has none, otherwise it gets `thread`'s lastActivityAt, preview
+   * and unread (only those columns); either way a thread with no contact is attached to the
+   * participant's earliest contact, if one exists. `activity` is inserted on the stored thread (its
+   * own conversationId is ignored). Returns the thread as stored. Callers hold the participant's lock.
+   */
+  readonly recordOutbound: (thread: Thread, activity: ActivityRecord) => Effect.Effect<Thread>
   readonly listThreads: (query: ThreadListQuery) => Effect.Effect<ReadonlyArray<ThreadView>>
   /** Detaches a deleted contact: its threads stay under the raw number. */
   readonly detachContact: (workspaceId: string, contactId: string) => Effect.Effect<void>

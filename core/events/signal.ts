@@ -47,12 +47,12 @@ export const announcingCommits = (signal: OutboxSignal, transactor: Transactor):
     Effect.flatMap(Effect.serviceOption(OpenTransaction), (open) =>
       Option.isSome(open) ? transactor.lock(key) : Effect.dieMessage(`Transactor.lock(${key}) outside a transaction`)
     ),
-  withTransaction: (self) =>
+  withTransaction: (self, lock) =>
     Effect.flatMap(Effect.serviceOption(OpenTransaction), (open) => {
-      if (Option.isSome(open)) return transactor.withTransaction(self)
+      if (Option.isSome(open)) return transactor.withTransaction(self, lock)
       const cell: OpenTransaction = { appended: false }
       return transactor
-        .withTransaction(Effect.provideService(self, OpenTransaction, cell))
+        .withTransaction(Effect.provideService(self, OpenTransaction, cell), lock)
         .pipe(
           Effect.onExit((exit) =>
             cell.appended && (Exit.isSuccess(exit) || Cause.isInterruptedOnly(exit.cause)) ? signal.notify : Effect.void

@@ -141,20 +141,17 @@ export const makeOutbound = (threads: Threads, attachments: Attachments) =>
           carrierMessageId: accepted.carrierMessageId,
           createdAt: now
         })
+        const line = { workspaceId: ws, numberE164: thread?.numberE164 ?? from.e164, participant: to, inboxId: thread?.inboxId ?? sender.inboxId }
+        const message = { at: now, preview: previewOf(input.body, media.length) }
+        // Under the participant's lock (one writer per participant at a time): the thread is created
+        // once and its contact looked up once.
         const stored = yield* tx.withTransaction(
           Effect.gen(function* () {
-            // One writer per participant at a time: the thread is created once and its contact looked up once.
-            yield* tx.lock(phoneLock(ws, to))
-            const message = { at: now, preview: previewOf(input.body, media.length) }
-            const { id: conversationId, inboxId } =
-              thread === undefined
-                ? yield* threads.outbound({ workspaceId: ws, numberE164: from.e164, participant: to, inboxId: sender.inboxId }, message)
-                : yield* threads.outboundOn(thread, message)
-            const record = { ...activity, conversationId }
-            yield* store.insertActivity(record)
-            yield* outbox.append(ws, [event("message.delivered", { conversationId, inboxId, activityId: record.id })])
-            return record
-          })
+            const { id: conversationId, inboxId } = yield* threads.sent(line, message, activity)
+            yield* outbox.append(ws, [event("message.delivered", { conversationId, inboxId, activityId: activity.id })])
+            return { ...activity, conversationId }
+          }),
+          phoneLock(ws, to)
         )
         const result: SendMessageResult = {
           message: yield* views.view(stored),

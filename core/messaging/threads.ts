@@ -8,7 +8,7 @@
 import { Effect, Option } from "effect"
 import { Contacts } from "../contacts/service.ts"
 import { ContactStore } from "../contacts/store.ts"
-import { type Thread, WITHHELD } from "../conversations/model.ts"
+import { type ActivityRecord, type Thread, WITHHELD } from "../conversations/model.ts"
 import { ConversationStore, type ThreadTouch } from "../conversations/store.ts"
 import { InvalidArgument } from "../errors.ts"
 import { Ids } from "../ids.ts"
@@ -50,6 +50,22 @@ const inboundTouch = (message: Message): Touch => (thread) => ({
   unread: thread.unread + 1
 })
 
+/** The thread a line's first message creates, before the message is recorded on it. */
+const newThread = (line: Line, id: string, at: string, contactId: string | null): Thread => ({
+  id,
+  workspaceId: line.workspaceId,
+  inboxId: line.inboxId,
+  numberE164: line.numberE164,
+  participant: line.participant,
+  contactId,
+  status: "open",
+  assigneeUid: null,
+  lastActivityAt: at,
+  preview: null,
+  unread: 0,
+  createdAt: at
+})
+
 export const makeThreads = Effect.gen(function* () {
   const store = yield* ConversationStore
   const contacts = yield* Contacts
@@ -72,21 +88,7 @@ export const makeThreads = Effect.gen(function* () {
     Effect.gen(function* () {
       const existing = yield* store.findThread(line.workspaceId, line.numberE164, line.participant)
       if (Option.isSome(existing)) return yield* touch(existing.value, touchOf, contactId)
-      const { uuid } = yield* Ids
-      const fresh: Thread = {
-        id: uuid(),
-        workspaceId: line.workspaceId,
-        inboxId: line.inboxId,
-        numberE164: line.numberE164,
-        participant: line.participant,
-        contactId: yield* contactId,
-        status: "open",
-        assigneeUid: null,
-        lastActivityAt: now,
-        preview: null,
-        unread: 0,
-        createdAt: now
-      }
+      const fresh = newThread(line, (yield* Ids).uuid(), now, yield* contactId)
       const stored = yield* store.insertThread({ ...fresh, ...touchOf(fresh) })
       // Another writer's thread for the same line comes back instead of ours: record the message on it.
       return stored.id === fresh.id ? stored : yield* touch(stored, touchOf, contactId)
@@ -101,11 +103,15 @@ export const makeThreads = Effect.gen(function* () {
     outbound: (line: Line, message: Message) =>
       record(line, message.at, outboundTouch(message), contactOf(line.workspaceId, line.participant)),
     /**
-     * An outbound message on a thread the caller named, read before the lock was taken: only the
-     * message's columns are written, so what changed on it since survives.
+     * A sent message on `line` and its activity, stored in one step (ConversationStore.recordOutbound):
+     * the thread is created or touched and attached to the participant's contact, if one exists; only
+     * the message's columns are written to an existing thread, so what changed on it meanwhile survives.
      */
-    outboundOn: (thread: Thread, message: Message) =>
-      touch(thread, outboundTouch(message), contactOf(thread.workspaceId, thread.participant)),
+    sent: (line: Line, message: Message, activity: ActivityRecord) =>
+      Effect.flatMap(Ids, ({ uuid }) => {
+        const fresh = newThread(line, uuid(), message.at, null)
+        return store.recordOutbound({ ...fresh, ...outboundTouch(message)(fresh) }, activity)
+      }),
     /**
      * An inbound message on `line`: the participant's contact, a new placeholder for an unknown
      * number; none for withheld callers (no phone to own).

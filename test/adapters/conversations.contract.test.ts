@@ -196,6 +196,43 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
         assert.isTrue(Option.isNone(yield* get(other, t.id)))
       }))
 
+    it.effect("recordOutbound: a new line's thread as given with its earliest contact; an existing thread touched, its contact kept or attached; the activity on the stored thread; tenant", () =>
+      Effect.gen(function* () {
+        const store = yield* ConversationStore
+        const contacts = yield* ContactStore
+        const ws = yield* newWorkspace
+        const other = yield* newWorkspace
+        const phone = freshE164()
+        // the other workspace's contact with this phone is never attached
+        yield* contacts.insert(contact(other, { firstName: "Foreign", phones: [{ value: phone }], createdAt: ts(0) }))
+        const fresh = thread(ws, { participant: phone, preview: "first", lastActivityAt: ts(10), createdAt: ts(10) })
+        const first = activity(fresh, { conversationId: "", body: "first", createdAt: ts(10) })
+        // a new line: inserted as given, no contact to attach
+        assert.deepStrictEqual(yield* store.recordOutbound(fresh, first), fresh)
+        assert.deepStrictEqual(yield* store.getActivity(ws, first.id), Option.some({ ...first, conversationId: fresh.id }))
+        // the line exists: touched (status and assignee set meanwhile survive) and attached to the earliest contact of the phone
+        yield* store.updateThread({ ...fresh, status: "done", assigneeUid: "u_1", unread: 3 })
+        const later = contact(ws, { firstName: "Later", phones: [{ value: phone }], createdAt: ts(2) })
+        const earliest = contact(ws, { firstName: "Earliest", phones: [{ value: "+14155550000" }, { value: phone }], createdAt: ts(1) })
+        for (const c of [later, earliest]) yield* contacts.insert(c)
+        const again = thread(ws, { participant: phone, inboxId: uuid(), preview: "second", lastActivityAt: ts(20), createdAt: ts(20) })
+        const second = activity(again, { conversationId: "", body: "second", createdAt: ts(20) })
+        const touched: Thread = { ...fresh, status: "done", assigneeUid: "u_1", contactId: earliest.id, preview: "second", unread: 0, lastActivityAt: ts(20) }
+        assert.deepStrictEqual(yield* store.recordOutbound(again, second), touched)
+        assert.deepStrictEqual(yield* get(ws, fresh.id), Option.some({ ...touched, contactName: "Earliest" }))
+        assert.deepStrictEqual((yield* store.listActivities(ws, fresh.id)).map((a) => a.body), ["first", "second"])
+        // a thread with a contact keeps it
+        yield* store.updateThread({ ...touched, contactId: later.id })
+        const third = activity(again, { conversationId: "", body: "third", createdAt: ts(30) })
+        const kept = yield* store.recordOutbound({ ...again, preview: "third", lastActivityAt: ts(30) }, third)
+        assert.deepStrictEqual(kept, { ...touched, contactId: later.id, preview: "third", lastActivityAt: ts(30) })
+        // the same line in another workspace is another thread
+        const theirs = thread(other, { numberE164: fresh.numberE164, participant: phone, lastActivityAt: ts(40), createdAt: ts(40) })
+        const foreign = yield* store.recordOutbound(theirs, activity(theirs, { conversationId: "", createdAt: ts(40) }))
+        assert.strictEqual(foreign.id, theirs.id)
+        assert.strictEqual((yield* store.listActivities(ws, fresh.id)).length, 3)
+      }))
+
     it.effect("listThreads: most recent activity first, id breaking ties, keyset after, status filter, limit, tenant", () =>
       Effect.gen(function* () {
         const store = yield* ConversationStore

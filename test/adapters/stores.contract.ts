@@ -632,6 +632,48 @@ export const storesContract = <R = never>(
         assert.deepStrictEqual(steps, ["first commits", "second sees First"])
       }))
 
+    it.effect("Transactor.withTransaction(self, key): holds the key from the start, the same key lock() takes; nested too", () =>
+      Effect.gen(function* () {
+        const tx = yield* Transactor
+        const store = yield* ContactStore
+        const ws = uuid()
+        // a quote in the key: it is written into the statement as a literal
+        const key = `test:it's:${uuid()}`
+        const phone = "+14155550143" as E164
+        const holding = yield* Deferred.make<void>()
+        const release = yield* Deferred.make<void>()
+        const steps: Array<string> = []
+        const first = yield* Effect.fork(
+          tx.withTransaction(
+            Effect.gen(function* () {
+              yield* store.insert(contact(ws, { firstName: "First", phones: [{ value: phone }] }))
+              yield* Deferred.succeed(holding, undefined)
+              yield* Deferred.await(release)
+              steps.push("first commits")
+            }),
+            key
+          )
+        )
+        yield* Deferred.await(holding)
+        const seen = (who: string) => Effect.map(store.findByPhones(ws, [phone]), (cs) => void steps.push(`${who} sees ${cs.map((c) => c.firstName).join(",")}`))
+        const second = yield* Effect.fork(tx.withTransaction(Effect.zipRight(tx.lock(key), seen("second"))))
+        // nested: the savepoint takes the key
+        const third = yield* Effect.fork(tx.withTransaction(tx.withTransaction(seen("third"), key)))
+        yield* Effect.sleep("150 millis")
+        assert.deepStrictEqual(steps, [], "the others wait on the key")
+        yield* Deferred.succeed(release, undefined)
+        yield* Fiber.join(first)
+        yield* Fiber.join(second)
+        yield* Fiber.join(third)
+        assert.deepStrictEqual(steps.slice(0, 1), ["first commits"])
+        assert.sameMembers(steps.slice(1), ["second sees First", "third sees First"])
+        // a failure rolls back and releases the key
+        const failed = yield* Effect.exit(tx.withTransaction(Effect.zipRight(store.insert(contact(ws, { firstName: "Gone" })), Effect.fail("no" as const)), key))
+        assert.isTrue(failed._tag === "Failure")
+        yield* tx.withTransaction(seen("fourth"), key)
+        assert.strictEqual(steps[3], "fourth sees First")
+      }))
+
     // ---------------------------------------------------------------- OutboxSignal
     /** Whether the signal fires within `within`; consumes the wake-up. The suite shares one signal. */
     const woken = (within: Duration.DurationInput) =>
