@@ -1,9 +1,21 @@
 /** Starts the real server as a child process (Node or Deno) on a free port and stops it with SIGTERM. */
-import { type ChildProcess, spawn } from "node:child_process"
+import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import { createServer } from "node:net"
 import { resolve } from "node:path"
 
 const root = resolve(import.meta.dirname, "../..")
+
+let built = false
+/**
+ * The Node server as `npm start` runs it: the bundle (apps/server/build.mjs, a no-op when it is up
+ * to date), not the TypeScript through tsx's loader, so the tests exercise what ships. Not the tsx
+ * CLI either, whose signal relay SIGKILLs a server that does not acknowledge SIGTERM within 30 ms.
+ */
+const nodeServer = () => {
+  if (!built) execFileSync(process.execPath, ["apps/server/build.mjs"], { cwd: root, stdio: "inherit" })
+  built = true
+  return [process.execPath, "dist/server.mjs"]
+}
 
 export const freePort = () =>
   new Promise<number>((done, fail) => {
@@ -44,15 +56,13 @@ export const startServer = async (
   const port = await freePort()
   const command =
     runtime === "node"
-      ? // As `npm start` runs it: Node with tsx's loader, not the tsx CLI, whose signal relay
-        // SIGKILLs a server that does not acknowledge SIGTERM within 30 ms (exit 143 under load).
-        [process.execPath, "--import", "tsx", "apps/server/node.ts"]
+      ? nodeServer()
       : [resolve(root, "node_modules/deno/deno"), "run", "--allow-env", "--allow-net", "--allow-read", "--allow-write", "--allow-sys", "apps/server/deno.ts"]
   const child: ChildProcess = spawn(command[0]!, command.slice(1), {
     cwd: root,
     env: { ...process.env, PORT: String(port), HOST: "127.0.0.1", NO_COLOR: "1", ...env },
     stdio: ["ignore", "pipe", "pipe"],
-    // Its own process group, so kill() reaches the process tsx starts as well as tsx itself.
+    // Its own process group, so kill() reaches every process it starts.
     detached: true
   })
   let out = ""
@@ -96,7 +106,8 @@ export const startServer = async (
 /** Runs the Node server expecting it to exit on its own (a refused start): its exit code and output, stdout and stderr apart. */
 export const runUntilExit = (env: Record<string, string>, timeoutMs = 60_000) =>
   new Promise<{ code: number | null; stdout: string; stderr: string }>((done, fail) => {
-    const child = spawn(process.execPath, ["--import", "tsx", "apps/server/node.ts"], {
+    const [node, ...args] = nodeServer()
+    const child = spawn(node!, args, {
       cwd: root,
       env: { ...process.env, HOST: "127.0.0.1", NO_COLOR: "1", ...env },
       stdio: ["ignore", "pipe", "pipe"]
