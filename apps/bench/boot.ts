@@ -1,22 +1,28 @@
 /**
- * `npm run bench:boot`: boot time and memory of the server as `npm start` runs it. BOOTS (3) boots
- * on the embedded database (the first on a fresh DATA_DIR, the rest warm on the same one), and as
- * many on Postgres when DATABASE_URL is set. Each boot reports the time from spawning `npm start`
- * to "Listening", the server process's resident memory (VmRSS of the node process `npm start`
- * started, not npm's) after IDLE_MS of idleness, and again after REQUESTS (2,000) authenticated
- * GETs at CONCURRENCY (10) plus IDLE_MS.
+ * `npm run bench:boot`: boot time and memory of the server as `npm start` runs it (the esbuild
+ * bundle), against the same server run through tsx's loader with the same Node flags (the baseline),
+ * boots of the two alternating. BOOTS (3) boots of each on the embedded database (the first on a
+ * fresh DATA_DIR, the rest warm on the same one), and as many on Postgres when DATABASE_URL is set.
+ * Each boot reports the time from spawning the command to "Listening", the server process's
+ * resident memory (VmRSS of the node process, not npm's) after IDLE_MS of idleness, and again after
+ * REQUESTS (2,000) authenticated GETs at CONCURRENCY (10) plus IDLE_MS. EMBEDDED=0 skips the
+ * embedded database. Headline figures go to
+ * apps/bench/results/figures-boot.json.
  */
-import { spawn } from "node:child_process"
+import { execFileSync, spawn } from "node:child_process"
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
+import { hostname, tmpdir } from "node:os"
 import { join } from "node:path"
 import { alive } from "../../test/support/server.ts"
-import { fmt, freePort, intEnv, log, root, sleep } from "./harness.ts"
+import { type Figure, writeFigures } from "./figures.ts"
+import { fmt, freePort, intEnv, log, NODE_FLAGS, root, sleep } from "./harness.ts"
 
 const BOOTS = intEnv("BOOTS", 3)
 const REQUESTS = intEnv("REQUESTS", 2_000)
 const CONCURRENCY = intEnv("CONCURRENCY", 10)
 const IDLE_MS = intEnv("IDLE_MS", 3_000)
+/** EMBEDDED=0 skips the embedded database (with DATABASE_URL set: Postgres only). */
+const EMBEDDED = process.env.EMBEDDED !== "0"
 
 /** Resident memory of a process in MB, from /proc (Linux). */
 const rssMb = (pid: number) => {
@@ -55,12 +61,30 @@ interface Boot {
   readonly key: string | null
 }
 
-const bootOnce = async (env: Record<string, string>, key: string | null): Promise<Boot> => {
+/** What starts the server: `npm start`, or the baseline, Node running the TypeScript entry point through tsx's loader. */
+type Runner = "npm start" | "tsx"
+const commands: Record<Runner, ReadonlyArray<string>> = {
+  "npm start": ["npm", "start"],
+  tsx: [process.execPath, ...NODE_FLAGS, "--import", "tsx", "apps/server/node.ts"]
+}
+
+/** A GET, sent again when the connection drops (a kept-alive connection the server closed as it was reused, on a loaded machine). */
+const get = async (url: string, token: string, attempts = 3): Promise<Response> => {
+  try {
+    return await fetch(url, { headers: { authorization: `Bearer ${token}` } })
+  } catch (e) {
+    if (attempts <= 1) throw e
+    return get(url, token, attempts - 1)
+  }
+}
+
+const bootOnce = async (runner: Runner, env: Record<string, string>, key: string | null): Promise<Boot> => {
   const port = await freePort()
   const started = performance.now()
   // DATABASE_URL only where the mode sets it: without it, the embedded database.
   const { DATABASE_URL: _, ...inherited } = process.env
-  const npm = spawn("npm", ["start"], {
+  const [command, ...args] = commands[runner]
+  const npm = spawn(command!, args, {
     cwd: root,
     env: { ...inherited, PORT: String(port), HOST: "127.0.0.1", NO_COLOR: "1", RATE_LIMIT_PER_MINUTE: "1000000", ...env },
     stdio: ["ignore", "pipe", "pipe"],
@@ -78,7 +102,7 @@ const bootOnce = async (env: Record<string, string>, key: string | null): Promis
       await sleep(20)
     }
     const bootMs = performance.now() - started
-    pid = serverPid(npm.pid!)
+    pid = runner === "tsx" ? npm.pid! : serverPid(npm.pid!)
     if (pid === undefined) throw new Error("no server process under npm")
     await sleep(IDLE_MS)
     const idleMb = rssMb(pid)
@@ -91,7 +115,7 @@ const bootOnce = async (env: Record<string, string>, key: string | null): Promis
       Array.from({ length: CONCURRENCY }, async () => {
         while (sent < REQUESTS) {
           sent++
-          const res = await fetch(url, { headers: { authorization: `Bearer ${token}` } })
+          const res = await get(url, token)
           if (res.status !== 200) throw new Error(`GET contacts answered ${res.status}: ${await res.text()}`)
           await res.arrayBuffer()
         }
@@ -112,26 +136,82 @@ const bootOnce = async (env: Record<string, string>, key: string | null): Promis
   }
 }
 
-const run = async (mode: string, env: Record<string, string>) => {
-  let key: string | null = null
+const runners: ReadonlyArray<Runner> = ["npm start", "tsx"]
+const mean = (xs: ReadonlyArray<number>) => xs.reduce((a, b) => a + b, 0) / xs.length
+
+/**
+ * BOOTS boots of each runner, alternating (which goes first alternates too); the boots by runner.
+ * `shared`: both runners on one database (Postgres), so the test key is whichever printed it.
+ */
+const run = async (mode: string, env: (runner: Runner) => Record<string, string>, shared = false) => {
+  const boots: Record<Runner, Array<Boot>> = { "npm start": [], tsx: [] }
   for (let i = 0; i < BOOTS; i++) {
-    const boot = await bootOnce(env, key)
-    key = boot.key
-    const kind = i === 0 ? "first boot" : "warm boot "
-    log(
-      `${mode.padEnd(9)} ${kind}  ${fmt(boot.bootMs / 1000, 1).padStart(5)} s   idle RSS ${fmt(boot.idleMb).padStart(4)} MB   ` +
-        `after ${fmt(REQUESTS)} GETs ${fmt(boot.loadedMb).padStart(4)} MB (${fmt(boot.reqPerSec)} req/s)`
-    )
+    for (const runner of i % 2 === 0 ? runners : [...runners].reverse()) {
+      const key = (shared ? boots["npm start"][0] ?? boots.tsx[0] : boots[runner][0])?.key ?? null
+      const boot = await bootOnce(runner, env(runner), key)
+      boots[runner].push(boot)
+      const kind = i === 0 ? "first boot" : "warm boot "
+      log(
+        `${mode.padEnd(9)} ${runner.padEnd(9)} ${kind}  ${fmt(boot.bootMs / 1000, 1).padStart(5)} s   idle RSS ${fmt(boot.idleMb).padStart(4)} MB   ` +
+          `after ${fmt(REQUESTS)} GETs ${fmt(boot.loadedMb).padStart(4)} MB (${fmt(boot.reqPerSec)} req/s)`
+      )
+    }
   }
+  return boots
 }
 
-log(`${BOOTS} boots per mode; RSS read ${IDLE_MS} ms after Listening and after the load; ${REQUESTS} GET /v1/api/contacts at ${CONCURRENCY} concurrent`)
-const dataDir = mkdtempSync(join(tmpdir(), "switchboard-boot-"))
+/** A lower-is-better figure of `npm start`'s boots against the same of the tsx boots. */
+const figure = (name: string, unit: string, value: number, baseline: number, target?: number): Figure => ({
+  figure: name,
+  value: Math.round(value),
+  unit,
+  baseline: { label: "the same server through tsx's loader", value: Math.round(baseline) },
+  ratio: Number((baseline / value).toFixed(2)),
+  ...(target === undefined ? {} : { target: `< ${target} ${unit}`, met: value < target })
+})
+
+const figuresOf = (mode: string, boots: Record<Runner, Array<Boot>>, idleTarget?: number): Array<Figure> => {
+  const [first, warm] = [(r: Runner) => boots[r].slice(0, 1), (r: Runner) => boots[r].slice(1)]
+  const of = (pick: (r: Runner) => Array<Boot>, field: keyof Omit<Boot, "key">) => (r: Runner) => mean(pick(r).map((b) => b[field]))
+  const row = (name: string, unit: string, value: (r: Runner) => number, target?: number) =>
+    figure(`${name} (${mode})`, unit, value("npm start"), value("tsx"), target)
+  return [
+    row("idle RSS, first boot", "MB", of(first, "idleMb"), idleTarget),
+    ...(BOOTS > 1
+      ? [
+        row("idle RSS, warm boots (mean)", "MB", of(warm, "idleMb"), idleTarget),
+        row(`RSS after ${REQUESTS} GETs, warm boots (mean)`, "MB", of(warm, "loadedMb")),
+        row("boot to Listening, warm boots (mean)", "ms", of(warm, "bootMs"))
+      ]
+      : []),
+    row("boot to Listening, first boot", "ms", of(first, "bootMs"))
+  ]
+}
+
+log(`${BOOTS} boots per mode and runner; RSS read ${IDLE_MS} ms after Listening and after the load; ${REQUESTS} GET /v1/api/contacts at ${CONCURRENCY} concurrent`)
+// Built before the first boot, so no boot's time includes a build.
+execFileSync(process.execPath, ["apps/server/build.mjs"], { cwd: root, stdio: "inherit" })
+const startedAt = new Date().toISOString()
+const dataDirs: Array<string> = []
+const freshDir = () => {
+  const dir = mkdtempSync(join(tmpdir(), "switchboard-boot-"))
+  dataDirs.push(dir)
+  return dir
+}
 try {
-  await run("embedded", { DATA_DIR: dataDir })
+  const figures: Array<Figure> = []
+  if (EMBEDDED) {
+    const embeddedDirs = { "npm start": freshDir(), tsx: freshDir() }
+    figures.push(...figuresOf("embedded", await run("embedded", (runner) => ({ DATA_DIR: embeddedDirs[runner] })), 250))
+  }
   const databaseUrl = process.env.DATABASE_URL
-  // Postgres mode on the given database: its first boot is the first on that database only if it is empty.
-  if (databaseUrl !== undefined && databaseUrl !== "") await run("postgres", { DATA_DIR: mkdtempSync(join(tmpdir(), "switchboard-boot-")), DATABASE_URL: databaseUrl })
+  // Postgres mode on the given database, both runners on it (and on one DATA_DIR, for its secrets key):
+  // only the first boot of all is the first on that database, and only if it was empty.
+  if (databaseUrl !== undefined && databaseUrl !== "") {
+    const postgresDir = freshDir()
+    figures.push(...figuresOf("Postgres", await run("postgres", () => ({ DATA_DIR: postgresDir, DATABASE_URL: databaseUrl }), true)))
+  }
+  log(`figures: ${writeFigures({ benchmark: "boot", startedAt, host: hostname(), figures })}`)
 } finally {
-  rmSync(dataDir, { recursive: true, force: true })
+  for (const dir of dataDirs) rmSync(dir, { recursive: true, force: true })
 }

@@ -72,10 +72,10 @@ process.on("exit", () => {
 })
 
 /**
- * Node flags for every server the benchmarks start, service and baseline alike: the young-generation
- * size `npm start` uses (package.json; why: docs/performance.md).
+ * Node flags for every server the benchmarks start, service and baseline alike: `npm start`'s
+ * (package.json; why: README "Memory").
  */
-export const NODE_FLAGS = ["--max-semi-space-size=128"]
+export const NODE_FLAGS = ["--optimize-for-size", "--liftoff-only"]
 
 /**
  * Starts `script` under tsx in its own process group and waits until it answers HTTP; `cwd` is another

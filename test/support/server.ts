@@ -1,9 +1,21 @@
 /** Starts the real server as a child process (Node or Deno) on a free port and stops it with SIGTERM. */
-import { type ChildProcess, spawn } from "node:child_process"
+import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import { createServer } from "node:net"
 import { resolve } from "node:path"
 
 const root = resolve(import.meta.dirname, "../..")
+
+let built = false
+/**
+ * The Node server as `npm start` runs it: the bundle (apps/server/build.mjs, a no-op when it is up
+ * to date), not the TypeScript through tsx's loader, so the tests exercise what ships. Not the tsx
+ * CLI either, whose signal relay SIGKILLs a server that does not acknowledge SIGTERM within 30 ms.
+ */
+const nodeServer = () => {
+  if (!built) execFileSync(process.execPath, ["apps/server/build.mjs"], { cwd: root, stdio: "inherit" })
+  built = true
+  return [process.execPath, "dist/server.mjs"]
+}
 
 export const freePort = () =>
   new Promise<number>((done, fail) => {
@@ -27,9 +39,7 @@ export const alive = (pid: number) => {
 
 const serverCommand = (runtime: "node" | "deno") =>
   runtime === "node"
-    ? // As `npm start` runs it: Node with tsx's loader, not the tsx CLI, whose signal relay
-      // SIGKILLs a server that does not acknowledge SIGTERM within 30 ms (exit 143 under load).
-      [process.execPath, "--import", "tsx", "apps/server/node.ts"]
+    ? nodeServer()
     : [resolve(root, "node_modules/deno/deno"), "run", "--allow-env", "--allow-net", "--allow-read", "--allow-write", "--allow-sys", "apps/server/deno.ts"]
 
 export interface RunningServer {
@@ -54,7 +64,7 @@ export const startServer = async (
     cwd: root,
     env: { ...process.env, PORT: String(port), HOST: "127.0.0.1", NO_COLOR: "1", ...env },
     stdio: ["ignore", "pipe", "pipe"],
-    // Its own process group, so kill() reaches the process tsx starts as well as tsx itself.
+    // Its own process group, so kill() reaches every process it starts.
     detached: true
   })
   let out = ""
