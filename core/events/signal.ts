@@ -1,7 +1,7 @@
 /**
  * "Events committed", within one process. The outbox worker waits on it between polls, so events
  * written here fan out at once and the worker can poll rarely (an idle poll is a transaction every
- * time). Events written by other processes still wait for the worker's next poll.
+ * time). On Postgres, other processes' commits reach it too (adapters/sql/outboxNotices.ts).
  */
 import { Cause, Context, Effect, Exit, Layer, Option, Queue } from "effect"
 import type { Transactor } from "../transactor.ts"
