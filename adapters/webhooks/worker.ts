@@ -102,8 +102,8 @@ export const layer = (options: WorkerOptions = {}) =>
       const deliver = Effect.gen(function* () {
         const free = concurrency - inFlight
         if (inFlight > 0 && free < minClaim) {
-          // Too few slots free: wait for one to free up rather than spin.
-          yield* slots.withPermits(1)(Effect.void)
+          // Too few slots free: wait until enough are, rather than spin.
+          yield* slots.withPermits(minClaim)(Effect.void)
           return 1
         }
         const claimed = yield* webhooks.claimDue(Math.min(free, batch))
