@@ -124,7 +124,8 @@ export const layer = (options: WorkerOptions = {}) =>
 
       // New deliveries wake the delivery loop at once instead of waiting out its poll interval.
       const deliveriesReady = yield* Queue.sliding<void>(1)
-      const fanOut = webhooks.fanOut(options.batch ?? 500).pipe(Effect.tap((n) => (n > 0 ? Queue.offer(deliveriesReady, undefined) : Effect.void)))
+      // A commit's own wake-up and its NOTIFY both arrive: the second must not cost another round.
+      const fanOut = Effect.zipRight(signal.clear, webhooks.fanOut(options.batch ?? 500)).pipe(Effect.tap((n) => (n > 0 ? Queue.offer(deliveriesReady, undefined) : Effect.void)))
       // Running until either loop ends (they only end when interrupted): /readyz reads the flag.
       const stopped = Effect.sync(() => {
         liveness.state = "stopped"

@@ -11,6 +11,11 @@ export interface OutboxSignal {
   readonly notify: Effect.Effect<void>
   /** Resumes once something was announced since the previous `wait` returned. */
   readonly wait: Effect.Effect<void>
+  /**
+   * Forgets what was announced so far. Called right before looking for events: those commits are
+   * visible to the look, so waking for them again would only cost an empty round.
+   */
+  readonly clear: Effect.Effect<void>
 }
 
 export const OutboxSignal = Context.GenericTag<OutboxSignal>("core/OutboxSignal")
@@ -18,7 +23,9 @@ export const OutboxSignal = Context.GenericTag<OutboxSignal>("core/OutboxSignal"
 /** Announcements coalesce: one pending wake-up is enough, however many commits happened. */
 export const layer = Layer.effect(
   OutboxSignal,
-  Effect.map(Queue.sliding<void>(1), (queue) => OutboxSignal.of({ notify: Queue.offer(queue, undefined), wait: Queue.take(queue) }))
+  Effect.map(Queue.sliding<void>(1), (queue) =>
+    OutboxSignal.of({ notify: Queue.offer(queue, undefined), wait: Queue.take(queue), clear: Effect.asVoid(Queue.takeAll(queue)) })
+  )
 )
 
 /** The outermost open transaction's note that it appended events. A cell, so nested transactions share it. */
