@@ -244,7 +244,7 @@ const runOnce = async (label: string, cwd: string, round: number, baseUrl: strin
   }
 }
 
-const median = (xs: ReadonlyArray<number>) => percentile([...xs].sort((a, b) => a - b), 0.5)
+const mean = (xs: ReadonlyArray<number>) => xs.reduce((s, x) => s + x, 0) / xs.length
 const sorted = (xs: ReadonlyArray<number>) => [...xs].sort((a, b) => a - b)
 const spread = (xs: ReadonlyArray<number>) => {
   const s = sorted(xs)
@@ -302,13 +302,13 @@ const main = async () => {
     const of = (label: string) => runs.filter((r) => r.label === label)
     const after = of("after")
     const before = of("before")
-    const rate = (rs: ReadonlyArray<Run>) => median(rs.map((r) => r.deliveriesPerSecond))
+    const rate = (rs: ReadonlyArray<Run>) => mean(rs.map((r) => r.deliveriesPerSecond))
     const pooled = (rs: ReadonlyArray<Run>, pick: (r: Run) => ReadonlyArray<number>, p: number) => percentile(sorted(rs.flatMap(pick)), p)
     const baseline = (name: string, value: number) => (before.length > 0 ? { baseline: { label: `${name}, before (${BASELINE_DIR})`, value } } : {})
     const lower = (value: number, base: number) => (before.length > 0 ? { ratio: base / value } : {})
     const figures: Array<Figure> = [
       {
-        figure: "webhook deliveries/s, one process, local receiver (median of rounds)",
+        figure: "webhook deliveries/s, one process, local receiver (mean of rounds)",
         value: rate(after),
         unit: "deliveries/s",
         ...baseline("deliveries/s", rate(before)),
@@ -335,9 +335,10 @@ const main = async () => {
         ? [
             {
               figure: "SQL statements per delivered event (throughput phase)",
-              value: median(after.map((r) => r.statementsPerEvent!)),
+              value: mean(after.map((r) => r.statementsPerEvent!)),
               unit: "statements",
-              ...baseline("statements", median(before.map((r) => r.statementsPerEvent!)))
+              ...baseline("statements", mean(before.map((r) => r.statementsPerEvent!))),
+              ...lower(mean(after.map((r) => r.statementsPerEvent!)), mean(before.map((r) => r.statementsPerEvent!)))
             }
           ]
         : [])
@@ -345,6 +346,10 @@ const main = async () => {
     const file = writeFigures({ benchmark: "webhooks", startedAt, host: hostname(), figures })
     log("\nWebhook delivery benchmark (one server process, Postgres, local receiver)")
     log(`  node ${process.version}; ${EVENTS} events per throughput phase; ${ROUNDS} round(s) each; load average now ${load(loadavg())}`)
+    if (before.length > 0) {
+      const pairs = after.map((r, i) => `${fmt(r.deliveriesPerSecond)}/${fmt(before[i]?.deliveriesPerSecond ?? NaN)} = ${fmt(r.deliveriesPerSecond / (before[i]?.deliveriesPerSecond ?? NaN), 2)}`)
+      log(`  deliveries/s by round, after/before: ${pairs.join("; ")}`)
+    }
     for (const f of figures) {
       const base = f.baseline ? ` (before ${fmt(f.baseline.value, 1)}, ratio ${fmt(f.ratio ?? NaN, 2)})` : ""
       const target = f.target ? ` target ${f.target}: ${f.met ? "met" : "NOT met"}` : ""
