@@ -50,6 +50,8 @@ interface Run {
   readonly deliveriesPerSecond: number
   readonly commitToLastMs: number
   readonly duplicates: number
+  /** Connections opened to the receiver by the end of the throughput phase. */
+  readonly connections: number
   readonly statementsPerEvent: number | null
   readonly transactionsPerEvent: number | null
   readonly topStatements: ReadonlyArray<{ readonly calls: number; readonly query: string }>
@@ -126,6 +128,9 @@ const runOnce = async (label: string, cwd: string, round: number, baseUrl: strin
         if (waiter && received.size >= want) waiter()
       })
     })
+    // Connections the server opened to the receiver: kept alive, a handful for the whole run.
+    let connections = 0
+    receiver.on("connection", () => connections++)
     const receiverPort = await freePort()
     await new Promise<void>((r) => receiver.listen(receiverPort, "127.0.0.1", () => r()))
 
@@ -171,6 +176,7 @@ const runOnce = async (label: string, cwd: string, round: number, baseUrl: strin
     const last = Math.max(...times)
     const deliveriesPerSecond = (EVENTS - 1) / ((last - first) / 1000)
     const duplicates = total - EVENTS
+    const throughputConnections = connections
 
     let statementsPerEvent: number | null = null
     let transactionsPerEvent: number | null = null
@@ -225,6 +231,7 @@ const runOnce = async (label: string, cwd: string, round: number, baseUrl: strin
       deliveriesPerSecond,
       commitToLastMs: last - committed,
       duplicates,
+      connections: throughputConnections,
       statementsPerEvent,
       transactionsPerEvent,
       topStatements,
@@ -254,7 +261,7 @@ const load = (l: ReadonlyArray<number>) => l.map((x) => x.toFixed(2)).join(" ")
 
 const printRun = (r: Run) => {
   log(`\n[${r.label}, round ${r.round}] load average ${load(r.loadBefore)} -> ${load(r.loadAfter)}`)
-  log(`  throughput: ${fmt(r.deliveriesPerSecond)} signed deliveries/s (first to last receipt); commit to last receipt ${fmt(r.commitToLastMs)} ms; ${r.duplicates} duplicate receipts`)
+  log(`  throughput: ${fmt(r.deliveriesPerSecond)} signed deliveries/s (first to last receipt); commit to last receipt ${fmt(r.commitToLastMs)} ms; ${r.duplicates} duplicate receipts; ${r.connections} connections opened`)
   if (r.statementsPerEvent !== null) {
     log(`  SQL per delivered event: ${fmt(r.statementsPerEvent, 3)} statements, ${fmt(r.transactionsPerEvent!, 3)} commits; most called:`)
     for (const s of r.topStatements) log(`    ${String(s.calls).padStart(7)}  ${s.query}`)
