@@ -1,7 +1,7 @@
 /** In-memory WebhookStore; the memory transactor serialises fan-out, standing in for row locks. */
 import { Effect, Layer, Option } from "effect"
 import type { DeliveryRecord } from "../../core/webhooks/model.ts"
-import { WebhookStore } from "../../core/webhooks/store.ts"
+import { type AttemptRecord, WebhookStore } from "../../core/webhooks/store.ts"
 import { MemoryDb } from "./db.ts"
 
 const newestFirst = (a: DeliveryRecord, b: DeliveryRecord) =>
@@ -11,6 +11,22 @@ export const layer = Layer.effect(
   WebhookStore,
   Effect.map(MemoryDb, (db) => {
     const st = () => db.state
+    const recordAttempt = (a: AttemptRecord) =>
+      Effect.sync(() => {
+        const d = st().deliveries.get(a.deliveryId)
+        if (!d || d.workspaceId !== a.workspaceId) return
+        st().deliveries.set(d.id, {
+          ...d,
+          status: a.status,
+          attempts: a.attempts,
+          responseStatus: a.responseStatus,
+          error: a.error,
+          lastAttemptAt: a.lastAttemptAt,
+          nextAttemptAt: a.nextAttemptAt
+        })
+        st().leases.delete(d.id)
+        st().attempts.push(a)
+      })
     return WebhookStore.of({
       insertEndpoint: (e) => Effect.sync(() => void st().endpoints.set(e.id, e)),
       getEndpoint: (ws, id) =>
@@ -84,22 +100,8 @@ export const layer = Layer.effect(
           }
           return { count, oldestCreatedAt }
         }),
-      recordAttempt: (a) =>
-        Effect.sync(() => {
-          const d = st().deliveries.get(a.deliveryId)
-          if (!d || d.workspaceId !== a.workspaceId) return
-          st().deliveries.set(d.id, {
-            ...d,
-            status: a.status,
-            attempts: a.attempts,
-            responseStatus: a.responseStatus,
-            error: a.error,
-            lastAttemptAt: a.lastAttemptAt,
-            nextAttemptAt: a.nextAttemptAt
-          })
-          st().leases.delete(d.id)
-          st().attempts.push(a)
-        }),
+      recordAttempt: (a) => recordAttempt(a),
+      recordAttempts: (as) => Effect.forEach(as, recordAttempt, { discard: true }),
       setEndpointHealth: (ws, id, health) =>
         Effect.sync(() => {
           const e = st().endpoints.get(id)

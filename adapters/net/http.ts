@@ -15,6 +15,12 @@ import { blockedRange } from "../../core/outbound.ts"
 
 export interface OutboundHttp {
   readonly fetch: (url: URL | string, init: RequestInit) => Promise<Response>
+  /**
+   * A POST that keeps only the answer's status: no redirects followed, a short answer read and
+   * dropped so the connection stays open for the next request to that origin (a long one closes it).
+   * Lighter than `fetch` (no WHATWG Request, Response or Headers objects).
+   */
+  readonly post: (url: URL, request: { readonly headers: Readonly<Record<string, string>>; readonly body: string; readonly signal: AbortSignal }) => Promise<number>
 }
 export const OutboundHttp = Context.GenericTag<OutboundHttp>("adapters/OutboundHttp")
 
@@ -56,10 +62,15 @@ export const connectLookup =
  * code. Error texts may quote the caller's host or URL, so they are shown through displayText.
  */
 export const describeFetchError = (e: unknown): string => {
-  const err = e as { cause?: { code?: string; message?: string }; message?: string } | null
-  if (err?.cause?.code === BLOCKED_ADDRESS) return displayText(err.cause.message ?? BLOCKED_ADDRESS)
-  return displayText(err?.cause?.code ?? err?.cause?.message ?? err?.message ?? "network error")
+  const err = e as { code?: string; cause?: { code?: string; message?: string }; message?: string } | null
+  // fetch wraps the network error in a TypeError (its cause); `post` throws it as it is.
+  const cause = err?.cause ?? err
+  if (cause?.code === BLOCKED_ADDRESS) return displayText(cause.message ?? BLOCKED_ADDRESS)
+  return displayText(cause?.code ?? cause?.message ?? err?.message ?? "network error")
 }
+
+/** The longest answer `post` reads (and drops) to keep its connection; past it the connection closes. */
+const MAX_DROPPED_ANSWER_BYTES = 64 * 1024
 
 /**
  * `allowPrivate` (OUTBOUND_ALLOW_PRIVATE, local development) dials whatever the host resolves to.
@@ -76,7 +87,12 @@ export const layer = (allowPrivate: boolean, resolve: Lookup = systemLookup as L
       (agent) =>
         OutboundHttp.of({
           // undici's own fetch: the dispatcher option is only honoured by the undici that made the Agent.
-          fetch: (url, init) => undiciFetch(url, { ...(init as object), dispatcher: agent }) as unknown as Promise<Response>
+          fetch: (url, init) => undiciFetch(url, { ...(init as object), dispatcher: agent }) as unknown as Promise<Response>,
+          post: async (url, { headers, body, signal }) => {
+            const answer = await agent.request({ origin: url.origin, path: `${url.pathname}${url.search}`, method: "POST", headers, body, signal })
+            await answer.body.dump({ limit: MAX_DROPPED_ANSWER_BYTES })
+            return answer.statusCode
+          }
         })
     )
   )

@@ -5,7 +5,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Option } from "effect"
 import type { DeliveryRecord, EndpointRecord } from "../../core/webhooks/model.ts"
-import { WebhookStore } from "../../core/webhooks/store.ts"
+import { type AttemptRecord, WebhookStore } from "../../core/webhooks/store.ts"
 import { endpointContext, type Sealer, SecretBox } from "./secrets.ts"
 import { endpointSubscriptions, outboxEvents, webhookDeliveries, webhookEndpoints } from "./tables.ts"
 
@@ -32,6 +32,17 @@ const endpointMapping = (sealer: Sealer) => {
   return { toEndpoint, toRow }
 }
 
+const attemptRow = (a: AttemptRecord) => ({
+  workspace_id: a.workspaceId,
+  id: a.deliveryId,
+  status: a.status,
+  attempts: a.attempts,
+  response_status: a.responseStatus,
+  error: a.error,
+  last_attempt_at: a.lastAttemptAt,
+  next_attempt_at: a.nextAttemptAt
+})
+
 export const layer = Layer.effect(
   WebhookStore,
   Effect.gen(function* () {
@@ -39,6 +50,24 @@ export const layer = Layer.effect(
     const { toEndpoint, toRow } = endpointMapping(yield* SecretBox)
     const die = Effect.orDie
     const one = <A>(f: (r: unknown) => A) => (rs: ReadonlyArray<unknown>) => Option.fromNullable(rs[0]).pipe(Option.map(f))
+
+    // One statement (atomic on its own) for any number of attempts: each delivery's new state and its
+    // attempt history row. The attempts travel as one JSON parameter, typed by jsonb_to_recordset.
+    const recordAttempts = (as: ReadonlyArray<AttemptRecord>) =>
+      as.length === 0
+        ? Effect.void
+        : die(sql`
+          WITH a AS (
+            SELECT * FROM jsonb_to_recordset(${JSON.stringify(as.map(attemptRow))}::jsonb) AS a(workspace_id uuid, id uuid, status text,
+              attempts int, response_status int, error text, last_attempt_at timestamptz, next_attempt_at timestamptz)
+          ), updated AS (
+            UPDATE webhook_deliveries d SET status = a.status, attempts = a.attempts, response_status = a.response_status,
+              error = a.error, last_attempt_at = a.last_attempt_at, next_attempt_at = a.next_attempt_at, locked_until = NULL
+            FROM a WHERE d.workspace_id = a.workspace_id AND d.id = a.id
+            RETURNING d.workspace_id, d.id, a.last_attempt_at, a.response_status, a.error
+          )
+          INSERT INTO webhook_attempts (workspace_id, delivery_id, attempted_at, response_status, error)
+          SELECT workspace_id, id, last_attempt_at, response_status, error FROM updated`)
 
     return WebhookStore.of({
       insertEndpoint: (e) => die(sql`INSERT INTO webhook_endpoints ${sql.insert(toRow(e))}`),
@@ -109,18 +138,8 @@ export const layer = Layer.effect(
       pendingDeliveries: () =>
         die(sql<{ count: number; oldest: string | null }>`SELECT count(*)::int AS count, to_char(min(created_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS oldest
           FROM webhook_deliveries WHERE status = 'pending'`).pipe(Effect.map(([r]) => ({ count: r?.count ?? 0, oldestCreatedAt: r?.oldest ?? null }))),
-      // One statement (atomic on its own): the delivery's new state and the attempt history row.
-      recordAttempt: (a) =>
-        die(sql`
-          WITH updated AS (
-            UPDATE webhook_deliveries SET status = ${a.status}, attempts = ${a.attempts}, response_status = ${a.responseStatus},
-              error = ${a.error}, last_attempt_at = ${a.lastAttemptAt}::timestamptz, next_attempt_at = ${a.nextAttemptAt}::timestamptz,
-              locked_until = NULL
-            WHERE workspace_id = ${a.workspaceId} AND id = ${a.deliveryId}
-            RETURNING workspace_id, id
-          )
-          INSERT INTO webhook_attempts (workspace_id, delivery_id, attempted_at, response_status, error)
-          SELECT workspace_id, id, ${a.lastAttemptAt}::timestamptz, ${a.responseStatus}::int, ${a.error} FROM updated`),
+      recordAttempt: (a) => recordAttempts([a]),
+      recordAttempts,
       setEndpointHealth: (ws, id, h) =>
         die(sql`UPDATE webhook_endpoints SET failing_since = ${h.failingSince}::timestamptz,
           status = CASE WHEN ${h.disable}::boolean THEN 'disabled' ELSE status END

@@ -1,8 +1,9 @@
 /**
- * WebhookSender over the outbound HTTP client (public addresses only, checked at connect): no
- * redirects followed (a 3xx is a failed attempt), a hard timeout, body discarded.
+ * WebhookSender over the outbound HTTP client (public addresses only, checked on every new
+ * connection; connections kept alive per origin): no redirects followed (a 3xx is a failed
+ * attempt), a hard timeout, the answer's body dropped.
  */
-import { Effect, Layer } from "effect"
+import { Duration, Effect, Layer } from "effect"
 import { WebhookSender } from "../../core/webhooks/store.ts"
 import { describeFetchError, OutboundHttp } from "../net/http.ts"
 
@@ -12,21 +13,14 @@ export const layer: Layer.Layer<WebhookSender, never, OutboundHttp> = Layer.effe
     WebhookSender.of({
       send: ({ url, headers, body, timeoutMs }) =>
         Effect.tryPromise({
-          try: async (signal) => {
-            const res = await http.fetch(url, {
-              method: "POST",
-              headers: { "user-agent": "Switchboard-Webhooks/1", ...headers },
-              body,
-              redirect: "manual",
-              signal: AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)])
-            })
-            // Nothing of the receiver's answer is kept but its status.
-            await res.body?.cancel().catch(() => undefined)
-            return { status: res.status }
-          },
-          catch: (e) =>
-            (e as { name?: string }).name === "TimeoutError" ? { error: `timed out after ${timeoutMs} ms` } : { error: describeFetchError(e) }
-        }).pipe(Effect.merge)
+          // Interrupting the fiber (the timeout below) aborts the request through `signal`.
+          try: (signal) => http.post(new URL(url), { headers: { "user-agent": "Switchboard-Webhooks/1", ...headers }, body, signal }),
+          catch: (e) => ({ error: describeFetchError(e) })
+        }).pipe(
+          Effect.timeoutFail({ duration: Duration.millis(timeoutMs), onTimeout: () => ({ error: `timed out after ${timeoutMs} ms` }) }),
+          Effect.map((status) => ({ status })),
+          Effect.merge
+        )
     })
   )
 )

@@ -1,20 +1,22 @@
 /**
  * The outbox worker, for the life of the server: one fiber fans new outbox events out to deliveries;
- * another keeps up to `concurrency` attempts in flight, claiming more as soon as any finishes, so a
- * slow receiver holds one slot, not a whole batch. Several processes may run it against one
- * Postgres: claims skip rows another worker holds. Failures are logged and retried, never fatal;
- * deliveries leased by a process that dies are retried when the lease ends.
+ * another keeps up to `concurrency` attempts in flight, claiming more in batches as slots free up, so
+ * a slow receiver holds one slot, not a whole batch; a third records finished attempts together
+ * (one statement per batch). Several processes may run it against one Postgres: claims skip rows
+ * another worker holds. Failures are logged and retried, never fatal; deliveries leased by a process
+ * that dies before recording their attempt are retried when the lease ends (at least once).
  *
- * Idle, both fibers wait for a wake-up or `pollMs`. Events committed in this process wake the
- * fan-out at once (OutboxSignal), and new deliveries wake the delivery fiber, so the poll only
- * picks up what this process cannot see: other processes' events, retries coming due, expired
- * leases. Each poll is a database round trip, so the default is a second, not a few milliseconds.
+ * Idle, the fan-out and delivery fibers wait for a wake-up or `pollMs`. Events committed in this
+ * process wake the fan-out at once (OutboxSignal); so do other processes' commits on Postgres (their
+ * NOTIFY, adapters/sql/outboxNotices.ts); new deliveries wake the delivery fiber. The poll is the
+ * safety net (a missed notice, retries coming due, expired leases). Each poll is a database round
+ * trip, so the default is a second, not a few milliseconds.
  */
-import { Clock, Duration, Effect, Layer, Metric, Queue, Schedule } from "effect"
+import { Chunk, Clock, Duration, Effect, Layer, Metric, Queue, Schedule } from "effect"
 import { OutboxSignal } from "../../core/events/signal.ts"
 import type { DeliveryRecord } from "../../core/webhooks/model.ts"
 import { WorkerLiveness } from "../../core/health.ts"
-import { Webhooks } from "../../core/webhooks/service.ts"
+import { type Attempted, Webhooks } from "../../core/webhooks/service.ts"
 import { WebhookStore } from "../../core/webhooks/store.ts"
 import { webhookDeliveries, webhookOldestPendingAge, webhookQueueDepth } from "../telemetry/metrics.ts"
 
@@ -27,6 +29,8 @@ export interface WorkerOptions {
 }
 
 export const DEFAULT_GAUGE_MS = 15_000
+/** Most finished attempts recorded in one statement. */
+const RECORD_BATCH = 500
 
 const outcomes = {
   succeeded: webhookDeliveries.pipe(Metric.tagged("outcome", "success")),
@@ -72,23 +76,45 @@ export const layer = (options: WorkerOptions = {}) =>
       const liveness = yield* WorkerLiveness
       const idle = Duration.millis(options.pollMs ?? DEFAULT_POLL_MS)
       const concurrency = options.concurrency ?? 64
+      const batch = options.batch ?? 200
       const slots = yield* Effect.makeSemaphore(concurrency)
       let inFlight = 0
 
+      // Finished attempts wait here to be recorded together: one statement for all that finished
+      // while the previous write ran. Until then their deliveries stay leased.
+      const finished = yield* Queue.unbounded<Attempted>()
+      const record = Effect.flatMap(Queue.takeBetween(finished, 1, RECORD_BATCH), (batch) =>
+        // Uninterruptible: a batch taken from the queue is written even when shutdown interrupts.
+        Effect.uninterruptible(webhooks.settle(Chunk.toReadonlyArray(batch))).pipe(
+          Effect.zipRight(Effect.forEach(batch, (a) => countOutcome(a.delivery), { discard: true })),
+          Effect.as(batch.length)
+        )
+      )
+      // Runs after the attempt fibers are interrupted (finalizers run in reverse): what finished is still written.
+      yield* Effect.addFinalizer(() =>
+        Effect.flatMap(Queue.takeAll(finished), (rest) => webhooks.settle(Chunk.toReadonlyArray(rest))).pipe(
+          Effect.catchAllCause((cause) => Effect.logError("webhook attempts could not be recorded at shutdown", cause))
+        )
+      )
+
+      // Claims in batches: with attempts in flight, it waits until a quarter of the slots are free.
+      const minClaim = Math.max(1, Math.floor(Math.min(concurrency, batch) / 4))
       const deliver = Effect.gen(function* () {
         const free = concurrency - inFlight
-        if (free === 0) {
-          // Every slot busy: wait for one to free up rather than spin.
-          yield* slots.withPermits(1)(Effect.void)
+        if (inFlight > 0 && free < minClaim) {
+          // Too few slots free: wait until enough are, rather than spin.
+          yield* slots.withPermits(minClaim)(Effect.void)
           return 1
         }
-        const claimed = yield* webhooks.claimDue(Math.min(free, options.batch ?? 200))
+        const claimed = yield* webhooks.claimDue(Math.min(free, batch))
+        if (claimed.length === 0) return 0
+        const verdicts = yield* webhooks.checkUrls(claimed.map((c) => c.endpoint.url))
         for (const { delivery, endpoint } of claimed) {
           inFlight++
           yield* slots.take(1)
           yield* Effect.forkScoped(
-            webhooks.attempt(delivery, endpoint).pipe(
-              Effect.tap(countOutcome),
+            webhooks.send(delivery, endpoint, verdicts.get(endpoint.url)!).pipe(
+              Effect.flatMap((attempted) => Queue.offer(finished, attempted)),
               Effect.ensuring(Effect.zipRight(slots.release(1), Effect.sync(() => inFlight--)))
             )
           )
@@ -98,7 +124,8 @@ export const layer = (options: WorkerOptions = {}) =>
 
       // New deliveries wake the delivery loop at once instead of waiting out its poll interval.
       const deliveriesReady = yield* Queue.sliding<void>(1)
-      const fanOut = webhooks.fanOut(options.batch ?? 500).pipe(Effect.tap((n) => (n > 0 ? Queue.offer(deliveriesReady, undefined) : Effect.void)))
+      // A commit's own wake-up and its NOTIFY both arrive: the second must not cost another round.
+      const fanOut = Effect.zipRight(signal.clear, webhooks.fanOut(options.batch ?? 500)).pipe(Effect.tap((n) => (n > 0 ? Queue.offer(deliveriesReady, undefined) : Effect.void)))
       // Running until either loop ends (they only end when interrupted): /readyz reads the flag.
       const stopped = Effect.sync(() => {
         liveness.state = "stopped"
@@ -106,6 +133,7 @@ export const layer = (options: WorkerOptions = {}) =>
       liveness.state = "ok"
       yield* Effect.forkScoped(Effect.ensuring(forever(fanOut, idle, "fan-out", signal.wait), stopped))
       yield* Effect.forkScoped(Effect.ensuring(forever(deliver, idle, "delivery", Queue.take(deliveriesReady)), stopped))
+      yield* Effect.forkScoped(Effect.ensuring(forever(record, Duration.zero, "recording", Effect.void), stopped))
       yield* Effect.forkScoped(Effect.repeat(readQueue, Schedule.spaced(Duration.millis(options.gaugeMs ?? DEFAULT_GAUGE_MS))))
     })
   )

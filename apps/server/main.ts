@@ -26,6 +26,7 @@ import * as Postgres from "../../adapters/postgres/PgClient.ts"
 import * as RateLimit from "../../adapters/ratelimit/memory.ts"
 import * as Migrate from "../../adapters/sql/migrate.ts"
 import * as KeyRevocations from "../../adapters/sql/keyRevocations.ts"
+import * as OutboxNotices from "../../adapters/sql/outboxNotices.ts"
 import * as SqlRateLimit from "../../adapters/sql/ratelimit.ts"
 import * as Secrets from "../../adapters/sql/secrets.ts"
 import * as SqlStores from "../../adapters/sql/stores.ts"
@@ -191,6 +192,8 @@ export const AppLive = (config: ServerConfig) =>
     BootstrapLive(config),
     // Other processes on the same Postgres revoke keys too; PGlite has this process alone.
     Option.isSome(config.databaseUrl) ? KeyRevocations.layer : Layer.empty,
+    // Other processes on the same Postgres commit events too; PGlite's commits all wake it in-process.
+    Option.isSome(config.databaseUrl) && config.webhookWorker ? OutboxNotices.layer : Layer.empty,
     config.webhookWorker
       ? step("Webhook worker started", WebhookWorker.layer({ pollMs: config.webhookPollMs }))
       : Layer.effectDiscard(Effect.logInfo("Webhook worker disabled (WEBHOOK_WORKER=false)")),

@@ -1,7 +1,7 @@
 /**
  * "Events committed", within one process. The outbox worker waits on it between polls, so events
  * written here fan out at once and the worker can poll rarely (an idle poll is a transaction every
- * time). Events written by other processes still wait for the worker's next poll.
+ * time). On Postgres, other processes' commits reach it too (adapters/sql/outboxNotices.ts).
  */
 import { Cause, Context, Effect, Exit, Layer, Option, Queue } from "effect"
 import type { Transactor } from "../transactor.ts"
@@ -11,6 +11,11 @@ export interface OutboxSignal {
   readonly notify: Effect.Effect<void>
   /** Resumes once something was announced since the previous `wait` returned. */
   readonly wait: Effect.Effect<void>
+  /**
+   * Forgets what was announced so far. Called right before looking for events: those commits are
+   * visible to the look, so waking for them again would only cost an empty round.
+   */
+  readonly clear: Effect.Effect<void>
 }
 
 export const OutboxSignal = Context.GenericTag<OutboxSignal>("core/OutboxSignal")
@@ -18,7 +23,9 @@ export const OutboxSignal = Context.GenericTag<OutboxSignal>("core/OutboxSignal"
 /** Announcements coalesce: one pending wake-up is enough, however many commits happened. */
 export const layer = Layer.effect(
   OutboxSignal,
-  Effect.map(Queue.sliding<void>(1), (queue) => OutboxSignal.of({ notify: Queue.offer(queue, undefined), wait: Queue.take(queue) }))
+  Effect.map(Queue.sliding<void>(1), (queue) =>
+    OutboxSignal.of({ notify: Queue.offer(queue, undefined), wait: Queue.take(queue), clear: Effect.asVoid(Queue.takeAll(queue)) })
+  )
 )
 
 /** The outermost open transaction's note that it appended events. A cell, so nested transactions share it. */

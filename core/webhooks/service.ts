@@ -4,7 +4,7 @@
  * is leased to one worker per attempt, and an attempt whose worker dies is retried when the lease
  * ends. An event keeps its `webhook-id` across retries.
  */
-import { Clock, Context, Effect, Layer, Random } from "effect"
+import { Clock, Context, Effect, type Either, Layer, Random } from "effect"
 import { type Principal, requireScope } from "../auth/principal.ts"
 import { displayText } from "../display.ts"
 import { InvalidArgument, NotFound } from "../errors.ts"
@@ -22,9 +22,9 @@ import {
   toPublicDelivery,
   type UpdateEndpointInput
 } from "./model.ts"
-import { ATTEMPT_TIMEOUT_MS, classify, LEASE_MS, nextAttemptAt, shouldDisable } from "./policy.ts"
+import { ATTEMPT_TIMEOUT_MS, type AttemptOutcome, classify, LEASE_MS, nextAttemptAt, shouldDisable } from "./policy.ts"
 import { eventIdOf, generateSecret, signatureHeader, testEventId } from "./signing.ts"
-import { WebhookSender, WebhookStore } from "./store.ts"
+import { type AttemptRecord, WebhookSender, WebhookStore } from "./store.ts"
 
 export const MAX_ENDPOINTS_PER_WORKSPACE = 20
 const ROTATION_OVERLAP_MS = 24 * 60 * 60 * 1000
@@ -179,12 +179,22 @@ export const make = Effect.gen(function* () {
   /** Secrets that sign now: the current one, then every replaced one still inside its 24 h overlap. */
   const signingSecrets = (e: EndpointRecord, now: number) => [e.secret, ...stillSigning(e, now).map((s) => s.secret)]
 
-  /** One attempt of one delivery: guard, sign, send, record. Never fails. */
-  const attempt = (delivery: DeliveryRecord, endpoint: EndpointRecord) =>
+  /**
+   * The outbound guard's verdict on each URL, checked once per URL of a batch: at delivery time
+   * again, since a host may resolve elsewhere since registration.
+   */
+  const checkUrls = (urls: Iterable<string>) =>
+    Effect.map(
+      Effect.forEach(new Set(urls), (url) => Effect.map(Effect.either(guard.check(url)), (verdict) => [url, verdict] as const), {
+        concurrency: "unbounded"
+      }),
+      (verdicts) => new Map(verdicts)
+    )
+
+  /** One attempt of one delivery, not yet recorded: sign, send, classify. Never fails. */
+  const send = (delivery: DeliveryRecord, endpoint: EndpointRecord, allowed: Either.Either<URL, InvalidArgument>) =>
     Effect.gen(function* () {
       const now = yield* Clock.currentTimeMillis
-      // Checked again at delivery time: the host may resolve elsewhere since registration.
-      const allowed = yield* guard.check(endpoint.url).pipe(Effect.either)
       const outcome =
         allowed._tag === "Left"
           ? classify({ error: allowed.left.message })
@@ -207,7 +217,7 @@ export const make = Effect.gen(function* () {
       const attempts = delivery.attempts + 1
       const next = outcome._tag === "Failed" ? nextAttemptAt(attempts, now, yield* Random.next) : null
       const status = outcome._tag === "Succeeded" ? "succeeded" : next === null ? "failed" : "pending"
-      const record = {
+      const record: AttemptRecord = {
         workspaceId: delivery.workspaceId,
         deliveryId: delivery.id,
         status,
@@ -216,16 +226,35 @@ export const make = Effect.gen(function* () {
         error: outcome._tag === "Failed" ? outcome.error.slice(0, 500) : outcome._tag === "Gone" ? "410 Gone: endpoint disabled" : null,
         lastAttemptAt: iso(now),
         nextAttemptAt: next === null ? null : iso(next)
-      } as const
-      yield* store.recordAttempt(record)
-      if (outcome._tag === "Succeeded") {
-        if (endpoint.failingSince !== null) yield* setHealth(endpoint.workspaceId, endpoint.id, { failingSince: null, disable: false })
-      } else {
-        const failingSince = endpoint.failingSince ?? iso(now)
-        const disable = outcome._tag === "Gone" || shouldDisable(Date.parse(failingSince), now)
-        yield* setHealth(endpoint.workspaceId, endpoint.id, { failingSince, disable })
       }
-      return { ...delivery, ...record }
+      return { delivery: { ...delivery, ...record }, endpoint, outcome, record } satisfies Attempted
+    })
+
+  /**
+   * Records finished attempts (one store call for all) and then updates their endpoints' health.
+   * Until recorded, a delivery stays leased: a worker that dies before this retries it (at least once).
+   */
+  const settle = (attempted: ReadonlyArray<Attempted>) =>
+    Effect.gen(function* () {
+      yield* store.recordAttempts(attempted.map((a) => a.record))
+      for (const { endpoint, outcome, record } of attempted) {
+        if (outcome._tag === "Succeeded") {
+          if (endpoint.failingSince !== null) yield* setHealth(endpoint.workspaceId, endpoint.id, { failingSince: null, disable: false })
+        } else {
+          const failingSince = endpoint.failingSince ?? record.lastAttemptAt
+          const disable = outcome._tag === "Gone" || shouldDisable(Date.parse(failingSince), Date.parse(record.lastAttemptAt))
+          yield* setHealth(endpoint.workspaceId, endpoint.id, { failingSince, disable })
+        }
+      }
+    })
+
+  /** One attempt of one delivery: guard, sign, send, record. Never fails. */
+  const attempt = (delivery: DeliveryRecord, endpoint: EndpointRecord) =>
+    Effect.gen(function* () {
+      const verdicts = yield* checkUrls([endpoint.url])
+      const attempted = yield* send(delivery, endpoint, verdicts.get(endpoint.url)!)
+      yield* settle([attempted])
+      return attempted.delivery
     })
 
   /** Fans out up to `limit` outbox events to deliveries, in one transaction. Returns how many events. */
@@ -279,8 +308,16 @@ export const make = Effect.gen(function* () {
       return toPublicDelivery(yield* attempt(delivery, endpoint))
     })
 
-  return { list, create, get, update, remove, rotate, deliveries, test, fanOut, claimDue, deliverDue, attempt } as const
+  return { list, create, get, update, remove, rotate, deliveries, test, fanOut, claimDue, deliverDue, attempt, checkUrls, send, settle } as const
 })
+
+/** An attempt made and not yet recorded: the delivery as it now stands, its endpoint, and what to store. */
+export interface Attempted {
+  readonly delivery: DeliveryRecord
+  readonly endpoint: EndpointRecord
+  readonly outcome: AttemptOutcome
+  readonly record: AttemptRecord
+}
 
 const newDelivery = (id: string, endpoint: Pick<EndpointRecord, "id">, event: OutboxEvent, now: string): DeliveryRecord => ({
   id,

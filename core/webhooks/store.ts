@@ -54,6 +54,8 @@ export interface WebhookStore {
   readonly pendingDeliveries: () => Effect.Effect<{ readonly count: number; readonly oldestCreatedAt: string | null }>
   /** Stores an attempt's outcome on its delivery, appends it to the attempt history and ends the lease. */
   readonly recordAttempt: (a: AttemptRecord) => Effect.Effect<void>
+  /** `recordAttempt` for many deliveries at once (one statement on SQL): a worker's finished attempts. */
+  readonly recordAttempts: (as: ReadonlyArray<AttemptRecord>) => Effect.Effect<void>
   /**
    * Sets the start of the endpoint's failing run and, with `disable`, disables it. Never enables:
    * the worker's view of the endpoint may be stale (the user may have disabled it meanwhile).

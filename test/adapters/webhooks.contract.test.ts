@@ -354,6 +354,34 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
         yield* clearQueue
       }))
 
+    it.effect("recordAttempts stores many outcomes at once, each on its own delivery, and ends their leases; tenant-scoped", () =>
+      Effect.gen(function* () {
+        const store = yield* WebhookStore
+        yield* clearQueue
+        const ws = uuid()
+        const e = endpoint(ws)
+        yield* insert(e)
+        const [a, b, c] = [delivery(e, { nextAttemptAt: ts(10) }), delivery(e, { nextAttemptAt: ts(10) }), delivery(e, { nextAttemptAt: ts(10) })]
+        yield* store.insertDeliveries([a!, b!, c!])
+        assert.sameMembers(ids(yield* store.claimDue(ts(10), ts(70), 10)), [a!.id, b!.id, c!.id])
+        yield* store.recordAttempts([])
+        yield* store.recordAttempts([
+          { workspaceId: ws, deliveryId: a!.id, status: "succeeded", attempts: 1, responseStatus: 200, error: null, lastAttemptAt: ts(11), nextAttemptAt: null },
+          { workspaceId: ws, deliveryId: b!.id, status: "pending", attempts: 1, responseStatus: null, error: "ECONNREFUSED 'quoted' \"x\"", lastAttemptAt: ts(11), nextAttemptAt: ts(16) },
+          // another workspace's record for c changes nothing
+          { workspaceId: uuid(), deliveryId: c!.id, status: "failed", attempts: 9, responseStatus: 1, error: "no", lastAttemptAt: ts(11), nextAttemptAt: null }
+        ])
+        assert.deepStrictEqual(yield* store.getDelivery(ws, a!.id), Option.some({ ...a!, status: "succeeded" as const, attempts: 1, responseStatus: 200, lastAttemptAt: ts(11), nextAttemptAt: null }))
+        assert.deepStrictEqual(
+          yield* store.getDelivery(ws, b!.id),
+          Option.some({ ...b!, attempts: 1, error: "ECONNREFUSED 'quoted' \"x\"", lastAttemptAt: ts(11), nextAttemptAt: ts(16) })
+        )
+        assert.deepStrictEqual(yield* store.getDelivery(ws, c!.id), Option.some(c!))
+        // b's lease ended with its record: due again at 16 s; c is still leased until 70 s
+        assert.deepStrictEqual(ids(yield* store.claimDue(ts(16), ts(76), 10)), [b!.id])
+        yield* clearQueue
+      }))
+
     it.effect("pendingDeliveries: counts pending deliveries of every workspace and names the oldest one's creation", () =>
       Effect.gen(function* () {
         const store = yield* WebhookStore

@@ -31,6 +31,8 @@ export interface StartPostgresOptions {
   readonly fresh?: boolean | undefined
   /** Name of the database to create (default `switchboard_test`). */
   readonly database?: string | undefined
+  /** Extra server settings, `name=value` (benchmarks: `shared_preload_libraries=pg_stat_statements`). */
+  readonly settings?: ReadonlyArray<string> | undefined
 }
 
 const isCI = () => process.env["CI"] === "true"
@@ -205,7 +207,8 @@ export const startPostgres = async (options: StartPostgresOptions = {}): Promise
         "-c synchronous_commit=off",
         "-c full_page_writes=off",
         "-c max_connections=100",
-        "-c shared_buffers=64MB"
+        "-c shared_buffers=64MB",
+        ...(options.settings ?? []).map((setting) => `-c ${setting}`)
       ].join(" ")
       const result = await run(pgCtl, ["start", "-D", dataDir, "-l", logFile, "-w", "-t", "60", "-s", "-o", settings], asRoot)
       if (result.code === 0) {
