@@ -4,18 +4,7 @@
  * the sampled time that was not idle.
  */
 import { readFileSync } from "node:fs"
-
-interface ProfileNode {
-  readonly id: number
-  readonly callFrame: { readonly functionName: string; readonly url: string; readonly lineNumber: number }
-  readonly children?: ReadonlyArray<number>
-}
-
-interface CpuProfile {
-  readonly nodes: ReadonlyArray<ProfileNode>
-  readonly samples: ReadonlyArray<number>
-  readonly timeDeltas: ReadonlyArray<number>
-}
+import type { CpuProfile, ProfileNode } from "./profileWindow.ts"
 
 export interface Share {
   readonly name: string

@@ -29,7 +29,7 @@ import {
   benchDir, call, childrenCpuSeconds, cleanupStack, firstBoot, fmt, freePort, groupCpuSeconds, intEnv, load, log, percentile, type RoundFigures, type Route, sleep, startChild, type Target, WARMUP_SECONDS
 } from "./harness.ts"
 import { type Figure, writeFigures } from "./figures.ts"
-import { prefixQuery, searchStatement, searchWords, twoStepStatements } from "./messagesSql.ts"
+import { messageSearchTerms, prefixQuery, searchStatement, searchWords, twoStepStatements } from "./messagesSql.ts"
 import { participant, seedMessages, textGen, type MessageSeedResult } from "./messagesSeed.ts"
 
 const MESSAGES = intEnv("BENCH_MESSAGES", 1_000_000)
@@ -49,23 +49,6 @@ const SEARCH_LIMIT = 25 // the API default: the probe sends no `limit`
 const NUMBER = "+14155550100"
 const P95_TARGET_MS = 50
 
-/** ~50 search terms: common words, mid-frequency and rare words, prefixes, two-word queries, misses. */
-const searchTerms = (vocab: ReadonlyArray<string>) => {
-  const tail = (k: number) => vocab[vocab.length - k]!
-  return [
-    // common words
-    "the", "you", "thanks", "appointment", "tomorrow", "order", "confirmed", "delivery", "please", "call",
-    // mid-frequency words
-    "invoice", "technician", "refund", "warranty", "plumber", "dentist", "mortgage", "pedicure", "tacoma", "garcia",
-    // rare words: the invented tail of the vocabulary, order/code numbers, a word never used
-    tail(1), tail(25), tail(300), vocab[Math.floor(vocab.length * 0.6)]!, "48213", "7731", "xylophonist",
-    // prefixes of 3-4 letters
-    "app", "conf", "resc", "deli", "sch", "tom", "inv", "pay", "tech", "ref",
-    // two-word queries
-    "appointment tomorrow", "order shipped", "refund invoice", "the you", "late driver", "dentist cleaning",
-    `${tail(10)} the`, `${tail(40)} ${tail(60)}`, "thanks conf", "call back", "warranty plumber", "pick up"
-  ]
-}
 
 interface LoadRow {
   readonly route: string
@@ -266,7 +249,7 @@ const main = async () => {
     if ((cursors.get("service")?.length ?? 0) > 0 && (cursors.get("baseline")?.length ?? 0) > 0) await runRoute(cursorPage)
 
     // 4. Search latency probe (service), sequential single client
-    const terms = searchTerms(gen.vocab)
+    const terms = messageSearchTerms(gen.vocab)
     const searchPath = (term: string) => `/v1/api/messages/search?q=${encodeURIComponent(term)}`
     const svc = targets[0]!
     for (const term of terms.slice(0, 10)) await call(svc.port, "GET", searchPath(term), svc.headers) // warm-up

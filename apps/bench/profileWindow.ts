@@ -5,13 +5,14 @@
  */
 import { readFileSync } from "node:fs"
 
-interface ProfileNode {
+/** A V8 `.cpuprofile`, as `node --cpu-prof` writes it (also read by cpuProfile.ts). */
+export interface ProfileNode {
   readonly id: number
   readonly callFrame: { readonly functionName: string; readonly url: string; readonly lineNumber: number }
   readonly children?: ReadonlyArray<number>
 }
 
-interface CpuProfile {
+export interface CpuProfile {
   readonly nodes: ReadonlyArray<ProfileNode>
   readonly startTime: number
   readonly samples: ReadonlyArray<number>
