@@ -14,7 +14,8 @@ export const layer = Layer.effect(
     const recordAttempt = (a: AttemptRecord) =>
       Effect.sync(() => {
         const d = st().deliveries.get(a.deliveryId)
-        if (!d || d.workspaceId !== a.workspaceId) return
+        // Only the attempt the delivery was claimed for: a late record never moves it back.
+        if (!d || d.workspaceId !== a.workspaceId || d.status !== "pending" || d.attempts !== a.attempts - 1) return
         st().deliveries.set(d.id, {
           ...d,
           status: a.status,

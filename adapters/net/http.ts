@@ -90,7 +90,9 @@ export const layer = (allowPrivate: boolean, resolve: Lookup = systemLookup as L
           fetch: (url, init) => undiciFetch(url, { ...(init as object), dispatcher: agent }) as unknown as Promise<Response>,
           post: async (url, { headers, body, signal }) => {
             const answer = await agent.request({ origin: url.origin, path: `${url.pathname}${url.search}`, method: "POST", headers, body, signal })
-            await answer.body.dump({ limit: MAX_DROPPED_ANSWER_BYTES })
+            // The status decides the attempt; the body is drained in the background only to keep the
+            // connection, so a receiver slow to finish its answer does not turn a 2xx into a timeout.
+            answer.body.dump({ limit: MAX_DROPPED_ANSWER_BYTES }).catch(() => undefined)
             return answer.statusCode
           }
         })

@@ -8,7 +8,13 @@ import { Transactor } from "../../core/transactor.ts"
  * A transaction-scoped advisory lock: released by COMMIT or ROLLBACK, never leaked. `key` goes in
  * as a literal only where a statement cannot take parameters (see `lockedFromStart`).
  */
-const lockOf = (key: string) => `SELECT pg_advisory_xact_lock(hashtextextended('${key.replaceAll("'", "''")}', 0))`
+const lockOf = (key: string) => `SELECT pg_advisory_xact_lock(hashtextextended(${literal(key)}, 0))`
+
+/** A string literal safe whatever `standard_conforming_strings` says, as `pg`'s escapeLiteral writes it. */
+const literal = (s: string) => {
+  const quoted = s.replaceAll("'", "''")
+  return s.includes("\\") ? `E'${quoted.replaceAll("\\", "\\\\")}'` : `'${quoted}'`
+}
 
 export const layer = Layer.effect(
   Transactor,

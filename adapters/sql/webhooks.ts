@@ -64,6 +64,8 @@ export const layer = Layer.effect(
             UPDATE webhook_deliveries d SET status = a.status, attempts = a.attempts, response_status = a.response_status,
               error = a.error, last_attempt_at = a.last_attempt_at, next_attempt_at = a.next_attempt_at, locked_until = NULL
             FROM a WHERE d.workspace_id = a.workspace_id AND d.id = a.id
+              -- Only the attempt the delivery was claimed for: a late record never moves it back.
+              AND d.status = 'pending' AND d.attempts = a.attempts - 1
             RETURNING d.workspace_id, d.id, a.last_attempt_at, a.response_status, a.error
           )
           INSERT INTO webhook_attempts (workspace_id, delivery_id, attempted_at, response_status, error)

@@ -12,7 +12,7 @@
  * safety net (a missed notice, retries coming due, expired leases). Each poll is a database round
  * trip, so the default is a second, not a few milliseconds.
  */
-import { Chunk, Clock, Duration, Effect, Layer, Metric, Queue, Schedule } from "effect"
+import { Chunk, Clock, Duration, Effect, Exit, Layer, Metric, Queue, Schedule } from "effect"
 import { OutboxSignal } from "../../core/events/signal.ts"
 import type { DeliveryRecord } from "../../core/webhooks/model.ts"
 import { WorkerLiveness } from "../../core/health.ts"
@@ -81,13 +81,18 @@ export const layer = (options: WorkerOptions = {}) =>
       let inFlight = 0
 
       // Finished attempts wait here to be recorded together: one statement for all that finished
-      // while the previous write ran. Until then their deliveries stay leased.
+      // while the previous write ran. Until then their deliveries stay leased, and their slots stay
+      // taken, so claims never outrun recording (a delivery whose lease ran out would be sent again).
       const finished = yield* Queue.unbounded<Attempted>()
-      const record = Effect.flatMap(Queue.takeBetween(finished, 1, RECORD_BATCH), (batch) =>
-        // Uninterruptible: a batch taken from the queue is written even when shutdown interrupts.
-        Effect.uninterruptible(webhooks.settle(Chunk.toReadonlyArray(batch))).pipe(
-          Effect.zipRight(Effect.forEach(batch, (a) => countOutcome(a.delivery), { discard: true })),
-          Effect.as(batch.length)
+      const release = (n: number) => Effect.zipRight(slots.release(n), Effect.sync(() => (inFlight -= n)))
+      const record = Effect.uninterruptibleMask((restore) =>
+        Effect.flatMap(restore(Queue.takeBetween(finished, 1, RECORD_BATCH)), (batch) =>
+          // A batch taken from the queue is written even when shutdown interrupts.
+          webhooks.settle(Chunk.toReadonlyArray(batch)).pipe(
+            Effect.ensuring(release(batch.length)),
+            Effect.zipRight(Effect.forEach(batch, (a) => countOutcome(a.delivery), { discard: true })),
+            Effect.as(batch.length)
+          )
         )
       )
       // Runs after the attempt fibers are interrupted (finalizers run in reverse): what finished is still written.
@@ -115,7 +120,8 @@ export const layer = (options: WorkerOptions = {}) =>
           yield* Effect.forkScoped(
             webhooks.send(delivery, endpoint, verdicts.get(endpoint.url)!).pipe(
               Effect.flatMap((attempted) => Queue.offer(finished, attempted)),
-              Effect.ensuring(Effect.zipRight(slots.release(1), Effect.sync(() => inFlight--)))
+              // The slot is released by the recording once this attempt is written, or here if it never reaches the queue.
+              Effect.onExit((exit) => (Exit.isSuccess(exit) ? Effect.void : release(1)))
             )
           )
         }

@@ -11,7 +11,7 @@
  *
  * Plain JavaScript, run by Node itself: it must run before anything can load TypeScript.
  */
-import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs"
+import { mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { dirname, join, relative } from "node:path"
 import { fileURLToPath } from "node:url"
 
@@ -19,7 +19,7 @@ const root = join(dirname(fileURLToPath(import.meta.url)), "../..")
 const outfile = join(root, "dist/server.mjs")
 const manifest = join(root, "dist/server.inputs.json")
 // Inputs esbuild does not see: this script (the build options) and npm's record of the installed tree.
-const extraInputs = [relative(root, fileURLToPath(import.meta.url)), "node_modules/.package-lock.json"]
+const extraInputs = [relative(root, fileURLToPath(import.meta.url)), "node_modules/.package-lock.json", "package.json", "tsconfig.json"]
 
 /** A file's size and mtime, or null when it is gone. */
 const stamp = (file) => {
@@ -47,6 +47,7 @@ const writeAtomically = (path, contents) => {
 }
 
 if (!upToDate()) {
+  const startedAt = Date.now()
   // Loaded only to build: an up-to-date start costs a few stat calls.
   const { build } = await import("esbuild")
   const result = await build({
@@ -70,6 +71,16 @@ if (!upToDate()) {
   })
   mkdirSync(dirname(outfile), { recursive: true })
   for (const file of result.outputFiles) writeAtomically(file.path, file.contents)
-  const inputs = Object.fromEntries([...Object.keys(result.metafile.inputs), ...extraInputs].map((file) => [file, stamp(file)]))
-  writeAtomically(manifest, JSON.stringify(inputs, null, 1) + "\n")
+  const files = [...Object.keys(result.metafile.inputs), ...extraInputs]
+  // A file saved while esbuild ran may be in the bundle as it was before: then no manifest, so the
+  // next start builds again rather than trusting this bundle.
+  const changedSince = files.some((file) => {
+    try {
+      return statSync(join(root, file)).mtimeMs >= startedAt
+    } catch {
+      return false
+    }
+  })
+  if (changedSince) rmSync(manifest, { force: true })
+  else writeAtomically(manifest, JSON.stringify(Object.fromEntries(files.map((file) => [file, stamp(file)])), null, 1) + "\n")
 }

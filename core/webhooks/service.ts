@@ -237,12 +237,19 @@ export const make = Effect.gen(function* () {
   const settle = (attempted: ReadonlyArray<Attempted>) =>
     Effect.gen(function* () {
       yield* store.recordAttempts(attempted.map((a) => a.record))
-      for (const { endpoint, outcome, record } of attempted) {
-        if (outcome._tag === "Succeeded") {
+      // One health update per endpoint, from its last attempt in the batch (a Gone anywhere disables it).
+      const last = new Map<string, Attempted>()
+      const gone = new Set<string>()
+      for (const a of attempted) {
+        last.set(a.endpoint.id, a)
+        if (a.outcome._tag === "Gone") gone.add(a.endpoint.id)
+      }
+      for (const { endpoint, outcome, record } of last.values()) {
+        if (outcome._tag === "Succeeded" && !gone.has(endpoint.id)) {
           if (endpoint.failingSince !== null) yield* setHealth(endpoint.workspaceId, endpoint.id, { failingSince: null, disable: false })
         } else {
           const failingSince = endpoint.failingSince ?? record.lastAttemptAt
-          const disable = outcome._tag === "Gone" || shouldDisable(Date.parse(failingSince), Date.parse(record.lastAttemptAt))
+          const disable = gone.has(endpoint.id) || shouldDisable(Date.parse(failingSince), Date.parse(record.lastAttemptAt))
           yield* setHealth(endpoint.workspaceId, endpoint.id, { failingSince, disable })
         }
       }

@@ -637,8 +637,8 @@ export const storesContract = <R = never>(
         const tx = yield* Transactor
         const store = yield* ContactStore
         const ws = uuid()
-        // a quote in the key: it is written into the statement as a literal
-        const key = `test:it's:${uuid()}`
+        // a quote and a backslash in the key: it is written into the statement as a literal
+        const key = `test:it's\\'x:${uuid()}`
         const phone = "+14155550143" as E164
         const holding = yield* Deferred.make<void>()
         const release = yield* Deferred.make<void>()

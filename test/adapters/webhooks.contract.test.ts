@@ -382,6 +382,30 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
         yield* clearQueue
       }))
 
+    it.effect("a late record of an attempt already recorded changes nothing: status never moves back", () =>
+      Effect.gen(function* () {
+        const store = yield* WebhookStore
+        yield* clearQueue
+        const ws = uuid()
+        const e = endpoint(ws)
+        yield* insert(e)
+        const d = delivery(e, { nextAttemptAt: ts(10) })
+        yield* store.insertDeliveries([d])
+        assert.deepStrictEqual(ids(yield* store.claimDue(ts(10), ts(70), 10)), [d.id])
+        // A worker whose recording fell behind past the lease: the delivery was claimed and sent again,
+        // and that second send's success is recorded first.
+        assert.deepStrictEqual(ids(yield* store.claimDue(ts(71), ts(131), 10)), [d.id])
+        const succeeded = { workspaceId: ws, deliveryId: d.id, status: "succeeded" as const, attempts: 1, responseStatus: 200, error: null, lastAttemptAt: ts(72), nextAttemptAt: null }
+        yield* store.recordAttempts([succeeded])
+        // The first send's late "retry later" must not make it pending (and sent) again.
+        yield* store.recordAttempts([{ ...succeeded, status: "pending", responseStatus: 503, error: "HTTP 503", lastAttemptAt: ts(73), nextAttemptAt: ts(74) }])
+        yield* store.recordAttempt({ ...succeeded, status: "failed", responseStatus: 500, error: "HTTP 500", lastAttemptAt: ts(75) })
+        const stored = Option.getOrThrow(yield* store.getDelivery(ws, d.id))
+        assert.deepStrictEqual([stored.status, stored.attempts, stored.responseStatus, stored.lastAttemptAt], ["succeeded", 1, 200, ts(72)])
+        assert.deepStrictEqual(yield* store.claimDue(ts(10_000), ts(10_060), 10), [])
+        yield* clearQueue
+      }))
+
     it.effect("pendingDeliveries: counts pending deliveries of every workspace and names the oldest one's creation", () =>
       Effect.gen(function* () {
         const store = yield* WebhookStore
