@@ -101,7 +101,6 @@ export const layer = Layer.effect(
           }
           return { count, oldestCreatedAt }
         }),
-      recordAttempt: (a) => recordAttempt(a),
       recordAttempts: (as) => Effect.forEach(as, recordAttempt, { discard: true }),
       setEndpointHealth: (ws, id, health) =>
         Effect.sync(() => {

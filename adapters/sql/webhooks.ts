@@ -140,7 +140,6 @@ export const layer = Layer.effect(
       pendingDeliveries: () =>
         die(sql<{ count: number; oldest: string | null }>`SELECT count(*)::int AS count, to_char(min(created_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS oldest
           FROM webhook_deliveries WHERE status = 'pending'`).pipe(Effect.map(([r]) => ({ count: r?.count ?? 0, oldestCreatedAt: r?.oldest ?? null }))),
-      recordAttempt: (a) => recordAttempts([a]),
       recordAttempts,
       setEndpointHealth: (ws, id, h) =>
         die(sql`UPDATE webhook_endpoints SET failing_since = ${h.failingSince}::timestamptz,

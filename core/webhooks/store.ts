@@ -52,9 +52,10 @@ export interface WebhookStore {
   ) => Effect.Effect<ReadonlyArray<{ readonly delivery: DeliveryRecord; readonly endpoint: EndpointRecord }>>
   /** How many deliveries are pending (due or retrying later) and when the oldest was created: the queue gauges. */
   readonly pendingDeliveries: () => Effect.Effect<{ readonly count: number; readonly oldestCreatedAt: string | null }>
-  /** Stores an attempt's outcome on its delivery, appends it to the attempt history and ends the lease. */
-  readonly recordAttempt: (a: AttemptRecord) => Effect.Effect<void>
-  /** `recordAttempt` for many deliveries at once (one statement on SQL): a worker's finished attempts. */
+  /**
+   * Stores each attempt's outcome on its delivery, appends it to the attempt history and ends the
+   * lease: many at once (one statement on SQL), a worker's finished attempts.
+   */
   readonly recordAttempts: (as: ReadonlyArray<AttemptRecord>) => Effect.Effect<void>
   /**
    * Sets the start of the endpoint's failing run and, with `disable`, disables it. Never enables:

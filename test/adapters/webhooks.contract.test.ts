@@ -318,7 +318,7 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
         yield* clearQueue
       }))
 
-    it.effect("recordAttempt stores the outcome and ends the lease; tenant-scoped", () =>
+    it.effect("recordAttempts of one attempt stores the outcome and ends the lease; tenant-scoped", () =>
       Effect.gen(function* () {
         const store = yield* WebhookStore
         yield* clearQueue
@@ -329,7 +329,7 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
         yield* store.insertDeliveries([d])
         assert.deepStrictEqual(ids(yield* store.claimDue(ts(10), ts(70), 10)), [d.id])
         // a retry scheduled at once is claimable before the old lease would have ended
-        yield* store.recordAttempt({
+        yield* store.recordAttempts([{
           workspaceId: ws,
           deliveryId: d.id,
           status: "pending",
@@ -338,13 +338,13 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
           error: "HTTP 503",
           lastAttemptAt: ts(11),
           nextAttemptAt: ts(12)
-        })
+        }])
         assert.deepStrictEqual(yield* store.getDelivery(ws, d.id), Option.some({ ...d, attempts: 1, responseStatus: 503, error: "HTTP 503", lastAttemptAt: ts(11), nextAttemptAt: ts(12) }))
         assert.deepStrictEqual(ids(yield* store.claimDue(ts(12), ts(72), 10)), [d.id])
         // another workspace's attempt record changes nothing
-        yield* store.recordAttempt({ workspaceId: uuid(), deliveryId: d.id, status: "failed", attempts: 9, responseStatus: 1, error: "no", lastAttemptAt: ts(13), nextAttemptAt: null })
+        yield* store.recordAttempts([{ workspaceId: uuid(), deliveryId: d.id, status: "failed", attempts: 9, responseStatus: 1, error: "no", lastAttemptAt: ts(13), nextAttemptAt: null }])
         assert.strictEqual(Option.getOrThrow(yield* store.getDelivery(ws, d.id)).attempts, 1)
-        yield* store.recordAttempt({ workspaceId: ws, deliveryId: d.id, status: "succeeded", attempts: 2, responseStatus: 204, error: null, lastAttemptAt: ts(14), nextAttemptAt: null })
+        yield* store.recordAttempts([{ workspaceId: ws, deliveryId: d.id, status: "succeeded", attempts: 2, responseStatus: 204, error: null, lastAttemptAt: ts(14), nextAttemptAt: null }])
         const done = Option.getOrThrow(yield* store.getDelivery(ws, d.id))
         assert.deepStrictEqual(
           { status: done.status, attempts: done.attempts, responseStatus: done.responseStatus, error: done.error, lastAttemptAt: done.lastAttemptAt, nextAttemptAt: done.nextAttemptAt },
@@ -399,7 +399,7 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
         yield* store.recordAttempts([succeeded])
         // The first send's late "retry later" must not make it pending (and sent) again.
         yield* store.recordAttempts([{ ...succeeded, status: "pending", responseStatus: 503, error: "HTTP 503", lastAttemptAt: ts(73), nextAttemptAt: ts(74) }])
-        yield* store.recordAttempt({ ...succeeded, status: "failed", responseStatus: 500, error: "HTTP 500", lastAttemptAt: ts(75) })
+        yield* store.recordAttempts([{ ...succeeded, status: "failed", responseStatus: 500, error: "HTTP 500", lastAttemptAt: ts(75) }])
         const stored = Option.getOrThrow(yield* store.getDelivery(ws, d.id))
         assert.deepStrictEqual([stored.status, stored.attempts, stored.responseStatus, stored.lastAttemptAt], ["succeeded", 1, 200, ts(72)])
         assert.deepStrictEqual(yield* store.claimDue(ts(10_000), ts(10_060), 10), [])
