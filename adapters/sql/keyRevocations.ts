@@ -4,20 +4,18 @@
  * listening connection is down, notices are lost: the cache is emptied on every (re)connect, and its
  * short TTL (KEY_CACHE_MS) bounds what a missed notice can cost.
  */
-import { PgClient } from "@effect/sql-pg"
-import { Duration, Effect, Layer, Schedule, Stream } from "effect"
+import { Effect, Layer } from "effect"
 import { Workspaces } from "../../core/workspaces/service.ts"
 import { KEY_REVOKED_CHANNEL } from "./apiKeys.ts"
+import { listenForever } from "./notices.ts"
 
 export const layer = Layer.scopedDiscard(
-  Effect.gen(function* () {
-    const pg = yield* PgClient.PgClient
-    const workspaces = yield* Workspaces
-    const listen = Effect.zipRight(
-      Effect.sync(workspaces.forgetAllKeys),
-      Stream.runForEach(pg.listen(KEY_REVOKED_CHANNEL), (keyId) => Effect.sync(() => workspaces.forgetKey(keyId)))
-    ).pipe(Effect.tapErrorCause((cause) => Effect.logWarning("key revocation notices lost; listening again", cause)))
-    const retry = Schedule.exponential(Duration.millis(200)).pipe(Schedule.union(Schedule.spaced(Duration.seconds(5))))
-    yield* Effect.forkScoped(Effect.retry(listen, retry))
-  })
+  Effect.flatMap(Workspaces, (workspaces) =>
+    listenForever(
+      KEY_REVOKED_CHANNEL,
+      "key revocation",
+      (keyId) => Effect.sync(() => workspaces.forgetKey(keyId)),
+      Effect.sync(workspaces.forgetAllKeys)
+    )
+  )
 )
