@@ -1,5 +1,6 @@
 import { Migrator } from "@effect/sql"
-import { Duration, Effect, Layer } from "effect"
+import { PgClient } from "@effect/sql-pg"
+import { Duration, Effect, Layer, Option } from "effect"
 import m0001 from "./migrations/0001_foundation.ts"
 import m0002 from "./migrations/0002_webhooks.ts"
 import m0003 from "./migrations/0003_search_statistics.ts"
@@ -39,9 +40,31 @@ export const migrations = Migrator.fromRecord({ "0001_foundation": m0001, "0002_
 
 export const run = Migrator.make({})({ loader: migrations })
 
+/**
+ * Processes booting at once on an empty Postgres take turns: the Migrator's own lock is on its
+ * table, which they would otherwise race to create (one failing its boot). The turn is a session
+ * advisory lock on a connection of its own, since the Migrator checks for its table with a
+ * statement that may fail, which a surrounding transaction would not survive. PGlite has one process.
+ */
+const MIGRATIONS_LOCK = "SELECT pg_advisory_lock(hashtextextended('switchboard:migrations', 0))"
+const MIGRATIONS_UNLOCK = "SELECT pg_advisory_unlock(hashtextextended('switchboard:migrations', 0))"
+const serialized = Effect.flatMap(Effect.serviceOption(PgClient.PgClient), (pg) =>
+  Option.isNone(pg)
+    ? run
+    : Effect.scoped(
+        Effect.flatMap(pg.value.reserve, (conn) =>
+          Effect.acquireUseRelease(
+            conn.executeUnprepared(MIGRATIONS_LOCK, [], undefined),
+            () => run,
+            () => Effect.ignore(conn.executeUnprepared(MIGRATIONS_UNLOCK, [], undefined))
+          )
+        )
+      )
+)
+
 /** Migrates, logging how many migrations this boot applied and how long they took. */
 export const layer = Layer.effectDiscard(
-  run.pipe(
+  serialized.pipe(
     Effect.timed,
     Effect.flatMap(([took, applied]) =>
       Effect.logInfo(`Migrations: ${applied.length} applied (${Math.round(Duration.toMillis(took))} ms)`)
