@@ -8,9 +8,9 @@ RUN npm ci --omit=dev && npm cache clean --force
 COPY . .
 RUN npm run build && mkdir /data && chown node:node /data
 USER node
-ENV DATA_DIR=/data PORT=8080 MALLOC_MMAP_THRESHOLD_=131072
+ENV DATA_DIR=/data PORT=8080
 VOLUME /data
 EXPOSE 8080
-# Exec form, no npm or shell in between: the server is PID 1 and gets `docker stop`'s SIGTERM itself.
-# The flags, the bundle and MALLOC_MMAP_THRESHOLD_ are npm start's (README "Memory"); keep them in step with package.json.
-CMD ["node", "--optimize-for-size", "--liftoff-only", "dist/server.mjs"]
+# No npm in between, and the script execs Node: the server is PID 1 and gets `docker stop`'s SIGTERM
+# itself. apps/server/start.sh picks npm start's node flags and environment for the database in use.
+CMD ["sh", "apps/server/start.sh", "--built"]

@@ -36,5 +36,8 @@ export const layer = Layer.mergeAll(
   Workspaces.layer, ApiKeys.layer, Numbers.layer, Contacts.layer, Conversations.layer, Webhooks.layer, Outbox.layer, Idempotency.layer, Ledger.layer, Mail.layer, Audit.layer, Registrations.layer, Clock.layer, Agents.layer, CallSessions.layer, Transactor.layer, Health.layer
 ).pipe(Layer.provideMerge(Signal.layer))
 
+/** Whether commits NOTIFY other processes' webhook workers (on by default; outbox.ts). */
+export { OutboxNotifies } from "./outbox.ts"
+
 /** The server secrets `Secrets.layer` opens at boot, and the cursor codec keyed by one of them. */
 export { CursorCodecLive, ServerSecrets } from "./serverSecrets.ts"

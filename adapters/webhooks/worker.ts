@@ -54,11 +54,13 @@ export const round = (options: WorkerOptions = {}) =>
   Effect.gen(function* () {
     const webhooks = yield* Webhooks
     const fanned = yield* webhooks.fanOut(options.batch ?? 500)
-    const attempted = yield* webhooks.deliverDue(options.batch ?? 200, options.concurrency ?? 64)
+    const attempted = yield* webhooks.deliverDue(options.batch ?? 200, options.concurrency ?? DEFAULT_CONCURRENCY)
     return fanned + attempted
   })
 
 export const DEFAULT_POLL_MS = 1000
+/** Attempts in flight per process (WEBHOOK_CONCURRENCY). */
+export const DEFAULT_CONCURRENCY = 256
 
 /** Runs `step` forever: again at once while it finds work, else after `idle` or an earlier `wake`. */
 const forever = <R>(step: Effect.Effect<number, never, R>, idle: Duration.Duration, label: string, wake: Effect.Effect<void>) =>
@@ -75,7 +77,7 @@ export const layer = (options: WorkerOptions = {}) =>
       const signal = yield* OutboxSignal
       const liveness = yield* WorkerLiveness
       const idle = Duration.millis(options.pollMs ?? DEFAULT_POLL_MS)
-      const concurrency = options.concurrency ?? 64
+      const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY
       const batch = options.batch ?? 200
       const slots = yield* Effect.makeSemaphore(concurrency)
       let inFlight = 0

@@ -15,7 +15,7 @@ import { hostname, tmpdir } from "node:os"
 import { join } from "node:path"
 import { alive } from "../../test/support/server.ts"
 import { type Figure, writeFigures } from "./figures.ts"
-import { fmt, freePort, intEnv, log, NODE_FLAGS, root, sleep } from "./harness.ts"
+import { fmt, freePort, intEnv, log, root, sleep, startFlags } from "./harness.ts"
 
 const BOOTS = intEnv("BOOTS", 3)
 const REQUESTS = intEnv("REQUESTS", 2_000)
@@ -63,10 +63,11 @@ interface Boot {
 
 /** What starts the server: `npm start`, or the baseline, Node running the TypeScript entry point through tsx's loader. */
 type Runner = "npm start" | "tsx"
-const commands: Record<Runner, ReadonlyArray<string>> = {
-  "npm start": ["npm", "start"],
-  tsx: [process.execPath, ...NODE_FLAGS, "--import", "tsx", "apps/server/node.ts"]
-}
+/** The command of `runner`; tsx gets the node flags `npm start` gives the server on that database. */
+const command = (runner: Runner, env: Record<string, string>): ReadonlyArray<string> =>
+  runner === "npm start"
+    ? ["npm", "start"]
+    : [process.execPath, ...startFlags(env["DATABASE_URL"] === undefined ? "embedded" : "postgres"), "--import", "tsx", "apps/server/node.ts"]
 
 /** A GET, sent again when the connection drops (a kept-alive connection the server closed as it was reused, on a loaded machine). */
 const get = async (url: string, token: string, attempts = 3): Promise<Response> => {
@@ -83,8 +84,8 @@ const bootOnce = async (runner: Runner, env: Record<string, string>, key: string
   const started = performance.now()
   // DATABASE_URL only where the mode sets it: without it, the embedded database.
   const { DATABASE_URL: _, ...inherited } = process.env
-  const [command, ...args] = commands[runner]
-  const npm = spawn(command!, args, {
+  const [program, ...args] = command(runner, env)
+  const npm = spawn(program!, args, {
     cwd: root,
     env: { ...inherited, PORT: String(port), HOST: "127.0.0.1", NO_COLOR: "1", RATE_LIMIT_PER_MINUTE: "1000000", ...env },
     stdio: ["ignore", "pipe", "pipe"],

@@ -27,7 +27,7 @@ import { PGlite } from "@electric-sql/pglite"
 import { pgliteOptions } from "../../adapters/pglite/PgliteClient.ts"
 import { type Figure, writeFigures } from "./figures.ts"
 import {
-  benchDir, call, cleanupStack, fmt, freePort, groupCpuSeconds, intEnv, load, log, percentile, root, type RoundFigures, type Route, runMain, sleep, startChild, type Target, WARMUP_SECONDS
+  benchDir, call, cleanupStack, fmt, freePort, groupCpuSeconds, intEnv, load, log, percentile, root, type RoundFigures, type Route, runMain, sleep, startChild, startFlags, type Target, WARMUP_SECONDS
 } from "./harness.ts"
 import { participant, textGen } from "./messagesSeed.ts"
 import { seedContacts } from "./seed.ts"
@@ -44,17 +44,6 @@ const NUMBER = "+14155550100"
 const LIMIT = 50
 const READ_TARGET = { reqPerSec: 1500, ratio: 0.5 }
 
-/** The node flags of `npm start` (package.json), so the service runs as users run it. */
-const startFlags = (): ReadonlyArray<string> => {
-  const script = String(JSON.parse(readFileSync(join(root, "package.json"), "utf8")).scripts.start)
-  const words = script.split(/\s+/)
-  const flags: Array<string> = []
-  for (let i = words.indexOf("node") + 1; i < words.length && words[i]!.startsWith("--"); i++) {
-    if (words[i] === "--import") i++
-    else flags.push(words[i]!)
-  }
-  return flags
-}
 
 const pgliteVersion = String(JSON.parse(readFileSync(join(root, "node_modules", "@electric-sql", "pglite", "package.json"), "utf8")).version)
 
@@ -64,7 +53,7 @@ const main = async () => {
   const startedAt = new Date()
   const cleanups = cleanupStack()
   delete process.env["DATABASE_URL"]
-  const flags = startFlags()
+  const flags = startFlags("embedded")
   try {
     // 1. First boot in a fresh DATA_DIR
     const dataDir = mkdtempSync(join(tmpdir(), "switchboard-embedded-"))

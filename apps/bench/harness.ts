@@ -71,11 +71,21 @@ process.on("exit", () => {
   }
 })
 
+/** The node flags `npm start` gives the server for `database` (apps/server/start.sh), so benchmarks run it as users do. */
+export const startFlags = (database: "embedded" | "postgres"): ReadonlyArray<string> => {
+  const script = readFileSync(join(root, "apps/server/start.sh"), "utf8")
+  const line = new RegExp(`^${database.toUpperCase()}_FLAGS="([^"]*)"$`, "m").exec(script)
+  if (line === null) throw new Error(`apps/server/start.sh sets no ${database.toUpperCase()}_FLAGS`)
+  return line[1]!.split(" ").filter((f) => f !== "")
+}
+
 /**
- * Node flags for every server the benchmarks start, service and baseline alike: `npm start`'s
- * (package.json; why: README "Memory").
+ * Node flags for every server the benchmarks start on Postgres, service and baseline alike:
+ * `npm start`'s. BENCH_NODE_FLAGS (space-separated) replaces them, to measure what another set costs.
  */
-export const NODE_FLAGS = ["--optimize-for-size", "--liftoff-only"]
+export const NODE_FLAGS = process.env["BENCH_NODE_FLAGS"] !== undefined
+  ? process.env["BENCH_NODE_FLAGS"].split(" ").filter((f) => f !== "")
+  : startFlags("postgres")
 
 /**
  * Starts `script` under tsx in its own process group and waits until it answers HTTP; `cwd` is another

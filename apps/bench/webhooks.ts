@@ -31,7 +31,7 @@ import { join, resolve } from "node:path"
 import pg from "pg"
 import { freshDatabase, startPostgres } from "../../test/support/postgres.ts"
 import { writeFigures, type Figure } from "./figures.ts"
-import { fmt, freePort, intEnv, log, percentile, root, sleep } from "./harness.ts"
+import { fmt, freePort, intEnv, log, NODE_FLAGS, percentile, root, sleep } from "./harness.ts"
 import { monotonicMicros, summarizeWindow, type WindowSummary } from "./profileWindow.ts"
 
 const EVENTS = intEnv("WEBHOOK_EVENTS", 20_000)
@@ -68,10 +68,10 @@ interface Server {
   readonly stop: () => Promise<void>
 }
 
-/** The server as `npm start` runs it (node with tsx's loader), in `cwd`, until it prints "Listening on". */
+/** The server with `npm start`'s node flags on Postgres (through tsx's loader, so a baseline checkout runs as it is), in `cwd`, until it prints "Listening on". */
 const startServer = async (cwd: string, env: Record<string, string>, nodeFlags: ReadonlyArray<string> = []): Promise<Server> => {
   const port = await freePort()
-  const child: ChildProcess = spawn(process.execPath, ["--max-semi-space-size=128", ...nodeFlags, "--import", "tsx", "apps/server/node.ts"], {
+  const child: ChildProcess = spawn(process.execPath, [...NODE_FLAGS, ...nodeFlags, "--import", "tsx", "apps/server/node.ts"], {
     cwd,
     env: { ...process.env, ...env, PORT: String(port), HOST: "127.0.0.1", NO_COLOR: "1", RATE_LIMIT_PER_MINUTE: "1000000", OUTBOUND_ALLOW_PRIVATE: "true" },
     stdio: ["ignore", "pipe", "pipe"]

@@ -1,7 +1,7 @@
 /** Every setting of CONTRACT.md "Running it", read once from the environment. */
 import { Config, Option } from "effect"
 import { DEFAULT_TIMEOUTS } from "../../adapters/http/platform.ts"
-import { DEFAULT_POLL_MS } from "../../adapters/webhooks/worker.ts"
+import { DEFAULT_CONCURRENCY, DEFAULT_POLL_MS } from "../../adapters/webhooks/worker.ts"
 import { LOG_FORMATS, LOG_LEVELS } from "./logging.ts"
 
 const positiveMs = (name: string) =>
@@ -42,6 +42,11 @@ export const ServerConfig = Config.all({
   webhookWorker: Config.boolean("WEBHOOK_WORKER").pipe(Config.withDefault(true)),
   /** How often an idle worker looks for work this process was not told about (other processes' events, retries). */
   webhookPollMs: positiveMs("WEBHOOK_POLL_MS").pipe(Config.withDefault(DEFAULT_POLL_MS)),
+  /** Most webhook attempts one process keeps in flight (each a request to a receiver, waiting for its answer). */
+  webhookConcurrency: Config.integer("WEBHOOK_CONCURRENCY").pipe(
+    Config.validate({ message: "must be a positive integer", validation: (n) => n > 0 }),
+    Config.withDefault(DEFAULT_CONCURRENCY)
+  ),
   rateLimitPerMinute: Config.integer("RATE_LIMIT_PER_MINUTE").pipe(
     Config.validate({ message: "must be a positive integer", validation: (n) => n > 0 }),
     Config.withDefault(600)

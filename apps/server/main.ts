@@ -57,7 +57,12 @@ export const StoresOn = (config: ServerConfig) =>
     SqlStores.layer,
     SqlStores.CursorCodecLive,
     Layer.unwrapEffect(Effect.map(SqlStores.ServerSecrets, (s) => SignedUrls.layer({ baseUrl: publicBaseUrl(config), secret: s.media })))
-  ).pipe(Layer.provide(SecretsLive(config)), Layer.provide(Migrate.layer))
+  ).pipe(
+    Layer.provide(SecretsLive(config)),
+    Layer.provide(Migrate.layer),
+    // Only an API-only replica on Postgres has workers elsewhere to wake; a worker here wakes in-process.
+    Layer.provide(Layer.succeed(SqlStores.OutboxNotifies, Option.isSome(config.databaseUrl) && !config.webhookWorker))
+  )
 
 export const StoresLive = (config: ServerConfig) => StoresOn(config).pipe(Layer.provideMerge(SqlLive(config)))
 
@@ -195,7 +200,7 @@ export const AppLive = (config: ServerConfig) =>
     // Other processes on the same Postgres commit events too; PGlite's commits all wake it in-process.
     Option.isSome(config.databaseUrl) && config.webhookWorker ? OutboxNotices.layer : Layer.empty,
     config.webhookWorker
-      ? step("Webhook worker started", WebhookWorker.layer({ pollMs: config.webhookPollMs }))
+      ? step("Webhook worker started", WebhookWorker.layer({ pollMs: config.webhookPollMs, concurrency: config.webhookConcurrency }))
       : Layer.effectDiscard(Effect.logInfo("Webhook worker disabled (WEBHOOK_WORKER=false)")),
     step("Registry poller started", RegistryPoller.layer({ pollMs: config.registryPollMs }))
   ).pipe(Layer.provide(ServicesLive(config)))

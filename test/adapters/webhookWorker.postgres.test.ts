@@ -29,6 +29,11 @@ interface Received {
   readonly counts: Map<string, number>
   readonly firstAt: Map<string, number>
   readonly byWorker: Array<number>
+  /** Sends under way now, and the most at once. */
+  inFlight: number
+  maxInFlight: number
+  /** How long each send waits for its answer; unset: 0-3 ms. */
+  readonly answerMs?: number
 }
 
 const resolver = Layer.succeed(HostResolver, HostResolver.of({ resolve: () => Effect.succeed(["93.184.216.34"]) }))
@@ -44,7 +49,12 @@ const processOn = (databaseUrl: string, received: Received, worker: number, opti
           received.counts.set(key, (received.counts.get(key) ?? 0) + 1)
           if (!received.firstAt.has(headers["webhook-id"]!)) received.firstAt.set(headers["webhook-id"]!, Date.now())
           received.byWorker[worker]!++
-        }).pipe(Effect.zipRight(Effect.sleep(Duration.millis(Math.floor(Math.random() * 4)))), Effect.as({ status: 200 }))
+          received.maxInFlight = Math.max(received.maxInFlight, ++received.inFlight)
+        }).pipe(
+          Effect.zipRight(Effect.sleep(Duration.millis(received.answerMs ?? Math.floor(Math.random() * 4)))),
+          Effect.ensuring(Effect.sync(() => received.inFlight--)),
+          Effect.as({ status: 200 })
+        )
     })
   )
   const pool = PgClient.layer({ url: Redacted.make(databaseUrl), maxConnections: 6 })
@@ -66,7 +76,7 @@ const database = (prefix: string) =>
 const using = <R, E>(runtime: ManagedRuntime.ManagedRuntime<R, E>) =>
   Effect.acquireRelease(Effect.succeed(runtime), (r) => Effect.promise(() => r.dispose()))
 
-const newReceived = (): Received => ({ counts: new Map(), firstAt: new Map(), byWorker: [0, 0, 0] })
+const newReceived = (answerMs?: number): Received => ({ counts: new Map(), firstAt: new Map(), byWorker: [0, 0, 0], inFlight: 0, maxInFlight: 0, ...(answerMs === undefined ? {} : { answerMs }) })
 
 const addEndpoint = (ws: string, n: number) =>
   Effect.flatMap(WebhookStore, (store) =>
@@ -173,5 +183,29 @@ describe.runIf(url !== null || process.env["CI"] === "true")("webhook worker on 
         })
       ),
     90_000
+  )
+
+  it.live(
+    "keeps at most `concurrency` attempts in flight, and uses them all when a receiver is slow",
+    () =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          assert.isNotNull(url, "CI=true requires a Postgres URL")
+          const db = yield* database("worker_concurrency")
+          // Every answer takes 30 ms: 120 events can only finish quickly by sending several at once.
+          const received = newReceived(30)
+          const producer = yield* using(processOn(db.url, received, 1))
+          const ws = uuid()
+          yield* Effect.promise(() => producer.runPromise(addEndpoint(ws, 1)))
+          const worker = yield* using(processOn(db.url, received, 0, { pollMs: 50, concurrency: 12 }))
+          yield* Effect.promise(() => worker.runPromise(Effect.void))
+          yield* Effect.promise(() => producer.runPromise(commit(ws, 120)))
+          yield* waitUntil(() => received.counts.size >= 120, 30_000)
+          console.log(`concurrency 12: ${received.counts.size} sends, at most ${received.maxInFlight} at once`)
+          assert.strictEqual(received.counts.size, 120, "every event delivered")
+          assert.strictEqual(received.maxInFlight, 12, "as many at once as allowed, never more")
+        })
+      ),
+    60_000
   )
 })

@@ -9,6 +9,7 @@
 import { createServer, type Server } from "node:http"
 import pg from "pg"
 import { afterAll, describe, expect, inject, it } from "vitest"
+import { DEFAULT_CONCURRENCY } from "../../adapters/webhooks/worker.ts"
 import { freshDatabase } from "../support/postgres.ts"
 import { type RunningServer, startServer } from "../support/server.ts"
 
@@ -17,7 +18,7 @@ const EVENTS = 1000
 /** Keys the events are created with: 50 creates each stay inside one key's burst of 60. */
 const PRODUCER_KEYS = 20
 /** adapters/webhooks/worker.ts: attempts one worker keeps in flight. */
-const WORKER_CONCURRENCY = 64
+const WORKER_CONCURRENCY = DEFAULT_CONCURRENCY
 const ADMIN_TOKEN = "scale-test-admin-token"
 
 interface Receiver {
@@ -189,4 +190,35 @@ describe.runIf(url !== null)("three processes on one Postgres", () => {
 
     for (const s of servers) expect(await s.stop()).toBe(0)
   }, 150_000)
+
+  it("an event committed by an API-only replica (WEBHOOK_WORKER=false) wakes the worker process at once, not at its 30 s poll", async () => {
+    const db = await freshDatabase(url!, "e2e_replica")
+    cleanups.push(db.drop)
+    const receiver = await startReceiver()
+    cleanups.push(receiver.close)
+    const env = { DATABASE_URL: db.url, ADMIN_TOKEN, OUTBOUND_ALLOW_PRIVATE: "true", WEBHOOK_POLL_MS: "30000" }
+    const worker = await startServer("node", env)
+    cleanups.push(() => worker.stop())
+    const replica = await startServer("node", { ...env, WEBHOOK_WORKER: "false" })
+    cleanups.push(() => replica.stop())
+    const key = worker.testKey!
+    const api = (server: RunningServer, path: string, body: unknown) =>
+      fetch(`${server.baseUrl}/v1/api${path}`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify(body) })
+    expect((await api(worker, "/webhooks", { url: receiver.url, events: ["*"] })).status).toBe(201)
+    // Past the worker's first rounds: from here it sleeps on its 30 s poll unless woken.
+    await sleep(1_000)
+    const latencies: Array<number> = []
+    for (let i = 0; i < 3; i++) {
+      const before = receiver.counts.size
+      const started = Date.now()
+      expect((await api(replica, "/contacts", { firstName: `Replica ${i}` })).status).toBe(201)
+      while (receiver.counts.size === before && Date.now() - started < 10_000) await sleep(10)
+      latencies.push(Date.now() - started)
+      expect(receiver.counts.size, `event ${i + 1} delivered`).toBe(before + 1)
+    }
+    console.log(`contact created through the API-only replica, received from the worker process after ${latencies.join(" / ")} ms (poll 30 s)`)
+    for (const ms of latencies) expect(ms).toBeLessThan(5_000)
+    expect(await replica.stop()).toBe(0)
+    expect(await worker.stop()).toBe(0)
+  }, 90_000)
 })
