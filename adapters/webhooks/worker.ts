@@ -55,18 +55,22 @@ export const round = (options: WorkerOptions = {}) =>
     const webhooks = yield* Webhooks
     const fanned = yield* webhooks.fanOut(options.batch ?? 500)
     const attempted = yield* webhooks.deliverDue(options.batch ?? 200, options.concurrency ?? DEFAULT_CONCURRENCY)
-    return fanned + attempted
+    return fanned.events + attempted
   })
 
 export const DEFAULT_POLL_MS = 1000
 /** Attempts in flight per process (WEBHOOK_CONCURRENCY). */
 export const DEFAULT_CONCURRENCY = 256
 
-/** Runs `step` forever: again at once while it finds work, else after `idle` or an earlier `wake`. */
-const forever = <R>(step: Effect.Effect<number, never, R>, idle: Duration.Duration, label: string, wake: Effect.Effect<void>) =>
+/**
+ * Runs `step` forever: again at once while it says more work may be waiting, else after `idle` or
+ * an earlier `wake`. A step that took less than it asked for has emptied the queue as it stood; what
+ * arrived since has signalled `wake`, so waiting costs no latency and saves an empty round's statements.
+ */
+const forever = <R>(step: Effect.Effect<boolean, never, R>, idle: Duration.Duration, label: string, wake: Effect.Effect<void>) =>
   step.pipe(
-    Effect.catchAllCause((cause) => Effect.logError(`webhook ${label} failed`, cause).pipe(Effect.as(0))),
-    Effect.flatMap((n) => (n > 0 ? Effect.void : Effect.race(Effect.sleep(idle), wake))),
+    Effect.catchAllCause((cause) => Effect.logError(`webhook ${label} failed`, cause).pipe(Effect.as(false))),
+    Effect.flatMap((more) => (more ? Effect.void : Effect.race(Effect.sleep(idle), wake))),
     Effect.repeat(Schedule.forever)
   )
 
@@ -93,7 +97,7 @@ export const layer = (options: WorkerOptions = {}) =>
           webhooks.settle(Chunk.toReadonlyArray(batch)).pipe(
             Effect.ensuring(release(batch.length)),
             Effect.zipRight(Effect.forEach(batch, (a) => countOutcome(a.delivery), { discard: true })),
-            Effect.as(batch.length)
+            Effect.as(true)
           )
         )
       )
@@ -111,10 +115,11 @@ export const layer = (options: WorkerOptions = {}) =>
         if (inFlight > 0 && free < minClaim) {
           // Too few slots free: wait until enough are, rather than spin.
           yield* slots.withPermits(minClaim)(Effect.void)
-          return 1
+          return true
         }
-        const claimed = yield* webhooks.claimDue(Math.min(free, batch))
-        if (claimed.length === 0) return 0
+        const wanted = Math.min(free, batch)
+        const claimed = yield* webhooks.claimDue(wanted)
+        if (claimed.length === 0) return false
         const verdicts = yield* webhooks.checkUrls(claimed.map((c) => c.endpoint.url))
         for (const { delivery, endpoint } of claimed) {
           inFlight++
@@ -127,13 +132,17 @@ export const layer = (options: WorkerOptions = {}) =>
             )
           )
         }
-        return claimed.length
+        return claimed.length === wanted
       })
 
       // New deliveries wake the delivery loop at once instead of waiting out its poll interval.
       const deliveriesReady = yield* Queue.sliding<void>(1)
       // A commit's own wake-up and its NOTIFY both arrive: the second must not cost another round.
-      const fanOut = Effect.zipRight(signal.clear, webhooks.fanOut(options.batch ?? 500)).pipe(Effect.tap((n) => (n > 0 ? Queue.offer(deliveriesReady, undefined) : Effect.void)))
+      const fanOutBatch = options.batch ?? 500
+      const fanOut = Effect.zipRight(signal.clear, webhooks.fanOut(fanOutBatch)).pipe(
+        Effect.tap(({ deliveries }) => (deliveries > 0 ? Queue.offer(deliveriesReady, undefined) : Effect.void)),
+        Effect.map(({ events }) => events === fanOutBatch)
+      )
       // Running until either loop ends (they only end when interrupted): /readyz reads the flag.
       const stopped = Effect.sync(() => {
         liveness.state = "stopped"

@@ -264,12 +264,12 @@ export const make = Effect.gen(function* () {
       return attempted.delivery
     })
 
-  /** Fans out up to `limit` outbox events to deliveries, in one transaction. Returns how many events. */
+  /** Fans out up to `limit` outbox events to deliveries, in one transaction. Returns how many of each. */
   const fanOut = (limit: number) =>
     tx.withTransaction(
       Effect.gen(function* () {
         const events = yield* store.claimOutbox(limit)
-        if (events.length === 0) return 0
+        if (events.length === 0) return { events: 0, deliveries: 0 }
         const endpoints = yield* store.enabledEndpoints([...new Set(events.map((e) => e.workspaceId))])
         const { uuid } = yield* Ids
         const now = iso(yield* Clock.currentTimeMillis)
@@ -282,7 +282,7 @@ export const make = Effect.gen(function* () {
         }
         yield* store.insertDeliveries(deliveries)
         yield* store.markDispatched(events.map((e) => e.id), now)
-        return events.length
+        return { events: events.length, deliveries: deliveries.length }
       })
     )
 

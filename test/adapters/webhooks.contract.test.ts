@@ -511,7 +511,7 @@ const twoWorkers = (databaseUrl: string) =>
       const webhooks = yield* Webhooks
       let idle = 0
       while (idle < 5) {
-        const n = (yield* webhooks.fanOut(20)) + (yield* webhooks.deliverDue(20, 8))
+        const n = (yield* webhooks.fanOut(20)).events + (yield* webhooks.deliverDue(20, 8))
         idle = n === 0 && appended ? idle + 1 : 0
         if (n === 0) yield* Effect.sleep("5 millis")
       }

@@ -348,8 +348,8 @@ describe("delivery state machine (TestClock, memory stores, fake sender)", () =>
       // one batch holding an event of each workspace
       yield* append(a.workspaceId, contactUpdated())
       yield* append(b.workspaceId, contactDeleted())
-      assert.strictEqual(yield* svc.fanOut(100), 2)
-      assert.strictEqual(yield* svc.fanOut(100), 0, "an event is fanned out once")
+      assert.strictEqual((yield* svc.fanOut(100)).events, 2)
+      assert.strictEqual((yield* svc.fanOut(100)).events, 0, "an event is fanned out once")
       const types = (id: string, p = a) => Effect.map(svc.deliveries(p, id, 200), (ds) => ds.map((d) => d.eventType))
       assert.deepStrictEqual(yield* types(updated.id), ["contact.updated"])
       assert.deepStrictEqual(yield* types(star.id), ["contact.updated"], "A's * endpoint gets A's event only")
