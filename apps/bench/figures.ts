@@ -1,7 +1,8 @@
 /**
  * The one shape every benchmark reports its headline figures in, so `npm run bench` can print them as
  * one table (and regenerate the README's) whichever benchmarks ran. Each benchmark writes its rows to
- * `apps/bench/results/figures-<name>.json` beside its own detailed results file.
+ * `apps/bench/results/figures-<name>.json` beside its own detailed results file, keeping the run
+ * before as `previous`: the table shows each figure's last two runs, as a single run can mislead.
  */
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
@@ -30,17 +31,36 @@ export interface FigureSet {
   readonly figures: ReadonlyArray<Figure>
 }
 
+/** A benchmark's file: its last run, and the one before. */
+interface FiguresFile extends FigureSet {
+  readonly previous?: FigureSet
+}
+
 const resultsDir = join(benchDir, "results")
+
+const readFile = (file: string): FiguresFile | undefined => {
+  try {
+    return JSON.parse(readFileSync(file, "utf8")) as FiguresFile
+  } catch {
+    return undefined
+  }
+}
 
 export const writeFigures = (set: FigureSet): string => {
   mkdirSync(resultsDir, { recursive: true })
   const file = join(resultsDir, `figures-${set.benchmark}.json`)
-  writeFileSync(file, JSON.stringify(set, null, 2) + "\n")
+  const before = readFile(file)
+  const previous = before && { benchmark: before.benchmark, startedAt: before.startedAt, host: before.host, figures: before.figures }
+  writeFileSync(file, JSON.stringify(previous ? { ...set, previous } : set, null, 2) + "\n")
   return file
 }
 
-export const readFigures = (): ReadonlyArray<FigureSet> =>
+/** Each benchmark's last run and the run before it (when there was one). */
+export const readFigures = (): ReadonlyArray<{ readonly last: FigureSet; readonly previous?: FigureSet }> =>
   readdirSync(resultsDir)
     .filter((name) => /^figures-.+\.json$/.test(name))
     .sort()
-    .map((name) => JSON.parse(readFileSync(join(resultsDir, name), "utf8")) as FigureSet)
+    .map((name) => {
+      const { previous, ...last } = readFile(join(resultsDir, name))!
+      return previous ? { last, previous } : { last }
+    })

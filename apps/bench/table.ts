@@ -2,7 +2,8 @@
  * `npm run bench:table`: every benchmark's headline figures (apps/bench/results/figures-*.json, see
  * figures.ts) as one markdown table: printed, written to apps/bench/results/table.md, and put in
  * the README between the `bench:table` marker comments. It reruns nothing: each row is as its
- * benchmark last wrote it, with that run's date and load.
+ * benchmark wrote it, with that run's date and load; each figure of the last run is followed by
+ * the same figure from the run before.
  */
 import { readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
@@ -30,11 +31,25 @@ const row = (set: FigureSet, f: Figure) =>
     `${set.startedAt.slice(0, 16).replace("T", " ")} UTC, ${set.host}`
   ].map(cell)
 
-const markdownTable = (sets: ReadonlyArray<FigureSet>) =>
+/** A figure's name without its numbers, which some names carry (row counts, p50 and p99 beside a p95); sizes such as 100k or 1M stay. */
+const sameFigure = (f: Figure) => f.figure.replace(/\d[\d.,]*(?![kM\d.,])/g, "#")
+
+/** The last run's rows, each followed by the previous run's row of the same figure; the previous run's other rows after them. */
+const rowsOf = ({ last, previous }: { readonly last: FigureSet; readonly previous?: FigureSet }): ReadonlyArray<ReadonlyArray<string>> => {
+  const earlier = new Map((previous?.figures ?? []).map((f) => [sameFigure(f), f]))
+  const rows = last.figures.flatMap((f) => {
+    const before = earlier.get(sameFigure(f))
+    earlier.delete(sameFigure(f))
+    return before ? [row(last, f), row(previous!, before)] : [row(last, f)]
+  })
+  return [...rows, ...[...earlier.values()].map((f) => row(previous!, f))]
+}
+
+const markdownTable = (sets: ReturnType<typeof readFigures>) =>
   [
     "| figure | value | baseline (same run) | ratio | target | met | run |",
     "|---|---|---|---|---|---|---|",
-    ...sets.flatMap((set) => set.figures.map((f) => `| ${row(set, f).join(" | ")} |`))
+    ...sets.flatMap((set) => rowsOf(set).map((cells) => `| ${cells.join(" | ")} |`))
   ].join("\n")
 
 /** `readme` with the text between the markers replaced by `table`; unchanged when the markers are missing. */
