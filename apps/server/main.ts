@@ -30,6 +30,7 @@ import * as OutboxNotices from "../../adapters/sql/outboxNotices.ts"
 import * as SqlRateLimit from "../../adapters/sql/ratelimit.ts"
 import * as Secrets from "../../adapters/sql/secrets.ts"
 import * as SqlStores from "../../adapters/sql/stores.ts"
+import * as Hmac from "../../adapters/webhooks/hmac.ts"
 import * as Sender from "../../adapters/webhooks/sender.ts"
 import * as WebhookWorker from "../../adapters/webhooks/worker.ts"
 import { CoreLive } from "../../core/layer.ts"
@@ -127,7 +128,7 @@ export const OutboundLive = (config: ServerConfig) => {
     layerOutboundGuard(config.outboundAllowPrivate).pipe(Layer.provide(Dns.layer)),
     OutboundHttp.layer(config.outboundAllowPrivate)
   )
-  return Layer.mergeAll(Sender.layer, MediaFetcher.layer, FsBlobs.layer(`${config.dataDir}/blobs`), CarrierLive(config), SimulatedPayments.layer, MailerLive(config)).pipe(
+  return Layer.mergeAll(Sender.layer, Hmac.layer, MediaFetcher.layer, FsBlobs.layer(`${config.dataDir}/blobs`), CarrierLive(config), SimulatedPayments.layer, MailerLive(config)).pipe(
     Layer.provideMerge(guard)
   )
 }

@@ -23,7 +23,7 @@ import {
   type UpdateEndpointInput
 } from "./model.ts"
 import { ATTEMPT_TIMEOUT_MS, type AttemptOutcome, classify, LEASE_MS, nextAttemptAt, shouldDisable } from "./policy.ts"
-import { eventIdOf, generateSecret, signatureHeader, testEventId } from "./signing.ts"
+import { eventIdOf, generateSecret, signatureHeaderBy, testEventId, WebhookHmac } from "./signing.ts"
 import { type AttemptRecord, WebhookSender, WebhookStore } from "./store.ts"
 
 export const MAX_ENDPOINTS_PER_WORKSPACE = 20
@@ -59,6 +59,7 @@ export const eventPayload = (type: string, timestamp: string, data: unknown) => 
 
 export const make = Effect.gen(function* () {
   const store = yield* WebhookStore
+  const signatureHeader = signatureHeaderBy(yield* WebhookHmac)
   const sender = yield* WebhookSender
   const guard = yield* OutboundGuard
   const tx = yield* Transactor
