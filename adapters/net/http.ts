@@ -66,7 +66,9 @@ export const describeFetchError = (e: unknown): string => {
   // fetch wraps the network error in a TypeError (its cause); `post` throws it as it is.
   const cause = err?.cause ?? err
   if (cause?.code === BLOCKED_ADDRESS) return displayText(cause.message ?? BLOCKED_ADDRESS)
-  return displayText(cause?.code ?? cause?.message ?? err?.message ?? "network error")
+  // A DOMException's code is a number (an AbortError's is 20): only a string code names the failure.
+  const text = [cause?.code, cause?.message, err?.message].find((t): t is string => typeof t === "string" && t !== "")
+  return displayText(text ?? "network error")
 }
 
 /** The longest answer `post` reads (and drops) to keep its connection; past it the connection closes. */

@@ -6,7 +6,7 @@
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import { Effect, Fiber, Layer } from "effect"
 import { afterAll, beforeAll } from "vitest"
 import * as OutboundHttp from "../../adapters/net/http.ts"
 import * as Sender from "../../adapters/webhooks/sender.ts"
@@ -85,4 +85,65 @@ describe("OutboundHttp", () => {
       assert.deepStrictEqual(result, { error: "rebind.test resolves to a loopback address (127.0.0.1)" })
       assert.strictEqual(hits, before)
     }))
+
+  describe("the webhook sender's timeout and interruption", () => {
+    let slow: Server
+    let slowPort = 0
+    /** Requests the slow receiver got, and how many of their connections closed before an answer. */
+    const seen = { requests: 0, closedUnanswered: 0 }
+    beforeAll(async () => {
+      // Headers after 1.5 s for /late; never for /never; /slow-body answers 200 at once and ends its body after 1.5 s.
+      slow = createServer((req, res) => {
+        seen.requests++
+        req.resume()
+        res.on("close", () => {
+          if (!res.writableEnded) seen.closedUnanswered++
+        })
+        if (req.url === "/late") setTimeout(() => res.end("late"), 1_500)
+        if (req.url === "/slow-body") {
+          res.writeHead(200).write("partial")
+          setTimeout(() => res.end("rest"), 1_500)
+        }
+      })
+      await new Promise<void>((resolve) => slow.listen(0, "127.0.0.1", resolve))
+      slowPort = (slow.address() as AddressInfo).port
+    })
+    afterAll(async () => {
+      slow.closeAllConnections()
+      await new Promise<void>((resolve) => slow.close(() => resolve()))
+    })
+
+    const send = (path: string, timeoutMs: number) =>
+      Effect.flatMap(WebhookSender, (sender) => sender.send({ url: `http://127.0.0.1:${slowPort}${path}`, headers: {}, body: "{}", timeoutMs })).pipe(
+        Effect.provide(Sender.layer.pipe(Layer.provide(OutboundHttp.layer(true))))
+      )
+
+    it.live("an answer later than the timeout is a failed attempt, reported when the timeout ends", () =>
+      Effect.gen(function* () {
+        const started = Date.now()
+        const result = yield* send("/late", 300)
+        const took = Date.now() - started
+        assert.deepStrictEqual(result, { error: "timed out after 300 ms" })
+        assert.isAtLeast(took, 290)
+        assert.isBelow(took, 1_200, "not waiting for the late answer")
+      }))
+
+    it.live("an answer within the timeout counts by its status, even when its body ends after the timeout", () =>
+      Effect.gen(function* () {
+        assert.deepStrictEqual(yield* send("/late", 5_000), { status: 200 })
+        assert.deepStrictEqual(yield* send("/slow-body", 1_000), { status: 200 })
+      }))
+
+    it.live("interrupting an attempt (shutdown) aborts its request at once", () =>
+      Effect.gen(function* () {
+        const before = { ...seen }
+        const fiber = yield* Effect.fork(send("/never", 60_000))
+        while (seen.requests === before.requests) yield* Effect.sleep("10 millis")
+        const started = Date.now()
+        yield* Fiber.interrupt(fiber)
+        while (seen.closedUnanswered === before.closedUnanswered && Date.now() - started < 2_000) yield* Effect.sleep("10 millis")
+        assert.strictEqual(seen.closedUnanswered, before.closedUnanswered + 1, "the receiver saw the request abandoned")
+        assert.isBelow(Date.now() - started, 2_000)
+      }))
+  })
 })
