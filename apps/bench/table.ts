@@ -31,8 +31,8 @@ const row = (set: FigureSet, f: Figure) =>
     `${set.startedAt.slice(0, 16).replace("T", " ")} UTC, ${set.host}`
   ].map(cell)
 
-/** A figure's name without its numbers, which some names carry (row counts, p50 and p99 beside a p95); sizes such as 100k or 1M stay. */
-const sameFigure = (f: Figure) => f.figure.replace(/\d[\d.,]*(?![kM\d.,])/g, "#")
+/** A figure's name without the numbers some names carry (row counts, p50 and p99 beside a p95); percentiles (p95), versions (v1) and sizes (100k, 1M) stay. */
+const sameFigure = (f: Figure) => f.figure.replace(/(?<![pv\d.,])\d[\d.,]*(?![kM\d.,])/g, "#")
 
 /** The last run's rows, each followed by the previous run's row of the same figure; the previous run's other rows after them. */
 const rowsOf = ({ last, previous }: { readonly last: FigureSet; readonly previous?: FigureSet }): ReadonlyArray<ReadonlyArray<string>> => {
