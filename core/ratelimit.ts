@@ -23,11 +23,25 @@ export interface Decision {
 export const WINDOW_MS = 60_000
 
 export const consume = (bucket: Bucket | undefined, now: number, limit: number): [Bucket, Decision] => {
-  const refilled = bucket === undefined ? limit : Math.min(limit, bucket.tokens + Math.max(0, now - bucket.at) * refillPerMs(limit))
+  const refilled = refill(bucket, now, limit)
   const allowed = refilled >= 1
   const tokens = allowed ? refilled - 1 : refilled
   return [{ tokens, at: now }, decide(tokens, allowed, limit)]
 }
+
+/** A bucket's tokens at `now` (a bucket never seen is full). */
+export const refill = (bucket: Bucket | undefined, now: number, limit: number) =>
+  bucket === undefined ? limit : Math.min(limit, bucket.tokens + Math.max(0, now - bucket.at) * refillPerMs(limit))
+
+/**
+ * How many tokens a process sharing buckets with others may take from one at once, to spend
+ * without asking again: 1% of the limit, from 1 to 100. Limits under 200 a minute take one at a
+ * time, exactly as one bucket would decide.
+ */
+export const leaseSize = (limit: number) => Math.max(1, Math.min(100, Math.floor(limit / 100)))
+
+/** Tokens taken but not spent within this long are dropped, so a lease cannot outlive its burst. */
+export const LEASE_MS = 1_000
 
 /** Tokens regained per millisecond; a shared store computes the refill with this same number. */
 export const refillPerMs = (limit: number) => limit / WINDOW_MS

@@ -17,6 +17,7 @@ import m0013 from "./migrations/0013_agent.ts"
 import m0014 from "./migrations/0014_call_sessions.ts"
 import m0015 from "./migrations/0015_call_session_conversations.ts"
 import m0016 from "./migrations/0016_rate_limits.ts"
+import m0017 from "./migrations/0017_rate_limit_leases.ts"
 
 /**
  * Static imports (not a directory scan) so the same migrations run on Node, Deno and PGlite.
@@ -35,7 +36,8 @@ export const migrations = Migrator.fromRecord({ "0001_foundation": m0001, "0002_
   "0013_agent": m0013,
   "0014_call_sessions": m0014,
   "0015_call_session_conversations": m0015,
-  "0016_rate_limits": m0016
+  "0016_rate_limits": m0016,
+  "0017_rate_limit_leases": m0017
 })
 
 export const run = Migrator.make({})({ loader: migrations })

@@ -28,7 +28,19 @@ const schedule: ReadonlyArray<readonly [gap: number, n: number]> = [
 ]
 
 /** `stored` counts a bucket's rows, for a limiter whose buckets live in the database (shared by processes). */
-const contract = <R>(name: string, env: Layer.Layer<R, unknown>, limiter: MakeLimiter<R>, stored?: (key: string) => Effect.Effect<number, unknown, R>) =>
+interface Row {
+  readonly tokens: number
+  readonly granted: number
+  readonly at_ms: number
+}
+
+const contract = <R>(
+  name: string,
+  env: Layer.Layer<R, unknown>,
+  limiter: MakeLimiter<R>,
+  stored?: (key: string) => Effect.Effect<number, unknown, R>,
+  row: (key: string) => Effect.Effect<Row, unknown, R> = () => Effect.die("no stored buckets")
+) =>
   layer(env, { timeout: "60 seconds" })(name, (it) => {
     const withLimiter = <A, E, R2>(limit: number, f: (l: RateLimiter) => Effect.Effect<A, E, R2>) =>
       Effect.provide(Effect.flatMap(RateLimiter, f), limiter(limit))
@@ -112,6 +124,54 @@ const contract = <R>(name: string, env: Layer.Layer<R, unknown>, limiter: MakeLi
           assert.strictEqual(b[3]!.remaining, 0)
         }))
 
+      it.effect("at 1,000 a minute a process takes 10 tokens per upsert and spends them, with the bucket's own decisions", () =>
+        withLimiter(1_000, (l) =>
+          Effect.gen(function* () {
+            const key = bucketKey()
+            const decisions = yield* Effect.forEach(Array.from({ length: 25 }), () => l.consume(key))
+            // No time passes: the same decisions as one bucket taking a token per request.
+            assert.deepStrictEqual(decisions.map((d) => [d.allowed, d.remaining]), Array.from({ length: 25 }, (_, i) => [true, 999 - i]))
+            // Three leases of 10 were taken (25 spent, 5 held), not 25 tokens one by one.
+            const { tokens, granted } = yield* row(key)
+            assert.deepStrictEqual({ tokens, granted }, { tokens: 970, granted: 10 })
+          })
+        ).pipe(Effect.orDie))
+
+      it.effect("two processes leasing from one bucket at 200 a minute allow exactly 200 while no time passes", () =>
+        Effect.gen(function* () {
+          const key = bucketKey()
+          const process = Effect.map(Layer.build(limiter(200)), Context.get(RateLimiter))
+          const [a, b] = [yield* process, yield* process]
+          const decisions = yield* Effect.forEach(Array.from({ length: 300 }, (_, i) => (i % 2 === 0 ? a : b)), (l) => l.consume(key))
+          assert.strictEqual(decisions.filter((d) => d.allowed).length, 200)
+          assert.isTrue(decisions.slice(200).every((d) => !d.allowed), "every request after the 200th is refused")
+        }).pipe(Effect.scoped))
+
+      it.effect("tokens held past a second lapse: the next request takes a new lease", () =>
+        withLimiter(1_000, (l) =>
+          Effect.gen(function* () {
+            const key = bucketKey()
+            yield* l.consume(key)
+            const leasedAt = yield* TestClock.currentTimeMillis
+            yield* TestClock.adjust(999)
+            yield* l.consume(key)
+            assert.strictEqual((yield* row(key)).at_ms, leasedAt, "within the second: spent from the lease")
+            yield* TestClock.adjust(1)
+            yield* l.consume(key)
+            assert.strictEqual((yield* row(key)).at_ms, leasedAt + 1_000, "after it: a new lease")
+          })
+        ).pipe(Effect.orDie))
+
+      it.effect("concurrent requests share one lease: 40 at once at 1,000 a minute take 4 leases", () =>
+        withLimiter(1_000, (l) =>
+          Effect.gen(function* () {
+            const key = bucketKey()
+            const decisions = yield* Effect.all(Array.from({ length: 40 }, () => l.consume(key)), { concurrency: "unbounded" })
+            assert.isTrue(decisions.every((d) => d.allowed))
+            assert.strictEqual((yield* row(key)).tokens, 960)
+          })
+        ).pipe(Effect.orDie))
+
       it.effect("a bucket idle for a minute is swept (it was full), and starts full again", () =>
         withLimiter(5, (l) =>
           Effect.gen(function* () {
@@ -140,8 +200,19 @@ sqlContract<SqlClient.SqlClient>({
   name: (db) => `RateLimiter: SQL on ${db}`,
   adapter: migrated,
   suite: (name, env) =>
-    contract(name, env, SqlRateLimit.layer, (key) =>
-      Effect.flatMap(SqlClient.SqlClient, (sql) => Effect.map(sql<{ n: number }>`SELECT count(*)::int AS n FROM rate_limits WHERE bucket = ${key}`, (rs) => rs[0]!.n))
+    contract(
+      name,
+      env,
+      SqlRateLimit.layer,
+      (key) => Effect.flatMap(SqlClient.SqlClient, (sql) => Effect.map(sql<{ n: number }>`SELECT count(*)::int AS n FROM rate_limits WHERE bucket = ${key}`, (rs) => rs[0]!.n)),
+      (key) =>
+        Effect.flatMap(SqlClient.SqlClient, (sql) =>
+          Effect.map(sql<Row>`SELECT tokens, granted, at_ms FROM rate_limits WHERE bucket = ${key}`, (rs) => ({
+            tokens: Number(rs[0]!.tokens),
+            granted: Number(rs[0]!.granted),
+            at_ms: Number(rs[0]!.at_ms)
+          }))
+        )
     ),
   database: "ratelimit",
   maxConnections: 10,
