@@ -1,8 +1,8 @@
 /**
- * EventOutbox on SQL: events are rows of `outbox_events`, written in the caller's transaction. The
- * same statement NOTIFYs OUTBOX_CHANNEL, which Postgres delivers only if the transaction commits
- * (once per transaction, however many inserts), so workers in other processes wake at once
- * (outboxNotices.ts), unless OutboxNotifies says no process needs telling.
+ * EventOutbox on SQL: events are rows of `outbox_events`, written in the caller's transaction. When
+ * they wait for the worker, the same statement NOTIFYs OUTBOX_CHANNEL, which Postgres delivers only
+ * if the transaction commits (once per transaction, however many inserts), so workers in other
+ * processes wake at once (outboxNotices.ts), unless OutboxNotifies says no process needs telling.
  */
 import { SqlClient } from "@effect/sql"
 import { Context, Effect, Layer } from "effect"
@@ -26,14 +26,23 @@ export const layer = Layer.effect(
     const sql = yield* SqlClient.SqlClient
     const notifies = yield* OutboxNotifies
     return EventOutbox.of({
-      append: makeAppend(yield* OutboxSignal, (events) =>
-        Effect.orDie(
-          notifies
-            ? sql`WITH inserted AS (INSERT INTO outbox_events ${sql.insert(events.map(outboxEvents.row))})
-                SELECT pg_notify(${OUTBOX_CHANNEL}, '1')`
-            : sql`INSERT INTO outbox_events ${sql.insert(events.map(outboxEvents.row))}`
+      // One statement: whether the workspace has an enabled endpoint, and the events, stored already
+      // dispatched when it has none. The rows travel as one jsonb array (jsonb columns as JSON values).
+      append: makeAppend(yield* OutboxSignal, (workspaceId, events) => {
+        const rows = JSON.stringify(events.map((e) => ({ ...outboxEvents.row(e), data: e.data })))
+        return sql<{ readonly waiting: boolean }>`
+          WITH listening AS (
+            SELECT EXISTS (SELECT 1 FROM webhook_endpoints WHERE workspace_id = ${workspaceId} AND status = 'enabled') AS waiting
+          ), inserted AS (
+            INSERT INTO outbox_events (id, workspace_id, type, data, created_at, dispatched_at)
+            SELECT e.id, e.workspace_id, e.type, e.data, e.created_at, CASE WHEN l.waiting THEN NULL ELSE e.created_at END
+            FROM jsonb_populate_recordset(NULL::outbox_events, ${rows}::jsonb) e CROSS JOIN listening l
+          )
+          SELECT waiting${notifies ? sql`, (SELECT pg_notify(${OUTBOX_CHANNEL}, '1') WHERE waiting) IS NULL AS notified` : sql``} FROM listening`.pipe(
+          Effect.orDie,
+          Effect.map((rs) => rs[0]!.waiting)
         )
-      ),
+      }),
       list: (workspaceId) =>
         Effect.orDie(sql`SELECT * FROM outbox_events WHERE workspace_id = ${workspaceId} ORDER BY seq`).pipe(Effect.map((rs) => rs.map(outboxEvents.decode)))
     })

@@ -17,6 +17,10 @@ export type OutboxEvent = typeof OutboxEvent.Type
 /**
  * The domain-event port. `append` must run inside the same `Transactor.withTransaction` as the
  * state change that caused the event, so the two commit or roll back together.
+ *
+ * An event goes to the webhook endpoints enabled in its workspace when it is appended. Where there
+ * is none, nobody waits for it: the adapter stores it already dispatched, in the same statement, and
+ * the worker is not woken (most sends then cost no fan-out round and no second write of the event).
  */
 export interface EventOutbox {
   readonly append: (workspaceId: string, events: ReadonlyArray<DomainEvent>) => Effect.Effect<void>
@@ -27,17 +31,18 @@ export interface EventOutbox {
 export const EventOutbox = Context.GenericTag<EventOutbox>("core/EventOutbox")
 
 /**
- * The `append` of an outbox adapter, given how it stores events: each event gets its id and the
- * append time, and the worker hears of them when the transaction commits.
+ * The `append` of an outbox adapter, given how it stores one workspace's events and answers whether
+ * they wait for the worker (an endpoint is enabled in that workspace): each event gets its id and the
+ * append time, and the worker hears of those that wait when the transaction commits.
  */
 export const makeAppend =
-  (signal: OutboxSignal, store: (events: ReadonlyArray<OutboxEvent>) => Effect.Effect<void>): EventOutbox["append"] =>
+  (signal: OutboxSignal, store: (workspaceId: string, events: ReadonlyArray<OutboxEvent>) => Effect.Effect<boolean>): EventOutbox["append"] =>
   (workspaceId, events) =>
     events.length === 0
       ? Effect.void
       : Effect.gen(function* () {
           const { uuid } = yield* Ids
           const createdAt = yield* nowIso
-          yield* store(events.map((e) => ({ id: uuid(), workspaceId, type: e.type, data: e.data, createdAt })))
-          yield* announceAppend(signal)
+          const waiting = yield* store(workspaceId, events.map((e) => ({ id: uuid(), workspaceId, type: e.type, data: e.data, createdAt })))
+          if (waiting) yield* announceAppend(signal)
         })

@@ -25,9 +25,11 @@ import { Transactor } from "../../core/transactor.ts"
 import { defaultBilling, type Workspace } from "../../core/workspaces/model.ts"
 import * as Workspaces from "../../core/workspaces/service.ts"
 import { type ApiKeyRecord, ApiKeyStore, WorkspaceStore } from "../../core/workspaces/store.ts"
+import { generateSecret } from "../../core/webhooks/signing.ts"
+import { WebhookStore } from "../../core/webhooks/store.ts"
 
 /** What an adapter must provide. */
-export type StorePorts = WorkspaceStore | ApiKeyStore | NumberStore | ContactStore | ConversationStore | EventOutbox | LedgerStore | MailOutbox | OutboxSignal | Transactor | CursorCodec
+export type StorePorts = WorkspaceStore | ApiKeyStore | NumberStore | ContactStore | ConversationStore | EventOutbox | LedgerStore | MailOutbox | OutboxSignal | Transactor | CursorCodec | WebhookStore
 
 class Boom {
   readonly _tag = "Boom"
@@ -678,6 +680,15 @@ export const storesContract = <R = never>(
     /** Whether the signal fires within `within`; consumes the wake-up. The suite shares one signal. */
     const woken = (within: Duration.DurationInput) =>
       Effect.flatMap(OutboxSignal, (signal) => Effect.map(Effect.timeoutOption(signal.wait, within), Option.isSome))
+    /** A workspace with an enabled webhook endpoint: its events wait for the worker (with none they are stored dispatched). */
+    const listeningWorkspace = Effect.gen(function* () {
+      const ws = uuid()
+      yield* (yield* WebhookStore).insertEndpoint({
+        id: uuid(), workspaceId: ws, url: "https://hooks.example.com/a", events: ["*"], label: null, status: "enabled", apiVersion: null,
+        createdAt: new Date().toISOString(), secret: generateSecret(), previousSecrets: [], failingSince: null
+      })
+      return ws
+    })
 
     it.effect("OutboxSignal: the outermost commit that appended events wakes the worker, which then sees them", () =>
       Effect.gen(function* () {
@@ -685,7 +696,7 @@ export const storesContract = <R = never>(
         const outbox = yield* EventOutbox
         const signal = yield* OutboxSignal
         yield* woken("10 millis")
-        const ws = uuid()
+        const ws = yield* listeningWorkspace
         // The waiter reads the outbox the moment it wakes, as the worker's fan-out does.
         let woke = false
         const waiter = yield* Effect.fork(signal.wait.pipe(Effect.tap(() => (woke = true)), Effect.zipRight(outbox.list(ws))))
@@ -705,8 +716,8 @@ export const storesContract = <R = never>(
         const tx = yield* Transactor
         const outbox = yield* EventOutbox
         const store = yield* ContactStore
+        const ws = yield* listeningWorkspace
         yield* woken("10 millis")
-        const ws = uuid()
         const failed = yield* Effect.exit(
           tx.withTransaction(Effect.zipRight(outbox.append(ws, [event("contact.deleted", { contactId: uuid() })]), Effect.fail(new Boom())))
         )
@@ -718,6 +729,8 @@ export const storesContract = <R = never>(
         assert.isFalse(yield* woken("50 millis"), "an empty append")
         yield* outbox.append(ws, [event("contact.deleted", { contactId: uuid() })])
         assert.isTrue(yield* woken("1 second"), "a lone append commits by itself")
+        yield* tx.withTransaction(outbox.append(uuid(), [event("contact.deleted", { contactId: uuid() })]))
+        assert.isFalse(yield* woken("50 millis"), "events of a workspace without an enabled endpoint: nobody waits for them")
       }))
 
     // ---------------------------------------------------------------- services end to end

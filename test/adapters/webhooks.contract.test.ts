@@ -13,6 +13,7 @@ import type { Principal } from "../../core/auth/principal.ts"
 import * as MemoryStores from "../../adapters/memory/stores.ts"
 import { event } from "../../core/events/catalog.ts"
 import { EventOutbox, type OutboxEvent } from "../../core/events/outbox.ts"
+import { OutboxSignal } from "../../core/events/signal.ts"
 import { HostResolver, layerOutboundGuard } from "../../core/outbound.ts"
 import { Transactor } from "../../core/transactor.ts"
 import type { DeliveryRecord, EndpointRecord } from "../../core/webhooks/model.ts"
@@ -24,7 +25,7 @@ import { freshDatabase } from "../support/postgres.ts"
 import { sqlContract } from "../support/sqlContract.ts"
 import { sqlStores } from "../support/sqlStores.ts"
 
-type Ports = WebhookStore | EventOutbox | Transactor | WorkspaceClock
+type Ports = WebhookStore | EventOutbox | Transactor | WorkspaceClock | OutboxSignal
 
 const uuid = () => crypto.randomUUID()
 /** Distinct, ordered timestamps with millisecond detail. */
@@ -210,6 +211,7 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
         const ws = uuid()
         const other = uuid()
         const contactId = uuid()
+        yield* insert(endpoint(ws), endpoint(other))
         yield* outbox.append(ws, [
           event("contact.updated", { contactId, change: "updated", fields: ["firstName", "tags"] }),
           event("contact.deleted", { contactId })
@@ -234,6 +236,31 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
         assert.strictEqual((yield* outbox.list(ws)).length, 3, "dispatched events stay in the log")
       }))
 
+    it.effect("an event appended while its workspace has no enabled endpoint is stored dispatched: logged, never claimed, no wake-up", () =>
+      Effect.gen(function* () {
+        const store = yield* WebhookStore
+        const outbox = yield* EventOutbox
+        const tx = yield* Transactor
+        const signal = yield* OutboxSignal
+        yield* drainOutbox
+        const [none, disabled, enabled] = [uuid(), uuid(), uuid()]
+        yield* insert(endpoint(disabled, { status: "disabled" }), endpoint(enabled))
+        /** Appends one event to `ws` in a transaction; whether the commit woke the worker. */
+        const append = (ws: string) =>
+          Effect.gen(function* () {
+            yield* signal.clear
+            yield* tx.withTransaction(outbox.append(ws, [event("contact.deleted", { contactId: uuid() })]))
+            return Option.isSome(yield* Effect.timeoutOption(signal.wait, "50 millis"))
+          })
+        assert.deepStrictEqual([yield* append(none), yield* append(disabled), yield* append(enabled)], [false, false, true])
+        assert.deepStrictEqual((yield* tx.withTransaction(store.claimOutbox(10))).map((e) => e.workspaceId), [enabled])
+        for (const ws of [none, disabled, enabled]) assert.strictEqual((yield* outbox.list(ws)).length, 1, "every event stays in the log")
+        // An endpoint enabled later receives what is appended from then on.
+        yield* insert(endpoint(none))
+        assert.isTrue(yield* append(none))
+        assert.deepStrictEqual(new Set((yield* tx.withTransaction(store.claimOutbox(10))).map((e) => e.workspaceId)), new Set([enabled, none]))
+      }))
+
     it.effect("concurrent claim-and-dispatch transactions never take the same outbox event", () =>
       Effect.gen(function* () {
         const store = yield* WebhookStore
@@ -241,6 +268,7 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
         const tx = yield* Transactor
         yield* drainOutbox
         const ws = uuid()
+        yield* insert(endpoint(ws))
         yield* outbox.append(ws, Array.from({ length: 40 }, () => event("contact.deleted", { contactId: uuid() })))
         const taken: Array<OutboxEvent> = []
         const worker = Effect.gen(function* () {
