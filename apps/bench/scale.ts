@@ -38,6 +38,8 @@ const NUMBER = "+14155550100"
 const CONTACT_LIMIT = 50
 const MESSAGE_LIMIT = 25 // the API default
 const TARGET = { contacts: 20, messages: 50 }
+/** Terms per search and size whose median SQL time is highest, reported with their plans. */
+const SLOWEST = 3
 
 interface Latency {
   readonly p50: number
@@ -66,16 +68,31 @@ const probeService = async (target: Target, terms: ReadonlyArray<string>, path: 
   return summarize(ms, non200)
 }
 
+/** The same probes on pg directly, with each term's median: the tail's terms get an EXPLAIN. */
 const probeSql = async (db: pg.Client, terms: ReadonlyArray<string>, statement: (term: string) => Statement) => {
   for (const term of terms) await db.query(statement(term).text, [...statement(term).values])
   const ms: Array<number> = []
+  const byTerm = new Map<string, Array<number>>()
   for (let i = 0; i < PROBE; i++) {
-    const st = statement(terms[i % terms.length]!)
+    const term = terms[i % terms.length]!
+    const st = statement(term)
     const t = performance.now()
     await db.query(st.text, [...st.values])
-    ms.push(performance.now() - t)
+    const took = performance.now() - t
+    ms.push(took)
+    byTerm.set(term, [...(byTerm.get(term) ?? []), took])
   }
-  return summarize(ms)
+  const slowest = [...byTerm]
+    .map(([term, times]) => ({ term, median: percentile(times.sort((a, b) => a - b), 0.5) }))
+    .sort((a, b) => b.median - a.median)
+    .slice(0, SLOWEST)
+  const explained = []
+  for (const { term, median } of slowest) {
+    const st = statement(term)
+    const plan = (await db.query<{ "QUERY PLAN": string }>(`EXPLAIN (ANALYZE, BUFFERS) ${st.text}`, [...st.values])).rows.map((r) => r["QUERY PLAN"])
+    explained.push({ term, median, plan })
+  }
+  return { ...summarize(ms), slowest: explained }
 }
 
 const INDEXES = ["contacts_search_text", "contacts_search_digits", "contacts_recent", "contacts_pkey", "activities_search", "activities_recent"]
@@ -145,6 +162,13 @@ const main = async () => {
       loads.push(loadavg()[0]!)
       for (const [name, p] of Object.entries(probes)) {
         log(`  ${name.padEnd(16)} p50 ${fmt(p.p50, 1).padStart(6)} ms  p95 ${fmt(p.p95, 1).padStart(6)} ms  p99 ${fmt(p.p99, 1).padStart(6)} ms  max ${fmt(p.max, 1).padStart(6)} ms  non-200 ${p.non200}`)
+      }
+      for (const [name, p] of [["contacts", probes.contactsSql], ["messages", probes.messagesSql]] as const) {
+        log(`  slowest ${name} terms on pg (median ms): ${p.slowest.map((t) => `"${t.term}" ${fmt(t.median, 1)}`).join(", ")}`)
+        for (const t of p.slowest) {
+          log(`    EXPLAIN (ANALYZE, BUFFERS) q="${t.term}"`)
+          for (const line of t.plan) log(`      ${line.trim()}`)
+        }
       }
       steps.push({ size, rows, seedSeconds, sizes, probes, loadAverage: loadavg()[0]! })
 
