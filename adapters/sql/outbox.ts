@@ -36,7 +36,8 @@ export const layer = Layer.effect(
           ), inserted AS (
             INSERT INTO outbox_events (id, workspace_id, type, data, created_at, dispatched_at)
             SELECT e.id, e.workspace_id, e.type, e.data, e.created_at, CASE WHEN l.waiting THEN NULL ELSE e.created_at END
-            FROM jsonb_populate_recordset(NULL::outbox_events, ${rows}::jsonb) e CROSS JOIN listening l
+            FROM jsonb_populate_recordset(NULL::outbox_events, ${rows}::jsonb) WITH ORDINALITY e CROSS JOIN listening l
+            ORDER BY e.ordinality -- seq in the order the events were given
           )
           SELECT waiting${notifies ? sql`, (SELECT pg_notify(${OUTBOX_CHANNEL}, '1') WHERE waiting) IS NULL AS notified` : sql``} FROM listening`.pipe(
           Effect.orDie,

@@ -6,22 +6,28 @@
  * Full buckets carry no information: each process deletes those idle for a window once a window.
  *
  * A key with a high limit would otherwise cost every request a commit on one hot row. So one upsert
- * takes a lease of up to `leaseSize(limit)` tokens (1% of the limit, at most 100), and the process
- * spends the rest in memory within LEASE_MS, asking again only when they run out or lapse. Tokens
- * are only ever taken from the shared bucket, never made: a burst can exceed the limit by at most
- * one lease per process, and a lease that lapses unspent refuses that many requests too early.
- * Limits under 200 a minute lease one token: every decision is the bucket's own, as before.
+ * may take a lease of several tokens, which the process spends in memory within LEASE_MS. A lease
+ * starts at one token and doubles, up to `leaseSize(limit)` (1% of the limit, at most 100), only
+ * while each lease is spent within its time: a key that is not busy in this process takes one token
+ * per request, as before. Unspent tokens go back to the bucket with the process's next upsert for
+ * that key. Tokens are only ever taken from the shared bucket, never made: a burst can pass the
+ * limit by at most one lease per process. Limits under 200 a minute always take one token, and
+ * every decision is the bucket's own.
  */
 import { SqlClient } from "@effect/sql"
 import { Clock, Deferred, Duration, Effect, Exit, FiberId, Layer, Schedule } from "effect"
-import { type Bucket, consume, decide, type Decision, LEASE_MS, leaseSize, RateLimiter, refill, refillPerMs, WINDOW_MS } from "../../core/ratelimit.ts"
+import { type Bucket, decide, type Decision, LEASE_MS, leaseSize, RateLimiter, refill, refillPerMs, WINDOW_MS } from "../../core/ratelimit.ts"
 
 type BucketRow = { readonly tokens: number | string; readonly granted: number | string }
 
-/** Tokens this process holds for a key, and the shared bucket as the lease left it (for the headers). */
-interface Held {
+/** A key's lease in this process. */
+interface Lease {
+  /** Tokens taken and not yet spent. */
   count: number
+  /** How many the lease took: the next one doubles it if this one is spent in time. */
+  readonly size: number
   readonly until: number
+  /** The shared bucket as the lease left it, for the headers. */
   readonly shared: Bucket
 }
 
@@ -31,64 +37,80 @@ export const layer = (limitPerMinute: number) =>
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
       const perMs = refillPerMs(limitPerMinute)
-      const want = leaseSize(limitPerMinute)
-      // A new bucket is the pure one's first step, less the rest of the lease; an existing one is refilled the same way in SQL.
-      const [fresh] = consume(undefined, 0, limitPerMinute)
-      const held = new Map<string, Held>()
-      // One lease at a time per key, so concurrent requests share one instead of each taking a lease.
-      const leasing = new Map<string, Deferred.Deferred<void>>()
+      const most = leaseSize(limitPerMinute)
+      const leases = new Map<string, Lease>()
+      // One upsert at a time per key: concurrent requests wait for it, then spend from it, or share
+      // its refusal (a refused upsert means the bucket had no whole token for anyone).
+      const leasing = new Map<string, Deferred.Deferred<Decision | undefined>>()
 
       const sweep = Effect.flatMap(Clock.currentTimeMillis, (now) => {
-        for (const [key, h] of held) if (h.until <= now) held.delete(key)
+        // A lapsed lease's tokens would go back with the key's next upsert; a key idle for a window refilled anyway.
+        for (const [key, l] of leases) if (l.until <= now - WINDOW_MS) leases.delete(key)
         return sql`DELETE FROM rate_limits WHERE at_ms < ${now - WINDOW_MS}`
       }).pipe(Effect.catchAllCause((cause) => Effect.logWarning("rate-limit sweep failed", cause)))
       yield* Effect.forkScoped(Effect.repeat(sweep, Schedule.spaced(Duration.millis(WINDOW_MS))))
 
-      const lease = (key: string, now: number): Effect.Effect<Decision> =>
+      /** One upsert: gives back `returned` tokens, refills, and takes up to `want`. */
+      const upsert = (key: string, now: number, want: number, returned: number) =>
         sql<BucketRow>`
           INSERT INTO rate_limits AS r (bucket, tokens, at_ms, allowed, granted)
-          VALUES (${key}, ${fresh.tokens - (want - 1)}, ${now}, true, ${want})
+          VALUES (${key}, ${limitPerMinute - want}, ${now}, true, ${want})
           ON CONFLICT (bucket) DO UPDATE SET (tokens, allowed, granted, at_ms) = (
             SELECT x - g, g >= 1, g, GREATEST(r.at_ms, EXCLUDED.at_ms)
             FROM (
               SELECT x, LEAST(${want}::float8, floor(x)) AS g
-              FROM (SELECT LEAST(${limitPerMinute}::float8, r.tokens + GREATEST(0, EXCLUDED.at_ms - r.at_ms)::float8 * ${perMs}::float8) AS x) refill
+              FROM (SELECT LEAST(${limitPerMinute}::float8, r.tokens + ${returned}::float8 + GREATEST(0, EXCLUDED.at_ms - r.at_ms)::float8 * ${perMs}::float8) AS x) refill
             ) lease
           )
           RETURNING tokens, granted`.pipe(
           Effect.orDie,
-          Effect.map((rows) => {
-            const tokens = Number(rows[0]!.tokens)
-            const granted = Number(rows[0]!.granted)
-            if (granted > 1) held.set(key, { count: granted - 1, until: now + LEASE_MS, shared: { tokens, at: now } })
-            return decide(tokens + Math.max(0, granted - 1), granted >= 1, limitPerMinute)
-          })
+          Effect.map((rows) => ({ tokens: Number(rows[0]!.tokens), granted: Number(rows[0]!.granted) }))
+        )
+
+      // One token per request: the pure bucket's arithmetic (a new bucket is its first step: limit - 1).
+      const single = (key: string): Effect.Effect<Decision> =>
+        Effect.flatMap(Clock.currentTimeMillis, (now) =>
+          Effect.map(upsert(key, now, 1, 0), ({ tokens, granted }) => decide(tokens, granted >= 1, limitPerMinute))
         )
 
       const leased = (key: string): Effect.Effect<Decision> =>
-        Effect.flatMap(Clock.currentTimeMillis, (now) => {
-          const h = held.get(key)
-          if (h !== undefined && h.until > now) {
-            h.count -= 1
-            if (h.count < 1) held.delete(key)
-            return Effect.succeed(decide(refill(h.shared, now, limitPerMinute) + h.count, true, limitPerMinute))
-          }
-          held.delete(key)
-          const pending = leasing.get(key)
-          if (pending !== undefined) return Effect.zipRight(Deferred.await(pending), leased(key))
-          const done = Deferred.unsafeMake<void>(FiberId.none)
-          leasing.set(key, done)
-          return Effect.ensuring(
-            lease(key, now),
-            Effect.suspend(() => {
-              leasing.delete(key)
-              return Deferred.done(done, Exit.void)
-            })
-          )
-        })
+        Effect.uninterruptibleMask((restore) =>
+          Effect.flatMap(Clock.currentTimeMillis, (now) => {
+            const l = leases.get(key)
+            if (l !== undefined && l.count >= 1 && l.until > now) {
+              l.count -= 1
+              const left = refill({ tokens: l.shared.tokens + l.count, at: l.shared.at }, now, limitPerMinute)
+              return Effect.succeed(decide(left, true, limitPerMinute))
+            }
+            const pending = leasing.get(key)
+            if (pending !== undefined) {
+              return Effect.flatMap(restore(Deferred.await(pending)), (refused) => (refused !== undefined ? Effect.succeed(refused) : leased(key)))
+            }
+            // Spent in time: the key is busy here, so take twice as many; otherwise start again from one.
+            const spentInTime = l !== undefined && l.count < 1 && l.until > now
+            const want = spentInTime ? Math.min(most, l.size * 2) : 1
+            const returned = l !== undefined && l.until <= now ? l.count : 0
+            leases.delete(key)
+            const done = Deferred.unsafeMake<Decision | undefined>(FiberId.none)
+            leasing.set(key, done)
+            let outcome: Decision | undefined
+            return restore(upsert(key, now, want, returned)).pipe(
+              Effect.map(({ tokens, granted }) => {
+                if (granted < 1) return (outcome = decide(tokens, false, limitPerMinute))
+                const held = granted - 1
+                leases.set(key, { count: held, size: granted, until: now + LEASE_MS, shared: { tokens, at: now } })
+                return decide(tokens + held, true, limitPerMinute)
+              }),
+              Effect.ensuring(
+                Effect.suspend(() => {
+                  leasing.delete(key)
+                  return Deferred.succeed(done, outcome)
+                })
+              )
+            )
+          })
+        )
 
-      return RateLimiter.of({
-        consume: want === 1 ? (key) => Effect.flatMap(Clock.currentTimeMillis, (now) => lease(key, now)) : leased
-      })
+      return RateLimiter.of({ consume: most === 1 ? single : leased })
     })
   )
