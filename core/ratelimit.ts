@@ -34,13 +34,13 @@ export const refill = (bucket: Bucket | undefined, now: number, limit: number) =
   bucket === undefined ? limit : Math.min(limit, bucket.tokens + Math.max(0, now - bucket.at) * refillPerMs(limit))
 
 /**
- * How many tokens a process sharing buckets with others may take from one at once, to spend
+ * The most tokens a process sharing buckets with others may take from one at once, to spend
  * without asking again: 1% of the limit, from 1 to 100. Limits under 200 a minute take one at a
  * time, exactly as one bucket would decide.
  */
 export const leaseSize = (limit: number) => Math.max(1, Math.min(100, Math.floor(limit / 100)))
 
-/** Tokens taken but not spent within this long are dropped, so a lease cannot outlive its burst. */
+/** Tokens taken and not spent within this long are not spent: they go back to the bucket with the next upsert. */
 export const LEASE_MS = 1_000
 
 /** Tokens regained per millisecond; a shared store computes the refill with this same number. */

@@ -192,6 +192,10 @@ export const call = (
 export const percentile = (sorted: ReadonlyArray<number>, p: number) =>
   sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))]!
 
+/** Each term's median latency, slowest first, from the latencies recorded per term. */
+export const slowestTerms = (byTerm: ReadonlyMap<string, ReadonlyArray<number>>) =>
+  [...byTerm].map(([term, ms]) => ({ term, median: percentile([...ms].sort((a, b) => a - b), 0.5) })).sort((a, b) => b.median - a.median)
+
 export interface Target {
   readonly server: "service" | "baseline"
   readonly port: number

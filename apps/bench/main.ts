@@ -18,8 +18,8 @@ import { availableParallelism, cpus, loadavg } from "node:os"
 import { join } from "node:path"
 import { searchDigits, searchText } from "../../core/contacts/rules.ts"
 import { seedContacts, type SeedResult } from "./seed.ts"
-import { benchDir, call, cleanupStack, firstBoot, fmt, freePort, intEnv, load, log, percentile, type RoundFigures, type Route, runMain, startChild, type Target, WARMUP_SECONDS } from "./harness.ts"
-import { listStatement, SEARCH_TERMS } from "./sql.ts"
+import { benchDir, call, cleanupStack, firstBoot, fmt, freePort, intEnv, load, log, percentile, slowestTerms, type RoundFigures, type Route, runMain, startChild, type Target, WARMUP_SECONDS } from "./harness.ts"
+import { explain, listStatement, SEARCH_TERMS } from "./sql.ts"
 import { type Figure, writeFigures } from "./figures.ts"
 
 const CONTACTS = intEnv("BENCH_CONTACTS", 1_000_000)
@@ -150,8 +150,7 @@ const main = async () => {
         p99: percentile(all, 0.99),
         max: all[all.length - 1]!,
         non200,
-        byTerm: [...byTerm].map(([term, ms]) => ({ term, median: percentile([...ms].sort((a, b) => a - b), 0.5) }))
-          .sort((a, b) => b.median - a.median)
+        byTerm: slowestTerms(byTerm)
       }
     }
     const probes = { service: await probe(targets[0]!), baseline: await probe(targets[1]!) }
@@ -162,7 +161,7 @@ const main = async () => {
     const explains: Array<{ term: string; medianMs: number; plan: Array<string> }> = []
     for (const { term, median } of slow) {
       const st = listStatement(workspaceId, term, LIMIT)
-      const plan = (await db.query<{ "QUERY PLAN": string }>(`EXPLAIN (ANALYZE, BUFFERS) ${st.text}`, [...st.values])).rows.map((r) => r["QUERY PLAN"])
+      const plan = await explain(db, st)
       explains.push({ term, medianMs: median, plan })
     }
 

@@ -30,6 +30,7 @@ import {
 } from "./harness.ts"
 import { type Figure, writeFigures } from "./figures.ts"
 import { messageSearchTerms, prefixQuery, searchStatement, searchWords, twoStepStatements } from "./messagesSql.ts"
+import { explain } from "./sql.ts"
 import { participant, seedMessages, textGen, type MessageSeedResult } from "./messagesSeed.ts"
 
 const MESSAGES = intEnv("BENCH_MESSAGES", 1_000_000)
@@ -295,14 +296,14 @@ const main = async () => {
     const rareTerm = terms.find((t) => t === "xylophonist")!
     const rarePlan = async () => {
       const st = searchStatement(workspaceId, rareTerm, SEARCH_LIMIT)
-      const plan = (await db.query<{ "QUERY PLAN": string }>(`EXPLAIN ${st.text}`, [...st.values])).rows.map((r) => r["QUERY PLAN"])
+      const plan = await explain(db, st, "COSTS")
       return plan.find((l) => /Scan on activities|Scan using activities/.test(l))?.trim().replace(/\s+\(cost.*$/, "") ?? "?"
     }
     const explainSlowest = async (byTerm: ReadonlyArray<{ term: string; median: number }>) => {
       const out: Array<{ term: string; medianMs: number; plan: Array<string> }> = []
       for (const { term, median } of byTerm.slice(0, 3)) {
         const st = searchStatement(workspaceId, term, SEARCH_LIMIT)
-        const plan = (await db.query<{ "QUERY PLAN": string }>(`EXPLAIN (ANALYZE, BUFFERS) ${st.text}`, [...st.values])).rows.map((r) => r["QUERY PLAN"])
+        const plan = await explain(db, st)
         out.push({ term, medianMs: median, plan })
       }
       return out

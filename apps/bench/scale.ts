@@ -19,11 +19,11 @@ import { availableParallelism, cpus, loadavg } from "node:os"
 import { join } from "node:path"
 import type pg from "pg"
 import { type Figure, writeFigures } from "./figures.ts"
-import { benchDir, call, cleanupStack, firstBoot, fmt, freePort, intEnv, log, percentile, runMain, startChild, type Target } from "./harness.ts"
+import { benchDir, call, cleanupStack, firstBoot, fmt, freePort, intEnv, log, percentile, runMain, slowestTerms, startChild, type Target } from "./harness.ts"
 import { messageSearchTerms, searchStatement } from "./messagesSql.ts"
 import { seedMessages, vocabulary } from "./messagesSeed.ts"
 import { seedContacts } from "./seed.ts"
-import { listStatement, SEARCH_TERMS, type Statement } from "./sql.ts"
+import { explain, listStatement, SEARCH_TERMS, type Statement } from "./sql.ts"
 
 const SIZES = (process.env["BENCH_SCALE"] ?? "100000,1000000")
   .split(",")
@@ -82,16 +82,8 @@ const probeSql = async (db: pg.Client, terms: ReadonlyArray<string>, statement: 
     ms.push(took)
     byTerm.set(term, [...(byTerm.get(term) ?? []), took])
   }
-  const slowest = [...byTerm]
-    .map(([term, times]) => ({ term, median: percentile(times.sort((a, b) => a - b), 0.5) }))
-    .sort((a, b) => b.median - a.median)
-    .slice(0, SLOWEST)
   const explained = []
-  for (const { term, median } of slowest) {
-    const st = statement(term)
-    const plan = (await db.query<{ "QUERY PLAN": string }>(`EXPLAIN (ANALYZE, BUFFERS) ${st.text}`, [...st.values])).rows.map((r) => r["QUERY PLAN"])
-    explained.push({ term, median, plan })
-  }
+  for (const { term, median } of slowestTerms(byTerm).slice(0, SLOWEST)) explained.push({ term, median, plan: await explain(db, statement(term)) })
   return { ...summarize(ms), slowest: explained }
 }
 

@@ -3,6 +3,7 @@
  * adapters/sql/stores.ts (sql.and wraps several conditions in parentheses), as plain `pg` queries.
  * Used by the baseline server and by the EXPLAIN step of the benchmark. Keep in step with stores.ts.
  */
+import type pg from "pg"
 import { likeContains } from "../../adapters/sql/rows.ts"
 import { searchTerms } from "../../core/contacts/rules.ts"
 
@@ -10,6 +11,10 @@ export interface Statement {
   readonly text: string
   readonly values: ReadonlyArray<unknown>
 }
+
+/** `EXPLAIN (options) <statement>`, one line of the plan per element. */
+export const explain = async (db: Pick<pg.Client, "query">, st: Statement, options = "ANALYZE, BUFFERS"): Promise<Array<string>> =>
+  (await db.query<{ "QUERY PLAN": string }>(`EXPLAIN (${options}) ${st.text}`, [...st.values])).rows.map((r) => r["QUERY PLAN"])
 
 export const getStatement = (workspaceId: string, id: string): Statement => ({
   text: "SELECT * FROM contacts WHERE workspace_id = $1 AND id = $2",
