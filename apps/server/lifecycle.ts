@@ -16,12 +16,27 @@ export const step = <A, E, R>(done: string, layer: Layer.Layer<A, E, R>): Layer.
   )
 
 /**
+ * One full garbage collection where the runtime allows it (`--expose-gc`, which `npm start` gives),
+ * then the resident memory, logged. A first boot on the embedded database runs PGlite's initdb, and
+ * V8 would keep its garbage resident until its memory reducer runs, which it does not always do
+ * (docs/performance.md, "The embedded database without --optimize-for-size").
+ */
+const collectBootGarbage = Effect.suspend(() => {
+  const gc = (globalThis as { gc?: () => void }).gc
+  gc?.()
+  const resident = `${Math.round(process.memoryUsage().rss / 1_048_576)} MB resident`
+  return Effect.logInfo(`Memory after boot: ${resident}${gc === undefined ? "" : ", garbage collected"}`)
+})
+
+/**
  * "Listening on <address>" with the boot's total, counted from the process's start (so module
- * loading is in it), in place of HttpServer.withLogAddress.
+ * loading is in it), in place of HttpServer.withLogAddress; then the boot's garbage collected.
  */
 export const withLogListening = <A, E, R>(layer: Layer.Layer<A, E, R>) =>
   Layer.effectDiscard(
-    HttpServer.addressFormattedWith((address) => Effect.logInfo(`Listening on ${address} (booted in ${took(process.uptime() * 1000)})`))
+    HttpServer.addressFormattedWith((address) => Effect.logInfo(`Listening on ${address} (booted in ${took(process.uptime() * 1000)})`)).pipe(
+      Effect.zipRight(collectBootGarbage)
+    )
   ).pipe(Layer.provideMerge(layer))
 
 /**
