@@ -11,7 +11,7 @@
 # - Postgres (DATABASE_URL): throughput first. A 128 MB young generation: fewer scavenges per request.
 # MALLOC_MMAP_THRESHOLD_ stops glibc from keeping freed large blocks in its heap (README "Memory").
 EMBEDDED_FLAGS="--liftoff-only --max-semi-space-size=8 --expose-gc"
-POSTGRES_FLAGS="--max-semi-space-size=128 --expose-gc"
+POSTGRES_FLAGS="--max-semi-space-size=128"
 
 if [ "$1" != "--built" ]; then node apps/server/build.mjs || exit 1; fi
 export MALLOC_MMAP_THRESHOLD_=131072
