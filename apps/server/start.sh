@@ -2,10 +2,12 @@
 # `npm start`: bundle the server if a source changed (apps/server/build.mjs), then replace this shell
 # with Node running the bundle, so signals reach the server itself. `--built` skips the bundling
 # (supervisors and the Dockerfile, which build once with `npm run build`). The V8 flags depend on the
-# database (measured in docs/performance.md, "Node flags"):
+# database (measured in docs/performance.md, "Node flags" and "The embedded database without
+# --optimize-for-size"):
 # - embedded PGlite (no DATABASE_URL): --liftoff-only leaves PGlite's WebAssembly unoptimised (30 MB);
-#   an 8 MB young generation; --expose-gc lets the server collect its boot's garbage once it listens
-#   (apps/server/lifecycle.ts): a first boot's PGlite initdb otherwise leaves 250-650 MB resident.
+#   --expose-gc lets the server collect its boot's garbage once it listens (apps/server/lifecycle.ts):
+#   a first boot's PGlite initdb otherwise leaves 250-660 MB resident; an 8 MB young generation
+#   (V8 keeps less heap committed) leaves a margin under 250 MB that the default did not.
 #   First boot idle near 230 MB. (--optimize-for-size, used until 2026-11-24, held it near 200 MB at
 #   about twice the CPU per request.)
 # - Postgres (DATABASE_URL): throughput first. A 128 MB young generation: fewer scavenges per request.

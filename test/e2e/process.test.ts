@@ -84,7 +84,7 @@ const inOrder = (output: string, lines: ReadonlyArray<RegExp>) => {
 describe("npm start", () => {
   it("stops on SIGTERM to the npm process, leaving no process behind; boot and shutdown are logged in order", async () => {
     const run = await npmStart()
-    // npm start gives --expose-gc: the first boot's garbage (PGlite's initdb) is collected once it listens.
+    // On the embedded database npm start gives --expose-gc: the first boot's garbage (PGlite's initdb) is collected once it listens.
     await until("the memory line", () => /Memory after boot/.test(run.output()), 10_000, run.output)
     process.kill(run.npm, "SIGTERM")
     await run.gone()
@@ -95,7 +95,7 @@ describe("npm start", () => {
       /Migrations: [1-9]\d* applied \(\d+ ms\)/,
       /Secrets loaded \(\d+ ms\)/,
       /Listening on http:\/\/127\.0\.0\.1:\d+ \(booted in \d+ ms\)/,
-      /Memory after boot: \d+ MB resident, garbage collected/,
+      /Memory after boot: \d+ MB resident, garbage collected in \d+ ms/,
       /Stopping/,
       /Draining: 0 request\(s\) in flight/,
       /Stopped \(\d+ ms\)/
