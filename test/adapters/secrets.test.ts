@@ -23,22 +23,12 @@ import { generateSecret } from "../../core/webhooks/signing.ts"
 import { WebhookStore } from "../../core/webhooks/store.ts"
 import { sqlContract } from "../support/sqlContract.ts"
 import { sqlStoresWithKey } from "../support/sqlStores.ts"
+import { endpointRecord } from "../support/webhooks.ts"
 
 const key = () => crypto.getRandomValues(new Uint8Array(Secrets.KEY_BYTES))
 
-const endpoint = (): EndpointRecord => ({
-  id: crypto.randomUUID(),
-  workspaceId: crypto.randomUUID(),
-  url: "https://hooks.example.com/a",
-  events: ["*"],
-  label: null,
-  status: "enabled",
-  apiVersion: null,
-  createdAt: new Date().toISOString(),
-  secret: generateSecret(),
-  previousSecrets: [{ secret: generateSecret(), expiresAt: new Date(Date.now() + 60_000).toISOString() }],
-  failingSince: null
-})
+const endpoint = (): EndpointRecord =>
+  endpointRecord(crypto.randomUUID(), { previousSecrets: [{ secret: generateSecret(), expiresAt: new Date(Date.now() + 60_000).toISOString() }] })
 
 describe("the sealer", () => {
   const sealer = Secrets.makeSealer(key())

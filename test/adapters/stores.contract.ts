@@ -25,8 +25,8 @@ import { Transactor } from "../../core/transactor.ts"
 import { defaultBilling, type Workspace } from "../../core/workspaces/model.ts"
 import * as Workspaces from "../../core/workspaces/service.ts"
 import { type ApiKeyRecord, ApiKeyStore, WorkspaceStore } from "../../core/workspaces/store.ts"
-import { generateSecret } from "../../core/webhooks/signing.ts"
 import { WebhookStore } from "../../core/webhooks/store.ts"
+import { endpointRecord } from "../support/webhooks.ts"
 
 /** What an adapter must provide. */
 export type StorePorts = WorkspaceStore | ApiKeyStore | NumberStore | ContactStore | ConversationStore | EventOutbox | LedgerStore | MailOutbox | OutboxSignal | Transactor | CursorCodec | WebhookStore
@@ -683,10 +683,7 @@ export const storesContract = <R = never>(
     /** A workspace with an enabled webhook endpoint: its events wait for the worker (with none they are stored dispatched). */
     const listeningWorkspace = Effect.gen(function* () {
       const ws = uuid()
-      yield* (yield* WebhookStore).insertEndpoint({
-        id: uuid(), workspaceId: ws, url: "https://hooks.example.com/a", events: ["*"], label: null, status: "enabled", apiVersion: null,
-        createdAt: new Date().toISOString(), secret: generateSecret(), previousSecrets: [], failingSince: null
-      })
+      yield* (yield* WebhookStore).insertEndpoint(endpointRecord(ws))
       return ws
     })
 

@@ -16,10 +16,10 @@ import { layerWorkerLiveness } from "../../core/health.ts"
 import { HostResolver, layerOutboundGuard } from "../../core/outbound.ts"
 import { Transactor } from "../../core/transactor.ts"
 import { layer as WebhooksLayer } from "../../core/webhooks/service.ts"
-import { generateSecret } from "../../core/webhooks/signing.ts"
 import { WebhookSender, WebhookStore } from "../../core/webhooks/store.ts"
 import { freshDatabase } from "../support/postgres.ts"
 import { sqlStores } from "../support/sqlStores.ts"
+import { endpointRecord } from "../support/webhooks.ts"
 
 const url = inject("postgresUrl")
 const uuid = () => crypto.randomUUID()
@@ -79,21 +79,7 @@ const using = <R, E>(runtime: ManagedRuntime.ManagedRuntime<R, E>) =>
 const newReceived = (answerMs?: number): Received => ({ counts: new Map(), firstAt: new Map(), byWorker: [0, 0, 0], inFlight: 0, maxInFlight: 0, ...(answerMs === undefined ? {} : { answerMs }) })
 
 const addEndpoint = (ws: string, n: number) =>
-  Effect.flatMap(WebhookStore, (store) =>
-    store.insertEndpoint({
-      id: uuid(),
-      workspaceId: ws,
-      url: `https://hooks.example.com/${n}`,
-      events: ["*"],
-      label: null,
-      status: "enabled",
-      apiVersion: null,
-      createdAt: new Date().toISOString(),
-      secret: generateSecret(),
-      previousSecrets: [],
-      failingSince: null
-    })
-  )
+  Effect.flatMap(WebhookStore, (store) => store.insertEndpoint(endpointRecord(ws, { url: `https://hooks.example.com/${n}` })))
 
 /** Appends events in one committed transaction, as any process's use case does. */
 const commit = (ws: string, count: number) =>

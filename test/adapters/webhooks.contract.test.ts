@@ -24,6 +24,7 @@ import { WorkspaceClock } from "../../core/workspaces/clock.ts"
 import { freshDatabase } from "../support/postgres.ts"
 import { sqlContract } from "../support/sqlContract.ts"
 import { sqlStores } from "../support/sqlStores.ts"
+import { endpointRecord } from "../support/webhooks.ts"
 
 type Ports = WebhookStore | EventOutbox | Transactor | WorkspaceClock | OutboxSignal
 
@@ -35,20 +36,7 @@ const ts = (seconds: number) => new Date(Date.UTC(2024, 0, 1) + seconds * 1000 +
 const made: Array<{ workspaceId: string; id: string }> = []
 
 const endpoint = (workspaceId: string, patch: Partial<EndpointRecord> = {}): EndpointRecord => {
-  const e: EndpointRecord = {
-    id: uuid(),
-    workspaceId,
-    url: "https://hooks.example.com/a",
-    events: ["contact.updated", "contact.deleted"],
-    label: null,
-    status: "enabled",
-    apiVersion: null,
-    createdAt: ts(0),
-    secret: generateSecret(),
-    previousSecrets: [],
-    failingSince: null,
-    ...patch
-  }
+  const e = endpointRecord(workspaceId, { events: ["contact.updated", "contact.deleted"], createdAt: ts(0), ...patch })
   made.push({ workspaceId: e.workspaceId, id: e.id })
   return e
 }
