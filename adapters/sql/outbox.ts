@@ -28,6 +28,8 @@ export const layer = Layer.effect(
     return EventOutbox.of({
       // One statement: whether the workspace has an enabled endpoint, and the events, stored already
       // dispatched when it has none. The rows travel as one jsonb array (jsonb columns as JSON values).
+      // `silent` (true when no NOTIFY was sent) is selected only for the NOTIFY's side effect, as a
+      // boolean rather than pg_notify's void.
       append: makeAppend(yield* OutboxSignal, (workspaceId, events) => {
         const rows = JSON.stringify(events.map((e) => ({ ...outboxEvents.row(e), data: e.data })))
         return sql<{ readonly waiting: boolean }>`
@@ -39,7 +41,7 @@ export const layer = Layer.effect(
             FROM jsonb_populate_recordset(NULL::outbox_events, ${rows}::jsonb) WITH ORDINALITY e CROSS JOIN listening l
             ORDER BY e.ordinality -- seq in the order the events were given
           )
-          SELECT waiting${notifies ? sql`, (SELECT pg_notify(${OUTBOX_CHANNEL}, '1') WHERE waiting) IS NULL AS notified` : sql``} FROM listening`.pipe(
+          SELECT waiting${notifies ? sql`, (SELECT pg_notify(${OUTBOX_CHANNEL}, '1') WHERE waiting) IS NULL AS silent` : sql``} FROM listening`.pipe(
           Effect.orDie,
           Effect.map((rs) => rs[0]!.waiting)
         )
