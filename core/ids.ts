@@ -8,6 +8,11 @@ import { Context } from "effect"
 let lastMs = 0
 let counter = 0
 
+/** Random bytes for 256 ids, drawn at once: one call to the system's generator per 256 ids, not per id. */
+const pool = new Uint8Array(16 * 256)
+let used = pool.length
+const HEX = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, "0"))
+
 export const uuidv7 = (): string => {
   let ms = Date.now()
   if (ms <= lastMs) {
@@ -22,19 +27,21 @@ export const uuidv7 = (): string => {
     lastMs = ms
     counter = 0
   }
-  const bytes = crypto.getRandomValues(new Uint8Array(16))
+  if (used === pool.length) {
+    crypto.getRandomValues(pool)
+    used = 0
+  }
+  const r = used
+  used += 16
   const hi = Math.floor(ms / 2 ** 16)
-  bytes[0] = (hi >>> 24) & 0xff
-  bytes[1] = (hi >>> 16) & 0xff
-  bytes[2] = (hi >>> 8) & 0xff
-  bytes[3] = hi & 0xff
-  bytes[4] = (ms >>> 8) & 0xff
-  bytes[5] = ms & 0xff
-  bytes[6] = 0x70 | ((counter >>> 8) & 0x0f)
-  bytes[7] = counter & 0xff
-  bytes[8] = 0x80 | (bytes[8]! & 0x3f)
-  const hex = Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("")
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`
+  const h = (b: number) => HEX[b & 0xff]!
+  return (
+    h(hi >>> 24) + h(hi >>> 16) + h(hi >>> 8) + h(hi) + "-" +
+    h(ms >>> 8) + h(ms) + "-" +
+    h(0x70 | ((counter >>> 8) & 0x0f)) + h(counter) + "-" +
+    h(0x80 | (pool[r + 8]! & 0x3f)) + h(pool[r + 9]!) + "-" +
+    h(pool[r + 10]!) + h(pool[r + 11]!) + h(pool[r + 12]!) + h(pool[r + 13]!) + h(pool[r + 14]!) + h(pool[r + 15]!)
+  )
 }
 
 /** Where new ids come from; tests may provide a deterministic generator. */

@@ -27,7 +27,8 @@ const ADAPTER_EDGES: ReadonlyArray<readonly [string, string, string]> = [
   ["http", "telemetry", "the platform middleware records request metrics, GET /metrics renders them, the Node server opens request spans"],
   ["webhooks", "telemetry", "the outbox worker records delivery outcomes and the queue gauges"],
   ["pglite", "telemetry", "the embedded database's client records SQL statement time"],
-  ["postgres", "telemetry", "the Postgres client records SQL statement time"]
+  ["postgres", "telemetry", "the Postgres client records SQL statement time"],
+  ["postgres", "sql", "the Postgres client prepares the statements the SQL adapters mark (adapters/sql/prepared.ts)"]
 ]
 
 /** Every import, export-from and dynamic `import()` specifier of a source text. */

@@ -6,27 +6,66 @@
  * tracing is on), so the timing sits in the pool's connection class: every statement, inside a
  * transaction or not, is one `Client.query` call. The pool is built as PgClient.make builds its own
  * (checked with `SELECT 1` within 5 s, ended when the scope closes) and handed to `layerFromPool`.
+ *
+ * The same class sends the statements marked PREPARED (adapters/sql/prepared.ts) under a name, one
+ * per distinct text, so pg parses each once per connection.
  */
 import type { SqlClient } from "@effect/sql"
 import { SqlError } from "@effect/sql/SqlError"
 import * as PgClient from "@effect/sql-pg/PgClient"
 import { type Clock, Duration, Effect, Layer, Redacted, type Scope } from "effect"
 import * as Pg from "pg"
+import { PREPARED, unprepared } from "../sql/prepared.ts"
 import { recordStatement } from "../telemetry/metrics.ts"
 
 export interface PostgresConfig {
   readonly url: Redacted.Redacted
   readonly maxConnections?: number | undefined
+  /** Send the statements marked PREPARED (adapters/sql/prepared.ts) named (default true); off for a pooler that cannot keep them. */
+  readonly preparedStatements?: boolean | undefined
+}
+
+/** Distinct prepared texts a pool names; past this, marked statements run unnamed. */
+export const MAX_PREPARED = 100
+
+/** The name of a marked statement's text, given once per pool; undefined: run it unnamed; an Error: refused. */
+const statementNames = () => {
+  const names = new Map<string, string>()
+  return (text: string): string | Error | undefined => {
+    if (!text.startsWith(PREPARED)) return undefined
+    const known = names.get(text)
+    if (known !== undefined || names.size >= MAX_PREPARED) return known
+    const refused = unprepared(text)
+    if (refused !== undefined) return new Error(refused)
+    const name = `switchboard_${names.size}`
+    names.set(text, name)
+    return name
+  }
 }
 
 const CONNECT_TIMEOUT = Duration.seconds(5)
 
-/** pg's Client, its `query` timed from the call to its answer (callback or promise). */
-const timedClient = (clock: Clock.Clock): typeof Pg.Client =>
-  class TimedClient extends Pg.Client {
+/**
+ * pg's Client, its `query` timed from the call to its answer (callback or promise), and a statement
+ * marked PREPARED sent with its name (pg then parses it once per connection).
+ */
+const timedClient = (clock: Clock.Clock, prepare: boolean): typeof Pg.Client => {
+  const nameOf = prepare ? statementNames() : () => undefined
+  return class TimedClient extends Pg.Client {
     // pg's overloads end in an optional callback; without one it answers a promise. A submittable
     // (pg-cursor, for streams) answers in pieces and is not timed.
     override query(...args: Array<any>): any {
+      if (typeof args[0] === "string") {
+        const name = nameOf(args[0])
+        // Refused as pg refuses a statement: through the callback or the promise, never a throw.
+        if (name instanceof Error) {
+          const callback = args[args.length - 1]
+          if (typeof callback !== "function") return Promise.reject(name)
+          queueMicrotask(() => callback(name))
+          return undefined
+        }
+        if (name !== undefined) args[0] = { name, text: args[0] }
+      }
       const started = clock.unsafeCurrentTimeNanos()
       const done = () => recordStatement(clock, started)
       const callback = args[args.length - 1]
@@ -48,6 +87,7 @@ const timedClient = (clock: Clock.Clock): typeof Pg.Client =>
       )
     }
   }
+}
 
 const pool = (config: PostgresConfig, clock: Clock.Clock): Effect.Effect<Pg.Pool, SqlError, Scope.Scope> =>
   Effect.acquireRelease(
@@ -56,7 +96,7 @@ const pool = (config: PostgresConfig, clock: Clock.Clock): Effect.Effect<Pg.Pool
         connectionString: Redacted.value(config.url),
         max: config.maxConnections,
         application_name: "@effect/sql-pg",
-        Client: timedClient(clock)
+        Client: timedClient(clock, config.preparedStatements ?? true)
       })
       // An idle connection's error (a restarted server) is the pool's to handle: it drops that connection.
       pool.on("error", () => {})

@@ -5,6 +5,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer } from "effect"
 import { WorkspaceClock } from "../../core/workspaces/clock.ts"
+import { PREPARED } from "./prepared.ts"
 
 /** bigint arrives as text (pg) or a bigint (PGlite). */
 type OffsetRow = { readonly offset_ms: string | bigint | number }
@@ -14,7 +15,7 @@ export const layer = Layer.effect(
   Effect.map(SqlClient.SqlClient, (sql) =>
     WorkspaceClock.of({
       offset: (workspaceId) =>
-        Effect.orDie(sql<OffsetRow>`SELECT offset_ms FROM workspace_clocks WHERE workspace_id = ${workspaceId}`).pipe(
+        Effect.orDie(sql<OffsetRow>`${sql.literal(PREPARED)} SELECT offset_ms FROM workspace_clocks WHERE workspace_id = ${workspaceId}`).pipe(
           Effect.map((rs) => (rs[0] === undefined ? 0 : Number(rs[0].offset_ms)))
         ),
       advance: (workspaceId, millis) =>

@@ -4,11 +4,15 @@ import { Effect, Layer, Option } from "effect"
 import type { Contact } from "../../core/contacts/model.ts"
 import { searchDigits, searchText } from "../../core/contacts/rules.ts"
 import { ContactStore } from "../../core/contacts/store.ts"
+import { PREPARED } from "./prepared.ts"
 import { likeContains } from "./rows.ts"
 import { contacts } from "./tables.ts"
 
 /** A contact's columns, with what search reads. */
 const columnsOf = (c: Contact): Record<string, unknown> => ({ ...contacts.row(c), search_text: searchText(c), search_digits: searchDigits(c) })
+
+/** A contact's columns, named (a prepared statement's). */
+const contactColumns = contacts.columns()
 
 export const layer = Layer.effect(
   ContactStore,
@@ -18,7 +22,7 @@ export const layer = Layer.effect(
     return ContactStore.of({
       insert: (c) => die(sql`INSERT INTO contacts ${sql.insert(columnsOf(c))}`),
       get: (workspaceId, id) =>
-        die(sql`SELECT * FROM contacts WHERE workspace_id = ${workspaceId} AND id = ${id}`).pipe(
+        die(sql`${sql.literal(PREPARED)} SELECT ${sql.literal(contactColumns)} FROM contacts WHERE workspace_id = ${workspaceId} AND id = ${id}`).pipe(
           Effect.map((rs) => Option.fromNullable(rs[0]).pipe(Option.map(contacts.decode)))
         ),
       update: (c) =>

@@ -3,6 +3,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Option, String as Str } from "effect"
 import { type ActivityRecord, contactNameOf, searchableText, type ThreadView, words } from "../../core/conversations/model.ts"
 import { ConversationStore, type ThreadTouch } from "../../core/conversations/store.ts"
+import { PREPARED } from "./prepared.ts"
 import { isUniqueViolation } from "./rows.ts"
 import { activities, joinedActivities, threads } from "./tables.ts"
 
@@ -12,6 +13,9 @@ const toView = (r: Record<string, unknown>): ThreadView => {
   const contact = r["c_exists"] ? { firstName: r["c_first"] as string | null, lastName: r["c_last"] as string | null, company: r["c_company"] as string | null } : null
   return { ...t, contactName: contactNameOf(contact, t.participant) }
 }
+
+/** A thread's columns, named (the send's prepared statement). */
+const threadColumns = threads.columns()
 
 /** The columns a touch sets, and only those. */
 const columnsOf = (touch: ThreadTouch) => Object.fromEntries(Object.entries(touch).map(([field, value]) => [Str.camelToSnake(field), value]))
@@ -60,7 +64,7 @@ export const layer = Layer.effect(
         const { contact_id, ...thread } = threads.row(t)
         const { conversation_id: _, ...activity } = activities.row(a)
         const values = (row: Record<string, unknown>) => sql.csv(Object.values(row).map((v) => sql`${v}`))
-        return sql`
+        return sql`${sql.literal(PREPARED)}
           WITH thread AS (
             INSERT INTO threads (${sql.literal(Object.keys(thread).join(", "))}, contact_id)
             VALUES (${values(thread)}, COALESCE(${contact_id}::uuid, (
@@ -69,12 +73,12 @@ export const layer = Layer.effect(
             ON CONFLICT (workspace_id, number_e164, participant) DO UPDATE
               SET last_activity_at = EXCLUDED.last_activity_at, preview = EXCLUDED.preview, unread = EXCLUDED.unread,
                   contact_id = COALESCE(threads.contact_id, EXCLUDED.contact_id)
-            RETURNING *
+            RETURNING ${sql.literal(threadColumns)}
           ), activity AS (
             INSERT INTO activities (${sql.literal(Object.keys(activity).join(", "))}, conversation_id, search)
             VALUES (${values(activity)}, (SELECT id FROM thread), to_tsvector('simple', ${searchDocument(a)}))
           )
-          SELECT * FROM thread`.pipe(
+          SELECT ${sql.literal(threadColumns)} FROM thread`.pipe(
           Effect.map((rs) => threads.decode(rs[0])),
           Effect.catchAll((e) => Effect.die(isUniqueViolation(e) ? new Error(`duplicate carrier message id ${a.carrierMessageId}`) : e))
         )

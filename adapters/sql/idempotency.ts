@@ -13,6 +13,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer } from "effect"
 import { IDEMPOTENCY_LOCK_MS, IDEMPOTENCY_WINDOW_MS, IdempotencyStore, type Reservation } from "../../core/idempotency/store.ts"
+import { PREPARED } from "./prepared.ts"
 
 interface KeyRow {
   readonly request_hash: string
@@ -42,13 +43,13 @@ export const layer = Layer.effect(
 
       const round = (n: number): Effect.Effect<Reservation, unknown> =>
         Effect.gen(function* () {
-          const inserted = yield* sql`
+          const inserted = yield* sql`${sql.literal(PREPARED)}
             INSERT INTO idempotency_keys (workspace_id, key_kind, key, owner, request_hash, state, created_at, locked_until)
             VALUES (${s.workspaceId}::uuid, ${s.keyKind}, ${s.key}, ${s.owner}, ${s.requestHash}, 'running', ${now}::timestamptz, ${lockedUntil}::timestamptz)
             ON CONFLICT (workspace_id, key_kind, key) DO NOTHING
             RETURNING 1 AS ok`
           if (inserted.length > 0) return reserved
-          const rows = yield* sql<KeyRow>`
+          const rows = yield* sql<KeyRow>`${sql.literal(PREPARED)}
             SELECT request_hash, state, response_status, response_body,
                    created_at < ${expiredBefore}::timestamptz AS expired,
                    (state = 'running' AND locked_until < ${now}::timestamptz) AS stale
@@ -81,7 +82,7 @@ export const layer = Layer.effect(
     return IdempotencyStore.of({
       reserve,
       complete: (s, answer) =>
-        Effect.orDie(sql`
+        Effect.orDie(sql`${sql.literal(PREPARED)}
           UPDATE idempotency_keys
           SET state = 'done', response_status = ${answer.status}, response_body = ${answer.body}, locked_until = NULL
           WHERE workspace_id = ${s.workspaceId}::uuid AND key_kind = ${s.keyKind} AND key = ${s.key} AND state = 'running' AND owner = ${s.owner}`),

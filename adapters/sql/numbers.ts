@@ -2,10 +2,13 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Option } from "effect"
 import { type NumberRecord, NumberStore } from "../../core/numbers.ts"
+import { PREPARED } from "./prepared.ts"
 import { isUniqueViolation } from "./rows.ts"
 import { numberOwners, numbers } from "./tables.ts"
 
 const toRecord = (row: unknown): NumberRecord => ({ ...numberOwners.decode(row), number: numbers.decode(row) })
+/** A number with its owner: every column, named (a prepared statement's). */
+const recordColumns = `${numbers.columns()}, ${numberOwners.columns()}`
 
 export const layer = Layer.effect(
   NumberStore,
@@ -17,7 +20,7 @@ export const layer = Layer.effect(
           Effect.catchAll((e) => (isUniqueViolation(e) ? Effect.fail("taken" as const) : Effect.die(e)))
         ),
       findByE164: (e164) =>
-        Effect.orDie(sql`SELECT * FROM numbers WHERE e164 = ${e164}`).pipe(Effect.map((rs) => Option.fromNullable(rs[0]).pipe(Option.map(toRecord)))),
+        Effect.orDie(sql`${sql.literal(PREPARED)} SELECT ${sql.literal(recordColumns)} FROM numbers WHERE e164 = ${e164}`).pipe(Effect.map((rs) => Option.fromNullable(rs[0]).pipe(Option.map(toRecord)))),
       setRouting: (workspaceId, e164, routing) =>
         Effect.orDie(
           sql`UPDATE numbers SET voice_mode = ${routing.voiceMode}, agent_id = ${routing.agentId}, forward_to = ${routing.forwardTo}
@@ -36,7 +39,9 @@ export const layer = Layer.effect(
       list: (workspaceId) =>
         Effect.orDie(sql`SELECT * FROM numbers WHERE workspace_id = ${workspaceId} ORDER BY created_at, e164`).pipe(Effect.map((rs) => rs.map(numbers.decode))),
       listActive: (workspaceId) =>
-        Effect.orDie(sql`SELECT * FROM numbers WHERE workspace_id = ${workspaceId} AND status = 'active' ORDER BY created_at, e164`).pipe(
+        Effect.orDie(
+          sql`${sql.literal(PREPARED)} SELECT ${sql.literal(recordColumns)} FROM numbers WHERE workspace_id = ${workspaceId} AND status = 'active' ORDER BY created_at, e164`
+        ).pipe(
           Effect.map((rs) => rs.map(toRecord))
         )
     })

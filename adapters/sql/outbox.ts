@@ -8,6 +8,7 @@ import { SqlClient } from "@effect/sql"
 import { Context, Effect, Layer } from "effect"
 import { EventOutbox, makeAppend } from "../../core/events/outbox.ts"
 import { OutboxSignal } from "../../core/events/signal.ts"
+import { PREPARED } from "./prepared.ts"
 import { outboxEvents } from "./tables.ts"
 
 export const OUTBOX_CHANNEL = "outbox_events"
@@ -32,7 +33,7 @@ export const layer = Layer.effect(
       // boolean rather than pg_notify's void.
       append: makeAppend(yield* OutboxSignal, (workspaceId, events) => {
         const rows = JSON.stringify(events.map((e) => ({ ...outboxEvents.row(e), data: e.data })))
-        return sql<{ readonly waiting: boolean }>`
+        return sql<{ readonly waiting: boolean }>`${sql.literal(PREPARED)}
           WITH listening AS (
             SELECT EXISTS (SELECT 1 FROM webhook_endpoints WHERE workspace_id = ${workspaceId} AND status = 'enabled') AS waiting
           ), inserted AS (

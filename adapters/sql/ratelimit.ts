@@ -17,6 +17,7 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Deferred, Duration, Effect, Exit, FiberId, Layer, Schedule } from "effect"
 import { type Bucket, decide, type Decision, LEASE_MS, leaseSize, RateLimiter, refill, refillPerMs, WINDOW_MS } from "../../core/ratelimit.ts"
+import { PREPARED } from "./prepared.ts"
 
 type BucketRow = { readonly tokens: number | string; readonly granted: number | string }
 
@@ -52,7 +53,7 @@ export const layer = (limitPerMinute: number) =>
 
       /** One upsert: gives back `returned` tokens, refills, and takes up to `want`. */
       const upsert = (key: string, now: number, want: number, returned: number) =>
-        sql<BucketRow>`
+        sql<BucketRow>`${sql.literal(PREPARED)}
           INSERT INTO rate_limits AS r (bucket, tokens, at_ms, allowed, granted)
           VALUES (${key}, ${limitPerMinute - want}, ${now}, true, ${want})
           ON CONFLICT (bucket) DO UPDATE SET (tokens, allowed, granted, at_ms) = (

@@ -6,7 +6,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Effect, FastCheck as fc, Layer, Redacted } from "effect"
-import { PgClient } from "@effect/sql-pg"
+import * as Postgres from "../../adapters/postgres/PgClient.ts"
 import { afterAll, describe, expect, inject, it } from "vitest"
 import * as MemoryStores from "../../adapters/memory/stores.ts"
 import * as Pglite from "../../adapters/pglite/PgliteClient.ts"
@@ -94,6 +94,6 @@ describe("SQL contact search equals the memory store's substring search", () => 
     const db = await freshDatabase(url, "search")
     dbs.push(db)
     const expected = await run(MemoryStores.layer as Layer.Layer<ContactStore, unknown>)
-    expect(await run(contactStore(PgClient.layer({ url: Redacted.make(db.url) })))).toEqual(expected)
+    expect(await run(contactStore(Postgres.layer({ url: Redacted.make(db.url) })))).toEqual(expected)
   }, 60_000)
 })

@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as SqlClient from "@effect/sql/SqlClient"
-import * as PgClient from "@effect/sql-pg/PgClient"
+import * as Postgres from "../../adapters/postgres/PgClient.ts"
 import { Effect, Redacted } from "effect"
 import { inject } from "vitest"
 import * as PgliteClient from "../../adapters/pglite/PgliteClient.ts"
@@ -8,7 +8,7 @@ import * as PgliteClient from "../../adapters/pglite/PgliteClient.ts"
 const url = inject("postgresUrl")
 const skip = url === null && process.env["CI"] !== "true"
 
-const pgLayer = () => PgClient.layer({ url: Redacted.make(url ?? "postgres://invalid") })
+const pgLayer = () => Postgres.layer({ url: Redacted.make(url ?? "postgres://invalid") })
 
 // One query whose result types repository code depends on.
 const typesQuery = Effect.flatMap(SqlClient.SqlClient, (sql) =>

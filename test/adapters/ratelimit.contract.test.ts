@@ -7,7 +7,7 @@
  * is skipped, except under CI=true where that fails.
  */
 import { SqlClient } from "@effect/sql"
-import * as PgClient from "@effect/sql-pg/PgClient"
+import * as Postgres from "../../adapters/postgres/PgClient.ts"
 import { assert, describe, it, layer } from "@effect/vitest"
 import { Context, Effect, Layer, Redacted, TestClock } from "effect"
 import * as MemoryRateLimit from "../../adapters/ratelimit/memory.ts"
@@ -259,7 +259,7 @@ sqlContract<SqlClient.SqlClient>({
       it.live("300 requests on one key spread over three pools at 90 a minute: 90 allowed in all", () =>
         Effect.gen(function* () {
           const db = yield* Effect.acquireRelease(Effect.promise(() => freshDatabase(url, "ratelimit3")), (db) => Effect.promise(() => db.drop()))
-          const pool = () => migrated(PgClient.layer({ url: Redacted.make(db.url), maxConnections: 5 })).pipe(Layer.orDie)
+          const pool = () => migrated(Postgres.layer({ url: Redacted.make(db.url), maxConnections: 5 })).pipe(Layer.orDie)
           const key = bucketKey()
           const limiters = yield* Effect.forEach([1, 2, 3], () => Effect.map(Layer.build(SqlRateLimit.layer(90).pipe(Layer.provide(pool()))), Context.get(RateLimiter)))
           const decisions = yield* Effect.all(Array.from({ length: 300 }, (_, i) => limiters[i % 3]!.consume(key)), { concurrency: 30 })

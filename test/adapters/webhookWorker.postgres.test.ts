@@ -4,7 +4,7 @@
  * before its poll; two workers claiming and recording in batches never send one event twice to one
  * endpoint. Without a Postgres URL the suite is skipped, except under CI=true where that fails.
  */
-import * as PgClient from "@effect/sql-pg/PgClient"
+import * as Postgres from "../../adapters/postgres/PgClient.ts"
 import { assert, describe, it } from "@effect/vitest"
 import { Duration, Effect, Layer, ManagedRuntime, Redacted } from "effect"
 import { inject } from "vitest"
@@ -57,7 +57,7 @@ const processOn = (databaseUrl: string, received: Received, worker: number, opti
         )
     })
   )
-  const pool = PgClient.layer({ url: Redacted.make(databaseUrl), maxConnections: 6 })
+  const pool = Postgres.layer({ url: Redacted.make(databaseUrl), maxConnections: 6 })
   const services = WebhooksLayer.pipe(
     Layer.provideMerge(Layer.merge(layerOutboundGuard(false).pipe(Layer.provide(resolver)), sender)),
     Layer.provideMerge(sqlStores(pool)),

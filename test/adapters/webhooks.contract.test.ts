@@ -6,7 +6,7 @@
  * Without a Postgres URL the Postgres suites are skipped, except under CI=true where that fails.
  */
 import { SqlClient } from "@effect/sql"
-import * as PgClient from "@effect/sql-pg/PgClient"
+import * as Postgres from "../../adapters/postgres/PgClient.ts"
 import { assert, describe, it, layer } from "@effect/vitest"
 import { Effect, Either, Layer, ManagedRuntime, Option, Redacted } from "effect"
 import type { Principal } from "../../core/auth/principal.ts"
@@ -496,7 +496,7 @@ const twoWorkers = (databaseUrl: string) =>
               )
             )
           ),
-          Layer.provideMerge(sqlAdapter(PgClient.layer({ url: Redacted.make(db.url), maxConnections: 8 })))
+          Layer.provideMerge(sqlAdapter(Postgres.layer({ url: Redacted.make(db.url), maxConnections: 8 })))
         )
       )
     const one = runtimeFor(0)
@@ -571,7 +571,7 @@ const capRace = (databaseUrl: string) =>
             Layer.succeed(WebhookSender, WebhookSender.of({ send: () => Effect.succeed({ status: 200 }) }))
           )
         ),
-        Layer.provideMerge(sqlAdapter(PgClient.layer({ url: Redacted.make(db.url), maxConnections: 10 })))
+        Layer.provideMerge(sqlAdapter(Postgres.layer({ url: Redacted.make(db.url), maxConnections: 10 })))
       )
     )
     yield* Effect.addFinalizer(() => Effect.promise(() => runtime.dispose()))

@@ -6,7 +6,7 @@ import { execFile } from "node:child_process"
 import { request } from "node:http"
 import { resolve } from "node:path"
 import { promisify } from "node:util"
-import { PgClient } from "@effect/sql-pg"
+import * as Postgres from "../../adapters/postgres/PgClient.ts"
 import { Effect, Redacted } from "effect"
 import { describe, expect, inject, it } from "vitest"
 import * as SqlLedger from "../../adapters/sql/ledger.ts"
@@ -199,7 +199,7 @@ describe("admin CLI", () => {
       const rows = await Effect.runPromise(
         Effect.flatMap(LedgerStore, (ledger) =>
           ledger.append(workspace.id, [numberCharge({ e164, type: "local", localNumbers: 1 }, new Date("2024-02-29T12:00:00Z")), textingSetupCharge(e164)])
-        ).pipe(Effect.provide(SqlLedger.layer), Effect.provide(PgClient.layer({ url: Redacted.make(db.url) })))
+        ).pipe(Effect.provide(SqlLedger.layer), Effect.provide(Postgres.layer({ url: Redacted.make(db.url) })))
       )
       expect(await out("ledger", workspace.id)).toEqual({
         charges: [

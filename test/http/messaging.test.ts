@@ -7,7 +7,7 @@
 import { Effect, Layer, Redacted } from "effect"
 import type { AddressInfo } from "node:net"
 import { SMTPServer } from "smtp-server"
-import * as PgClient from "@effect/sql-pg/PgClient"
+import * as Postgres from "../../adapters/postgres/PgClient.ts"
 import * as SimulatedRegistry from "../../adapters/carrier/simulatedRegistry.ts"
 import * as TelnyxRegistry from "../../adapters/carrier/telnyxRegistry.ts"
 import * as Smtp from "../../adapters/mail/smtp.ts"
@@ -485,8 +485,8 @@ describe("with the Telnyx 10DLC registry (the fake Telnyx server)", () => {
     if (url === null) return
     const db = await freshDatabase(url, "messaging_two_processes")
     const processes = [
-      await makeTestApp({ registry: registry(), stores: sqlStores(PgClient.layer({ url: Redacted.make(db.url) })) }),
-      await makeTestApp({ registry: registry(), stores: sqlStores(PgClient.layer({ url: Redacted.make(db.url) })) })
+      await makeTestApp({ registry: registry(), stores: sqlStores(Postgres.layer({ url: Redacted.make(db.url) })) }),
+      await makeTestApp({ registry: registry(), stores: sqlStores(Postgres.layer({ url: Redacted.make(db.url) })) })
     ]
     try {
       const workspaces = []

@@ -2,10 +2,10 @@
  * The in-process test app on the SQL stores: a fresh database of the suite's Postgres when it has one
  * (CI always does), PGlite otherwise. Returns the app and a `close` that also drops the database.
  */
-import * as PgClient from "@effect/sql-pg/PgClient"
 import { Redacted } from "effect"
 import { inject } from "vitest"
 import * as PgliteClient from "../../adapters/pglite/PgliteClient.ts"
+import * as Postgres from "../../adapters/postgres/PgClient.ts"
 import { makeTestApp, type TestAppOptions } from "./app.ts"
 import { freshDatabase } from "./postgres.ts"
 import { sqlStores } from "./sqlStores.ts"
@@ -18,7 +18,7 @@ export const makeSqlTestApp = async (name: string, options: Omit<TestAppOptions,
     return { app, close: () => app.close() }
   }
   const db = await freshDatabase(url, name)
-  const app = await makeTestApp({ ...options, stores: sqlStores(PgClient.layer({ url: Redacted.make(db.url) })) })
+  const app = await makeTestApp({ ...options, stores: sqlStores(Postgres.layer({ url: Redacted.make(db.url) })) })
   return {
     app,
     close: async () => {

@@ -5,11 +5,11 @@
  * The memory adapter is the caller's one line beside this.
  */
 import type { SqlClient } from "@effect/sql"
-import * as PgClient from "@effect/sql-pg/PgClient"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer, Redacted } from "effect"
 import { inject } from "vitest"
 import * as PgliteClient from "../../adapters/pglite/PgliteClient.ts"
+import * as Postgres from "../../adapters/postgres/PgClient.ts"
 import { freshDatabase } from "./postgres.ts"
 
 export interface SqlContractOptions<A> {
@@ -37,7 +37,7 @@ export const sqlContract = <A>(options: SqlContractOptions<A>) => {
           (db) => Effect.promise(() => db.drop())
         )
         const pool = options.maxConnections === undefined ? {} : { maxConnections: options.maxConnections }
-        return options.adapter(PgClient.layer({ url: Redacted.make(db.url), ...pool }))
+        return options.adapter(Postgres.layer({ url: Redacted.make(db.url), ...pool }))
       })
     )
     options.suite(options.name("Postgres"), postgres)
