@@ -5,8 +5,15 @@
  *   (containers, systemd, files);
  * - `pretty`: colored and readable, annotations under the message; the default on a terminal;
  * - `logfmt`: one `key=value` line each, for text tools.
+ *
+ * `json` and `logfmt` lines are written to stdout once per turn of the event loop, all of that turn's
+ * lines in one write: one `console.log` (a write system call) per line was about 8% of the CPU of a
+ * send under load (docs/performance.md). Nothing waits on a timer (Effect's `Logger.batched` wakes
+ * every window, even when idle), and lines still pending when the process exits are written then.
  */
-import { Layer, Logger, LogLevel } from "effect"
+import process from "node:process"
+import { setImmediate } from "node:timers"
+import { Effect, Layer, Logger, LogLevel } from "effect"
 
 export const LOG_FORMATS = ["json", "pretty", "logfmt"] as const
 export type LogFormat = (typeof LOG_FORMATS)[number]
@@ -22,7 +29,37 @@ const levels: Record<LogLevelName, LogLevel.LogLevel> = {
   none: LogLevel.None
 }
 
-const formats: Record<LogFormat, Layer.Layer<never>> = { json: Logger.json, pretty: Logger.pretty, logfmt: Logger.logFmt }
+/** A sink for whole lines: each turn's lines leave in one write to `out`, and at exit whatever is left. */
+export const lineSink = (out: (text: string) => unknown) =>
+  Effect.acquireRelease(
+    Effect.sync(() => {
+      let pending: Array<string> = []
+      const flush = () => {
+        if (pending.length === 0) return
+        const text = pending.join("\n") + "\n"
+        pending = []
+        out(text)
+      }
+      process.on("exit", flush)
+      const write = (line: string) => {
+        if (pending.push(line) === 1) setImmediate(flush)
+      }
+      return { write, flush }
+    }),
+    ({ flush }) =>
+      Effect.sync(() => {
+        process.off("exit", flush)
+        flush()
+      })
+  )
+
+/** The default logger replaced by one formatting with `format` and writing to stdout through a line sink. */
+const toStdout = (format: Logger.Logger<unknown, string>): Layer.Layer<never> =>
+  Layer.unwrapScoped(
+    Effect.map(lineSink((text) => process.stdout.write(text)), ({ write }) => Logger.replace(Logger.defaultLogger, Logger.map(format, write)))
+  )
+
+const formats: Record<LogFormat, Layer.Layer<never>> = { json: toStdout(Logger.jsonLogger), pretty: Logger.pretty, logfmt: toStdout(Logger.logfmtLogger) }
 
 /** The format asked for, else pretty on a terminal and JSON elsewhere. */
 export const formatFor = (asked: LogFormat | undefined, terminal: boolean): LogFormat => asked ?? (terminal ? "pretty" : "json")

@@ -1,18 +1,22 @@
 /** LOG_FORMAT and LOG_LEVEL as apps/server/logging.ts applies them: what reaches stdout, in which shape. */
-import { Effect, Layer } from "effect"
+import { spawnSync } from "node:child_process"
+import { fileURLToPath } from "node:url"
+import { Effect, Exit, Layer, Scope } from "effect"
 import { afterEach, describe, expect, it, vi } from "vitest"
 import * as Logging from "../../apps/server/logging.ts"
 
-/** What the program writes to the console under the server's logging layer. */
+const root = fileURLToPath(new URL("../..", import.meta.url))
+
+/** What the program writes to stdout under the server's logging layer, line by line. */
 const written = (layer: Layer.Layer<never>, program: Effect.Effect<void>) => {
   const out: Array<string> = []
-  const spy = vi.spyOn(console, "log").mockImplementation((...args) => void out.push(args.map(String).join(" ")))
+  const spy = vi.spyOn(process.stdout, "write").mockImplementation((text) => (out.push(String(text)), true))
   try {
     Effect.runSync(Effect.provide(program, layer))
   } finally {
     spy.mockRestore()
   }
-  return out
+  return out.join("").split("\n").filter((l) => l !== "")
 }
 
 const request = Effect.logInfo("GET /healthz 200 0.2ms").pipe(Effect.annotateLogs({ route: "/healthz", status: 200 }))
@@ -51,5 +55,32 @@ describe("logging", () => {
     expect(Logging.formatFor(undefined, false)).toBe("json")
     expect(Logging.formatFor("logfmt", true)).toBe("logfmt")
     expect(Logging.formatFor("pretty", false)).toBe("pretty")
+  })
+
+  it("a turn's lines leave in one write once the turn ends; what is pending when the logger closes is written then", async () => {
+    const out: Array<string> = []
+    const scope = Effect.runSync(Scope.make())
+    const sink = Effect.runSync(Scope.extend(Logging.lineSink((text) => out.push(text)), scope))
+    sink.write("a")
+    sink.write("b")
+    sink.write("c")
+    expect(out).toEqual([])
+    await new Promise((resolve) => setImmediate(resolve))
+    expect(out).toEqual(["a\nb\nc\n"])
+    sink.write("d")
+    Effect.runSync(Scope.close(scope, Exit.void))
+    expect(out).toEqual(["a\nb\nc\n", "d\n"])
+    await new Promise((resolve) => setImmediate(resolve))
+    expect(out).toHaveLength(2)
+  })
+
+  it("lines still pending when the process exits are written", () => {
+    const script = `
+      import { Effect } from "effect"
+      import * as Logging from "./apps/server/logging.ts"
+      Effect.runFork(Effect.provide(Effect.zipRight(Effect.logInfo("before exit"), Effect.sync(() => process.exit(3))), Logging.layer("json", "info")))`
+    const run = spawnSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { cwd: root, encoding: "utf8" })
+    expect(run.status).toBe(3)
+    expect(run.stdout.split("\n").filter((l) => l !== "").map((l) => JSON.parse(l).message)).toEqual(["before exit"])
   })
 })
