@@ -60,6 +60,9 @@ export const layer = Layer.effect(
         die(sql`UPDATE threads SET ${sql.update(columnsOf(touch))} WHERE workspace_id = ${ws} AND id = ${id}`),
       // One statement: the thread upserted (a new one attached to the participant's earliest
       // contact, an existing one touched and attached if it has none), the activity inserted on it.
+      // Prepared, so planned once for every phone: the `OFFSET 0` keeps the contact lookup on the
+      // phones index. Without it the generic plan walks contacts_recent in order and filters every
+      // contact of the workspace for a phone no contact has (2.9 ms a send at 200k messages).
       recordOutbound: (t, a) => {
         const { contact_id, ...thread } = threads.row(t)
         const { conversation_id: _, ...activity } = activities.row(a)
@@ -68,8 +71,10 @@ export const layer = Layer.effect(
           WITH thread AS (
             INSERT INTO threads (${sql.literal(Object.keys(thread).join(", "))}, contact_id)
             VALUES (${values(thread)}, COALESCE(${contact_id}::uuid, (
-              SELECT id FROM contacts WHERE workspace_id = ${t.workspaceId} AND phones @> ${JSON.stringify([{ value: t.participant }])}::jsonb
-              ORDER BY created_at, id LIMIT 1)))
+              SELECT id FROM (
+                SELECT id, created_at FROM contacts WHERE workspace_id = ${t.workspaceId} AND phones @> ${JSON.stringify([{ value: t.participant }])}::jsonb
+                OFFSET 0
+              ) phone_contacts ORDER BY created_at, id LIMIT 1)))
             ON CONFLICT (workspace_id, number_e164, participant) DO UPDATE
               SET last_activity_at = EXCLUDED.last_activity_at, preview = EXCLUDED.preview, unread = EXCLUDED.unread,
                   contact_id = COALESCE(threads.contact_id, EXCLUDED.contact_id)

@@ -6,14 +6,18 @@
  * break, transcripts, newest first, limit) with the same answers on every adapter. Without a
  * Postgres URL the Postgres suite is skipped, except under CI=true where that fails.
  */
+import { SqlClient } from "@effect/sql"
 import { assert, layer } from "@effect/vitest"
-import { Effect, Layer, Option } from "effect"
+import { Effect, Layer, Option, Redacted } from "effect"
+import { describe, it } from "vitest"
 import * as MemoryStores from "../../adapters/memory/stores.ts"
+import * as Postgres from "../../adapters/postgres/PgClient.ts"
 import { ContactStore } from "../../core/contacts/store.ts"
 import { type ActivityRecord, type Thread, words } from "../../core/conversations/model.ts"
 import { ConversationStore } from "../../core/conversations/store.ts"
 import { defaultBilling } from "../../core/workspaces/model.ts"
 import { WorkspaceStore } from "../../core/workspaces/store.ts"
+import { freshDatabase } from "../support/postgres.ts"
 import { sqlContract } from "../support/sqlContract.ts"
 import { sqlStores } from "../support/sqlStores.ts"
 import { contact, ts, uuid } from "./stores.contract.ts"
@@ -499,4 +503,56 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
 
 contract("ConversationStore: memory", MemoryStores.layer)
 
-sqlContract({ name: (db) => `ConversationStore: ${db}`, adapter: sqlStores, suite: contract, database: "conversations" })
+/**
+ * The send's statement is prepared (adapters/sql/prepared.ts): planned once, generically, for every
+ * phone. Its contact lookup must still go through the phones index: walking contacts_recent in order
+ * and filtering reads every contact of the workspace for a phone no contact has. Index use is read
+ * from Postgres's statistics, on a pool whose sessions always use the generic plan.
+ */
+const genericPlans = (url: string) =>
+  describe("ConversationStore: Postgres, the send's statement under its generic plan", () => {
+    it("finds the participant's contact through the phones index, not by reading the workspace's contacts", async () => {
+      const db = await freshDatabase(url, "conversations_plan")
+      const generic = `${db.url}?options=${encodeURIComponent("-c plan_cache_mode=force_generic_plan")}`
+      try {
+        await Effect.runPromise(
+          Effect.gen(function* () {
+            const sql = yield* SqlClient.SqlClient
+            const store = yield* ConversationStore
+            const ws = yield* newWorkspace
+            const seed = contact(ws, { firstName: "Many", phones: [{ value: "+14155550000" }], createdAt: ts(0) })
+            yield* (yield* ContactStore).insert(seed)
+            // 3,000 copies of it under new ids, phones and all
+            yield* sql`INSERT INTO contacts
+              SELECT (jsonb_populate_record(c, jsonb_build_object('id', gen_random_uuid()))).* FROM contacts c, generate_series(1, 3000) WHERE c.id = ${seed.id}`
+            yield* sql`ANALYZE contacts`
+            const reads = Effect.gen(function* () {
+              const rows = yield* sql<{ name: string; scans: string; tuples: string }>`
+                SELECT indexrelname AS name, idx_scan AS scans, idx_tup_read AS tuples FROM pg_stat_user_indexes
+                WHERE indexrelname IN ('contacts_recent', 'contacts_phones')`
+              return Object.fromEntries(rows.map((r) => [r.name, { scans: Number(r.scans), tuples: Number(r.tuples) }]))
+            })
+            const before = yield* reads
+            // One connection for the sends, whose statistics reach the views when it goes idle (forced).
+            yield* sql.withTransaction(
+              Effect.gen(function* () {
+                for (let i = 0; i < 3; i++) {
+                  const t = thread(ws)
+                  assert.strictEqual((yield* store.recordOutbound(t, activity(t, { conversationId: "" }))).contactId, null)
+                }
+                yield* sql`SELECT pg_stat_force_next_flush()`
+              })
+            )
+            yield* Effect.sleep("200 millis")
+            const after = yield* reads
+            assert.isAtLeast(after["contacts_phones"]!.scans - before["contacts_phones"]!.scans, 3)
+            assert.isBelow(after["contacts_recent"]!.tuples - before["contacts_recent"]!.tuples, 100)
+          }).pipe(Effect.provide(sqlStores(Postgres.layer({ url: Redacted.make(generic) }))))
+        )
+      } finally {
+        await db.drop()
+      }
+    })
+  })
+
+sqlContract({ name: (db) => `ConversationStore: ${db}`, adapter: sqlStores, suite: contract, database: "conversations", onPostgres: genericPlans })
