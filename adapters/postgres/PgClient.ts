@@ -34,9 +34,10 @@ const statementNames = () => {
   return (text: string): string | Error | undefined => {
     if (!text.startsWith(PREPARED)) return undefined
     const known = names.get(text)
-    if (known !== undefined || names.size >= MAX_PREPARED) return known
+    if (known !== undefined) return known
     const refused = unprepared(text)
     if (refused !== undefined) return new Error(refused)
+    if (names.size >= MAX_PREPARED) return undefined
     const name = `switchboard_${names.size}`
     names.set(text, name)
     return name
@@ -55,23 +56,26 @@ const timedClient = (clock: Clock.Clock, prepare: boolean): typeof Pg.Client => 
     // pg's overloads end in an optional callback; without one it answers a promise. A submittable
     // (pg-cursor, for streams) answers in pieces and is not timed.
     override query(...args: Array<any>): any {
-      if (typeof args[0] === "string") {
-        const name = nameOf(args[0])
-        // Refused as pg refuses a statement: through the callback or the promise, never a throw.
-        if (name instanceof Error) {
-          const callback = args[args.length - 1]
-          if (typeof callback !== "function") return Promise.reject(name)
-          queueMicrotask(() => callback(name))
-          return undefined
-        }
-        if (name !== undefined) args[0] = { name, text: args[0] }
+      const name = typeof args[0] === "string" ? nameOf(args[0]) : undefined
+      // Refused as pg refuses a statement: through the callback or the promise, never a throw.
+      if (name instanceof Error) {
+        const callback = args[args.length - 1]
+        if (typeof callback !== "function") return Promise.reject(name)
+        queueMicrotask(() => callback(name))
+        return undefined
       }
+      if (name !== undefined) args[0] = { name, text: args[0] }
       const started = clock.unsafeCurrentTimeNanos()
-      const done = () => recordStatement(clock, started)
+      const done = (error?: unknown) => {
+        recordStatement(clock, started)
+        // The server no longer has the statement (DISCARD ALL, DEALLOCATE, or a Bind pg failed to
+        // build after its Parse): pg would go on believing it parsed, so make the next call parse again.
+        if (name !== undefined && (error as { code?: unknown } | undefined)?.code === "26000") delete (this.connection as unknown as { parsedStatements: Record<string, string> }).parsedStatements[name]
+      }
       const callback = args[args.length - 1]
       if (typeof callback === "function") {
         args[args.length - 1] = (error: unknown, result: unknown) => {
-          done()
+          done(error)
           callback(error, result)
         }
         return (super.query as (...a: Array<any>) => any)(...args)
@@ -81,7 +85,7 @@ const timedClient = (clock: Clock.Clock, prepare: boolean): typeof Pg.Client => 
       return answer.then(
         (result: unknown) => (done(), result),
         (error: unknown) => {
-          done()
+          done(error)
           throw error
         }
       )

@@ -18,8 +18,8 @@
 /** The marker: `sql\`${sql.literal(PREPARED)} SELECT ...\``. */
 export const PREPARED = "/* prepared */"
 
-/** A projection of every column (`SELECT *`, `RETURNING *`, `t.*`). */
-const STAR = /\b(?:SELECT|RETURNING)\s+\*|\w\.\*/i
+/** A projection of every column (`SELECT *`, `SELECT DISTINCT *`, `RETURNING id, *`, `t.*`, `"t".*`). */
+const STAR = /(?:\bSELECT(?:\s+(?:DISTINCT|ALL))?|\bRETURNING|,)\s*\*|[\w"]\.\*/i
 
 /** Why a marked text cannot be prepared, or undefined when it can. */
 export const unprepared = (text: string): string | undefined =>

@@ -13,7 +13,8 @@
  */
 import process from "node:process"
 import { setImmediate } from "node:timers"
-import { Effect, Layer, Logger, LogLevel } from "effect"
+import { formatWithOptions } from "node:util"
+import { Console, Effect, Layer, Logger, LogLevel } from "effect"
 
 export const LOG_FORMATS = ["json", "pretty", "logfmt"] as const
 export type LogFormat = (typeof LOG_FORMATS)[number]
@@ -53,10 +54,20 @@ export const lineSink = (out: (text: string) => unknown) =>
       })
   )
 
-/** The default logger replaced by one formatting with `format` and writing to stdout through a line sink. */
+/**
+ * The default logger replaced by one formatting with `format` and writing to stdout through a line
+ * sink, and `Console.log` (the first boot's banner) through the same sink, so it keeps its place
+ * among the lines logged before it.
+ */
 const toStdout = (format: Logger.Logger<unknown, string>): Layer.Layer<never> =>
   Layer.unwrapScoped(
-    Effect.map(lineSink((text) => process.stdout.write(text)), ({ write }) => Logger.replace(Logger.defaultLogger, Logger.map(format, write)))
+    Effect.gen(function* () {
+      const { write } = yield* lineSink((text) => process.stdout.write(text))
+      const base = yield* Effect.console
+      const log = (...args: ReadonlyArray<unknown>) => write(formatWithOptions({}, ...args))
+      const console: Console.Console = { ...base, log: (...args) => Effect.sync(() => log(...args)), unsafe: { ...base.unsafe, log } }
+      return Layer.merge(Logger.replace(Logger.defaultLogger, Logger.map(format, write)), Console.setConsole(console))
+    })
   )
 
 const formats: Record<LogFormat, Layer.Layer<never>> = { json: toStdout(Logger.jsonLogger), pretty: Logger.pretty, logfmt: toStdout(Logger.logfmtLogger) }

@@ -507,7 +507,8 @@ contract("ConversationStore: memory", MemoryStores.layer)
  * The send's statement is prepared (adapters/sql/prepared.ts): planned once, generically, for every
  * phone. Its contact lookup must still go through the phones index: walking contacts_recent in order
  * and filtering reads every contact of the workspace for a phone no contact has. Index use is read
- * from Postgres's statistics, on a pool whose sessions always use the generic plan.
+ * from Postgres's statistics, on a pool whose sessions always use the generic plan. And Postgres
+ * must choose that generic plan by itself, or it plans every send anew.
  */
 const genericPlans = (url: string) =>
   describe("ConversationStore: Postgres, the send's statement under its generic plan", () => {
@@ -548,6 +549,40 @@ const genericPlans = (url: string) =>
             assert.isAtLeast(after["contacts_phones"]!.scans - before["contacts_phones"]!.scans, 3)
             assert.isBelow(after["contacts_recent"]!.tuples - before["contacts_recent"]!.tuples, 100)
           }).pipe(Effect.provide(sqlStores(Postgres.layer({ url: Redacted.make(generic) }))))
+        )
+      } finally {
+        await db.drop()
+      }
+    })
+
+    it("settles on the generic plan by itself (the phone hidden from custom plans), instead of planning every send", async () => {
+      const db = await freshDatabase(url, "conversations_plan_auto")
+      try {
+        await Effect.runPromise(
+          Effect.gen(function* () {
+            const sql = yield* SqlClient.SqlClient
+            const store = yield* ConversationStore
+            const ws = yield* newWorkspace
+            // Contacts with phones of their own, analyzed: the statistics custom plans would use.
+            const seed = contact(ws, { firstName: "Many", phones: [{ value: "+14155550000" }], createdAt: ts(0) })
+            yield* (yield* ContactStore).insert(seed)
+            yield* sql`INSERT INTO contacts
+              SELECT (jsonb_populate_record(c, jsonb_build_object('id', gen_random_uuid(), 'phones', jsonb_build_array(jsonb_build_object('value', '+1628' || lpad(g::text, 7, '0')))))).*
+              FROM contacts c, generate_series(1, 3000) g WHERE c.id = ${seed.id}`
+            yield* sql`ANALYZE contacts`
+            const plans = yield* sql.withTransaction(
+              Effect.gen(function* () {
+                for (let i = 0; i < 10; i++) {
+                  const t = thread(ws)
+                  yield* store.recordOutbound(t, activity(t, { conversationId: "" }))
+                }
+                return yield* sql<{ generic: string; custom: string }>`
+                  SELECT generic_plans AS generic, custom_plans AS custom FROM pg_prepared_statements WHERE statement LIKE '%INSERT INTO threads%'`
+              })
+            )
+            assert.strictEqual(plans.length, 1)
+            assert.isAtLeast(Number(plans[0]!.generic), 4)
+          }).pipe(Effect.provide(sqlStores(Postgres.layer({ url: Redacted.make(db.url) }))))
         )
       } finally {
         await db.drop()

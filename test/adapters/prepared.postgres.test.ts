@@ -72,8 +72,12 @@ describe.skipIf(skip)("prepared statements (Postgres)", () => {
         const sql = yield* SqlClient.SqlClient
         for (const statement of [
           sql`${sql.literal(PREPARED)} SELECT * FROM items WHERE id = ${1}`,
+          sql`${sql.literal(PREPARED)} SELECT DISTINCT * FROM items WHERE id = ${1}`,
+          sql`${sql.literal(PREPARED)} SELECT id, * FROM items WHERE id = ${1}`,
           sql`${sql.literal(PREPARED)} SELECT i.* FROM items i WHERE id = ${1}`,
-          sql`${sql.literal(PREPARED)} UPDATE items SET name = ${"x"} WHERE id = ${1} RETURNING *`
+          sql`${sql.literal(PREPARED)} SELECT "i".* FROM items "i" WHERE id = ${1}`,
+          sql`${sql.literal(PREPARED)} UPDATE items SET name = ${"x"} WHERE id = ${1} RETURNING *`,
+          sql`${sql.literal(PREPARED)} UPDATE items SET name = ${"x"} WHERE id = ${1} RETURNING id, *`
         ]) {
           for (const run of [statement, sql.withTransaction(statement)]) {
             const result = yield* Effect.either(run)
@@ -125,6 +129,23 @@ describe.skipIf(skip)("prepared statements (Postgres)", () => {
           })
         )
         assert.strictEqual(prepared.length, Postgres.MAX_PREPARED)
+        // Past the bound a marked * projection is still refused.
+        const starred = yield* Effect.either(sql`${sql.literal(PREPARED)} SELECT * FROM items WHERE id = ${1}`)
+        assert.include(String(Either.isLeft(starred) ? starred.left.cause : ""), "must name its columns")
+      })
+    ))
+
+  it.live("a statement the server dropped (DEALLOCATE ALL, DISCARD ALL) fails once, then is prepared again", () =>
+    withDatabase(undefined, () =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        const read = sql<{ name: string }>`${sql.literal(PREPARED)} SELECT name FROM items WHERE id = ${1}`
+        assert.deepStrictEqual(yield* read, [{ name: "one" }])
+        yield* sql`DEALLOCATE ALL`
+        const failed = yield* Effect.either(read)
+        assert.strictEqual(Either.isLeft(failed) ? (failed.left.cause as { code?: unknown }).code : undefined, "26000")
+        assert.deepStrictEqual(yield* read, [{ name: "one" }])
+        assert.deepStrictEqual(yield* read, [{ name: "one" }])
       })
     ))
 })

@@ -1,7 +1,7 @@
 /** LOG_FORMAT and LOG_LEVEL as apps/server/logging.ts applies them: what reaches stdout, in which shape. */
 import { spawnSync } from "node:child_process"
 import { fileURLToPath } from "node:url"
-import { Effect, Exit, Layer, Scope } from "effect"
+import { Console, Effect, Exit, Layer, Scope } from "effect"
 import { afterEach, describe, expect, it, vi } from "vitest"
 import * as Logging from "../../apps/server/logging.ts"
 
@@ -30,6 +30,15 @@ describe("logging", () => {
     const parsed = JSON.parse(line!)
     expect(parsed).toMatchObject({ message: "GET /healthz 200 0.2ms", logLevel: "INFO", annotations: { route: "/healthz", status: 200 } })
     expect(Date.parse(parsed.timestamp)).not.toBeNaN()
+  })
+
+  it("Console.log (the first boot's banner) keeps its place after the lines logged before it", () => {
+    for (const format of ["json", "logfmt"] as const) {
+      const lines = written(Logging.layer(format, "info"), Effect.zipRight(request, Console.log("banner", 1)))
+      expect(lines).toHaveLength(2)
+      expect(lines[0]).toContain("GET /healthz 200 0.2ms")
+      expect(lines[1]).toBe("banner 1")
+    }
   })
 
   it("logfmt: one key=value line", () => {
