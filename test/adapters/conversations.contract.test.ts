@@ -510,84 +510,78 @@ contract("ConversationStore: memory", MemoryStores.layer)
  * from Postgres's statistics, on a pool whose sessions always use the generic plan. And Postgres
  * must choose that generic plan by itself, or it plans every send anew.
  */
-const genericPlans = (url: string) =>
-  describe("ConversationStore: Postgres, the send's statement under its generic plan", () => {
-    it("finds the participant's contact through the phones index, not by reading the workspace's contacts", async () => {
-      const db = await freshDatabase(url, "conversations_plan")
-      const generic = `${db.url}?options=${encodeURIComponent("-c plan_cache_mode=force_generic_plan")}`
-      try {
-        await Effect.runPromise(
-          Effect.gen(function* () {
-            const sql = yield* SqlClient.SqlClient
-            const store = yield* ConversationStore
-            const ws = yield* newWorkspace
-            const seed = contact(ws, { firstName: "Many", phones: [{ value: "+14155550000" }], createdAt: ts(0) })
-            yield* (yield* ContactStore).insert(seed)
-            // 3,000 copies of it under new ids, phones and all
-            yield* sql`INSERT INTO contacts
-              SELECT (jsonb_populate_record(c, jsonb_build_object('id', gen_random_uuid()))).* FROM contacts c, generate_series(1, 3000) WHERE c.id = ${seed.id}`
-            yield* sql`ANALYZE contacts`
-            const reads = Effect.gen(function* () {
-              const rows = yield* sql<{ name: string; scans: string; tuples: string }>`
-                SELECT indexrelname AS name, idx_scan AS scans, idx_tup_read AS tuples FROM pg_stat_user_indexes
-                WHERE indexrelname IN ('contacts_recent', 'contacts_phones')`
-              return Object.fromEntries(rows.map((r) => [r.name, { scans: Number(r.scans), tuples: Number(r.tuples) }]))
-            })
-            const before = yield* reads
-            // One connection for the sends, whose statistics reach the views when it goes idle (forced).
-            yield* sql.withTransaction(
-              Effect.gen(function* () {
-                for (let i = 0; i < 3; i++) {
-                  const t = thread(ws)
-                  assert.strictEqual((yield* store.recordOutbound(t, activity(t, { conversationId: "" }))).contactId, null)
-                }
-                yield* sql`SELECT pg_stat_force_next_flush()`
-              })
-            )
-            yield* Effect.sleep("200 millis")
-            const after = yield* reads
-            assert.isAtLeast(after["contacts_phones"]!.scans - before["contacts_phones"]!.scans, 3)
-            assert.isBelow(after["contacts_recent"]!.tuples - before["contacts_recent"]!.tuples, 100)
-          }).pipe(Effect.provide(sqlStores(Postgres.layer({ url: Redacted.make(generic) }))))
-        )
-      } finally {
-        await db.drop()
-      }
-    })
+const genericPlans = (url: string) => {
+  /** On a fresh database (dropped after), through `options` for each session: a workspace with 3,000 analyzed contacts, each with a phone of its own. */
+  const withManyContacts = async (name: string, options: string, body: (ws: string) => Effect.Effect<void, unknown, Ports | SqlClient.SqlClient>) => {
+    const db = await freshDatabase(url, name)
+    try {
+      await Effect.runPromise(
+        Effect.gen(function* () {
+          const sql = yield* SqlClient.SqlClient
+          const ws = yield* newWorkspace
+          const seed = contact(ws, { firstName: "Many", phones: [{ value: "+14155550000" }], createdAt: ts(0) })
+          yield* (yield* ContactStore).insert(seed)
+          yield* sql`INSERT INTO contacts
+            SELECT (jsonb_populate_record(c, jsonb_build_object('id', gen_random_uuid(), 'phones', jsonb_build_array(jsonb_build_object('value', '+1628' || lpad(g::text, 7, '0')))))).*
+            FROM contacts c, generate_series(1, 3000) g WHERE c.id = ${seed.id}`
+          yield* sql`ANALYZE contacts`
+          yield* body(ws)
+        }).pipe(Effect.provide(sqlStores(Postgres.layer({ url: Redacted.make(`${db.url}?options=${encodeURIComponent(options)}`) }))))
+      )
+    } finally {
+      await db.drop()
+    }
+  }
+  /** Sends to phones no contact has, on one connection (a transaction), then `after` on it. */
+  const sends = <A>(ws: string, count: number, after: Effect.Effect<A, unknown, SqlClient.SqlClient>) =>
+    Effect.flatMap(SqlClient.SqlClient, (sql) =>
+      sql.withTransaction(
+        Effect.gen(function* () {
+          const store = yield* ConversationStore
+          for (let i = 0; i < count; i++) {
+            const t = thread(ws)
+            assert.strictEqual((yield* store.recordOutbound(t, activity(t, { conversationId: "" }))).contactId, null)
+          }
+          return yield* after
+        })
+      )
+    )
 
-    it("settles on the generic plan by itself (the phone hidden from custom plans), instead of planning every send", async () => {
-      const db = await freshDatabase(url, "conversations_plan_auto")
-      try {
-        await Effect.runPromise(
-          Effect.gen(function* () {
-            const sql = yield* SqlClient.SqlClient
-            const store = yield* ConversationStore
-            const ws = yield* newWorkspace
-            // Contacts with phones of their own, analyzed: the statistics custom plans would use.
-            const seed = contact(ws, { firstName: "Many", phones: [{ value: "+14155550000" }], createdAt: ts(0) })
-            yield* (yield* ContactStore).insert(seed)
-            yield* sql`INSERT INTO contacts
-              SELECT (jsonb_populate_record(c, jsonb_build_object('id', gen_random_uuid(), 'phones', jsonb_build_array(jsonb_build_object('value', '+1628' || lpad(g::text, 7, '0')))))).*
-              FROM contacts c, generate_series(1, 3000) g WHERE c.id = ${seed.id}`
-            yield* sql`ANALYZE contacts`
-            const plans = yield* sql.withTransaction(
-              Effect.gen(function* () {
-                for (let i = 0; i < 10; i++) {
-                  const t = thread(ws)
-                  yield* store.recordOutbound(t, activity(t, { conversationId: "" }))
-                }
-                return yield* sql<{ generic: string; custom: string }>`
-                  SELECT generic_plans AS generic, custom_plans AS custom FROM pg_prepared_statements WHERE statement LIKE '%INSERT INTO threads%'`
-              })
-            )
-            assert.strictEqual(plans.length, 1)
-            assert.isAtLeast(Number(plans[0]!.generic), 4)
-          }).pipe(Effect.provide(sqlStores(Postgres.layer({ url: Redacted.make(db.url) }))))
-        )
-      } finally {
-        await db.drop()
-      }
-    })
+  describe("ConversationStore: Postgres, the send's statement under its generic plan", () => {
+    it("finds the participant's contact through the phones index, not by reading the workspace's contacts", () =>
+      withManyContacts("conversations_plan", "-c plan_cache_mode=force_generic_plan", (ws) =>
+        Effect.gen(function* () {
+          const sql = yield* SqlClient.SqlClient
+          const reads = Effect.map(
+            sql<{ name: string; scans: string; tuples: string }>`
+              SELECT indexrelname AS name, idx_scan AS scans, idx_tup_read AS tuples FROM pg_stat_user_indexes
+              WHERE indexrelname IN ('contacts_recent', 'contacts_phones')`,
+            (rows) => Object.fromEntries(rows.map((r) => [r.name, { scans: Number(r.scans), tuples: Number(r.tuples) }]))
+          )
+          const before = yield* reads
+          // The sends' statistics reach the views when their connection goes idle (forced).
+          yield* sends(ws, 3, sql`SELECT pg_stat_force_next_flush()`)
+          yield* Effect.sleep("200 millis")
+          const after = yield* reads
+          assert.isAtLeast(after["contacts_phones"]!.scans - before["contacts_phones"]!.scans, 3)
+          assert.isBelow(after["contacts_recent"]!.tuples - before["contacts_recent"]!.tuples, 100)
+        })
+      ))
+
+    it("settles on the generic plan by itself (the phone hidden from custom plans), instead of planning every send", () =>
+      withManyContacts("conversations_plan_auto", "-c plan_cache_mode=auto", (ws) =>
+        Effect.gen(function* () {
+          const sql = yield* SqlClient.SqlClient
+          const plans = yield* sends(
+            ws,
+            10,
+            sql<{ generic: string }>`SELECT generic_plans AS generic FROM pg_prepared_statements WHERE statement LIKE '%INSERT INTO threads%'`
+          )
+          assert.strictEqual(plans.length, 1)
+          assert.isAtLeast(Number(plans[0]!.generic), 4)
+        })
+      ))
   })
+}
 
 sqlContract({ name: (db) => `ConversationStore: ${db}`, adapter: sqlStores, suite: contract, database: "conversations", onPostgres: genericPlans })
