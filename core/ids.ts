@@ -8,8 +8,8 @@ import { Context } from "effect"
 let lastMs = 0
 let counter = 0
 
-/** Random bytes for 256 ids, drawn at once: one call to the system's generator per 256 ids, not per id. */
-const pool = new Uint8Array(16 * 256)
+/** The random tails (8 bytes each) of 256 ids, drawn at once: one call to the system's generator per 256 ids, not per id. */
+const pool = new Uint8Array(8 * 256)
 let used = pool.length
 const HEX = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, "0"))
 
@@ -32,15 +32,15 @@ export const uuidv7 = (): string => {
     used = 0
   }
   const r = used
-  used += 16
+  used += 8
   const hi = Math.floor(ms / 2 ** 16)
   const h = (b: number) => HEX[b & 0xff]!
   return (
     h(hi >>> 24) + h(hi >>> 16) + h(hi >>> 8) + h(hi) + "-" +
     h(ms >>> 8) + h(ms) + "-" +
     h(0x70 | ((counter >>> 8) & 0x0f)) + h(counter) + "-" +
-    h(0x80 | (pool[r + 8]! & 0x3f)) + h(pool[r + 9]!) + "-" +
-    h(pool[r + 10]!) + h(pool[r + 11]!) + h(pool[r + 12]!) + h(pool[r + 13]!) + h(pool[r + 14]!) + h(pool[r + 15]!)
+    h(0x80 | (pool[r]! & 0x3f)) + h(pool[r + 1]!) + "-" +
+    h(pool[r + 2]!) + h(pool[r + 3]!) + h(pool[r + 4]!) + h(pool[r + 5]!) + h(pool[r + 6]!) + h(pool[r + 7]!)
   )
 }
 
