@@ -43,6 +43,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import * as LeanStatements from "../sql/leanStatements.ts"
 import { recordStatement } from "../telemetry/metrics.ts"
 
 export interface PgliteClientConfig {
@@ -211,7 +212,7 @@ export const make = (
       connection
     )
 
-    return yield* SqlClient.make({
+    const client = yield* SqlClient.make({
       acquirer: acquireConnection,
       transactionAcquirer: acquireConnection,
       compiler,
@@ -222,6 +223,11 @@ export const make = (
         ["db.namespace", options.dataDir ?? "pglite:memory"]
       ]
     })
+    // Lean statements (adapters/sql/leanStatements.ts) outside a transaction hold the permit for
+    // the statement alone, as `acquirer` does for @effect/sql's own path.
+    const permit = semaphore.withPermits(1)
+    LeanStatements.register(client, { execute: (sql, params, transformRows) => permit(execute(sql, params, transformRows)) })
+    return client
   })
 
 /**

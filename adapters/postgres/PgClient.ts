@@ -10,11 +10,12 @@
  * The same class sends the statements marked PREPARED (adapters/sql/prepared.ts) under a name, one
  * per distinct text, so pg parses each once per connection.
  */
-import type { SqlClient } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
 import { SqlError } from "@effect/sql/SqlError"
 import * as PgClient from "@effect/sql-pg/PgClient"
 import { type Clock, Duration, Effect, Layer, Redacted, type Scope } from "effect"
 import * as Pg from "pg"
+import * as LeanStatements from "../sql/leanStatements.ts"
 import { PREPARED, unprepared } from "../sql/prepared.ts"
 import { recordStatement } from "../telemetry/metrics.ts"
 
@@ -121,5 +122,14 @@ const pool = (config: PostgresConfig, clock: Clock.Clock): Effect.Effect<Pg.Pool
     )
   )
 
+/** Statements outside a transaction run on the pool's own connection, which checks a client out per statement. */
+const lean = Layer.effectDiscard(
+  Effect.gen(function* () {
+    const client = yield* SqlClient.SqlClient
+    const connection = yield* LeanStatements.stockConnection(client)
+    if (connection !== undefined) LeanStatements.register(client, connection)
+  })
+)
+
 export const layer = (config: PostgresConfig): Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, SqlError> =>
-  Layer.unwrapEffect(Effect.map(Effect.clock, (clock) => PgClient.layerFromPool({ acquire: pool(config, clock) })))
+  lean.pipe(Layer.provideMerge(Layer.unwrapEffect(Effect.map(Effect.clock, (clock) => PgClient.layerFromPool({ acquire: pool(config, clock) })))))

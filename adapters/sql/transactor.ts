@@ -1,6 +1,6 @@
 /** The Transactor on SQL: database transactions, and advisory locks that end with them. */
 import { SqlClient, SqlError } from "@effect/sql"
-import { Effect, Layer, Scope } from "effect"
+import { Context, Effect, Exit, FiberRef, Layer, Option, Scope } from "effect"
 import * as Signal from "../../core/events/signal.ts"
 import { Transactor } from "../../core/transactor.ts"
 
@@ -38,10 +38,39 @@ export const layer = Layer.effect(
         rollbackSavepoint: (conn, id) => Effect.asVoid(conn.executeUnprepared(`ROLLBACK TO SAVEPOINT effect_sql_${id}`, [], undefined))
       })
 
+    /**
+     * An outermost transaction while tracing is off: what `makeWithTransaction` does for it (a
+     * connection reserved for the transaction, BEGIN, the effect on that connection, COMMIT or
+     * ROLLBACK by its exit, the connection released), without its `sql.transaction` span and in
+     * fewer fiber steps (docs/performance.md, "Lean statements"). Savepoints and traced
+     * transactions take @effect/sql's path.
+     */
+    const lean = <A, E, R>(self: Effect.Effect<A, E, R>, lock: string | undefined) =>
+      Effect.uninterruptibleMask((restore) =>
+        Effect.flatMap(Scope.make(), (scope) =>
+          Effect.flatMap(Scope.extend(sql.reserve, scope), (conn) =>
+            conn.executeUnprepared(lock === undefined ? "BEGIN" : `BEGIN; ${lockOf(lock)}`, [], undefined).pipe(
+              Effect.zipRight(restore(Effect.provideService(self, SqlClient.TransactionConnection, [conn, 0]))),
+              Effect.exit,
+              Effect.flatMap((exit) =>
+                Effect.orDie(conn.executeUnprepared(Exit.isSuccess(exit) ? "COMMIT" : "ROLLBACK", [], undefined)).pipe(
+                  Effect.ensuring(Scope.close(scope, exit)),
+                  Effect.zipRight(exit)
+                )
+              )
+            )
+          )
+        )
+      )
+
     const signal = yield* Signal.OutboxSignal
     return Signal.announcingCommits(signal, {
       withTransaction: (self, lock) =>
-        (lock === undefined ? sql.withTransaction(self) : lockedFromStart(lock)(self)).pipe(
+        Effect.withFiberRuntime<Effect.Effect.Success<typeof self>, Effect.Effect.Error<typeof self> | SqlError.SqlError, Effect.Effect.Context<typeof self>>((fiber) =>
+          Option.isNone(Context.getOption(fiber.currentContext, SqlClient.TransactionConnection)) && !fiber.getFiberRef(FiberRef.currentTracerEnabled)
+            ? lean(self, lock)
+            : lock === undefined ? sql.withTransaction(self) : lockedFromStart(lock)(self)
+        ).pipe(
           Effect.catchIf((e): e is SqlError.SqlError => e instanceof SqlError.SqlError, Effect.die)
         ) as typeof self,
       lock: (key) => Effect.orDie(sql`SELECT pg_advisory_xact_lock(hashtextextended(${key}, 0))`).pipe(Effect.asVoid)

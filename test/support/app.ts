@@ -89,7 +89,10 @@ export const defaultOutbound = (allowPrivate = true) =>
 export const makeTestApp = async (options: TestAppOptions = {}) => {
   const base = Layer.mergeAll(
     CoreLive,
-    RateLimit.layer(options.rateLimitPerMinute ?? 100_000)
+    RateLimit.layer(options.rateLimitPerMinute ?? 100_000),
+    // Tracing off, as the server runs without an OTLP endpoint (adapters/telemetry/otlp.ts), so SQL
+    // statements and transactions take the lean path the server takes (adapters/sql/leanStatements.ts).
+    Layer.setTracerEnabled(false)
   ).pipe(
     Layer.provideMerge(
       Layer.mergeAll(
@@ -119,7 +122,7 @@ export const makeTestApp = async (options: TestAppOptions = {}) => {
       testHelpers: options.testHelpers ?? true,
       telnyxPublicKey: options.telnyxPublicKey === undefined ? Option.none() : Option.some(Redacted.make(options.telnyxPublicKey)),
       trustProxy: options.trustProxy ?? 0
-    }), HttpServer.layerContext, options.logger ?? Logger.minimumLogLevel(LogLevel.Warning)).pipe(Layer.provide(Layer.succeedContext(context.context)))
+    }), HttpServer.layerContext, options.logger ?? Logger.minimumLogLevel(LogLevel.Warning), Layer.setTracerEnabled(false)).pipe(Layer.provide(Layer.succeedContext(context.context)))
   )
   const handler = withBodyLimit(raw)
   const fetch = (path: string, init: RequestInit & { json?: unknown } = {}) => {

@@ -26,8 +26,11 @@ export interface SqlContractOptions<A> {
   readonly onPostgres?: (url: string) => void
 }
 
+/** Tracing off, as the server runs without an OTLP endpoint: statements take the server's (lean) path. */
+const asServed = <A>(adapter: Layer.Layer<A, unknown>) => Layer.merge(adapter, Layer.setTracerEnabled(false))
+
 export const sqlContract = <A>(options: SqlContractOptions<A>) => {
-  options.suite(options.name("PGlite"), options.adapter(PgliteClient.layer({})))
+  options.suite(options.name("PGlite"), asServed(options.adapter(PgliteClient.layer({}))))
   const url = inject("postgresUrl")
   if (url !== null) {
     const postgres = Layer.unwrapScoped(
@@ -37,7 +40,7 @@ export const sqlContract = <A>(options: SqlContractOptions<A>) => {
           (db) => Effect.promise(() => db.drop())
         )
         const pool = options.maxConnections === undefined ? {} : { maxConnections: options.maxConnections }
-        return options.adapter(Postgres.layer({ url: Redacted.make(db.url), ...pool }))
+        return asServed(options.adapter(Postgres.layer({ url: Redacted.make(db.url), ...pool })))
       })
     )
     options.suite(options.name("Postgres"), postgres)
