@@ -29,7 +29,7 @@ const ADAPTER_EDGES: ReadonlyArray<readonly [string, string, string]> = [
   ["pglite", "telemetry", "the embedded database's client records SQL statement time"],
   ["postgres", "telemetry", "the Postgres client records SQL statement time"],
   ["postgres", "sql", "the Postgres client prepares the statements the SQL adapters mark (adapters/sql/prepared.ts) and runs them lean (adapters/sql/leanStatements.ts)"],
-  ["pglite", "sql", "the embedded database's client runs statements lean (adapters/sql/leanStatements.ts)"]
+  ["pglite", "sql", "the embedded database's client runs statements lean (adapters/sql/leanStatements.ts) and names the marked ones (adapters/sql/prepared.ts)"]
 ]
 
 /** Every import, export-from and dynamic `import()` specifier of a source text. */

@@ -27,7 +27,8 @@
  *   (pg turns JS arrays into Postgres array literals instead, so pass
  *   `JSON.stringify(value)` for jsonb arrays to be portable).
  * - Statements without parameters go through the simple query protocol (like pg
- *   does), so multi-statement migrations work.
+ *   does), so multi-statement migrations work. Statements marked PREPARED
+ *   (adapters/sql/prepared.ts) run named (./prepared.ts), as on Postgres.
  *
  * No `node:*` imports: this file also runs under Deno.
  */
@@ -44,6 +45,7 @@ import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as LeanStatements from "../sql/leanStatements.ts"
+import { preparedStatements } from "./prepared.ts"
 import { recordStatement } from "../telemetry/metrics.ts"
 
 export interface PgliteClientConfig {
@@ -176,6 +178,8 @@ export const make = (
         catch: (cause) => new SqlError({ cause, message: "Failed to execute statement" })
       })
 
+    // Marked statements (adapters/sql/prepared.ts) run named: one call into PGlite instead of six.
+    const prepared = preparedStatements(db)
     const query = (
       sql: string,
       params: ReadonlyArray<unknown>,
@@ -183,7 +187,7 @@ export const make = (
     ): Effect.Effect<ReadonlyArray<any>, SqlError> =>
       params.length === 0
         ? wrap(() => db.exec(sql, { rowMode })).pipe(Effect.map(rowsOf))
-        : wrap(() => db.query(sql, params as Array<unknown>, { rowMode })).pipe(Effect.map((r) => r.rows))
+        : wrap(() => prepared(sql, params, rowMode) ?? db.query(sql, params as Array<unknown>, { rowMode })).pipe(Effect.map((r) => r.rows))
 
     const execute = (sql: string, params: ReadonlyArray<unknown>, transformRows: TransformRows) =>
       transformRows

@@ -16,7 +16,7 @@ import * as PgClient from "@effect/sql-pg/PgClient"
 import { type Clock, Duration, Effect, Layer, Redacted, type Scope } from "effect"
 import * as Pg from "pg"
 import * as LeanStatements from "../sql/leanStatements.ts"
-import { PREPARED, unprepared } from "../sql/prepared.ts"
+import { statementNames } from "../sql/prepared.ts"
 import { recordStatement } from "../telemetry/metrics.ts"
 
 export interface PostgresConfig {
@@ -24,25 +24,6 @@ export interface PostgresConfig {
   readonly maxConnections?: number | undefined
   /** Send the statements marked PREPARED (adapters/sql/prepared.ts) named (default true); off for a pooler that cannot keep them. */
   readonly preparedStatements?: boolean | undefined
-}
-
-/** Distinct prepared texts a pool names; past this, marked statements run unnamed. */
-export const MAX_PREPARED = 100
-
-/** The name of a marked statement's text, given once per pool; undefined: run it unnamed; an Error: refused. */
-const statementNames = () => {
-  const names = new Map<string, string>()
-  return (text: string): string | Error | undefined => {
-    if (!text.startsWith(PREPARED)) return undefined
-    const known = names.get(text)
-    if (known !== undefined) return known
-    const refused = unprepared(text)
-    if (refused !== undefined) return new Error(refused)
-    if (names.size >= MAX_PREPARED) return undefined
-    const name = `switchboard_${names.size}`
-    names.set(text, name)
-    return name
-  }
 }
 
 const CONNECT_TIMEOUT = Duration.seconds(5)

@@ -3,7 +3,8 @@
  * and plans it anew on every call: about a third of its CPU per send (docs/performance.md). A
  * statement whose text starts with PREPARED is sent by the Postgres client (adapters/postgres) under
  * a name instead, parsed once per connection, and once a generic plan costs no more than the custom
- * ones (after five calls) planned once too. PGlite runs it as any other (the marker is a comment).
+ * ones (after five calls) planned once too. The embedded client (adapters/pglite/prepared.ts) names
+ * it too, and then runs it with one call into PGlite instead of six.
  *
  * Mark only a statement of a hot path that
  * - names its columns (no `SELECT *`, `RETURNING *`, `t.*`): a prepared statement whose result gains
@@ -24,3 +25,26 @@ const STAR = /(?:\bSELECT(?:\s+(?:DISTINCT|ALL))?|\bRETURNING|,)\s*\*|[\w"]\.\*/
 /** Why a marked text cannot be prepared, or undefined when it can. */
 export const unprepared = (text: string): string | undefined =>
   STAR.test(text) ? `A prepared statement must name its columns (no *): ${text.slice(0, 200)}` : undefined
+
+/** Distinct prepared texts a client names; past this, marked statements run unnamed. */
+export const MAX_PREPARED = 100
+
+/**
+ * A client's names for its marked statements, one per distinct text: the name of `text`, undefined
+ * when it runs unnamed (not marked, or past MAX_PREPARED), or an Error when it is refused (`*`).
+ */
+export const statementNames = () => {
+  const names = new Map<string, string>()
+  const nameOf = (text: string): string | Error | undefined => {
+    if (!text.startsWith(PREPARED)) return undefined
+    const known = names.get(text)
+    if (known !== undefined) return known
+    const refused = unprepared(text)
+    if (refused !== undefined) return new Error(refused)
+    if (names.size >= MAX_PREPARED) return undefined
+    const name = `switchboard_${names.size}`
+    names.set(text, name)
+    return name
+  }
+  return nameOf
+}

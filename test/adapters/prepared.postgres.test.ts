@@ -11,7 +11,7 @@ import { Effect, Either, Redacted } from "effect"
 import pg from "pg"
 import { inject } from "vitest"
 import * as Postgres from "../../adapters/postgres/PgClient.ts"
-import { PREPARED } from "../../adapters/sql/prepared.ts"
+import { MAX_PREPARED, PREPARED } from "../../adapters/sql/prepared.ts"
 import { freshDatabase } from "../support/postgres.ts"
 
 const url = inject("postgresUrl")
@@ -115,20 +115,20 @@ describe.skipIf(skip)("prepared statements (Postgres)", () => {
       })
     ))
 
-  it.live(`past ${Postgres.MAX_PREPARED} distinct texts, marked statements run unnamed and still answer`, () =>
+  it.live(`past ${MAX_PREPARED} distinct texts, marked statements run unnamed and still answer`, () =>
     withDatabase(undefined, () =>
       Effect.gen(function* () {
         const sql = yield* SqlClient.SqlClient
         const prepared = yield* sql.withTransaction(
           Effect.gen(function* () {
-            for (let i = 0; i < Postgres.MAX_PREPARED + 5; i++) {
+            for (let i = 0; i < MAX_PREPARED + 5; i++) {
               const rows = yield* sql<{ n: number }>`${sql.literal(PREPARED)} SELECT ${sql.literal(String(i))}::int + ${1}::int AS n`
               assert.deepStrictEqual(rows, [{ n: i + 1 }])
             }
             return yield* preparedHere
           })
         )
-        assert.strictEqual(prepared.length, Postgres.MAX_PREPARED)
+        assert.strictEqual(prepared.length, MAX_PREPARED)
         // Past the bound a marked * projection is still refused.
         const starred = yield* Effect.either(sql`${sql.literal(PREPARED)} SELECT * FROM items WHERE id = ${1}`)
         assert.include(String(Either.isLeft(starred) ? starred.left.cause : ""), "must name its columns")
