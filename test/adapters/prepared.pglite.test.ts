@@ -10,6 +10,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Either, Layer } from "effect"
 import * as PgliteClient from "../../adapters/pglite/PgliteClient.ts"
 import { PREPARED } from "../../adapters/sql/prepared.ts"
+import { recoversFromDeallocate } from "../support/prepared.ts"
 
 const Db = Layer.merge(PgliteClient.layer({}), Layer.setTracerEnabled(false))
 
@@ -85,14 +86,5 @@ describe("marked statements (PGlite)", () => {
     }).pipe(Effect.provide(Db)))
 
   it.effect("a statement PGlite dropped (DEALLOCATE ALL) fails once, then is parsed again", () =>
-    Effect.gen(function* () {
-      const sql = yield* setup
-      const read = sql<{ name: string }>`${sql.literal(PREPARED)} SELECT name FROM items WHERE id = ${1}`
-      assert.deepStrictEqual(yield* read, [{ name: "one" }])
-      yield* sql`DEALLOCATE ALL`
-      const failed = yield* Effect.either(read)
-      assert.strictEqual(Either.isLeft(failed) ? (failed.left.cause as { code?: unknown }).code : undefined, "26000")
-      assert.deepStrictEqual(yield* read, [{ name: "one" }])
-      assert.deepStrictEqual(yield* read, [{ name: "one" }])
-    }).pipe(Effect.provide(Db)))
+    Effect.zipRight(setup, recoversFromDeallocate).pipe(Effect.provide(Db)))
 })

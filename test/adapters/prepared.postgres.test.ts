@@ -13,6 +13,7 @@ import { inject } from "vitest"
 import * as Postgres from "../../adapters/postgres/PgClient.ts"
 import { MAX_PREPARED, PREPARED } from "../../adapters/sql/prepared.ts"
 import { freshDatabase } from "../support/postgres.ts"
+import { recoversFromDeallocate } from "../support/prepared.ts"
 
 const url = inject("postgresUrl")
 const skip = url === null && process.env["CI"] !== "true"
@@ -136,16 +137,5 @@ describe.skipIf(skip)("prepared statements (Postgres)", () => {
     ))
 
   it.live("a statement the server dropped (DEALLOCATE ALL, DISCARD ALL) fails once, then is prepared again", () =>
-    withDatabase(undefined, () =>
-      Effect.gen(function* () {
-        const sql = yield* SqlClient.SqlClient
-        const read = sql<{ name: string }>`${sql.literal(PREPARED)} SELECT name FROM items WHERE id = ${1}`
-        assert.deepStrictEqual(yield* read, [{ name: "one" }])
-        yield* sql`DEALLOCATE ALL`
-        const failed = yield* Effect.either(read)
-        assert.strictEqual(Either.isLeft(failed) ? (failed.left.cause as { code?: unknown }).code : undefined, "26000")
-        assert.deepStrictEqual(yield* read, [{ name: "one" }])
-        assert.deepStrictEqual(yield* read, [{ name: "one" }])
-      })
-    ))
+    withDatabase(undefined, () => recoversFromDeallocate))
 })

@@ -107,3 +107,14 @@ describe("phoneDigits", () => {
     assert.strictEqual(phoneDigits("()-. "), "")
   })
 })
+
+describe("normalizePhone's memory of recent answers", () => {
+  it("answers a repeated input as it did the first time, valid or not, also after more inputs than it keeps", () => {
+    const inputs = ["(415) 555-0100", "+14155550100", "not a phone", "+49 0123", " 212 555 0199 "]
+    const first = inputs.map(normalizePhone)
+    for (let i = 0; i < 12_000; i++) normalizePhone(`+1415${String(2_000_000 + i)}`)
+    assert.deepStrictEqual(inputs.map(normalizePhone), first)
+    assert.deepStrictEqual(first.map(Either.isRight), [true, true, false, false, true])
+    assert.deepStrictEqual(Either.getOrNull(normalizePhone("+1415" + String(2_000_000))), "+14152000000")
+  })
+})
