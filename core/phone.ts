@@ -19,29 +19,28 @@ export type E164 = typeof E164.Type
 const isE164 = Schema.is(E164)
 
 /**
- * Recent answers, by input. Normalising parses twice with libphonenumber (2.8% of a send's CPU in
- * the profile), and the same numbers recur: a participant is texted again and again. Bounded, the
- * oldest forgotten first.
+ * Recent answers of libphonenumber, by trimmed input. Normalising parses twice with it (2.8% of a
+ * send's CPU in the profile), and the same numbers recur: a participant is texted again and again.
+ * Bounded, the first stored forgotten first.
  */
 const recent = new Map<string, Either.Either<E164, string>>()
 const RECENT_MAX = 10_000
 
 export const normalizePhone = (input: string): Either.Either<E164, string> => {
-  const known = recent.get(input)
-  if (known !== undefined) return known
-  const answer = normalize(input)
-  if (input.length <= 64) {
-    if (recent.size >= RECENT_MAX) recent.delete(recent.keys().next().value!)
-    recent.set(input, answer)
-  }
-  return answer
-}
-
-const normalize = (input: string): Either.Either<E164, string> => {
   const trimmed = input.trim()
   if (trimmed.length === 0 || trimmed.length > 32 || !/^[+\d\s().-]+$/.test(trimmed)) {
     return Either.left(`"${displayText(trimmed, 32)}" is not a phone number`)
   }
+  const known = recent.get(trimmed)
+  if (known !== undefined) return known
+  const answer = parse(trimmed)
+  if (recent.size >= RECENT_MAX) recent.delete(recent.keys().next().value!)
+  recent.set(trimmed, answer)
+  return answer
+}
+
+/** What libphonenumber makes of a trimmed input of phone characters. */
+const parse = (trimmed: string): Either.Either<E164, string> => {
   const parsed = parsePhoneNumberFromString(trimmed, trimmed.startsWith("+") ? undefined : "US")
   // Some countries' "possible" lengths fall outside E.164 (at most 15 digits; 7 here at least), and
   // a result must parse back to itself, or sending a stored number back would change it (+49 0...).

@@ -27,8 +27,8 @@
  *   (pg turns JS arrays into Postgres array literals instead, so pass
  *   `JSON.stringify(value)` for jsonb arrays to be portable).
  * - Statements without parameters go through the simple query protocol (like pg
- *   does), so multi-statement migrations work. Statements marked PREPARED
- *   (adapters/sql/prepared.ts) run named (./prepared.ts), as on Postgres.
+ *   does), so multi-statement migrations work. Statements with parameters marked
+ *   PREPARED (adapters/sql/prepared.ts) run named (./prepared.ts), as on Postgres.
  *
  * No `node:*` imports: this file also runs under Deno.
  */

@@ -33,6 +33,12 @@ const serialized = (db: PGlite, value: unknown, type: number | undefined): strin
   return serializer ? serializer(value) : String(value)
 }
 
+/** `body` as `db.query` runs its work: PGlite ready, its transaction and query mutexes held. */
+const run = async <A>(db: PGlite, body: () => Promise<A>): Promise<A> => {
+  await db._checkReady()
+  return db._runExclusiveTransaction(() => db._runExclusiveQuery(body))
+}
+
 /**
  * Runs marked statements named on `db`: the answer, or undefined for a statement to run with
  * `db.query` (not marked, or past MAX_PREPARED). Call it only where `db.query` could run (the client
@@ -46,10 +52,15 @@ export const preparedStatements = (db: PGlite) => {
     const name = nameOf(text)
     if (name === undefined) return undefined
     if (name instanceof Error) return Promise.reject(name)
-    return db._runExclusiveQuery(async () => {
+    // The checks and locks `db.query` takes, in its order: a statement issued while PGlite closes
+    // fails with PGlite's own "closing" error instead of reaching a torn-down module.
+    return run(db, async () => {
       let types = parsed.get(name)
       if (types === undefined) {
-        const described = await db.execProtocol(concat([serialize.parse({ name, text }), serialize.describe({ type: "S", name }), serialize.sync()]))
+        const described = await db.execProtocol(
+          concat([serialize.parse({ name, text }), serialize.describe({ type: "S", name }), serialize.sync()]),
+          { syncToFs: false }
+        )
         types = parse.parseDescribeStatementResults(described.messages)
         parsed.set(name, types)
       }

@@ -35,10 +35,23 @@ interface StatementInternals {
 /** What a statement needs of a connection (`commit` runs `execute`). */
 export type LeanConnection = Pick<Connection, "execute">
 
-const connections = new WeakMap<object, LeanConnection>()
-const installed = Symbol.for("switchboard/leanStatements")
+/**
+ * The registered connections live on @effect/sql's statement prototype, beside the `commit` that
+ * reads them, so a second copy of this module (a bundler's, Deno's) shares them instead of
+ * registering into a map the installed `commit` never reads.
+ */
+const registry = Symbol.for("switchboard/leanStatements")
 
-const install = (proto: { commit: (this: StatementInternals) => Effect.Effect<unknown, unknown> }) => {
+interface Patched {
+  commit: (this: StatementInternals) => Effect.Effect<unknown, unknown>
+  [registry]?: WeakMap<object, LeanConnection>
+}
+
+const install = (proto: Patched): WeakMap<object, LeanConnection> => {
+  const installed = proto[registry]
+  if (installed !== undefined) return installed
+  const connections = new WeakMap<object, LeanConnection>()
+  proto[registry] = connections
   const stock = proto.commit
   proto.commit = function () {
     const connection = connections.get(this.acquirer)
@@ -50,14 +63,15 @@ const install = (proto: { commit: (this: StatementInternals) => Effect.Effect<un
       return (Option.isSome(transaction) ? transaction.value[0] : connection).execute(sql, params, this.transformRows)
     })
   }
+  return connections
 }
 
 /** A statement of `client`, seen through the internals this module uses (or undefined where they are not). */
 const probe = (client: SqlClient.SqlClient) => {
   const statement = client`SELECT 1` as unknown as Partial<StatementInternals>
-  const proto = Object.getPrototypeOf(statement) as { commit?: unknown; [installed]?: true } | null
+  const proto = Object.getPrototypeOf(statement) as Partial<Patched> | null
   if (proto === null || typeof proto.commit !== "function" || typeof statement.acquirer !== "object" || statement.acquirer === null) return undefined
-  return { acquirer: statement.acquirer, proto }
+  return { acquirer: statement.acquirer, proto: proto as Patched }
 }
 
 /**
@@ -67,18 +81,14 @@ const probe = (client: SqlClient.SqlClient) => {
 export const register = (client: SqlClient.SqlClient, connection: LeanConnection): boolean => {
   const found = probe(client)
   if (found === undefined) return false
-  if (found.proto[installed] !== true) {
-    install(found.proto as Parameters<typeof install>[0])
-    found.proto[installed] = true
-  }
-  connections.set(found.acquirer, connection)
+  install(found.proto).set(found.acquirer, connection)
   return true
 }
 
 /** Whether `client`'s statements take the lean path (tests). */
 export const isRegistered = (client: SqlClient.SqlClient): boolean => {
   const found = probe(client)
-  return found !== undefined && connections.has(found.acquirer)
+  return found?.proto[registry]?.has(found.acquirer) === true
 }
 
 /**

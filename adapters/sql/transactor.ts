@@ -16,6 +16,14 @@ const literal = (s: string) => {
   return s.includes("\\") ? `E'${quoted.replaceAll("\\", "\\\\")}'` : `'${quoted}'`
 }
 
+/**
+ * The statements both transaction paths send (@effect/sql's defaults, which both clients use): the
+ * outermost BEGIN carries the lock in the same simple query, and a savepoint its own.
+ */
+const begin = (lock: string | undefined) => (lock === undefined ? "BEGIN" : `BEGIN; ${lockOf(lock)}`)
+const COMMIT = "COMMIT"
+const ROLLBACK = "ROLLBACK"
+
 export const layer = Layer.effect(
   Transactor,
   Effect.gen(function* () {
@@ -31,10 +39,10 @@ export const layer = Layer.effect(
         transactionTag: SqlClient.TransactionConnection,
         spanAttributes: [],
         acquireConnection: Effect.flatMap(Scope.make(), (scope) => Effect.map(Scope.extend(sql.reserve, scope), (conn) => [scope, conn] as const)),
-        begin: (conn) => Effect.asVoid(conn.executeUnprepared(`BEGIN; ${lockOf(key)}`, [], undefined)),
+        begin: (conn) => Effect.asVoid(conn.executeUnprepared(begin(key), [], undefined)),
         savepoint: (conn, id) => Effect.asVoid(conn.executeUnprepared(`SAVEPOINT effect_sql_${id}; ${lockOf(key)}`, [], undefined)),
-        commit: (conn) => Effect.asVoid(conn.executeUnprepared("COMMIT", [], undefined)),
-        rollback: (conn) => Effect.asVoid(conn.executeUnprepared("ROLLBACK", [], undefined)),
+        commit: (conn) => Effect.asVoid(conn.executeUnprepared(COMMIT, [], undefined)),
+        rollback: (conn) => Effect.asVoid(conn.executeUnprepared(ROLLBACK, [], undefined)),
         rollbackSavepoint: (conn, id) => Effect.asVoid(conn.executeUnprepared(`ROLLBACK TO SAVEPOINT effect_sql_${id}`, [], undefined))
       })
 
@@ -49,11 +57,11 @@ export const layer = Layer.effect(
       Effect.uninterruptibleMask((restore) =>
         Effect.flatMap(Scope.make(), (scope) =>
           Effect.flatMap(Scope.extend(sql.reserve, scope), (conn) =>
-            conn.executeUnprepared(lock === undefined ? "BEGIN" : `BEGIN; ${lockOf(lock)}`, [], undefined).pipe(
+            conn.executeUnprepared(begin(lock), [], undefined).pipe(
               Effect.zipRight(restore(Effect.provideService(self, SqlClient.TransactionConnection, [conn, 0]))),
               Effect.exit,
               Effect.flatMap((exit) =>
-                Effect.orDie(conn.executeUnprepared(Exit.isSuccess(exit) ? "COMMIT" : "ROLLBACK", [], undefined)).pipe(
+                Effect.orDie(conn.executeUnprepared(Exit.isSuccess(exit) ? COMMIT : ROLLBACK, [], undefined)).pipe(
                   Effect.ensuring(Scope.close(scope, exit)),
                   Effect.zipRight(exit)
                 )

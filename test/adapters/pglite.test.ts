@@ -5,8 +5,11 @@ import { assert, describe, it, layer } from "@effect/vitest"
 import * as Migrator from "@effect/sql/Migrator"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { SqlError } from "@effect/sql/SqlError"
-import { Cause, Chunk, Deferred, Effect, Exit, Fiber, Option, Stream, String as Str } from "effect"
+import { Cause, Chunk, Deferred, Effect, Exit, Fiber, Layer, Option, Stream, String as Str } from "effect"
 import * as PgliteClient from "../../adapters/pglite/PgliteClient.ts"
+
+/** The client as the server runs it: tracing off, so statements take the lean path (adapters/sql/leanStatements.ts). */
+const served = (options: PgliteClient.PgliteClientConfig = {}) => Layer.merge(PgliteClient.layer(options), Layer.setTracerEnabled(false))
 
 class Boom {
   readonly _tag = "Boom"
@@ -22,7 +25,7 @@ const createNamesTable = (table: string) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
     sql`CREATE TABLE ${sql(table)} (id serial PRIMARY KEY, name text NOT NULL UNIQUE)`)
 
-layer(PgliteClient.layer({}), { timeout: "60 seconds" })("PgliteClient", (it) => {
+layer(served(), { timeout: "60 seconds" })("PgliteClient", (it) => {
   it.effect("select / insert round trip with parameters", () =>
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
@@ -164,7 +167,7 @@ layer(PgliteClient.layer({}), { timeout: "60 seconds" })("PgliteClient", (it) =>
 })
 
 // Live clock: these tests hold a transaction open for real milliseconds.
-layer(PgliteClient.layer({}), { timeout: "60 seconds", excludeTestServices: true })(
+layer(served(), { timeout: "60 seconds", excludeTestServices: true })(
   "PgliteClient serialisation",
   (it) => {
     it.effect("a concurrent plain insert waits for, and survives, a failing transaction", () =>
@@ -240,7 +243,7 @@ describe("PgliteClient options", () => {
       yield* sql`INSERT INTO camel ${sql.insert({ userId: 1, displayName: "A" })}`
       assert.deepStrictEqual(yield* sql`SELECT * FROM camel`, [{ userId: 1, displayName: "A" }])
     }).pipe(
-      Effect.provide(PgliteClient.layer({ transformQueryNames: Str.camelToSnake, transformResultNames: Str.snakeToCamel }))
+      Effect.provide(served({ transformQueryNames: Str.camelToSnake, transformResultNames: Str.snakeToCamel }))
     ))
 
   it.live("dataDir persists across instances", () =>
