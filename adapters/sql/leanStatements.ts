@@ -19,7 +19,7 @@
  * It reaches two internals of @effect/sql's statement class: its prototype's `commit` and the
  * `acquirer` each statement of a client shares. `register` answers false when either is not where it
  * was (a newer @effect/sql), and the clients then run the stock path; a test holds that registration
- * succeeds and a statement takes under 20 fiber steps.
+ * succeeds and a statement takes under half the stock path's fiber steps.
  */
 import { SqlClient, Statement } from "@effect/sql"
 import type { Connection } from "@effect/sql/SqlConnection"
@@ -96,6 +96,6 @@ export const isRegistered = (client: SqlClient.SqlClient): boolean => {
  * needs no scope to keep it (the Postgres pool's: it checks a client out per statement).
  */
 export const stockConnection = (client: SqlClient.SqlClient): Effect.Effect<Connection | undefined> => {
-  const statement = client`SELECT 1` as unknown as Partial<{ acquirer: Effect.Effect<Connection> }>
-  return Effect.isEffect(statement.acquirer) ? Effect.scoped(statement.acquirer as Effect.Effect<Connection>).pipe(Effect.orDie) : Effect.succeed(undefined)
+  const acquirer = probe(client)?.acquirer
+  return Effect.isEffect(acquirer) ? Effect.scoped(acquirer as Effect.Effect<Connection>).pipe(Effect.orDie) : Effect.succeed(undefined)
 }

@@ -28,6 +28,8 @@ export const layer = Layer.effect(
   Transactor,
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
+    /** A connection reserved for a transaction, released when its scope closes (both paths). */
+    const reserved = Effect.flatMap(Scope.make(), (scope) => Effect.map(Scope.extend(sql.reserve, scope), (conn) => [scope, conn] as const))
 
     /**
      * `sql.withTransaction` whose BEGIN (or SAVEPOINT, nested) carries the lock: the two go as one
@@ -38,7 +40,7 @@ export const layer = Layer.effect(
       SqlClient.makeWithTransaction({
         transactionTag: SqlClient.TransactionConnection,
         spanAttributes: [],
-        acquireConnection: Effect.flatMap(Scope.make(), (scope) => Effect.map(Scope.extend(sql.reserve, scope), (conn) => [scope, conn] as const)),
+        acquireConnection: reserved,
         begin: (conn) => Effect.asVoid(conn.executeUnprepared(begin(key), [], undefined)),
         savepoint: (conn, id) => Effect.asVoid(conn.executeUnprepared(`SAVEPOINT effect_sql_${id}; ${lockOf(key)}`, [], undefined)),
         commit: (conn) => Effect.asVoid(conn.executeUnprepared(COMMIT, [], undefined)),
@@ -55,16 +57,14 @@ export const layer = Layer.effect(
      */
     const lean = <A, E, R>(self: Effect.Effect<A, E, R>, lock: string | undefined) =>
       Effect.uninterruptibleMask((restore) =>
-        Effect.flatMap(Scope.make(), (scope) =>
-          Effect.flatMap(Scope.extend(sql.reserve, scope), (conn) =>
-            conn.executeUnprepared(begin(lock), [], undefined).pipe(
-              Effect.zipRight(restore(Effect.provideService(self, SqlClient.TransactionConnection, [conn, 0]))),
-              Effect.exit,
-              Effect.flatMap((exit) =>
-                Effect.orDie(conn.executeUnprepared(Exit.isSuccess(exit) ? COMMIT : ROLLBACK, [], undefined)).pipe(
-                  Effect.ensuring(Scope.close(scope, exit)),
-                  Effect.zipRight(exit)
-                )
+        Effect.flatMap(reserved, ([scope, conn]) =>
+          conn.executeUnprepared(begin(lock), [], undefined).pipe(
+            Effect.zipRight(restore(Effect.provideService(self, SqlClient.TransactionConnection, [conn, 0]))),
+            Effect.exit,
+            Effect.flatMap((exit) =>
+              Effect.orDie(conn.executeUnprepared(Exit.isSuccess(exit) ? COMMIT : ROLLBACK, [], undefined)).pipe(
+                Effect.ensuring(Scope.close(scope, exit)),
+                Effect.zipRight(exit)
               )
             )
           )
