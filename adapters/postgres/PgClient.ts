@@ -8,13 +8,16 @@
  * (checked with `SELECT 1` within 5 s, ended when the scope closes) and handed to `layerFromPool`.
  *
  * The same class sends the statements marked PREPARED (adapters/sql/prepared.ts) under a name, one
- * per distinct text, so pg parses each once per connection.
+ * per distinct text, so pg parses each once per connection; and it sends the statements a
+ * transaction leads with (BEGIN and its lock: adapters/sql/leading.ts) in the same write as the
+ * transaction's first statement.
  */
 import { SqlClient } from "@effect/sql"
 import { SqlError } from "@effect/sql/SqlError"
 import * as PgClient from "@effect/sql-pg/PgClient"
 import { type Clock, Duration, Effect, Layer, Redacted, type Scope } from "effect"
 import * as Pg from "pg"
+import { type Leading, LEADING, type LeadStatement } from "../sql/leading.ts"
 import * as LeanStatements from "../sql/leanStatements.ts"
 import { statementNames } from "../sql/prepared.ts"
 import { recordStatement } from "../telemetry/metrics.ts"
@@ -28,6 +31,89 @@ export interface PostgresConfig {
 
 const CONNECT_TIMEOUT = Duration.seconds(5)
 
+/** What LeadQuery uses of pg's Query and Connection beyond their types. */
+interface WireConnection {
+  readonly parsedStatements: Record<string, string>
+  readonly submittedNamedStatements: Record<string, string>
+  parse(message: { readonly text: string; readonly name: string }): void
+  bind(message: { readonly statement: string; readonly values: ReadonlyArray<string> }): void
+  execute(message: { readonly portal: string }): void
+}
+interface QueryInternals {
+  readonly name?: string
+  queryMode?: string
+  prepare(connection: WireConnection): void
+  handleDataRow(message: unknown): void
+  handleCommandComplete(message: unknown, connection: WireConnection): void
+  handleError(error: unknown, connection: WireConnection): void
+}
+const PgQuery = Pg.Query as unknown as new (...args: Array<any>) => QueryInternals
+
+/** Lead statements are named by their text (one name per text, as marked statements are). */
+const LEAD_NAMES = new Map<string, string>()
+const leadName = (text: string) => {
+  let name = LEAD_NAMES.get(text)
+  if (name === undefined) LEAD_NAMES.set(text, (name = `switchboard_lead_${LEAD_NAMES.size}`))
+  return name
+}
+
+/**
+ * Whether a query can follow a lead in one write: pg's own query object (not a cursor), sent with
+ * the extended protocol anyway (named, or with parameters), which takes one command. A text without
+ * parameters may hold several (`SAVEPOINT x; SELECT ...`), which only the simple protocol takes.
+ */
+const oneCommand = ([config, values]: Array<any>): boolean => {
+  if (typeof config === "string") return Array.isArray(values) && values.length > 0
+  if (config === null || typeof config !== "object" || typeof config.submit === "function") return false
+  return config.name !== undefined || (config.values ?? values ?? []).length > 0
+}
+
+/**
+ * pg's Query with `lead` sent ahead of it in the same write: Parse (once per connection), Bind and
+ * Execute each, then the query's own messages and one Sync. Postgres runs them in order and is
+ * ready again once. Their results are dropped; an error in one skips the rest and is the query's.
+ */
+class LeadQuery extends PgQuery {
+  private leadLeft: number
+  private parsedBefore = true
+  constructor(
+    private readonly lead: ReadonlyArray<LeadStatement>,
+    ...args: Array<any>
+  ) {
+    super(...args)
+    this.leadLeft = lead.length
+    // The query's messages follow the lead's: always the extended protocol, even without parameters.
+    this.queryMode = "extended"
+  }
+  override prepare(connection: WireConnection) {
+    const name = this.name
+    this.parsedBefore = name === undefined || connection.parsedStatements[name] !== undefined || connection.submittedNamedStatements[name] !== undefined
+    for (const statement of this.lead) {
+      const statementName = leadName(statement.text)
+      if (connection.parsedStatements[statementName] === undefined) {
+        connection.parse({ text: statement.text, name: statementName })
+        connection.parsedStatements[statementName] = statement.text
+      }
+      connection.bind({ statement: statementName, values: statement.values })
+      connection.execute({ portal: "" })
+    }
+    super.prepare(connection)
+  }
+  override handleDataRow(message: unknown) {
+    if (this.leadLeft === 0) super.handleDataRow(message)
+  }
+  override handleCommandComplete(message: unknown, connection: WireConnection) {
+    if (this.leadLeft > 0) this.leadLeft--
+    else super.handleCommandComplete(message, connection)
+  }
+  override handleError(error: unknown, connection: WireConnection) {
+    // A lead statement failed, so the query's Parse was skipped; pg records a name as parsed when any
+    // Parse of the write completes (the lead's), so forget it.
+    if (this.leadLeft > 0 && !this.parsedBefore) delete connection.parsedStatements[this.name!]
+    super.handleError(error, connection)
+  }
+}
+
 /**
  * pg's Client, its `query` timed from the call to its answer (callback or promise), and a statement
  * marked PREPARED sent with its name (pg then parses it once per connection).
@@ -35,9 +121,21 @@ const CONNECT_TIMEOUT = Duration.seconds(5)
 const timedClient = (clock: Clock.Clock, prepare: boolean): typeof Pg.Client => {
   const nameOf = prepare ? statementNames() : () => undefined
   return class TimedClient extends Pg.Client {
+    private pendingLead: ReadonlyArray<LeadStatement> | undefined
+    readonly [LEADING]: Leading = {
+      lead: (statements) => void (this.pendingLead = statements),
+      cancel: () => {
+        const pending = this.pendingLead !== undefined
+        this.pendingLead = undefined
+        return pending
+      }
+    }
+
     // pg's overloads end in an optional callback; without one it answers a promise. A submittable
     // (pg-cursor, for streams) answers in pieces and is not timed.
     override query(...args: Array<any>): any {
+      const lead = this.pendingLead
+      this.pendingLead = undefined
       const name = typeof args[0] === "string" ? nameOf(args[0]) : undefined
       // Refused as pg refuses a statement: through the callback or the promise, never a throw.
       if (name instanceof Error) {
@@ -47,28 +145,36 @@ const timedClient = (clock: Clock.Clock, prepare: boolean): typeof Pg.Client => 
         return undefined
       }
       if (name !== undefined) args[0] = { name, text: args[0] }
+      // A lead the query cannot carry (below) goes first on its own; its error is then the query's.
+      let leadFailure: unknown
       const started = clock.unsafeCurrentTimeNanos()
       const done = (error?: unknown) => {
         recordStatement(clock, started)
         // The server no longer has the statement (DISCARD ALL, DEALLOCATE, or a Bind pg failed to
         // build after its Parse): pg would go on believing it parsed, so make the next call parse again.
-        if (name !== undefined && (error as { code?: unknown } | undefined)?.code === "26000") delete (this.connection as unknown as { parsedStatements: Record<string, string> }).parsedStatements[name]
+        if ((error as { code?: unknown } | undefined)?.code === "26000") {
+          const parsed = (this.connection as unknown as WireConnection).parsedStatements
+          if (name !== undefined) delete parsed[name]
+          for (const leadName of LEAD_NAMES.values()) delete parsed[leadName]
+        }
+        return leadFailure ?? error
       }
       const callback = args[args.length - 1]
       if (typeof callback === "function") {
-        args[args.length - 1] = (error: unknown, result: unknown) => {
-          done(error)
-          callback(error, result)
+        args[args.length - 1] = (error: unknown, result: unknown) => callback(done(error), result)
+        if (lead !== undefined && oneCommand(args)) return super.query(new LeadQuery(lead, ...args) as never)
+      }
+      if (lead !== undefined) {
+        for (const statement of lead) {
+          super.query({ name: leadName(statement.text), text: statement.text, values: [...statement.values] }, (error: unknown) => void (leadFailure ??= error))
         }
-        return (super.query as (...a: Array<any>) => any)(...args)
       }
       const answer = (super.query as (...a: Array<any>) => any)(...args)
-      if (typeof args[0]?.submit === "function" || typeof answer?.then !== "function") return answer
+      if (typeof callback === "function" || typeof args[0]?.submit === "function" || typeof answer?.then !== "function") return answer
       return answer.then(
         (result: unknown) => (done(), result),
         (error: unknown) => {
-          done(error)
-          throw error
+          throw done(error)
         }
       )
     }
@@ -86,6 +192,8 @@ const pool = (config: PostgresConfig, clock: Clock.Clock): Effect.Effect<Pg.Pool
       })
       // An idle connection's error (a restarted server) is the pool's to handle: it drops that connection.
       pool.on("error", () => {})
+      // A lead its transaction never sent (transactor.ts cancels it) must not reach the next user.
+      pool.on("release", (_error, client) => void (client as Pg.PoolClient & { readonly [LEADING]?: Leading })[LEADING]?.cancel())
       return pool
     }),
     (pool) => Effect.promise(() => pool.end()).pipe(Effect.interruptible, Effect.timeoutOption(1000))
