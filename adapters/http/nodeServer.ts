@@ -33,7 +33,7 @@ import {
   UrlParams
 } from "@effect/platform"
 import { NodeHttpServer, NodeMultipart, NodeStream } from "@effect/platform-node"
-import { Cause, Chunk, Context, Effect, type Fiber, FiberRef, FiberRefs, identity, Inspectable, Layer, Option, Runtime, Scope, Stream } from "effect"
+import { Cause, Chunk, Context, Effect, Exit, type Fiber, FiberRef, FiberRefs, identity, Inspectable, Layer, Option, Runtime, Scope, Stream } from "effect"
 import { displayText } from "../../core/display.ts"
 import { serverSpan } from "../telemetry/tracing.ts"
 import { CORS_HEADERS, DEFAULT_TIMEOUTS, errorBody, requestIdFor, type Timeouts } from "./platform.ts"
@@ -80,8 +80,8 @@ class NodeRequest extends Inspectable.Class implements HttpServerRequest.HttpSer
    * (`send` then closes the connection). NodeStream.toString would destroy the socket instead.
    */
   get bytes(): Effect.Effect<Buffer, HttpServerError.RequestError> {
-    return (this.bodyEffect ??= Effect.runSync(
-      Effect.cached(Effect.flatMap(HttpIncomingMessage.MaxBodySize, (max) => readBody(this.source, Option.getOrUndefined(Option.map(max, Number)), this.onError)))
+    return (this.bodyEffect ??= once(
+      Effect.flatMap(HttpIncomingMessage.MaxBodySize, (max) => readBody(this.source, Option.getOrUndefined(Option.map(max, Number)), this.onError))
     ))
   }
   get text(): Effect.Effect<string, HttpServerError.RequestError> {
@@ -102,7 +102,7 @@ class NodeRequest extends Inspectable.Class implements HttpServerRequest.HttpSer
     return NodeStream.fromReadable<HttpServerError.RequestError>(() => this.source, this.onError)
   }
   get multipart() {
-    return (this.multipartEffect ??= Effect.runSync(Effect.cached(NodeMultipart.persisted(this.source, this.source.headers))))
+    return (this.multipartEffect ??= once(NodeMultipart.persisted(this.source, this.source.headers)))
   }
   get multipartStream(): Stream.Stream<Multipart.Part, Multipart.MultipartError> {
     return NodeMultipart.stream(this.source, this.source.headers)
@@ -122,6 +122,28 @@ class NodeRequest extends Inspectable.Class implements HttpServerRequest.HttpSer
   toJSON() {
     return { _id: "@effect/platform/HttpServerRequest", method: this.method, url: this.originalUrl }
   }
+}
+
+/**
+ * `self` run at most once: the first caller runs it, callers meanwhile wait for its exit, later ones
+ * get it. What Effect.cached does for a request's body (a stream is read only once), without its
+ * clock reads, Deferred and fiber-ref diff on every request.
+ */
+const once = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> => {
+  let done: Exit.Exit<A, E> | undefined
+  let waiting: Array<(exit: Exit.Exit<A, E>) => void> | undefined
+  return Effect.suspend(() => {
+    if (done !== undefined) return done
+    if (waiting !== undefined) return Effect.async<A, E>((resume) => void waiting!.push(resume))
+    waiting = []
+    return Effect.onExit(self, (exit) =>
+      Effect.sync(() => {
+        done = exit
+        for (const resume of waiting!) resume(exit)
+        waiting = undefined
+      })
+    )
+  })
 }
 
 /** Reads a request body into memory; fails with "maxBytes exceeded" past `maxBytes` and stops reading. */

@@ -10,8 +10,8 @@
  * - the error envelope `{error: {code, message, requestId}}` for EVERY failure: decode errors,
  *   malformed JSON, unknown routes, domain errors, and defects (logged with the request id).
  */
-import { HttpApiBuilder, HttpApiError, HttpIncomingMessage, HttpServerError, HttpServerRequest, HttpServerResponse, HttpApi } from "@effect/platform"
-import { Cause, Effect, FiberRef, LogLevel, Option } from "effect"
+import { FileSystem, HttpApiBuilder, HttpApiError, HttpIncomingMessage, HttpServerError, HttpServerRequest, HttpServerResponse, HttpApi } from "@effect/platform"
+import { Cause, Context, Effect, FiberRef, LogLevel, Option } from "effect"
 import { accessLog, routeMatcher } from "./accessLog.ts"
 import { PROBE_PATHS } from "./api/health.ts"
 import { type ParsedKey, parseToken } from "../../core/auth/apiKey.ts"
@@ -25,6 +25,7 @@ import { httpRecorder } from "../telemetry/http.ts"
 import { recordRefusal } from "../telemetry/metrics.ts"
 
 export const MAX_BODY_BYTES = 1024 * 1024
+const BODY_LIMIT = Option.some(FileSystem.Size(MAX_BODY_BYTES))
 
 /**
  * How long a client may take to send a request. Node's defaults (300 s for a request, 60 s for its
@@ -244,7 +245,9 @@ export const layer = HttpApiBuilder.middleware(
       // Built once, run per request. Written as plain flatMaps over the request: every generator,
       // provided service or fiber-ref update here is paid on every request.
       const handled = Effect.catchAllCause(app, (cause) => Effect.flatMap(CurrentRequest, (state) => causeToResponse(cause, state.requestId)))
-      const limited = HttpIncomingMessage.withMaxBodySize(handled, Option.some(MAX_BODY_BYTES))
+      // The body limit goes into the context for the rest of the request's fiber (which ends with
+      // the request), not as HttpIncomingMessage.withMaxBodySize's region (about 20 fiber steps).
+      const limited = Effect.zipRight(FiberRef.update(FiberRef.currentContext, Context.add(HttpIncomingMessage.MaxBodySize, BODY_LIMIT)), handled)
 
       /** Request checks, then the app; every failure becomes the envelope. */
       const guarded = (req: HttpServerRequest.HttpServerRequest, state: RequestState) => {

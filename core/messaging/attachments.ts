@@ -8,8 +8,7 @@ export const makeAttachments = Effect.gen(function* () {
   const fetcher = yield* MediaFetcher
   const blobs = yield* BlobStore
 
-  /** Fetches and stores each URL; errors name the offending `field[i]`. */
-  const store = (workspaceId: string, urls: ReadonlyArray<string>, field: string) =>
+  const storeEach = (workspaceId: string, urls: ReadonlyArray<string>, field: string) =>
     Effect.forEach(
       urls,
       (url, i) =>
@@ -25,6 +24,12 @@ export const makeAttachments = Effect.gen(function* () {
         }),
       { concurrency: 4 }
     )
+  /**
+   * Fetches and stores each URL; errors name the offending `field[i]`. Most messages carry none,
+   * and then skip the concurrent loop's setup.
+   */
+  const store = (workspaceId: string, urls: ReadonlyArray<string>, field: string): ReturnType<typeof storeEach> =>
+    urls.length === 0 ? Effect.succeed([]) : storeEach(workspaceId, urls, field)
 
   return { store } as const
 })

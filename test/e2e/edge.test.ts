@@ -56,6 +56,14 @@ describe("Node's parser and timeouts answer the envelope (defects 5 and 6)", () 
     expect(res.closedAfterMs).toBeGreaterThanOrEqual(REQUEST_TIMEOUT_MS - 50)
     expect(res.closedAfterMs).toBeLessThan(REQUEST_TIMEOUT_MS + 1500)
   })
+
+  it("a chunked body past 1 MiB is refused once 1 MiB has arrived, without waiting for (or reading) the rest", async () => {
+    const head = `POST /v1/api/contacts HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer ${server.testKey}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`
+    const data = `{"firstName":"Ada","notes":["${"y".repeat(1200 * 1024)}`
+    // The body never ends: only a server that stops at the limit answers before REQUEST_TIMEOUT_MS (408).
+    const res = await exchange(port, [head, `${Buffer.byteLength(data).toString(16)}\r\n${data}\r\n`, REQUEST_TIMEOUT_MS * 3])
+    expect(expectEnvelope(res, 400)).toBe("Request body exceeds 1 MiB")
+  })
 })
 
 describe("under Deno, whose server has no timeouts of its own", () => {
