@@ -2,10 +2,13 @@
  * `npx tsx apps/bench/sendProfile.ts`: where a `POST /v1/api/messages` (test key) spends its work.
  * Prints figures; it never asserts.
  *
- * 1. SQL round trips per send: with Postgres's `log_statement = all` on for a moment, BENCH_TRIPS
- *    sequential sends without an Idempotency-Key, then as many with a fresh key each, then as many
- *    replays; every statement the service sent in each phase is counted from the server log
- *    (BEGIN and COMMIT included) and divided by the sends. Needs the throwaway cluster (its log file).
+ * 1. SQL per send: with Postgres's `log_statement = all` on for a moment, BENCH_TRIPS sequential
+ *    sends without an Idempotency-Key, then as many with a fresh key each, then as many replays;
+ *    every statement the service sent in each phase is counted from the server log (BEGIN and
+ *    COMMIT included) and divided by the sends. Round trips are counted apart, from the service's
+ *    own statement histogram (`/metrics`): statements sent ahead of another in one write (a
+ *    transaction's BEGIN and lock) are logged one by one but cost no round trip of their own.
+ *    Needs the throwaway cluster (its log file).
  * 2. A CPU profile of the service under BENCH_SECONDS of send load (autocannon, BENCH_CONNECTIONS,
  *    after BENCH_WARMUP), written by `node --cpu-prof` when the service stops, then summarized: self
  *    time by function and package, inclusive time by function. Written to BENCH_PROFILE_DIR (a
@@ -62,7 +65,14 @@ const main = async () => {
     // 1. Round trips, from the server log of the throwaway cluster
     const dataDir = (await db.query<{ data_directory: string }>("SHOW data_directory")).rows[0]!.data_directory
     const logFile = join(dirname(dataDir), "postgres.log")
-    const trips: Record<string, { perSend: number; statements: Array<{ statement: string; perSend: number }> }> = {}
+    const trips: Record<string, { perSend: number; roundTrips: number; statements: Array<{ statement: string; perSend: number }> }> = {}
+    /** The service's SQL client calls so far (each one round trip), from its statement histogram. */
+    const clientCalls = async () => {
+      const r = await call(service.port, "GET", "/metrics", { authorization: `Bearer ${adminToken}` })
+      const m = /^db_client_statement_duration_seconds_count\S* (\d+)$/m.exec(r.body)
+      if (r.status !== 200 || m === null) throw new Error(`/metrics: ${r.status} ${r.body.slice(0, 200)}`)
+      return Number(m[1])
+    }
     let readable = true
     try {
       statSync(logFile)
@@ -84,8 +94,10 @@ const main = async () => {
       for (const phase of phases) {
         await sleep(300)
         const from = statSync(logFile).size
+        const callsFrom = await clientCalls()
         for (let i = 0; i < TRIPS; i++) await phase.run()
         await sleep(300) // the worker's wake-up after the last commit
+        const roundTrips = (await clientCalls()) - callsFrom
         const text = readFileSync(logFile, "utf8").slice(from)
         const counts = new Map<string, number>()
         let total = 0
@@ -99,13 +111,14 @@ const main = async () => {
         }
         trips[phase.name] = {
           perSend: total / TRIPS,
+          roundTrips: roundTrips / TRIPS,
           statements: [...counts].sort((a, b) => b[1] - a[1]).map(([statement, c]) => ({ statement, perSend: c / TRIPS }))
         }
       }
       await db.query("ALTER SYSTEM RESET log_statement")
       await db.query("SELECT pg_reload_conf()")
       for (const [name, t] of Object.entries(trips)) {
-        log(`SQL statements per send, ${name}: ${fmt(t.perSend, 2)}`)
+        log(`SQL statements per send, ${name}: ${fmt(t.perSend, 2)} in ${fmt(t.roundTrips, 2)} round trips`)
         for (const s of t.statements) log(`  ${fmt(s.perSend, 2).padStart(6)}  ${s.statement}`)
       }
     }
@@ -139,7 +152,10 @@ const main = async () => {
       benchmark: "send-profile",
       startedAt: startedAt.toISOString(),
       host: `load average ${loadBefore.toFixed(2)}`,
-      figures: Object.entries(trips).map(([name, t]) => ({ figure: `SQL statements per POST /v1/api/messages, ${name} (the webhook worker's included)`, value: t.perSend, unit: "statements" }))
+      figures: Object.entries(trips).flatMap(([name, t]) => [
+        { figure: `SQL statements per POST /v1/api/messages, ${name} (the webhook worker's included)`, value: t.perSend, unit: "statements" },
+        { figure: `SQL round trips per POST /v1/api/messages, ${name} (the webhook worker's included)`, value: t.roundTrips, unit: "round trips" }
+      ])
     })
     const outDir = join(benchDir, "results")
     mkdirSync(outDir, { recursive: true })
