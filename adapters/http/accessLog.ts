@@ -58,7 +58,7 @@ export const routeMatcher = (api: HttpApi.HttpApi.Any, extra: ReadonlyArray<read
     }
     return undefined
   }
-  return (method: string, url: string): string | undefined => {
+  const template = (method: string, url: string): string | undefined => {
     const q = url.indexOf("?")
     const path = q === -1 ? url : url.slice(0, q)
     const segments = path.split("/")
@@ -68,6 +68,12 @@ export const routeMatcher = (api: HttpApi.HttpApi.Any, extra: ReadonlyArray<read
     // A CORS preflight is logged under the route it asks about.
     if (method === "OPTIONS") return find("GET", segments) ?? find("POST", segments) ?? find("PATCH", segments) ?? find("DELETE", segments)
     return undefined
+  }
+  // The access log and the request metrics ask in turn about the same request: remember the last answer.
+  let last = { method: "", url: "", route: undefined as string | undefined }
+  return (method: string, url: string): string | undefined => {
+    if (url !== last.url || method !== last.method) last = { method, url, route: template(method, url) }
+    return last.route
   }
 }
 

@@ -70,7 +70,21 @@ const toStdout = (format: Logger.Logger<unknown, string>): Layer.Layer<never> =>
     })
   )
 
-const formats: Record<LogFormat, Layer.Layer<never>> = { json: toStdout(Logger.jsonLogger), pretty: Logger.pretty, logfmt: toStdout(Logger.logfmtLogger) }
+/** A value JSON.stringify writes as Inspectable.stringifyCircular does: nothing it could meet twice or redact. */
+const plain = (u: unknown) => u === null || u === undefined || typeof u === "string" || typeof u === "number" || typeof u === "boolean"
+
+/**
+ * Logger.jsonLogger's lines, with plain JSON.stringify when the message and every annotation are
+ * plain values (an access log line, most lines): Inspectable.stringifyCircular's replacer (a
+ * callback for every key, a list of the objects seen) was about 2% of a request's CPU. Any other
+ * line is jsonLogger's own.
+ */
+export const jsonLogger = Logger.make<unknown, string>((options) => {
+  const log = Logger.structuredLogger.log(options)
+  return plain(log.message) && Object.values(log.annotations).every(plain) ? JSON.stringify(log) : Logger.jsonLogger.log(options)
+})
+
+const formats: Record<LogFormat, Layer.Layer<never>> = { json: toStdout(jsonLogger), pretty: Logger.pretty, logfmt: toStdout(Logger.logfmtLogger) }
 
 /** The format asked for, else pretty on a terminal and JSON elsewhere. */
 export const formatFor = (asked: LogFormat | undefined, terminal: boolean): LogFormat => asked ?? (terminal ? "pretty" : "json")

@@ -1,7 +1,7 @@
 /** LOG_FORMAT and LOG_LEVEL as apps/server/logging.ts applies them: what reaches stdout, in which shape. */
 import { spawnSync } from "node:child_process"
 import { fileURLToPath } from "node:url"
-import { Console, Effect, Exit, Layer, Scope } from "effect"
+import { Cause, Console, Effect, Exit, FiberId, FiberRefs, HashMap, Layer, List, Logger, LogLevel, Redacted, Scope } from "effect"
 import { afterEach, describe, expect, it, vi } from "vitest"
 import * as Logging from "../../apps/server/logging.ts"
 
@@ -30,6 +30,28 @@ describe("logging", () => {
     const parsed = JSON.parse(line!)
     expect(parsed).toMatchObject({ message: "GET /healthz 200 0.2ms", logLevel: "INFO", annotations: { route: "/healthz", status: 200 } })
     expect(Date.parse(parsed.timestamp)).not.toBeNaN()
+  })
+
+  it("json lines are Effect's jsonLogger's, character for character, plain or not", () => {
+    const shared = { id: 1 }
+    const options = (message: unknown, annotations: Record<string, unknown>, cause = Cause.empty as Cause.Cause<unknown>): Logger.Logger.Options<unknown> => ({
+      fiberId: FiberId.make(7, 0),
+      logLevel: LogLevel.Info,
+      message,
+      cause,
+      context: FiberRefs.empty(),
+      spans: List.empty(),
+      annotations: HashMap.fromIterable(Object.entries(annotations)),
+      date: new Date(0)
+    })
+    for (const o of [
+      options("GET /v1/api/contacts/:id 200 1.2ms", { method: "GET", status: 200, durationMs: 1.2, keyId: null, odd: "\"quoted\"\n" }),
+      options(["two", "parts"], { status: 500 }, Cause.fail(new Error("boom"))),
+      options(new Error("an error as the message"), {}),
+      options("objects", { twice: [shared, shared], secret: Redacted.make("hunter2"), big: 10n })
+    ]) {
+      expect(Logging.jsonLogger.log(o)).toBe(Logger.jsonLogger.log(o))
+    }
   })
 
   it("Console.log (the first boot's banner) keeps its place after the lines logged before it", () => {
