@@ -1,6 +1,6 @@
 /**
- * The access log: one Info line per request the app answers, written by the platform middleware as
- * the request fiber's last step.
+ * The access log: one Info line per request the app answers, written by the platform middleware
+ * once the response is ready.
  * It names the route by its template (`/v1/api/contacts/:id`), never the raw path or query string
  * (a signed media URL's query is a credential), and never a header: the Authorization header and
  * keys stay out. Authenticated requests carry their workspace and key ids.
@@ -95,8 +95,9 @@ export const accessLog = (route: (method: string, url: string) => string | undef
       annotations["keyId"] = principal.keyId
     }
     // Annotated by setting the fiber's annotations rather than with Effect.annotateLogs, whose
-    // region (set, run, restore: about 20 fiber steps) is paid on every request: the line is the
-    // request fiber's last step, and the fiber ends with the request.
+    // region (set, run, restore: about 20 fiber steps) is paid on every request: this is the
+    // request fiber's last line (a failure while sending the response, logged after it, carries the
+    // same annotations), and the fiber ends with the request.
     return Effect.zipRight(
       FiberRef.update(FiberRef.currentLogAnnotations, (current) => {
         let merged = current

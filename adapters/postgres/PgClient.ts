@@ -134,16 +134,17 @@ const timedClient = (clock: Clock.Clock, prepare: boolean): typeof Pg.Client => 
     // pg's overloads end in an optional callback; without one it answers a promise. A submittable
     // (pg-cursor, for streams) answers in pieces and is not timed.
     override query(...args: Array<any>): any {
-      const lead = this.pendingLead
-      this.pendingLead = undefined
       const name = typeof args[0] === "string" ? nameOf(args[0]) : undefined
-      // Refused as pg refuses a statement: through the callback or the promise, never a throw.
+      // Refused as pg refuses a statement: through the callback or the promise, never a throw. A
+      // pending lead stays for the next statement: the transaction has not begun on the server.
       if (name instanceof Error) {
         const callback = args[args.length - 1]
         if (typeof callback !== "function") return Promise.reject(name)
         queueMicrotask(() => callback(name))
         return undefined
       }
+      const lead = this.pendingLead
+      this.pendingLead = undefined
       if (name !== undefined) args[0] = { name, text: args[0] }
       // A lead the query cannot carry (below) goes first on its own; its error is then the query's.
       let leadFailure: unknown

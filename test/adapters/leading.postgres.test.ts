@@ -162,6 +162,20 @@ describe.skipIf(skip)("a transaction's BEGIN and lock ride with its first statem
       })
     ))
 
+  it.live("a first statement the client refuses (a marked SELECT *) leaves BEGIN for the next: what follows is still in the transaction", () =>
+    withDatabase((dbUrl) =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        const tx = yield* Transactor
+        const refused = sql`${sql.literal(PREPARED)} SELECT * FROM items WHERE id = ${1}`
+        const failed = yield* Effect.either(
+          tx.withTransaction(Effect.ignore(refused).pipe(Effect.zipRight(insert(1)), Effect.zipRight(Effect.fail("then refused"))), "key:g")
+        )
+        assert.deepStrictEqual(failed, Either.left("then refused"))
+        assert.deepStrictEqual(yield* committed(dbUrl), [])
+      })
+    ))
+
   it.live("a first statement of several commands (no parameters) still runs inside the transaction and rolls back with it", () =>
     withDatabase((dbUrl) =>
       Effect.gen(function* () {
