@@ -132,18 +132,22 @@ class NodeRequest extends Inspectable.Class implements HttpServerRequest.HttpSer
 const once = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> => {
   let done: Exit.Exit<A, E> | undefined
   let waiting: Array<(exit: Exit.Exit<A, E>) => void> | undefined
-  return Effect.suspend(() => {
-    if (done !== undefined) return done
-    if (waiting !== undefined) return Effect.async<A, E>((resume) => void waiting!.push(resume))
-    waiting = []
-    return Effect.onExit(self, (exit) =>
-      Effect.sync(() => {
-        done = exit
-        for (const resume of waiting!) resume(exit)
-        waiting = undefined
-      })
-    )
-  })
+  // Uninterruptible from claiming the run to the exit's handler: an interruption in between would
+  // leave later callers waiting for an exit that never comes.
+  return Effect.uninterruptibleMask((restore) =>
+    Effect.suspend(() => {
+      if (done !== undefined) return done
+      if (waiting !== undefined) return restore(Effect.async<A, E>((resume) => void waiting!.push(resume)))
+      waiting = []
+      return Effect.onExit(restore(self), (exit) =>
+        Effect.sync(() => {
+          done = exit
+          for (const resume of waiting!) resume(exit)
+          waiting = undefined
+        })
+      )
+    })
+  )
 }
 
 /** Reads a request body into memory; fails with "maxBytes exceeded" past `maxBytes` and stops reading. */

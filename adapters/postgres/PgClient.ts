@@ -35,27 +35,18 @@ const CONNECT_TIMEOUT = Duration.seconds(5)
 interface WireConnection {
   readonly parsedStatements: Record<string, string>
   readonly submittedNamedStatements: Record<string, string>
-  parse(message: { readonly text: string; readonly name: string }): void
-  bind(message: { readonly statement: string; readonly values: ReadonlyArray<string> }): void
+  parse(message: { readonly text: string }): void
+  bind(message: { readonly values: ReadonlyArray<string> }): void
   execute(message: { readonly portal: string }): void
 }
 interface QueryInternals {
   readonly name?: string
-  queryMode?: string
   prepare(connection: WireConnection): void
   handleDataRow(message: unknown): void
   handleCommandComplete(message: unknown, connection: WireConnection): void
   handleError(error: unknown, connection: WireConnection): void
 }
 const PgQuery = Pg.Query as unknown as new (...args: Array<any>) => QueryInternals
-
-/** Lead statements are named by their text (one name per text, as marked statements are). */
-const LEAD_NAMES = new Map<string, string>()
-const leadName = (text: string) => {
-  let name = LEAD_NAMES.get(text)
-  if (name === undefined) LEAD_NAMES.set(text, (name = `switchboard_lead_${LEAD_NAMES.size}`))
-  return name
-}
 
 /**
  * Whether a query can follow a lead in one write: pg's own query object (not a cursor), sent with
@@ -65,13 +56,16 @@ const leadName = (text: string) => {
 const oneCommand = ([config, values]: Array<any>): boolean => {
   if (typeof config === "string") return Array.isArray(values) && values.length > 0
   if (config === null || typeof config !== "object" || typeof config.submit === "function") return false
-  return config.name !== undefined || (config.values ?? values ?? []).length > 0
+  return config.name !== undefined || (config.values ?? (Array.isArray(values) ? values : [])).length > 0
 }
 
 /**
- * pg's Query with `lead` sent ahead of it in the same write: Parse (once per connection), Bind and
- * Execute each, then the query's own messages and one Sync. Postgres runs them in order and is
- * ready again once. Their results are dropped; an error in one skips the rest and is the query's.
+ * pg's Query with `lead` sent ahead of it in the same write: Parse, Bind and Execute each, then the
+ * query's own messages and one Sync. Postgres runs them in order and is ready again once. Their
+ * results are dropped; an error in one skips the rest and is the query's. The lead is unnamed:
+ * BEGIN then cannot fail for want of a prepared statement (after DISCARD ALL, or behind a pooler
+ * with DATABASE_PREPARED_STATEMENTS=false), which would let what follows run outside the
+ * transaction; Postgres parsed `BEGIN; SELECT pg_advisory_xact_lock(...)` every time before too.
  */
 class LeadQuery extends PgQuery {
   private leadLeft: number
@@ -82,19 +76,13 @@ class LeadQuery extends PgQuery {
   ) {
     super(...args)
     this.leadLeft = lead.length
-    // The query's messages follow the lead's: always the extended protocol, even without parameters.
-    this.queryMode = "extended"
   }
   override prepare(connection: WireConnection) {
     const name = this.name
     this.parsedBefore = name === undefined || connection.parsedStatements[name] !== undefined || connection.submittedNamedStatements[name] !== undefined
     for (const statement of this.lead) {
-      const statementName = leadName(statement.text)
-      if (connection.parsedStatements[statementName] === undefined) {
-        connection.parse({ text: statement.text, name: statementName })
-        connection.parsedStatements[statementName] = statement.text
-      }
-      connection.bind({ statement: statementName, values: statement.values })
+      connection.parse({ text: statement.text })
+      connection.bind({ values: statement.values })
       connection.execute({ portal: "" })
     }
     super.prepare(connection)
@@ -146,17 +134,17 @@ const timedClient = (clock: Clock.Clock, prepare: boolean): typeof Pg.Client => 
       const lead = this.pendingLead
       this.pendingLead = undefined
       if (name !== undefined) args[0] = { name, text: args[0] }
-      // A lead the query cannot carry (below) goes first on its own; its error is then the query's.
+      // A lead the query cannot carry (below) goes first on its own (a round trip each: only a first
+      // statement of several commands, a cursor or a promise call takes this way); its error is then
+      // the query's.
       let leadFailure: unknown
       const started = clock.unsafeCurrentTimeNanos()
       const done = (error?: unknown) => {
         recordStatement(clock, started)
         // The server no longer has the statement (DISCARD ALL, DEALLOCATE, or a Bind pg failed to
         // build after its Parse): pg would go on believing it parsed, so make the next call parse again.
-        if ((error as { code?: unknown } | undefined)?.code === "26000") {
-          const parsed = (this.connection as unknown as WireConnection).parsedStatements
-          if (name !== undefined) delete parsed[name]
-          for (const leadName of LEAD_NAMES.values()) delete parsed[leadName]
+        if (name !== undefined && (error as { code?: unknown } | undefined)?.code === "26000") {
+          delete (this.connection as unknown as WireConnection).parsedStatements[name]
         }
         return leadFailure ?? error
       }
@@ -167,7 +155,7 @@ const timedClient = (clock: Clock.Clock, prepare: boolean): typeof Pg.Client => 
       }
       if (lead !== undefined) {
         for (const statement of lead) {
-          super.query({ name: leadName(statement.text), text: statement.text, values: [...statement.values] }, (error: unknown) => void (leadFailure ??= error))
+          super.query(statement.text, [...statement.values], (error: unknown) => void (leadFailure ??= error))
         }
       }
       const answer = (super.query as (...a: Array<any>) => any)(...args)
@@ -193,8 +181,6 @@ const pool = (config: PostgresConfig, clock: Clock.Clock): Effect.Effect<Pg.Pool
       })
       // An idle connection's error (a restarted server) is the pool's to handle: it drops that connection.
       pool.on("error", () => {})
-      // A lead its transaction never sent (transactor.ts cancels it) must not reach the next user.
-      pool.on("release", (_error, client) => void (client as Pg.PoolClient & { readonly [LEADING]?: Leading })[LEADING]?.cancel())
       return pool
     }),
     (pool) => Effect.promise(() => pool.end()).pipe(Effect.interruptible, Effect.timeoutOption(1000))

@@ -22,7 +22,7 @@ const url = inject("postgresUrl")
 const skip = url === null && process.env["CI"] !== "true"
 
 /** The test's own database with one table, the service's client (one connection) and transactor over it; tracing off, as the server runs. */
-const withDatabase = <A, E>(body: (dbUrl: string) => Effect.Effect<A, E, SqlClient.SqlClient | Transactor>, options = "") =>
+const withDatabase = <A, E>(body: (dbUrl: string) => Effect.Effect<A, E, SqlClient.SqlClient | Transactor>, options = "", preparedStatements?: boolean) =>
   Effect.acquireUseRelease(
     Effect.promise(() => freshDatabase(url!, "leading")),
     (db) =>
@@ -34,7 +34,7 @@ const withDatabase = <A, E>(body: (dbUrl: string) => Effect.Effect<A, E, SqlClie
         Effect.provide(
           SqlTransactor.layer.pipe(
             Layer.provide(Signal.layer),
-            Layer.provideMerge(Postgres.layer({ url: Redacted.make(db.url + options), maxConnections: 1 }))
+            Layer.provideMerge(Postgres.layer({ url: Redacted.make(db.url + options), maxConnections: 1, preparedStatements }))
           )
         ),
         Effect.withTracerEnabled(false)
@@ -101,6 +101,33 @@ describe.skipIf(skip)("a transaction's BEGIN and lock ride with its first statem
         assert.deepStrictEqual(trips.texts(), ["COMMIT"])
         assert.deepStrictEqual(yield* committed(dbUrl), [1, 2])
       })
+    ))
+
+  it.live("a SELECT as the first statement answers its own rows, not the lead's", () =>
+    withDatabase(() =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        const tx = yield* Transactor
+        yield* insert(1)
+        const rows = yield* tx.withTransaction(sql<{ id: number; name: string }>`${sql.literal(PREPARED)} SELECT id, name FROM items WHERE id = ${1}`, "key:h")
+        assert.deepStrictEqual(rows, [{ id: 1, name: "item 1" }])
+      })
+    ))
+
+  it.live("DATABASE_PREPARED_STATEMENTS=false (a pooler that keeps none): the lead prepares nothing either", () =>
+    withDatabase(
+      () =>
+        Effect.gen(function* () {
+          const sql = yield* SqlClient.SqlClient
+          const tx = yield* Transactor
+          const prepared = yield* tx.withTransaction(
+            Effect.zipRight(insert(1), sql<{ name: string }>`SELECT name FROM pg_prepared_statements`),
+            "key:i"
+          )
+          assert.deepStrictEqual(prepared, [])
+        }),
+      "",
+      false
     ))
 
   it.live("the lock is held before the first statement runs: a holder elsewhere keeps it waiting", () =>
