@@ -5,11 +5,11 @@ import * as Signal from "../../core/events/signal.ts"
 import { Transactor } from "../../core/transactor.ts"
 import { leadingOf, type LeadStatement } from "./leading.ts"
 
-/**
- * A transaction-scoped advisory lock: released by COMMIT or ROLLBACK, never leaked. `key` goes in
- * as a literal only where a statement cannot take parameters (see `lockedFromStart`).
- */
-const lockOf = (key: string) => `SELECT pg_advisory_xact_lock(hashtextextended(${literal(key)}, 0))`
+/** A transaction-scoped advisory lock on `$1`: released by COMMIT or ROLLBACK, never leaked. */
+const LOCK = "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))"
+
+/** The lock with `key` as a literal, only where a statement cannot take parameters (see `lockedFromStart`). */
+const lockOf = (key: string) => LOCK.replace("$1", () => literal(key))
 
 /** A string literal safe whatever `standard_conforming_strings` says, as `pg`'s escapeLiteral writes it. */
 const literal = (s: string) => {
@@ -26,7 +26,7 @@ const begin = (lock: string | undefined) => (lock === undefined ? "BEGIN" : `BEG
 /** The same BEGIN and lock as statements a connection sends ahead of the transaction's first (leading.ts). */
 const BEGIN_LEAD: ReadonlyArray<LeadStatement> = [{ text: "BEGIN", values: [] }]
 const beginLead = (lock: string | undefined): ReadonlyArray<LeadStatement> =>
-  lock === undefined ? BEGIN_LEAD : [...BEGIN_LEAD, { text: "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", values: [lock] }]
+  lock === undefined ? BEGIN_LEAD : [...BEGIN_LEAD, { text: LOCK, values: [lock] }]
 const COMMIT = "COMMIT"
 const ROLLBACK = "ROLLBACK"
 
@@ -93,7 +93,7 @@ export const layer = Layer.effect(
         ).pipe(
           Effect.catchIf((e): e is SqlError.SqlError => e instanceof SqlError.SqlError, Effect.die)
         ) as typeof self,
-      lock: (key) => Effect.orDie(sql`SELECT pg_advisory_xact_lock(hashtextextended(${key}, 0))`).pipe(Effect.asVoid)
+      lock: (key) => Effect.orDie(sql.unsafe(LOCK, [key])).pipe(Effect.asVoid)
     })
   })
 )
