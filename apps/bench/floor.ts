@@ -39,7 +39,7 @@ export const readBody = (req: IncomingMessage) =>
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 const CONTACT_PATH = /^\/v1\/api\/contacts\/([^/]+)$/
 
-const detail = (r: Row) => ({
+export const detail = (r: Row) => ({
   id: r.id,
   firstName: r.first_name,
   lastName: r.last_name,

@@ -196,8 +196,9 @@ export const percentile = (sorted: ReadonlyArray<number>, p: number) =>
 export const slowestTerms = (byTerm: ReadonlyMap<string, ReadonlyArray<number>>) =>
   [...byTerm].map(([term, ms]) => ({ term, median: percentile([...ms].sort((a, b) => a - b), 0.5) })).sort((a, b) => b.median - a.median)
 
-export interface Target {
-  readonly server: "service" | "baseline"
+export interface Target<Server extends string = "service" | "baseline"> {
+  /** "service", "baseline", or another server measured beside them (main.ts: the library floors). */
+  readonly server: Server
   readonly port: number
   readonly headers: Record<string, string>
 }
@@ -206,7 +207,7 @@ export interface Target {
 export interface Route {
   readonly name: string
   readonly method: "GET" | "POST"
-  readonly next: (target: Target) => { readonly path: string; readonly body?: string }
+  readonly next: (target: Target<string>) => { readonly path: string; readonly body?: string }
 }
 
 export interface RoundFigures {
@@ -219,7 +220,7 @@ export interface RoundFigures {
   readonly total: number
 }
 
-export const load = (target: Target, route: Route, seconds: number, connections: number) =>
+export const load = (target: Target<string>, route: Route, seconds: number, connections: number) =>
   new Promise<RoundFigures>((resolve, reject) => {
     const headers = route.method === "POST" ? { ...target.headers, "content-type": "application/json" } : target.headers
     autocannon(

@@ -9,6 +9,9 @@
  *    core/contacts/rules.ts on a sample.
  * 3. The service (apps/server/node.ts) and the baseline (baseline.ts) run as child processes and are
  *    loaded with autocannon, alternating rounds, then probed with sequential single-client searches.
+ *    `GET /contacts/{id}` also loads the library floors (floors.ts: an Effect runtime on
+ *    `@effect/sql-pg`, the service's Node server with one hand-written route, one HttpApi endpoint),
+ *    which bound what the service can reach while it is built on them.
  *
  * Env: BENCH_CONTACTS (1000000), BENCH_SECONDS (10), BENCH_WARMUP (10), BENCH_ROUNDS (2),
  * BENCH_CONNECTIONS (50), BENCH_PROBE (500), BENCH_BATCH (100000), BENCH_DATABASE_URL.
@@ -30,6 +33,13 @@ const CONNECTIONS = intEnv("BENCH_CONNECTIONS", 50)
 const PROBE = intEnv("BENCH_PROBE", 500)
 const BATCH = intEnv("BENCH_BATCH", 100_000)
 const LIMIT = 50
+/** The library floors of floors.ts, cheapest first, and what each adds to the one below it. */
+const FLOORS = ["effect", "platform", "httpapi"] as const
+const FLOOR_LABELS: Record<string, string> = {
+  effect: "an Effect runtime on @effect/sql-pg under node:http",
+  platform: "the service's Node server, one hand-written route with its schemas",
+  httpapi: "one HttpApi endpoint (router, group, handler) on that server"
+}
 
 // ---------------------------------------------------------------------------------------------
 
@@ -85,6 +95,12 @@ const main = async () => {
       { server: "service", port: service.port, headers: { authorization: `Bearer ${key}` } },
       { server: "baseline", port: baseline.port, headers: {} }
     ]
+    const floors: Array<Target<string>> = []
+    for (const floor of FLOORS) {
+      const child = await startChild(`${floor} floor`, "apps/bench/floors.ts", { DATABASE_URL: databaseUrl, WORKSPACE_ID: workspaceId, FLOOR: floor }, await freePort())
+      cleanups.push(child.stop)
+      floors.push({ server: floor, port: child.port, headers: {} })
+    }
 
     const searchPath = (term: string) => `/v1/api/contacts?q=${encodeURIComponent(term)}&limit=${LIMIT}`
     const routes: ReadonlyArray<Route> = [
@@ -110,17 +126,26 @@ const main = async () => {
       if (stripCursor(a!.body) === stripCursor(b!.body)) identical++
     }
     log(`sample run: ${compared} requests answered 200 by both servers; identical bodies (cursor aside): ${identical}/${compared}`)
+    // The floors answer the baseline's body, or they measure something else.
+    for (const path of ids.slice(0, 5).map((id) => `/v1/api/contacts/${id}`)) {
+      const want = await call(targets[1]!.port, "GET", path, {})
+      for (const floor of floors) {
+        const got = await call(floor.port, "GET", path, {})
+        if (got.status !== 200 || got.body !== want.body) throw new Error(`${floor.server} floor ${path}: ${got.status} ${got.body.slice(0, 200)}`)
+      }
+    }
 
     // 4. Load: warm-up, then alternating rounds
     const loadBefore = loadavg()[0]!
     const figures = new Map<string, Array<RoundFigures>>()
     for (const route of routes) {
-      for (const target of targets) {
+      const loaded = route === routes[0] ? [...targets, ...floors] : targets
+      for (const target of loaded) {
         const w = await load(target, route, WARMUP, CONNECTIONS)
         log(`warm-up ${target.server.padEnd(8)} ${route.name}: ${fmt(w.reqPerSec)} req/s, non-2xx ${w.non2xx}`)
       }
       for (let round = 1; round <= ROUNDS; round++) {
-        for (const target of targets) {
+        for (const target of loaded) {
           const r = await load(target, route, SECONDS, CONNECTIONS)
           const k = `${route.name}|${target.server}`
           figures.set(k, [...(figures.get(k) ?? []), r])
@@ -170,7 +195,7 @@ const main = async () => {
     // 7. Report
     const mean = (xs: ReadonlyArray<number>) => xs.reduce((a, b) => a + b, 0) / xs.length
     const rows = routes.flatMap((route) =>
-      targets.map((t) => {
+      (route === routes[0] ? [...targets, ...floors] : targets).map((t) => {
         const rs = figures.get(`${route.name}|${t.server}`) ?? []
         return {
           route: route.name,
@@ -184,8 +209,8 @@ const main = async () => {
         }
       })
     )
-    const ratio = (route: string) => {
-      const s = rows.find((r) => r.route === route && r.server === "service")!
+    const ratio = (route: string, server = "service") => {
+      const s = rows.find((r) => r.route === route && r.server === server)!
       const b = rows.find((r) => r.route === route && r.server === "baseline")!
       return s.reqPerSec / b.reqPerSec
     }
@@ -199,12 +224,12 @@ const main = async () => {
     log(`1-min load average: ${loadBefore.toFixed(1)} before load, ${loadAfter.toFixed(1)} after probe (anything else running on these cores skews the figures)`)
     log(`seeding ${seed.seconds.toFixed(1)} s | autocannon ${CONNECTIONS} connections, ${SECONDS} s x ${ROUNDS} rounds per server, alternating, ${WARMUP} s warm-up | pool 20 | limit ${LIMIT}`)
     log(line)
-    log(`${"route".padEnd(34)}${"server".padEnd(10)}${"req/s mean".padStart(12)}${"rounds".padStart(20)}${"p50 ms".padStart(9)}${"p99 ms".padStart(9)}${"non2xx".padStart(8)}${"errors".padStart(8)}${"svc/base".padStart(10)}`)
+    log(`${"route".padEnd(34)}${"server".padEnd(10)}${"req/s mean".padStart(12)}${"rounds".padStart(20)}${"p50 ms".padStart(9)}${"p99 ms".padStart(9)}${"non2xx".padStart(8)}${"errors".padStart(8)}${"x baseline".padStart(11)}`)
     for (const r of rows) {
       log(
         `${(r.server === "service" ? r.route : "").padEnd(34)}${r.server.padEnd(10)}${fmt(r.reqPerSec).padStart(12)}${r.rounds.map((x) => fmt(x)).join(" / ").padStart(20)}` +
           `${fmt(r.p50, 1).padStart(9)}${fmt(r.p99, 1).padStart(9)}${String(r.non2xx).padStart(8)}${String(r.errors).padStart(8)}` +
-          `${(r.server === "service" ? ratio(r.route).toFixed(2) : "").padStart(10)}`
+          `${(r.server === "baseline" ? "" : ratio(r.route, r.server).toFixed(2)).padStart(11)}`
       )
     }
     log(line)
@@ -236,7 +261,7 @@ const main = async () => {
       loadAverage: { beforeLoad: loadBefore, afterProbe: loadAfter },
       settings: { connections: CONNECTIONS, seconds: SECONDS, rounds: ROUNDS, warmupSeconds: WARMUP, probeRequests: PROBE, limit: LIMIT, poolSize: 20 },
       seed: { ...seed, sizes },
-      load: rows.map((r) => ({ ...r, ratioServiceToBaseline: r.server === "service" ? ratio(r.route) : null })),
+      load: rows.map((r) => ({ ...r, ratioServiceToBaseline: r.server === "service" ? ratio(r.route) : null, ratioToBaseline: r.server === "baseline" ? null : ratio(r.route, r.server) })),
       probe: probes,
       searchTerms: SEARCH_TERMS,
       explain: explains
@@ -265,6 +290,13 @@ const main = async () => {
       host: `${availableParallelism()} CPUs, load ${loadBefore.toFixed(1)}/${loadAfter.toFixed(1)}`,
       figures: [
         loadFigure(routes[0]!.name, { text: ">= 0.7 of the bare server", ratio: 0.7 }),
+        ...FLOORS.map((floor): Figure => ({
+          figure: `${routes[0]!.name} floor: ${FLOOR_LABELS[floor]}, no contract work, ${label} contacts (Postgres)`,
+          value: rows.find((r) => r.route === routes[0]!.name && r.server === floor)!.reqPerSec,
+          unit: "req/s",
+          baseline: { ...bare, value: rows.find((r) => r.route === routes[0]!.name && r.server === "baseline")!.reqPerSec },
+          ratio: ratio(routes[0]!.name, floor)
+        })),
         loadFigure(routes[1]!.name),
         {
           figure: `contact search p95, sequential probe, ${label} contacts (Postgres; p50 ${fmt(probes.service.p50, 1)}, p99 ${fmt(probes.service.p99, 1)})`,
