@@ -67,3 +67,6 @@ export const HttpAppLive = (options: HttpOptions) =>
     Layer.provideMerge(ApiLive(options)),
     Layer.provide(Layer.succeed(TrustedProxies, options.trustProxy ?? 0))
   )
+
+/** Serves HttpAppLive: HttpApiBuilder's serve and toWebHandler, less two regions per request (router.ts). */
+export { serve, toWebHandler } from "./router.ts"

@@ -5,10 +5,11 @@
  * NodeRuntime.runMain runs it on both: Deno provides Node's `process` signals and exit.
  */
 import { mkdirSync } from "node:fs"
-import { HttpApiBuilder, type HttpRouter, type HttpServer, type HttpServerError } from "@effect/platform"
+import type { HttpRouter, HttpServer, HttpServerError } from "@effect/platform"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Effect, Layer, Option } from "effect"
 import type { Timeouts } from "../../adapters/http/platform.ts"
+import * as Http from "../../adapters/http/app.ts"
 import * as Otlp from "../../adapters/telemetry/otlp.ts"
 import { ServerConfig } from "./config.ts"
 import * as Lifecycle from "./lifecycle.ts"
@@ -28,7 +29,7 @@ export const run = (server: ServerLayer): void => {
       const config = yield* ServerConfig
       yield* Effect.logInfo(`Configuration read (pid ${process.pid}, modules loaded in ${Math.round(process.uptime() * 1000)} ms)`)
       mkdirSync(config.dataDir, { recursive: true })
-      return HttpApiBuilder.serve().pipe(
+      return Http.serve().pipe(
         Lifecycle.withLogListening,
         // Order matters for shutdown: layers release in reverse, so the server closes (and waits for
         // in-flight requests) before the app's database pool is released.

@@ -6,10 +6,10 @@
  */
 import { Agent, request } from "node:http"
 import type { Socket } from "node:net"
-import { HttpApiBuilder, HttpServer } from "@effect/platform"
+import { HttpServer } from "@effect/platform"
 import { Layer, ManagedRuntime, Option, Redacted } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { HttpAppLive } from "../../adapters/http/app.ts"
+import { HttpAppLive, serve } from "../../adapters/http/app.ts"
 import * as NodeServer from "../../adapters/http/nodeServer.ts"
 import { ADMIN_TOKEN, makeTestApp } from "../support/app.ts"
 
@@ -21,7 +21,7 @@ beforeAll(async () => {
   app = await makeTestApp()
   const context = await app.runtime.runtime()
   server = ManagedRuntime.make(
-    HttpApiBuilder.serve().pipe(
+    serve().pipe(
       Layer.provideMerge(NodeServer.layer({ port: 0, host: "127.0.0.1" })),
       Layer.provide(HttpAppLive({ adminToken: Option.some(Redacted.make(ADMIN_TOKEN)), testHelpers: true, telnyxPublicKey: Option.none() })),
       Layer.provide(Layer.succeedContext(context.context))

@@ -1,9 +1,9 @@
 /** The HTTP app in-process over the in-memory adapters, as a fetch-style handler. */
-import { HttpApiBuilder, HttpServer } from "@effect/platform"
+import { HttpServer } from "@effect/platform"
 import { Effect, Layer, Logger, LogLevel, ManagedRuntime, Option, Redacted } from "effect"
 import * as MemoryStores from "../../adapters/memory/stores.ts"
 import * as RateLimit from "../../adapters/ratelimit/memory.ts"
-import { HttpAppLive } from "../../adapters/http/app.ts"
+import { HttpAppLive, toWebHandler } from "../../adapters/http/app.ts"
 import { withBodyLimit } from "../../adapters/http/web.ts"
 import * as Dns from "../../adapters/net/dns.ts"
 import * as Sender from "../../adapters/webhooks/sender.ts"
@@ -116,7 +116,7 @@ export const makeTestApp = async (options: TestAppOptions = {}) => {
     options.webhookWorker ? Layer.provideMerge(WebhookWorker.layer({ pollMs: options.webhookPollMs ?? 20 }), base) : base
   )
   const context = await runtime.runtime()
-  const { handler: raw, dispose } = HttpApiBuilder.toWebHandler(
+  const { handler: raw, dispose } = toWebHandler(
     Layer.mergeAll(HttpAppLive({
       adminToken,
       testHelpers: options.testHelpers ?? true,

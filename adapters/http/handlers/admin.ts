@@ -1,11 +1,11 @@
-import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { auditEntry } from "../../../core/audit/log.ts"
 import { AuditLog } from "../../../core/audit/store.ts"
 import { Workspaces } from "../../../core/workspaces/service.ts"
 import { Api } from "../api.ts"
+import { group } from "../router.ts"
 
-export const AdminLive = HttpApiBuilder.group(Api, "admin", (handlers) =>
+export const AdminLive = group(Api, "admin", (handlers) =>
   Effect.gen(function* () {
     const workspaces = yield* Workspaces
     const audit = yield* AuditLog

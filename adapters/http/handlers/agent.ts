@@ -1,10 +1,10 @@
-import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { connectNumber, disconnectNumber, getAgent, publishAgent, updateAgent } from "../../../core/tools/agent.ts"
 import { Api } from "../api.ts"
+import { group } from "../router.ts"
 import { CurrentPrincipal } from "../platform.ts"
 
-export const AgentLive = HttpApiBuilder.group(Api, "agent", (handlers) =>
+export const AgentLive = group(Api, "agent", (handlers) =>
   handlers
     .handle("get", () => Effect.flatMap(CurrentPrincipal, (p) => getAgent.run(p, {})))
     .handle("update", ({ payload }) => Effect.flatMap(CurrentPrincipal, (p) => updateAgent.run(p, payload)))

@@ -1,5 +1,5 @@
 /** Carrier webhooks: authenticated by the carrier's signature rather than an API key. */
-import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
+import { HttpServerRequest } from "@effect/platform"
 import { Clock, Effect, Either, Option, Redacted } from "effect"
 import { InvalidArgument, NotFound, Unauthenticated } from "../../../core/errors.ts"
 import { Messaging } from "../../../core/messaging/service.ts"
@@ -9,6 +9,7 @@ import { registryChange } from "../../carrier/telnyxRegistryWebhooks.ts"
 import { verifyAndParse } from "../../carrier/telnyxWebhooks.ts"
 import { Texting } from "../../../core/texting/service.ts"
 import { Api } from "../api.ts"
+import { group } from "../router.ts"
 
 export interface CarrierWebhookOptions {
   /** The Telnyx account's Ed25519 public key; none unless CARRIER=telnyx. */
@@ -19,7 +20,7 @@ export interface CarrierWebhookOptions {
 const callEvent = (rawBody: string) => Option.flatten(Either.getRight(parseCallEvent(rawBody)))
 
 export const CarrierLive = (options: CarrierWebhookOptions) =>
-  HttpApiBuilder.group(Api, "carrier", (handlers) =>
+  group(Api, "carrier", (handlers) =>
     Effect.gen(function* () {
       const messaging = yield* Messaging
       const texting = yield* Texting

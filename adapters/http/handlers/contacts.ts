@@ -1,10 +1,10 @@
-import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { CurrentPrincipal } from "../platform.ts"
 import { createContact, deleteContact, getContact, listContacts, updateContact } from "../../../core/tools/contacts.ts"
 import { Api } from "../api.ts"
+import { group } from "../router.ts"
 
-export const ContactsLive = HttpApiBuilder.group(Api, "contacts", (handlers) =>
+export const ContactsLive = group(Api, "contacts", (handlers) =>
   handlers
     .handle("list", ({ urlParams }) => Effect.flatMap(CurrentPrincipal, (p) => listContacts.run(p, urlParams)))
     .handle("create", ({ payload }) => Effect.flatMap(CurrentPrincipal, (p) => createContact.run(p, payload)), { uninterruptible: true })

@@ -1,12 +1,13 @@
 /** The probes of api/health.ts. Answers are never cached: a probe wants the state now. */
-import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
+import { HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
 import { readiness } from "../../../core/health.ts"
 import { Api } from "../api.ts"
+import { group } from "../router.ts"
 
 const NO_STORE = { "cache-control": "no-store" }
 
-export const HealthLive = HttpApiBuilder.group(Api, "health", (handlers) =>
+export const HealthLive = group(Api, "health", (handlers) =>
   handlers
     .handle("live", () => Effect.succeed(HttpServerResponse.unsafeJson({ status: "ok" }, { headers: NO_STORE })))
     .handle("ready", () =>

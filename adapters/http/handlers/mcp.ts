@@ -4,13 +4,14 @@
  * of the MCP transport spec that come before JSON-RPC (Origin, Accept), and answers every refusal,
  * the SDK's included, in the REST error envelope.
  */
-import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
+import { HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
 import { InvalidArgument } from "../../../core/errors.ts"
 import { tools } from "../../../core/tools/index.ts"
 import type { ToolServices } from "../../../core/tools/index.ts"
 import { makeMcpEndpoint, screen } from "../../mcp/server.ts"
 import { Api, API_VERSION } from "../api.ts"
+import { group } from "../router.ts"
 import { bodyReadMessage, CurrentPrincipal, CurrentRequest, envelope } from "../platform.ts"
 
 /** An origin as browsers send it (`https://host[:port]`), so a listed `https://Console.example/` matches. */
@@ -40,7 +41,7 @@ const asEnvelope = async (res: Response, requestId: string) => {
 export const McpLive = (options: { readonly allowedOrigins: ReadonlyArray<string> }) => {
   const endpoint = makeMcpEndpoint(tools, API_VERSION)
   const allowed = new Set(options.allowedOrigins.map(originOf))
-  return HttpApiBuilder.group(Api, "mcp", (handlers) =>
+  return group(Api, "mcp", (handlers) =>
     handlers.handleRaw("call", ({ request }) =>
       Effect.gen(function* () {
         const { requestId } = yield* CurrentRequest
@@ -80,6 +81,6 @@ const notAllowed = Effect.flatMap(CurrentRequest, ({ requestId }) =>
   )
 )
 
-export const McpStreamLive = HttpApiBuilder.group(Api, "mcpStream", (handlers) =>
+export const McpStreamLive = group(Api, "mcpStream", (handlers) =>
   handlers.handleRaw("stream", () => notAllowed).handleRaw("end", () => notAllowed)
 )

@@ -3,11 +3,12 @@
  * blob all answer the same 404, so URLs cannot be probed. Served bytes carry `nosniff` and a sandbox
  * CSP so a stored HTML or SVG file cannot run script on the API origin.
  */
-import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
+import { HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
 import { NotFound } from "../../../core/errors.ts"
 import { BlobStore, MediaUrls } from "../../../core/media.ts"
 import { Api } from "../api.ts"
+import { group } from "../router.ts"
 
 const notFound = new NotFound({ message: "Media not found or link expired" })
 
@@ -35,6 +36,6 @@ export const serveMedia = (
     })
   })
 
-export const MediaLive = HttpApiBuilder.group(Api, "media", (handlers) =>
+export const MediaLive = group(Api, "media", (handlers) =>
   handlers.handle("get", ({ path, urlParams }) => serveMedia(path, urlParams))
 )

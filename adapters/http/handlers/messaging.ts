@@ -1,10 +1,10 @@
-import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { fileMessagingRegistration, getMessagingStatus, refreshMessagingStatus, resendMessagingOtp, verifyMessagingOtp } from "../../../core/tools/messaging.ts"
 import { Api } from "../api.ts"
+import { group } from "../router.ts"
 import { CurrentPrincipal } from "../platform.ts"
 
-export const MessagingLive = HttpApiBuilder.group(Api, "messaging", (handlers) =>
+export const MessagingLive = group(Api, "messaging", (handlers) =>
   handlers
     .handle("status", () => Effect.flatMap(CurrentPrincipal, (p) => getMessagingStatus.run(p, {})))
     // Uninterruptible: a client that goes away must not cut a filing between its charge and its record.

@@ -1,15 +1,16 @@
 /** Test helpers (CONTRACT.md): drive the simulated carrier end to end through core/messaging/simulator.ts. */
-import { HttpApiBuilder, type HttpServerRequest } from "@effect/platform"
+import { type HttpServerRequest } from "@effect/platform"
 import { Effect } from "effect"
 import type { Principal } from "../../../core/auth/principal.ts"
 import { Calls } from "../../../core/calls/service.ts"
 import { NotFound } from "../../../core/errors.ts"
 import { Simulator } from "../../../core/messaging/simulator.ts"
 import { Api } from "../api.ts"
+import { group } from "../router.ts"
 import { CurrentPrincipal } from "../platform.ts"
 
 export const TestHelpersLive = (enabled: boolean) =>
-  HttpApiBuilder.group(Api, "testHelpers", (handlers) =>
+  group(Api, "testHelpers", (handlers) =>
     Effect.gen(function* () {
       const simulator = yield* Simulator
       const calls = yield* Calls

@@ -1,13 +1,13 @@
-import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import type { Principal } from "../../../core/auth/principal.ts"
 import * as Tools from "../../../core/tools/webhooks.ts"
 import { CurrentPrincipal } from "../platform.ts"
 import { Api } from "../api.ts"
+import { group } from "../router.ts"
 
 const withPrincipal = <A, E, R>(f: (p: Principal) => Effect.Effect<A, E, R>) => Effect.flatMap(CurrentPrincipal, f)
 
-export const WebhooksLive = HttpApiBuilder.group(Api, "webhooks", (handlers) =>
+export const WebhooksLive = group(Api, "webhooks", (handlers) =>
   handlers
     .handle("events", () => withPrincipal((p) => Tools.listWebhookEventTypes.run(p, {})))
     .handle("list", () => withPrincipal((p) => Tools.listWebhooks.run(p, {})))
