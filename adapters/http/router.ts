@@ -11,6 +11,11 @@
  * body, headers, query) and with its errors; the HttpApi, its endpoints, middleware and the
  * OpenAPI document are the library's own. Routes match as HttpRouter matches them (find-my-way-ts,
  * HEAD answered by GET).
+ *
+ * Where it differs: a handler (and the middleware) runs with every group's services, not only its
+ * own group's (all of ours are built from the same app layer, ApiLive); groups built with different
+ * instances of one service are refused when the app is served. `serve` takes no middleware argument,
+ * and mounted apps and prefixed routes (HttpRouter's, unused by HttpApi) are refused.
  */
 import {
   HttpApi,
@@ -135,8 +140,28 @@ const security = (entry: MiddlewareEntry) => {
   return built
 }
 
-/** A synchronous decoder (the contract's schemas have no effects); its ParseError is answered as the library's: an HttpApiDecodeError. */
-const decoder = (schema: Schema.Schema.Any) => Schema.decodeUnknownEither(schema as Schema.Schema<any, any, never>)
+/**
+ * A synchronous decoder; its ParseError is answered as the library's, an HttpApiDecodeError. A
+ * schema whose effects are asynchronous (an async `filterEffect` or transformation) cannot decode
+ * here: that is a defect (500, logged) naming it, not a 400 blaming the client.
+ */
+/** Whether a decode stopped at work it could not do synchronously (ParseResult's Forbidden, at any depth). */
+const forbidden = (issue: ParseResult.ParseIssue): boolean => {
+  if (issue._tag === "Forbidden") return true
+  if ("issues" in issue) return (Array.isArray(issue.issues) ? issue.issues : [issue.issues]).some(forbidden)
+  return "issue" in issue ? forbidden(issue.issue as ParseResult.ParseIssue) : false
+}
+
+const decoder = (schema: Schema.Schema.Any) => {
+  const decode = Schema.decodeUnknownEither(schema as Schema.Schema<any, any, never>)
+  return (input: unknown) => {
+    const result = decode(input)
+    if (Either.isLeft(result) && forbidden(result.left.issue)) {
+      throw new Error(`router.ts decodes request schemas synchronously, and this one needs asynchronous effects: ${String(schema)}`)
+    }
+    return result
+  }
+}
 
 const handlerToRoute = (item: Item, middleware: Map<string, MiddlewareEntry>, groupContext: Context.Context<never>) => {
   const endpoint = item.endpoint
@@ -279,7 +304,8 @@ const toResponse = (statusOf: (ast: AST.AST) => number) => (schema: Schema.Schem
           // body with the status line and headers in one write, and bytes in a second (writev).
           let text: string
           try {
-            text = JSON.stringify(data)
+            // `undefined` (a Schema.Unknown success) is an empty body, as HttpServerResponse.json sends it.
+            text = JSON.stringify(data) ?? ""
           } catch (error) {
             return ParseResult.fail(new ParseResult.Type(ast, error, "Could not encode to JSON"))
           }
@@ -304,7 +330,9 @@ const build = Effect.gen(function* () {
   const { api, context: apiContext } = yield* HttpApi.Api
   const routerConfig = yield* FiberRef.get(HttpRouter.currentRouterConfig)
   const router = yield* HttpApiBuilder.Router.router
-  if (Chunk.size(router.mounts) > 0) return yield* Effect.dieMessage("router.ts serves no mounted apps")
+  if (Chunk.size(router.mounts) > 0 || Chunk.some(router.routes, (route) => Option.isSome(route.prefix))) {
+    return yield* Effect.dieMessage("router.ts serves neither mounted apps nor prefixed routes (an HttpApiGroup's prefix is in its paths)")
+  }
   const find = FindMyWay.make<HttpRouter.Route<unknown, unknown>>(routerConfig)
   let groups = Context.empty() as Context.Context<never>
   for (const route of router.routes) {

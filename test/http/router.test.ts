@@ -1,10 +1,17 @@
 /**
- * adapters/http/router.ts serves the API as HttpApiBuilder would: the same requests, sent to the
- * app served both ways over the same stores, get the same status, headers and body. The groups are
- * router.ts's in both (HttpApiBuilder's serving then merges each group's context per request).
+ * adapters/http/router.ts serves as HttpApiBuilder would: the same requests get the same status,
+ * headers and body.
+ * - The app, served both ways over the same stores. Its groups are router.ts's on both sides
+ *   (HttpApiBuilder's serving then merges each group's context per request): this compares the
+ *   routing, the contexts and the platform middleware around them.
+ * - A small API whose one group is built by the same function through HttpApiBuilder.group on one
+ *   side and router.ts's group on the other: this compares the handler path itself (decoders in
+ *   their order, success encodings, raw handlers, security middleware, error encoding).
  */
-import { HttpApiBuilder, HttpServer } from "@effect/platform"
-import { Layer, Logger, LogLevel, Option, Redacted } from "effect"
+import { HttpApi, HttpApiBuilder, HttpApiEndpoint, HttpApiError, HttpApiGroup, HttpApiMiddleware, HttpApiSchema, HttpApiSecurity, HttpServer, HttpServerResponse } from "@effect/platform"
+import { Context, Effect, Layer, Logger, LogLevel, Option, Redacted, Schema } from "effect"
+import { group } from "../../adapters/http/router.ts"
+import { toWebHandler } from "../../adapters/http/app.ts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { HttpAppLive } from "../../adapters/http/app.ts"
 import { withBodyLimit } from "../../adapters/http/web.ts"
@@ -94,6 +101,97 @@ describe("router.ts against HttpApiBuilder's serving", () => {
       const [path, init] = make()
       const { ours, theirs } = await both(path, init)
       expect(ours).toEqual(theirs)
+    })
+  }
+})
+
+// ---- the handler path, against HttpApiBuilder's own group
+
+class Caller extends Context.Tag("test/router/Caller")<Caller, string>() {}
+class Nope extends Schema.TaggedError<Nope>()("Nope", { why: Schema.String }, HttpApiSchema.annotations({ status: 404 })) {}
+class Guard extends HttpApiMiddleware.Tag<Guard>()("test/router/Guard", {
+  security: { bearer: HttpApiSecurity.bearer },
+  provides: Caller,
+  failure: HttpApiError.Unauthorized
+}) {}
+class Items extends HttpApiGroup.make("items")
+  .add(
+    HttpApiEndpoint.get("read", "/items/:id")
+      .setPath(Schema.Struct({ id: Schema.NumberFromString }))
+      .setUrlParams(Schema.Struct({ tags: Schema.optional(Schema.Array(Schema.String)), q: Schema.optional(Schema.String) }))
+      .setHeaders(Schema.Struct({ "x-n": Schema.optional(Schema.NumberFromString) }))
+      .addSuccess(Schema.Struct({ id: Schema.Number, tags: Schema.optional(Schema.Array(Schema.String)), q: Schema.optional(Schema.String), n: Schema.optional(Schema.Number), text: Schema.String }))
+      .addError(Nope)
+  )
+  .add(HttpApiEndpoint.post("create", "/items").setPayload(Schema.Struct({ name: Schema.String })).addSuccess(Schema.Struct({ name: Schema.String }), { status: 201 }))
+  .add(HttpApiEndpoint.get("text", "/text").addSuccess(HttpApiSchema.Text()))
+  .add(HttpApiEndpoint.get("bytes", "/bytes").addSuccess(HttpApiSchema.Uint8Array()))
+  .add(HttpApiEndpoint.post("empty", "/empty").addSuccess(HttpApiSchema.NoContent))
+  .add(HttpApiEndpoint.get("unknown", "/unknown").addSuccess(Schema.Unknown))
+  .add(HttpApiEndpoint.get("raw", "/raw"))
+  .add(HttpApiEndpoint.get("guarded", "/guarded").addSuccess(Schema.Struct({ caller: Schema.String })).middleware(Guard))
+  .add(HttpApiEndpoint.get("effectful", "/effectful/:id").setPath(Schema.Struct({ id: Schema.String.pipe(Schema.filterEffect(() => Effect.promise(() => Promise.resolve(true)))) }))) {}
+class ItemsApi extends HttpApi.make("items").add(Items) {}
+
+const GuardLive = Layer.succeed(
+  Guard,
+  Guard.of({ bearer: (token) => (Redacted.value(token) === "good" ? Effect.succeed("ada") : Effect.fail(new HttpApiError.Unauthorized())) })
+)
+const build = (handlers: any) =>
+  handlers
+    .handle("read", ({ path, urlParams, headers }: any) =>
+      path.id === 404 ? Effect.fail(new Nope({ why: "four oh four" })) : Effect.succeed({ id: path.id, ...urlParams, ...(headers["x-n"] === undefined ? {} : { n: headers["x-n"] }), text: "Zoë ✓ 😀" })
+    )
+    .handle("create", ({ payload }: any) => Effect.succeed({ name: payload.name }), { uninterruptible: true })
+    .handle("text", () => Effect.succeed("plain Zoë"))
+    .handle("bytes", () => Effect.succeed(new TextEncoder().encode("bytes")))
+    .handle("empty", () => Effect.void)
+    .handle("unknown", () => Effect.succeed(undefined))
+    .handleRaw("raw", ({ request }: any) => Effect.succeed(HttpServerResponse.text(`raw ${request.url}`)))
+    .handle("guarded", () => Effect.map(Caller, (caller) => ({ caller })))
+    .handle("effectful", () => Effect.void)
+
+const itemsApp = (served: "library" | "ours") => {
+  // `build` is typed loosely to serve both sides; the layer needs nothing once Guard is given.
+  const groupLive = (served === "library" ? HttpApiBuilder.group(ItemsApi, "items", build) : group(ItemsApi, "items", build)) as Layer.Layer<HttpApiGroup.ApiGroup<"items", "items">>
+  const layer = Layer.mergeAll(HttpApiBuilder.api(ItemsApi).pipe(Layer.provide(groupLive), Layer.provide(GuardLive)), HttpServer.layerContext)
+  return served === "library" ? HttpApiBuilder.toWebHandler(layer) : toWebHandler(layer)
+}
+
+describe("router.ts's handler path against HttpApiBuilder.group", () => {
+  const servers = { library: itemsApp("library"), ours: itemsApp("ours") }
+  afterAll(async () => {
+    await servers.library.dispose()
+    await servers.ours.dispose()
+  })
+  const cases: ReadonlyArray<[string, string, RequestInit]> = [
+    ["a read with path, query and header", "/items/7?tags=a&q=z", { headers: { "x-n": "3" } }],
+    ["an array query given once and twice", "/items/7?tags=a&tags=b", {}],
+    ["a path its schema refuses", "/items/seven", {}],
+    ["a query its schema refuses", "/items/7?q=a&q=b", {}],
+    ["a header its schema refuses", "/items/7", { headers: { "x-n": "many" } }],
+    ["a declared error", "/items/404", {}],
+    ["HEAD of a read", "/items/7", { method: "HEAD" }],
+    ["a 201 with a body", "/items", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "Zoë" }) }],
+    ["a body its schema refuses", "/items", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: 7 }) }],
+    ["a text answer", "/text", {}],
+    ["a bytes answer", "/bytes", {}],
+    ["no content", "/empty", { method: "POST" }],
+    ["an undefined success", "/unknown", {}],
+    ["a raw handler", "/raw?x=1", {}],
+    ["a security middleware that provides", "/guarded", { headers: { authorization: "Bearer good" } }],
+    ["a security middleware that refuses", "/guarded", { headers: { authorization: "Bearer bad" } }],
+    ["an unknown route", "/nothing", {}]
+  ]
+  it("a request schema that needs asynchronous effects is a defect (500) here, not a 400 blaming the client", async () => {
+    const ours = await servers.ours.handler(new Request("http://test.local/effectful/x"))
+    const library = await servers.library.handler(new Request("http://test.local/effectful/x"))
+    expect([ours.status, library.status]).toEqual([500, 204])
+  })
+  for (const [name, path, init] of cases) {
+    it(`${name}: the same status, headers and body`, async () => {
+      const ask = (server: { handler: (request: Request) => Promise<Response> }) => server.handler(new Request(`http://test.local${path}`, init)).then(seen)
+      expect(await ask(servers.ours)).toEqual(await ask(servers.library))
     })
   }
 })
