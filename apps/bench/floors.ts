@@ -25,7 +25,7 @@ import { NotFound } from "../../core/errors.ts"
 import { getContact } from "../../core/tools/contacts.ts"
 import { IdParam } from "../../adapters/http/api/shared.ts"
 import { NotFound as NotFoundError } from "../../adapters/http/api/errors.ts"
-import { detail, type Row } from "./floor.ts"
+import { detail, error, type Row, send } from "./floor.ts"
 import { getStatement } from "./sql.ts"
 
 const url = process.env["DATABASE_URL"]
@@ -52,14 +52,9 @@ const effectFloor = async () => {
   const sql = await runtime.runPromise(PgClient.PgClient)
   createServer((req, res) => {
     const m = CONTACT_PATH.exec(req.url ?? "")
-    const answer = (status: number, body: unknown) => {
-      const text = JSON.stringify(body)
-      res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text) })
-      res.end(text)
-    }
-    if (m === null) return answer(404, { error: { code: "not_found" } })
+    if (m === null) return error(res, 404, "not_found", "No such route")
     runtime.runCallback(getRow(sql, decodeURIComponent(m[1]!)), {
-      onExit: (exit) => (Exit.isSuccess(exit) ? answer(200, exit.value) : answer(404, { error: { code: "not_found" } }))
+      onExit: (exit) => (Exit.isSuccess(exit) ? send(res, 200, exit.value) : error(res, 404, "not_found", "No such contact"))
     })
   }).listen(port, host)
 }
