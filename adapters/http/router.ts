@@ -334,15 +334,18 @@ const build = Effect.gen(function* () {
     return yield* Effect.dieMessage("router.ts serves neither mounted apps nor prefixed routes (an HttpApiGroup's prefix is in its paths)")
   }
   const find = FindMyWay.make<HttpRouter.Route<unknown, unknown>>(routerConfig)
-  let groups = Context.empty() as Context.Context<never>
+  const contexts = new Set<Context.Context<never>>()
   for (const route of router.routes) {
     // A route that is not a group's (the OpenAPI document) may answer any Respondable.
     const context = groupContexts.get(route)
     const served = context === undefined ? HttpRouter.makeRoute(route.method, route.path, Effect.flatMap(route.handler, Respondable.toResponse), { uninterruptible: route.uninterruptible }) : route
     if (route.method === "*") find.all(route.path, served)
     else find.on(route.method, route.path, served)
-    if (context !== undefined) groups = mergeDistinct(groups, context)
+    if (context !== undefined) contexts.add(context)
   }
+  // Each group's context once (it is shared by all the group's routes).
+  let groups = Context.empty() as Context.Context<never>
+  for (const context of contexts) groups = mergeDistinct(groups, context)
   groups = Context.add(groups, Served, true)
   const routed = Effect.withFiberRuntime<HttpServerResponse.HttpServerResponse, unknown, HttpServerRequest.HttpServerRequest>((fiber) => {
     const request = Context.unsafeGet(fiber.currentContext, HttpServerRequest.HttpServerRequest)
