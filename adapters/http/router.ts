@@ -360,7 +360,8 @@ const build = Effect.gen(function* () {
     return Effect.zipRight(
       FiberRef.set(
         FiberRef.currentContext,
-        Context.add(Context.add(fiber.currentContext, HttpServerRequest.ParsedSearchParams, found.searchParams), HttpRouter.RouteContext, routeContext)
+        // One copy of the request's context with both added (each copy is about 3 us: nodeServer.ts).
+        Context.merge(fiber.currentContext, Context.make(HttpServerRequest.ParsedSearchParams, found.searchParams).pipe(Context.add(HttpRouter.RouteContext, routeContext)))
       ),
       route.uninterruptible ? handler : Effect.interruptible(handler)
     )

@@ -1,7 +1,7 @@
 /** LOG_FORMAT and LOG_LEVEL as apps/server/logging.ts applies them: what reaches stdout, in which shape. */
 import { spawnSync } from "node:child_process"
 import { fileURLToPath } from "node:url"
-import { Cause, Console, Effect, Exit, FiberId, FiberRefs, HashMap, Layer, List, Logger, LogLevel, Redacted, Scope } from "effect"
+import { Cause, Console, Effect, Exit, FiberId, FiberRefs, HashMap, Layer, List, Logger, LogLevel, LogSpan, Redacted, Scope } from "effect"
 import { afterEach, describe, expect, it, vi } from "vitest"
 import * as Logging from "../../apps/server/logging.ts"
 
@@ -34,7 +34,12 @@ describe("logging", () => {
 
   it("json lines are Effect's jsonLogger's, character for character, plain or not", () => {
     const shared = { id: 1 }
-    const options = (message: unknown, annotations: Record<string, unknown>, cause = Cause.empty as Cause.Cause<unknown>): Logger.Logger.Options<unknown> => ({
+    const options = (
+      message: unknown,
+      annotations: Record<string, unknown>,
+      cause = Cause.empty as Cause.Cause<unknown>,
+      extra: Partial<Logger.Logger.Options<unknown>> = {}
+    ): Logger.Logger.Options<unknown> => ({
       fiberId: FiberId.make(7, 0),
       logLevel: LogLevel.Info,
       message,
@@ -42,13 +47,22 @@ describe("logging", () => {
       context: FiberRefs.empty(),
       spans: List.empty(),
       annotations: HashMap.fromIterable(Object.entries(annotations)),
-      date: new Date(0)
+      date: new Date(0),
+      ...extra
     })
     for (const o of [
       options("GET /v1/api/contacts/:id 200 1.2ms", { method: "GET", status: 200, durationMs: 1.2, keyId: null, odd: "\"quoted\"\n" }),
       options(["two", "parts"], { status: 500 }, Cause.fail(new Error("boom"))),
       options(new Error("an error as the message"), {}),
-      options("objects", { twice: [shared, shared], secret: Redacted.make("hunter2"), big: 10n })
+      options("objects", { twice: [shared, shared], secret: Redacted.make("hunter2"), big: 10n }),
+      options(["one part"], { gone: undefined, none: null, nan: Number.NaN, yes: true }, Cause.empty, {
+        spans: List.make(LogSpan.make("db", -5), LogSpan.make("request", -12)),
+        date: new Date(1_700_000_000_000)
+      }),
+      options("no fiber, or two", {}, Cause.empty, { fiberId: FiberId.none }),
+      options("two fibers", { n: 1 }, Cause.empty, { fiberId: FiberId.combine(FiberId.make(3, 0), FiberId.make(4, 0)) }),
+      options([], {}),
+      options("a plain message with a cause", { n: 1 }, Cause.die("boom"))
     ]) {
       expect(Logging.jsonLogger.log(o)).toBe(Logger.jsonLogger.log(o))
     }
