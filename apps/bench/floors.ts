@@ -12,16 +12,37 @@
  *   decoded and encoded with the service's schemas, synchronously.
  * - `httpapi`: the same server under HttpApiBuilder, with one HttpApi endpoint declared with the
  *   service's schemas (IdParam, getContact's output, NotFound): the router, the group, the handler.
+ * - `contract`: not a library floor but the other way round: the service's read with the HTTP
+ *   model taken out. node:http, and the contract's work done in plain functions (request id, the
+ *   bearer key, authentication, the per-key rate limit and the route's scope, CORS and RateLimit
+ *   headers, the request metrics, the access log line through the server's logger), the use case
+ *   (`getContact.run`) on the service's own core services and stores. No HttpServerRequest or
+ *   HttpServerResponse, router, HttpApi or middleware: what a handler compiled from the endpoint
+ *   could reach at best. It answers the service's body (the benchmark checks it equals the bare
+ *   server's) and needs the service's environment and its key.
  *
- * Env: DATABASE_URL, WORKSPACE_ID, PORT, HOST (default 127.0.0.1), FLOOR.
+ * Env: DATABASE_URL, WORKSPACE_ID, PORT, HOST (default 127.0.0.1), FLOOR; `contract` reads the
+ * service's configuration (apps/server/config.ts) too.
  */
-import { createServer } from "node:http"
+import { createServer, type ServerResponse } from "node:http"
 import { HttpApi, HttpApiBuilder, HttpApiEndpoint, HttpApiGroup, HttpServer, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { NodeRuntime } from "@effect/platform-node"
 import { PgClient } from "@effect/sql-pg"
-import { Effect, Exit, Layer, ManagedRuntime, Redacted, Schema } from "effect"
+import { Cause, Effect, Exit, Layer, ManagedRuntime, Option, Redacted, Schema } from "effect"
+import { accessLog, routeMatcher } from "../../adapters/http/accessLog.ts"
+import { Api } from "../../adapters/http/api.ts"
 import * as NodeServer from "../../adapters/http/nodeServer.ts"
-import { NotFound } from "../../core/errors.ts"
+import { bearerToken, CORS_HEADERS, errorBody, requestIdFor, type RequestState } from "../../adapters/http/platform.ts"
+import { httpRecorder } from "../../adapters/telemetry/http.ts"
+import { ServerConfig } from "../server/config.ts"
+import * as Logging from "../server/logging.ts"
+import { ServicesLive } from "../server/main.ts"
+import { parseToken } from "../../core/auth/apiKey.ts"
+import { type DomainError, errorStatus, isDomainError, NotFound, PermissionDenied, ResourceExhausted, Unauthenticated } from "../../core/errors.ts"
+import type { Contacts } from "../../core/contacts/service.ts"
+import type { Decision } from "../../core/ratelimit.ts"
+import { RateLimiter } from "../../core/ratelimit.ts"
+import { Workspaces } from "../../core/workspaces/service.ts"
 import { getContact } from "../../core/tools/contacts.ts"
 import { IdParam } from "../../adapters/http/api/shared.ts"
 import { NotFound as NotFoundError } from "../../adapters/http/api/errors.ts"
@@ -90,10 +111,78 @@ const httpApiFloor = () => {
   return HttpApiBuilder.serve().pipe(Layer.provide(HttpApiBuilder.api(FloorApi).pipe(Layer.provide(ContactsLive))))
 }
 
+/** The contract's answer on Node's response: the headers the platform middleware sets, then the JSON body. */
+const answer = (res: ServerResponse, status: number, body: unknown, requestId: string, rate: Decision | undefined) => {
+  const text = JSON.stringify(body)
+  res.statusCode = status
+  res.setHeader("content-type", "application/json")
+  res.setHeader("content-length", Buffer.byteLength(text))
+  res.setHeader("access-control-allow-origin", CORS_HEADERS["access-control-allow-origin"])
+  res.setHeader("access-control-expose-headers", CORS_HEADERS["access-control-expose-headers"])
+  res.setHeader("x-request-id", requestId)
+  if (rate !== undefined) {
+    res.setHeader("ratelimit-limit", String(rate.limit))
+    res.setHeader("ratelimit-remaining", String(rate.remaining))
+    res.setHeader("ratelimit-reset", String(rate.resetSeconds))
+  }
+  res.end(text)
+}
+
+const contractFloor = async () => {
+  const config = await Effect.runPromise(ServerConfig)
+  const runtime = ManagedRuntime.make(Layer.provide(ServicesLive(config), Logging.layer("json", config.logLevel)))
+  const { workspaces, limiter, clock } = await runtime.runPromise(Effect.all({ workspaces: Workspaces, limiter: RateLimiter, clock: Effect.clock }))
+  const route = routeMatcher(Api)
+  const logRequest = accessLog(route, clock)
+  const metrics = httpRecorder(route, clock)
+  const encode = Schema.encodeSync(getContact.output)
+  const unauthenticated = new Unauthenticated({ message: "Missing, malformed, unknown or revoked API key" })
+  createServer((req, res) => {
+    const started = clock.unsafeCurrentTimeNanos()
+    const state: RequestState = { requestId: requestIdFor(req.headers["x-request-id"] as string | undefined), rate: undefined, principal: undefined, key: undefined }
+    const url = req.url ?? "/"
+    const m = req.method === "GET" ? CONTACT_PATH.exec(url) : null
+    if (m === null) return answer(res, 404, errorBody("not_found", "No such route", state.requestId), state.requestId, undefined)
+    const token = bearerToken(req.headers["authorization"])
+    const key = token === undefined ? Option.none() : parseToken(token)
+    const read: Effect.Effect<typeof getContact.output.Type, DomainError, Contacts> = Option.isNone(key)
+      ? Effect.fail(unauthenticated)
+      : Effect.flatMap(workspaces.authenticate(key.value), (principal) =>
+          Effect.flatMap(limiter.consume(`key:${principal.keyId}`), (rate): Effect.Effect<typeof getContact.output.Type, DomainError, Contacts> => {
+            state.rate = rate
+            if (!rate.allowed) return Effect.fail(new ResourceExhausted({ message: "Rate limit exceeded", retryAfterSeconds: rate.retryAfterSeconds }))
+            if (!principal.scopes.has(getContact.scope)) return Effect.fail(new PermissionDenied({ message: `This key lacks the scope ${getContact.scope}` }))
+            state.principal = principal
+            return getContact.run(principal, { id: decodeURIComponent(m[1]!) })
+          })
+        )
+    const answered = Effect.matchCause(read, {
+      onSuccess: (out) => ({ status: 200, body: encode(out) as unknown }),
+      onFailure: (cause) => {
+        const e = Cause.squash(cause)
+        const { status, code } = isDomainError(e) ? errorStatus[e._tag] : { status: 500, code: "internal" as const }
+        return { status, body: errorBody(code, isDomainError(e) ? e.message : "Internal error", state.requestId) as unknown }
+      }
+    })
+    // The access log reads only the method, url and status of the request and answer it is given.
+    runtime.runCallback(
+      Effect.tap(answered, (a) => logRequest({ method: "GET", url } as HttpServerRequest.HttpServerRequest, state, a as unknown as HttpServerResponse.HttpServerResponse, started)),
+      {
+        onExit: (exit) => {
+          const a = Exit.isSuccess(exit) ? exit.value : { status: 500, body: errorBody("internal", "Internal error", state.requestId) }
+          answer(res, a.status, a.body, state.requestId, state.rate)
+          metrics.record("GET", url, started, a)
+        }
+      }
+    )
+  }).listen(port, host)
+}
+
 if (floor === "effect") void effectFloor()
+else if (floor === "contract") void contractFloor()
 else {
   const app = floor === "platform" ? platformFloor() : floor === "httpapi" ? httpApiFloor() : undefined
-  if (app === undefined) throw new Error(`FLOOR: expected effect, platform or httpapi, got ${floor}`)
+  if (app === undefined) throw new Error(`FLOOR: expected effect, platform, httpapi or contract, got ${floor}`)
   const served = app.pipe(Layer.provide(NodeServer.layer({ port, host })), Layer.provide(Sql))
   NodeRuntime.runMain(Layer.launch(served))
 }

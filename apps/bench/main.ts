@@ -33,12 +33,16 @@ const CONNECTIONS = intEnv("BENCH_CONNECTIONS", 50)
 const PROBE = intEnv("BENCH_PROBE", 500)
 const BATCH = intEnv("BENCH_BATCH", 100_000)
 const LIMIT = 50
-/** The library floors of floors.ts, cheapest first, and what each adds to the one below it. */
-const FLOORS = ["effect", "platform", "httpapi"] as const
-const FLOOR_LABELS: Record<string, string> = {
-  effect: "an Effect runtime on @effect/sql-pg under node:http",
-  platform: "the service's Node server, one hand-written route with its schemas",
-  httpapi: "one HttpApi endpoint (router, group, handler) on that server"
+/**
+ * The floors of floors.ts, cheapest first: three library floors (what each adds to the one below it,
+ * none doing the contract's work), and the contract with the HTTP model taken out.
+ */
+const FLOORS = ["effect", "platform", "httpapi", "contract"] as const
+const FLOOR_LABELS: Record<(typeof FLOORS)[number], string> = {
+  effect: "an Effect runtime on @effect/sql-pg under node:http, no contract work",
+  platform: "the service's Node server, one hand-written route with its schemas, no contract work",
+  httpapi: "one HttpApi endpoint (router, group, handler) on that server, no contract work",
+  contract: "the contract's work in plain functions and the use case on the core services under node:http, no HTTP model"
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -97,9 +101,12 @@ const main = async () => {
     ]
     const floors: Array<Target<string>> = []
     for (const floor of FLOORS) {
-      const child = await startChild(`${floor} floor`, "apps/bench/floors.ts", { DATABASE_URL: databaseUrl, WORKSPACE_ID: workspaceId, FLOOR: floor }, await freePort())
+      // The contract floor is the service without its HTTP model: its configuration, its key.
+      const contract = floor === "contract"
+      const env = { ...(contract ? serviceEnv : { DATABASE_URL: databaseUrl }), WORKSPACE_ID: workspaceId, FLOOR: floor }
+      const child = await startChild(`${floor} floor`, "apps/bench/floors.ts", env, await freePort())
       cleanups.push(child.stop)
-      floors.push({ server: floor, port: child.port, headers: {} })
+      floors.push({ server: floor, port: child.port, headers: contract ? { authorization: `Bearer ${key}` } : {} })
     }
 
     const searchPath = (term: string) => `/v1/api/contacts?q=${encodeURIComponent(term)}&limit=${LIMIT}`
@@ -130,7 +137,7 @@ const main = async () => {
     for (const path of ids.slice(0, 5).map((id) => `/v1/api/contacts/${id}`)) {
       const want = await call(targets[1]!.port, "GET", path, {})
       for (const floor of floors) {
-        const got = await call(floor.port, "GET", path, {})
+        const got = await call(floor.port, "GET", path, floor.headers)
         if (got.status !== 200 || got.body !== want.body) throw new Error(`${floor.server} floor ${path}: ${got.status} ${got.body.slice(0, 200)}`)
       }
     }
@@ -291,7 +298,7 @@ const main = async () => {
       figures: [
         loadFigure(routes[0]!.name, { text: ">= 0.7 of the bare server", ratio: 0.7 }),
         ...FLOORS.map((floor): Figure => ({
-          figure: `${routes[0]!.name} floor: ${FLOOR_LABELS[floor]}, no contract work, ${label} contacts (Postgres)`,
+          figure: `${routes[0]!.name} floor: ${FLOOR_LABELS[floor]}, ${label} contacts (Postgres)`,
           value: rows.find((r) => r.route === routes[0]!.name && r.server === floor)!.reqPerSec,
           unit: "req/s",
           baseline: { ...bare, value: rows.find((r) => r.route === routes[0]!.name && r.server === "baseline")!.reqPerSec },
