@@ -134,6 +134,8 @@ const contractFloor = async () => {
   const { workspaces, limiter, clock } = await runtime.runPromise(Effect.all({ workspaces: Workspaces, limiter: RateLimiter, clock: Effect.clock }))
   const route = routeMatcher(Api)
   const logRequest = accessLog(route, clock)
+  // As the service: LOG_LEVEL above info leaves the access log out (adapters/http/platform.ts).
+  const logging = config.logLevel === "debug" || config.logLevel === "info"
   const metrics = httpRecorder(route, clock)
   const encode = Schema.encodeSync(getContact.output)
   const unauthenticated = new Unauthenticated({ message: "Missing, malformed, unknown or revoked API key" })
@@ -165,8 +167,9 @@ const contractFloor = async () => {
       }
     })
     // The access log reads only the method, url and status of the request and answer it is given.
+    const logged = (a: { readonly status: number }) => logRequest({ method: "GET", url } as HttpServerRequest.HttpServerRequest, state, a as HttpServerResponse.HttpServerResponse, started)
     runtime.runCallback(
-      Effect.tap(answered, (a) => logRequest({ method: "GET", url } as HttpServerRequest.HttpServerRequest, state, a as unknown as HttpServerResponse.HttpServerResponse, started)),
+      logging ? Effect.tap(answered, logged) : answered,
       {
         onExit: (exit) => {
           const a = Exit.isSuccess(exit) ? exit.value : { status: 500, body: errorBody("internal", "Internal error", state.requestId) }
