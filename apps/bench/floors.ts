@@ -19,7 +19,10 @@
  *   (`getContact.run`) on the service's own core services and stores. No HttpServerRequest or
  *   HttpServerResponse, router, HttpApi or middleware: what a handler compiled from the endpoint
  *   could reach at best. It answers the service's body (the benchmark checks it equals the bare
- *   server's) and needs the service's environment and its key.
+ *   server's), and its failures as the service does (platform.ts's causeToResponse), except that a
+ *   keyless request is not billed to the caller's address. It needs the service's environment and
+ *   key. The service's process also runs its background workers (webhooks, registry poller), which
+ *   idle during the benchmark.
  *
  * Env: DATABASE_URL, WORKSPACE_ID, PORT, HOST (default 127.0.0.1), FLOOR; `contract` reads the
  * service's configuration (apps/server/config.ts) too.
@@ -28,20 +31,19 @@ import { createServer, type ServerResponse } from "node:http"
 import { HttpApi, HttpApiBuilder, HttpApiEndpoint, HttpApiGroup, HttpServer, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { NodeRuntime } from "@effect/platform-node"
 import { PgClient } from "@effect/sql-pg"
-import { Cause, Effect, Exit, Layer, ManagedRuntime, Option, Redacted, Schema } from "effect"
+import { Effect, Exit, Layer, ManagedRuntime, Option, Redacted, Schema } from "effect"
 import { accessLog, routeMatcher } from "../../adapters/http/accessLog.ts"
 import { Api } from "../../adapters/http/api.ts"
 import * as NodeServer from "../../adapters/http/nodeServer.ts"
-import { bearerToken, CORS_HEADERS, errorBody, requestIdFor, type RequestState } from "../../adapters/http/platform.ts"
+import { bearerToken, causeToResponse, CORS_HEADERS, errorBody, requestIdFor, type RequestState } from "../../adapters/http/platform.ts"
 import { httpRecorder } from "../../adapters/telemetry/http.ts"
 import { ServerConfig } from "../server/config.ts"
 import * as Logging from "../server/logging.ts"
 import { ServicesLive } from "../server/main.ts"
 import { parseToken } from "../../core/auth/apiKey.ts"
-import { type DomainError, errorStatus, isDomainError, NotFound, PermissionDenied, ResourceExhausted, Unauthenticated } from "../../core/errors.ts"
+import { type DomainError, NotFound, PermissionDenied, ResourceExhausted, Unauthenticated } from "../../core/errors.ts"
 import type { Contacts } from "../../core/contacts/service.ts"
-import type { Decision } from "../../core/ratelimit.ts"
-import { RateLimiter } from "../../core/ratelimit.ts"
+import { type Decision, RateLimiter } from "../../core/ratelimit.ts"
 import { Workspaces } from "../../core/workspaces/service.ts"
 import { getContact } from "../../core/tools/contacts.ts"
 import { IdParam } from "../../adapters/http/api/shared.ts"
@@ -112,11 +114,11 @@ const httpApiFloor = () => {
 }
 
 /** The contract's answer on Node's response: the headers the platform middleware sets, then the JSON body. */
-const answer = (res: ServerResponse, status: number, body: unknown, requestId: string, rate: Decision | undefined) => {
-  const text = JSON.stringify(body)
-  res.statusCode = status
+const answer = (res: ServerResponse, a: Answer, requestId: string, rate: Decision | undefined) => {
+  res.statusCode = a.status
   res.setHeader("content-type", "application/json")
-  res.setHeader("content-length", Buffer.byteLength(text))
+  res.setHeader("content-length", Buffer.byteLength(a.body))
+  for (const name of ["retry-after", "www-authenticate"]) if (a.headers?.[name] !== undefined) res.setHeader(name, a.headers[name])
   res.setHeader("access-control-allow-origin", CORS_HEADERS["access-control-allow-origin"])
   res.setHeader("access-control-expose-headers", CORS_HEADERS["access-control-expose-headers"])
   res.setHeader("x-request-id", requestId)
@@ -125,12 +127,19 @@ const answer = (res: ServerResponse, status: number, body: unknown, requestId: s
     res.setHeader("ratelimit-remaining", String(rate.remaining))
     res.setHeader("ratelimit-reset", String(rate.resetSeconds))
   }
-  res.end(text)
+  res.end(a.body)
+}
+
+interface Answer {
+  readonly status: number
+  readonly body: string | Uint8Array
+  readonly headers?: Readonly<Record<string, string>> | undefined
 }
 
 const contractFloor = async () => {
   const config = await Effect.runPromise(ServerConfig)
-  const runtime = ManagedRuntime.make(Layer.provide(ServicesLive(config), Logging.layer("json", config.logLevel)))
+  const logFormat = Logging.formatFor(Option.getOrUndefined(config.logFormat), process.stdout.isTTY === true)
+  const runtime = ManagedRuntime.make(Layer.provide(ServicesLive(config), Logging.layer(logFormat, config.logLevel)))
   const { workspaces, limiter, clock } = await runtime.runPromise(Effect.all({ workspaces: Workspaces, limiter: RateLimiter, clock: Effect.clock }))
   const route = routeMatcher(Api)
   const logRequest = accessLog(route, clock)
@@ -139,45 +148,42 @@ const contractFloor = async () => {
   const metrics = httpRecorder(route, clock)
   const encode = Schema.encodeSync(getContact.output)
   const unauthenticated = new Unauthenticated({ message: "Missing, malformed, unknown or revoked API key" })
+  const malformed = new NotFound({ message: "No such resource: the path is malformed" })
   createServer((req, res) => {
     const started = clock.unsafeCurrentTimeNanos()
     const state: RequestState = { requestId: requestIdFor(req.headers["x-request-id"] as string | undefined), rate: undefined, principal: undefined, key: undefined }
     const url = req.url ?? "/"
     const m = req.method === "GET" ? CONTACT_PATH.exec(url) : null
-    if (m === null) return answer(res, 404, errorBody("not_found", "No such route", state.requestId), state.requestId, undefined)
+    if (m === null) return answer(res, { status: 404, body: JSON.stringify(errorBody("not_found", "No such route", state.requestId)) }, state.requestId, undefined)
     const token = bearerToken(req.headers["authorization"])
     const key = token === undefined ? Option.none() : parseToken(token)
+    // A keyless request is answered 401 here; the service also bills it to the caller's address.
     const read: Effect.Effect<typeof getContact.output.Type, DomainError, Contacts> = Option.isNone(key)
       ? Effect.fail(unauthenticated)
       : Effect.flatMap(workspaces.authenticate(key.value), (principal) =>
           Effect.flatMap(limiter.consume(`key:${principal.keyId}`), (rate): Effect.Effect<typeof getContact.output.Type, DomainError, Contacts> => {
             state.rate = rate
             if (!rate.allowed) return Effect.fail(new ResourceExhausted({ message: "Rate limit exceeded", retryAfterSeconds: rate.retryAfterSeconds }))
-            if (!principal.scopes.has(getContact.scope)) return Effect.fail(new PermissionDenied({ message: `This key lacks the scope ${getContact.scope}` }))
             state.principal = principal
-            return getContact.run(principal, { id: decodeURIComponent(m[1]!) })
+            if (!principal.scopes.has(getContact.scope)) return Effect.fail(new PermissionDenied({ message: `This key lacks the scope ${getContact.scope}` }))
+            return Effect.flatMap(Effect.try({ try: () => decodeURIComponent(m[1]!), catch: () => malformed }), (id) => getContact.run(principal, { id }))
           })
         )
-    const answered = Effect.matchCause(read, {
-      onSuccess: (out) => ({ status: 200, body: encode(out) as unknown }),
-      onFailure: (cause) => {
-        const e = Cause.squash(cause)
-        const { status, code } = isDomainError(e) ? errorStatus[e._tag] : { status: 500, code: "internal" as const }
-        return { status, body: errorBody(code, isDomainError(e) ? e.message : "Internal error", state.requestId) as unknown }
-      }
+    // Failures as the service answers and logs them (platform.ts's causeToResponse).
+    const answered = Effect.matchCauseEffect(read, {
+      onSuccess: (out): Effect.Effect<Answer> => Effect.succeed({ status: 200, body: JSON.stringify(encode(out)) }),
+      onFailure: (cause) =>
+        Effect.map(causeToResponse(cause, state.requestId), (r): Answer => ({ status: r.status, body: r.body._tag === "Uint8Array" ? r.body.body : "", headers: r.headers }))
     })
     // The access log reads only the method, url and status of the request and answer it is given.
-    const logged = (a: { readonly status: number }) => logRequest({ method: "GET", url } as HttpServerRequest.HttpServerRequest, state, a as HttpServerResponse.HttpServerResponse, started)
-    runtime.runCallback(
-      logging ? Effect.tap(answered, logged) : answered,
-      {
-        onExit: (exit) => {
-          const a = Exit.isSuccess(exit) ? exit.value : { status: 500, body: errorBody("internal", "Internal error", state.requestId) }
-          answer(res, a.status, a.body, state.requestId, state.rate)
-          metrics.record("GET", url, started, a)
-        }
+    const logged = (a: Answer) => logRequest({ method: "GET", url } as HttpServerRequest.HttpServerRequest, state, a as unknown as HttpServerResponse.HttpServerResponse, started)
+    runtime.runCallback(logging ? Effect.tap(answered, logged) : answered, {
+      onExit: (exit) => {
+        const a: Answer = Exit.isSuccess(exit) ? exit.value : { status: 500, body: JSON.stringify(errorBody("internal", "Internal error", state.requestId)) }
+        answer(res, a, state.requestId, state.rate)
+        metrics.record("GET", url, started, a)
       }
-    )
+    })
   }).listen(port, host)
 }
 

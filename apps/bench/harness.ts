@@ -349,7 +349,8 @@ export const firstBoot = async (
     log(`database: fresh database on BENCH_DATABASE_URL (${new URL(fresh.url).pathname.slice(1)})`)
   } else {
     // Up to six servers side by side (the reads benchmark: the service, the bare server, four
-    // floors), each with a pool of 20 that fills under load: more than Postgres's default 100.
+    // floors), each with a pool of 20 that fills under load: more than Postgres's default 100. A
+    // server given as BENCH_DATABASE_URL needs as many.
     const handle = await startPostgres({ fresh: true, database: names.database, settings: ["max_connections=200"] })
     if (handle === null) throw new Error("no Postgres binaries found; set BENCH_DATABASE_URL")
     cleanups.push(handle.stop)
