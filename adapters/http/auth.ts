@@ -12,7 +12,7 @@ import { TrustedProxies } from "./clientAddress.ts"
 import { addressBucket, BODY_METHODS, bearerToken, bodyReadMessage, requestKey, requestState } from "./platform.ts"
 import { AdminAuthorization, Authorization, BoundedBody, RequiredScopes } from "./security.ts"
 
-const unauthenticated = new Unauthenticated({ message: "Missing, malformed, unknown or revoked API key" })
+export const unauthenticated = new Unauthenticated({ message: "Missing, malformed, unknown or revoked API key" })
 
 /**
  * The scopes of each route behind an API key, as the router names it (`POST /v1/api/contacts`).

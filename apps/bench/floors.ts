@@ -31,8 +31,9 @@ import { createServer, type ServerResponse } from "node:http"
 import { HttpApi, HttpApiBuilder, HttpApiEndpoint, HttpApiGroup, HttpServer, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { NodeRuntime } from "@effect/platform-node"
 import { PgClient } from "@effect/sql-pg"
-import { Effect, Exit, Layer, ManagedRuntime, Option, Redacted, Schema } from "effect"
+import { Effect, Exit, FiberRef, Layer, LogLevel, ManagedRuntime, Option, Redacted, Schema } from "effect"
 import { accessLog, routeMatcher } from "../../adapters/http/accessLog.ts"
+import { unauthenticated } from "../../adapters/http/auth.ts"
 import { Api } from "../../adapters/http/api.ts"
 import * as NodeServer from "../../adapters/http/nodeServer.ts"
 import { bearerToken, causeToResponse, CORS_HEADERS, errorBody, requestIdFor, type RequestState } from "../../adapters/http/platform.ts"
@@ -41,7 +42,7 @@ import { ServerConfig } from "../server/config.ts"
 import * as Logging from "../server/logging.ts"
 import { ServicesLive } from "../server/main.ts"
 import { parseToken } from "../../core/auth/apiKey.ts"
-import { type DomainError, NotFound, PermissionDenied, ResourceExhausted, Unauthenticated } from "../../core/errors.ts"
+import { type DomainError, NotFound, PermissionDenied, ResourceExhausted } from "../../core/errors.ts"
 import type { Contacts } from "../../core/contacts/service.ts"
 import { type Decision, RateLimiter } from "../../core/ratelimit.ts"
 import { Workspaces } from "../../core/workspaces/service.ts"
@@ -143,11 +144,10 @@ const contractFloor = async () => {
   const { workspaces, limiter, clock } = await runtime.runPromise(Effect.all({ workspaces: Workspaces, limiter: RateLimiter, clock: Effect.clock }))
   const route = routeMatcher(Api)
   const logRequest = accessLog(route, clock)
-  // As the service: LOG_LEVEL above info leaves the access log out (adapters/http/platform.ts).
-  const logging = config.logLevel === "debug" || config.logLevel === "info"
+  // As the service: a minimum level above info leaves the access log out (adapters/http/platform.ts).
+  const logging = LogLevel.greaterThanEqual(LogLevel.Info, runtime.runSync(FiberRef.get(FiberRef.currentMinimumLogLevel)))
   const metrics = httpRecorder(route, clock)
   const encode = Schema.encodeSync(getContact.output)
-  const unauthenticated = new Unauthenticated({ message: "Missing, malformed, unknown or revoked API key" })
   const malformed = new NotFound({ message: "No such resource: the path is malformed" })
   createServer((req, res) => {
     const started = clock.unsafeCurrentTimeNanos()
