@@ -10,7 +10,8 @@
  * The same class sends the statements marked PREPARED (adapters/sql/prepared.ts) under a name, one
  * per distinct text, so pg parses each once per connection; and it sends the statements a
  * transaction leads with (BEGIN and its lock: adapters/sql/leading.ts) in the same write as the
- * transaction's first statement.
+ * transaction's first statement. The marked reads outside a transaction go to a few pipelined
+ * connections of the same class instead of the pool (pipeline.ts).
  */
 import { SqlClient } from "@effect/sql"
 import { SqlError } from "@effect/sql/SqlError"
@@ -20,6 +21,7 @@ import * as Pg from "pg"
 import { type Leading, LEADING, type LeadStatement } from "../sql/leading.ts"
 import * as LeanStatements from "../sql/leanStatements.ts"
 import { statementNames } from "../sql/prepared.ts"
+import { PIPELINE_NAME, pipelined } from "./pipeline.ts"
 import { recordStatement } from "../telemetry/metrics.ts"
 
 export interface PostgresConfig {
@@ -27,6 +29,8 @@ export interface PostgresConfig {
   readonly maxConnections?: number | undefined
   /** Send the statements marked PREPARED (adapters/sql/prepared.ts) named (default true); off for a pooler that cannot keep them. */
   readonly preparedStatements?: boolean | undefined
+  /** Pipeline the hot reads outside transactions (pipeline.ts; default true); only with prepared statements on. */
+  readonly pipeline?: boolean | undefined
 }
 
 const CONNECT_TIMEOUT = Duration.seconds(5)
@@ -198,14 +202,28 @@ const pool = (config: PostgresConfig, clock: Clock.Clock): Effect.Effect<Pg.Pool
     )
   )
 
-/** Statements outside a transaction run on the pool's own connection, which checks a client out per statement. */
-const lean = Layer.effectDiscard(
-  Effect.gen(function* () {
-    const client = yield* SqlClient.SqlClient
-    const connection = yield* LeanStatements.stockConnection(client)
-    if (connection !== undefined) LeanStatements.register(client, connection)
-  })
-)
+/**
+ * Statements outside a transaction run on the pool's own connection, which checks a client out per
+ * statement, except the hot reads, which are pipelined (pipeline.ts) when prepared statements are on.
+ */
+const lean = (pg: Pg.Pool, config: PostgresConfig) =>
+  Layer.scopedDiscard(
+    Effect.gen(function* () {
+      const client = yield* SqlClient.SqlClient
+      const stock = yield* LeanStatements.stockConnection(client)
+      if (stock === undefined) return
+      if ((config.preparedStatements ?? true) && (config.pipeline ?? true)) {
+        const Client = (pg as unknown as { Client: typeof Pg.Client }).Client
+        const reads = pipelined(() => new Client({ ...pg.options, application_name: PIPELINE_NAME, pipeline: true } as Pg.ClientConfig), stock)
+        yield* Effect.addFinalizer(() => Effect.promise(reads.close))
+        LeanStatements.register(client, reads.connection)
+      } else LeanStatements.register(client, stock)
+    })
+  )
 
 export const layer = (config: PostgresConfig): Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, SqlError> =>
-  lean.pipe(Layer.provideMerge(Layer.unwrapEffect(Effect.map(Effect.clock, (clock) => PgClient.layerFromPool({ acquire: pool(config, clock) })))))
+  Layer.unwrapScoped(
+    Effect.map(Effect.flatMap(Effect.clock, (clock) => pool(config, clock)), (pg) =>
+      lean(pg, config).pipe(Layer.provideMerge(PgClient.layerFromPool({ acquire: Effect.succeed(pg) })))
+    )
+  )

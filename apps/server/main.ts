@@ -48,7 +48,7 @@ import { step } from "./lifecycle.ts"
  */
 export const SqlLive = (config: ServerConfig) =>
   Option.match(config.databaseUrl, {
-    onSome: (url) => step("Database: Postgres connected", Postgres.layer({ url, maxConnections: 20, preparedStatements: config.databasePreparedStatements })),
+    onSome: (url) => step("Database: Postgres connected", Postgres.layer({ url, maxConnections: 20, preparedStatements: config.databasePreparedStatements, pipeline: config.databasePipeline })),
     onNone: () => step(`Database: embedded PGlite opened at ${config.dataDir}/pglite`, Pglite.layer({ dataDir: `${config.dataDir}/pglite` }).pipe(Layer.provide(DataDirLock.layer(config.dataDir))))
   })
 
