@@ -21,7 +21,7 @@ import * as Pg from "pg"
 import { type Leading, LEADING, type LeadStatement } from "../sql/leading.ts"
 import * as LeanStatements from "../sql/leanStatements.ts"
 import { statementNames } from "../sql/prepared.ts"
-import { PIPELINE_NAME, pipelined } from "./pipeline.ts"
+import { pipelined, pipelineSettings } from "./pipeline.ts"
 import { recordStatement } from "../telemetry/metrics.ts"
 
 export interface PostgresConfig {
@@ -214,7 +214,7 @@ const lean = (pg: Pg.Pool, config: PostgresConfig) =>
       if (stock === undefined) return
       if ((config.preparedStatements ?? true) && (config.pipeline ?? true)) {
         const Client = (pg as unknown as { Client: typeof Pg.Client }).Client
-        const reads = pipelined(() => new Client({ ...pg.options, application_name: PIPELINE_NAME, pipeline: true } as Pg.ClientConfig), stock)
+        const reads = pipelined(() => new Client({ ...pg.options, ...pipelineSettings } as Pg.ClientConfig), stock)
         yield* Effect.addFinalizer(() => Effect.promise(reads.close))
         LeanStatements.register(client, reads.connection)
       } else LeanStatements.register(client, stock)

@@ -8,8 +8,12 @@
  *
  * Why only those: a pipelined statement waits for every statement sent before it on its
  * connection. A marked statement has a plan that does not depend on its parameters (no search, no
- * caller's LIMIT) and a read takes no row lock, so none waits on another transaction; a write
- * could (an upsert on a row another transaction holds), and would hold up the reads behind it.
+ * caller's LIMIT) and a read takes no row lock, so none waits on another transaction's rows; a
+ * write could (an upsert on a row another transaction holds). A read can still wait for a table
+ * lock (DDL, a migration): the pipelined connections give up such a wait after LOCK_WAIT_MS, and the
+ * read (with any read of the same text behind it, whose Parse it was) is sent again through the
+ * pool, where it waits without holding up the reads behind it. A
+ * connection with PIPELINE_DEPTH statements in flight takes no more; they go to the pool.
  *
  * A connection that is not up yet, or was lost, sends its statements through the pool meanwhile
  * (the pool's own `fallback`); a lost one is opened again a second later (and at most once a
@@ -33,6 +37,16 @@ export const PIPELINES = 2
 /** Their `application_name`, as pg_stat_activity shows them (the pool's is `@effect/sql-pg`). */
 export const PIPELINE_NAME = "@effect/sql-pg pipeline"
 const RECONNECT_MS = 1000
+/** How long a pipelined read may wait for a lock before it goes to the pool instead (lock_timeout). */
+export const LOCK_WAIT_MS = 200
+/** Statements one pipelined connection holds in flight at most; past it, the pool. */
+export const PIPELINE_DEPTH = 256
+/**
+ * Errors after which a pipelined read is sent again through the pool, since it did not run: a lock
+ * wait given up (lock_timeout), and a named statement whose Parse, sent ahead of it in the same
+ * pipeline, failed (so its Bind finds no statement), as when that Parse gave up a lock wait.
+ */
+const RETRY_ON_POOL: ReadonlySet<string> = new Set(["55P03", "26000"])
 
 interface Slot {
   client: Pg.Client | undefined
@@ -43,6 +57,19 @@ interface Slot {
 }
 
 type Rows = ReadonlyArray<any>
+
+/** The settings pipelined connections are opened with, beside the pool's. */
+export const pipelineSettings = {
+  application_name: PIPELINE_NAME,
+  pipeline: true,
+  lock_timeout: LOCK_WAIT_MS,
+  connectionTimeoutMillis: 5_000,
+  keepAlive: true
+} as const
+
+/** pg's socket under a client (to cork it, and to drop it). */
+const socketOf = (client: Pg.Client) =>
+  (client as unknown as { connection: { stream: NodeJS.WritableStream & { cork(): void; uncork(): void; destroy(): void } } }).connection.stream
 
 export const pipelined = (
   open: () => Pg.Client,
@@ -64,6 +91,7 @@ export const pipelined = (
       slot.up = false
       slot.inFlight = 0
       slot.corked = false
+      socketOf(client).destroy()
       // Opened again on its own, so the pipeline comes back without waiting for a statement to ask.
       setTimeout(() => connect(slot), RECONNECT_MS).unref()
     }
@@ -75,25 +103,22 @@ export const pipelined = (
     })
   }
 
-  /** The live connection with the fewest statements in flight, or undefined (then the pool). */
+  /** The live connection with the fewest statements in flight, below PIPELINE_DEPTH, or undefined (then the pool). */
   const pick = (): Slot | undefined => {
     let best: Slot | undefined
     for (const slot of slots) {
       if (!slot.up) connect(slot)
-      else if (best === undefined || slot.inFlight < best.inFlight) best = slot
+      else if (slot.inFlight < PIPELINE_DEPTH && (best === undefined || slot.inFlight < best.inFlight)) best = slot
     }
     return best
   }
 
-  const execute = (sql: string, params: ReadonlyArray<unknown>, transformRows: ((rows: Rows) => Rows) | undefined) => {
-    if (closed || !pipelinable(sql)) return fallback.execute(sql, params, transformRows as never)
-    const slot = pick()
-    if (slot === undefined) return fallback.execute(sql, params, transformRows as never)
-    return Effect.async<Rows, SqlError>((resume) => {
-      const client = slot.client!
+  /** Sends `sql` on the slot's connection; "retry" when it did not run there (RETRY_ON_POOL). */
+  const send = (slot: Slot, client: Pg.Client, sql: string, params: ReadonlyArray<unknown>) =>
+    Effect.async<Rows, SqlError | "retry">((resume) => {
       // One write for every statement of this turn: corked until the loop's check phase.
       if (!slot.corked) {
-        const stream = (client as unknown as { connection: { stream: NodeJS.WritableStream & { cork(): void; uncork(): void } } }).connection.stream
+        const stream = socketOf(client)
         slot.corked = true
         stream.cork()
         setImmediate(() => {
@@ -102,25 +127,39 @@ export const pipelined = (
         })
       }
       slot.inFlight++
-      client.query(sql, params as Array<unknown>, (error: Error | null, result: Pg.QueryResult | undefined) => {
+      client.query(sql, params as Array<unknown>, (error: (Error & { code?: string }) | null, result: Pg.QueryResult | undefined) => {
         if (slot.client === client) slot.inFlight--
-        if (error) resume(Effect.fail(new SqlError({ cause: error, message: "Failed to execute statement" })))
-        else {
-          const rows = result?.rows ?? []
-          resume(Effect.succeed(transformRows === undefined ? rows : transformRows(rows)))
-        }
+        if (error?.code !== undefined && RETRY_ON_POOL.has(error.code)) resume(Effect.fail("retry"))
+        else if (error) resume(Effect.fail(new SqlError({ cause: error, message: "Failed to execute statement" })))
+        else resume(Effect.succeed(result?.rows ?? []))
       })
+    })
+
+  const execute = (sql: string, params: ReadonlyArray<unknown>, transformRows: ((rows: Rows) => Rows) | undefined): Effect.Effect<Rows, SqlError> => {
+    const pooled = fallback.execute(sql, params, transformRows as never)
+    if (!pipelinable(sql)) return pooled
+    return Effect.suspend(() => {
+      const slot = closed ? undefined : pick()
+      const client = slot?.client
+      if (slot === undefined || client === undefined) return pooled
+      const rows = Effect.catchIf(send(slot, client, sql, params), (e): e is "retry" => e === "retry", () => pooled)
+      return transformRows === undefined ? rows : Effect.map(rows, transformRows)
     })
   }
 
+  /** Ends the connections; one still waiting for an answer after a second is dropped. */
   const close = async () => {
     closed = true
-    await Promise.all(slots.map((slot) => {
-      const client = slot.client
-      slot.client = undefined
-      slot.up = false
-      return client === undefined ? undefined : client.end().catch(() => {})
-    }))
+    await Promise.all(
+      slots.map(async (slot) => {
+        const client = slot.client
+        slot.client = undefined
+        slot.up = false
+        if (client === undefined) return
+        const ended = await Promise.race([client.end().then(() => true, () => true), new Promise<false>((resolve) => setTimeout(() => resolve(false), 1_000).unref())])
+        if (!ended) socketOf(client).destroy()
+      })
+    )
   }
   return { connection: { execute: execute as Connection["execute"] }, close }
 }

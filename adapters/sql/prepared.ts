@@ -14,6 +14,10 @@
  * - has one text (no list of varying length): each distinct text is kept on every connection;
  * - has a plan that does not depend on its parameters (never a search or a caller's LIMIT): the
  *   generic plan serves every value.
+ *
+ * On Postgres a marked `SELECT` run outside a transaction is pipelined (adapters/postgres/pipeline.ts):
+ * it waits for the marked reads sent before it on its connection, so it must also be quick and
+ * touch nothing but rows (no advisory lock, no `pg_sleep`, no function that writes or waits).
  */
 
 /** The marker: `sql\`${sql.literal(PREPARED)} SELECT ...\``. */

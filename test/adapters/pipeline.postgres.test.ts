@@ -2,15 +2,15 @@
  * Pipelined hot reads on Postgres (adapters/postgres/pipeline.ts): the marked statements that only
  * read, run outside a transaction, go to pipelined connections instead of the pool. They answer
  * their own rows under concurrency, need no pool connection, leave in one write per turn, fail one
- * by one, see a transaction's writes only inside it, survive a lost connection, and close with the
- * layer. Switched off, they wait for the pool like any statement.
+ * by one, see a transaction's writes only inside it, survive a lost connection, give a table lock's
+ * wait to the pool, and close with the layer. Switched off, they wait for the pool like any statement.
  */
 import { SqlClient } from "@effect/sql"
 import { assert, describe, it } from "@effect/vitest"
 import { Deferred, Duration, Effect, Either, Exit, Fiber, Layer, Option, Redacted, Scope } from "effect"
 import pg from "pg"
 import { inject } from "vitest"
-import { PIPELINE_NAME, pipelinable, pipelined } from "../../adapters/postgres/pipeline.ts"
+import { PIPELINE_NAME, pipelinable, pipelined, pipelineSettings } from "../../adapters/postgres/pipeline.ts"
 import * as Postgres from "../../adapters/postgres/PgClient.ts"
 import { PREPARED } from "../../adapters/sql/prepared.ts"
 import { freshDatabase } from "../support/postgres.ts"
@@ -92,7 +92,7 @@ describe.skipIf(skip)("pipelined reads (Postgres)", () => {
           const sql = yield* SqlClient.SqlClient
           yield* whilePoolHeld(
             Effect.gen(function* () {
-              yield* readAll
+              yield* Effect.timeoutFail(readAll, { duration: Duration.seconds(5), onTimeout: () => "marked reads waited for the pool" })
               // An unmarked statement needs the pool's connection, which the transaction holds.
               const unmarked = yield* Effect.timeout(sql`SELECT name FROM items WHERE id = ${1}`, Duration.millis(300)).pipe(Effect.either)
               assert.isTrue(Either.isLeft(unmarked))
@@ -116,7 +116,7 @@ describe.skipIf(skip)("pipelined reads (Postgres)", () => {
         Effect.gen(function* () {
           let writes = 0
           const open = () => {
-            const client = new pg.Client({ connectionString: db.url, pipeline: true } as pg.ClientConfig)
+            const client = new pg.Client({ connectionString: db.url, ...pipelineSettings } as pg.ClientConfig)
             const stream = (client as unknown as { connection: { stream: { _write: Function; _writev: Function } } }).connection.stream
             const [write, writev] = [stream._write.bind(stream), stream._writev.bind(stream)]
             stream._write = (...args: Array<unknown>) => (writes++, write(...args))
@@ -142,7 +142,8 @@ describe.skipIf(skip)("pipelined reads (Postgres)", () => {
     withDatabase(undefined, () =>
       Effect.gen(function* () {
         yield* settle
-        const results = yield* Effect.forEach([1, 2, "not a number", 3, 4], (id) => Effect.either(nameOf(id)), { concurrency: "unbounded" })
+        // With the pool held: these are the pipeline's, not the pool's.
+        const results = yield* whilePoolHeld(Effect.forEach([1, 2, "not a number", 3, 4], (id) => Effect.either(nameOf(id)), { concurrency: "unbounded" }))
         assert.deepStrictEqual(results.map((r) => Either.isRight(r)), [true, true, false, true, true])
         assert.deepStrictEqual(Either.getOrThrow(results[4]!), [{ name: "item 4" }])
         const failure = Either.getLeft(results[2]!).pipe(Option.getOrThrow)
@@ -175,32 +176,60 @@ describe.skipIf(skip)("pipelined reads (Postgres)", () => {
       })
     ), 30_000)
 
-  it.live("a lost connection fails only what it had in flight; later reads are answered, and the pipeline opens again", () =>
+  it.live("a lost connection fails what it had in flight as statements; later reads are answered, and the pipeline opens again", () =>
     withDatabase(undefined, (dbUrl) =>
       Effect.gen(function* () {
         yield* settle
+        const sql = yield* SqlClient.SqlClient
         const admin = new pg.Client({ connectionString: dbUrl })
+        admin.on("error", () => {})
         yield* Effect.promise(() => admin.connect())
-        const inFlight = Effect.forEach(ids, (id) => Effect.either(nameOf(id)), { concurrency: "unbounded" })
-        const [, killed] = yield* Effect.all(
-          [
-            inFlight,
-            Effect.promise(() =>
-              admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1", [PIPELINE_NAME])
-            )
-          ],
-          { concurrency: "unbounded" }
+        // Reads that take 0.2 s each: five queue on each pipelined connection, in flight when it is lost.
+        const slow = (id: number) => sql`${sql.literal(PREPARED)} SELECT name, pg_sleep(0.2)::text AS slept FROM items WHERE id = ${id}`
+        const inFlight = yield* Effect.fork(whilePoolHeld(Effect.forEach(ids.slice(0, 10), (id) => Effect.either(slow(id)), { concurrency: "unbounded" })))
+        yield* Effect.sleep(Duration.millis(100))
+        const killed = yield* Effect.promise(() =>
+          admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1", [PIPELINE_NAME])
         )
         assert.strictEqual(killed.rowCount, 2)
-        // Each read either answered or failed as a statement does (never hung, never crashed the process).
-        for (let attempt = 0; ; attempt++) {
-          const results = yield* Effect.forEach(ids.slice(0, 20), (id) => Effect.either(nameOf(id)), { concurrency: "unbounded" })
-          if (results.every(Either.isRight)) break
-          assert.isBelow(attempt, 20, "reads still failing 4 s after the connections were lost")
-          yield* Effect.sleep(Duration.millis(200))
-        }
-        yield* Effect.sleep(Duration.millis(1200))
-        yield* whilePoolHeld(readAll)
+        const results = yield* Fiber.join(inFlight)
+        const failed = results.filter(Either.isLeft).map((r) => r.left)
+        assert.isAtLeast(failed.length, 8)
+        for (const error of failed) assert.strictEqual((error as { _tag?: string })._tag, "SqlError")
+        // Later reads are answered (through the pool while the pipeline is down) ...
+        yield* readAll
+        // ... and a second later the pipeline is back: answered with the pool held.
+        yield* Effect.sleep(Duration.millis(1300))
+        yield* whilePoolHeld(Effect.timeoutFail(readAll, { duration: Duration.seconds(5), onTimeout: () => "the pipeline did not come back" }))
+        yield* Effect.promise(() => admin.end())
+      })
+    ), 30_000)
+
+  it.live("a read waiting for a table lock goes to the pool after LOCK_WAIT_MS, and holds up no read behind it", () =>
+    withDatabase(undefined, (dbUrl) =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        const admin = new pg.Client({ connectionString: dbUrl })
+        admin.on("error", () => {})
+        yield* Effect.promise(async () => {
+          await admin.connect()
+          await admin.query("CREATE TABLE others (id int PRIMARY KEY, name text NOT NULL); INSERT INTO others VALUES (1, 'other')")
+        })
+        yield* settle
+        const other = sql<{ name: string }>`${sql.literal(PREPARED)} SELECT name FROM others WHERE id = ${1}`
+        yield* other
+        // A migration's lock on items: reads of items wait for it, on each pipelined connection (the
+        // first one's Parse too: the text is new to these connections, so the others' Binds fail behind it).
+        yield* Effect.promise(() => admin.query("BEGIN; LOCK TABLE items IN ACCESS EXCLUSIVE MODE"))
+        const blocked = yield* Effect.fork(Effect.forEach([1, 2, 3, 4], (id) => nameOf(id), { concurrency: "unbounded" }))
+        yield* Effect.sleep(Duration.millis(50))
+        const behind = yield* Effect.timeoutFail(other, { duration: Duration.seconds(2), onTimeout: () => "a read of another table waited for the lock" })
+        assert.deepStrictEqual(behind, [{ name: "other" }])
+        yield* Effect.sleep(Duration.millis(300))
+        const early = yield* Fiber.poll(blocked)
+        assert.isTrue(Option.isNone(early), `the blocked reads waited for the lock: ${JSON.stringify(early)}`)
+        yield* Effect.promise(() => admin.query("COMMIT"))
+        assert.deepStrictEqual(yield* Fiber.join(blocked), [1, 2, 3, 4].map((id) => [{ name: `item ${id}` }]))
         yield* Effect.promise(() => admin.end())
       })
     ), 30_000)
