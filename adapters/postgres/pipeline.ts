@@ -136,13 +136,13 @@ export const pipelined = (
     })
 
   const execute = (sql: string, params: ReadonlyArray<unknown>, transformRows: ((rows: Rows) => Rows) | undefined): Effect.Effect<Rows, SqlError> => {
-    const pooled = fallback.execute(sql, params, transformRows as never)
-    if (!pipelinable(sql)) return pooled
+    const pooled = () => fallback.execute(sql, params, transformRows as never)
+    if (!pipelinable(sql)) return pooled()
     return Effect.suspend(() => {
       const slot = closed ? undefined : pick()
       const client = slot?.client
-      if (slot === undefined || client === undefined) return pooled
-      const rows = Effect.catchIf(send(slot, client, sql, params), (e): e is "retry" => e === "retry", () => pooled)
+      if (slot === undefined || client === undefined) return pooled()
+      const rows = Effect.catchIf(send(slot, client, sql, params), (e): e is "retry" => e === "retry", pooled)
       return transformRows === undefined ? rows : Effect.map(rows, transformRows)
     })
   }
