@@ -13,6 +13,7 @@ export const ServerConfig = Config.all({
   databaseUrl: Config.option(Config.redacted("DATABASE_URL")),
   /** Postgres: prepare the hot path's statements once per connection (adapters/postgres/PgClient.ts); off behind a pooler that cannot keep them. */
   databasePreparedStatements: Config.boolean("DATABASE_PREPARED_STATEMENTS").pipe(Config.withDefault(true)),
+  /** Postgres: pipeline the hot reads outside a transaction (adapters/postgres/pipeline.ts); needs prepared statements on. */
   databasePipeline: Config.boolean("DATABASE_PIPELINE").pipe(Config.withDefault(true)),
   dataDir: Config.string("DATA_DIR").pipe(Config.withDefault("./.data")),
   adminToken: Config.option(Config.redacted("ADMIN_TOKEN")),
