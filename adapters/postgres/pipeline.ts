@@ -15,9 +15,10 @@
  * pool, where it waits without holding up the reads behind it. A
  * connection with PIPELINE_DEPTH statements in flight takes no more; they go to the pool.
  *
- * A connection that is not up yet, or was lost, sends its statements through the pool meanwhile
- * (the pool's own `fallback`); a lost one is opened again a second later (and at most once a
- * second); what it had in flight fails like a statement on a lost pool connection (SqlError).
+ * The connections are opened when the client is made. One that is not up yet, or was lost, sends
+ * its statements through the pool meanwhile (the pool's own `fallback`); a lost one, or one that
+ * failed to open, is opened again a second later; what it had in flight fails like a statement on
+ * a lost pool connection (SqlError).
  */
 import { SqlError } from "@effect/sql/SqlError"
 import type { Connection } from "@effect/sql/SqlConnection"
@@ -31,6 +32,20 @@ const READ = /^\s*SELECT\b/i
 const LOCKING = /\bFOR\s+(?:NO\s+KEY\s+)?(?:UPDATE|SHARE|KEY\s+SHARE)\b/i
 export const pipelinable = (text: string): boolean =>
   text.startsWith(PREPARED) && READ.test(text.slice(PREPARED.length)) && !LOCKING.test(text)
+
+/**
+ * `pipelinable`, judged once per marked text (marked texts are few: prepared.ts keeps at most
+ * MAX_PREPARED); an unmarked text is refused by its first characters and never kept.
+ */
+const pipelinableOnce = () => {
+  const verdicts = new Map<string, boolean>()
+  return (text: string): boolean => {
+    if (!text.startsWith(PREPARED)) return false
+    let verdict = verdicts.get(text)
+    if (verdict === undefined) verdicts.set(text, (verdict = pipelinable(text)))
+    return verdict
+  }
+}
 
 /** Pipelined connections per process: Postgres runs each one's statements in turn on one backend. */
 export const PIPELINES = 2
@@ -53,7 +68,6 @@ interface Slot {
   up: boolean
   inFlight: number
   corked: boolean
-  lastAttempt: number
 }
 
 type Rows = ReadonlyArray<any>
@@ -76,13 +90,13 @@ export const pipelined = (
   fallback: Pick<Connection, "execute">,
   size = PIPELINES
 ): { readonly connection: Pick<Connection, "execute">; readonly close: () => Promise<void> } => {
-  const slots: Array<Slot> = Array.from({ length: size }, () => ({ client: undefined, up: false, inFlight: 0, corked: false, lastAttempt: 0 }))
+  const slots: Array<Slot> = Array.from({ length: size }, () => ({ client: undefined, up: false, inFlight: 0, corked: false }))
+  const marked = pipelinableOnce()
   let closed = false
 
+  /** Opens the slot's connection: at once, and again a second after it is lost or fails to open. */
   const connect = (slot: Slot) => {
-    const now = Date.now()
-    if (closed || slot.client !== undefined || now - slot.lastAttempt < RECONNECT_MS) return
-    slot.lastAttempt = now
+    if (closed) return
     const client = open()
     slot.client = client
     const lost = () => {
@@ -92,7 +106,6 @@ export const pipelined = (
       slot.inFlight = 0
       slot.corked = false
       socketOf(client).destroy()
-      // Opened again on its own, so the pipeline comes back without waiting for a statement to ask.
       setTimeout(() => connect(slot), RECONNECT_MS).unref()
     }
     client.on("error", lost)
@@ -103,12 +116,13 @@ export const pipelined = (
     })
   }
 
+  for (const slot of slots) connect(slot)
+
   /** The live connection with the fewest statements in flight, below PIPELINE_DEPTH, or undefined (then the pool). */
   const pick = (): Slot | undefined => {
     let best: Slot | undefined
     for (const slot of slots) {
-      if (!slot.up) connect(slot)
-      else if (slot.inFlight < PIPELINE_DEPTH && (best === undefined || slot.inFlight < best.inFlight)) best = slot
+      if (slot.up && slot.inFlight < PIPELINE_DEPTH && (best === undefined || slot.inFlight < best.inFlight)) best = slot
     }
     return best
   }
@@ -137,7 +151,7 @@ export const pipelined = (
 
   const execute = (sql: string, params: ReadonlyArray<unknown>, transformRows: ((rows: Rows) => Rows) | undefined): Effect.Effect<Rows, SqlError> => {
     const pooled = () => fallback.execute(sql, params, transformRows as never)
-    if (!pipelinable(sql)) return pooled()
+    if (!marked(sql)) return pooled()
     return Effect.suspend(() => {
       const slot = closed ? undefined : pick()
       const client = slot?.client
