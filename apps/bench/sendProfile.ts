@@ -66,12 +66,15 @@ const main = async () => {
     const dataDir = (await db.query<{ data_directory: string }>("SHOW data_directory")).rows[0]!.data_directory
     const logFile = join(dirname(dataDir), "postgres.log")
     const trips: Record<string, { perSend: number; roundTrips: number; statements: Array<{ statement: string; perSend: number }> }> = {}
-    /** The service's SQL client calls so far (each one round trip), from its statement histogram. */
+    /**
+     * The service's SQL client calls so far (each one round trip), from its statement histogram; NaN
+     * (not counted) on a checkout older than that histogram, for a before-and-after run.
+     */
     const clientCalls = async () => {
       const r = await call(service.port, "GET", "/metrics", { authorization: `Bearer ${adminToken}` })
+      if (r.status !== 200) throw new Error(`/metrics: ${r.status} ${r.body.slice(0, 200)}`)
       const m = /^db_client_statement_duration_seconds_count\S* (\d+)$/m.exec(r.body)
-      if (r.status !== 200 || m === null) throw new Error(`/metrics: ${r.status} ${r.body.slice(0, 200)}`)
-      return Number(m[1])
+      return m === null ? NaN : Number(m[1])
     }
     let readable = true
     try {
