@@ -3,19 +3,19 @@
  * the capability table. Provide the ports a service needs (adapters/memory or adapters/sql for the
  * stores, a CursorCodec, and for messaging the outside world), then call the use cases or the tools.
  */
-export * from "./errors.ts"
-export * from "./findOr404.ts"
-export * from "./records.ts"
+export * from "./kernel/errors.ts"
+export * from "./kernel/findOr404.ts"
+export * from "./kernel/records.ts"
 export * from "./auth/apiKey.ts"
 export * from "./auth/principal.ts"
 export * from "./auth/scopes.ts"
-export * from "./phone.ts"
-export * from "./pagination.ts"
-export * from "./ratelimit.ts"
-export * from "./ids.ts"
-export * from "./time.ts"
-export * from "./transactor.ts"
-export * from "./numbers.ts"
+export * from "./kernel/phone.ts"
+export * from "./kernel/pagination.ts"
+export * from "./ratelimit/bucket.ts"
+export * from "./kernel/ids.ts"
+export * from "./kernel/time.ts"
+export * from "./kernel/transactor.ts"
+export * from "./numbers/model.ts"
 export {
   AvailableNumber,
   AvailableNumbersInput,
@@ -29,9 +29,9 @@ export {
   RETAIL_MONTHLY_CENTS,
   retailCost
 } from "./numbers/inventory.ts"
-export * from "./media.ts"
-export * from "./outbound.ts"
-export * from "./display.ts"
+export * from "./media/model.ts"
+export * from "./egress/guard.ts"
+export * from "./kernel/display.ts"
 
 // Events and the outbox.
 export * as Events from "./events/catalog.ts"
@@ -57,7 +57,7 @@ export { SendMessageInput, SendMessageResult } from "./messaging/outbound.ts"
 export { Simulator, layer as SimulatorLive } from "./messaging/simulator.ts"
 export { ActivityViews, layer as ActivityViewsLive } from "./messaging/views.ts"
 export { Carrier, CarrierError, type InboundMessage, type OutboundMessage, type StatusReport } from "./messaging/carrier.ts"
-export { layerNotFiled, RegistrationGate, type TextingState } from "./messaging/registration.ts"
+export { layerNotFiled, RegistrationGate, type TextingState } from "./registration/gate.ts"
 export {
   type BrandReport,
   type BrandStatus,
@@ -67,7 +67,7 @@ export {
   OtpRejected,
   Registry,
   RegistryError
-} from "./messaging/registry.ts"
+} from "./registration/registry.ts"
 export * as DeliveryStatus from "./messaging/deliveryStatus.ts"
 
 // Calls.
@@ -111,4 +111,4 @@ export { CoreLive } from "./layer.ts"
 
 // US 10DLC registration: the pure pipeline (imports only effect) and the application's rules.
 export * as Registration from "./registration/machine.ts"
-export * as RegistrationInput from "./registrationInput.ts"
+export * as RegistrationInput from "./registration/input.ts"

@@ -4,12 +4,12 @@ import * as Agents from "./agent/service.ts"
 import * as Calls from "./calls/service.ts"
 import * as Contacts from "./contacts/service.ts"
 import * as Conversations from "./conversations/service.ts"
-import { layerWorkerLiveness } from "./health.ts"
+import { layerWorkerLiveness } from "./health/readiness.ts"
 import * as Messaging from "./messaging/service.ts"
 import * as Simulator from "./messaging/simulator.ts"
 import * as ActivityViews from "./messaging/views.ts"
 import * as Numbers from "./numbers/service.ts"
-import * as Texting from "./texting/service.ts"
+import * as Registration from "./registration/service.ts"
 import * as Webhooks from "./webhooks/service.ts"
 import * as Workspaces from "./workspaces/service.ts"
 
@@ -19,5 +19,5 @@ import * as Workspaces from "./workspaces/service.ts"
  * the registries (Registry, MockRegistry, RegistrySimulator), the Voice carrier.
  */
 export const CoreLive = Layer.mergeAll(Conversations.layer, Calls.layer, Simulator.layer.pipe(Layer.provideMerge(Messaging.layer))).pipe(
-  Layer.provideMerge(Layer.mergeAll(Contacts.layer, Workspaces.layer, Webhooks.layer, ActivityViews.layer, Numbers.layer, Texting.layer, Agents.layer, layerWorkerLiveness))
+  Layer.provideMerge(Layer.mergeAll(Contacts.layer, Workspaces.layer, Webhooks.layer, ActivityViews.layer, Numbers.layer, Registration.layer, Agents.layer, layerWorkerLiveness))
 )

@@ -97,8 +97,13 @@ describe("import boundaries", () => {
   }
 })
 
-/** Folders of core/ an embedder can take alone: they import `effect` and their own files, nothing else. */
-const SELF_CONTAINED = ["core/registration"]
+/**
+ * Parts of core/ an embedder can take alone: they import `effect` and the listed files, nothing else.
+ * The 10DLC state machine is one file of core/registration/, whose service and stores need the rest of core.
+ */
+const SELF_CONTAINED: ReadonlyArray<{ readonly folder: string; readonly files: ReadonlyArray<string> }> = [
+  { folder: "core/registration", files: ["core/registration/machine.ts"] }
+]
 
 /** Why an import leaves a self-contained folder, or null. */
 const selfContainedViolation = (folder: string, file: string, specifier: string): string | null => {
@@ -108,17 +113,15 @@ const selfContainedViolation = (folder: string, file: string, specifier: string)
 }
 
 describe("self-contained core folders", () => {
-  for (const folder of SELF_CONTAINED) {
-    it(`${folder}/ imports nothing but effect and its own files`, () => {
-      const files = sourceFiles(posix.join(root, folder))
+  for (const { folder, files } of SELF_CONTAINED) {
+    it(`${files.join(", ")} import nothing but effect and files of ${folder}/`, () => {
       expect(files.length).toBeGreaterThan(0)
-      const found = files.flatMap((path) => {
-        const file = posix.relative(root, path)
-        return importSpecifiers(readFileSync(path, "utf8")).flatMap((specifier) => {
+      const found = files.flatMap((file) =>
+        importSpecifiers(readFileSync(posix.join(root, file), "utf8")).flatMap((specifier) => {
           const why = selfContainedViolation(folder, file, specifier)
           return why === null ? [] : [`${file} imports "${specifier}": ${why}`]
         })
-      })
+      )
       expect(found, found.join("\n")).toEqual([])
     })
   }

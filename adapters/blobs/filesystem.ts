@@ -1,7 +1,7 @@
 /**
  * BlobStore on a directory: bytes at `<dir>/<workspaceId>/<key>`, the content type in a sidecar
  * `<dir>/<workspaceId>/.<key>.type` (keys never start with a dot, so sidecars and temp files cannot
- * collide with a key). Names follow the blob naming rule (core/media.ts), so no path traversal is
+ * collide with a key). Names follow the blob naming rule (core/media/model.ts), so no path traversal is
  * possible; `put` with an invalid name dies (callers generate keys), `get` finds nothing.
  * Every write goes to a temp file in the same directory and is renamed into place (atomic). The
  * sidecar is written before the bytes, so a readable blob always has its type. Node and Deno.
@@ -9,7 +9,7 @@
 import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises"
 import { join, resolve } from "node:path"
 import { Effect, Layer } from "effect"
-import { assertBlobNames, BlobStore, isValidBlobName } from "../../core/media.ts"
+import { assertBlobNames, BlobStore, isValidBlobName } from "../../core/media/model.ts"
 
 const DEFAULT_TYPE = "application/octet-stream"
 

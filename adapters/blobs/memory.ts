@@ -1,9 +1,9 @@
 /**
  * In-memory BlobStore (tests, single-process dev). Same naming rule as every BlobStore
- * (core/media.ts). Bytes are copied in and out so callers cannot mutate what is stored.
+ * (core/media/model.ts). Bytes are copied in and out so callers cannot mutate what is stored.
  */
 import { Effect, Layer } from "effect"
-import { assertBlobNames, BlobStore, isValidBlobName } from "../../core/media.ts"
+import { assertBlobNames, BlobStore, isValidBlobName } from "../../core/media/model.ts"
 
 export const make = (): BlobStore => {
   const blobs = new Map<string, { readonly bytes: Uint8Array; readonly contentType: string }>()

@@ -4,7 +4,7 @@
  * the embedded default, so a fresh install never sends real traffic.
  */
 import { Effect, Layer } from "effect"
-import { Ids } from "../../core/ids.ts"
+import { Ids } from "../../core/kernel/ids.ts"
 import { Carrier } from "../../core/messaging/carrier.ts"
 
 export const layer = Layer.succeed(

@@ -13,7 +13,7 @@
  * the numbers table (unique on e164) then decides, as it would between two real customers.
  */
 import { Effect, Layer } from "effect"
-import { Ids } from "../../core/ids.ts"
+import { Ids } from "../../core/kernel/ids.ts"
 import {
   type AvailableNumber,
   type InventoryQuery,
@@ -23,8 +23,8 @@ import {
   retailCost
 } from "../../core/numbers/inventory.ts"
 import { foldRegion } from "../../core/numbers/regions.ts"
-import { type NumberType, NumberStore } from "../../core/numbers.ts"
-import type { E164 } from "../../core/phone.ts"
+import { type NumberType, NumberStore } from "../../core/numbers/model.ts"
+import type { E164 } from "../../core/kernel/phone.ts"
 
 /** Area codes in the catalogue's order: code, main city, state or province code, country. */
 const AREA_CODES: ReadonlyArray<readonly [npa: string, city: string, state: string, country: "US" | "CA"]> = [

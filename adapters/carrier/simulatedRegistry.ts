@@ -10,7 +10,7 @@
  * sharing a database each see only the brands they filed. Production uses the Telnyx adapter.
  */
 import { Clock, Context, Effect, Layer, Option, Random, Ref } from "effect"
-import { Ids } from "../../core/ids.ts"
+import { Ids } from "../../core/kernel/ids.ts"
 import {
   type BrandReport,
   type CampaignReport,
@@ -22,7 +22,7 @@ import {
   RegistryError,
   RegistrySimulator,
   type SentOtp
-} from "../../core/messaging/registry.ts"
+} from "../../core/registration/registry.ts"
 
 const BRAND_PREFIX = "sim_brand_"
 const CAMPAIGN_PREFIX = "sim_campaign_"

@@ -6,7 +6,7 @@
 import { Effect, Layer } from "effect"
 import { simulatedPlacedCall } from "../../core/calls/script.ts"
 import { Voice, VoiceError } from "../../core/calls/voice.ts"
-import { Ids } from "../../core/ids.ts"
+import { Ids } from "../../core/kernel/ids.ts"
 
 /** The simulator plays the agent itself: there is no carrier assistant to keep in step. */
 const noAssistant = Effect.succeed({ assistantId: null })

@@ -8,7 +8,7 @@
  * The API key never appears in an error, log or span.
  */
 import { Duration, Effect, Either, Option, Redacted, Schedule, Schema } from "effect"
-import { displayText } from "../../core/display.ts"
+import { displayText } from "../../core/kernel/display.ts"
 
 export interface TelnyxConfig {
   readonly apiKey: Redacted.Redacted<string>

@@ -29,8 +29,8 @@ import {
   type RegionInformation,
   retailCost
 } from "../../core/numbers/inventory.ts"
-import type { NumberType } from "../../core/numbers.ts"
-import { E164 } from "../../core/phone.ts"
+import type { NumberType } from "../../core/numbers/model.ts"
+import { E164 } from "../../core/kernel/phone.ts"
 import {
   classify as classifyFailure,
   decodeAnswer,

@@ -31,8 +31,8 @@ import {
   OtpRejected,
   Registry,
   RegistryError
-} from "../../core/messaging/registry.ts"
-import type { Business, Campaign } from "../../core/registrationInput.ts"
+} from "../../core/registration/registry.ts"
+import type { Business, Campaign } from "../../core/registration/input.ts"
 import { classify, decodeAnswer, makeClient, type Refusal, refusal, type TelnyxConfig, type TelnyxFailure } from "./telnyxClient.ts"
 
 /** A read changes nothing: any sign that Telnyx did not answer it is worth another try. */

@@ -2,9 +2,9 @@
 import { HttpApi, type HttpApiMiddleware, HttpRouter, HttpServerRequest } from "@effect/platform"
 import { Context, Effect, Layer, Option, Redacted } from "effect"
 import type { Scope } from "../../core/auth/scopes.ts"
-import { InvalidArgument, NotFound, PermissionDenied, ResourceExhausted, Unauthenticated } from "../../core/errors.ts"
-import { jsonTextProblem } from "../../core/input.ts"
-import { type Decision, RateLimiter } from "../../core/ratelimit.ts"
+import { InvalidArgument, NotFound, PermissionDenied, ResourceExhausted, Unauthenticated } from "../../core/kernel/errors.ts"
+import { jsonTextProblem } from "../../core/kernel/input.ts"
+import { type Decision, RateLimiter } from "../../core/ratelimit/bucket.ts"
 import { Workspaces } from "../../core/workspaces/service.ts"
 import { recordRefusal } from "../telemetry/metrics.ts"
 import { Api } from "./api.ts"
@@ -121,7 +121,7 @@ const constantTimeEqual = (a: string, b: string) => {
   return diff === 0
 }
 
-/** core/input.ts's bounds on a JSON body, scanned as text (the route's decode parses the same cached text). */
+/** core/kernel/input.ts's bounds on a JSON body, scanned as text (the route's decode parses the same cached text). */
 export const BoundedBodyLive = Layer.succeed(
   BoundedBody,
   Effect.flatMap(HttpServerRequest.HttpServerRequest, (req) => {

@@ -13,11 +13,11 @@
 import type { HttpServerRequest } from "@effect/platform"
 import { HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
-import type { FailedPrecondition, InvalidArgument } from "../../core/errors.ts"
+import type { FailedPrecondition, InvalidArgument } from "../../core/kernel/errors.ts"
 import { type IdempotentOptions, runIdempotent, storedError } from "../../core/idempotency/runner.ts"
 import type { IdempotencyStore, StoredAnswer } from "../../core/idempotency/store.ts"
 import type { WorkspaceClock } from "../../core/workspaces/clock.ts"
-import type { DomainError } from "../../core/errors.ts"
+import type { DomainError } from "../../core/kernel/errors.ts"
 import type { Tool } from "../../core/tools/tool.ts"
 import { CurrentPrincipal, CurrentRequest, envelope } from "./platform.ts"
 

@@ -34,7 +34,7 @@ import {
 } from "@effect/platform"
 import { NodeHttpServer, NodeMultipart, NodeStream } from "@effect/platform-node"
 import { Cause, Chunk, Context, Effect, Exit, type Fiber, FiberRef, FiberRefs, identity, Inspectable, Layer, Option, Runtime, Scope, Stream } from "effect"
-import { displayText } from "../../core/display.ts"
+import { displayText } from "../../core/kernel/display.ts"
 import { serverSpan } from "../telemetry/tracing.ts"
 import { CORS_HEADERS, DEFAULT_TIMEOUTS, errorBody, requestIdFor, type Timeouts } from "./platform.ts"
 

@@ -7,12 +7,12 @@
  * descriptions in place of Effect's automatic ones, and no unused components.
  */
 import { JSONSchema, Schema } from "effect"
-import { type ErrorCode, errorStatus } from "../../core/errors.ts"
+import { type ErrorCode, errorStatus } from "../../core/kernel/errors.ts"
 import { catalog, PING } from "../../core/events/catalog.ts"
-import { InputBounds } from "../../core/input.ts"
+import { InputBounds } from "../../core/kernel/input.ts"
 
 /**
- * Status -> public code, from the one table in core/errors.ts; and the two statuses Node's HTTP
+ * Status -> public code, from the one table in core/kernel/errors.ts; and the two statuses Node's HTTP
  * parser answers before any route (nodeServer.ts), which SPEC's table lacks.
  */
 const codes: Record<string, ErrorCode> = {

@@ -5,7 +5,7 @@
  * - `RateLimit-*` on every response; requests without a well-formed API key are limited per client
  *   address here (keys are limited per key id by the Authorization middleware, the admin API by
  *   AdminAuthorization);
- * - a 1 MiB request body limit, and text in the URL checked like body text (core/input.ts);
+ * - a 1 MiB request body limit, and text in the URL checked like body text (core/kernel/input.ts);
  * - CORS for any origin (keys, not cookies, authenticate: no credentials);
  * - the error envelope `{error: {code, message, requestId}}` for EVERY failure: decode errors,
  *   malformed JSON, unknown routes, domain errors, and defects (logged with the request id).
@@ -17,10 +17,10 @@ import { PROBE_PATHS } from "./api/health.ts"
 import { type ParsedKey, parseToken } from "../../core/auth/apiKey.ts"
 import type { Principal } from "../../core/auth/principal.ts"
 import { clientAddress, TrustedProxies } from "./clientAddress.ts"
-import { decodeMessage } from "../../core/decodeMessage.ts"
-import { type DomainError, type ErrorCode, errorStatus, isDomainError } from "../../core/errors.ts"
-import { textProblem } from "../../core/input.ts"
-import { type Decision, RateLimiter } from "../../core/ratelimit.ts"
+import { decodeMessage } from "../../core/kernel/decodeMessage.ts"
+import { type DomainError, type ErrorCode, errorStatus, isDomainError } from "../../core/kernel/errors.ts"
+import { textProblem } from "../../core/kernel/input.ts"
+import { type Decision, RateLimiter } from "../../core/ratelimit/bucket.ts"
 import { httpRecorder } from "../telemetry/http.ts"
 import { recordRefusal } from "../telemetry/metrics.ts"
 
@@ -188,7 +188,7 @@ export const METRICS_PATH = "/metrics"
 
 
 /**
- * Text in the URL is checked once, here, like body text (core/input.ts): a path that does not
+ * Text in the URL is checked once, here, like body text (core/kernel/input.ts): a path that does not
  * decode, or holds NUL or a lone surrogate, names no resource (404, as SPEC answers a malformed
  * id); such a query parameter is a 400, named only when its name is plain.
  */

@@ -26,7 +26,7 @@ export class AdminAuthorization extends HttpApiMiddleware.Tag<AdminAuthorization
 }) {}
 
 /**
- * A JSON body within the input bounds of core/input.ts, checked before any Schema decodes it.
+ * A JSON body within the input bounds of core/kernel/input.ts, checked before any Schema decodes it.
  * Groups list it before their security middleware: a group's middlewares run last-listed first, so
  * the caller is authenticated (and its scope checked) before the body is read.
  */

@@ -6,7 +6,7 @@
  */
 import { Effect, Layer, Redacted } from "effect"
 import nodemailer from "nodemailer"
-import { displayText, displayUrl } from "../../core/display.ts"
+import { displayText, displayUrl } from "../../core/kernel/display.ts"
 import { MailError, Mailer } from "../../core/mail/mailer.ts"
 import { MailOutbox } from "../../core/mail/store.ts"
 

@@ -6,7 +6,7 @@
  */
 import { Effect, JSONSchema, Option, Schema } from "effect"
 import type { Principal } from "../../core/auth/principal.ts"
-import { type ErrorCode, errorStatus, isDomainError } from "../../core/errors.ts"
+import { type ErrorCode, errorStatus, isDomainError } from "../../core/kernel/errors.ts"
 import { runIdempotent, storedError } from "../../core/idempotency/runner.ts"
 import { type AnyTool, decodeInput } from "../../core/tools/tool.ts"
 

@@ -8,10 +8,10 @@
  * InvalidArgument otherwise. A caller's `limits` (recordings) replace the cap and the timeout.
  */
 import { Effect, Layer } from "effect"
-import { displayUrl } from "../../core/display.ts"
-import { InvalidArgument } from "../../core/errors.ts"
-import { MAX_MEDIA_BYTES, MediaFetcher, type MediaLimits, MediaTooLarge } from "../../core/media.ts"
-import { OutboundGuard } from "../../core/outbound.ts"
+import { displayUrl } from "../../core/kernel/display.ts"
+import { InvalidArgument } from "../../core/kernel/errors.ts"
+import { MAX_MEDIA_BYTES, MediaFetcher, type MediaLimits, MediaTooLarge } from "../../core/media/model.ts"
+import { OutboundGuard } from "../../core/egress/guard.ts"
 import { describeFetchError, OutboundHttp } from "../net/http.ts"
 import { readCapped } from "../net/streams.ts"
 

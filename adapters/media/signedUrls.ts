@@ -6,7 +6,7 @@
  * still in the future. Names follow the blob naming rule, so `/` in the MAC input is unambiguous.
  */
 import { Clock, Effect, Either, Encoding, Layer } from "effect"
-import { isValidBlobName, MEDIA_URL_TTL_SECONDS, MediaUrls } from "../../core/media.ts"
+import { isValidBlobName, MEDIA_URL_TTL_SECONDS, MediaUrls } from "../../core/media/model.ts"
 
 export interface SignedUrlsOptions {
   /** PUBLIC_BASE_URL, e.g. `https://api.example.com`; a trailing slash is ignored. */

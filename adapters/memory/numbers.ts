@@ -1,6 +1,6 @@
 /** In-memory NumberStore. */
 import { Effect, Layer, Option } from "effect"
-import { NumberStore } from "../../core/numbers.ts"
+import { NumberStore } from "../../core/numbers/model.ts"
 import { MemoryDb } from "./db.ts"
 
 export const layer = Layer.effect(

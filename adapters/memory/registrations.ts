@@ -1,6 +1,6 @@
 /** In-memory RegistrationStore. */
 import { Effect, Layer, Option } from "effect"
-import { awaitingSteps, RegistrationStore } from "../../core/texting/store.ts"
+import { awaitingSteps, RegistrationStore } from "../../core/registration/store.ts"
 import { MemoryDb } from "./db.ts"
 
 const awaiting: ReadonlySet<string> = new Set(awaitingSteps)

@@ -1,7 +1,7 @@
 /** The in-memory Transactor: transactions are serialised; nesting joins the outer one; a failure restores the snapshot. */
 import { Effect, FiberRef, Layer } from "effect"
 import { announcingCommits, OutboxSignal } from "../../core/events/signal.ts"
-import { Transactor } from "../../core/transactor.ts"
+import { Transactor } from "../../core/kernel/transactor.ts"
 import { clone, MemoryDb } from "./db.ts"
 
 const inTransaction = FiberRef.unsafeMake(false)

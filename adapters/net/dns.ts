@@ -1,10 +1,10 @@
 /**
- * HostResolver (core/outbound.ts) over the system resolver (A and AAAA), for the outbound-URL guard
+ * HostResolver (core/egress/guard.ts) over the system resolver (A and AAAA), for the outbound-URL guard
  * that webhook endpoints and media URLs both pass. Works on Node and Deno.
  */
 import { lookup } from "node:dns/promises"
 import { Effect, Layer } from "effect"
-import { HostResolver } from "../../core/outbound.ts"
+import { HostResolver } from "../../core/egress/guard.ts"
 
 export const layer = Layer.succeed(
   HostResolver,

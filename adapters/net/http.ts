@@ -1,7 +1,7 @@
 /**
  * The HTTP client for URLs customers give us (webhook endpoints, media URLs), on Node and Deno.
  *
- * The outbound-URL guard (core/outbound.ts) checks the addresses a host resolves to before each
+ * The outbound-URL guard (core/egress/guard.ts) checks the addresses a host resolves to before each
  * request, but the connection resolves the host again: a DNS-rebinding host could answer a public
  * address to the check and a private one to the connection. Here the connection's own lookup
  * rejects any non-public address, so the address that is checked is the address that is dialled.
@@ -10,8 +10,8 @@
 import { type LookupAddress, lookup as systemLookup } from "node:dns"
 import { Context, Effect, Layer } from "effect"
 import { Agent, fetch as undiciFetch } from "undici"
-import { displayText } from "../../core/display.ts"
-import { blockedRange } from "../../core/outbound.ts"
+import { displayText } from "../../core/kernel/display.ts"
+import { blockedRange } from "../../core/egress/guard.ts"
 
 export interface OutboundHttp {
   readonly fetch: (url: URL | string, init: RequestInit) => Promise<Response>

@@ -4,8 +4,8 @@
  */
 import { Context, Effect, Layer, Ref } from "effect"
 import { cardDeclined, checkAmount, type Payment, Payments } from "../../core/billing/payments.ts"
-import { Ids } from "../../core/ids.ts"
-import { nowIso } from "../../core/time.ts"
+import { Ids } from "../../core/kernel/ids.ts"
+import { nowIso } from "../../core/kernel/time.ts"
 
 export interface SimulatedCharge extends Payment {
   readonly refunded: boolean

@@ -3,7 +3,7 @@
  * Postgres share theirs through adapters/sql/ratelimit.ts instead.
  */
 import { Clock, Effect, Layer } from "effect"
-import { type Bucket, consume, RateLimiter } from "../../core/ratelimit.ts"
+import { type Bucket, consume, RateLimiter } from "../../core/ratelimit/bucket.ts"
 
 export const layer = (limitPerMinute: number) =>
   Layer.sync(RateLimiter, () => {

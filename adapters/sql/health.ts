@@ -5,7 +5,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer } from "effect"
-import { type StoreReadiness, Readiness } from "../../core/health.ts"
+import { type StoreReadiness, Readiness } from "../../core/health/readiness.ts"
 import { migrations } from "./migrate.ts"
 
 /** The migrator's own table (@effect/sql Migrator's default name). */

@@ -1,7 +1,7 @@
 /** NumberStore on SQL. A number belongs to one workspace: its primary key says "taken". */
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Option } from "effect"
-import { type NumberRecord, NumberStore } from "../../core/numbers.ts"
+import { type NumberRecord, NumberStore } from "../../core/numbers/model.ts"
 import { PREPARED } from "./prepared.ts"
 import { isUniqueViolation } from "./rows.ts"
 import { numberOwners, numbers } from "./tables.ts"

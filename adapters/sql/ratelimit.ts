@@ -1,5 +1,5 @@
 /**
- * RateLimiter on SQL: the token buckets of core/ratelimit.ts in one table, so every process on one
+ * RateLimiter on SQL: the token buckets of core/ratelimit/bucket.ts in one table, so every process on one
  * Postgres enforces one limit. A decision is one upsert that refills, takes tokens and returns what
  * is left, atomically under the row's lock. Time is Effect's Clock of the deciding process, passed
  * in; `at_ms` never moves back, so processes whose clocks disagree a little mint no tokens.
@@ -16,7 +16,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Clock, Deferred, Duration, Effect, Exit, FiberId, Layer, Schedule } from "effect"
-import { type Bucket, decide, type Decision, LEASE_MS, leaseSize, RateLimiter, refill, refillPerMs, WINDOW_MS } from "../../core/ratelimit.ts"
+import { type Bucket, decide, type Decision, LEASE_MS, leaseSize, RateLimiter, refill, refillPerMs, WINDOW_MS } from "../../core/ratelimit/bucket.ts"
 import { PREPARED } from "./prepared.ts"
 
 type BucketRow = { readonly tokens: number | string; readonly granted: number | string }

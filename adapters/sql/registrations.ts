@@ -5,7 +5,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Option } from "effect"
-import { awaitingSteps, RegistrationStore } from "../../core/texting/store.ts"
+import { awaitingSteps, RegistrationStore } from "../../core/registration/store.ts"
 import { textingRegistrations } from "./tables.ts"
 
 const columns = textingRegistrations.columns()

@@ -6,7 +6,7 @@
  * of their own type, read and written as they are.
  */
 import { Schema, type SchemaAST as AST, String as Str } from "effect"
-import { compileLiteral, prop } from "../../core/literal.ts"
+import { compileLiteral, prop } from "../../core/kernel/literal.ts"
 
 /** Whether a field holds a structure (array, record, struct) or any JSON, stored in a jsonb column. */
 const isJson = (ast: AST.AST): boolean => {
@@ -59,7 +59,7 @@ export const table = <F extends Schema.Struct.Fields>(record: Schema.Struct<F>, 
     const column = Str.camelToSnake(field)
     return { field, column, key: prefix + column, json: isJson(fieldType(schema)) }
   })
-  // One object literal per table (core/literal.ts): timestamps arrive as Dates, jsonb parsed or as text.
+  // One object literal per table (core/kernel/literal.ts): timestamps arrive as Dates, jsonb parsed or as text.
   const fromRow = compileLiteral<(row: unknown) => Record<string, unknown>>(
     ["r"],
     columns.map(({ field, key, json }) => ({ key: field, expr: `${json ? "json" : "scalar"}(${prop("r", key)})` })),

@@ -6,7 +6,7 @@
  */
 import type { SqlClient } from "@effect/sql"
 import { Context, Effect, Either, Layer } from "effect"
-import { CursorCodec, makeCursorCodec } from "../../core/pagination.ts"
+import { CursorCodec, makeCursorCodec } from "../../core/kernel/pagination.ts"
 import type { Fresh, Sealer } from "./secrets.ts"
 
 /** Each server secret and its row in `settings`. A new one is one line here. */

@@ -2,7 +2,7 @@
 import { SqlClient, SqlError } from "@effect/sql"
 import { Context, Effect, Exit, FiberRef, Layer, Option, Scope } from "effect"
 import * as Signal from "../../core/events/signal.ts"
-import { Transactor } from "../../core/transactor.ts"
+import { Transactor } from "../../core/kernel/transactor.ts"
 import { leadingOf, type LeadStatement } from "./leading.ts"
 
 /** A transaction-scoped advisory lock on `$1`: released by COMMIT or ROLLBACK, never leaked. */

@@ -15,7 +15,7 @@
 import { Chunk, Clock, Duration, Effect, Exit, Layer, Metric, Queue, Schedule } from "effect"
 import { OutboxSignal } from "../../core/events/signal.ts"
 import type { DeliveryRecord } from "../../core/webhooks/model.ts"
-import { WorkerLiveness } from "../../core/health.ts"
+import { WorkerLiveness } from "../../core/health/readiness.ts"
 import { type Attempted, Webhooks } from "../../core/webhooks/service.ts"
 import { WebhookStore } from "../../core/webhooks/store.ts"
 import { webhookDeliveries, webhookOldestPendingAge, webhookQueueDepth } from "../telemetry/metrics.ts"

@@ -14,7 +14,7 @@
 import { existsSync } from "node:fs"
 import { Agent, request } from "node:http"
 import { resolve } from "node:path"
-import { InputBounds } from "../../core/input.ts"
+import { InputBounds } from "../../core/kernel/input.ts"
 import { seedContacts } from "./seed.ts"
 import { cleanupStack, firstBoot, fmt, freePort, intEnv, log, percentile, root, sleep, startChild } from "./harness.ts"
 

@@ -62,7 +62,7 @@ const summary = (r: Row) => ({
   createdAt: iso(r.created_at)
 })
 
-// A signed keyset cursor like core/pagination.ts (HMAC-SHA256 truncated to 16 bytes), so the
+// A signed keyset cursor like core/kernel/pagination.ts (HMAC-SHA256 truncated to 16 bytes), so the
 // floor pays a comparable cost; it is not accepted back (no `cursor` parameter here).
 const secret = randomBytes(32)
 const cursor = (scope: string, position: ReadonlyArray<string>) => {

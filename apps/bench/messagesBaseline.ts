@@ -6,7 +6,7 @@
  *   (floor.ts `sendMessage`), answering 201 with the service's JSON shape.
  * - GET /v1/api/conversations?limit=&status=&cursor=: the same SQL as adapters/sql/conversations.ts
  *   listThreads (messagesSql.ts) and the same JSON (core toSummary); cursors are its own HMAC'd
- *   keyset positions (like core/pagination.ts), verified on the way back in.
+ *   keyset positions (like core/kernel/pagination.ts), verified on the way back in.
  *
  * Env: DATABASE_URL, WORKSPACE_ID, INBOX_ID, NUMBER_E164, PORT (8091), HOST (127.0.0.1).
  */

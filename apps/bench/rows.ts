@@ -1,6 +1,6 @@
 /**
  * `npm run bench:rows`: a contact row mapped to its record, detail and summary (a list page's work per
- * row) by the schema-derived mappers (adapters/sql/rows.ts, core/records.ts) against the hand-written
+ * row) by the schema-derived mappers (adapters/sql/rows.ts, core/kernel/records.ts) against the hand-written
  * ones they replaced (a5b15c5: toContact, toDetail, toSummary, copied below as the baseline). Both in
  * one process, alternating, so the host's load moves both alike. Prints figures; asserts nothing.
  */

@@ -12,7 +12,7 @@ import { parseArgs } from "node:util"
 import { Api } from "../../adapters/http/api.ts"
 import type { DataDirLocked } from "../../adapters/pglite/dataDirLock.ts"
 import * as Db from "./db.ts"
-import { invalidInput } from "../../core/decodeMessage.ts"
+import { invalidInput } from "../../core/kernel/decodeMessage.ts"
 import { AddNumberInput, CreateWorkspaceInput, UpdateWorkspaceInput } from "../../core/workspaces/inputs.ts"
 import { CreateKeyInput } from "../../core/workspaces/keys.ts"
 

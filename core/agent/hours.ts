@@ -4,7 +4,7 @@
  * is an argument. An agent that is disabled or not published answers no call: the team is rung.
  */
 import { Schema } from "effect"
-import type { WorkspaceNumber } from "../numbers.ts"
+import type { WorkspaceNumber } from "../numbers/model.ts"
 import { type AgentRecord, type BusinessHours, type Weekday, weekdays } from "./model.ts"
 
 /** Where an inbound call goes (a schema: a carrier's call session keeps it until the call ends). */

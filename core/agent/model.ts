@@ -4,7 +4,7 @@
  * configuration calls use, so editing the draft changes nothing live until the next publish.
  */
 import { Schema } from "effect"
-import { projectionWith } from "../records.ts"
+import { projectionWith } from "../kernel/records.ts"
 
 export const RouteAction = Schema.Literal("agent", "voicemail", "app", "forward")
 export type RouteAction = typeof RouteAction.Type

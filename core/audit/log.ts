@@ -1,6 +1,6 @@
 /** The workspace audit log: who did what, with a free-form JSON detail (CONTRACT.md "Admin API"). */
 import { Schema } from "effect"
-import { projection } from "../records.ts"
+import { projection } from "../kernel/records.ts"
 
 export const AuditRecord = Schema.Struct({
   id: Schema.UUID,

@@ -1,7 +1,7 @@
 /** The audit log port: what was done in a workspace and by whom (admin `audit-log` route). */
 import { Context, Effect } from "effect"
-import { Ids } from "../ids.ts"
-import { nowIso } from "../time.ts"
+import { Ids } from "../kernel/ids.ts"
+import { nowIso } from "../kernel/time.ts"
 import type { AuditEntry, AuditRecord } from "./log.ts"
 
 export interface AuditLog {

@@ -1,5 +1,5 @@
 import { Effect, Schema } from "effect"
-import { PermissionDenied } from "../errors.ts"
+import { PermissionDenied } from "../kernel/errors.ts"
 import type { Scope } from "./scopes.ts"
 
 export const KeyKind = Schema.Literal("live", "test")

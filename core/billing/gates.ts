@@ -4,7 +4,7 @@
  * Whether a gate applies to a request (key kind, `mock`) is the caller's decision.
  */
 import { Either } from "effect"
-import { FailedPrecondition } from "../errors.ts"
+import { FailedPrecondition } from "../kernel/errors.ts"
 import type { Billing } from "../workspaces/model.ts"
 import { isAddOn, type NumberPurchase } from "./pricing.ts"
 

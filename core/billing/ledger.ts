@@ -1,7 +1,7 @@
 /** The workspace ledger: what was charged, in integer cents (CONTRACT.md "Admin API"). */
 import { Schema } from "effect"
-import { E164 } from "../phone.ts"
-import { projection } from "../records.ts"
+import { E164 } from "../kernel/phone.ts"
+import { projection } from "../kernel/records.ts"
 
 /** What a row pays for (core/billing/pricing.ts makes each). */
 export const ChargeKind = Schema.Literal("plan", "local_number", "toll_free_number", "texting_setup", "messaging_addon")

@@ -14,7 +14,7 @@
  *      costs nothing.
  */
 import { Context, Effect } from "effect"
-import { FailedPrecondition } from "../errors.ts"
+import { FailedPrecondition } from "../kernel/errors.ts"
 import type { Workspace } from "../workspaces/model.ts"
 
 /** Money collected for one charge. */

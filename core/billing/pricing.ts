@@ -2,8 +2,8 @@
  * What each purchase costs (SPEC "Numbers", pricing rules), as the charge to collect and write to the
  * ledger. Pure: the time of purchase is an argument (the use case reads it from Clock).
  */
-import type { NumberType } from "../numbers.ts"
-import type { E164 } from "../phone.ts"
+import type { NumberType } from "../numbers/model.ts"
+import type { E164 } from "../kernel/phone.ts"
 import type { Charge } from "./ledger.ts"
 
 /** List prices in US cents. */

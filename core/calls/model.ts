@@ -5,8 +5,8 @@
  */
 import { Schema } from "effect"
 import { TranscriptEntry } from "../conversations/model.ts"
-import { PageSize } from "../pagination.ts"
-import { Text } from "../text.ts"
+import { PageSize } from "../kernel/pagination.ts"
+import { Text } from "../kernel/text.ts"
 
 export const CallDirection = Schema.Literal("inbound", "outbound")
 export type CallDirection = typeof CallDirection.Type

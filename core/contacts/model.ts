@@ -1,8 +1,8 @@
 /** Contact schemas of SPEC "Contact (detail)", "Contact summary" and "Contact input". */
 import { Schema } from "effect"
-import { PageSize } from "../pagination.ts"
-import { nullable, projection, projectionWith, withDefault } from "../records.ts"
-import { Text } from "../text.ts"
+import { PageSize } from "../kernel/pagination.ts"
+import { nullable, projection, projectionWith, withDefault } from "../kernel/records.ts"
+import { Text } from "../kernel/text.ts"
 
 // Postgres text and jsonb cannot hold U+0000: reject it here (400) rather than fail in the store (500).
 const Label = Text(64)

@@ -3,7 +3,7 @@
  * null clearing, placeholder detection and the search semantics shared by every store.
  */
 import { Either } from "effect"
-import { normalizePhone, phoneDigits } from "../phone.ts"
+import { normalizePhone, phoneDigits } from "../kernel/phone.ts"
 import type { Contact, ContactInput, EmailEntry, PhoneEntry } from "./model.ts"
 
 /** An email address, loosely: something@something.tld, no spaces. */

@@ -1,15 +1,15 @@
 /** Contact use cases. Every write and its events commit in one transaction (transactional outbox). */
 import { Context, Effect, Either, Layer } from "effect"
 import { type Principal, requireScope } from "../auth/principal.ts"
-import { InvalidArgument, NotFound } from "../errors.ts"
-import { findOr404 } from "../findOr404.ts"
+import { InvalidArgument, NotFound } from "../kernel/errors.ts"
+import { findOr404 } from "../kernel/findOr404.ts"
 import { event } from "../events/catalog.ts"
 import { EventOutbox } from "../events/outbox.ts"
-import { Ids } from "../ids.ts"
-import { CursorCodec, type Page } from "../pagination.ts"
-import type { E164 } from "../phone.ts"
-import { nowIso } from "../time.ts"
-import { Transactor } from "../transactor.ts"
+import { Ids } from "../kernel/ids.ts"
+import { CursorCodec, type Page } from "../kernel/pagination.ts"
+import type { E164 } from "../kernel/phone.ts"
+import { nowIso } from "../kernel/time.ts"
+import { Transactor } from "../kernel/transactor.ts"
 import { ConversationStore } from "../conversations/store.ts"
 import { Contact, type ContactDetail, type ContactInput, type ContactSummary, type ListContactsInput, toDetail, toSummary } from "./model.ts"
 import { applyInput, type ContactChanges, hasIdentity, isAdoptablePlaceholder, searchTerms } from "./rules.ts"
@@ -106,7 +106,7 @@ export const make = Effect.gen(function* () {
       )
     })
 
-  const get = (principal: Principal, id: string): Effect.Effect<ContactDetail, NotFound | import("../errors.ts").PermissionDenied> =>
+  const get = (principal: Principal, id: string): Effect.Effect<ContactDetail, NotFound | import("../kernel/errors.ts").PermissionDenied> =>
     requireScope(principal, "contacts:read").pipe(
       Effect.zipRight(load(principal.workspaceId, id)),
       Effect.map(toDetail)

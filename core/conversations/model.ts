@@ -1,9 +1,9 @@
 /** Threads and their activities (SPEC "Conversation summary", "Activity"). */
 import { Schema } from "effect"
-import { StoredMedia } from "../media.ts"
+import { StoredMedia } from "../media/model.ts"
 import { DeliveryStatus } from "../messaging/deliveryStatus.ts"
-import { PageSize } from "../pagination.ts"
-import { nullable, projectionWith, withDefault } from "../records.ts"
+import { PageSize } from "../kernel/pagination.ts"
+import { nullable, projectionWith, withDefault } from "../kernel/records.ts"
 
 /** A JSON object of any shape; documented explicitly (Schema.Unknown would emit a duplicate `$id`). */
 const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({

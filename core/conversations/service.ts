@@ -1,12 +1,12 @@
 /** Conversation use cases: list threads, read a thread, mark open/done, search messages and transcripts. */
 import { Context, Effect, Layer, Schema } from "effect"
 import { type Principal, requireScope } from "../auth/principal.ts"
-import { InvalidArgument, NotFound } from "../errors.ts"
-import { findOr404 } from "../findOr404.ts"
+import { InvalidArgument, NotFound } from "../kernel/errors.ts"
+import { findOr404 } from "../kernel/findOr404.ts"
 import { phoneLock } from "../contacts/service.ts"
 import { ActivityViews } from "../messaging/views.ts"
-import { Transactor } from "../transactor.ts"
-import { CursorCodec, type Page } from "../pagination.ts"
+import { Transactor } from "../kernel/transactor.ts"
+import { CursorCodec, type Page } from "../kernel/pagination.ts"
 import { type ConversationSummary, type ListConversationsInput, type MessageSearchResult, participantsOf, ThreadStatus, toSummary, words } from "./model.ts"
 import { ConversationStore } from "./store.ts"
 

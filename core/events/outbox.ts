@@ -1,6 +1,6 @@
 import { Context, Effect, Schema } from "effect"
-import { Ids } from "../ids.ts"
-import { nowIso } from "../time.ts"
+import { Ids } from "../kernel/ids.ts"
+import { nowIso } from "../kernel/time.ts"
 import type { DomainEvent } from "./catalog.ts"
 import { announceAppend, type OutboxSignal } from "./signal.ts"
 

@@ -4,7 +4,7 @@
  * time). On Postgres, other processes' commits reach it too (adapters/sql/outboxNotices.ts).
  */
 import { Cause, Context, Effect, Exit, Layer, Option, Queue } from "effect"
-import type { Transactor } from "../transactor.ts"
+import type { Transactor } from "../kernel/transactor.ts"
 
 export interface OutboxSignal {
   /** Announces committed events; never call it inside a transaction (the worker could not see them yet). */

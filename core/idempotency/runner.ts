@@ -21,8 +21,8 @@
  */
 import { Cause, Clock, Effect, type Exit, Fiber, Metric, Option, Schema } from "effect"
 import type { Principal } from "../auth/principal.ts"
-import { displayText } from "../display.ts"
-import { type ErrorCode, FailedPrecondition, InvalidArgument } from "../errors.ts"
+import { displayText } from "../kernel/display.ts"
+import { type ErrorCode, FailedPrecondition, InvalidArgument } from "../kernel/errors.ts"
 import { IDEMPOTENCY_RENEW_MS, IdempotencyStore, type KeyHold, type Reservation, type StoredAnswer } from "./store.ts"
 import { WorkspaceClock, workspaceNow } from "../workspaces/clock.ts"
 

@@ -1,6 +1,6 @@
 /** Mail sent to a workspace's owner (receipts, notices), as the operator reads it back. */
 import { Schema } from "effect"
-import { projection } from "../records.ts"
+import { projection } from "../kernel/records.ts"
 
 /** A mail as the outbox keeps it: what was sent (or, without SMTP, would have been), to whom, when. */
 export const MailRecord = Schema.Struct({

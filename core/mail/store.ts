@@ -1,6 +1,6 @@
 import { Context, Effect } from "effect"
-import { Ids } from "../ids.ts"
-import { nowIso } from "../time.ts"
+import { Ids } from "../kernel/ids.ts"
+import { nowIso } from "../kernel/time.ts"
 import type { Mail, MailRecord } from "./message.ts"
 
 /** The mail outbox port: every mail the Mailer handled, kept for the operator (admin `mail` route). */

@@ -1,8 +1,8 @@
 /** Message media: fetched once and stored as blobs, for outbound and inbound messages alike. */
 import { Effect } from "effect"
-import { InvalidArgument } from "../errors.ts"
-import { Ids } from "../ids.ts"
-import { BlobStore, MediaFetcher, type StoredMedia } from "../media.ts"
+import { InvalidArgument } from "../kernel/errors.ts"
+import { Ids } from "../kernel/ids.ts"
+import { BlobStore, MediaFetcher, type StoredMedia } from "../media/model.ts"
 
 export const makeAttachments = Effect.gen(function* () {
   const fetcher = yield* MediaFetcher

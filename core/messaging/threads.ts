@@ -10,9 +10,9 @@ import { Contacts } from "../contacts/service.ts"
 import { ContactStore } from "../contacts/store.ts"
 import { type ActivityRecord, type Thread, WITHHELD } from "../conversations/model.ts"
 import { ConversationStore, type ThreadTouch } from "../conversations/store.ts"
-import { InvalidArgument } from "../errors.ts"
-import { Ids } from "../ids.ts"
-import { type E164, normalizePhone } from "../phone.ts"
+import { InvalidArgument } from "../kernel/errors.ts"
+import { Ids } from "../kernel/ids.ts"
+import { type E164, normalizePhone } from "../kernel/phone.ts"
 
 /** A phone number given by a caller or a carrier; the error names its field. */
 export const phoneField = (field: string, raw: string) =>

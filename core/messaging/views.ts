@@ -1,8 +1,8 @@
 /** Activities as clients see them: stored media become short-lived signed URLs. */
 import { Context, Effect, Layer } from "effect"
 import { Activity, type ActivityRecord, Media } from "../conversations/model.ts"
-import { MediaUrls } from "../media.ts"
-import { projectionWith } from "../records.ts"
+import { MediaUrls } from "../media/model.ts"
+import { projectionWith } from "../kernel/records.ts"
 
 const activityOf = projectionWith(Activity)
 const mediaOf = projectionWith(Media)

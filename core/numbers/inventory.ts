@@ -7,12 +7,12 @@
  */
 import { Context, Data, Effect, Schema } from "effect"
 import { prices } from "../billing/pricing.ts"
-import { FailedPrecondition, Internal, InvalidArgument } from "../errors.ts"
+import { FailedPrecondition, Internal, InvalidArgument } from "../kernel/errors.ts"
 import type { CarrierError } from "../messaging/carrier.ts"
-import { NumberType } from "../numbers.ts"
-import { PageSize } from "../pagination.ts"
-import { E164 } from "../phone.ts"
-import { Text } from "../text.ts"
+import { NumberType } from "./model.ts"
+import { PageSize } from "../kernel/pagination.ts"
+import { E164 } from "../kernel/phone.ts"
+import { Text } from "../kernel/text.ts"
 import { regionCode, tidyPlace } from "./regions.ts"
 
 // ------------------------------------------------------------------------------------ the view

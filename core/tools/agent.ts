@@ -1,7 +1,7 @@
 /** AI call agent capabilities (SPEC "Agent", "Number `voiceMode`"). */
 import { Effect, Schema } from "effect"
 import { AgentAnswer, Agents, AgentWithUsage, DisconnectInput, RoutingAnswer, UpdateAgentInput } from "../agent/service.ts"
-import { Phone } from "../phone.ts"
+import { Phone } from "../kernel/phone.ts"
 import { NoInput, read, tool } from "./tool.ts"
 
 const strict = { parseOptions: { onExcessProperty: "error" } } as const

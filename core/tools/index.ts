@@ -3,13 +3,13 @@ import * as Agent from "./agent.ts"
 import * as Calls from "./calls.ts"
 import * as Contacts from "./contacts.ts"
 import * as Conversations from "./conversations.ts"
-import * as Messaging from "./messaging.ts"
+import * as Registration from "./registration.ts"
 import * as Numbers from "./numbers.ts"
 import type { AnyTool, Tool } from "./tool.ts"
 import * as Webhooks from "./webhooks.ts"
 
 export * from "./tool.ts"
-export { Agent, Calls, Contacts, Conversations, Messaging, Numbers, Webhooks }
+export { Agent, Calls, Contacts, Conversations, Registration, Numbers, Webhooks }
 
 // Listed by name: a module may export other things (its input schemas) beside its tools.
 export const tools: ReadonlyArray<AnyTool> = [
@@ -28,11 +28,11 @@ export const tools: ReadonlyArray<AnyTool> = [
   Numbers.listNumbers,
   Numbers.searchAvailableNumbers,
   Numbers.buyNumber,
-  Messaging.getMessagingStatus,
-  Messaging.fileMessagingRegistration,
-  Messaging.refreshMessagingStatus,
-  Messaging.verifyMessagingOtp,
-  Messaging.resendMessagingOtp,
+  Registration.getMessagingStatus,
+  Registration.fileMessagingRegistration,
+  Registration.refreshMessagingStatus,
+  Registration.verifyMessagingOtp,
+  Registration.resendMessagingOtp,
   Agent.getAgent,
   Agent.updateAgent,
   Agent.publishAgent,
@@ -57,6 +57,6 @@ export type ToolServices =
   | ServicesOf<typeof Calls>
   | ServicesOf<typeof Contacts>
   | ServicesOf<typeof Conversations>
-  | ServicesOf<typeof Messaging>
+  | ServicesOf<typeof Registration>
   | ServicesOf<typeof Numbers>
   | ServicesOf<typeof Webhooks>

@@ -7,9 +7,9 @@
 import { type Effect, Effect as E, Schema } from "effect"
 import type { Principal } from "../auth/principal.ts"
 import type { Scope } from "../auth/scopes.ts"
-import { invalidInput } from "../decodeMessage.ts"
-import { type DomainError, InvalidArgument } from "../errors.ts"
-import { jsonProblem } from "../input.ts"
+import { invalidInput } from "../kernel/decodeMessage.ts"
+import { type DomainError, InvalidArgument } from "../kernel/errors.ts"
+import { jsonProblem } from "../kernel/input.ts"
 
 /**
  * MCP's tool annotations, stated for every tool. `destructive`: the call deletes or overwrites
@@ -50,7 +50,7 @@ export type AnyTool = Tool<any, any, any, DomainError, any>
 
 export const tool = <I, IE, A, E extends DomainError, R>(t: Tool<I, IE, A, E, R>): Tool<I, IE, A, E, R> => t
 
-/** Checks a caller's raw input against the bounds of core/input.ts, then decodes it with the tool's Schema. */
+/** Checks a caller's raw input against the bounds of core/kernel/input.ts, then decodes it with the tool's Schema. */
 export const decodeInput = <I, IE, A, E extends DomainError, R>(t: Tool<I, IE, A, E, R>, raw: unknown): Effect.Effect<I, InvalidArgument> => {
   const problem = jsonProblem(raw)
   if (problem !== undefined) return E.fail(new InvalidArgument({ message: problem }))

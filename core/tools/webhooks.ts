@@ -2,7 +2,7 @@
 import { Effect, Schema } from "effect"
 import { requireScope } from "../auth/principal.ts"
 import { SubscribableEvent, subscribableEvents as events } from "../events/subscribable.ts"
-import { PageSize } from "../pagination.ts"
+import { PageSize } from "../kernel/pagination.ts"
 import { CreateEndpointInput, Delivery, UpdateEndpointInput, WebhookEndpoint, WebhookEndpointWithSecret } from "../webhooks/model.ts"
 import { Webhooks } from "../webhooks/service.ts"
 import { ById, Deleted, NoInput, read, tool, WithId } from "./tool.ts"

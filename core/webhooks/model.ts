@@ -1,7 +1,7 @@
 /** Webhook endpoints and deliveries (SPEC "Webhook endpoint", CONTRACT.md webhook bodies). */
 import { Schema } from "effect"
-import { projection } from "../records.ts"
-import { Text } from "../text.ts"
+import { projection } from "../kernel/records.ts"
+import { Text } from "../kernel/text.ts"
 
 export const EndpointStatus = Schema.Literal("enabled", "disabled")
 export const DeliveryStatus = Schema.Literal("pending", "succeeded", "failed")

@@ -6,14 +6,14 @@
  */
 import { Clock, Context, Effect, type Either, Layer, Random } from "effect"
 import { type Principal, requireScope } from "../auth/principal.ts"
-import { displayText } from "../display.ts"
-import { InvalidArgument, NotFound } from "../errors.ts"
-import { findOr404 } from "../findOr404.ts"
+import { displayText } from "../kernel/display.ts"
+import { InvalidArgument, NotFound } from "../kernel/errors.ts"
+import { findOr404 } from "../kernel/findOr404.ts"
 import { isEventType, PING } from "../events/catalog.ts"
 import type { OutboxEvent } from "../events/outbox.ts"
-import { Ids, isUuid } from "../ids.ts"
-import { OutboundGuard } from "../outbound.ts"
-import { Transactor } from "../transactor.ts"
+import { Ids, isUuid } from "../kernel/ids.ts"
+import { OutboundGuard } from "../egress/guard.ts"
+import { Transactor } from "../kernel/transactor.ts"
 import {
   type CreateEndpointInput,
   type DeliveryRecord,

@@ -2,7 +2,7 @@
 import { Schema } from "effect"
 import { KeyKind } from "../auth/principal.ts"
 import { Scope } from "../auth/scopes.ts"
-import { Text } from "../text.ts"
+import { Text } from "../kernel/text.ts"
 
 /** A key with no `scopes` gets every scope. */
 export const CreateKeyInput = Schema.Struct({

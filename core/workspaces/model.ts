@@ -1,7 +1,7 @@
 import { Schema } from "effect"
 import { KeyKind } from "../auth/principal.ts"
 import { Scope } from "../auth/scopes.ts"
-import { projection } from "../records.ts"
+import { projection } from "../kernel/records.ts"
 
 /** The workspace's billing state (CONTRACT.md "Admin API"); the billing gates read it. */
 export const Billing = Schema.Struct({

@@ -20,8 +20,8 @@ import {
   NumberInventory,
   numberTaken
 } from "../../core/numbers/inventory.ts"
-import { NumberStore, numberTypeOf, type WorkspaceNumber } from "../../core/numbers.ts"
-import type { E164 } from "../../core/phone.ts"
+import { NumberStore, numberTypeOf, type WorkspaceNumber } from "../../core/numbers/model.ts"
+import type { E164 } from "../../core/kernel/phone.ts"
 import { defaultBilling } from "../../core/workspaces/model.ts"
 import { WorkspaceStore } from "../../core/workspaces/store.ts"
 import { sqlContract } from "../support/sqlContract.ts"

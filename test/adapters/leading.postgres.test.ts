@@ -15,7 +15,7 @@ import * as Postgres from "../../adapters/postgres/PgClient.ts"
 import { PREPARED } from "../../adapters/sql/prepared.ts"
 import * as SqlTransactor from "../../adapters/sql/transactor.ts"
 import * as Signal from "../../core/events/signal.ts"
-import { Transactor } from "../../core/transactor.ts"
+import { Transactor } from "../../core/kernel/transactor.ts"
 import { freshDatabase } from "../support/postgres.ts"
 
 const url = inject("postgresUrl")

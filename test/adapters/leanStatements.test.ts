@@ -12,7 +12,7 @@ import { Effect, Either, Fiber, Layer, Option, RuntimeFlags, RuntimeFlagsPatch, 
 import * as LeanStatements from "../../adapters/sql/leanStatements.ts"
 import * as SqlTransactor from "../../adapters/sql/transactor.ts"
 import * as Signal from "../../core/events/signal.ts"
-import { Transactor } from "../../core/transactor.ts"
+import { Transactor } from "../../core/kernel/transactor.ts"
 import { sqlContract } from "../support/sqlContract.ts"
 
 /** Counts the fiber steps (effects evaluated) of the fibers it supervises. */

@@ -1,6 +1,6 @@
 /**
  * The RateLimiter contract, run unchanged against the in-memory limiter, and the SQL one on PGlite
- * and a real Postgres: every decision equals the pure token bucket's (core/ratelimit.ts) over a
+ * and a real Postgres: every decision equals the pure token bucket's (core/ratelimit/bucket.ts) over a
  * schedule of bursts and pauses on the TestClock, buckets are independent, concurrent requests on
  * one key take each token once. The SQL limiter also shares one bucket between limiters (processes)
  * on one database and sweeps buckets idle for a window. Without a Postgres URL the Postgres suite
@@ -13,7 +13,7 @@ import { Context, Effect, Layer, Redacted, TestClock } from "effect"
 import * as MemoryRateLimit from "../../adapters/ratelimit/memory.ts"
 import * as Migrate from "../../adapters/sql/migrate.ts"
 import * as SqlRateLimit from "../../adapters/sql/ratelimit.ts"
-import { type Bucket, consume, type Decision, RateLimiter } from "../../core/ratelimit.ts"
+import { type Bucket, consume, type Decision, RateLimiter } from "../../core/ratelimit/bucket.ts"
 import { freshDatabase } from "../support/postgres.ts"
 import { sqlContract } from "../support/sqlContract.ts"
 

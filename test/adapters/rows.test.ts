@@ -12,7 +12,7 @@ import type { Table } from "../../adapters/sql/rows.ts"
 import * as tables from "../../adapters/sql/tables.ts"
 import { messagingAddonCharge, numberCharge } from "../../core/billing/pricing.ts"
 import { LedgerStore } from "../../core/billing/store.ts"
-import type { E164 } from "../../core/phone.ts"
+import type { E164 } from "../../core/kernel/phone.ts"
 import { makeTestApp } from "../support/app.ts"
 import { sqlStores } from "../support/sqlStores.ts"
 

@@ -2,8 +2,8 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Option, TestClock } from "effect"
 import * as Simulated from "../../adapters/carrier/simulatedRegistry.ts"
-import { type NextOutcome, OTP_TTL_MILLIS, Registry, RegistrySimulator } from "../../core/messaging/registry.ts"
-import { type Application, decodeApplication } from "../../core/registrationInput.ts"
+import { type NextOutcome, OTP_TTL_MILLIS, Registry, RegistrySimulator } from "../../core/registration/registry.ts"
+import { type Application, decodeApplication } from "../../core/registration/input.ts"
 
 const application = (business: Record<string, unknown>): Application => {
   const decoded = decodeApplication({

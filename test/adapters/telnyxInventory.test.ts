@@ -16,8 +16,8 @@ import {
   NumberInventory,
   type NumberUnavailable
 } from "../../core/numbers/inventory.ts"
-import type { NumberType } from "../../core/numbers.ts"
-import type { E164 } from "../../core/phone.ts"
+import type { NumberType } from "../../core/numbers/model.ts"
+import type { E164 } from "../../core/kernel/phone.ts"
 import { useFakeTelnyx } from "../support/fakeTelnyx.ts"
 
 const PROFILE = "40017f8e-0000-4000-8000-000000000001"

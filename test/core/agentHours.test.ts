@@ -8,8 +8,8 @@ import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import { inHours, isTimeZone, localTime, routeInbound } from "../../core/agent/hours.ts"
 import { type AgentConfig, type AgentRecord, type BusinessHours, newAgentConfig, type RouteAction, type Weekday, weekdays } from "../../core/agent/model.ts"
-import type { WorkspaceNumber } from "../../core/numbers.ts"
-import type { E164 } from "../../core/phone.ts"
+import type { WorkspaceNumber } from "../../core/numbers/model.ts"
+import type { E164 } from "../../core/kernel/phone.ts"
 
 /** Zones with one offset (minutes east of UTC) for 2020-2030. */
 const fixedZones: Record<string, number> = {

@@ -15,7 +15,7 @@ import {
   PermissionDenied,
   ResourceExhausted,
   Unauthenticated
-} from "../../core/errors.ts"
+} from "../../core/kernel/errors.ts"
 
 const kind = fc.constantFrom<KeyKind>("live", "test")
 const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"

@@ -19,7 +19,7 @@ import {
 } from "../../core/billing/pricing.ts"
 import type { Charge } from "../../core/billing/ledger.ts"
 import { LedgerStore } from "../../core/billing/store.ts"
-import type { E164 } from "../../core/phone.ts"
+import type { E164 } from "../../core/kernel/phone.ts"
 import type { Billing } from "../../core/workspaces/model.ts"
 
 const local = "+14155550100" as E164

@@ -6,10 +6,10 @@ import type { Principal } from "../../core/auth/principal.ts"
 import { allScopes, type Scope } from "../../core/auth/scopes.ts"
 import * as Contacts from "../../core/contacts/service.ts"
 import { ContactStore } from "../../core/contacts/store.ts"
-import type { DomainError } from "../../core/errors.ts"
+import type { DomainError } from "../../core/kernel/errors.ts"
 import { EventOutbox } from "../../core/events/outbox.ts"
-import { layerCursorCodec } from "../../core/pagination.ts"
-import type { E164 } from "../../core/phone.ts"
+import { layerCursorCodec } from "../../core/kernel/pagination.ts"
+import type { E164 } from "../../core/kernel/phone.ts"
 
 /** A fresh in-memory database per test. */
 const TestLayer = Contacts.layer.pipe(

@@ -1,7 +1,7 @@
 /** Issue 15 defect 11: caller text in messages and logs, without credentials or raw control characters. */
 import { assert, describe, it } from "@effect/vitest"
 import { FastCheck as fc } from "effect"
-import { displayText, displayUrl } from "../../core/display.ts"
+import { displayText, displayUrl } from "../../core/kernel/display.ts"
 
 /** What may never reach a message or a log line raw. */
 const UNPRINTABLE = /(?! )[\p{C}\p{Z}]/u

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { isUuid, uuidv7 } from "../../core/ids.ts"
+import { isUuid, uuidv7 } from "../../core/kernel/ids.ts"
 
 describe("uuidv7", () => {
   it("is an RFC 9562 version 7 UUID whose first 48 bits are the millisecond it was made", () => {

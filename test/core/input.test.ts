@@ -1,6 +1,6 @@
-/** core/input.ts: the bounds every caller input meets before a Schema, checked on the JSON text. */
+/** core/kernel/input.ts: the bounds every caller input meets before a Schema, checked on the JSON text. */
 import { describe, expect, it } from "vitest"
-import { InputBounds, jsonProblem, jsonTextProblem, textProblem } from "../../core/input.ts"
+import { InputBounds, jsonProblem, jsonTextProblem, textProblem } from "../../core/kernel/input.ts"
 
 const nested = (depth: number, leaf = "1") => `${"[".repeat(depth)}${leaf}${"]".repeat(depth)}`
 

@@ -5,7 +5,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Either, Schema } from "effect"
-import { invalidInput } from "../../core/decodeMessage.ts"
+import { invalidInput } from "../../core/kernel/decodeMessage.ts"
 import { CarrierError } from "../../core/messaging/carrier.ts"
 import {
   AvailableNumber,

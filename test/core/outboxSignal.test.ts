@@ -6,7 +6,7 @@
 import { assert, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber, Option } from "effect"
 import * as Signal from "../../core/events/signal.ts"
-import type { Transactor } from "../../core/transactor.ts"
+import type { Transactor } from "../../core/kernel/transactor.ts"
 
 it.live("an interruption during COMMIT still wakes the worker for the committed events", () =>
   Effect.gen(function* () {

@@ -4,7 +4,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Either, FastCheck as fc, TestClock } from "effect"
-import { makeCursorCodec, type Position } from "../../core/pagination.ts"
+import { makeCursorCodec, type Position } from "../../core/kernel/pagination.ts"
 
 const SECRET = new Uint8Array(32).fill(7)
 const codec = makeCursorCodec(SECRET)

@@ -1,7 +1,7 @@
 /** SPEC "Phone numbers": stored and compared in E.164; US 10-digit input with punctuation accepted. */
 import { assert, describe, it } from "@effect/vitest"
 import { Either, FastCheck as fc, Schema } from "effect"
-import { E164, normalizePhone, phoneDigits } from "../../core/phone.ts"
+import { E164, normalizePhone, phoneDigits } from "../../core/kernel/phone.ts"
 
 const digit = fc.constantFrom(..."0123456789")
 const digits = (n: number) => fc.array(digit, { minLength: n, maxLength: n }).map((ds) => ds.join(""))

@@ -4,7 +4,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { FastCheck as fc } from "effect"
-import { type Bucket, consume, type Decision } from "../../core/ratelimit.ts"
+import { type Bucket, consume, type Decision } from "../../core/ratelimit/bucket.ts"
 
 /** Runs `n` requests at instant `now`, threading the bucket. */
 const burst = (bucket: Bucket | undefined, now: number, n: number, limit: number) => {

@@ -1,7 +1,7 @@
 /** SPEC "Business input" and "Campaign input": every rule a 400 naming the field, and the composed campaign. */
 import { describe, expect, it } from "@effect/vitest"
 import { Either } from "effect"
-import { type Application, decodeApplication } from "../../core/registrationInput.ts"
+import { type Application, decodeApplication } from "../../core/registration/input.ts"
 
 const business = {
   displayName: "Acme Plumbing",

@@ -12,19 +12,19 @@ import * as SignedUrls from "../../adapters/media/signedUrls.ts"
 import * as MemoryStores from "../../adapters/memory/stores.ts"
 import type { Principal } from "../../core/auth/principal.ts"
 import { allScopes, type Scope } from "../../core/auth/scopes.ts"
-import { InvalidArgument } from "../../core/errors.ts"
+import { InvalidArgument } from "../../core/kernel/errors.ts"
 import { CoreLive } from "../../core/layer.ts"
-import { MediaFetcher } from "../../core/media.ts"
+import { MediaFetcher } from "../../core/media/model.ts"
 import * as SimulatedInventory from "../../adapters/carrier/simulatedInventory.ts"
 import * as SimulatedPayments from "../../adapters/payments/simulated.ts"
 import * as SimulatedRegistry from "../../adapters/carrier/simulatedRegistry.ts"
 import * as SimulatedVoice from "../../adapters/carrier/simulatedVoice.ts"
-import { layerNotFiled } from "../../core/messaging/registration.ts"
-import { NumberStore } from "../../core/numbers.ts"
-import { HostResolver, layerOutboundGuard } from "../../core/outbound.ts"
-import { layerCursorCodec } from "../../core/pagination.ts"
-import type { DomainError } from "../../core/errors.ts"
-import { Agent, type AnyTool, Calls, callTool as callUnchecked, Contacts, Conversations, Messaging, Numbers, type Tool, tools, Webhooks } from "../../core/tools/index.ts"
+import { layerNotFiled } from "../../core/registration/gate.ts"
+import { NumberStore } from "../../core/numbers/model.ts"
+import { HostResolver, layerOutboundGuard } from "../../core/egress/guard.ts"
+import { layerCursorCodec } from "../../core/kernel/pagination.ts"
+import type { DomainError } from "../../core/kernel/errors.ts"
+import { Agent, type AnyTool, Calls, callTool as callUnchecked, Contacts, Conversations, Registration, Numbers, type Tool, tools, Webhooks } from "../../core/tools/index.ts"
 import { WebhookSender } from "../../core/webhooks/store.ts"
 
 const unused = <A>(name: string) => Effect.dieMessage(`${name} is not used by these tests`) as Effect.Effect<A>
@@ -117,7 +117,7 @@ describe("the capability table", () => {
   })
 
   it("lists every tool its modules export", () => {
-    const exported = [Agent, Calls, Contacts, Conversations, Messaging, Numbers, Webhooks].flatMap((m) => Object.values(m)).filter((v) => typeof v === "object" && v !== null && "run" in v)
+    const exported = [Agent, Calls, Contacts, Conversations, Registration, Numbers, Webhooks].flatMap((m) => Object.values(m)).filter((v) => typeof v === "object" && v !== null && "run" in v)
     assert.sameMembers([...tools], exported)
   })
 
@@ -195,7 +195,7 @@ describe("the capability table", () => {
       const { available } = yield* callTool(Numbers.searchAvailableNumbers, p, { startsWith: "415", limit: 2 })
       assert.isAbove(available.length, 0)
       assert.isTrue(available.every((n) => n.phone_number.startsWith("+1415")))
-      assert.strictEqual((yield* callTool(Messaging.getMessagingStatus, p, {})).messaging.step, "none")
+      assert.strictEqual((yield* callTool(Registration.getMessagingStatus, p, {})).messaging.step, "none")
       assert.deepStrictEqual(yield* callTool(Webhooks.listWebhooks, p, {}), { webhooks: [] })
       assert.isAbove((yield* callTool(Webhooks.listWebhookEventTypes, p, {})).events.length, 0)
     })))
@@ -217,7 +217,7 @@ describe("the capability table", () => {
       assert.deepStrictEqual(listed.conversations, [])
     })))
 
-  it.effect("an input beyond the bounds of core/input.ts is refused before the Schema sees it, for any transport", () =>
+  it.effect("an input beyond the bounds of core/kernel/input.ts is refused before the Schema sees it, for any transport", () =>
     run(Effect.gen(function* () {
       const p = principal("test", yield* workspace)
       let deep: unknown = "x"

@@ -12,7 +12,7 @@ import type { Principal } from "../../core/auth/principal.ts"
 import { allScopes, type Scope } from "../../core/auth/scopes.ts"
 import { event, type DomainEvent } from "../../core/events/catalog.ts"
 import { EventOutbox } from "../../core/events/outbox.ts"
-import { blockedRange, HostResolver, layerOutboundGuard, OutboundGuard, parseOutboundUrl } from "../../core/outbound.ts"
+import { blockedRange, HostResolver, layerOutboundGuard, OutboundGuard, parseOutboundUrl } from "../../core/egress/guard.ts"
 import {
   classify,
   ATTEMPT_TIMEOUT_MS,

@@ -6,7 +6,7 @@ import type { Charge } from "../../core/billing/ledger.ts"
 import { numberCharge, textingSetupCharge } from "../../core/billing/pricing.ts"
 import { LedgerStore } from "../../core/billing/store.ts"
 import { sendMail } from "../../core/mail/mailer.ts"
-import type { E164 } from "../../core/phone.ts"
+import type { E164 } from "../../core/kernel/phone.ts"
 import { ADMIN_TOKEN, makeTestApp } from "../support/app.ts"
 import { bearer, expectError, UUID } from "./helpers.ts"
 

@@ -2,7 +2,7 @@
 import { HttpApi } from "@effect/platform"
 import { Effect, Exit, Layer, Logger, type LogLevel, type ManagedRuntime, Scope } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { Readiness, type StoreReadiness } from "../../core/health.ts"
+import { Readiness, type StoreReadiness } from "../../core/health/readiness.ts"
 import * as MemoryStores from "../../adapters/memory/stores.ts"
 import { routeMatcher } from "../../adapters/http/accessLog.ts"
 import { Api } from "../../adapters/http/api.ts"

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as PgliteClient from "../../adapters/pglite/PgliteClient.ts"
-import { InputBounds } from "../../core/input.ts"
+import { InputBounds } from "../../core/kernel/input.ts"
 import { makeTestApp } from "../support/app.ts"
 import { sqlStores } from "../support/sqlStores.ts"
 import { bearer, expectError } from "./helpers.ts"

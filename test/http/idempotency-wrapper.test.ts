@@ -18,7 +18,7 @@ import { IN_PROGRESS_WAIT_MS, requestHash } from "../../core/idempotency/runner.
 import { IDEMPOTENCY_LOCK_MS, IdempotencyStore } from "../../core/idempotency/store.ts"
 import { beginRequest } from "../../adapters/http/platform.ts"
 import type { Principal } from "../../core/auth/principal.ts"
-import { FailedPrecondition, Internal, InvalidArgument, NotFound, PermissionDenied, ResourceExhausted, Unauthenticated } from "../../core/errors.ts"
+import { FailedPrecondition, Internal, InvalidArgument, NotFound, PermissionDenied, ResourceExhausted, Unauthenticated } from "../../core/kernel/errors.ts"
 
 const principal = (patch: Partial<Principal> = {}): Principal => ({
   workspaceId: "8b0c1f5e-3f7a-4d52-9d1c-0d7f3f2b9a11",

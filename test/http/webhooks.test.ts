@@ -10,7 +10,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import * as Sender from "../../adapters/webhooks/sender.ts"
 import * as OutboundHttp from "../../adapters/net/http.ts"
 import { catalog, eventTypes } from "../../core/events/catalog.ts"
-import { HostResolver, layerOutboundGuard } from "../../core/outbound.ts"
+import { HostResolver, layerOutboundGuard } from "../../core/egress/guard.ts"
 import { makeTestApp } from "../support/app.ts"
 import { bearer, expectError, UUID } from "./helpers.ts"
 

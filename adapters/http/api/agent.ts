@@ -2,7 +2,7 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import type { Agent } from "../../../core/agent/model.ts"
-import type { E164 } from "../../../core/phone.ts"
+import type { E164 } from "../../../core/kernel/phone.ts"
 import { DisconnectInput, INCLUDED_AGENT_MINUTES, UpdateAgentInput } from "../../../core/agent/service.ts"
 import { connectNumber, disconnectNumber, getAgent, publishAgent, updateAgent } from "../../../core/tools/agent.ts"
 import { FailedPrecondition, NotFound } from "./errors.ts"

@@ -1,11 +1,11 @@
 /**
- * The core error kinds with their HTTP status attached, read from the one table in core/errors.ts.
+ * The core error kinds with their HTTP status attached, read from the one table in core/kernel/errors.ts.
  * Groups declare `.addError(NotFound)`: the status comes with the schema, so it is written nowhere
  * else. (The envelope a client receives is built by platform.ts from the same table.)
  */
 import { HttpApiSchema } from "@effect/platform"
 import type { Schema } from "effect"
-import * as Errors from "../../../core/errors.ts"
+import * as Errors from "../../../core/kernel/errors.ts"
 
 const withStatus = <A, I, R>(error: Schema.Schema<A, I, R> & { readonly _tag: Errors.DomainError["_tag"] }): Schema.Schema<A, I, R> =>
   error.annotations(HttpApiSchema.annotations({ status: Errors.errorStatus[error._tag].status }))

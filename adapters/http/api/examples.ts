@@ -3,7 +3,7 @@
  * response examples from these, so each example is written once.
  */
 import { ContactDetail } from "../../../core/contacts/model.ts"
-import type { E164 } from "../../../core/phone.ts"
+import type { E164 } from "../../../core/kernel/phone.ts"
 
 const createdAt = "2026-08-17T10:00:00.000Z"
 

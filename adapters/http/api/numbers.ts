@@ -2,7 +2,7 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { retailCost } from "../../../core/numbers/inventory.ts"
-import type { E164 } from "../../../core/phone.ts"
+import type { E164 } from "../../../core/kernel/phone.ts"
 import { AvailableNumbersInput, BuyNumberInput } from "../../../core/numbers/service.ts"
 import { buyNumber, listNumbers, searchAvailableNumbers } from "../../../core/tools/numbers.ts"
 import { FailedPrecondition } from "./errors.ts"

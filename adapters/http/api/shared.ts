@@ -3,7 +3,7 @@ import { type HttpApiEndpoint, type HttpApiGroup, OpenApi } from "@effect/platfo
 import { Context, Option, Schema } from "effect"
 import type { Scope } from "../../../core/auth/scopes.ts"
 import type { AnyTool } from "../../../core/tools/tool.ts"
-import { E164 } from "../../../core/phone.ts"
+import { E164 } from "../../../core/kernel/phone.ts"
 import { Authorization, BoundedBody, RequiredScopes } from "../security.ts"
 import { InvalidArgument, PermissionDenied } from "./errors.ts"
 

@@ -1,13 +1,13 @@
 /** Carrier webhooks: authenticated by the carrier's signature rather than an API key. */
 import { HttpServerRequest } from "@effect/platform"
 import { Clock, Effect, Either, Option, Redacted } from "effect"
-import { InvalidArgument, NotFound, Unauthenticated } from "../../../core/errors.ts"
+import { InvalidArgument, NotFound, Unauthenticated } from "../../../core/kernel/errors.ts"
 import { Messaging } from "../../../core/messaging/service.ts"
 import { Calls } from "../../../core/calls/service.ts"
 import { parseCallEvent } from "../../carrier/telnyxCallWebhooks.ts"
 import { registryChange } from "../../carrier/telnyxRegistryWebhooks.ts"
 import { verifyAndParse } from "../../carrier/telnyxWebhooks.ts"
-import { Texting } from "../../../core/texting/service.ts"
+import { Registrations } from "../../../core/registration/service.ts"
 import { Api } from "../api.ts"
 import { group } from "../router.ts"
 
@@ -23,7 +23,7 @@ export const CarrierLive = (options: CarrierWebhookOptions) =>
   group(Api, "carrier", (handlers) =>
     Effect.gen(function* () {
       const messaging = yield* Messaging
-      const texting = yield* Texting
+      const texting = yield* Registrations
       const calls = yield* Calls
       return handlers.handle(
         "telnyx",

@@ -1,7 +1,7 @@
 /** The probes of api/health.ts. Answers are never cached: a probe wants the state now. */
 import { HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
-import { readiness } from "../../../core/health.ts"
+import { readiness } from "../../../core/health/readiness.ts"
 import { Api } from "../api.ts"
 import { group } from "../router.ts"
 

@@ -6,7 +6,7 @@
  */
 import { HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
-import { InvalidArgument } from "../../../core/errors.ts"
+import { InvalidArgument } from "../../../core/kernel/errors.ts"
 import { tools } from "../../../core/tools/index.ts"
 import type { ToolServices } from "../../../core/tools/index.ts"
 import { makeMcpEndpoint, screen } from "../../mcp/server.ts"

@@ -5,8 +5,8 @@
  */
 import { HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
-import { NotFound } from "../../../core/errors.ts"
-import { BlobStore, MediaUrls } from "../../../core/media.ts"
+import { NotFound } from "../../../core/kernel/errors.ts"
+import { BlobStore, MediaUrls } from "../../../core/media/model.ts"
 import { Api } from "../api.ts"
 import { group } from "../router.ts"
 

@@ -1,5 +1,5 @@
 import { Effect } from "effect"
-import { fileMessagingRegistration, getMessagingStatus, refreshMessagingStatus, resendMessagingOtp, verifyMessagingOtp } from "../../../core/tools/messaging.ts"
+import { fileMessagingRegistration, getMessagingStatus, refreshMessagingStatus, resendMessagingOtp, verifyMessagingOtp } from "../../../core/tools/registration.ts"
 import { Api } from "../api.ts"
 import { group } from "../router.ts"
 import { CurrentPrincipal } from "../platform.ts"

@@ -1,6 +1,6 @@
 /** Workspace phone numbers (SPEC "Workspace number"). Seeded by the admin API until buying exists. */
 import { Context, Effect, type Option, Schema } from "effect"
-import { E164 } from "./phone.ts"
+import { E164 } from "../kernel/phone.ts"
 
 export const NumberType = Schema.Literal("local", "toll_free")
 export type NumberType = typeof NumberType.Type

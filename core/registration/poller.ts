@@ -6,14 +6,14 @@
  */
 import { Duration, Effect, Layer } from "effect"
 import { RegistrationStore } from "./store.ts"
-import { Texting } from "./service.ts"
+import { Registrations } from "./service.ts"
 
 /** Registrations asked about per round; the least recently updated first, so none starves. */
 const BATCH = 50
 
 export const pollOnce = Effect.gen(function* () {
   const store = yield* RegistrationStore
-  const texting = yield* Texting
+  const texting = yield* Registrations
   const due = yield* store.awaitingRegistry(BATCH)
   for (const workspaceId of due) {
     yield* texting.advance(workspaceId).pipe(

@@ -4,7 +4,7 @@
  * (`/v1/media/...`, valid 1 h).
  */
 import { Context, Data, Effect, Schema } from "effect"
-import type { InvalidArgument } from "./errors.ts"
+import type { InvalidArgument } from "../kernel/errors.ts"
 
 export const MAX_MEDIA_BYTES = 5 * 1024 * 1024
 /**

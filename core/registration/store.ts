@@ -1,4 +1,4 @@
-/** The registration store port: one registration per workspace (core/texting/record.ts). */
+/** The registration store port: one registration per workspace (core/registration/record.ts). */
 import { Context, type Effect, type Option } from "effect"
 import type { Registration } from "./record.ts"
 

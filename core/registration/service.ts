@@ -19,7 +19,7 @@ import type { Charge } from "../billing/ledger.ts"
 import { type Payment, Payments } from "../billing/payments.ts"
 import { messagingAddonCharge, planCharge, textingSetupCharge } from "../billing/pricing.ts"
 import { LedgerStore } from "../billing/store.ts"
-import { FailedPrecondition, Internal, InvalidArgument, ResourceExhausted } from "../errors.ts"
+import { FailedPrecondition, Internal, InvalidArgument, ResourceExhausted } from "../kernel/errors.ts"
 import { sendMail } from "../mail/mailer.ts"
 import {
   type BrandReport,
@@ -29,12 +29,12 @@ import {
   type OtpRejected,
   Registry,
   type RegistryError
-} from "../messaging/registry.ts"
-import { NumberStore } from "../numbers.ts"
-import { canText, initial, RegistrationEvent, type RegistrationState, transition } from "../registration/machine.ts"
+} from "./registry.ts"
+import { NumberStore } from "../numbers/model.ts"
+import { canText, initial, RegistrationEvent, type RegistrationState, transition } from "./machine.ts"
 import { canonicalJson } from "../idempotency/runner.ts"
-import { ApplicationInput, type Application, completeApplication } from "../registrationInput.ts"
-import { Transactor } from "../transactor.ts"
+import { ApplicationInput, type Application, completeApplication } from "./input.ts"
+import { Transactor } from "../kernel/transactor.ts"
 import { WorkspaceClock, workspaceNow } from "../workspaces/clock.ts"
 import { WorkspaceStore } from "../workspaces/store.ts"
 import { receiptMail } from "./receipt.ts"
@@ -407,6 +407,6 @@ const make = Effect.gen(function* () {
   return { status, file, refresh, verifyOtp, resendOtp, advance, onRegistryChange } as const
 })
 
-export class Texting extends Context.Tag("core/Texting")<Texting, Effect.Effect.Success<typeof make>>() {}
+export class Registrations extends Context.Tag("core/Registrations")<Registrations, Effect.Effect.Success<typeof make>>() {}
 
-export const layer = Layer.effect(Texting, make)
+export const layer = Layer.effect(Registrations, make)

@@ -1,6 +1,6 @@
 /**
  * The texting gate of `POST /messages` for live keys: what the workspace's 10DLC registration
- * (core/texting) allows. Test keys skip it.
+ * (core/registration) allows. Test keys skip it.
  *
  * The pre-approved campaign (SPEC "Messages": "some newly filed numbers can text before campaign
  * approval because they are temporarily attached to a pre-approved campaign of the service"): with
@@ -9,8 +9,8 @@
  * it on (PREAPPROVED_CAMPAIGN).
  */
 import { Context, Effect, Layer, Option } from "effect"
-import type { Step } from "../registration/machine.ts"
-import { RegistrationStore } from "../texting/store.ts"
+import type { Step } from "./machine.ts"
+import { RegistrationStore } from "./store.ts"
 
 export type TextingState = "not_filed" | "in_review" | "awaiting_pin" | "rejected" | "approved"
 

@@ -1,6 +1,6 @@
 /** US texting (10DLC) registration capabilities (SPEC "Messaging registration"). */
 import { Effect } from "effect"
-import { FilingAnswer, MessagingAnswer, OtpInput, RegistrationRequest, Texting } from "../texting/service.ts"
+import { FilingAnswer, MessagingAnswer, OtpInput, RegistrationRequest, Registrations } from "../registration/service.ts"
 import { NoInput, read, tool } from "./tool.ts"
 
 export const getMessagingStatus = tool({
@@ -14,7 +14,7 @@ export const getMessagingStatus = tool({
   scope: "numbers:manage",
   hints: read,
   idempotencyKey: false,
-  run: (p) => Effect.flatMap(Texting, (t) => t.status(p))
+  run: (p) => Effect.flatMap(Registrations, (t) => t.status(p))
 })
 
 export const fileMessagingRegistration = tool({
@@ -41,7 +41,7 @@ export const fileMessagingRegistration = tool({
   scope: "numbers:manage",
   hints: { readOnly: false, destructive: false, idempotent: false, openWorld: true },
   idempotencyKey: false,
-  run: (p, input) => Effect.flatMap(Texting, (t) => t.file(p, input))
+  run: (p, input) => Effect.flatMap(Registrations, (t) => t.file(p, input))
 })
 
 export const refreshMessagingStatus = tool({
@@ -55,7 +55,7 @@ export const refreshMessagingStatus = tool({
   scope: "numbers:manage",
   hints: { readOnly: false, destructive: false, idempotent: true, openWorld: true },
   idempotencyKey: false,
-  run: (p) => Effect.flatMap(Texting, (t) => t.refresh(p))
+  run: (p) => Effect.flatMap(Registrations, (t) => t.refresh(p))
 })
 
 export const verifyMessagingOtp = tool({
@@ -69,7 +69,7 @@ export const verifyMessagingOtp = tool({
   scope: "numbers:manage",
   hints: { readOnly: false, destructive: false, idempotent: false, openWorld: true },
   idempotencyKey: false,
-  run: (p, input) => Effect.flatMap(Texting, (t) => t.verifyOtp(p, input))
+  run: (p, input) => Effect.flatMap(Registrations, (t) => t.verifyOtp(p, input))
 })
 
 export const resendMessagingOtp = tool({
@@ -82,5 +82,5 @@ export const resendMessagingOtp = tool({
   scope: "numbers:manage",
   hints: { readOnly: false, destructive: false, idempotent: false, openWorld: true },
   idempotencyKey: false,
-  run: (p) => Effect.flatMap(Texting, (t) => t.resendOtp(p))
+  run: (p) => Effect.flatMap(Registrations, (t) => t.resendOtp(p))
 })

@@ -9,8 +9,8 @@
  */
 import { Context, Effect, Layer } from "effect"
 import ipaddr from "ipaddr.js"
-import { displayUrl } from "./display.ts"
-import { InvalidArgument } from "./errors.ts"
+import { displayUrl } from "../kernel/display.ts"
+import { InvalidArgument } from "../kernel/errors.ts"
 
 /** Resolves a host name to every address it has (A and AAAA). */
 export interface HostResolver {

@@ -1,9 +1,9 @@
 /** SPEC "Messaging registration": the US texting (10DLC) registration. */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { fileMessagingRegistration, getMessagingStatus, refreshMessagingStatus, resendMessagingOtp, verifyMessagingOtp } from "../../../core/tools/messaging.ts"
-import { OtpInput, RegistrationRequest } from "../../../core/texting/service.ts"
-import type { MessagingStatus } from "../../../core/texting/record.ts"
+import { fileMessagingRegistration, getMessagingStatus, refreshMessagingStatus, resendMessagingOtp, verifyMessagingOtp } from "../../../core/tools/registration.ts"
+import { OtpInput, RegistrationRequest } from "../../../core/registration/service.ts"
+import type { MessagingStatus } from "../../../core/registration/record.ts"
 import { FailedPrecondition, Internal, ResourceExhausted } from "./errors.ts"
 import { capability, publicGroup } from "./shared.ts"
 

@@ -6,7 +6,7 @@
  * reports the outcome. The port keeps no registration state of its own beyond the registry's.
  */
 import { Context, Data, type Effect, type Option } from "effect"
-import type { Business, Campaign } from "../registrationInput.ts"
+import type { Business, Campaign } from "./input.ts"
 
 /** Where a brand's review stands; `otp_pending`: a sole proprietor's PIN was texted and is awaited. */
 export type BrandStatus = "pending" | "accepted" | "rejected" | "otp_pending"

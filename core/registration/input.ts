@@ -6,13 +6,13 @@
  * numbers need libphonenumber-js.
  */
 import { Effect, Either, Schema } from "effect"
-import { EMAIL } from "./contacts/rules.ts"
-import { invalidInput } from "./decodeMessage.ts"
-import type { InvalidArgument } from "./errors.ts"
-import { parseOutboundUrl } from "./outbound.ts"
-import { Phone } from "./phone.ts"
-import { knownRegion } from "./numbers/regions.ts"
-import { NonEmptyText, Text } from "./text.ts"
+import { EMAIL } from "../contacts/rules.ts"
+import { invalidInput } from "../kernel/decodeMessage.ts"
+import type { InvalidArgument } from "../kernel/errors.ts"
+import { parseOutboundUrl } from "../egress/guard.ts"
+import { Phone } from "../kernel/phone.ts"
+import { knownRegion } from "../numbers/regions.ts"
+import { NonEmptyText, Text } from "../kernel/text.ts"
 
 const strict = { parseOptions: { onExcessProperty: "error" } } as const
 
