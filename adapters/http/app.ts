@@ -7,22 +7,16 @@ import { Layer, type Option, type Redacted } from "effect"
 import { Api } from "./api.ts"
 import { AdminAuthorizationLive, AuthorizationLive, BoundedBodyLive } from "./auth.ts"
 import { AdminLive } from "./handlers/admin.ts"
-import { AgentLive } from "./handlers/agent.ts"
-import { CallsLive } from "./handlers/calls.ts"
 import { CarrierLive } from "./handlers/carrier.ts"
-import { ContactsLive } from "./handlers/contacts.ts"
-import { ConversationsLive } from "./handlers/conversations.ts"
 import { HealthLive } from "./handlers/health.ts"
 import { McpLive, McpStreamLive } from "./handlers/mcp.ts"
 import { MediaLive } from "./handlers/media.ts"
-import { MessagesLive } from "./handlers/messages.ts"
-import { MessagingLive } from "./handlers/registration.ts"
 import { MetricsLive } from "./handlers/metrics.ts"
-import { NumbersLive } from "./handlers/numbers.ts"
 import { TestHelpersLive } from "./handlers/testHelpers.ts"
-import { WebhooksLive } from "./handlers/webhooks.ts"
 import * as Platform from "./platform.ts"
 import { TrustedProxies } from "./clientAddress.ts"
+
+import { CapabilitiesLive } from "./capabilities.ts"
 
 export { type CapabilityEndpoint, capabilityEndpoints } from "./capabilities.ts"
 
@@ -41,14 +35,7 @@ export interface HttpOptions {
 export const ApiLive = (options: HttpOptions) =>
   HttpApiBuilder.api(Api).pipe(
     Layer.provide([
-      ContactsLive,
-      ConversationsLive,
-      MessagesLive,
-      CallsLive,
-      NumbersLive,
-      MessagingLive,
-      AgentLive,
-      WebhooksLive,
+      CapabilitiesLive,
       TestHelpersLive(options.testHelpers),
       McpLive({ allowedOrigins: options.mcpAllowedOrigins ?? [] }),
       McpStreamLive,

@@ -69,7 +69,8 @@ export const definitionOf = (t: AnyTool): McpToolDefinition => {
   return {
     name: t.name,
     title: t.title,
-    description: t.description,
+    // The scope is the entry's own field; a model reads it in the description, as REST's operation states it.
+    description: `${t.description} Scope \`${t.scope}\`.`,
     inputSchema: asObject(t.name, "input", inputSchema),
     outputSchema: asObject(t.name, "output", objectSchema(t.output)),
     annotations: {

@@ -5,7 +5,7 @@
  * `publishAgent`) and keeps its id as `carrierAssistantId`.
  */
 import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
-import { requireScope, type Principal } from "../auth/principal.ts"
+import type { Principal } from "../auth/principal.ts"
 import { ConversationStore } from "../conversations/store.ts"
 import { Voice } from "../calls/voice.ts"
 import { FailedPrecondition, Internal, InvalidArgument, NotFound } from "../kernel/errors.ts"
@@ -91,7 +91,6 @@ const make = Effect.gen(function* () {
   const tx = yield* Transactor
   const voice = yield* Voice
 
-  const authorize = (p: Principal) => requireScope(p, "agent:manage")
   /** Edits of one workspace's agent run one at a time, so two first PATCHes create one agent. */
   const modify = <E>(p: Principal, change: (current: Option.Option<AgentRecord>, now: string) => Effect.Effect<AgentRecord, E>) =>
     tx.withTransaction(
@@ -105,7 +104,6 @@ const make = Effect.gen(function* () {
 
   const get = (p: Principal) =>
     Effect.gen(function* () {
-      yield* authorize(p)
       const agent = yield* agents.get(p.workspaceId)
       const period = creditPeriod(yield* Clock.currentTimeMillis)
       const usedMinutes = yield* conversations.agentCallMinutes(p.workspaceId, period.start, period.end)
@@ -117,9 +115,7 @@ const make = Effect.gen(function* () {
 
   /** Creates the agent with CONTRACT's defaults on the first call; the fields sent replace the draft's. */
   const update = (p: Principal, input: UpdateAgentInput) =>
-    Effect.zipRight(
-      authorize(p),
-      modify(p, (current, now) =>
+    modify(p, (current, now) =>
         Effect.gen(function* () {
           const changes = Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined)) as Partial<AgentConfig>
           const { uuid } = yield* Ids
@@ -129,7 +125,6 @@ const make = Effect.gen(function* () {
           )
           return { ...base, draft: { ...base.draft, ...changes }, updatedAt: now }
         })
-      )
     )
 
   /**
@@ -138,9 +133,7 @@ const make = Effect.gen(function* () {
    * agent serves the whole workspace, so a test key's publish updates the live assistant too.
    */
   const publish = (p: Principal) =>
-    Effect.zipRight(
-      authorize(p),
-      modify(p, (current, now) =>
+    modify(p, (current, now) =>
         Option.match(current, {
           onNone: () => Effect.fail(noAgent),
           onSome: (agent) =>
@@ -153,13 +146,11 @@ const make = Effect.gen(function* () {
               Effect.map(({ assistantId }) => ({ ...agent, published: agent.draft, carrierAssistantId: assistantId, publishedAt: now, updatedAt: now }))
             )
         })
-      )
     )
 
   /** The number's calls go to the agent (published or not: an unpublished agent rings the team). */
   const connect = (p: Principal, e164: string) =>
     Effect.gen(function* () {
-      yield* authorize(p)
       const found = yield* numbers.findByE164(e164)
       if (Option.isNone(found) || found.value.workspaceId !== p.workspaceId) return yield* numberNotFound
       const agent = yield* agents.get(p.workspaceId)
@@ -172,7 +163,6 @@ const make = Effect.gen(function* () {
   /** From any mode (SPEC moves it from `agent`; repeating it is harmless). */
   const disconnect = (p: Principal, e164: string, input: DisconnectInput) =>
     Effect.gen(function* () {
-      yield* authorize(p)
       const mode = input.mode ?? "app"
       const forwardTo = input.forwardTo ?? null
       if (mode === "forward" && forwardTo === null) return yield* new InvalidArgument({ message: "forwardTo: is required when mode is forward" })

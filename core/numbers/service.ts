@@ -3,7 +3,7 @@
  * one through the billing gates, the payment, the carrier order and the ledger.
  */
 import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
-import { requireScope, type Principal } from "../auth/principal.ts"
+import type { Principal } from "../auth/principal.ts"
 import { numberPurchaseGate } from "../billing/gates.ts"
 import { type Payment, Payments } from "../billing/payments.ts"
 import { numberCharge } from "../billing/pricing.ts"
@@ -40,11 +40,10 @@ const make = Effect.gen(function* () {
   const tx = yield* Transactor
 
   const list = (principal: Principal) =>
-    requireScope(principal, "numbers:read").pipe(Effect.zipRight(numbers.list(principal.workspaceId)), Effect.map((all) => ({ numbers: all })))
+    Effect.map(numbers.list(principal.workspaceId), (all) => ({ numbers: all }))
 
   const available = (principal: Principal, input: AvailableNumbersInput) =>
     Effect.gen(function* () {
-      yield* requireScope(principal, "numbers:manage")
       const query = yield* inventoryQuery(input)
       const found = yield* inventory.search(query).pipe(Effect.mapError(searchError))
       return { available: found }
@@ -60,7 +59,6 @@ const make = Effect.gen(function* () {
   const buy = (principal: Principal, input: BuyNumberInput) => {
     let collected: Payment | undefined
     return Effect.gen(function* () {
-      yield* requireScope(principal, "numbers:manage")
       const ws = principal.workspaceId
       const parsed = normalizePhone(input.phoneNumber)
       if (parsed._tag === "Left") return yield* new InvalidArgument({ message: `phoneNumber: ${parsed.left}` })

@@ -13,7 +13,7 @@
  */
 import { Clock, Context, Effect, Either, identity, Layer, Option, Schema } from "effect"
 import { AuditLog } from "../audit/store.ts"
-import { type Principal, requireScope } from "../auth/principal.ts"
+import type { Principal } from "../auth/principal.ts"
 import { registrationFilingGate } from "../billing/gates.ts"
 import type { Charge } from "../billing/ledger.ts"
 import { type Payment, Payments } from "../billing/payments.ts"
@@ -137,7 +137,7 @@ const make = Effect.gen(function* () {
     tx.withTransaction(Effect.zipRight(tx.lock(`texting:${workspaceId}`), Effect.flatMap(store.get(workspaceId), body)))
 
   const status = (p: Principal) =>
-    Effect.zipRight(requireScope(p, "numbers:manage"), Effect.map(store.get(p.workspaceId), (r) => ({ messaging: messagingStatus(r) })))
+    Effect.map(store.get(p.workspaceId), (r) => ({ messaging: messagingStatus(r) }))
 
   /** Creates the staged campaign with the registry once the brand is accepted; a refused filing fails the campaign. */
   const submitCampaign = (r: Registration): Effect.Effect<Registration> =>
@@ -227,7 +227,6 @@ const make = Effect.gen(function* () {
 
   const refresh = (p: Principal) =>
     Effect.gen(function* () {
-      yield* requireScope(p, "numbers:manage")
       const moved = yield* advance(p.workspaceId).pipe(Effect.mapError(registryFailure))
       return { messaging: messagingStatus(moved) }
     })
@@ -245,7 +244,6 @@ const make = Effect.gen(function* () {
   const file = (p: Principal, input: RegistrationRequest) => {
     let collected: Payment | undefined
     return Effect.gen(function* () {
-      yield* requireScope(p, "numbers:manage")
       const ws = p.workspaceId
       const application = completeApplication(input)
       const mock = p.kind === "test" || input.mock === true
@@ -337,7 +335,6 @@ const make = Effect.gen(function* () {
 
   const verifyOtp = (p: Principal, input: typeof OtpInput.Type) =>
     Effect.gen(function* () {
-      yield* requireScope(p, "numbers:manage")
       const ws = p.workspaceId
       const verified = yield* locked(ws, (current) =>
         Effect.gen(function* () {
@@ -375,7 +372,6 @@ const make = Effect.gen(function* () {
 
   const resendOtp = (p: Principal) =>
     Effect.gen(function* () {
-      yield* requireScope(p, "numbers:manage")
       const ws = p.workspaceId
       const resent = yield* locked(ws, (current) =>
         Effect.gen(function* () {

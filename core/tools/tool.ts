@@ -1,14 +1,17 @@
 /**
- * A capability any transport can offer: the REST handlers, the MCP endpoint (one tool per entry)
- * and the AI agent call the same entries. `input` is the REST route's path, query and body
- * parameters as one flat object, `run` the same core use case as the route, and `output` the
- * Schema of the JSON body the route answers (the route declares it from here).
+ * A capability, written once: the REST route (its handler, summary, errors, scope and idempotency,
+ * adapters/http/capabilities.ts), the MCP tool and the AI agent are all derived from its entry.
+ * `input` is the REST route's path, query and body parameters as one flat object, `run` the core
+ * use case, and `output` the Schema of the JSON body the route answers.
+ *
+ * The entry is where its scope is enforced: `tool` makes `run` check it first, so the core use
+ * cases behind it take an authorized principal and check nothing themselves.
  */
 import { type Effect, Effect as E, Schema } from "effect"
-import type { Principal } from "../auth/principal.ts"
+import { type Principal, requireScope } from "../auth/principal.ts"
 import type { Scope } from "../auth/scopes.ts"
 import { invalidInput } from "../kernel/decodeMessage.ts"
-import { type DomainError, InvalidArgument } from "../kernel/errors.ts"
+import { type DomainError, type FailedPrecondition, type Internal, InvalidArgument, type NotFound, type PermissionDenied, type ResourceExhausted } from "../kernel/errors.ts"
 import { jsonProblem } from "../kernel/input.ts"
 
 /**
@@ -23,6 +26,9 @@ export interface ToolHints {
   readonly idempotent: boolean
   readonly openWorld: boolean
 }
+
+/** The error kinds a tool may declare; every tool may also answer InvalidArgument (its input) and PermissionDenied (its scope). */
+export type ToolError = typeof NotFound | typeof FailedPrecondition | typeof ResourceExhausted | typeof Internal
 
 export interface Tool<I, IE, A, E extends DomainError, R> {
   /** Unique, `<resource>_<action>` in snake_case (CONTRACT), as MCP lists it. */
@@ -42,13 +48,19 @@ export interface Tool<I, IE, A, E extends DomainError, R> {
   readonly hints: ToolHints
   /** REST accepts an `Idempotency-Key` for this capability (send, place call, buy number); MCP exposes it as an optional `idempotencyKey` argument. */
   readonly idempotencyKey: boolean
+  /** The expected failures beyond bad input and a missing scope: REST documents them as the route's error responses. */
+  readonly errors: ReadonlyArray<ToolError>
   readonly run: (principal: Principal, input: I) => Effect.Effect<A, E, R>
 }
 
 // The table's entries have different inputs, answers and services.
 export type AnyTool = Tool<any, any, any, DomainError, any>
 
-export const tool = <I, IE, A, E extends DomainError, R>(t: Tool<I, IE, A, E, R>): Tool<I, IE, A, E, R> => t
+/** An entry of the table; its `run` checks the principal's scope before the use case runs. */
+export const tool = <I, IE, A, E extends DomainError, R>(t: Tool<I, IE, A, E, R>): Tool<I, IE, A, E | PermissionDenied, R> => ({
+  ...t,
+  run: (principal, input) => E.zipRight(requireScope(principal, t.scope), t.run(principal, input))
+})
 
 /** Checks a caller's raw input against the bounds of core/kernel/input.ts, then decodes it with the tool's Schema. */
 export const decodeInput = <I, IE, A, E extends DomainError, R>(t: Tool<I, IE, A, E, R>, raw: unknown): Effect.Effect<I, InvalidArgument> => {
@@ -57,9 +69,13 @@ export const decodeInput = <I, IE, A, E extends DomainError, R>(t: Tool<I, IE, A
   return Schema.decodeUnknown(t.input, { errors: "all" })(raw).pipe(E.mapError(invalidInput))
 }
 
-/** Decodes a caller's raw input (`decodeInput`), then runs the tool. */
-export const callTool = <I, IE, A, E extends DomainError, R>(t: Tool<I, IE, A, E, R>, principal: Principal, raw: unknown): Effect.Effect<A, E | InvalidArgument, R> =>
-  E.flatMap(decodeInput(t, raw), (input) => t.run(principal, input))
+/** Checks the scope (so a key without it learns nothing of the input's rules), decodes a caller's raw input (`decodeInput`), then runs the tool. */
+export const callTool = <I, IE, A, E extends DomainError, R>(
+  t: Tool<I, IE, A, E, R>,
+  principal: Principal,
+  raw: unknown
+): Effect.Effect<A, E | InvalidArgument | PermissionDenied, R> =>
+  requireScope(principal, t.scope).pipe(E.zipRight(decodeInput(t, raw)), E.flatMap((input) => t.run(principal, input)))
 
 /** A tool that takes nothing. An empty struct alone reads as "any object or array" in JSON Schema; MCP wants an object. */
 export const NoInput = Schema.Struct({}).annotations({

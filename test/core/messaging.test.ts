@@ -15,6 +15,7 @@ import * as Contacts from "../../core/contacts/service.ts"
 import { ContactStore } from "../../core/contacts/store.ts"
 import type { ActivityRecord } from "../../core/conversations/model.ts"
 import * as Conversations from "../../core/conversations/service.ts"
+import { searchMessages, sendMessage } from "../../core/tools/conversations.ts"
 import { ConversationStore } from "../../core/conversations/store.ts"
 import { type DomainError, InvalidArgument } from "../../core/kernel/errors.ts"
 import { EventOutbox } from "../../core/events/outbox.ts"
@@ -251,7 +252,8 @@ describe("send: gates", () => {
       const m = yield* Messaging.Messaging
       const { ws } = yield* workspace()
       const p = principal("test", ws, allScopes.filter((s) => s !== "messages:send"))
-      const e = yield* failsWith("PermissionDenied", m.send(p, { to: ADA, body: "hi" }))
+      // The scope is the capability's (core/tools); the service trusts its caller.
+      const e = yield* failsWith("PermissionDenied", sendMessage.run(p, { to: ADA, body: "hi" }))
       assert.match(e.message, /messages:send/)
       yield* nothingStored(ws)
     })))
@@ -868,7 +870,7 @@ describe("search", () => {
       assert.strictEqual(call!.body, null)
 
       yield* failsWith("InvalidArgument", conv.search(test, " ?! ", 25))
-      yield* failsWith("PermissionDenied", conv.search(principal("test", ws, ["messages:send"]), "table", 25))
+      yield* failsWith("PermissionDenied", searchMessages.run(principal("test", ws, ["messages:send"]), { q: "table" }))
     })))
 })
 

@@ -5,7 +5,6 @@ import type { Agent } from "../../../core/agent/model.ts"
 import type { E164 } from "../../../core/kernel/phone.ts"
 import { DisconnectInput, INCLUDED_AGENT_MINUTES, UpdateAgentInput } from "../../../core/agent/service.ts"
 import { connectNumber, disconnectNumber, getAgent, publishAgent, updateAgent } from "../../../core/tools/agent.ts"
-import { FailedPrecondition, NotFound } from "./errors.ts"
 import { capability, E164Param, publicGroup } from "./shared.ts"
 
 const agent: Agent = {
@@ -58,7 +57,6 @@ export class AgentGroup extends publicGroup(
     .add(
       HttpApiEndpoint.post("publish", "/agent/publish")
         .addSuccess(publishAgent.output.annotations({ examples: [{ agent }] }))
-        .addError(FailedPrecondition)
         .annotate(OpenApi.Description, "Make the draft the configuration calls use (`status` `published`). 409 `Create an agent first` before any `PATCH /agent`.")
         .pipe(capability(publishAgent))
     )
@@ -66,8 +64,6 @@ export class AgentGroup extends publicGroup(
       HttpApiEndpoint.post("connect", "/numbers/:e164/connect")
         .setPath(E164Param)
         .addSuccess(connectNumber.output.annotations({ examples: [{ ok: true, voiceMode: "agent" }] }))
-        .addError(NotFound)
-        .addError(FailedPrecondition)
         .annotate(
           OpenApi.Description,
           "Route the number's inbound calls to the agent (`voiceMode` `agent`, `agentId` the agent's id); no body. The agent answers them once published and enabled, in or out of hours as its actions say; until then they ring the team. A `forwardTo` the number has is kept, for an agent action `forward`. 404 when the number is not in the workspace; 409 `Create an agent first`."
@@ -80,7 +76,6 @@ export class AgentGroup extends publicGroup(
         // No body reads as null (nodeServer.ts, web.ts).
         .setPayload(Schema.NullOr(DisconnectInput).annotations({ examples: [{ mode: "forward", forwardTo: "+14155550199" as E164 }] }))
         .addSuccess(disconnectNumber.output.annotations({ examples: [{ ok: true, voiceMode: "app" }] }))
-        .addError(NotFound)
         .annotate(
           OpenApi.Description,
           "Route the number's inbound calls away from the agent: `mode` `app` (ring the team; the default), `voicemail`, or `forward` to `forwardTo` (E.164, required for `forward` and only then). The body is optional. Clears `agentId`, and `forwardTo` unless forwarding. 404 when the number is not in the workspace."

@@ -3,9 +3,8 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { ListCallsInput, PlaceCallInput } from "../../../core/calls/model.ts"
 import { listCalls, placeCall } from "../../../core/tools/calls.ts"
-import { FailedPrecondition, Internal, NotFound } from "./errors.ts"
 import { call } from "./examples.ts"
-import { capability, IdempotencyHeaders, limitParam, publicGroup } from "./shared.ts"
+import { capability, limitParam, publicGroup } from "./shared.ts"
 
 const outbound = { ...call, direction: "outbound", from: call.to, to: call.from, transcript: [{ speaker: "agent", text: "Hello, I am calling to confirm your appointment tomorrow.", offsetSeconds: 0 }] } as const
 
@@ -23,12 +22,8 @@ export class CallsGroup extends publicGroup(
     )
     .add(
       HttpApiEndpoint.post("place", "/calls")
-        .setHeaders(IdempotencyHeaders)
         .setPayload(PlaceCallInput.annotations({ examples: [{ to: call.from, job: "Confirm appointments" }] }))
         .addSuccess(placeCall.output.annotations({ examples: [{ call: outbound, conversationId: call.conversationId, simulated: true }] }), { status: 201 })
-        .addError(NotFound)
-        .addError(FailedPrecondition)
-        .addError(Internal)
         .annotate(
           OpenApi.Description,
           "The published AI agent calls `to` (`Idempotency-Key` supported), from `from` (one of the workspace's active numbers; 404 otherwise) or the default number, optionally for one of its `job`s (by name; 400 when the agent has none of that name) and with extra `instructions`. Answers the call as it ended; on a real carrier (live keys) the call is under way: `status` `in_progress`, and it is recorded under the same `id` when it ends. Its events start with `call.completed` or `call.missed` (no `call.answered`), then `call.recording.completed` and `call.transcript.completed`. 409 `failed_precondition`: no published, enabled agent (`Publish an agent first`), or no active number. Test keys dial nothing: the call is simulated (answered by the callee, with a recording, transcript and summary) and `simulated` is true."

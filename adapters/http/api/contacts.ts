@@ -3,7 +3,6 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { ContactInput, ListContactsInput, toSummary } from "../../../core/contacts/model.ts"
 import { createContact, deleteContact, getContact, listContacts, updateContact } from "../../../core/tools/contacts.ts"
-import { NotFound } from "./errors.ts"
 import * as examples from "./examples.ts"
 import { capability, IdParam, limitParam, publicGroup } from "./shared.ts"
 
@@ -31,7 +30,6 @@ export class ContactsGroup extends publicGroup(
       HttpApiEndpoint.get("get", "/contacts/:id")
         .setPath(IdParam)
         .addSuccess(getContact.output.annotations({ examples: [{ contact }] }))
-        .addError(NotFound)
         .annotate(OpenApi.Description, "Retrieve a contact.")
         .pipe(capability(getContact))
     )
@@ -40,7 +38,6 @@ export class ContactsGroup extends publicGroup(
         .setPath(IdParam)
         .setPayload(ContactInput.annotations({ examples: [{ company: null, tags: ["customer"] }] }))
         .addSuccess(updateContact.output.annotations({ examples: [{ contact }] }))
-        .addError(NotFound)
         .annotate(OpenApi.Description, "Update the fields sent; arrays and `properties` are replaced wholesale; `null` clears names and company.")
         .pipe(capability(updateContact))
     )
@@ -48,7 +45,6 @@ export class ContactsGroup extends publicGroup(
       HttpApiEndpoint.del("delete", "/contacts/:id")
         .setPath(IdParam)
         .addSuccess(deleteContact.output.annotations({ examples: [{ deleted: true }] }))
-        .addError(NotFound)
         .annotate(OpenApi.Description, "Delete a contact permanently; its threads stay under the raw number.")
         .pipe(capability(deleteContact))
     )

@@ -4,7 +4,6 @@ import { Schema } from "effect"
 import { ListConversationsInput } from "../../../core/conversations/model.ts"
 import { PatchConversationInput } from "../../../core/conversations/service.ts"
 import { getConversation, listConversations, updateConversation } from "../../../core/tools/conversations.ts"
-import { NotFound } from "./errors.ts"
 import { activity, conversation } from "./examples.ts"
 import { capability, IdParam, limitParam, publicGroup } from "./shared.ts"
 
@@ -21,7 +20,6 @@ export class ConversationsGroup extends publicGroup(
       HttpApiEndpoint.get("get", "/conversations/:id")
         .setPath(IdParam)
         .addSuccess(getConversation.output.annotations({ examples: [{ conversation, activities: [activity] }] }))
-        .addError(NotFound)
         .annotate(OpenApi.Description, "A thread and its activities, oldest first, with signed media URLs.")
         .pipe(capability(getConversation))
     )
@@ -30,7 +28,6 @@ export class ConversationsGroup extends publicGroup(
         .setPath(IdParam)
         .setPayload(PatchConversationInput.annotations({ examples: [{ status: "done" }] }))
         .addSuccess(updateConversation.output.annotations({ examples: [{ conversation: { ...conversation, status: "done" } }] }))
-        .addError(NotFound)
         .annotate(OpenApi.Description, "Mark a thread open or done; resets `unread`.")
         .pipe(capability(updateConversation))
     )

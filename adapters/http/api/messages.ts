@@ -4,9 +4,8 @@ import { Schema } from "effect"
 import { SearchMessagesInput } from "../../../core/conversations/model.ts"
 import { SendMessageInput } from "../../../core/messaging/outbound.ts"
 import { searchMessages, sendMessage } from "../../../core/tools/conversations.ts"
-import { FailedPrecondition, NotFound } from "./errors.ts"
 import { activity, conversation } from "./examples.ts"
-import { capability, IdempotencyHeaders, limitParam, publicGroup } from "./shared.ts"
+import { capability, limitParam, publicGroup } from "./shared.ts"
 
 const searchResult = {
   activityId: activity.id,
@@ -23,7 +22,6 @@ export class MessagesGroup extends publicGroup(
   HttpApiGroup.make("messages")
     .add(
       HttpApiEndpoint.post("send", "/messages")
-        .setHeaders(IdempotencyHeaders)
         .setPayload(SendMessageInput.annotations({ examples: [{ to: conversation.participants[0], body: activity.body }] }))
         .addSuccess(
           sendMessage.output.annotations({
@@ -31,8 +29,6 @@ export class MessagesGroup extends publicGroup(
           }),
           { status: 201 }
         )
-        .addError(NotFound)
-        .addError(FailedPrecondition)
         .annotate(OpenApi.Description, "Send an SMS/MMS (`Idempotency-Key` supported). Test keys record `simulated` and send nothing. A `conversationId` of a withheld callers' thread (`participants` empty) is a 409: there is no number to text.")
         .pipe(capability(sendMessage))
     )

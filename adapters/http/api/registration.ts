@@ -4,7 +4,6 @@ import { Schema } from "effect"
 import { fileMessagingRegistration, getMessagingStatus, refreshMessagingStatus, resendMessagingOtp, verifyMessagingOtp } from "../../../core/tools/registration.ts"
 import { OtpInput, RegistrationRequest } from "../../../core/registration/service.ts"
 import type { MessagingStatus } from "../../../core/registration/record.ts"
-import { FailedPrecondition, Internal, ResourceExhausted } from "./errors.ts"
 import { capability, publicGroup } from "./shared.ts"
 
 const pending: MessagingStatus = {
@@ -39,8 +38,6 @@ export class MessagingGroup extends publicGroup(
       HttpApiEndpoint.post("file", "/messaging/registration")
         .setPayload(RegistrationRequest.annotations({ examples: [Schema.decodeSync(RegistrationRequest)(fileMessagingRegistration.example)] }))
         .addSuccess(fileMessagingRegistration.output.annotations({ examples: [{ messaging: pending }] }), { status: 201 })
-        .addError(FailedPrecondition)
-        .addError(Internal)
         .annotate(
           OpenApi.Description,
           "File the brand with the campaign registry and stage the campaign, created automatically once the brand is accepted. " +
@@ -53,8 +50,6 @@ export class MessagingGroup extends publicGroup(
     .add(
       HttpApiEndpoint.post("refresh", "/messaging/refresh")
         .addSuccess(refreshMessagingStatus.output.annotations({ examples: [{ messaging: active }] }))
-        .addError(FailedPrecondition)
-        .addError(Internal)
         .annotate(
           OpenApi.Description,
           "Ask the registry for the latest brand and campaign status and move the pipeline forward. A background poller does the same every minute, so calling it is optional. 409 when the registry refuses the request (its message says why); 500 when it is unavailable."
@@ -65,8 +60,6 @@ export class MessagingGroup extends publicGroup(
       HttpApiEndpoint.post("verifyOtp", "/messaging/otp/verify")
         .setPayload(OtpInput.annotations({ examples: [{ pin: "123456" }] }))
         .addSuccess(verifyMessagingOtp.output.annotations({ examples: [{ messaging: { ...active, step: "campaign_pending", canText: false, campaign: { ...active.campaign!, status: "pending" } } }] }))
-        .addError(FailedPrecondition)
-        .addError(Internal)
         .annotate(
           OpenApi.Description,
           "Submit the PIN the registry texted to a sole proprietor's `mobilePhone`; the campaign is then created. 400 for a wrong PIN or one older than 24 hours; after 5 wrong PINs the PIN is void (400) until `POST /messaging/otp/resend` texts a new one. 409 `The registration is not waiting for a PIN`."
@@ -76,9 +69,6 @@ export class MessagingGroup extends publicGroup(
     .add(
       HttpApiEndpoint.post("resendOtp", "/messaging/otp/resend")
         .addSuccess(resendMessagingOtp.output.annotations({ examples: [{ messaging: otp }] }))
-        .addError(FailedPrecondition)
-        .addError(ResourceExhausted)
-        .addError(Internal)
         .annotate(
           OpenApi.Description,
           "Text a fresh PIN to the sole proprietor's `mobilePhone`. One resend a minute (the filing's own PIN does not count): an earlier repeat is 429 with `Retry-After`. 409 when the registration is not waiting for a PIN."

@@ -2,10 +2,10 @@
 import { type HttpApiEndpoint, type HttpApiGroup, OpenApi } from "@effect/platform"
 import { Context, Option, Schema } from "effect"
 import type { Scope } from "../../../core/auth/scopes.ts"
-import type { AnyTool } from "../../../core/tools/tool.ts"
+import type { AnyTool, ToolError } from "../../../core/tools/tool.ts"
 import { E164 } from "../../../core/kernel/phone.ts"
 import { Authorization, BoundedBody, RequiredScopes } from "../security.ts"
-import { InvalidArgument, PermissionDenied } from "./errors.ts"
+import * as HttpErrors from "./errors.ts"
 
 /**
  * A group of the public API, applied once its endpoints are added: under `/v1/api`, behind an API
@@ -13,7 +13,7 @@ import { InvalidArgument, PermissionDenied } from "./errors.ts"
  */
 export const publicGroup = <Id extends string, Endpoints extends HttpApiEndpoint.HttpApiEndpoint.Any, E, R>(
   group: HttpApiGroup.HttpApiGroup<Id, Endpoints, E, R>
-) => group.addError(InvalidArgument).addError(PermissionDenied).middleware(BoundedBody).middleware(Authorization).prefix("/v1/api")
+) => group.addError(HttpErrors.InvalidArgument).addError(HttpErrors.PermissionDenied).middleware(BoundedBody).middleware(Authorization).prefix("/v1/api")
 
 /** The name of the tool (core/tools) an endpoint offers; shown as `x-mcp-tool` on its operation. */
 export class Capability extends Context.Tag("switchboard/Capability")<Capability, string>() {}
@@ -48,11 +48,28 @@ const strictQuery = (endpoint: HttpApiEndpoint.HttpApiEndpoint.AnyWithProps): Ht
     Option.match(endpoint.urlParamsSchema, { onNone: () => NoQuery, onSome: (query) => query.annotations(strictParams) }) as never
   ) as unknown as HttpApiEndpoint.HttpApiEndpoint.AnyWithProps
 
-/** An endpoint that offers a tool: the tool's scope, declared once on the tool, and its name. */
+/**
+ * An endpoint that offers a tool: everything the tool already says is taken from it, so a route
+ * line gives only its method, path, parameters, success body and description. From the tool: the
+ * scope, the summary (`title`), the declared errors, the `Idempotency-Key` header, and the name
+ * (`Capability`) by which the handler is derived (capabilities.ts).
+ */
 export const capability =
   (tool: AnyTool) =>
-  <E extends HttpApiEndpoint.HttpApiEndpoint.Any>(endpoint: E): E =>
-    (scoped(endpoint, [tool.scope], tool.name) as unknown as HttpApiEndpoint.HttpApiEndpoint.AnyWithProps).annotate(Capability, tool.name) as unknown as E
+  <E extends HttpApiEndpoint.HttpApiEndpoint.Any>(endpoint: E): E => {
+    let made = scoped(endpoint, [tool.scope], tool.name) as unknown as HttpApiEndpoint.HttpApiEndpoint.AnyWithProps
+    for (const error of tool.errors) made = made.addError(httpError[error._tag]) as HttpApiEndpoint.HttpApiEndpoint.AnyWithProps
+    if (tool.idempotencyKey) made = made.setHeaders(IdempotencyHeaders) as HttpApiEndpoint.HttpApiEndpoint.AnyWithProps
+    return made.annotate(OpenApi.Summary, tool.title).annotate(Capability, tool.name) as unknown as E
+  }
+
+/** Each error kind a tool may declare, with its HTTP status (errors.ts). */
+const httpError: Record<ToolError["_tag"], Schema.Schema.Any> = {
+  NotFound: HttpErrors.NotFound,
+  FailedPrecondition: HttpErrors.FailedPrecondition,
+  ResourceExhausted: HttpErrors.ResourceExhausted,
+  Internal: HttpErrors.Internal
+}
 
 /** The scopes of an endpoint that offers no tool (the test helpers). */
 export const requires =

@@ -4,7 +4,6 @@ import { Schema } from "effect"
 import { catalog } from "../../../core/events/catalog.ts"
 import * as Tools from "../../../core/tools/webhooks.ts"
 import { CreateEndpointInput, UpdateEndpointInput } from "../../../core/webhooks/model.ts"
-import { NotFound } from "./errors.ts"
 import { delivery, webhook, webhookSecret } from "./examples.ts"
 import { capability, IdParam, limitParam, publicGroup } from "./shared.ts"
 
@@ -34,7 +33,7 @@ export class WebhooksGroup extends publicGroup(
         .pipe(capability(Tools.createWebhook))
     )
     .add(
-      HttpApiEndpoint.get("get", "/webhooks/:id").setPath(IdParam).addSuccess(Tools.getWebhook.output.annotations({ examples: [{ webhook }] })).addError(NotFound)
+      HttpApiEndpoint.get("get", "/webhooks/:id").setPath(IdParam).addSuccess(Tools.getWebhook.output.annotations({ examples: [{ webhook }] }))
         .annotate(OpenApi.Description, "Retrieve an endpoint.")
         .pipe(capability(Tools.getWebhook))
     )
@@ -43,24 +42,22 @@ export class WebhooksGroup extends publicGroup(
         .setPath(IdParam)
         .setPayload(UpdateEndpointInput.annotations({ examples: [{ status: "disabled" }] }))
         .addSuccess(Tools.updateWebhook.output.annotations({ examples: [{ webhook }] }))
-        .addError(NotFound)
         .annotate(OpenApi.Description, "Update `url`, `events`, `label`, `status` or `apiVersion`.")
         .pipe(capability(Tools.updateWebhook))
     )
     .add(
-      HttpApiEndpoint.del("delete", "/webhooks/:id").setPath(IdParam).addSuccess(Tools.deleteWebhook.output.annotations({ examples: [{ deleted: true }] })).addError(NotFound)
+      HttpApiEndpoint.del("delete", "/webhooks/:id").setPath(IdParam).addSuccess(Tools.deleteWebhook.output.annotations({ examples: [{ deleted: true }] }))
         .annotate(OpenApi.Description, "Delete an endpoint and its delivery history.")
         .pipe(capability(Tools.deleteWebhook))
     )
     .add(
-      HttpApiEndpoint.post("rotate", "/webhooks/:id/rotate").setPath(IdParam).addSuccess(Tools.rotateWebhookSecret.output.annotations({ examples: [withSecret] })).addError(NotFound)
+      HttpApiEndpoint.post("rotate", "/webhooks/:id/rotate").setPath(IdParam).addSuccess(Tools.rotateWebhookSecret.output.annotations({ examples: [withSecret] }))
         .annotate(OpenApi.Description, "Issue a new signing secret; the previous one keeps signing beside it for 24 hours.")
         .pipe(capability(Tools.rotateWebhookSecret))
     )
     .add(
       HttpApiEndpoint.post("test", "/webhooks/:id/test").setPath(IdParam)
         .addSuccess(Tools.testWebhook.output.annotations({ examples: [{ delivery: { ...delivery, eventId: "evt_test_01a203071c767000ad9806c77d1e19e9", eventType: "ping" } }] }))
-        .addError(NotFound)
         .annotate(OpenApi.Description, "Send a signed `ping` now and return its delivery record.")
         .pipe(capability(Tools.testWebhook))
     )
@@ -69,7 +66,6 @@ export class WebhooksGroup extends publicGroup(
         .setPath(IdParam)
         .setUrlParams(Schema.Struct({ limit: Schema.optional(limitParam(200)) }))
         .addSuccess(Tools.listWebhookDeliveries.output.annotations({ examples: [{ deliveries: [delivery] }] }))
-        .addError(NotFound)
         .annotate(OpenApi.Description, "Delivery history, newest first.")
         .pipe(capability(Tools.listWebhookDeliveries))
     )
