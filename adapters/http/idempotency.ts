@@ -1,9 +1,7 @@
 /**
- * The `Idempotency-Key` header for `POST /messages` (and later `POST /numbers`, `POST /calls`): the
- * core runner (core/idempotency/runner.ts) does the work; this adapts its answer to HTTP. A create
- * route hands over its tool, whose `output` encodes the answer it stores:
- *
- *   .handle("send", idempotentCreate(sendMessage), { uninterruptible: true })
+ * The `Idempotency-Key` header of the routes whose tool takes one (`tool.idempotencyKey`: send,
+ * place a call, buy a number): the core runner (core/idempotency/runner.ts) does the work; this
+ * adapts its answer to HTTP, for the handlers capabilities.ts derives.
  *
  * A replay answers the stored status and body as-is with `Idempotency-Replayed: true` (HttpApiBuilder
  * sends a returned `HttpServerResponse` without encoding it); an error stored by an earlier version
@@ -17,9 +15,7 @@ import type { FailedPrecondition, InvalidArgument } from "../../core/kernel/erro
 import { type IdempotentOptions, runIdempotent, storedError } from "../../core/idempotency/runner.ts"
 import type { IdempotencyStore, StoredAnswer } from "../../core/idempotency/store.ts"
 import type { WorkspaceClock } from "../../core/workspaces/clock.ts"
-import type { DomainError } from "../../core/kernel/errors.ts"
-import type { Tool } from "../../core/tools/tool.ts"
-import { CurrentPrincipal, CurrentRequest, envelope } from "./platform.ts"
+import { CurrentRequest, envelope } from "./platform.ts"
 
 export const REPLAYED_HEADER = "idempotency-replayed"
 
@@ -44,11 +40,3 @@ export const idempotent = <A, I, E, R>(
     (answer): Effect.Effect<A | HttpServerResponse.HttpServerResponse, never, HttpServerRequest.HttpServerRequest> =>
       answer._tag === "Fresh" ? Effect.succeed(answer.value) : replay(answer.answer)
   )
-
-/** The handler of a create route (`201`) with `Idempotency-Key`, running `tool` with the decoded payload. */
-export const idempotentCreate =
-  <I, IE, A, E extends DomainError, R>(tool: Tool<I, IE, A, E, R>) =>
-  ({ headers, payload }: { readonly headers: { readonly "idempotency-key"?: string | undefined }; readonly payload: I }) =>
-    Effect.flatMap(CurrentPrincipal, (principal) =>
-      idempotent({ principal, key: headers["idempotency-key"], request: payload, status: 201, success: tool.output, run: tool.run(principal, payload) })
-    )
