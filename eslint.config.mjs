@@ -1,0 +1,42 @@
+// Lint and format, as Effect's own templates set them up: typescript-eslint's recommended rules,
+// and dprint's TypeScript formatter run as the `@effect/dprint` rule (`npm run lint`, `npm run format`).
+import js from "@eslint/js"
+import * as effectEslint from "@effect/eslint-plugin"
+import tseslint from "typescript-eslint"
+
+export default tseslint.config(
+  { ignores: ["node_modules/**", "scratch/**", "dist/**", ".data/**", "apps/bench/results/**"] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    files: ["**/*.{ts,mts,cts,js,mjs,cjs}"],
+    languageOptions: { ecmaVersion: 2022, sourceType: "module" },
+    plugins: { "@effect": effectEslint },
+    rules: {
+      "@effect/dprint": [
+        "error",
+        {
+          config: {
+            indentWidth: 2,
+            lineWidth: 120,
+            semiColons: "asi",
+            quoteStyle: "alwaysDouble",
+            trailingCommas: "never",
+            operatorPosition: "maintain",
+            "arrowFunction.useParentheses": "force"
+          }
+        }
+      ],
+      // The table's entries, Schema generics and library seams legitimately take `any`.
+      "@typescript-eslint/no-explicit-any": "off",
+      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_", caughtErrors: "none", ignoreRestSiblings: true }],
+      // Namespaces merged with a type (`Tag.of`) are Effect's idiom.
+      "@typescript-eslint/no-namespace": "off"
+    }
+  },
+  {
+    files: ["**/*.{js,cjs}"],
+    languageOptions: { globals: { require: "readonly", module: "writable", process: "readonly", console: "readonly", __dirname: "readonly" } },
+    rules: { "@typescript-eslint/no-require-imports": "off" }
+  }
+)
