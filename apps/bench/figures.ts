@@ -1,8 +1,9 @@
 /**
  * The one shape every benchmark reports its headline figures in, so `npm run bench` can print them as
- * one table (and regenerate the README's) whichever benchmarks ran. Each benchmark writes its rows to
- * `apps/bench/results/figures-<name>.json` beside its own detailed results file, keeping the run
- * before as `previous`: the table shows each figure's last two runs, as a single run can mislead.
+ * one table (and regenerate the one in docs/benchmarks.md) whichever benchmarks ran. Each benchmark
+ * writes its rows to `apps/bench/results/figures-<name>.json` beside its own detailed results
+ * file, keeping the run before as `previous`: the table shows each figure's last two runs, as a
+ * single run can mislead.
  */
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"

@@ -21,7 +21,7 @@ const tsx = join(root, "node_modules", ".bin", "tsx")
 
 /**
  * Seconds of load each server gets before its measured rounds (BENCH_WARMUP): long enough for both
- * to reach steady state from a cold start (the ramp is measured in docs/performance.md). Both
+ * to reach steady state from a cold start (docs/benchmarks.md, "How to read the figures"). Both
  * servers get the same warm-up.
  */
 export const WARMUP_SECONDS = 10

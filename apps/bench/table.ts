@@ -1,7 +1,7 @@
 /**
  * `npm run bench:table`: every benchmark's headline figures (apps/bench/results/figures-*.json, see
  * figures.ts) as one markdown table: printed, written to apps/bench/results/table.md, and put in
- * the README between the `bench:table` marker comments. It reruns nothing: each row is as its
+ * docs/benchmarks.md between the `bench:table` marker comments. It reruns nothing: each row is as its
  * benchmark wrote it, with that run's date and load; each figure of the last run is followed by
  * the same figure from the run before.
  */
@@ -71,12 +71,12 @@ const main = () => {
   const table = markdownTable(sets)
   console.log(table)
   writeFileSync(join(benchDir, "results", "table.md"), `${table}\n`)
-  const readmePath = join(root, "README.md")
+  const readmePath = join(root, "docs", "benchmarks.md")
   const readme = readFileSync(readmePath, "utf8")
   const updated = replaceBetweenMarkers(readme, table)
-  if (updated === readme && !readme.includes(table)) console.log("README.md has no bench:table markers: not updated")
+  if (updated === readme && !readme.includes(table)) console.log("docs/benchmarks.md has no bench:table markers: not updated")
   else writeFileSync(readmePath, updated)
-  console.log(`\nwrote apps/bench/results/table.md${updated !== readme ? " and the README's measured table" : ""}`)
+  console.log(`\nwrote apps/bench/results/table.md${updated !== readme ? " and the table in docs/benchmarks.md" : ""}`)
 }
 
 main()

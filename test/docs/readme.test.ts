@@ -1,7 +1,7 @@
 /**
- * The README's embedding examples are programs embedders copy: each must typecheck against the
- * package's own exports (`switchboard/core`, `switchboard/adapters/memory`) and print what its
- * comment says. The examples are read from README.md, so the test follows every edit of them.
+ * The embedding examples (docs/embedding.md) are programs embedders copy: each must typecheck against
+ * the package's own exports (`switchboard/core`, `switchboard/adapters/memory`) and print what its
+ * comment says. The examples are read from docs/embedding.md, so the test follows every edit of them.
  */
 import { execFile } from "node:child_process"
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises"
@@ -21,16 +21,16 @@ const codeBlockUnder = (markdown: string, heading: string): string => {
 }
 
 /** The headings whose first ts block is a runnable embedding example. */
-const examples = ["## Embedding the core", "### The 10DLC registration pipeline"]
+const examples = ["## Contacts in memory", "## The 10DLC registration pipeline"]
 
-describe.each(examples)("README: %s", (heading) => {
+describe.each(examples)("docs/embedding.md: %s", (heading) => {
   let dir = ""
   let example = ""
   beforeAll(async () => {
     // Inside the repo (scratch/ is ignored by git), so the package's self-reference resolves.
     await mkdir(join(root, "scratch"), { recursive: true })
     dir = await mkdtemp(join(root, "scratch", "readme-"))
-    example = codeBlockUnder(await readFile(join(root, "README.md"), "utf8"), heading)
+    example = codeBlockUnder(await readFile(join(root, "docs", "embedding.md"), "utf8"), heading)
     await writeFile(join(dir, "example.ts"), example)
     await writeFile(join(dir, "tsconfig.json"), JSON.stringify({ extends: "../../tsconfig.json", include: ["example.ts"] }))
   })

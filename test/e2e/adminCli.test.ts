@@ -4,7 +4,7 @@
  * server, the CLI as an operator runs it.
  */
 import { execFile } from "node:child_process"
-import { mkdtempSync, rmSync } from "node:fs"
+import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { promisify } from "node:util"
@@ -37,7 +37,11 @@ describe("admin CLI: what an operator who lost the first-boot output needs", () 
     expect(server.output()).toContain("npm run admin -- --help")
     expect(server.output()).toContain(`npm run admin -- number add ${workspaceId} +14155550100`)
     expect(server.output()).toContain(`${server.baseUrl.replace("127.0.0.1", "localhost")}/v1/api/openapi.json`)
-    expect(server.output()).toContain('README.md ("Operating it")')
+    // The docs it names exist: the page, and the section when one is named (`Docs: <page> ("<section>")`).
+    const docs = /Docs: ([\w./-]+\.md)(?: \("([^"]+)"\))?/.exec(server.output())
+    expect(docs).not.toBeNull()
+    const page = readFileSync(resolve(root, docs![1]!), "utf8")
+    if (docs![2] !== undefined) expect(page.split("\n")).toContain(`## ${docs![2]}`)
   })
 
   it("lists and shows workspaces", async () => {

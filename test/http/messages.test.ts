@@ -209,7 +209,7 @@ describe("must-show flows", () => {
     expect((await ok(await c.get(`/conversations/${parsed[0].conversationId}`), 200)).activities).toHaveLength(2)
   })
 
-  it("(c) the README's send before a number exists is 409, and the same key sends once the number is added (no failure stored)", async () => {
+  it("(c) a send before the workspace has a number is 409, and the same key sends once the number is added (no failure stored)", async () => {
     const { ws, c, number } = await newUser(app, false)
     const body = { to: ADA, body: "Your table is ready" }
     const refused = await expectError(await c.post("/messages", body, { "idempotency-key": "order-42" }), 409, "failed_precondition")
