@@ -10,7 +10,7 @@ const path = process.argv[2] ?? "package-lock.json";
 const lock = JSON.parse(fs.readFileSync(path, "utf8"));
 const pk = lock.packages;
 let added = 0;
-for (const [key, entry] of Object.entries(pk)) {
+for (const entry of Object.values(pk)) {
   for (const [name, spec] of Object.entries(entry.optionalDependencies ?? {})) {
     const k = "node_modules/" + name;
     if (pk[k]) continue;

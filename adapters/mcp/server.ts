@@ -11,11 +11,11 @@
  */
 // Deno's type checker (deno test) does not resolve this package's wildcard subpath exports; tsc
 // does, and checks these imports. Deno runs them fine: only its check is told to look away.
-// @ts-ignore
+// @ts-ignore -- resolved by tsc, not by Deno's checker
 import { Server } from "@modelcontextprotocol/sdk/server/index.js"
-// @ts-ignore
+// @ts-ignore -- resolved by tsc, not by Deno's checker
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js"
-// @ts-ignore
+// @ts-ignore -- resolved by tsc, not by Deno's checker
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js"
 import { Effect, Runtime } from "effect"
 import type { Principal } from "../../core/auth/principal.ts"

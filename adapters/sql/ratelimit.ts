@@ -15,7 +15,7 @@
  * every decision is the bucket's own.
  */
 import { SqlClient } from "@effect/sql"
-import { Clock, Deferred, Duration, Effect, Exit, FiberId, Layer, Schedule } from "effect"
+import { Clock, Deferred, Duration, Effect, FiberId, Layer, Schedule } from "effect"
 import { type Bucket, decide, type Decision, LEASE_MS, leaseSize, RateLimiter, refill, refillPerMs, WINDOW_MS } from "../../core/ratelimit/bucket.ts"
 import { PREPARED } from "./prepared.ts"
 

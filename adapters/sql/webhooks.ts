@@ -4,7 +4,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Option } from "effect"
-import type { DeliveryRecord, EndpointRecord } from "../../core/webhooks/model.ts"
+import type { EndpointRecord } from "../../core/webhooks/model.ts"
 import { type AttemptRecord, WebhookStore } from "../../core/webhooks/store.ts"
 import { endpointContext, type Sealer, SecretBox } from "./secrets.ts"
 import { endpointSubscriptions, outboxEvents, webhookDeliveries, webhookEndpoints } from "./tables.ts"

@@ -19,7 +19,7 @@
  *   every `POLL_MS` for at most `IN_PROGRESS_WAIT_MS` (so a retry racing a fast first request gets
  *   its replay); still running after that: FailedPrecondition.
  */
-import { Cause, Clock, Effect, type Exit, Fiber, Metric, Option, Schema } from "effect"
+import { Clock, Effect, type Exit, Fiber, Metric, Schema } from "effect"
 import type { Principal } from "../auth/principal.ts"
 import { displayText } from "../kernel/display.ts"
 import { type ErrorCode, FailedPrecondition, InvalidArgument } from "../kernel/errors.ts"

@@ -33,9 +33,9 @@ export const fromCarrier = (word: string): DeliveryStatus | null => {
   switch (word) {
     case "queued":
       return "queued"
+    // delivery_unconfirmed: Telnyx's "no receipt came back": sent, with its final outcome unknown; not a failure.
     case "sending":
     case "sent":
-    // Telnyx's "no receipt came back": sent, with its final outcome unknown; not a failure.
     case "delivery_unconfirmed":
       return "sent"
     case "delivered":

@@ -7,7 +7,7 @@
  * skipped, except under CI=true where that fails.
  */
 import type { SqlClient } from "@effect/sql"
-import { assert, describe, it, layer } from "@effect/vitest"
+import { assert, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import * as MemoryIdempotency from "../../adapters/memory/idempotency.ts"
 import * as SqlIdempotency from "../../adapters/sql/idempotency.ts"

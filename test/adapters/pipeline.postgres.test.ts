@@ -117,7 +117,7 @@ describe.skipIf(skip)("pipelined reads (Postgres)", () => {
           let writes = 0
           const open = () => {
             const client = new pg.Client({ connectionString: db.url, ...pipelineSettings } as pg.ClientConfig)
-            const stream = (client as unknown as { connection: { stream: { _write: Function; _writev: Function } } }).connection.stream
+            const stream = (client as unknown as { connection: { stream: { _write: (...args: Array<unknown>) => unknown; _writev: (...args: Array<unknown>) => unknown } } }).connection.stream
             const [write, writev] = [stream._write.bind(stream), stream._writev.bind(stream)]
             stream._write = (...args: Array<unknown>) => (writes++, write(...args))
             stream._writev = (...args: Array<unknown>) => (writes++, writev(...args))

@@ -249,7 +249,6 @@ describe("send: gates", () => {
 
   it.effect("a scope other than messages:send is 403", () =>
     run(Effect.gen(function* () {
-      const m = yield* Messaging.Messaging
       const { ws } = yield* workspace()
       const p = principal("test", ws, allScopes.filter((s) => s !== "messages:send"))
       // The scope is the capability's (core/tools); the service trusts its caller.

@@ -56,7 +56,9 @@ beforeAll(async () => {
       let parsed: unknown = body
       try {
         parsed = JSON.parse(body)
-      } catch {}
+      } catch {
+        // kept as text
+      }
       received.push({ path: req.url ?? "", body: parsed })
       res.writeHead(200, { "content-type": "application/json" }).end("{}")
     })
