@@ -72,6 +72,9 @@ export interface FlowFacts {
   readonly flowVersion: number
 }
 
+/** The flow the simulator's flow scenarios pass through (the service has no flow editor yet). */
+export const SIMULATED_FLOW: FlowFacts = { flowId: "sim_flow", flowName: "Simulated phone menu", flowVersion: 1 }
+
 /** What the live signals say: known when the call arrives. */
 export interface LiveFacts {
   readonly carrierCallId: string

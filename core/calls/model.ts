@@ -47,6 +47,8 @@ export const CallDetails = Schema.Struct({
   simulated: Schema.optional(Schema.Boolean)
 })
 export type CallDetails = typeof CallDetails.Type
+/** A call activity's stored `call` object, read back. */
+export const decodeCallDetails = Schema.decodeUnknownSync(CallDetails)
 
 /** CONTRACT "GET /calls" item. */
 export const CallItem = Schema.Struct({

@@ -1,7 +1,9 @@
 /**
- * The voice carrier port: places the AI agent's outbound calls (`POST /calls`). Adapters:
- * adapters/carrier/simulatedVoice.ts (CARRIER=simulated; test keys never reach a port) and, to come,
- * a Telnyx adapter.
+ * The voice carrier port: places the AI agent's outbound calls (`POST /calls`), routes the inbound
+ * calls a carrier announces, and fetches a call's transcript and summary. Adapters:
+ * adapters/carrier/simulatedVoice.ts (CARRIER=simulated; test keys never reach a port) and
+ * adapters/carrier/telnyxVoiceAdapter.ts (CARRIER=telnyx; Call Control and AI assistants through
+ * telnyxVoice.ts). The carrier's call webhooks come in as `CarrierCallEvent` (below).
  *
  * `publishAgent` runs on `POST /agent/publish`: the carrier's assistant mirrors the published
  * configuration (Telnyx: an AI assistant created on the first publish, updated on later ones).

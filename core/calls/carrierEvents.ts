@@ -1,0 +1,392 @@
+/**
+ * A real carrier's calls (Telnyx Call Control webhooks, parsed into `CarrierCallEvent` by the
+ * adapter): each step's state (call session, activity, recording, transcript, summary) commits with
+ * the event that reports it, once, whatever the carrier repeats. A call's session (sessions.ts)
+ * holds what its first webhook decided for the later ones.
+ */
+import { Clock, Effect, Either, Option, Schema } from "effect"
+import { type Route, routeInbound } from "../agent/hours.ts"
+import { AgentStore } from "../agent/store.ts"
+import { WITHHELD } from "../conversations/model.ts"
+import { ConversationStore } from "../conversations/store.ts"
+import { event } from "../events/catalog.ts"
+import { EventOutbox } from "../events/outbox.ts"
+import { displayText } from "../kernel/display.ts"
+import { Internal } from "../kernel/errors.ts"
+import { normalizePhone } from "../kernel/phone.ts"
+import { Transactor } from "../kernel/transactor.ts"
+import { BlobStore, MediaFetcher, RECORDING_LIMITS, type StoredMedia } from "../media/model.ts"
+import type { Participant } from "../messaging/threads.ts"
+import { NumberStore } from "../numbers/model.ts"
+import { type CallPlan, type LiveFacts, liveEvents, outcomeOf, SIMULATED_FLOW, summaryEvent, transcriptEvent } from "./events.ts"
+import type { History } from "./history.ts"
+import type { Inbound } from "./inbound.ts"
+import { decodeCallDetails } from "./model.ts"
+import { type CallSession, CallSessionStore } from "./sessions.ts"
+import { type CarrierCallEvent, DialState, type InboundAction, Voice } from "./voice.ts"
+
+/** A carrier's caller (or a session's stored party): their number, or withheld (the thread withheld callers share) when there is none. */
+const callerOf = (raw: string): Participant => Either.getOrElse(normalizePhone(raw), () => WITHHELD)
+
+/** A caller's number for the call's events and `call` object: null when withheld. */
+const fromOf = (participant: string): string | null => (participant === WITHHELD ? null : participant)
+
+const dialState = Schema.decodeUnknownOption(DialState)
+/** The `client_state` of the commands for an inbound call (echoed in its later webhooks). */
+const InboundState = Schema.parseJson(Schema.Struct({ workspaceId: Schema.String, carrierCallId: Schema.String }))
+const inboundState = Schema.decodeUnknownOption(InboundState)
+const encodeInboundState = Schema.encodeSync(InboundState)
+/** Whether a webhook's `client_state` is one we sent (a dial's or an inbound call's command's). */
+const ourClientState = (clientState: string | null) => clientState !== null && (Option.isSome(dialState(clientState)) || Option.isSome(inboundState(clientState)))
+
+const callLock = (carrierCallId: string) => `call:${carrierCallId}`
+const retryLater = (message: string) => new Internal({ message })
+
+/** What a carrier is told to do with an inbound call; an `app` call rings nobody (there is no softphone) and rings out as missed. */
+const actionOf = (route: Route, assistantId: string | null): InboundAction | null =>
+  route.kind === "agent" ? { kind: "agent", assistantId } : route.kind === "voicemail" ? { kind: "voicemail" } : route.kind === "forward" ? route : null
+
+/**
+ * How the call stands: an outbound call was answered or not; an inbound one as its route says,
+ * the `app` route always missed (nobody can pick up), `voicemail` a voicemail once we answered.
+ */
+const planOf = (session: CallSession): CallPlan => {
+  const answered = session.answeredAt !== null
+  if (session.route === null) return { direction: "outbound", scenario: answered ? "answered" : "missed" }
+  const scenario = !answered || session.route.kind === "app" ? "missed" : session.route.kind === "voicemail" ? "voicemail" : "answered"
+  return { direction: "inbound", scenario, route: session.route }
+}
+
+const sessionFacts = (session: CallSession): LiveFacts => ({
+  carrierCallId: session.carrierCallId,
+  numberE164: session.numberE164,
+  from: session.direction === "inbound" ? fromOf(session.participant) : session.numberE164,
+  callerName: session.callerName,
+  memberUid: null,
+  memberSeesNumber: false,
+  flow: SIMULATED_FLOW
+})
+
+/** The client state sent with each command, echoed in the call's later webhooks. */
+const clientStateOf = (session: CallSession) => encodeInboundState({ workspaceId: session.workspaceId, carrierCallId: session.carrierCallId })
+
+export const makeCarrierEvents = (history: Pick<History, "recordCall">, inbound: Pick<Inbound, "inboundFacts">) =>
+  Effect.gen(function* () {
+    const store = yield* ConversationStore
+    const numbers = yield* NumberStore
+    const agents = yield* AgentStore
+    const tx = yield* Transactor
+    const outbox = yield* EventOutbox
+    const blobs = yield* BlobStore
+    const voice = yield* Voice
+    const sessions = yield* CallSessionStore
+    const fetcher = yield* MediaFetcher
+
+    /**
+     * A new inbound call: routed as it arrives, its session stored with `call.ringing` (and
+     * `call.forwarded`) in one transaction, then the carrier told what to do. A repeated `Initiated`
+     * sends the command again (the carrier dedupes on its command id); a carrier outage fails the
+     * webhook so the carrier delivers it again.
+     */
+    const onInitiated = (e: Extract<CarrierCallEvent, { readonly _tag: "Initiated" }>) =>
+      Effect.gen(function* () {
+        if (e.direction !== "inbound") return
+        const to = normalizePhone(e.to)
+        const found = Either.isRight(to) ? yield* numbers.findByE164(to.right) : Option.none()
+        if (Option.isNone(found)) return yield* Effect.logWarning("Carrier call to a number no workspace holds", displayText(e.to, 40))
+        const number = found.value
+        const startedAt = yield* Clock.currentTimeMillis
+        const agent = Option.getOrNull(yield* agents.get(number.workspaceId))
+        const route = routeInbound(number.number, agent, startedAt)
+        // A caller with no phone number (withheld, a SIP address) is taken like any other, `from` null.
+        const participant = callerOf(e.from)
+        const from = fromOf(participant)
+        const fresh: CallSession = {
+          carrierCallId: e.callSessionId,
+          callControlId: e.callControlId,
+          workspaceId: number.workspaceId,
+          numberE164: number.number.e164,
+          participant,
+          callerName: e.callerName,
+          direction: "inbound",
+          route,
+          startedAt: new Date(startedAt).toISOString(),
+          answeredAt: null,
+          answeredBy: null,
+          agentId: route.kind === "agent" ? route.agentId : null,
+          job: null,
+          activityId: null,
+          reservedActivityId: null,
+          conversationId: null,
+          recordingRefused: false
+        }
+        const facts = yield* inbound.inboundFacts(number, route, e.callSessionId, from, e.callerName)
+        const session = yield* tx.withTransaction(
+          Effect.gen(function* () {
+            yield* tx.lock(callLock(e.callSessionId))
+            if (!(yield* sessions.insert(fresh))) return yield* sessions.get(e.callSessionId)
+            yield* outbox.append(number.workspaceId, liveEvents({ direction: "inbound", scenario: "missed", route }, facts))
+            return Option.some(fresh)
+          })
+        )
+        if (Option.isNone(session) || session.value.activityId !== null || session.value.route === null) return
+        const action = actionOf(session.value.route, agent?.carrierAssistantId ?? null)
+        if (action === null) return
+        yield* voice.handle(session.value.callControlId, action, clientStateOf(session.value)).pipe(
+          Effect.catchAll((error) =>
+            error.reason === "rejected"
+              ? Effect.logWarning("The carrier refused to route the call; it rings out", error.message)
+              : Effect.fail(retryLater(`The carrier is unavailable (${error.message}); deliver the event again`))
+          )
+        )
+      })
+
+    /**
+     * An event of a call with no session: one we dialed whose session is not stored yet (the dial's
+     * answer and its first webhooks race) is delivered again; any other is not ours and is dropped.
+     */
+    const unknownCall = (clientState: string | null) =>
+      Option.isSome(dialState(clientState ?? "")) ? Effect.fail(retryLater("The call is not known here yet; deliver the event again")) : Effect.void
+
+    /** Someone picked up: the agent's `call.answered` (SPEC's only answered signal a carrier call sends), written with the session. */
+    const onAnswered = (carrierCallId: string, clientState: string | null) =>
+      tx.withTransaction(
+        Effect.gen(function* () {
+          yield* tx.lock(callLock(carrierCallId))
+          const found = yield* sessions.get(carrierCallId)
+          if (Option.isNone(found)) return yield* unknownCall(clientState)
+          if (found.value.answeredAt !== null || found.value.activityId !== null) return
+          const s = found.value
+          const route = s.route
+          const answeredBy = route === null || route.kind === "forward" ? "callee" : route.kind === "agent" ? "agent" : null
+          const answered: CallSession = { ...s, answeredAt: new Date(yield* Clock.currentTimeMillis).toISOString(), answeredBy }
+          yield* sessions.put(answered)
+          if (route?.kind === "agent") {
+            const plan = planOf(answered)
+            yield* outbox.append(s.workspaceId, liveEvents(plan, sessionFacts(answered)).filter((ev) => ev.type === "call.answered"))
+          }
+        })
+      )
+
+    /** The call ended: its activity and `call.completed` or `call.missed`, once. */
+    const onHangup = (e: Extract<CarrierCallEvent, { readonly _tag: "Hangup" }>) =>
+      tx.withTransaction(
+        Effect.gen(function* () {
+          yield* tx.lock(callLock(e.callSessionId))
+          const found = yield* sessions.get(e.callSessionId)
+          if (Option.isNone(found)) return yield* unknownCall(e.clientState)
+          if (found.value.activityId !== null) return
+          const s = found.value
+          const number = yield* numbers.findByE164(s.numberE164)
+          if (Option.isNone(number) || number.value.workspaceId !== s.workspaceId) {
+            return yield* Effect.logWarning("A carrier call ended on a number the workspace no longer holds", s.numberE164)
+          }
+          // Stored as E.164 or `withheld`.
+          const participant = callerOf(s.participant)
+          const startedAt = Date.parse(s.startedAt)
+          const plan = planOf(s)
+          const outcome = outcomeOf(plan)
+          const durationSeconds = e.durationSeconds ?? Math.max(0, Math.round(((yield* Clock.currentTimeMillis) - startedAt) / 1000))
+          const facts = sessionFacts(s)
+          const { activity } = yield* history.recordCall({
+            plan,
+            line: { workspaceId: s.workspaceId, numberE164: s.numberE164, participant, inboxId: number.value.inboxId },
+            startedAt,
+            facts,
+            details: {
+              from: s.direction === "inbound" ? facts.from : s.numberE164,
+              to: s.direction === "inbound" ? s.numberE164 : participant,
+              agentId: s.agentId,
+              memberUid: null,
+              forwardedTo: s.route?.kind === "forward" ? s.route.to : null,
+              carrierCallId: s.carrierCallId,
+              job: s.job
+            },
+            end: { answered: outcome.status === "completed", durationSeconds, transcript: [], summary: null, recording: null },
+            mediaLater: true,
+            ...(s.reservedActivityId === null ? {} : { id: s.reservedActivityId })
+          })
+          yield* sessions.put({ ...s, activityId: activity.id })
+        })
+      )
+
+    /** The recorded call's references for its later events; none until its hangup is recorded. */
+    const recordedCall = (s: CallSession) =>
+      Effect.gen(function* () {
+        if (s.activityId === null) return yield* retryLater("The call has not ended here yet; deliver the event again")
+        const activity = yield* store.getActivity(s.workspaceId, s.activityId)
+        const number = yield* numbers.findByE164(s.numberE164)
+        const inboxId = Option.match(number, { onNone: () => "", onSome: (n) => n.inboxId })
+        return Option.map(activity, (a) => ({
+          activity: a,
+          ref: { conversationId: a.conversationId, inboxId, activityId: a.id, numberE164: s.numberE164, carrierCallId: s.carrierCallId }
+        }))
+      })
+
+    /** Updates the call's session under its lock (a concurrent step may have put it meanwhile). */
+    const updateSession = (carrierCallId: string, update: (s: CallSession) => CallSession | null) =>
+      tx.withTransaction(
+        Effect.gen(function* () {
+          yield* tx.lock(callLock(carrierCallId))
+          const again = yield* sessions.get(carrierCallId)
+          const next = Option.isSome(again) ? update(again.value) : null
+          if (next !== null) yield* sessions.put(next)
+        })
+      )
+
+    /**
+     * The call's recording (its URLs valid 10 minutes): downloaded through the outbound guard into the
+     * blob store (at most MAX_RECORDING_BYTES), then on the activity with `call.recording.completed`
+     * (`call.voicemail.completed` for a voicemail), once. A failed download answers 500 so Telnyx
+     * delivers the event again; a recording over the cap is logged and left out for good (another
+     * try gets the same file), so the transcript and summary do not wait for it.
+     */
+    const onRecordingSaved = (e: Extract<CarrierCallEvent, { readonly _tag: "RecordingSaved" }>) =>
+      Effect.gen(function* () {
+        const found = yield* sessions.get(e.callSessionId)
+        if (Option.isNone(found)) return
+        const s = found.value
+        if (s.recordingRefused) return
+        const call = yield* recordedCall(s)
+        if (Option.isNone(call) || call.value.activity.media.length > 0) return
+        const url = e.urls.mp3 ?? e.urls.wav
+        if (url === undefined) return yield* Effect.logWarning("A call recording with no URL", s.carrierCallId)
+        const fetched = yield* fetcher.fetch(url, RECORDING_LIMITS).pipe(
+          Effect.map(Option.some),
+          Effect.catchTags({
+            MediaTooLarge: (error) =>
+              Effect.logWarning("A call recording is too large to keep; the call stays recorded without it", error.message).pipe(
+                Effect.zipRight(updateSession(s.carrierCallId, (again) => (again.recordingRefused ? null : { ...again, recordingRefused: true }))),
+                Effect.as(Option.none())
+              ),
+            InvalidArgument: (error) => Effect.fail(retryLater(`The recording could not be downloaded (${error.message}); deliver the event again`))
+          })
+        )
+        if (Option.isNone(fetched)) return
+        const audio = fetched.value
+        const { activity, ref } = call.value
+        const voicemail = activity.type === "voicemail"
+        const extension = url === e.urls.mp3 ? "mp3" : "wav"
+        const key = `call_${activity.id}.${extension}`
+        yield* blobs.put(s.workspaceId, key, audio.bytes, audio.contentType)
+        yield* tx.withTransaction(
+          Effect.gen(function* () {
+            yield* tx.lock(callLock(s.carrierCallId))
+            const again = yield* store.getActivity(s.workspaceId, activity.id)
+            if (Option.isNone(again) || again.value.media.length > 0) return
+            const media: StoredMedia = { key, contentType: audio.contentType, size: audio.bytes.length, filename: `${voicemail ? "voicemail" : "recording"}.${extension}` }
+            yield* store.setCallMedia(s.workspaceId, activity.id, [media])
+            yield* outbox.append(s.workspaceId, [event(voicemail ? "call.voicemail.completed" : "call.recording.completed", ref)])
+          })
+        )
+      })
+
+    /**
+     * The agent's conversation ended: its transcript onto the call's activity with
+     * `call.transcript.completed`, once. Before the hangup is recorded, or while the carrier is
+     * unavailable, the webhook fails so the carrier delivers it again.
+     */
+    const onConversationEnded = (e: Extract<CarrierCallEvent, { readonly _tag: "ConversationEnded" }>) =>
+      Effect.gen(function* () {
+        if (e.callSessionId === null) return
+        const found = yield* sessions.get(e.callSessionId)
+        if (Option.isNone(found)) return
+        const s = found.value
+        // Named first, so the conversation's insights find the call even while this event waits.
+        if (s.conversationId === null) yield* updateSession(s.carrierCallId, (again) => (again.conversationId === null ? { ...again, conversationId: e.conversationId } : null))
+        const call = yield* recordedCall(s)
+        if (Option.isNone(call) || call.value.activity.callTranscript !== null) return
+        // SPEC's order: the recording's event comes before the transcript's (unless the recording was refused as too large).
+        if (outcomeOf(planOf(s)).recorded && call.value.activity.media.length === 0 && !s.recordingRefused) {
+          return yield* retryLater("The call's recording has not arrived yet; deliver the event again")
+        }
+        const transcript = yield* voice.conversationTranscript(e.conversationId, s.startedAt).pipe(
+          Effect.catchAll((error) =>
+            error.reason === "rejected"
+              ? Effect.as(Effect.logWarning("The carrier refused the call's transcript", error.message), null)
+              : Effect.fail(retryLater(`The carrier is unavailable (${error.message}); deliver the event again`))
+          )
+        )
+        const { activity, ref } = call.value
+        yield* tx.withTransaction(
+          Effect.gen(function* () {
+            yield* tx.lock(callLock(s.carrierCallId))
+            const again = yield* store.getActivity(s.workspaceId, activity.id)
+            if (Option.isNone(again) || again.value.callTranscript !== null) return
+            // A refused transcript is stored empty and sends no event: the summary, which waits for
+            // the transcript (SPEC's order), must not wait for it forever.
+            yield* store.setCallTranscript(s.workspaceId, activity.id, transcript ?? [])
+            if (transcript !== null) yield* outbox.append(s.workspaceId, [transcriptEvent(ref)])
+          })
+        )
+      })
+
+    /**
+     * The assistant's conversation has its AI summary: fetched from the carrier onto the call's
+     * activity (`call.summary`) with `call.summary.completed` (inbound calls; SPEC's outbound order has
+     * none), once. The call is found by the conversation (named by `ConversationEnded`), else by the
+     * call's id when the carrier sends it. The webhook fails, so the carrier delivers it again, until
+     * the call is known, has ended and has its transcript (SPEC's order: the summary comes last), and
+     * while the insights are still being made or the carrier is unavailable.
+     */
+    const onInsightsGenerated = (e: Extract<CarrierCallEvent, { readonly _tag: "InsightsGenerated" }>) =>
+      Effect.gen(function* () {
+        const named = yield* sessions.findByConversation(e.conversationId)
+        const found = Option.isSome(named) || e.callSessionId === null ? named : yield* sessions.get(e.callSessionId)
+        if (Option.isNone(found)) {
+          // Ours (by client_state) before its conversation was named: wait; any other conversation is not a call of ours.
+          return ourClientState(e.clientState) ? yield* retryLater("The conversation's call is not known here yet; deliver the event again") : undefined
+        }
+        const s = found.value
+        const call = yield* recordedCall(s)
+        if (Option.isNone(call) || decodeCallDetails(call.value.activity.call).summary !== null) return
+        if (call.value.activity.callTranscript === null) return yield* retryLater("The call's transcript has not arrived yet; deliver the event again")
+        const insights = yield* voice.conversationSummary(e.conversationId).pipe(
+          Effect.catchAll((error) =>
+            error.reason === "rejected"
+              ? Effect.as(Effect.logWarning("The carrier refused the conversation's insights", error.message), null)
+              : Effect.fail(retryLater(`The carrier is unavailable (${error.message}); deliver the event again`))
+          )
+        )
+        if (insights === null) return
+        if (insights._tag === "Pending") return yield* retryLater("The conversation's insights are still being made; deliver the event again")
+        const summary = insights.text
+        if (summary === null) return yield* Effect.logWarning("The conversation's insights hold no summary", s.carrierCallId)
+        const { activity, ref } = call.value
+        yield* tx.withTransaction(
+          Effect.gen(function* () {
+            yield* tx.lock(callLock(s.carrierCallId))
+            const again = yield* store.getActivity(s.workspaceId, activity.id)
+            if (Option.isNone(again) || decodeCallDetails(again.value.call).summary !== null) return
+            yield* store.setCallSummary(s.workspaceId, activity.id, summary)
+            if (s.direction === "inbound") yield* outbox.append(s.workspaceId, [summaryEvent(ref, outcomeOf(planOf(s)).answeredBy === "agent", summary)])
+          })
+        )
+      })
+
+    /**
+     * A carrier's call webhook (Telnyx Call Control). Each step is recorded once, whatever the carrier
+     * repeats; an `Internal` failure asks the carrier to deliver the event again. Telnyx's recording
+     * transcriptions (`TranscriptionSaved`) are not used: the transcript is the assistant's conversation.
+     */
+    const onCarrierEvent = (e: CarrierCallEvent): Effect.Effect<void, Internal> => {
+      switch (e._tag) {
+        case "Initiated":
+          return onInitiated(e)
+        case "Answered":
+          return onAnswered(e.callSessionId, e.clientState)
+        case "Hangup":
+          return onHangup(e)
+        case "ConversationEnded":
+          return onConversationEnded(e)
+        case "RecordingSaved":
+          return onRecordingSaved(e)
+        case "InsightsGenerated":
+          return onInsightsGenerated(e)
+        case "TranscriptionSaved":
+          return Effect.void
+      }
+    }
+
+    return { onCarrierEvent } as const
+  })

@@ -1,0 +1,182 @@
+/**
+ * Outbound calls (`POST /calls`): the published, enabled agent calls a number from one of the
+ * workspace's active numbers. A test key dials nothing: the simulator plays the call at once and it
+ * is recorded as it ended (history.ts). A real carrier's call is under way when dialled: its session
+ * is stored, and its webhooks (carrierEvents.ts) record it.
+ */
+import { Clock, Effect, Either, Option, Schema } from "effect"
+import type { AgentConfig } from "../agent/model.ts"
+import { AgentStore } from "../agent/store.ts"
+import { type Principal, requireScope } from "../auth/principal.ts"
+import { phoneLock } from "../contacts/service.ts"
+import { displayText } from "../kernel/display.ts"
+import { FailedPrecondition, Internal, InvalidArgument, NotFound } from "../kernel/errors.ts"
+import { Ids } from "../kernel/ids.ts"
+import { type E164, isPremiumRate, normalizePhone, premiumRateProblem } from "../kernel/phone.ts"
+import { Transactor } from "../kernel/transactor.ts"
+import { type Line, makeThreads, phoneField } from "../messaging/threads.ts"
+import { type NumberRecord, NumberStore } from "../numbers/model.ts"
+import { SIMULATED_FLOW } from "./events.ts"
+import type { History } from "./history.ts"
+import type { CallItem, PlaceCallInput, PlaceCallResult } from "./model.ts"
+import { simulatedPlacedCall } from "./script.ts"
+import { CallSessionStore } from "./sessions.ts"
+import { type Dialed, type DialRequest, DialState, Voice } from "./voice.ts"
+
+const noActiveNumber = new FailedPrecondition({ message: "The workspace has no active phone number: add one before placing calls" })
+
+const encodeDialState = Schema.encodeSync(DialState)
+
+/** What the agent is told for this call: its own instructions, the job's, then the call's. */
+const instructionsFor = (config: AgentConfig, job: AgentConfig["jobs"][number] | undefined, extra: string | undefined) => {
+  const parts = [config.instructions, job?.instructions ?? null, extra ?? null].filter((s): s is string => s !== null && s.length > 0)
+  return parts.length === 0 ? null : parts.join("\n\n")
+}
+
+export const makeOutbound = (history: Pick<History, "itemOf" | "recordCall">) =>
+  Effect.gen(function* () {
+    const numbers = yield* NumberStore
+    const agents = yield* AgentStore
+    const tx = yield* Transactor
+    const voice = yield* Voice
+    const sessions = yield* CallSessionStore
+    const threads = yield* makeThreads
+
+    /** The published, enabled agent's configuration, if any. */
+    const liveAgent = (workspaceId: string) =>
+      Effect.map(agents.get(workspaceId), (found) =>
+        Option.flatMap(found, (agent) =>
+          agent.published !== null && agent.published.enabled ? Option.some({ id: agent.id, config: agent.published, assistantId: agent.carrierAssistantId }) : Option.none()
+        )
+      )
+
+    /** The sending number: one the caller named, else the first active local one. */
+    const callerNumber = (workspaceId: string, raw: string | undefined) =>
+      Effect.gen(function* () {
+        const active = yield* numbers.listActive(workspaceId)
+        if (active.length === 0) return yield* noActiveNumber
+        if (raw === undefined) return active.find((n) => n.number.type === "local") ?? active[0]!
+        const parsed = normalizePhone(raw)
+        if (Either.isLeft(parsed)) return yield* new InvalidArgument({ message: `from: ${parsed.left}` })
+        const found = active.find((n) => n.number.e164 === parsed.right)
+        if (found === undefined) return yield* new NotFound({ message: `from: ${parsed.right} is not an active number of this workspace` })
+        return found
+      })
+
+    /**
+     * `POST /calls`: the published agent calls `to` from `from` (or the default number). Test keys dial
+     * nothing: the simulator plays the call (`simulated`). The call is recorded as it ended; its events
+     * begin with `call.completed` or `call.missed` (no `call.answered`).
+     */
+    const place = (p: Principal, input: PlaceCallInput) =>
+      Effect.gen(function* () {
+        yield* requireScope(p, "calls:place")
+        const ws = p.workspaceId
+        const agent = yield* Effect.flatMap(liveAgent(ws), Option.match({
+          onNone: () => Effect.fail(new FailedPrecondition({ message: "Publish an agent first: outbound calls are placed by the published, enabled agent" })),
+          onSome: Effect.succeed
+        }))
+        const sender: NumberRecord = yield* callerNumber(ws, input.from)
+        const to: E164 = yield* phoneField("to", input.to)
+        // Toll fraud, and a call to itself: never dialled.
+        if (isPremiumRate(to)) return yield* new InvalidArgument({ message: premiumRateProblem("to") })
+        if ((yield* numbers.findByE164(to)).pipe(Option.exists((n) => n.workspaceId === ws))) {
+          return yield* new InvalidArgument({ message: "to: is one of this workspace's own numbers" })
+        }
+        const job = input.job === undefined ? undefined : agent.config.jobs.find((j) => j.name === input.job)
+        if (input.job !== undefined && job === undefined) {
+          return yield* new InvalidArgument({ message: `job: the published agent has no job named ${displayText(input.job, 60)}` })
+        }
+        const purpose = job?.name ?? input.instructions ?? null
+        const { uuid } = yield* Ids
+        const callId = uuid()
+        const request: DialRequest = {
+          workspaceId: ws,
+          callId,
+          from: sender.number.e164,
+          to,
+          agentId: agent.id,
+          greeting: agent.config.greeting,
+          instructions: instructionsFor(agent.config, job, input.instructions),
+          purpose,
+          assistantId: agent.assistantId,
+          clientState: encodeDialState({ workspaceId: ws, callId })
+        }
+        const simulated = p.kind === "test"
+        const startedAt = yield* Clock.currentTimeMillis
+        const dialed: Dialed = simulated
+          ? { carrierCallId: `sim_call_${uuid()}`, callControlId: `sim_call_${callId}`, ended: simulatedPlacedCall(request.greeting, purpose) }
+          : yield* voice.dial(request).pipe(
+              Effect.mapError((e) =>
+                e.reason === "rejected"
+                  ? new FailedPrecondition({ message: `The carrier refused the call: ${e.message}` })
+                  : new Internal({ message: `The carrier is unavailable (${e.message}); retry with the same Idempotency-Key` })
+              )
+            )
+        const line: Line = { workspaceId: ws, numberE164: sender.number.e164, participant: to, inboxId: sender.inboxId }
+        const jobName = job?.name ?? null
+        if (dialed.ended === undefined) {
+          const createdAt = new Date(startedAt).toISOString()
+          const thread = yield* tx.withTransaction(
+            Effect.gen(function* () {
+              yield* tx.lock(phoneLock(ws, to))
+              yield* sessions.insert({
+                carrierCallId: dialed.carrierCallId,
+                callControlId: dialed.callControlId,
+                workspaceId: ws,
+                numberE164: sender.number.e164,
+                participant: to,
+                callerName: null,
+                direction: "outbound",
+                route: null,
+                startedAt: createdAt,
+                answeredAt: null,
+                answeredBy: null,
+                agentId: agent.id,
+                job: jobName,
+                activityId: null,
+                reservedActivityId: callId,
+                conversationId: null,
+                recordingRefused: false
+              })
+              return yield* threads.outbound(line, { at: createdAt, preview: "Outgoing call" })
+            })
+          )
+          // Under way: recorded (with this id) when the carrier reports its hangup.
+          const call: CallItem = {
+            id: callId,
+            conversationId: thread.id,
+            type: "call",
+            direction: "outbound",
+            status: "in_progress",
+            from: sender.number.e164,
+            to,
+            numberE164: sender.number.e164,
+            durationSeconds: 0,
+            answeredBy: null,
+            agentId: agent.id,
+            carrierCallId: dialed.carrierCallId,
+            recordingUrl: null,
+            transcript: null,
+            summary: null,
+            createdAt,
+            endedAt: null
+          }
+          const result: PlaceCallResult = { call, conversationId: thread.id }
+          return result
+        }
+        const { activity, thread } = yield* history.recordCall({
+          id: callId,
+          plan: { direction: "outbound", scenario: dialed.ended.answered ? "answered" : "missed" },
+          line,
+          startedAt,
+          facts: { carrierCallId: dialed.carrierCallId, numberE164: sender.number.e164, from: sender.number.e164, callerName: null, memberUid: null, memberSeesNumber: false, flow: SIMULATED_FLOW },
+          details: { from: sender.number.e164, to, agentId: agent.id, memberUid: null, forwardedTo: null, carrierCallId: dialed.carrierCallId, job: jobName, ...(simulated ? { simulated: true } : {}) },
+          end: dialed.ended
+        })
+        const result: PlaceCallResult = { call: yield* history.itemOf(activity, thread), conversationId: thread.id, ...(simulated ? { simulated: true as const } : {}) }
+        return result
+      })
+
+    return { place } as const
+  })
