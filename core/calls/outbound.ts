@@ -7,7 +7,7 @@
 import { Clock, Effect, Either, Option, Schema } from "effect"
 import type { AgentConfig } from "../agent/model.ts"
 import { AgentStore } from "../agent/store.ts"
-import { type Principal, requireScope } from "../auth/principal.ts"
+import type { Principal } from "../auth/principal.ts"
 import { phoneLock } from "../contacts/service.ts"
 import { displayText } from "../kernel/display.ts"
 import { FailedPrecondition, Internal, InvalidArgument, NotFound } from "../kernel/errors.ts"
@@ -70,7 +70,6 @@ export const makeOutbound = (history: Pick<History, "itemOf" | "recordCall">) =>
      */
     const place = (p: Principal, input: PlaceCallInput) =>
       Effect.gen(function* () {
-        yield* requireScope(p, "calls:place")
         const ws = p.workspaceId
         const agent = yield* Effect.flatMap(liveAgent(ws), Option.match({
           onNone: () => Effect.fail(new FailedPrecondition({ message: "Publish an agent first: outbound calls are placed by the published, enabled agent" })),
