@@ -76,6 +76,10 @@ export * as CallEvents from "./calls/events.ts"
 export { Calls, type InboundCall, layer as CallsLive } from "./calls/service.ts"
 export { type CallEnd, type DialRequest, type Dialed, Voice, VoiceError } from "./calls/voice.ts"
 
+// Carrier callbacks: the port a carrier's webhooks come in through, and the use case behind it.
+export { type CallbackRequest, CarrierCallbacks, CarrierEvent, type RegistryChange } from "./carrier/callbacks.ts"
+export { dispatch as dispatchCarrierEvent, receiveCallback } from "./carrier/receive.ts"
+
 // Webhooks.
 export * as WebhookModel from "./webhooks/model.ts"
 export { WebhookSender, WebhookStore } from "./webhooks/store.ts"

@@ -6,13 +6,10 @@
  * telnyxWebhooks.ts's `verifyAndParse`, which passes these events through as `Ignored`.
  */
 import { Effect, Option, Schema } from "effect"
+import type { RegistryChange } from "../../core/carrier/callbacks.ts"
 import { Envelope, type TelnyxWebhookError, type TelnyxWebhookInput, verifyAndParse } from "./telnyxWebhooks.ts"
 
-/** A brand or campaign whose registry status changed. */
-export interface RegistryChange {
-  readonly kind: "brand" | "campaign"
-  readonly id: string
-}
+export type { RegistryChange }
 
 const Json = Schema.parseJson(Envelope)
 const BrandPayload = Schema.Struct({ brandId: Schema.NonEmptyString })

@@ -24,8 +24,6 @@ export interface HttpOptions {
   readonly adminToken: Option.Option<Redacted.Redacted<string>>
   /** Serve /v1/api/test-helpers (TEST_HELPERS). */
   readonly testHelpers: boolean
-  /** Telnyx's Ed25519 public key enables /v1/carrier/telnyx. */
-  readonly telnyxPublicKey: Option.Option<Redacted.Redacted<string>>
   /** Browser origins allowed to use `POST /v1/mcp` (MCP_ALLOWED_ORIGINS); requests without `Origin` always are. */
   readonly mcpAllowedOrigins?: ReadonlyArray<string>
   /** How many reverse proxies to trust for the client's address in `X-Forwarded-For` (TRUST_PROXY); default 0, the header ignored. */
@@ -40,7 +38,7 @@ export const ApiLive = (options: HttpOptions) =>
       McpLive({ allowedOrigins: options.mcpAllowedOrigins ?? [] }),
       McpStreamLive,
       MediaLive,
-      CarrierLive({ telnyxPublicKey: options.telnyxPublicKey }),
+      CarrierLive,
       AdminLive,
       MetricsLive,
       HealthLive

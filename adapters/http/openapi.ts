@@ -119,7 +119,7 @@ const summaries: Record<string, string> = {
   "mcpStream.stream": "Open an MCP stream (not offered)",
   "mcpStream.end": "End an MCP session (not offered)",
   "media.get": "Download message media",
-  "carrier.telnyx": "Receive Telnyx messaging webhooks",
+  "carrier.callback": "Receive the carrier's webhooks",
   "admin.listWorkspaces": "List workspaces",
   "admin.createWorkspace": "Create a workspace",
   "admin.getWorkspace": "Get a workspace",

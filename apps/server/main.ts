@@ -12,6 +12,7 @@ import * as SimulatedVoice from "../../adapters/carrier/simulatedVoice.ts"
 import * as TelnyxVoiceAdapter from "../../adapters/carrier/telnyxVoiceAdapter.ts"
 import * as SimulatedPayments from "../../adapters/payments/simulated.ts"
 import * as Telnyx from "../../adapters/carrier/telnyx.ts"
+import * as TelnyxCallbacks from "../../adapters/carrier/telnyxCallbacks.ts"
 import * as TelnyxInventory from "../../adapters/carrier/telnyxInventory.ts"
 import * as TelnyxRegistry from "../../adapters/carrier/telnyxRegistry.ts"
 import { HttpAppLive } from "../../adapters/http/app.ts"
@@ -86,7 +87,8 @@ export const publicBaseUrl = (config: ServerConfig) =>
   Option.getOrElse(config.publicBaseUrl, () => `http://localhost:${config.port}`)
 
 /**
- * The carrier: messaging, the number inventory (the simulator's reads the NumberStore) and voice.
+ * The carrier: messaging, the number inventory (the simulator's reads the NumberStore), voice and
+ * the carrier's webhooks (Telnyx's; the simulator sends none).
  * CARRIER=telnyx needs its credentials and its Call Control connection; anything missing fails at
  * boot with the variable's name.
  */
@@ -109,7 +111,9 @@ export const CarrierLive = (config: ServerConfig) => {
   }
   // Live filings go to Telnyx 10DLC; mock-mode filings and the test helpers to the simulator.
   const registry = TelnyxRegistry.layer(telnyx, { webhookUrl: `${publicBaseUrl(config)}/v1/carrier/telnyx` })
-  return Layer.mergeAll(Telnyx.layer(telnyx), TelnyxInventory.layer(telnyx), registry, SimulatedRegistry.layerMock, TelnyxVoiceAdapter.layer(telnyx))
+  // Its webhooks (POST /v1/carrier/telnyx), verified with the account's public key.
+  const callbacks = TelnyxCallbacks.layer({ publicKey: Option.getOrThrow(publicKey) })
+  return Layer.mergeAll(Telnyx.layer(telnyx), TelnyxInventory.layer(telnyx), registry, SimulatedRegistry.layerMock, TelnyxVoiceAdapter.layer(telnyx), callbacks)
 }
 
 /**
@@ -191,7 +195,6 @@ export const AppLive = (config: ServerConfig) =>
       adminToken: config.adminToken,
       // Test helpers drive the simulator; with a real carrier they are off unless asked for.
       testHelpers: Option.getOrElse(config.testHelpers, () => config.carrier === "simulated"),
-      telnyxPublicKey: config.carrier === "telnyx" ? config.telnyx.publicKey : Option.none(),
       mcpAllowedOrigins: config.mcpAllowedOrigins,
       trustProxy: config.trustProxy
     }),

@@ -1,7 +1,7 @@
 /**
  * The messaging carrier port. Adapters: adapters/carrier/simulated (deterministic; test keys and the
  * embedded default) and adapters/carrier/telnyx (Telnyx v2). Inbound traffic and status reports come
- * back through the carrier's own webhook route, which calls the Messaging service.
+ * back as carrier callbacks (core/carrier/), which call the Messaging service.
  */
 import { Context, Data, Effect } from "effect"
 import type { DeliveryStatus } from "./deliveryStatus.ts"

@@ -23,7 +23,7 @@ beforeAll(async () => {
   server = ManagedRuntime.make(
     serve().pipe(
       Layer.provideMerge(NodeServer.layer({ port: 0, host: "127.0.0.1" })),
-      Layer.provide(HttpAppLive({ adminToken: Option.some(Redacted.make(ADMIN_TOKEN)), testHelpers: true, telnyxPublicKey: Option.none() })),
+      Layer.provide(HttpAppLive({ adminToken: Option.some(Redacted.make(ADMIN_TOKEN)), testHelpers: true })),
       Layer.provide(Layer.succeedContext(context.context))
     )
   )

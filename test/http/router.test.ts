@@ -28,7 +28,7 @@ beforeAll(async () => {
   const context = await app.runtime.runtime()
   const served = HttpApiBuilder.toWebHandler(
     Layer.mergeAll(
-      HttpAppLive({ adminToken: Option.some(Redacted.make(ADMIN_TOKEN)), testHelpers: true, telnyxPublicKey: Option.none() }),
+      HttpAppLive({ adminToken: Option.some(Redacted.make(ADMIN_TOKEN)), testHelpers: true }),
       HttpServer.layerContext,
       Logger.minimumLogLevel(LogLevel.Warning),
       Layer.setTracerEnabled(false)

@@ -14,6 +14,7 @@ import * as SimulatedCarrier from "../../adapters/carrier/simulated.ts"
 import * as SimulatedInventory from "../../adapters/carrier/simulatedInventory.ts"
 import * as SimulatedRegistry from "../../adapters/carrier/simulatedRegistry.ts"
 import * as SimulatedVoice from "../../adapters/carrier/simulatedVoice.ts"
+import * as TelnyxCallbacks from "../../adapters/carrier/telnyxCallbacks.ts"
 import * as SimulatedPayments from "../../adapters/payments/simulated.ts"
 import * as MediaFetcher from "../../adapters/media/fetcher.ts"
 import * as SignedUrls from "../../adapters/media/signedUrls.ts"
@@ -67,6 +68,7 @@ export interface TestAppOptions {
   readonly mailer?: Layer.Layer<Mailer, never, MailOutbox>
   /** Serve the test helpers (default true). */
   readonly testHelpers?: boolean
+  /** Telnyx's Ed25519 public key: serves its webhooks at /v1/carrier/telnyx (default: none, the route is 404). */
   readonly telnyxPublicKey?: string
   /** TRUST_PROXY: proxies trusted in X-Forwarded-For (default 0). */
   readonly trustProxy?: number
@@ -103,7 +105,8 @@ export const makeTestApp = async (options: TestAppOptions = {}) => {
         options.registry ?? SimulatedRegistry.layer,
         options.voice ?? SimulatedVoice.layer,
         SimulatedPayments.layer,
-        options.mailer ?? MailerOutbox
+        options.mailer ?? MailerOutbox,
+        options.telnyxPublicKey === undefined ? Layer.empty : TelnyxCallbacks.layer({ publicKey: Redacted.make(options.telnyxPublicKey) })
       ).pipe(
         Layer.provideMerge(options.outbound ?? defaultOutbound())
       )
@@ -120,7 +123,6 @@ export const makeTestApp = async (options: TestAppOptions = {}) => {
     Layer.mergeAll(HttpAppLive({
       adminToken,
       testHelpers: options.testHelpers ?? true,
-      telnyxPublicKey: options.telnyxPublicKey === undefined ? Option.none() : Option.some(Redacted.make(options.telnyxPublicKey)),
       trustProxy: options.trustProxy ?? 0
     }), HttpServer.layerContext, options.logger ?? Logger.minimumLogLevel(LogLevel.Warning), Layer.setTracerEnabled(false)).pipe(Layer.provide(Layer.succeedContext(context.context)))
   )
