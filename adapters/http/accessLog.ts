@@ -95,7 +95,7 @@ export const accessLog = (route: (method: string, url: string) => string | undef
       annotations["keyId"] = principal.keyId
     }
     // Annotated by setting the fiber's annotations rather than with Effect.annotateLogs, whose
-    // region (set, run, restore: about 20 fiber steps) is paid on every request: this is the
+    // region (set, run, restore: fiber steps of its own) is paid on every request: this is the
     // request fiber's last line (a failure while sending the response, logged after it, carries the
     // same annotations), and the fiber ends with the request.
     return Effect.zipRight(

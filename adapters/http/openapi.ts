@@ -28,7 +28,7 @@ const descriptions: Record<string, string> = {
   "401": "Missing, malformed, unknown or revoked key",
   "405": "The method is not offered here; `Allow` lists the one that is",
   "406": "The `Accept` header does not list what the operation answers",
-  "408": "The request line, headers or body did not arrive within the server's timeouts (README, Configuration)",
+  "408": "The request line, headers or body did not arrive within the server's timeouts (docs/configuration.md)",
   "431": "The request line and headers exceed 16 KB",
   "403": "The key lacks a scope the operation lists in its security requirement; the message names it. Checked before the body is read",
   "404": "No such resource in the workspace, or a malformed id",

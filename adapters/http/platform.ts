@@ -57,7 +57,8 @@ export interface RequestState {
 /**
  * Keyed by the raw request (Node's IncomingMessage, the web Request), which every derived
  * HttpServerRequest shares. A side table rather than a provided service, which would cost every
- * request a fiber-ref region on the hottest path of the app (docs/performance.md).
+ * request a fiber-ref region on the hottest path of the app (docs/architecture.md, "The Principal
+ * travels in the request state").
  */
 const states = new WeakMap<object, RequestState>()
 
@@ -162,7 +163,8 @@ export const causeToResponse = (cause: Cause.Cause<unknown>, requestId: string) 
 /**
  * CORS for any origin, without credentials (keys, not cookies, authenticate): static headers on every
  * answer and a 204 for every preflight. Written here rather than with HttpMiddleware.cors, which adds
- * a pre-response handler to every request (docs/performance.md).
+ * a pre-response handler to every request (docs/architecture.md, "CORS written in the platform
+ * middleware").
  */
 export const CORS_HEADERS = {
   "access-control-allow-origin": "*",
@@ -246,7 +248,8 @@ export const layer = HttpApiBuilder.middleware(
       // provided service or fiber-ref update here is paid on every request.
       const handled = Effect.catchAllCause(app, (cause) => Effect.flatMap(CurrentRequest, (state) => causeToResponse(cause, state.requestId)))
       // The body limit goes into the context for the rest of the request's fiber (which ends with
-      // the request), not as HttpIncomingMessage.withMaxBodySize's region (about 20 fiber steps).
+      // the request), not as HttpIncomingMessage.withMaxBodySize's region (set, run, restore: fiber
+      // steps paid on every request with a body).
       const limited = Effect.zipRight(FiberRef.update(FiberRef.currentContext, Context.add(HttpIncomingMessage.MaxBodySize, BODY_LIMIT)), handled)
 
       /** Request checks, then the app; every failure becomes the envelope. */
@@ -282,7 +285,8 @@ export const layer = HttpApiBuilder.middleware(
         })
       }
       // One setHeader per header: `setHeaders` merges by object spread, which takes a slow path in
-      // V8 here and slows Node's writeHead too (docs/performance.md).
+      // V8 here and slows Node's writeHead too (docs/architecture.md, "Response headers set one
+      // `setHeader` at a time").
       const finish = (state: RequestState, rate: Decision, res: HttpServerResponse.HttpServerResponse) => {
         let out = HttpServerResponse.setHeader(res, "access-control-allow-origin", CORS_HEADERS["access-control-allow-origin"])
         out = HttpServerResponse.setHeader(out, "access-control-expose-headers", CORS_HEADERS["access-control-expose-headers"])

@@ -9,7 +9,7 @@ import { InvalidArgument, NotFound, PermissionDenied, ResourceExhausted, Unauthe
  * endpoint declares (`RequiredScopes`), before the body is read. The resolved Principal goes into
  * the request state (read with `CurrentPrincipal` from platform.ts) rather than `provides`: a
  * provided service would cost every authenticated request one more fiber-ref region
- * (docs/performance.md).
+ * (docs/architecture.md, "The Principal travels in the request state").
  */
 export class Authorization extends HttpApiMiddleware.Tag<Authorization>()("Authorization", {
   failure: Schema.Union(Unauthenticated, ResourceExhausted, PermissionDenied),

@@ -62,9 +62,10 @@ export const layer = Layer.effect(
       // contact, an existing one touched and attached if it has none), the activity inserted on it.
       // Prepared, so planned once for every phone: the `OFFSET 0` keeps the contact lookup from
       // walking contacts_recent in order (the generic plan did, filtering every contact of the
-      // workspace for a phone no contact has: 2.9 ms a send at 200k messages; tests hold it), and
-      // the phone as a sub-select hides its value from custom plans too, which then cost what the
-      // generic one does, so Postgres settles on the generic plan instead of planning every send.
+      // workspace for a phone no contact has, a cost that grows with the workspace; tests hold
+      // the plan), and the phone as a sub-select hides its value from custom plans too, which then
+      // cost what the generic one does, so Postgres settles on the generic plan instead of
+      // planning every send.
       recordOutbound: (t, a) => {
         const { contact_id, ...thread } = threads.row(t)
         const { conversation_id: _, ...activity } = activities.row(a)

@@ -43,8 +43,9 @@ export interface Table<A> {
   readonly columns: (alias?: string) => string
   /**
    * One row as the record: columns renamed, timestamps as ISO strings, jsonb parsed. Not validated
-   * field by field: the row was written from the same schema, and a full decode costs several times
-   * the mapping on every row of every list (docs/performance.md).
+   * field by field: the row was written from the same schema, and a full decode would run every
+   * field through the Schema on every row of every list (docs/architecture.md, "Rows mapped, not
+   * decoded").
    */
   readonly decode: (row: unknown) => A
   /** The same, validated by the record's schema; throws on a row the schema rejects (tests). */

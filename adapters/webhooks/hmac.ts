@@ -1,6 +1,7 @@
 /**
  * WebhookHmac by node:crypto (Node and Deno): synchronous, so a signature costs no promise, no
- * thread hop and no copy (Web Crypto's do: 4-5% of a delivering worker's CPU, docs/performance.md).
+ * thread hop and no copy, where Web Crypto's costs all three on every delivery (docs/architecture.md,
+ * "Webhook delivery in batches").
  */
 import { createHmac, createSecretKey, type KeyObject } from "node:crypto"
 import { Effect, Layer } from "effect"

@@ -4,8 +4,8 @@
  * attempt), a hard timeout, the answer's body dropped.
  *
  * One attempt is one callback: one AbortController serves both the timeout (one timer) and the
- * fiber's interruption. `Effect.timeoutFail` around `Effect.tryPromise` cost a race of two forked
- * fibers, a second AbortController and a sleep per attempt, several percent of a delivering worker.
+ * fiber's interruption. `Effect.timeoutFail` around `Effect.tryPromise` would cost a race of two
+ * forked fibers, a second AbortController and a sleep on every attempt.
  */
 import { Effect, Layer } from "effect"
 import { WebhookSender } from "../../core/webhooks/store.ts"

@@ -1,8 +1,8 @@
 /**
  * `npm run build` (and `npm start`'s first step): bundles apps/server/node.ts with its dependencies
  * into dist/server.mjs, which Node runs without tsx's loader. The loader keeps its own thread and
- * heap, and the bundle lets V8 hold one module instead of thousands: the server's idle memory is
- * about 40% lower (docs/operating.md, "Memory and Node flags"; npm run bench:boot measures it).
+ * heap, and the bundle lets V8 hold one module instead of thousands, so the server idles in less
+ * memory (docs/operating.md, "Memory and Node flags"; npm run bench:boot measures it).
  *
  * Skipped when the bundle is up to date: dist/server.inputs.json keeps every input of the last
  * build (sources, dependencies, this script, npm's record of node_modules) with its size and mtime,

@@ -23,16 +23,16 @@ const SETTLE_MS = 500
  * the embedded database only; not on Postgres, where it changed nothing, nor under Deno), then the
  * resident memory, logged. A first boot on the embedded database runs PGlite's initdb, and V8 would
  * keep its garbage resident until its memory reducer runs, which it does not always do
- * (docs/performance.md, "The embedded database without --optimize-for-size"). The collection holds
- * the event loop for its duration, logged with it.
+ * (docs/operating.md, "Memory and Node flags"). The collection holds the event loop for its
+ * duration, logged with it.
  */
 const collectBootGarbage = Effect.suspend(() => {
   const gc = (globalThis as { gc?: () => void }).gc
   const started = performance.now()
   gc?.()
   const collected = gc === undefined ? "" : `, garbage collected in ${Math.round(performance.now() - started)} ms`
-  // V8 hands large buffers' memory back on background threads after the collection (a first boot's
-  // 200-400 MB were still resident right after it, gone 100 ms later): the size is read a moment on.
+  // V8 hands large buffers' memory back on background threads after the collection, so right after
+  // it much of a first boot's garbage still counts as resident: the size is read a moment on.
   // Only a diagnostic: a resident size the system cannot report must not fail the boot.
   return Effect.sleep(gc === undefined ? 0 : SETTLE_MS).pipe(
     Effect.zipRight(Effect.try(() => `${Math.round(process.memoryUsage().rss / 1_048_576)} MB resident`)),

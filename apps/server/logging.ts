@@ -7,9 +7,10 @@
  * - `logfmt`: one `key=value` line each, for text tools.
  *
  * `json` and `logfmt` lines are written to stdout once per turn of the event loop, all of that turn's
- * lines in one write: one `console.log` (a write system call) per line was about 8% of the CPU of a
- * send under load (docs/performance.md). Nothing waits on a timer (Effect's `Logger.batched` wakes
- * every window, even when idle), and lines still pending when the process exits are written then.
+ * lines in one write: one `console.log` per line would be a write system call per line, paid on
+ * every request under load (docs/architecture.md, "One write per event-loop turn for the log").
+ * Nothing waits on a timer (Effect's `Logger.batched` wakes every window, even when idle), and
+ * lines still pending when the process exits are written then.
  */
 import process from "node:process"
 import { setImmediate } from "node:timers"
@@ -79,10 +80,10 @@ const fiberName = (id: FiberId.FiberId): string => (id._tag === "Runtime" ? `#${
 /**
  * Logger.jsonLogger's lines. When the message and every annotation are plain values and there is no
  * cause (an access log line, most lines), the record Logger.structuredLogger would build is built
- * here and written with plain JSON.stringify: Inspectable.stringifyCircular's replacer (a callback
- * for every key, a list of the objects seen) was about 2% of a request's CPU, and structuredLogger's
- * conversions and fiber name about 1.5% more. Any other line is jsonLogger's own. The test holds the
- * two to the same characters.
+ * here and written with plain JSON.stringify: Inspectable.stringifyCircular's replacer calls back
+ * for every key and keeps a list of the objects seen, and structuredLogger converts every value and
+ * builds the fiber's name, on every line. Any other line is jsonLogger's own. The test holds the two
+ * to the same characters.
  */
 export const jsonLogger = Logger.make<unknown, string>((options) => {
   const message = Array.isArray(options.message) && options.message.length === 1 ? options.message[0] : options.message

@@ -183,7 +183,7 @@ const nextSteps = (config: ServerConfig, workspaceId: string) => {
       : "  - Set ADMIN_TOKEN (a long random secret) and restart to use the admin API and CLI: npm run admin -- --help",
     `  - Seed a number to send from: ADMIN_TOKEN=... npm run admin -- number add ${workspaceId} +14155550100`,
     "  - Keys lost? npm run admin -- key list <workspaceId>, then key create / key revoke",
-    `  - Docs: README.md ("Operating it"); the API reference is ${baseUrl}/v1/api/openapi.json`,
+    `  - Docs: docs/operating.md; the API reference is ${baseUrl}/v1/api/openapi.json`,
     ""
   ]
 }

@@ -4,12 +4,12 @@
 # (supervisors and the Dockerfile, which build once with `npm run build`). The V8 flags depend on the
 # database (why: docs/operating.md, "Memory and Node flags"; figures: npm run bench:boot,
 # docs/benchmarks.md):
-# - embedded PGlite (no DATABASE_URL): --liftoff-only leaves PGlite's WebAssembly unoptimised (30 MB);
-#   --expose-gc lets the server collect its boot's garbage once it listens (apps/server/lifecycle.ts):
-#   a first boot's PGlite initdb otherwise leaves 250-660 MB resident; an 8 MB young generation
-#   (V8 keeps less heap committed) leaves a margin under 250 MB that the default did not.
-#   First boot idle near 230 MB. (--optimize-for-size, used until 2026-11-24, held it near 200 MB at
-#   about twice the CPU per request.)
+# - embedded PGlite (no DATABASE_URL): memory first. --liftoff-only leaves PGlite's WebAssembly on V8's
+#   baseline compiler (less memory; its queries run slower); --expose-gc lets the server collect its
+#   boot's garbage once it listens (apps/server/lifecycle.ts), which a first boot's PGlite initdb
+#   otherwise leaves resident; an 8 MB young generation keeps less heap committed.
+#   (--optimize-for-size also kept memory down, but V8 optimises less under it and every request cost
+#   far more CPU: docs/architecture.md, "Tried and not kept".)
 # - Postgres (DATABASE_URL): throughput first. A 128 MB young generation: fewer scavenges per request.
 # MALLOC_MMAP_THRESHOLD_ stops glibc from keeping freed large blocks in its heap (docs/operating.md, "Memory and Node flags").
 EMBEDDED_FLAGS="--liftoff-only --max-semi-space-size=8 --expose-gc"

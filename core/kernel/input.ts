@@ -1,11 +1,12 @@
 /**
  * The checks every caller input passes before any Schema sees it, whatever transport carried it.
  * A Schema decodes a value element by element before its `maxItems` or key-count check runs, and
- * formats errors recursively: a 1 MiB body of 200,000 array elements cost 300-490 ms of event loop,
- * and one nested 3,000 deep overflowed the stack. One scan of the JSON text with fixed bounds
- * refuses both first, so the worst input costs about what a normal one does; the bounds sit well above anything
- * a documented input allows (a contact carries at most 200 notes, 100 tags and 100 properties; its
- * longest text is a 10,000-character note).
+ * formats errors recursively: a 1 MiB body of 200,000 array elements would hold the event loop
+ * while every element is decoded and its error formatted, and one nested thousands deep overflows
+ * the stack. One scan of the JSON text with fixed bounds refuses both first, so the worst input
+ * costs about what a normal one does; the bounds sit well above anything a documented input allows
+ * (a contact carries at most 200 notes, 100 tags and 100 properties; its longest text is a
+ * 10,000-character note).
  */
 import { displayText } from "./display.ts"
 

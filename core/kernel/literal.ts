@@ -1,9 +1,9 @@
 /**
  * Fixed-shape object builders compiled once from a list of keys. A function whose body is one
  * object literal (`{ id: r.id, ... }`) gives V8 a single hidden class and no per-key dictionary
- * work, which a loop assigning `out[key]` does not: on a 50-row list page the loop cost about
- * 80 us more per request (docs/performance.md). The keys come from our own schemas, never from
- * input, and each is written as a JSON string literal.
+ * work, which a loop assigning `out[key]` does not: the loop pays a dictionary lookup per key on
+ * every row of every list (docs/architecture.md, "Rows mapped, not decoded"). The keys come from our
+ * own schemas, never from input, and each is written as a JSON string literal.
  */
 
 /** How one output key is read: `read(source)` is a JS expression over the parameter names given. */

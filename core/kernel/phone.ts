@@ -19,8 +19,8 @@ export type E164 = typeof E164.Type
 const isE164 = Schema.is(E164)
 
 /**
- * Recent answers of libphonenumber, by trimmed input. Normalising parses twice with it (2.8% of a
- * send's CPU in the profile), and the same numbers recur: a participant is texted again and again.
+ * Recent answers of libphonenumber, by trimmed input. Normalising parses twice with it, on every
+ * send, and the same numbers recur: a participant is texted again and again.
  * Bounded, the first stored forgotten first.
  */
 const recent = new Map<string, Either.Either<E164, string>>()

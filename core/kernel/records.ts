@@ -9,8 +9,9 @@ import { compileLiteral, prop } from "./literal.ts"
 /**
  * Copies the view's fields of a record, in the view's order (the public JSON order); `derived` gives
  * the view's fields the record does not hold. Compiled once per view into one object literal: it
- * runs for every row of every list, and effect's `Struct.pick`, an object spread or a key loop all
- * measured slower here (docs/performance.md).
+ * runs for every row of every list, and effect's `Struct.pick`, an object spread or a key loop each
+ * do per-key work on every row that one object literal does not (docs/architecture.md, "Rows
+ * mapped, not decoded").
  */
 export const projectionWith = <F extends Schema.Struct.Fields>(view: Schema.Struct<F>) =>
   compileLiteral<(record: object, derived: Partial<Schema.Struct.Type<F>>) => Schema.Struct.Type<F>>(

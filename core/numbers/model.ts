@@ -1,4 +1,7 @@
-/** Workspace phone numbers (SPEC "Workspace number"). Seeded by the admin API until buying exists. */
+/**
+ * Workspace phone numbers (SPEC "Workspace number"): bought through `POST /numbers` (service.ts), or
+ * seeded by the admin API, active and with no charge (workspaces/service.ts `addNumber`).
+ */
 import { Context, Effect, type Option, Schema } from "effect"
 import { E164 } from "../kernel/phone.ts"
 

@@ -1,8 +1,8 @@
 /**
- * Progress without a client (issue 17): every `pollMs`, asks the registry about registrations still
- * in review (`awaitingSteps`) and moves them forward, so a registration advances whether or not
- * anyone calls `POST /messaging/refresh`. Several processes may poll one database: each workspace
- * is moved under its registration lock (Texting.advance), so none files or charges twice.
+ * Progress without a client: every `pollMs`, asks the registry about registrations still in review
+ * (`awaitingSteps`) and moves them forward, so a registration advances whether or not anyone calls
+ * `POST /messaging/refresh`. Several processes may poll one database: each workspace is moved under
+ * its registration lock (Texting.advance), so none files or charges twice.
  */
 import { Duration, Effect, Layer } from "effect"
 import { RegistrationStore } from "./store.ts"

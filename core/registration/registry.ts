@@ -1,9 +1,11 @@
 /**
  * The 10DLC registry port (The Campaign Registry, through the carrier): file a brand and its
  * campaign, run the sole-proprietor PIN, and read where each review stands. Adapters:
- * adapters/carrier/simulatedRegistry (test keys, tests, the embedded default) and, later, Telnyx 10DLC.
- * Reviews take time: a filing answers `pending`, and a later status read (a refresh or the poller)
- * reports the outcome. The port keeps no registration state of its own beyond the registry's.
+ * adapters/carrier/telnyxRegistry (Telnyx 10DLC, live filings under CARRIER=telnyx) and
+ * adapters/carrier/simulatedRegistry (live filings under CARRIER=simulated, the default; mock-mode
+ * filings and the test helpers under either). Reviews take time: a filing answers `pending`, and a
+ * later status read (a refresh, the poller, or a Telnyx 10DLC webhook) reports the outcome. The port
+ * keeps no registration state of its own beyond the registry's.
  */
 import { Context, Data, type Effect, type Option } from "effect"
 import type { Business, Campaign } from "./input.ts"

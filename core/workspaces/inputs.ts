@@ -19,7 +19,7 @@ export const UpdateWorkspaceInput = Schema.Struct({
 }).annotations(strict)
 export type UpdateWorkspaceInput = typeof UpdateWorkspaceInput.Type
 
-/** Seeds a number until buying exists; `type` only matters outside the US toll-free ranges. */
+/** The admin API's number seed (active, no charge, no carrier order); `type` only matters outside the US toll-free ranges. */
 export const AddNumberInput = Schema.Struct({
   e164: Schema.String,
   type: Schema.optional(NumberType)

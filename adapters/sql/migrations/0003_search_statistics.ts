@@ -4,7 +4,7 @@ import { SqlClient } from "@effect/sql"
 /**
  * `LIKE '%term%'` selectivity is estimated from the column's sample; with the default 100 entries a
  * term is guessed at ~100 or ~10,000 rows whatever its real frequency, so Postgres picks the wrong
- * plan. A larger sample makes the estimates track reality (measured within ~1.5x at 1M contacts).
+ * plan. A larger sample makes the estimates track the term's real frequency.
  */
 export default Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
