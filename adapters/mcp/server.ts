@@ -55,23 +55,58 @@ const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "obj
  * - `initialize` asking for another revision is offered our latest (lifecycle: the server answers a
  *   version it supports), never an older one without `structuredContent`;
  * - `tools/call` arguments that are not an object are the caller's mistake, answered as a tool
- *   error a model can read rather than the SDK's internal error.
+ *   error a model can read rather than the SDK's internal error;
+ * - malformed params of `initialize` and `tools/call` (and params that are not an object) are
+ *   answered as invalid params (-32602), not the SDK's internal error.
  */
 export const screen = (body: unknown, versionHeader: string | undefined, requestId: string): Screened => {
   if (Array.isArray(body)) return { _tag: "Refused", message: "Send one JSON-RPC message per POST: batches are not part of MCP since 2025-06-18" }
   if (versionHeader !== undefined && !PROTOCOL_VERSIONS.includes(versionHeader)) {
     return { _tag: "Refused", message: `Unsupported MCP-Protocol-Version ${versionHeader.slice(0, 40)}; this server speaks ${PROTOCOL_VERSIONS.join(" and ")}` }
   }
-  if (!isRecord(body) || !isRecord(body.params)) return { _tag: "Pass", body }
+  if (!isRecord(body)) return { _tag: "Pass", body }
+  const invalid = invalidParams(body)
+  if (invalid !== null) {
+    return { _tag: "Answered", answer: { jsonrpc: "2.0", id: idOf(body), error: { code: ErrorCode.InvalidParams, message: `Invalid params: ${invalid}` } } }
+  }
+  if (!isRecord(body.params)) return { _tag: "Pass", body }
   const params = body.params
   if (body.method === "initialize" && !PROTOCOL_VERSIONS.includes(String(params.protocolVersion))) {
     return { _tag: "Pass", body: { ...body, params: { ...params, protocolVersion: PROTOCOL_VERSIONS[0] } } }
   }
   if (body.method === "tools/call" && params.arguments !== undefined && !isRecord(params.arguments)) {
-    const id = typeof body.id === "string" || typeof body.id === "number" ? body.id : null
-    return { _tag: "Answered", answer: { jsonrpc: "2.0", id, result: failure("invalid_argument", "arguments: must be an object of the tool's named arguments", requestId) } }
+    return { _tag: "Answered", answer: { jsonrpc: "2.0", id: idOf(body), result: failure("invalid_argument", "arguments: must be an object of the tool's named arguments", requestId) } }
   }
   return { _tag: "Pass", body }
+}
+
+const idOf = (message: Record<string, unknown>) => (typeof message.id === "string" || typeof message.id === "number" ? message.id : null)
+
+const isString = (u: unknown): u is string => typeof u === "string"
+
+/**
+ * What is wrong with the params of a request whose shape MCP fixes, or null. The SDK checks them
+ * too, but answers a failed check as an internal error (-32603) holding its validation dump; a
+ * caller's malformed params are JSON-RPC's invalid params (-32602), said in a line.
+ */
+const invalidParams = (message: Record<string, unknown>): string | null => {
+  const params = message.params
+  switch (message.method) {
+    case "initialize": {
+      if (!isRecord(params)) return "initialize takes params {protocolVersion, capabilities, clientInfo}"
+      if (!isString(params.protocolVersion)) return "protocolVersion: a string is required"
+      if (!isRecord(params.capabilities)) return "capabilities: an object is required"
+      if (!isRecord(params.clientInfo) || !isString(params.clientInfo.name) || !isString(params.clientInfo.version)) {
+        return "clientInfo: an object with string name and version is required"
+      }
+      return null
+    }
+    case "tools/call":
+      if (!isRecord(params)) return "tools/call takes params {name, arguments}"
+      return isString(params.name) ? null : "name: a string naming a tool is required"
+    default:
+      return params === undefined || isRecord(params) ? null : "params: must be an object"
+  }
 }
 
 /** A JSON-RPC error a handler throws; the SDK answers it with this code and message as they are. */
