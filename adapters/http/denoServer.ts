@@ -2,7 +2,8 @@
  * Deno.serve as the app's `HttpServer` (@effect/platform has no Deno server), so Deno runs the same
  * layers and lifecycle as Node (apps/server/run.ts): the port is taken when the layer is built (a
  * busy port fails the build), requests go through the platform's web handler behind the body limit
- * (web.ts), and releasing the layer drains, logged as on Node.
+ * (web.ts), and releasing the layer drains, logged as on Node. Only public platform API: the same
+ * server with the fast path off (adapters/fastPath.ts), where it serves HttpApiBuilder's app.
  */
 import { HttpApp, HttpServer, HttpServerError } from "@effect/platform"
 import { Duration, Effect, Layer } from "effect"

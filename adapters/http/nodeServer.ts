@@ -16,6 +16,9 @@
  * No spans unless tracing is on (an OTLP endpoint is configured, adapters/telemetry/otlp.ts): then
  * each request gets a server span (telemetry/tracing.ts), as NodeHttpServer gives it; off, not even
  * that wrapper runs.
+ *
+ * Part of the fast path (adapters/fastPath.ts): with it off, `layer` is NodeHttpServer itself, on a
+ * Node server given the same timeouts, and what is "beyond NodeHttpServer" above is not done.
  */
 import * as Http from "node:http"
 import type { AddressInfo, Socket } from "node:net"
@@ -36,6 +39,7 @@ import { NodeHttpServer, NodeMultipart, NodeStream } from "@effect/platform-node
 import { Cause, Chunk, Context, Effect, Exit, type Fiber, FiberRef, FiberRefs, identity, Inspectable, Layer, Option, Runtime, Scope, Stream } from "effect"
 import { displayText } from "../../core/kernel/display.ts"
 import { serverSpan } from "../telemetry/tracing.ts"
+import { FastPath } from "../fastPath.ts"
 import { CORS_HEADERS, DEFAULT_TIMEOUTS, errorBody, requestIdFor, type Timeouts } from "./platform.ts"
 
 /** The request as the app sees it (HttpServerRequest) over Node's IncomingMessage. */
@@ -404,17 +408,21 @@ const onClientError = (timeouts: Timeouts) => (error: Error, socket: Duplex) => 
   linger(socket)
 }
 
+/** Node's server with the timeouts (both paths). */
+const createServer = (timeouts: Timeouts) =>
+  Http.createServer({
+    requestTimeout: timeouts.requestMs,
+    headersTimeout: timeouts.headersMs,
+    keepAliveTimeout: timeouts.keepAliveMs,
+    // How often Node looks for requests past their timeouts (default 30 s, which would let a
+    // request run up to 30 s over): every second, or more often for short test timeouts.
+    connectionsCheckingInterval: Math.min(1000, Math.ceil(timeouts.headersMs / 4))
+  })
+
 const make = (options: { readonly port: number; readonly host: string; readonly timeouts?: Timeouts | undefined }) =>
   Effect.gen(function* () {
     const timeouts = options.timeouts ?? DEFAULT_TIMEOUTS
-    const server = Http.createServer({
-      requestTimeout: timeouts.requestMs,
-      headersTimeout: timeouts.headersMs,
-      keepAliveTimeout: timeouts.keepAliveMs,
-      // How often Node looks for requests past their timeouts (default 30 s, which would let a
-      // request run up to 30 s over): every second, or more often for short test timeouts.
-      connectionsCheckingInterval: Math.min(1000, Math.ceil(timeouts.headersMs / 4))
-    })
+    const server = createServer(timeouts)
     server.on("clientError", onClientError(timeouts))
     // Requests not yet answered, for the shutdown's log.
     let inFlight = 0
@@ -468,6 +476,15 @@ const make = (options: { readonly port: number; readonly host: string; readonly 
     })
   })
 
-/** The server and the platform services NodeHttpServer.layer also provides (HttpPlatform, Etag, NodeContext). */
+/**
+ * The server and the platform services NodeHttpServer.layer also provides (HttpPlatform, Etag,
+ * NodeContext); with the fast path off, NodeHttpServer.layer on a server with the same timeouts.
+ */
 export const layer = (options: { readonly port: number; readonly host: string; readonly timeouts?: Timeouts | undefined }) =>
-  Layer.merge(Layer.scoped(HttpServer.HttpServer, make(options)), NodeHttpServer.layerContext)
+  Layer.unwrapEffect(
+    Effect.map(FastPath, (fast) =>
+      fast
+        ? Layer.merge(Layer.scoped(HttpServer.HttpServer, make(options)), NodeHttpServer.layerContext)
+        : NodeHttpServer.layer(() => createServer(options.timeouts ?? DEFAULT_TIMEOUTS), { port: options.port, host: options.host })
+    )
+  )

@@ -16,6 +16,9 @@
  * own group's (all of ours are built from the same app layer, ApiLive); groups built with different
  * instances of one service are refused when the app is served. `serve` takes no middleware argument,
  * and mounted apps and prefixed routes (HttpRouter's, unused by HttpApi) are refused.
+ *
+ * It is part of the fast path (adapters/fastPath.ts): `group`, `serve` and `toWebHandler` below
+ * are HttpApiBuilder's own when FastPath is off (FAST_PATH=false), so the handler files need not know.
  */
 import {
   HttpApi,
@@ -40,6 +43,7 @@ import * as FindMyWay from "find-my-way-ts"
 import { Cause, Chunk, Context, Effect, Either, FiberRef, identity, Layer, Option, ParseResult, Schema, Scope, Tracer } from "effect"
 import { pipeArguments } from "effect/Pipeable"
 import type * as AST from "effect/SchemaAST"
+import { FastPath } from "../fastPath.ts"
 
 /** The context each group was built in, by the routes it registered (read once, when the app is served). */
 const groupContexts = new WeakMap<HttpRouter.Route<any, any>, Context.Context<never>>()
@@ -78,7 +82,7 @@ interface Handlers {
 const makeHandlers = (group: Handlers["group"], handlers: Chunk.Chunk<Item>): Handlers => Object.assign(Object.create(HandlersProto), { group, handlers })
 
 /** HttpApiBuilder.group, registering handlers that run in the served app's context (see the top). */
-export const group: typeof HttpApiBuilder.group = ((api: HttpApi.HttpApi.Any, groupName: string, build: (handlers: any) => any) =>
+const fastGroup = (api: HttpApi.HttpApi.Any, groupName: string, build: (handlers: any) => any) =>
   HttpApiBuilder.Router.use((router) =>
     Effect.gen(function* () {
       // Without the scope the group was built in: a request runs in its own (as with the library's merge).
@@ -95,7 +99,11 @@ export const group: typeof HttpApiBuilder.group = ((api: HttpApi.HttpApi.Any, gr
       }
       yield* router.concat(HttpRouter.fromIterable(routes))
     })
-  )) as any
+  )
+
+/** The group the handler files build: ours (above), or HttpApiBuilder.group with the fast path off. */
+export const group: typeof HttpApiBuilder.group = ((api: HttpApi.HttpApi.Any, groupName: string, build: (handlers: any) => any) =>
+  Layer.unwrapEffect(Effect.map(FastPath, (fast) => (fast ? fastGroup(api, groupName, build) : HttpApiBuilder.group(api as any, groupName as never, build))))) as any
 
 interface MiddlewareEntry {
   readonly tag: HttpApiMiddleware.TagClassAny
@@ -405,17 +413,24 @@ const errorSchema = (api: HttpApi.HttpApi.Any) => {
  * HttpApiBuilder.serve: the API on the HttpServer, each request's fiber started in the groups'
  * context (the server's own services win, as they do in HttpApiBuilder's per-request merge).
  */
-export const serve = (): Layer.Layer<never, never, HttpServer.HttpServer | HttpRouter.HttpRouter.DefaultServices | HttpApi.Api> =>
-  Layer.scopedDiscard(
-    Effect.flatMap(build, ({ app, context }) =>
-      Effect.flatMap(HttpServer.HttpServer, (server) => within(server.serve(app as HttpApp.Default), context))
-    )
-  ).pipe(Layer.provide([HttpApiBuilder.Router.Live, HttpApiBuilder.Middleware.layer])) as any
+const fastServe: Layer.Layer<never, never, HttpServer.HttpServer | HttpRouter.HttpRouter.DefaultServices | HttpApi.Api> = Layer.scopedDiscard(
+  Effect.flatMap(build, ({ app, context }) => Effect.flatMap(HttpServer.HttpServer, (server) => within(server.serve(app as HttpApp.Default), context)))
+).pipe(Layer.provide([HttpApiBuilder.Router.Live, HttpApiBuilder.Middleware.layer])) as any
 
-/** HttpApiBuilder.toWebHandler over the same app (tests, in-process clients). */
+/** Serves the app as above, or by HttpApiBuilder.serve() with the fast path off. */
+export const serve = (): Layer.Layer<never, never, HttpServer.HttpServer | HttpRouter.HttpRouter.DefaultServices | HttpApi.Api> =>
+  Layer.unwrapEffect(Effect.map(FastPath, (fast) => (fast ? fastServe : HttpApiBuilder.serve())))
+
+/**
+ * HttpApiBuilder.toWebHandler over the same app (tests, in-process clients, Deno); with the fast
+ * path off (FastPath in `layer`), HttpApiBuilder's own app, as its toWebHandler builds it.
+ */
 export const toWebHandler: typeof HttpApiBuilder.toWebHandler = (layer, options) =>
   HttpApp.toWebHandlerLayerWith(Layer.mergeAll(layer, HttpApiBuilder.Router.Live, HttpApiBuilder.Middleware.layer), {
     memoMap: options?.memoMap,
     middleware: options?.middleware as any,
-    toHandler: (runtime) => Effect.map(Effect.provide(build, runtime), ({ app, context }) => within(app, context) as HttpApp.Default)
+    toHandler: (runtime) =>
+      Context.get(runtime.context, FastPath)
+        ? Effect.map(Effect.provide(build, runtime), ({ app, context }) => within(app, context) as HttpApp.Default)
+        : Effect.provide(HttpApiBuilder.httpApp, runtime)
   }) as any

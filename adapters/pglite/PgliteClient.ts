@@ -29,6 +29,9 @@
  * - Statements without parameters go through the simple query protocol (like pg
  *   does), so multi-statement migrations work. Statements with parameters marked
  *   PREPARED (adapters/sql/prepared.ts) run named (./prepared.ts), as on Postgres.
+ * - Named statements and lean statements (adapters/sql/leanStatements.ts) are the
+ *   fast path (adapters/fastPath.ts); with it off every statement is `db.query` or
+ *   `db.exec` on @effect/sql's own statement path.
  *
  * No `node:*` imports: this file also runs under Deno.
  */
@@ -44,6 +47,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import { FastPath } from "../fastPath.ts"
 import * as LeanStatements from "../sql/leanStatements.ts"
 import { preparedStatements } from "./prepared.ts"
 import { recordStatement } from "../telemetry/metrics.ts"
@@ -179,7 +183,8 @@ export const make = (
       })
 
     // Marked statements (adapters/sql/prepared.ts) run named: one call into PGlite instead of six.
-    const prepared = preparedStatements(db)
+    const fast = yield* FastPath
+    const prepared = fast ? preparedStatements(db) : () => undefined
     const query = (
       sql: string,
       params: ReadonlyArray<unknown>,
@@ -230,7 +235,7 @@ export const make = (
     // Lean statements (adapters/sql/leanStatements.ts) outside a transaction hold the permit for
     // the statement alone, as `acquirer` does for @effect/sql's own path.
     const permit = semaphore.withPermits(1)
-    LeanStatements.register(client, { execute: (sql, params, transformRows) => permit(execute(sql, params, transformRows)) })
+    if (fast) LeanStatements.register(client, { execute: (sql, params, transformRows) => permit(execute(sql, params, transformRows)) })
     return client
   })
 

@@ -12,12 +12,17 @@
  * transaction leads with (BEGIN and its lock: adapters/sql/leading.ts) in the same write as the
  * transaction's first statement. The marked reads outside a transaction go to a few pipelined
  * connections of the same class instead of the pool (pipeline.ts).
+ *
+ * All of that is the fast path (adapters/fastPath.ts). With it off (FAST_PATH=false, whatever
+ * `preparedStatements` and `pipeline` say) the pool's clients are pg's own Client and statements
+ * take @effect/sql-pg's path: unnamed, one round trip each, untimed.
  */
 import { SqlClient } from "@effect/sql"
 import { SqlError } from "@effect/sql/SqlError"
 import * as PgClient from "@effect/sql-pg/PgClient"
 import { type Clock, Duration, Effect, Layer, Redacted, type Scope } from "effect"
 import * as Pg from "pg"
+import { FastPath } from "../fastPath.ts"
 import { type Leading, LEADING, type LeadStatement } from "../sql/leading.ts"
 import * as LeanStatements from "../sql/leanStatements.ts"
 import { statementNames } from "../sql/prepared.ts"
@@ -174,14 +179,14 @@ const timedClient = (clock: Clock.Clock, prepare: boolean): typeof Pg.Client => 
   }
 }
 
-const pool = (config: PostgresConfig, clock: Clock.Clock): Effect.Effect<Pg.Pool, SqlError, Scope.Scope> =>
+const pool = (config: PostgresConfig, Client: typeof Pg.Client): Effect.Effect<Pg.Pool, SqlError, Scope.Scope> =>
   Effect.acquireRelease(
     Effect.sync(() => {
       const pool = new Pg.Pool({
         connectionString: Redacted.value(config.url),
         max: config.maxConnections,
         application_name: "@effect/sql-pg",
-        Client: timedClient(clock, config.preparedStatements ?? true)
+        Client
       })
       // An idle connection's error (a restarted server) is the pool's to handle: it drops that connection.
       pool.on("error", () => {})
@@ -223,7 +228,9 @@ const lean = (pg: Pg.Pool, config: PostgresConfig) =>
 
 export const layer = (config: PostgresConfig): Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, SqlError> =>
   Layer.unwrapScoped(
-    Effect.map(Effect.flatMap(Effect.clock, (clock) => pool(config, clock)), (pg) =>
-      lean(pg, config).pipe(Layer.provideMerge(PgClient.layerFromPool({ acquire: Effect.succeed(pg) })))
-    )
+    Effect.gen(function* () {
+      if (!(yield* FastPath)) return PgClient.layerFromPool({ acquire: pool(config, Pg.Client) })
+      const pg = yield* pool(config, timedClient(yield* Effect.clock, config.preparedStatements ?? true))
+      return lean(pg, config).pipe(Layer.provideMerge(PgClient.layerFromPool({ acquire: Effect.succeed(pg) })))
+    })
   )

@@ -1,8 +1,13 @@
-/** The Transactor on SQL: database transactions, and advisory locks that end with them. */
+/**
+ * The Transactor on SQL: database transactions, and advisory locks that end with them. Its lean
+ * outermost transaction, with BEGIN sent ahead of the first statement, is the fast path
+ * (adapters/fastPath.ts); with it off every transaction is @effect/sql's.
+ */
 import { SqlClient, SqlError } from "@effect/sql"
 import { Context, Effect, Exit, FiberRef, Layer, Option, Scope } from "effect"
 import * as Signal from "../../core/events/signal.ts"
 import { Transactor } from "../../core/kernel/transactor.ts"
+import { FastPath } from "../fastPath.ts"
 import { leadingOf, type LeadStatement } from "./leading.ts"
 
 /** A transaction-scoped advisory lock on `$1`: released by COMMIT or ROLLBACK, never leaked. */
@@ -84,10 +89,11 @@ export const layer = Layer.effect(
       )
 
     const signal = yield* Signal.OutboxSignal
+    const fast = yield* FastPath
     return Signal.announcingCommits(signal, {
       withTransaction: (self, lock) =>
         Effect.withFiberRuntime<Effect.Effect.Success<typeof self>, Effect.Effect.Error<typeof self> | SqlError.SqlError, Effect.Effect.Context<typeof self>>((fiber) =>
-          Option.isNone(Context.getOption(fiber.currentContext, SqlClient.TransactionConnection)) && !fiber.getFiberRef(FiberRef.currentTracerEnabled)
+          fast && Option.isNone(Context.getOption(fiber.currentContext, SqlClient.TransactionConnection)) && !fiber.getFiberRef(FiberRef.currentTracerEnabled)
             ? lean(self, lock)
             : lock === undefined ? sql.withTransaction(self) : lockedFromStart(lock)(self)
         ).pipe(

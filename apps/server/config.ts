@@ -11,9 +11,15 @@ export const ServerConfig = Config.all({
   port: Config.integer("PORT").pipe(Config.withDefault(8080)),
   host: Config.string("HOST").pipe(Config.withDefault("0.0.0.0")),
   databaseUrl: Config.option(Config.redacted("DATABASE_URL")),
-  /** Postgres: prepare the hot path's statements once per connection (adapters/postgres/PgClient.ts); off behind a pooler that cannot keep them. */
+  /**
+   * The speed work that reaches into library internals (adapters/fastPath.ts): our Node server and
+   * router, lean, prepared and pipelined statements. False serves and queries the libraries' way
+   * (after an upgrade that breaks a patch) and turns the two settings below off with it.
+   */
+  fastPath: Config.boolean("FAST_PATH").pipe(Config.withDefault(true)),
+  /** Postgres: prepare the hot path's statements once per connection (adapters/postgres/PgClient.ts); off behind a pooler that cannot keep them, and with FAST_PATH=false. */
   databasePreparedStatements: Config.boolean("DATABASE_PREPARED_STATEMENTS").pipe(Config.withDefault(true)),
-  /** Postgres: pipeline the hot reads outside a transaction (adapters/postgres/pipeline.ts); needs prepared statements on. */
+  /** Postgres: pipeline the hot reads outside a transaction (adapters/postgres/pipeline.ts); needs prepared statements on; off with FAST_PATH=false. */
   databasePipeline: Config.boolean("DATABASE_PIPELINE").pipe(Config.withDefault(true)),
   dataDir: Config.string("DATA_DIR").pipe(Config.withDefault("./.data")),
   adminToken: Config.option(Config.redacted("ADMIN_TOKEN")),

@@ -9,6 +9,7 @@ import type { HttpRouter, HttpServer, HttpServerError } from "@effect/platform"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Effect, Layer, Option } from "effect"
 import type { Timeouts } from "../../adapters/http/platform.ts"
+import * as FastPath from "../../adapters/fastPath.ts"
 import * as Http from "../../adapters/http/app.ts"
 import * as Otlp from "../../adapters/telemetry/otlp.ts"
 import { ServerConfig } from "./config.ts"
@@ -17,7 +18,7 @@ import * as Logging from "./logging.ts"
 import { AppLive } from "./main.ts"
 import { reportFailure } from "./startup.ts"
 
-/** The runtime's HTTP server with the platform services it brings (adapters/http nodeServer.ts, denoServer.ts). */
+/** The runtime's HTTP server with the platform services it brings (adapters/http nodeServer.ts, denoServer.ts); it may read FastPath. */
 export type ServerLayer = (options: { readonly port: number; readonly host: string; readonly timeouts: Timeouts }) => Layer.Layer<
   HttpServer.HttpServer | HttpRouter.HttpRouter.DefaultServices,
   HttpServerError.ServeError
@@ -29,12 +30,15 @@ export const run = (server: ServerLayer): void => {
       const config = yield* ServerConfig
       yield* Effect.logInfo(`Configuration read (pid ${process.pid}, modules loaded in ${Math.round(process.uptime() * 1000)} ms)`)
       mkdirSync(config.dataDir, { recursive: true })
+      if (!config.fastPath) yield* Effect.logInfo("Fast path off (FAST_PATH=false): served by HttpApiBuilder and the platform's server, plain SQL statements")
       return Http.serve().pipe(
         Lifecycle.withLogListening,
         // Order matters for shutdown: layers release in reverse, so the server closes (and waits for
         // in-flight requests) before the app's database pool is released.
         Layer.provide(server({ port: config.port, host: config.host, timeouts: config.timeouts })),
-        Layer.provide(AppLive(config))
+        Layer.provide(AppLive(config)),
+        // Read by every seam of the fast path as its layer is built (adapters/fastPath.ts).
+        Layer.provide(FastPath.layer(config.fastPath))
       )
     })
   )

@@ -42,6 +42,26 @@ Deno.test("contacts round trip and the error envelope under Deno", async () => {
   }
 })
 
+Deno.test("the library path (FAST_PATH=false: HttpApiBuilder's group and web handler) answers as the fast path under Deno", async () => {
+  const apps = [await makeTestApp(), await makeTestApp({ fastPath: false })]
+  try {
+    const answers = await Promise.all(
+      apps.map(async (app) => {
+        const auth = { authorization: `Bearer ${app.testKey}`, "x-request-id": "req_deno" }
+        const created = await app.fetch("/v1/api/contacts", { method: "POST", headers: auth, json: { firstName: "Grace" } })
+        const { contact } = await created.json()
+        const got = await app.fetch(`/v1/api/contacts/${contact.id}`, { headers: auth })
+        const refused = await app.fetch("/v1/api/contacts", { method: "POST", headers: auth, json: { firstName: 7 } })
+        return [created.status, got.status, (await got.json()).contact.firstName, refused.status, await refused.text()]
+      })
+    )
+    assertEquals(answers[1], answers[0], "the same answers")
+    assertEquals(answers[0]!.slice(0, 4), [201, 200, "Grace", 400], "what they answered")
+  } finally {
+    await Promise.all(apps.map((app) => app.close()))
+  }
+})
+
 Deno.test("the outbound HTTP client dials only public addresses under Deno too (DNS rebinding)", async () => {
   const { Effect } = await import("effect")
   const OutboundHttp = await import("../../adapters/net/http.ts")

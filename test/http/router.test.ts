@@ -1,15 +1,16 @@
 /**
  * adapters/http/router.ts serves as HttpApiBuilder would: the same requests get the same status,
- * headers and body.
- * - The app, served both ways over the same stores. Its groups are router.ts's on both sides
- *   (HttpApiBuilder's serving then merges each group's context per request): this compares the
- *   routing, the contexts and the platform middleware around them.
- * - A small API whose one group is built by the same function through HttpApiBuilder.group on one
- *   side and router.ts's group on the other: this compares the handler path itself (decoders in
- *   their order, success encodings, raw handlers, security middleware, error encoding).
+ * headers and body. Each comparison is the fast path's switch (adapters/fastPath.ts) flipped: on,
+ * router.ts's group and web handler; off, HttpApiBuilder.group and HttpApiBuilder's app.
+ * - The app, served both ways over the same stores: this compares the groups, the routing, the
+ *   contexts and the platform middleware around them.
+ * - A small API whose one group is built by the same function both ways: this compares the handler
+ *   path itself (decoders in their order, success encodings, raw handlers, security middleware,
+ *   error encoding), and shows the switch off is the library's own group.
  */
 import { HttpApi, HttpApiBuilder, HttpApiEndpoint, HttpApiError, HttpApiGroup, HttpApiMiddleware, HttpApiSchema, HttpApiSecurity, HttpServer, HttpServerResponse } from "@effect/platform"
 import { Context, Effect, Layer, Logger, LogLevel, Option, Redacted, Schema } from "effect"
+import * as FastPath from "../../adapters/fastPath.ts"
 import { group } from "../../adapters/http/router.ts"
 import { toWebHandler } from "../../adapters/http/app.ts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -26,13 +27,13 @@ let readOnlyKey = ""
 beforeAll(async () => {
   app = await makeTestApp()
   const context = await app.runtime.runtime()
-  const served = HttpApiBuilder.toWebHandler(
+  const served = toWebHandler(
     Layer.mergeAll(
       HttpAppLive({ adminToken: Option.some(Redacted.make(ADMIN_TOKEN)), testHelpers: true }),
       HttpServer.layerContext,
       Logger.minimumLogLevel(LogLevel.Warning),
       Layer.setTracerEnabled(false)
-    ).pipe(Layer.provide(Layer.succeedContext(context.context)))
+    ).pipe(Layer.provide(Layer.succeedContext(context.context)), Layer.provideMerge(FastPath.layer(false)))
   )
   library = withBodyLimit(served.handler)
   disposeLibrary = served.dispose
@@ -73,7 +74,7 @@ const both = async (path: string, init: RequestInit & { json?: unknown } = {}) =
   return { ours, theirs }
 }
 
-describe("router.ts against HttpApiBuilder's serving", () => {
+describe("the app: router.ts against HttpApiBuilder's group and serving (FAST_PATH on and off)", () => {
   const key = () => ({ authorization: `Bearer ${app.testKey}` })
   const cases: ReadonlyArray<[string, () => [string, RequestInit & { json?: unknown }]]> = [
     ["a read", () => [`/v1/api/contacts/${contactId}`, { headers: key() }]],
@@ -153,12 +154,12 @@ const build = (handlers: any) =>
 
 const itemsApp = (served: "library" | "ours") => {
   // `build` is typed loosely to serve both sides; the layer needs nothing once Guard is given.
-  const groupLive = (served === "library" ? HttpApiBuilder.group(ItemsApi, "items", build) : group(ItemsApi, "items", build)) as Layer.Layer<HttpApiGroup.ApiGroup<"items", "items">>
+  const groupLive = group(ItemsApi, "items", build) as Layer.Layer<HttpApiGroup.ApiGroup<"items", "items">>
   const layer = Layer.mergeAll(HttpApiBuilder.api(ItemsApi).pipe(Layer.provide(groupLive), Layer.provide(GuardLive)), HttpServer.layerContext)
-  return served === "library" ? HttpApiBuilder.toWebHandler(layer) : toWebHandler(layer)
+  return toWebHandler(layer.pipe(Layer.provideMerge(FastPath.layer(served === "ours"))))
 }
 
-describe("router.ts's handler path against HttpApiBuilder.group", () => {
+describe("router.ts's handler path against HttpApiBuilder.group (FAST_PATH on and off)", () => {
   const servers = { library: itemsApp("library"), ours: itemsApp("ours") }
   afterAll(async () => {
     await servers.library.dispose()
@@ -183,6 +184,7 @@ describe("router.ts's handler path against HttpApiBuilder.group", () => {
     ["a security middleware that refuses", "/guarded", { headers: { authorization: "Bearer bad" } }],
     ["an unknown route", "/nothing", {}]
   ]
+  // The one place the two differ, which also shows the switch off runs HttpApiBuilder's own group.
   it("a request schema that needs asynchronous effects is a defect (500) here, not a 400 blaming the client", async () => {
     const ours = await servers.ours.handler(new Request("http://test.local/effectful/x"))
     const library = await servers.library.handler(new Request("http://test.local/effectful/x"))

@@ -3,6 +3,7 @@ import { HttpServer } from "@effect/platform"
 import { Effect, Layer, Logger, LogLevel, ManagedRuntime, Option, Redacted } from "effect"
 import * as MemoryStores from "../../adapters/memory/stores.ts"
 import * as RateLimit from "../../adapters/ratelimit/memory.ts"
+import * as FastPath from "../../adapters/fastPath.ts"
 import { HttpAppLive, toWebHandler } from "../../adapters/http/app.ts"
 import { withBodyLimit } from "../../adapters/http/web.ts"
 import * as Dns from "../../adapters/net/dns.ts"
@@ -74,6 +75,8 @@ export interface TestAppOptions {
   readonly trustProxy?: number
   /** The loggers of HTTP requests (e.g. one that records the access log); default: warnings and errors only, so tests stay quiet. */
   readonly logger?: Layer.Layer<never>
+  /** FAST_PATH (adapters/fastPath.ts): false serves through HttpApiBuilder and runs plain SQL statements; default true. */
+  readonly fastPath?: boolean
 }
 
 /** Media in memory, fetched through the guard, signed for http://test.local. */
@@ -115,8 +118,10 @@ export const makeTestApp = async (options: TestAppOptions = {}) => {
     Layer.provideMerge(options.stores ?? MemoryStores.layer)
   )
   const adminToken = options.adminToken === null ? Option.none() : Option.some(Redacted.make(options.adminToken ?? ADMIN_TOKEN))
+  // Read by the SQL clients and transactor as the stores are built, and by the router below.
+  const fastPath = FastPath.layer(options.fastPath ?? true)
   const runtime = ManagedRuntime.make(
-    options.webhookWorker ? Layer.provideMerge(WebhookWorker.layer({ pollMs: options.webhookPollMs ?? 20 }), base) : base
+    (options.webhookWorker ? Layer.provideMerge(WebhookWorker.layer({ pollMs: options.webhookPollMs ?? 20 }), base) : base).pipe(Layer.provide(fastPath))
   )
   const context = await runtime.runtime()
   const { handler: raw, dispose } = toWebHandler(
@@ -124,7 +129,10 @@ export const makeTestApp = async (options: TestAppOptions = {}) => {
       adminToken,
       testHelpers: options.testHelpers ?? true,
       trustProxy: options.trustProxy ?? 0
-    }), HttpServer.layerContext, options.logger ?? Logger.minimumLogLevel(LogLevel.Warning), Layer.setTracerEnabled(false)).pipe(Layer.provide(Layer.succeedContext(context.context)))
+    }), HttpServer.layerContext, options.logger ?? Logger.minimumLogLevel(LogLevel.Warning), Layer.setTracerEnabled(false)).pipe(
+      Layer.provide(Layer.succeedContext(context.context)),
+      Layer.provideMerge(fastPath)
+    )
   )
   const handler = withBodyLimit(raw)
   const fetch = (path: string, init: RequestInit & { json?: unknown } = {}) => {
