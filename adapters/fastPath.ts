@@ -2,8 +2,8 @@
  * The fast path: the speed work that reaches into library internals, behind one switch.
  *
  * Our Node server and router, lean statements and transactions, the leading BEGIN, prepared and
- * pipelined statements each replace or reach past a library's own code (docs/performance.md says
- * what each saves). A library upgrade can break any of them, so each is listed below with the
+ * pipelined statements each replace or reach past a library's own code (docs/architecture.md,
+ * "Design departures made for speed", says why each is worth it). A library upgrade can break any of them, so each is listed below with the
  * version it was written against, and all of them turn off together: FAST_PATH=false
  * (apps/server/config.ts), which the server provides as the `FastPath` value below. Off, the app is
  * served the library's way: HttpApiBuilder.group/serve/toWebHandler over @effect/platform-node's

@@ -53,5 +53,5 @@ export const HttpAppLive = (options: HttpOptions) =>
     Layer.provide(Layer.succeed(TrustedProxies, options.trustProxy ?? 0))
   )
 
-/** Serves HttpAppLive: HttpApiBuilder's serve and toWebHandler, less two regions per request (router.ts). */
+/** Serves HttpAppLive: our router's serve and toWebHandler with the fast path on, HttpApiBuilder's own with it off (router.ts, adapters/fastPath.ts). */
 export { serve, toWebHandler } from "./router.ts"

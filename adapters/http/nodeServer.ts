@@ -4,7 +4,7 @@
  * Why our own: NodeHttpServer provides each request (`Effect.provideService`) and its scope
  * (`HttpApp.toHandled`) to an already running fiber, and every provided service is a fiber-ref
  * region paid on every request. Here each request's fiber STARTS with the request and its scope in
- * its context, so neither region exists (what that saves: docs/performance.md). Everything else
+ * its context, so neither region exists (docs/architecture.md, "Our own Node server"). Everything else
  * follows NodeHttpServer: the request type, body limits (HttpIncomingMessage.MaxBodySize),
  * pre-response handlers, cookies, HEAD, streamed bodies, and a client that disconnects interrupts
  * the request's fiber.
@@ -458,7 +458,7 @@ const make = (options: { readonly port: number; readonly host: string; readonly 
           const newScope = Runtime.runSync(runtime)
           const onRequest = (source: Http.IncomingMessage, res: Http.ServerResponse) => {
             const request = new NodeRequest(source, res)
-            // One copy of the app's context (about 70 services: 3 us a copy) with both added, not one per service.
+            // One copy of the app's context (every service of the app) with both added, not one copy per added service.
             const context = Context.merge(
               runtime.context,
               Context.make(HttpServerRequest.HttpServerRequest, request).pipe(Context.add(Scope.Scope, newScope(Scope.make())))

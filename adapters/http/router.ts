@@ -1,6 +1,7 @@
 /**
  * HttpApiBuilder's serving path (`group`, `serve`, `toWebHandler`) with the same API, types and
- * behaviour, less two fiber-ref regions it pays on every request (docs/performance.md):
+ * behaviour, less two fiber-ref regions it pays on every request (docs/architecture.md,
+ * "HttpApiBuilder's serving, rewritten"):
  * - HttpApiBuilder.group merges the group layer's context into the request's, per request
  *   (`Effect.mapInputContext`). Here each group's context is merged once, when the app is served,
  *   into the context the server starts each request's fiber with.
@@ -368,7 +369,7 @@ const build = Effect.gen(function* () {
     return Effect.zipRight(
       FiberRef.set(
         FiberRef.currentContext,
-        // One copy of the request's context with both added (each copy is about 3 us: nodeServer.ts).
+        // One copy of the request's context with both added: each copy copies the whole context (nodeServer.ts).
         Context.merge(fiber.currentContext, Context.make(HttpServerRequest.ParsedSearchParams, found.searchParams).pipe(Context.add(HttpRouter.RouteContext, routeContext)))
       ),
       route.uninterruptible ? handler : Effect.interruptible(handler)

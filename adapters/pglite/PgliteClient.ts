@@ -64,7 +64,7 @@ export interface PgliteClientConfig {
 
 /**
  * Postgres's memory sized for one embedded connection. Its default 128 MB of shared buffers is
- * touched as pages are read and stays resident in the WASM memory (about 110 MB of idle RSS); the
+ * touched as pages are read and stays resident in the WASM memory, idle or not; the
  * data files sit in the OS page cache anyway, so a page missed here is a read() away, not a disk seek.
  */
 const MEMORY_SETTINGS = ["-c", "shared_buffers=16MB"]

@@ -4,9 +4,8 @@
  * `yield* sql\`...\`` runs a statement through `withConnection`: a `sql.execute` span (a no-op span
  * when tracing is off, with its exit handler), a fiber-runtime read for the statement transformer,
  * and `Effect.scoped` around the connection's acquisition (a Scope made, provided and closed: a copy
- * of the fiber's context each time). That is 67 fiber steps for one statement, where running it on
- * the connection takes 13; a send runs five statements and a read one (docs/performance.md, "Lean
- * statements").
+ * of the fiber's context each time). That is more than twice the fiber steps of running it on the
+ * connection, on every statement of every request (docs/architecture.md, "Lean statements").
  *
  * For a client registered here, a statement's `commit` (what `yield*` runs) goes straight to the
  * connection when nothing would observe the difference: tracing is off (so no span would be

@@ -1,6 +1,6 @@
 /**
  * Prepared statements on Postgres. @effect/sql-pg sends every statement unnamed, so Postgres parses
- * and plans it anew on every call: about a third of its CPU per send (docs/performance.md). A
+ * and plans it anew on every call, on every request (docs/architecture.md, "Prepared statements"). A
  * statement whose text starts with PREPARED is sent by the Postgres client (adapters/postgres) under
  * a name instead, parsed once per connection, and once a generic plan costs no more than the custom
  * ones (after five calls) planned once too. The embedded client (adapters/pglite/prepared.ts) names

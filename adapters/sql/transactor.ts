@@ -63,7 +63,7 @@ export const layer = Layer.effect(
      * An outermost transaction while tracing is off: what `makeWithTransaction` does for it (a
      * connection reserved for the transaction, BEGIN, the effect on that connection, COMMIT or
      * ROLLBACK by its exit, the connection released), without its `sql.transaction` span and in
-     * fewer fiber steps (docs/performance.md, "Lean statements"). Savepoints and traced
+     * fewer fiber steps (docs/architecture.md, "Lean statements"). Savepoints and traced
      * transactions take @effect/sql's path.
      *
      * On Postgres, BEGIN and the lock travel with the transaction's first statement (leading.ts):
