@@ -1,7 +1,7 @@
 // Lint and format, as Effect's own templates set them up: typescript-eslint's recommended rules,
 // and dprint's TypeScript formatter run as the `@effect/dprint` rule (`npm run lint`, `npm run format`).
-import js from "@eslint/js"
 import * as effectEslint from "@effect/eslint-plugin"
+import js from "@eslint/js"
 import tseslint from "typescript-eslint"
 
 export default tseslint.config(
@@ -29,7 +29,12 @@ export default tseslint.config(
       ],
       // The table's entries, Schema generics and library seams legitimately take `any`.
       "@typescript-eslint/no-explicit-any": "off",
-      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_", caughtErrors: "none", ignoreRestSiblings: true }],
+      "@typescript-eslint/no-unused-vars": ["error", {
+        argsIgnorePattern: "^_",
+        varsIgnorePattern: "^_",
+        caughtErrors: "none",
+        ignoreRestSiblings: true
+      }],
       // Namespaces merged with a type (`Tag.of`) are Effect's idiom.
       "@typescript-eslint/no-namespace": "off",
       // Data.TaggedEnum writes a case without fields as `{}`.
@@ -44,7 +49,15 @@ export default tseslint.config(
   },
   {
     files: ["**/*.{js,mjs,cjs}"],
-    languageOptions: { globals: { require: "readonly", module: "writable", process: "readonly", console: "readonly", __dirname: "readonly" } },
+    languageOptions: {
+      globals: {
+        require: "readonly",
+        module: "writable",
+        process: "readonly",
+        console: "readonly",
+        __dirname: "readonly"
+      }
+    },
     rules: { "@typescript-eslint/no-require-imports": "off" }
   }
 )

@@ -72,9 +72,15 @@ export const PATCHES: ReadonlyArray<Patch> = [
     package: "effect",
     version: "3.22.x",
     file: "adapters/http/router.ts",
-    what: "FiberRef.currentContext set on a request's fiber instead of Effect.locally; Context's `unsafeMap` read and merged"
+    what:
+      "FiberRef.currentContext set on a request's fiber instead of Effect.locally; Context's `unsafeMap` read and merged"
   },
-  { package: "find-my-way-ts", version: "0.1.x", file: "adapters/http/router.ts", what: "the route matcher HttpRouter uses, called directly" },
+  {
+    package: "find-my-way-ts",
+    version: "0.1.x",
+    file: "adapters/http/router.ts",
+    what: "the route matcher HttpRouter uses, called directly"
+  },
   {
     package: "@effect/platform",
     version: "0.97.x",
@@ -93,25 +99,29 @@ export const PATCHES: ReadonlyArray<Patch> = [
     package: "node",
     version: "20.x",
     file: "adapters/http/nodeServer.ts",
-    what: "http internals: a socket's `destroySoon` replaced (lingering close), `socket._httpMessage` and a clientError's `rawPacket` read"
+    what:
+      "http internals: a socket's `destroySoon` replaced (lingering close), `socket._httpMessage` and a clientError's `rawPacket` read"
   },
   {
     package: "@effect/sql",
     version: "0.52.x",
     file: "adapters/sql/leanStatements.ts",
-    what: "Statement.prototype.commit replaced; a statement's `acquirer`, `compile` and `transformRows` read; a client's acquirer run unscoped"
+    what:
+      "Statement.prototype.commit replaced; a statement's `acquirer`, `compile` and `transformRows` read; a client's acquirer run unscoped"
   },
   {
     package: "@effect/sql",
     version: "0.52.x",
     file: "adapters/sql/transactor.ts",
-    what: "makeWithTransaction's outermost transaction rebuilt (TransactionConnection as `[connection, 0]`, sql.reserve)"
+    what:
+      "makeWithTransaction's outermost transaction rebuilt (TransactionConnection as `[connection, 0]`, sql.reserve)"
   },
   {
     package: "@effect/sql-pg",
     version: "0.53.x",
     file: "adapters/sql/leading.ts",
-    what: "a reserved connection's pg client, kept as its undeclared `pg` property; its statements sent as client.query(text, params, callback)"
+    what:
+      "a reserved connection's pg client, kept as its undeclared `pg` property; its statements sent as client.query(text, params, callback)"
   },
   {
     package: "pg",
@@ -125,13 +135,15 @@ export const PATCHES: ReadonlyArray<Patch> = [
     package: "pg",
     version: "8.23.x",
     file: "adapters/postgres/pipeline.ts",
-    what: "pipeline mode (`pipeline: true`) and the client's socket (`connection.stream`), corked per event-loop turn and destroyed on loss"
+    what:
+      "pipeline mode (`pipeline: true`) and the client's socket (`connection.stream`), corked per event-loop turn and destroyed on loss"
   },
   {
     package: "@electric-sql/pglite",
     version: "0.5.x",
     file: "adapters/pglite/prepared.ts",
-    what: "PGlite's _checkReady, _runExclusiveTransaction, _runExclusiveQuery and execProtocol, with its protocol serializers and parsers"
+    what:
+      "PGlite's _checkReady, _runExclusiveTransaction, _runExclusiveQuery and execProtocol, with its protocol serializers and parsers"
   }
 ]
 

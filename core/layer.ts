@@ -18,6 +18,21 @@ import * as Workspaces from "./workspaces/service.ts"
  * ports (BlobStore, MediaFetcher, MediaUrls), a RegistrationGate, a NumberInventory, Payments, a Mailer,
  * the registries (Registry, MockRegistry, RegistrySimulator), the Voice carrier.
  */
-export const CoreLive = Layer.mergeAll(Conversations.layer, Calls.layer, Simulator.layer.pipe(Layer.provideMerge(Messaging.layer))).pipe(
-  Layer.provideMerge(Layer.mergeAll(Contacts.layer, Workspaces.layer, Webhooks.layer, ActivityViews.layer, Numbers.layer, Registration.layer, Agents.layer, layerWorkerLiveness))
+export const CoreLive = Layer.mergeAll(
+  Conversations.layer,
+  Calls.layer,
+  Simulator.layer.pipe(Layer.provideMerge(Messaging.layer))
+).pipe(
+  Layer.provideMerge(
+    Layer.mergeAll(
+      Contacts.layer,
+      Workspaces.layer,
+      Webhooks.layer,
+      ActivityViews.layer,
+      Numbers.layer,
+      Registration.layer,
+      Agents.layer,
+      layerWorkerLiveness
+    )
+  )
 )

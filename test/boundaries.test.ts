@@ -26,12 +26,24 @@ const SHARED_FILES: ReadonlySet<string> = new Set(["fastPath.ts"])
 /** `importer -> imported` folder pairs under adapters/ allowed beyond the rules above, each with its reason. */
 const ADAPTER_EDGES: ReadonlyArray<readonly [string, string, string]> = [
   ["http", "mcp", "POST /v1/mcp hands the authenticated request to the MCP protocol adapter"],
-  ["http", "telemetry", "the platform middleware records request metrics, GET /metrics renders them, the Node server opens request spans"],
+  [
+    "http",
+    "telemetry",
+    "the platform middleware records request metrics, GET /metrics renders them, the Node server opens request spans"
+  ],
   ["webhooks", "telemetry", "the outbox worker records delivery outcomes and the queue gauges"],
   ["pglite", "telemetry", "the embedded database's client records SQL statement time"],
   ["postgres", "telemetry", "the Postgres client records SQL statement time"],
-  ["postgres", "sql", "the Postgres client prepares the statements the SQL adapters mark (adapters/sql/prepared.ts) and runs them lean (adapters/sql/leanStatements.ts)"],
-  ["pglite", "sql", "the embedded database's client runs statements lean (adapters/sql/leanStatements.ts) and names the marked ones (adapters/sql/prepared.ts)"]
+  [
+    "postgres",
+    "sql",
+    "the Postgres client prepares the statements the SQL adapters mark (adapters/sql/prepared.ts) and runs them lean (adapters/sql/leanStatements.ts)"
+  ],
+  [
+    "pglite",
+    "sql",
+    "the embedded database's client runs statements lean (adapters/sql/leanStatements.ts) and names the marked ones (adapters/sql/prepared.ts)"
+  ]
 ]
 
 /** Every import, export-from and dynamic `import()` specifier of a source text. */
@@ -65,7 +77,10 @@ const violation = (file: string, specifier: string): string | null => {
   }
   if (from.top === "adapters" && target !== null) {
     if (target.top === "apps") return "adapters never import apps/"
-    if (target.top !== "adapters" || target.adapter === from.adapter || target.adapter === SHARED_ADAPTERS || SHARED_FILES.has(target.adapter)) return null
+    if (
+      target.top !== "adapters" || target.adapter === from.adapter || target.adapter === SHARED_ADAPTERS ||
+      SHARED_FILES.has(target.adapter)
+    ) return null
     if (ADAPTER_EDGES.some(([a, b]) => a === from.adapter && b === target.adapter)) return null
     return `adapters/${from.adapter}/ imports another adapter folder (adapters/${target.adapter}/): share it through a core port or adapters/${SHARED_ADAPTERS}/, or list the edge in ADAPTER_EDGES`
   }
@@ -130,9 +145,15 @@ describe("self-contained core folders", () => {
 
   it("the check refuses another package, a core file outside the folder and an escape, and allows effect subpaths", () => {
     const file = "core/registration/machine.ts"
-    expect(selfContainedViolation("core/registration", file, "libphonenumber-js/min")).toBe("core/registration/ imports only effect")
-    expect(selfContainedViolation("core/registration", file, "../phone.ts")).toBe("core/registration/ imports only its own files")
-    expect(selfContainedViolation("core/registration", file, "./../registrationInput.ts")).toBe("core/registration/ imports only its own files")
+    expect(selfContainedViolation("core/registration", file, "libphonenumber-js/min")).toBe(
+      "core/registration/ imports only effect"
+    )
+    expect(selfContainedViolation("core/registration", file, "../phone.ts")).toBe(
+      "core/registration/ imports only its own files"
+    )
+    expect(selfContainedViolation("core/registration", file, "./../registrationInput.ts")).toBe(
+      "core/registration/ imports only its own files"
+    )
     expect(selfContainedViolation("core/registration", file, "effect/Schema")).toBeNull()
     expect(selfContainedViolation("core/registration", file, "./events.ts")).toBeNull()
   })
@@ -205,10 +226,12 @@ describe("the boundary scanner", () => {
       `import { Contacts } from "../../core/contacts/store.ts"`
     ].join("\n")
     expect(violations("adapters/media/fetcher.ts", allowed)).toEqual([])
-    expect(violations("adapters/http/handlers/mcp.ts", `import { makeMcpEndpoint } from "../../mcp/server.ts"`)).toEqual([])
+    expect(violations("adapters/http/handlers/mcp.ts", `import { makeMcpEndpoint } from "../../mcp/server.ts"`))
+      .toEqual([])
     // The carrier's webhooks reach the HTTP adapter through a core port (core/carrier/), not the carrier adapter.
-    expect(violations("adapters/http/handlers/carrier.ts", `import { verify } from "../../carrier/telnyxWebhooks.ts"`)).toEqual([
-      `adapters/http/handlers/carrier.ts imports "../../carrier/telnyxWebhooks.ts": adapters/http/ imports another adapter folder (adapters/carrier/): share it through a core port or adapters/net/, or list the edge in ADAPTER_EDGES`
-    ])
+    expect(violations("adapters/http/handlers/carrier.ts", `import { verify } from "../../carrier/telnyxWebhooks.ts"`))
+      .toEqual([
+        `adapters/http/handlers/carrier.ts imports "../../carrier/telnyxWebhooks.ts": adapters/http/ imports another adapter folder (adapters/carrier/): share it through a core port or adapters/net/, or list the edge in ADAPTER_EDGES`
+      ])
   })
 })

@@ -6,9 +6,9 @@
  * Every write goes to a temp file in the same directory and is renamed into place (atomic). The
  * sidecar is written before the bytes, so a readable blob always has its type. Node and Deno.
  */
+import { Effect, Layer } from "effect"
 import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises"
 import { join, resolve } from "node:path"
-import { Effect, Layer } from "effect"
 import { assertBlobNames, BlobStore, isValidBlobName } from "../../core/media/model.ts"
 
 const DEFAULT_TYPE = "application/octet-stream"
@@ -46,22 +46,22 @@ export const make = (dir: string): BlobStore => {
       !isValidBlobName(workspaceId) || !isValidBlobName(key)
         ? Effect.succeed(null)
         : Effect.promise(async () => {
-            const folder = join(root, workspaceId)
-            let bytes: Uint8Array
-            try {
-              bytes = new Uint8Array(await readFile(join(folder, key)))
-            } catch (e) {
-              if (isNotFound(e)) return null
-              throw e
-            }
-            let contentType = DEFAULT_TYPE
-            try {
-              contentType = (await readFile(join(folder, `.${key}.type`), "utf8")) || DEFAULT_TYPE
-            } catch (e) {
-              if (!isNotFound(e)) throw e
-            }
-            return { bytes, contentType }
-          })
+          const folder = join(root, workspaceId)
+          let bytes: Uint8Array
+          try {
+            bytes = new Uint8Array(await readFile(join(folder, key)))
+          } catch (e) {
+            if (isNotFound(e)) return null
+            throw e
+          }
+          let contentType = DEFAULT_TYPE
+          try {
+            contentType = (await readFile(join(folder, `.${key}.type`), "utf8")) || DEFAULT_TYPE
+          } catch (e) {
+            if (!isNotFound(e)) throw e
+          }
+          return { bytes, contentType }
+        })
   })
 }
 

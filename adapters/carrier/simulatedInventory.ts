@@ -14,38 +14,73 @@
  */
 import { Effect, Layer } from "effect"
 import { Ids } from "../../core/kernel/ids.ts"
+import type { E164 } from "../../core/kernel/phone.ts"
 import {
   type AvailableNumber,
   type InventoryQuery,
   NumberInventory,
-  NumberUnavailable,
   numberTaken,
+  NumberUnavailable,
   retailCost
 } from "../../core/numbers/inventory.ts"
+import { NumberStore, type NumberType } from "../../core/numbers/model.ts"
 import { foldRegion } from "../../core/numbers/regions.ts"
-import { type NumberType, NumberStore } from "../../core/numbers/model.ts"
-import type { E164 } from "../../core/kernel/phone.ts"
 
 /** Area codes in the catalogue's order: code, main city, state or province code, country. */
 const AREA_CODES: ReadonlyArray<readonly [npa: string, city: string, state: string, country: "US" | "CA"]> = [
-  ["212", "New York", "NY", "US"], ["213", "Los Angeles", "CA", "US"], ["312", "Chicago", "IL", "US"],
-  ["415", "San Francisco", "CA", "US"], ["617", "Boston", "MA", "US"], ["206", "Seattle", "WA", "US"],
-  ["202", "Washington", "DC", "US"], ["305", "Miami", "FL", "US"], ["512", "Austin", "TX", "US"],
-  ["303", "Denver", "CO", "US"], ["404", "Atlanta", "GA", "US"], ["713", "Houston", "TX", "US"],
-  ["214", "Dallas", "TX", "US"], ["215", "Philadelphia", "PA", "US"], ["602", "Phoenix", "AZ", "US"],
-  ["619", "San Diego", "CA", "US"], ["408", "San Jose", "CA", "US"], ["503", "Portland", "OR", "US"],
-  ["612", "Minneapolis", "MN", "US"], ["615", "Nashville", "TN", "US"], ["702", "Las Vegas", "NV", "US"],
-  ["704", "Charlotte", "NC", "US"], ["313", "Detroit", "MI", "US"], ["314", "St. Louis", "MO", "US"],
-  ["412", "Pittsburgh", "PA", "US"], ["504", "New Orleans", "LA", "US"], ["801", "Salt Lake City", "UT", "US"],
-  ["808", "Honolulu", "HI", "US"], ["813", "Tampa", "FL", "US"], ["816", "Kansas City", "MO", "US"],
-  ["907", "Anchorage", "AK", "US"], ["916", "Sacramento", "CA", "US"], ["919", "Raleigh", "NC", "US"],
-  ["317", "Indianapolis", "IN", "US"], ["414", "Milwaukee", "WI", "US"], ["502", "Louisville", "KY", "US"],
-  ["614", "Columbus", "OH", "US"], ["216", "Cleveland", "OH", "US"], ["210", "San Antonio", "TX", "US"],
-  ["410", "Baltimore", "MD", "US"], ["401", "Providence", "RI", "US"], ["201", "Jersey City", "NJ", "US"],
-  ["646", "New York", "NY", "US"], ["718", "New York", "NY", "US"], ["773", "Chicago", "IL", "US"],
-  ["310", "Los Angeles", "CA", "US"], ["720", "Denver", "CO", "US"], ["971", "Portland", "OR", "US"],
-  ["416", "Toronto", "ON", "CA"], ["604", "Vancouver", "BC", "CA"], ["514", "Montreal", "QC", "CA"],
-  ["403", "Calgary", "AB", "CA"], ["613", "Ottawa", "ON", "CA"]
+  ["212", "New York", "NY", "US"],
+  ["213", "Los Angeles", "CA", "US"],
+  ["312", "Chicago", "IL", "US"],
+  ["415", "San Francisco", "CA", "US"],
+  ["617", "Boston", "MA", "US"],
+  ["206", "Seattle", "WA", "US"],
+  ["202", "Washington", "DC", "US"],
+  ["305", "Miami", "FL", "US"],
+  ["512", "Austin", "TX", "US"],
+  ["303", "Denver", "CO", "US"],
+  ["404", "Atlanta", "GA", "US"],
+  ["713", "Houston", "TX", "US"],
+  ["214", "Dallas", "TX", "US"],
+  ["215", "Philadelphia", "PA", "US"],
+  ["602", "Phoenix", "AZ", "US"],
+  ["619", "San Diego", "CA", "US"],
+  ["408", "San Jose", "CA", "US"],
+  ["503", "Portland", "OR", "US"],
+  ["612", "Minneapolis", "MN", "US"],
+  ["615", "Nashville", "TN", "US"],
+  ["702", "Las Vegas", "NV", "US"],
+  ["704", "Charlotte", "NC", "US"],
+  ["313", "Detroit", "MI", "US"],
+  ["314", "St. Louis", "MO", "US"],
+  ["412", "Pittsburgh", "PA", "US"],
+  ["504", "New Orleans", "LA", "US"],
+  ["801", "Salt Lake City", "UT", "US"],
+  ["808", "Honolulu", "HI", "US"],
+  ["813", "Tampa", "FL", "US"],
+  ["816", "Kansas City", "MO", "US"],
+  ["907", "Anchorage", "AK", "US"],
+  ["916", "Sacramento", "CA", "US"],
+  ["919", "Raleigh", "NC", "US"],
+  ["317", "Indianapolis", "IN", "US"],
+  ["414", "Milwaukee", "WI", "US"],
+  ["502", "Louisville", "KY", "US"],
+  ["614", "Columbus", "OH", "US"],
+  ["216", "Cleveland", "OH", "US"],
+  ["210", "San Antonio", "TX", "US"],
+  ["410", "Baltimore", "MD", "US"],
+  ["401", "Providence", "RI", "US"],
+  ["201", "Jersey City", "NJ", "US"],
+  ["646", "New York", "NY", "US"],
+  ["718", "New York", "NY", "US"],
+  ["773", "Chicago", "IL", "US"],
+  ["310", "Los Angeles", "CA", "US"],
+  ["720", "Denver", "CO", "US"],
+  ["971", "Portland", "OR", "US"],
+  ["416", "Toronto", "ON", "CA"],
+  ["604", "Vancouver", "BC", "CA"],
+  ["514", "Montreal", "QC", "CA"],
+  ["403", "Calgary", "AB", "CA"],
+  ["613", "Ottawa", "ON", "CA"]
 ]
 
 /** The toll-free codes (the same set `numberTypeOf` reads as toll-free). */
@@ -92,16 +127,20 @@ const subscribers = (code: string): ReadonlyArray<string> => {
 const interleave = <A>(rows: ReadonlyArray<ReadonlyArray<A>>): ReadonlyArray<A> =>
   Array.from({ length: PER_CODE }, (_, i) => rows.map((row) => row[i]!)).flat()
 
-const listing = (type: NumberType, national: string, place: { city: string; state: string; country: string } | null): Listing => ({
+const listing = (
+  type: NumberType,
+  national: string,
+  place: { city: string; state: string; country: string } | null
+): Listing => ({
   view: {
     phone_number: `+1${national}` as E164,
     phone_number_type: type,
     region_information: place
       ? [
-          { region_type: "rate_center", region_name: place.city.toUpperCase() },
-          { region_type: "state", region_name: place.state },
-          { region_type: "country_code", region_name: place.country }
-        ]
+        { region_type: "rate_center", region_name: place.city.toUpperCase() },
+        { region_type: "state", region_name: place.state },
+        { region_type: "country_code", region_name: place.country }
+      ]
       : [{ region_type: "country_code", region_name: "US" }],
     cost_information: retailCost(type)
   },
@@ -113,9 +152,13 @@ const listing = (type: NumberType, national: string, place: { city: string; stat
 
 const build = () => {
   const local = interleave(
-    AREA_CODES.map(([npa, city, state, country]) => subscribers(npa).map((s) => listing("local", `${npa}${s}`, { city, state, country })))
+    AREA_CODES.map(([npa, city, state, country]) =>
+      subscribers(npa).map((s) => listing("local", `${npa}${s}`, { city, state, country }))
+    )
   )
-  const tollFree = interleave(TOLL_FREE_CODES.map((code) => subscribers(code).map((s) => listing("toll_free", `${code}${s}`, null))))
+  const tollFree = interleave(
+    TOLL_FREE_CODES.map((code) => subscribers(code).map((s) => listing("toll_free", `${code}${s}`, null)))
+  )
   const byE164 = new Map([...local, ...tollFree].map((l) => [l.view.phone_number as string, l]))
   return { local, toll_free: tollFree, byE164 }
 }
@@ -142,7 +185,7 @@ export const layer = Layer.effect(
   Effect.map(NumberStore, (store) =>
     NumberInventory.of({
       search: (q) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const candidates = catalogue(q.type).filter(matches(q))
           const found: Array<AvailableNumber> = []
           // Ask the store about a window of candidates at a time; usually the first answers the search.
@@ -155,7 +198,7 @@ export const layer = Layer.effect(
           return found
         }),
       order: (e164, type) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const listed = find(e164)
           if (listed === undefined || listed.view.phone_number_type !== type) {
             return yield* new NumberUnavailable({ e164, message: `Phone number ${e164} is not available for purchase` })
@@ -164,6 +207,5 @@ export const layer = Layer.effect(
           const { uuid } = yield* Ids
           return { e164, type, carrierOrderId: `sim_order_${uuid()}` }
         })
-    })
-  )
+    }))
 )

@@ -27,7 +27,10 @@ import {
 const BRAND_PREFIX = "sim_brand_"
 const CAMPAIGN_PREFIX = "sim_campaign_"
 
-const DEFAULT_REASONS = { brand: "The brand could not be verified (simulated rejection)", campaign: "The campaign was rejected (simulated rejection)" }
+const DEFAULT_REASONS = {
+  brand: "The brand could not be verified (simulated rejection)",
+  campaign: "The campaign was rejected (simulated rejection)"
+}
 
 /** A filed brand: its report, its decided outcome (applied on the next status read) and the PIN it waits for. */
 interface Brand {
@@ -56,7 +59,10 @@ const empty: WorkspaceState = { next: {}, brands: new Map(), campaigns: new Map(
 const rejected = (message: string) => new RegistryError({ reason: "rejected", message })
 
 /** Reasons given with the outcome, or a default naming the simulator. */
-const reasonsFor = (next: NextOutcome, fallback: string) => (next.reasons !== undefined && next.reasons.length > 0 ? next.reasons : [fallback])
+const reasonsFor = (
+  next: NextOutcome,
+  fallback: string
+) => (next.reasons !== undefined && next.reasons.length > 0 ? next.reasons : [fallback])
 
 /** The next outcome once a filing used its `part`: a rejection takes the reasons with it, for the other part's default. */
 const used = (next: NextOutcome, part: "brand" | "campaign", rejects: boolean): NextOutcome => {
@@ -68,7 +74,7 @@ const used = (next: NextOutcome, part: "brand" | "campaign", rejects: boolean): 
 
 const makePin = Effect.map(Random.nextIntBetween(0, 1_000_000), (n) => String(n).padStart(6, "0"))
 
-const make = Effect.gen(function* () {
+const make = Effect.gen(function*() {
   const state = yield* Ref.make<ReadonlyMap<string, WorkspaceState>>(new Map())
   // Every call reads, decides, then writes: one at a time, so concurrent calls never lose an update.
   const lock = yield* Effect.makeSemaphore(1)
@@ -107,9 +113,13 @@ const make = Effect.gen(function* () {
 
   /** Texts a fresh PIN: the brand waits for it and the test helper can read it. */
   const textPin = (workspaceId: string, ws: WorkspaceState, brand: Brand) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const sent: SentOtp = { pin: yield* makePin, sentAt: new Date(yield* Clock.currentTimeMillis).toISOString() }
-      const updated: Brand = { ...brand, pin: sent.pin, report: { ...brand.report, status: "otp_pending", otpSentAt: sent.sentAt } }
+      const updated: Brand = {
+        ...brand,
+        pin: sent.pin,
+        report: { ...brand.report, status: "otp_pending", otpSentAt: sent.sentAt }
+      }
       yield* write(workspaceId, { ...withBrand(ws, updated), lastOtp: sent })
       return updated.report
     })
@@ -118,12 +128,23 @@ const make = Effect.gen(function* () {
     messagingProfile: (workspaceId) => Effect.succeed(`sim_profile_${workspaceId}`),
     fileBrand: (workspaceId, business) =>
       serial(
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const ws = yield* read(workspaceId)
           const soleProprietor = business.entityType === "SOLE_PROPRIETOR"
           const outcome = ws.next.brand ?? "accept"
-          const report: BrandReport = { brandId: `${BRAND_PREFIX}${(yield* Ids).uuid()}`, status: "pending", failureReasons: [], otpSentAt: null }
-          const brand: Brand = { report, soleProprietor, outcome, reasons: reasonsFor(ws.next, DEFAULT_REASONS.brand), pin: null }
+          const report: BrandReport = {
+            brandId: `${BRAND_PREFIX}${(yield* Ids).uuid()}`,
+            status: "pending",
+            failureReasons: [],
+            otpSentAt: null
+          }
+          const brand: Brand = {
+            report,
+            soleProprietor,
+            outcome,
+            reasons: reasonsFor(ws.next, DEFAULT_REASONS.brand),
+            pin: null
+          }
           yield* write(workspaceId, { ...withBrand(ws, brand), next: used(ws.next, "brand", outcome === "reject") })
           return report
         })
@@ -131,15 +152,14 @@ const make = Effect.gen(function* () {
 
     brandStatus: (workspaceId, brandId) =>
       serial(
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const { brand, ws } = yield* findBrand(workspaceId, brandId, "pending")
           if (brand.report.status !== "pending") return brand.report
           // The review completes now. Only sole proprietors verify by PIN; another brand told `otp` is accepted.
           if (brand.outcome === "otp" && brand.soleProprietor) return yield* textPin(workspaceId, ws, brand)
-          const report: BrandReport =
-            brand.outcome === "reject"
-              ? { ...brand.report, status: "rejected", failureReasons: brand.reasons }
-              : { ...brand.report, status: "accepted" }
+          const report: BrandReport = brand.outcome === "reject"
+            ? { ...brand.report, status: "rejected", failureReasons: brand.reasons }
+            : { ...brand.report, status: "accepted" }
           yield* write(workspaceId, withBrand(ws, { ...brand, report }))
           return report
         })
@@ -147,7 +167,7 @@ const make = Effect.gen(function* () {
 
     sendOtp: (workspaceId, brandId) =>
       serial(
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const { brand, ws } = yield* findBrand(workspaceId, brandId, "otp_pending")
           if (brand.report.status !== "otp_pending") return yield* rejected(`Brand ${brandId} is not waiting for a PIN`)
           return yield* textPin(workspaceId, ws, brand)
@@ -156,7 +176,7 @@ const make = Effect.gen(function* () {
 
     verifyOtp: (workspaceId, brandId, pin) =>
       serial(
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const { brand, ws } = yield* findBrand(workspaceId, brandId, "otp_pending")
           if (brand.report.status !== "otp_pending" || brand.pin === null || brand.report.otpSentAt === null) {
             return yield* rejected(`Brand ${brandId} is not waiting for a PIN`)
@@ -173,11 +193,16 @@ const make = Effect.gen(function* () {
 
     fileCampaign: (workspaceId, brandId, _campaign) =>
       serial(
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const { brand, ws } = yield* findBrand(workspaceId, brandId, "accepted")
           if (brand.report.status !== "accepted") return yield* rejected(`Brand ${brandId} is not accepted yet`)
           const outcome = ws.next.campaign ?? "approve"
-          const report: CampaignReport = { campaignId: `${CAMPAIGN_PREFIX}${(yield* Ids).uuid()}`, brandId, status: "pending", failureReasons: [] }
+          const report: CampaignReport = {
+            campaignId: `${CAMPAIGN_PREFIX}${(yield* Ids).uuid()}`,
+            brandId,
+            status: "pending",
+            failureReasons: []
+          }
           const filed: FiledCampaign = { report, outcome, reasons: reasonsFor(ws.next, DEFAULT_REASONS.campaign) }
           yield* write(workspaceId, {
             ...ws,
@@ -190,21 +215,23 @@ const make = Effect.gen(function* () {
 
     campaignStatus: (workspaceId, campaignId) =>
       serial(
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const ws = yield* read(workspaceId)
           // A campaign of ours this process does not know (filed before a restart) is recalled as approved.
           const elsewhere = [...(yield* Ref.get(state)).values()].some((other) => other.campaigns.has(campaignId))
-          const filed =
-            ws.campaigns.get(campaignId) ??
+          const filed = ws.campaigns.get(campaignId) ??
             (campaignId.startsWith(CAMPAIGN_PREFIX) && !elsewhere
-              ? { report: { campaignId, brandId: "", status: "pending" as const, failureReasons: [] }, outcome: "approve" as const, reasons: [] }
+              ? {
+                report: { campaignId, brandId: "", status: "pending" as const, failureReasons: [] },
+                outcome: "approve" as const,
+                reasons: []
+              }
               : undefined)
           if (filed === undefined) return yield* rejected(`Campaign ${campaignId} not found`)
           if (filed.report.status !== "pending") return filed.report
-          const report: CampaignReport =
-            filed.outcome === "reject"
-              ? { ...filed.report, status: "rejected", failureReasons: filed.reasons }
-              : { ...filed.report, status: "approved" }
+          const report: CampaignReport = filed.outcome === "reject"
+            ? { ...filed.report, status: "rejected", failureReasons: filed.reasons }
+            : { ...filed.report, status: "approved" }
           yield* write(workspaceId, { ...ws, campaigns: new Map(ws.campaigns).set(campaignId, { ...filed, report }) })
           return report
         })
@@ -212,14 +239,20 @@ const make = Effect.gen(function* () {
   })
 
   const control = RegistrySimulator.of({
-    setNextOutcome: (workspaceId, outcome) => serial(Effect.flatMap(read(workspaceId), (ws) => write(workspaceId, { ...ws, next: outcome }))),
+    setNextOutcome: (workspaceId, outcome) =>
+      serial(Effect.flatMap(read(workspaceId), (ws) => write(workspaceId, { ...ws, next: outcome }))),
     lastOtp: (workspaceId) => Effect.map(read(workspaceId), (ws) => Option.fromNullable(ws.lastOtp))
   })
-  return Context.make(Registry, registry).pipe(Context.add(MockRegistry, registry), Context.add(RegistrySimulator, control))
+  return Context.make(Registry, registry).pipe(
+    Context.add(MockRegistry, registry),
+    Context.add(RegistrySimulator, control)
+  )
 })
 
 /** The simulator as the registry (live filings too, under CARRIER=simulated), the mock registry and the test helpers' side. */
 export const layer: Layer.Layer<Registry | MockRegistry | RegistrySimulator> = Layer.effectContext(make)
 
 /** The simulator for mock-mode filings and the test helpers only, beside a real registry. */
-export const layerMock: Layer.Layer<MockRegistry | RegistrySimulator> = Layer.effectContext(Effect.map(make, Context.omit(Registry)))
+export const layerMock: Layer.Layer<MockRegistry | RegistrySimulator> = Layer.effectContext(
+  Effect.map(make, Context.omit(Registry))
+)

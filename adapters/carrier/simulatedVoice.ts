@@ -12,14 +12,27 @@ import { Ids } from "../../core/kernel/ids.ts"
 const noAssistant = Effect.succeed({ assistantId: null })
 
 /** The simulator plays each call at once: no carrier events arrive, so these are never asked for. */
-const noEvents = Effect.fail(new VoiceError({ reason: "rejected", message: "the simulated carrier sends no call events" }))
-const noCarrierCalls = { handle: () => noEvents, conversationTranscript: () => noEvents, conversationSummary: () => noEvents }
+const noEvents = Effect.fail(
+  new VoiceError({ reason: "rejected", message: "the simulated carrier sends no call events" })
+)
+const noCarrierCalls = {
+  handle: () => noEvents,
+  conversationTranscript: () => noEvents,
+  conversationSummary: () => noEvents
+}
 
 export const layer = Layer.succeed(
   Voice,
   Voice.of({
     dial: (request) =>
-      Effect.map(Ids, ({ uuid }) => ({ carrierCallId: `sim_call_${uuid()}`, callControlId: `sim_call_${request.callId}`, ended: simulatedPlacedCall(request.greeting, request.purpose) })),
+      Effect.map(
+        Ids,
+        ({ uuid }) => ({
+          carrierCallId: `sim_call_${uuid()}`,
+          callControlId: `sim_call_${request.callId}`,
+          ended: simulatedPlacedCall(request.greeting, request.purpose)
+        })
+      ),
     publishAgent: () => noAssistant,
     ...noCarrierCalls
   })

@@ -18,7 +18,15 @@
 import { Effect, Either, Layer, Schema } from "effect"
 import { type Accepted, Carrier, CarrierError, type OutboundMessage } from "../../core/messaging/carrier.ts"
 import { fromCarrier } from "../../core/messaging/deliveryStatus.ts"
-import { decodeAnswer, describeError, makeClient, MAX_RETRIES, type TelnyxConfig, type TelnyxFailure, transportMessage } from "./telnyxClient.ts"
+import {
+  decodeAnswer,
+  describeError,
+  makeClient,
+  MAX_RETRIES,
+  type TelnyxConfig,
+  type TelnyxFailure,
+  transportMessage
+} from "./telnyxClient.ts"
 
 /** Statuses that mean a send was not processed. */
 const RETRY_ON: ReadonlySet<number> = new Set([408, 429, 502, 503, 504])
@@ -37,8 +45,18 @@ const decodeSendResponse = decodeAnswer(
 const sendFailure = (f: TelnyxFailure): CarrierError => {
   if (f._tag !== "Status") return new CarrierError({ reason: "unavailable", message: transportMessage(f) })
   const why = describeError(f.status, f.text)
-  if (f.retried) return new CarrierError({ reason: "unavailable", message: `Telnyx is unavailable (${why}); gave up after ${MAX_RETRIES} retries` })
-  if (f.status >= 500) return new CarrierError({ reason: "unavailable", message: `Telnyx failed (${why}); not retried, it may have been processed` })
+  if (f.retried) {
+    return new CarrierError({
+      reason: "unavailable",
+      message: `Telnyx is unavailable (${why}); gave up after ${MAX_RETRIES} retries`
+    })
+  }
+  if (f.status >= 500) {
+    return new CarrierError({
+      reason: "unavailable",
+      message: `Telnyx failed (${why}); not retried, it may have been processed`
+    })
+  }
   if (f.status >= 400) return new CarrierError({ reason: "rejected", message: `Telnyx rejected the message (${why})` })
   return new CarrierError({ reason: "unavailable", message: `Telnyx answered with an unexpected HTTP ${f.status}` })
 }
@@ -68,12 +86,16 @@ export const make = (config: TelnyxConfig): Carrier => {
               Effect.fail(
                 new CarrierError({
                   reason: "unavailable",
-                  message: `Telnyx returned a malformed response (HTTP ${status}; ${why}); the message may have been sent`
+                  message:
+                    `Telnyx returned a malformed response (HTTP ${status}; ${why}); the message may have been sent`
                 })
               ),
             onRight: ({ data }) => {
               const word = data.to[0].status
-              return Effect.succeed<Accepted>({ carrierMessageId: data.id, status: (word ? fromCarrier(word) : null) ?? "queued" })
+              return Effect.succeed<Accepted>({
+                carrierMessageId: data.id,
+                status: (word ? fromCarrier(word) : null) ?? "queued"
+              })
             }
           })
         ),

@@ -19,7 +19,7 @@
  */
 import { Effect, Either, Option, ParseResult, Schema } from "effect"
 import type { CallEventBase, CallLeg, CarrierCallEvent } from "../../core/calls/voice.ts"
-import { Envelope, fromBase64, type TelnyxWebhookInput, TelnyxWebhookError, verifyAndParse } from "./telnyxWebhooks.ts"
+import { Envelope, fromBase64, TelnyxWebhookError, type TelnyxWebhookInput, verifyAndParse } from "./telnyxWebhooks.ts"
 
 export type { CarrierCallEvent }
 
@@ -41,7 +41,13 @@ const InitiatedPayload = Schema.Struct({
   caller_id_name: Text
 })
 const AnsweredPayload = Schema.Struct({ ...LegPayload.fields, from: Caller, to: Id })
-const HangupPayload = Schema.Struct({ ...LegPayload.fields, hangup_cause: Text, hangup_source: Text, start_time: Text, end_time: Text })
+const HangupPayload = Schema.Struct({
+  ...LegPayload.fields,
+  hangup_cause: Text,
+  hangup_source: Text,
+  start_time: Text,
+  end_time: Text
+})
 
 const Urls = Schema.optional(Schema.NullOr(Schema.Struct({ wav: Text, mp3: Text })))
 const RecordingPayload = Schema.Struct({
@@ -52,7 +58,12 @@ const RecordingPayload = Schema.Struct({
   recording_urls: Urls,
   public_recording_urls: Urls
 })
-const TranscriptionPayload = Schema.Struct({ call_session_id: Id, call_leg_id: Text, call_control_id: Text, transcription_text: Schema.String })
+const TranscriptionPayload = Schema.Struct({
+  call_session_id: Id,
+  call_leg_id: Text,
+  call_control_id: Text,
+  transcription_text: Schema.String
+})
 const ConversationPayload = Schema.Struct({
   conversation_id: Id,
   assistant_id: Id,
@@ -63,7 +74,12 @@ const ConversationPayload = Schema.Struct({
 })
 
 /** Lenient: any other field is ignored, and the call's ids may be absent. */
-const InsightsPayload = Schema.Struct({ conversation_id: Id, call_control_id: Text, call_session_id: Text, client_state: Text })
+const InsightsPayload = Schema.Struct({
+  conversation_id: Id,
+  call_control_id: Text,
+  call_session_id: Text,
+  client_state: Text
+})
 
 /** `client_state` as the text we sent; null when absent or not base64 of UTF-8. */
 export const decodeClientState = (value: string | null | undefined): string | null => {
@@ -77,7 +93,9 @@ export const decodeClientState = (value: string | null | undefined): string | nu
   }
 }
 
-const nonEmpty = (value: string | null | undefined): string | null => (value === null || value === undefined || value === "" ? null : value)
+const nonEmpty = (
+  value: string | null | undefined
+): string | null => (value === null || value === undefined || value === "" ? null : value)
 
 const seconds = (start: string | null, end: string | null): number | null => {
   const from = Date.parse(start ?? "")
@@ -92,7 +110,11 @@ const leg = (p: typeof LegPayload.Type): CallLeg => ({
   clientState: decodeClientState(p.client_state)
 })
 
-const payload = <A, I>(schema: Schema.Schema<A, I>, value: unknown, eventType: string): Either.Either<A, TelnyxWebhookError> =>
+const payload = <A, I>(
+  schema: Schema.Schema<A, I>,
+  value: unknown,
+  eventType: string
+): Either.Either<A, TelnyxWebhookError> =>
   Either.mapLeft(
     Schema.decodeUnknownEither(schema, { errors: "first" })(value),
     (e) =>
@@ -178,7 +200,9 @@ export const parseCallEvent = (rawBody: string): Either.Either<Option.Option<Car
             _tag: "ConversationEnded",
             conversationId: p.conversation_id,
             assistantId: p.assistant_id,
-            durationSeconds: p.duration_sec === undefined || p.duration_sec === null ? null : Math.max(0, Math.round(p.duration_sec)),
+            durationSeconds: p.duration_sec === undefined || p.duration_sec === null
+              ? null
+              : Math.max(0, Math.round(p.duration_sec)),
             callControlId: nonEmpty(p.call_control_id),
             callSessionId: nonEmpty(p.call_session_id),
             clientState: decodeClientState(p.client_state)
@@ -199,5 +223,7 @@ export const parseCallEvent = (rawBody: string): Either.Either<Option.Option<Car
   )
 
 /** Verifies a Telnyx webhook (signature, timestamp, envelope), then reads the call event it carries. */
-export const verifyCallEvent = (input: TelnyxWebhookInput): Effect.Effect<Option.Option<CarrierCallEvent>, TelnyxWebhookError> =>
+export const verifyCallEvent = (
+  input: TelnyxWebhookInput
+): Effect.Effect<Option.Option<CarrierCallEvent>, TelnyxWebhookError> =>
   Effect.zipRight(verifyAndParse(input), parseCallEvent(input.rawBody))

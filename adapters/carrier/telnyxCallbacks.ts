@@ -9,7 +9,7 @@ import { CarrierCallbacks, CarrierEvent } from "../../core/carrier/callbacks.ts"
 import { InvalidArgument, Unauthenticated } from "../../core/kernel/errors.ts"
 import { parseCallEvent } from "./telnyxCallWebhooks.ts"
 import { registryChange } from "./telnyxRegistryWebhooks.ts"
-import { SIGNATURE_HEADER, TIMESTAMP_HEADER, type TelnyxWebhookEvent, verifyAndParse } from "./telnyxWebhooks.ts"
+import { SIGNATURE_HEADER, type TelnyxWebhookEvent, TIMESTAMP_HEADER, verifyAndParse } from "./telnyxWebhooks.ts"
 
 export interface TelnyxCallbacksOptions {
   /** The account's Ed25519 public key (TELNYX_PUBLIC_KEY): base64 of the 32 raw bytes. */
@@ -48,7 +48,9 @@ export const make = (options: TelnyxCallbacksOptions): CarrierCallbacks => ({
       nowSeconds: Math.floor(now / 1000)
     }).pipe(
       Effect.mapError((e) =>
-        e.reason === "malformed" ? new InvalidArgument({ message: e.message }) : new Unauthenticated({ message: e.message })
+        e.reason === "malformed"
+          ? new InvalidArgument({ message: e.message })
+          : new Unauthenticated({ message: e.message })
       ),
       Effect.map((parsed) => eventOf(parsed, rawBody))
     )

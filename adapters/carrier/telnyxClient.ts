@@ -51,7 +51,13 @@ export interface TelnyxAnswer {
 
 export type TelnyxFailure =
   /** A non-2xx answer; `retried` when its status was one to retry, so the retries ran out on it. */
-  | { readonly _tag: "Status"; readonly status: number; readonly text: string; readonly retried: boolean; readonly retryAfterMs: number | null }
+  | {
+    readonly _tag: "Status"
+    readonly status: number
+    readonly text: string
+    readonly retried: boolean
+    readonly retryAfterMs: number | null
+  }
   | { readonly _tag: "Timeout"; readonly ms: number }
   | { readonly _tag: "Unreachable"; readonly cause: string }
 
@@ -92,12 +98,14 @@ const parseError = (text: string): Option.Option<{ readonly words: string | null
     Option.map((body) => {
       if ("errors" in body) {
         const first = body.errors[0]
-        return { words: first.detail ?? first.title ?? null, code: first.code === undefined || first.code === null ? null : String(first.code) }
+        return {
+          words: first.detail ?? first.title ?? null,
+          code: first.code === undefined || first.code === null ? null : String(first.code)
+        }
       }
-      const words =
-        typeof body.detail === "string"
-          ? body.detail
-          : body.detail.map((d) => (d.loc && d.loc.length > 0 ? `${d.loc.join(".")}: ${d.msg}` : d.msg)).join("; ")
+      const words = typeof body.detail === "string"
+        ? body.detail
+        : body.detail.map((d) => (d.loc && d.loc.length > 0 ? `${d.loc.join(".")}: ${d.msg}` : d.msg)).join("; ")
       return { words, code: null }
     })
   )
@@ -118,8 +126,7 @@ export const describeError = (status: number, text: string): string =>
 
 /** A 2xx body decoded with `schema`, or why not (`expected` names the shape). */
 export const decodeAnswer =
-  <A, I>(schema: Schema.Schema<A, I>, expected: string) =>
-  (text: string): Either.Either<A, string> => {
+  <A, I>(schema: Schema.Schema<A, I>, expected: string) => (text: string): Either.Either<A, string> => {
     const decode = Schema.decodeUnknownEither(schema)
     return Option.match(parseJson(text), {
       onNone: () => Either.left("the body is not JSON"),
@@ -187,7 +194,11 @@ export const makeClient = (config: TelnyxConfig): TelnyxClient => {
   const base = (config.baseUrl ?? DEFAULT_BASE_URL).replace(/\/+$/, "")
   const timeoutMs = config.timeoutMs ?? DEFAULT_TIMEOUT_MS
 
-  const attempt = (request: TelnyxRequest, url: string, body: string | undefined): Effect.Effect<TelnyxAnswer, TelnyxFailure> =>
+  const attempt = (
+    request: TelnyxRequest,
+    url: string,
+    body: string | undefined
+  ): Effect.Effect<TelnyxAnswer, TelnyxFailure> =>
     Effect.tryPromise({
       try: async (signal) => {
         const res = await fetch(url, {
@@ -209,23 +220,30 @@ export const makeClient = (config: TelnyxConfig): TelnyxClient => {
         return { _tag: "Unreachable", cause: err.cause?.code ?? err.cause?.message ?? err.message ?? "request failed" }
       }
     }).pipe(
-      Effect.timeoutFail({ duration: Duration.millis(timeoutMs), onTimeout: (): TelnyxFailure => ({ _tag: "Timeout", ms: timeoutMs }) }),
+      Effect.timeoutFail({
+        duration: Duration.millis(timeoutMs),
+        onTimeout: (): TelnyxFailure => ({ _tag: "Timeout", ms: timeoutMs })
+      }),
       Effect.flatMap(({ headers, status, text }) =>
         status >= 200 && status < 300
           ? Effect.succeed({ status, text })
           : Effect.fail<TelnyxFailure>({
-              _tag: "Status",
-              status,
-              text,
-              retried: request.retryOn.has(status),
-              retryAfterMs: retryAfterMs(status, headers, Date.now())
-            })
+            _tag: "Status",
+            status,
+            text,
+            retried: request.retryOn.has(status),
+            retryAfterMs: retryAfterMs(status, headers, Date.now())
+          })
       )
     )
 
   return (request) => {
-    const query = request.query && request.query.length > 0 ? `?${new URLSearchParams(request.query.map(([k, v]) => [k, v])).toString()}` : ""
+    const query = request.query && request.query.length > 0
+      ? `?${new URLSearchParams(request.query.map(([k, v]) => [k, v])).toString()}`
+      : ""
     const body = request.body === undefined ? undefined : JSON.stringify(request.body)
-    return Effect.suspend(() => attempt(request, `${base}${request.path}${query}`, body)).pipe(Effect.retry(retrySchedule))
+    return Effect.suspend(() => attempt(request, `${base}${request.path}${query}`, body)).pipe(
+      Effect.retry(retrySchedule)
+    )
   }
 }

@@ -20,6 +20,7 @@
  * regulatory requirements, US and Canada among them, activate within moments).
  */
 import { Clock, Duration, Effect, Either, Layer, Schema } from "effect"
+import { E164 } from "../../core/kernel/phone.ts"
 import { CarrierError } from "../../core/messaging/carrier.ts"
 import {
   type AvailableNumber,
@@ -30,7 +31,6 @@ import {
   retailCost
 } from "../../core/numbers/inventory.ts"
 import type { NumberType } from "../../core/numbers/model.ts"
-import { E164 } from "../../core/kernel/phone.ts"
 import {
   classify as classifyFailure,
   decodeAnswer,
@@ -72,13 +72,19 @@ export const searchParams = (q: InventoryQuery): ReadonlyArray<readonly [string,
 ]
 
 /** A region as Telnyx may send it: every field is optional in its SDK's types. */
-const TelnyxRegion = Schema.Struct({ region_type: Schema.String, region_name: Schema.optional(Schema.NullOr(Schema.String)) })
+const TelnyxRegion = Schema.Struct({
+  region_type: Schema.String,
+  region_name: Schema.optional(Schema.NullOr(Schema.String))
+})
 
 /** Only the fields we keep; Telnyx's cost, features and flags are dropped. */
 const decodeSearch = decodeAnswer(
   Schema.Struct({
     data: Schema.Array(
-      Schema.Struct({ phone_number: E164, region_information: Schema.optional(Schema.NullOr(Schema.Array(TelnyxRegion))) })
+      Schema.Struct({
+        phone_number: E164,
+        region_information: Schema.optional(Schema.NullOr(Schema.Array(TelnyxRegion)))
+      })
     )
   }),
   "{data: [{phone_number, region_information}]}"
@@ -92,7 +98,9 @@ const OrderStatus = Schema.Struct({
   data: Schema.Struct({
     id: Schema.NonEmptyString,
     status: Schema.String,
-    phone_numbers: Schema.optionalWith(Schema.Array(Schema.Struct({ status: Schema.optional(Schema.String) })), { default: () => [] })
+    phone_numbers: Schema.optionalWith(Schema.Array(Schema.Struct({ status: Schema.optional(Schema.String) })), {
+      default: () => []
+    })
   })
 })
 const decodeOrder = decodeAnswer(OrderStatus, "{data: {id, status, phone_numbers}}")
@@ -104,7 +112,8 @@ const orderOutcome = ({ data }: typeof OrderStatus.Type): string =>
 const unavailable = (message: string) => new CarrierError({ reason: "unavailable", message })
 
 /** A failure any Telnyx call shares as `unavailable`, or the 4xx refusal (telnyxClient's `classify`). */
-const classify = (f: TelnyxFailure): Either.Either<Refusal, CarrierError> => Either.mapLeft(classifyFailure(f), unavailable)
+const classify = (f: TelnyxFailure): Either.Either<Refusal, CarrierError> =>
+  Either.mapLeft(classifyFailure(f), unavailable)
 
 export const make = (config: TelnyxConfig, options: TelnyxInventoryOptions = {}) => {
   const telnyx = makeClient(config)
@@ -112,36 +121,45 @@ export const make = (config: TelnyxConfig, options: TelnyxInventoryOptions = {})
   const pollMs = options.pollMs ?? DEFAULT_POLL_MS
 
   const search = (q: InventoryQuery) =>
-    telnyx({ method: "GET", path: "/v2/available_phone_numbers", query: searchParams(q), retryOn: SEARCH_RETRY_ON }).pipe(
-      Effect.mapError((f) =>
-        Either.match(classify(f), { onLeft: (e) => e, onRight: (r) => new CarrierError({ reason: "rejected", message: refusal(r) }) })
-      ),
-      Effect.flatMap(({ status, text }) =>
-        Either.match(decodeSearch(text), {
-          onLeft: (why) => Effect.fail(unavailable(`Telnyx returned a malformed search answer (HTTP ${status}; ${why})`)),
-          onRight: ({ data }) =>
-            Effect.succeed(
-              data.slice(0, q.limit).map(
-                (item): AvailableNumber => ({
-                  phone_number: item.phone_number,
-                  phone_number_type: q.type,
-                  region_information: regions(item.region_information),
-                  cost_information: retailCost(q.type)
-                })
+    telnyx({ method: "GET", path: "/v2/available_phone_numbers", query: searchParams(q), retryOn: SEARCH_RETRY_ON })
+      .pipe(
+        Effect.mapError((f) =>
+          Either.match(classify(f), {
+            onLeft: (e) => e,
+            onRight: (r) => new CarrierError({ reason: "rejected", message: refusal(r) })
+          })
+        ),
+        Effect.flatMap(({ status, text }) =>
+          Either.match(decodeSearch(text), {
+            onLeft: (why) =>
+              Effect.fail(unavailable(`Telnyx returned a malformed search answer (HTTP ${status}; ${why})`)),
+            onRight: ({ data }) =>
+              Effect.succeed(
+                data.slice(0, q.limit).map(
+                  (item): AvailableNumber => ({
+                    phone_number: item.phone_number,
+                    phone_number_type: q.type,
+                    region_information: regions(item.region_information),
+                    cost_information: retailCost(q.type)
+                  })
+                )
               )
-            )
-        })
-      ),
-      Effect.withSpan("NumberInventory.search", { attributes: { "carrier.name": "telnyx", "numbers.type": q.type } })
-    )
+          })
+        ),
+        Effect.withSpan("NumberInventory.search", { attributes: { "carrier.name": "telnyx", "numbers.type": q.type } })
+      )
 
   /** The order's outcome once it settles, or `pending` when `settleMs` runs out; a failed look counts as still pending. */
   const settle = (id: string) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const deadline = (yield* Clock.currentTimeMillis) + settleMs
       for (;;) {
         yield* Effect.sleep(Duration.millis(pollMs))
-        const outcome = yield* telnyx({ method: "GET", path: `/v2/number_orders/${encodeURIComponent(id)}`, retryOn: SEARCH_RETRY_ON }).pipe(
+        const outcome = yield* telnyx({
+          method: "GET",
+          path: `/v2/number_orders/${encodeURIComponent(id)}`,
+          retryOn: SEARCH_RETRY_ON
+        }).pipe(
           Effect.map(({ text }) => Either.match(decodeOrder(text), { onLeft: () => "pending", onRight: orderOutcome })),
           Effect.orElseSucceed(() => "pending")
         )
@@ -150,7 +168,7 @@ export const make = (config: TelnyxConfig, options: TelnyxInventoryOptions = {})
     })
 
   const order = (e164: E164, type: NumberType) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const body = {
         phone_numbers: [{ phone_number: e164 }],
         messaging_profile_id: config.messagingProfileId,
@@ -160,20 +178,28 @@ export const make = (config: TelnyxConfig, options: TelnyxInventoryOptions = {})
         Effect.mapError((f) =>
           Either.match(classify(f), {
             // Telnyx may have placed an order it did not answer, or answered with a 5xx.
-            onLeft: (e) => (f._tag === "Status" && f.status < 500 ? e : unavailable(`${e.message}; the order may have been placed`)),
+            onLeft: (e) => (f._tag === "Status" && f.status < 500
+              ? e
+              : unavailable(`${e.message}; the order may have been placed`)),
             onRight: (r) => new NumberUnavailable({ e164, message: refusal(r) })
           })
         )
       )
       const decoded = decodeOrder(placed.text)
       if (Either.isLeft(decoded)) {
-        return yield* unavailable(`Telnyx returned a malformed order (HTTP ${placed.status}; ${decoded.left}); the order may have been placed`)
+        return yield* unavailable(
+          `Telnyx returned a malformed order (HTTP ${placed.status}; ${decoded.left}); the order may have been placed`
+        )
       }
       const first = orderOutcome(decoded.right)
       const outcome = first === "pending" ? yield* settle(decoded.right.data.id) : first
-      if (outcome === "failure") return yield* new NumberUnavailable({ e164, message: `Telnyx could not fulfil the order for ${e164}` })
+      if (outcome === "failure") {
+        return yield* new NumberUnavailable({ e164, message: `Telnyx could not fulfil the order for ${e164}` })
+      }
       return { e164, type, carrierOrderId: decoded.right.data.id }
-    }).pipe(Effect.withSpan("NumberInventory.order", { attributes: { "carrier.name": "telnyx", "numbers.type": type } }))
+    }).pipe(
+      Effect.withSpan("NumberInventory.order", { attributes: { "carrier.name": "telnyx", "numbers.type": type } })
+    )
 
   return NumberInventory.of({ search, order })
 }

@@ -24,6 +24,7 @@
  * A POST that timed out or met a 5xx says it may have gone through: the caller must not refile blindly.
  */
 import { Clock, Effect, Either, Layer, Option, Schema } from "effect"
+import type { Business, Campaign } from "../../core/registration/input.ts"
 import {
   type BrandReport,
   type CampaignReport,
@@ -32,8 +33,15 @@ import {
   Registry,
   RegistryError
 } from "../../core/registration/registry.ts"
-import type { Business, Campaign } from "../../core/registration/input.ts"
-import { classify, decodeAnswer, makeClient, type Refusal, refusal, type TelnyxConfig, type TelnyxFailure } from "./telnyxClient.ts"
+import {
+  classify,
+  decodeAnswer,
+  makeClient,
+  type Refusal,
+  refusal,
+  type TelnyxConfig,
+  type TelnyxFailure
+} from "./telnyxClient.ts"
 
 /** A read changes nothing: any sign that Telnyx did not answer it is worth another try. */
 const READ_RETRY_ON: ReadonlySet<number> = new Set([408, 429, 500, 502, 503, 504])
@@ -103,7 +111,13 @@ export const campaignBody = (brandId: string, campaign: Campaign, options: Telny
 const Reasons = Schema.optional(Schema.NullOr(Schema.Union(Schema.String, Schema.Array(Schema.String))))
 const Word = Schema.optional(Schema.NullOr(Schema.String))
 
-const TelnyxBrand = Schema.Struct({ brandId: Schema.NonEmptyString, entityType: Word, status: Word, identityStatus: Word, failureReasons: Reasons })
+const TelnyxBrand = Schema.Struct({
+  brandId: Schema.NonEmptyString,
+  entityType: Word,
+  status: Word,
+  identityStatus: Word,
+  failureReasons: Reasons
+})
 const decodeBrand = decodeAnswer(TelnyxBrand, "a TelnyxBrand {brandId, status, identityStatus}")
 
 const TelnyxCampaign = Schema.Struct({
@@ -119,19 +133,36 @@ const OtpStatus = Schema.Struct({ requestDate: Word, deliveryStatus: Word })
 const decodeOtp = decodeAnswer(OtpStatus, "an OTP status {requestDate, deliveryStatus}")
 
 /** Telnyx's `failureReasons` (a string in its types) as the port's list. */
-const reasonList = (reasons: string | ReadonlyArray<string> | null | undefined, fallback: string): ReadonlyArray<string> => {
+const reasonList = (
+  reasons: string | ReadonlyArray<string> | null | undefined,
+  fallback: string
+): ReadonlyArray<string> => {
   const list = (typeof reasons === "string" ? [reasons] : (reasons ?? [])).map((r) => r.trim()).filter((r) => r !== "")
   return list.length > 0 ? list : [fallback]
 }
 
 const VERIFIED = new Set(["VERIFIED", "VETTED_VERIFIED"])
-const CAMPAIGN_FAILED = new Set(["TCR_FAILED", "TELNYX_FAILED", "MNO_REJECTED", "MNO_PROVISIONING_FAILED", "TCR_SUSPENDED", "TCR_EXPIRED"])
+const CAMPAIGN_FAILED = new Set([
+  "TCR_FAILED",
+  "TELNYX_FAILED",
+  "MNO_REJECTED",
+  "MNO_PROVISIONING_FAILED",
+  "TCR_SUSPENDED",
+  "TCR_EXPIRED"
+])
 
 export const campaignReport = (c: typeof TelnyxCampaign.Type): CampaignReport => {
   const base = { campaignId: c.campaignId, brandId: c.brandId }
   if (c.campaignStatus === "MNO_PROVISIONED") return { ...base, status: "approved", failureReasons: [] }
   if (CAMPAIGN_FAILED.has(c.campaignStatus ?? "") || c.submissionStatus === "FAILED") {
-    return { ...base, status: "rejected", failureReasons: reasonList(c.failureReasons, `The registry rejected the campaign (${c.campaignStatus ?? "submission failed"})`) }
+    return {
+      ...base,
+      status: "rejected",
+      failureReasons: reasonList(
+        c.failureReasons,
+        `The registry rejected the campaign (${c.campaignStatus ?? "submission failed"})`
+      )
+    }
   }
   return { ...base, status: "pending", failureReasons: [] }
 }
@@ -166,7 +197,8 @@ export const make = (config: TelnyxConfig, options: TelnyxRegistryOptions = {}) 
       }),
       Effect.flatMap(({ status, text }) =>
         Either.match(decode(text), {
-          onLeft: (why) => Effect.fail(unavailable(`Telnyx returned a malformed answer to ${method} ${to} (HTTP ${status}; ${why})`)),
+          onLeft: (why) =>
+            Effect.fail(unavailable(`Telnyx returned a malformed answer to ${method} ${to} (HTTP ${status}; ${why})`)),
           onRight: Effect.succeed
         })
       )
@@ -184,7 +216,9 @@ export const make = (config: TelnyxConfig, options: TelnyxRegistryOptions = {}) 
   /** The brand's last PIN, none when none was texted (Telnyx answers 404). */
   const otpStatus = (brandId: string) =>
     telnyx({ method: "GET", path: path("brand", brandId, "smsOtp"), retryOn: READ_RETRY_ON }).pipe(
-      Effect.map(({ text }) => Option.some(Either.getOrElse(decodeOtp(text), () => ({ requestDate: null, deliveryStatus: null })))),
+      Effect.map(({ text }) =>
+        Option.some(Either.getOrElse(decodeOtp(text), () => ({ requestDate: null, deliveryStatus: null })))
+      ),
       Effect.catchIf(
         (f): f is Refusal => f._tag === "Status" && f.status === 404,
         () => Effect.succeedNone
@@ -193,20 +227,32 @@ export const make = (config: TelnyxConfig, options: TelnyxRegistryOptions = {}) 
     )
 
   const brandStatus = (brandId: string): Effect.Effect<BrandReport, RegistryError> =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const brand = yield* call("GET", path("brand", brandId), decodeBrand)
       const report: BrandReport = { brandId: brand.brandId, status: "pending", failureReasons: [], otpSentAt: null }
       const soleProprietor = brand.entityType === "SOLE_PROPRIETOR"
-      const failed = brand.status === "REGISTRATION_FAILED" || (!soleProprietor && brand.identityStatus === "UNVERIFIED" && brand.status === "OK")
+      const failed = brand.status === "REGISTRATION_FAILED" ||
+        (!soleProprietor && brand.identityStatus === "UNVERIFIED" && brand.status === "OK")
       if (failed) {
-        return { ...report, status: "rejected", failureReasons: reasonList(brand.failureReasons, `The registry could not verify the brand (${brand.status}, ${brand.identityStatus})`) }
+        return {
+          ...report,
+          status: "rejected",
+          failureReasons: reasonList(
+            brand.failureReasons,
+            `The registry could not verify the brand (${brand.status}, ${brand.identityStatus})`
+          )
+        }
       }
       const verified = VERIFIED.has(brand.identityStatus ?? "")
       if (!soleProprietor) return verified ? { ...report, status: "accepted" } : report
       const otp = yield* otpStatus(brandId)
       const otpSentAt = Option.match(otp, { onNone: () => null, onSome: (o) => o.requestDate ?? null })
-      if (verified || Option.exists(otp, (o) => o.deliveryStatus === "VERIFIED")) return { ...report, status: "accepted", otpSentAt }
-      if (Option.isSome(otp)) return { ...report, status: "otp_pending", otpSentAt }
+      if (verified || Option.exists(otp, (o) => o.deliveryStatus === "VERIFIED")) {
+        return { ...report, status: "accepted", otpSentAt }
+      }
+      if (Option.isSome(otp)) {
+        return { ...report, status: "otp_pending", otpSentAt }
+      }
       // No PIN yet: text the first one; a refusal means Telnyx is not ready for it, so the brand stays pending.
       return yield* textPin(brandId).pipe(
         Effect.map((sentAt): BrandReport => ({ ...report, status: "otp_pending", otpSentAt: sentAt })),
@@ -216,13 +262,17 @@ export const make = (config: TelnyxConfig, options: TelnyxRegistryOptions = {}) 
 
   /** Why Telnyx refused a PIN: expired when its PIN is, wrong otherwise; `rejected` when no PIN is awaited. */
   const pinRefused = (brandId: string, r: Refusal) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const words = refusal(r)
       if (r.status === 404) return yield* rejected(words)
-      const otp = yield* Effect.orElseSucceed(otpStatus(brandId), () => Option.some({ requestDate: null, deliveryStatus: null }))
-      if (Option.isNone(otp) || otp.value.deliveryStatus === "VERIFIED") return yield* rejected(words)
+      const otp = yield* Effect.orElseSucceed(otpStatus(brandId), () =>
+        Option.some({ requestDate: null, deliveryStatus: null }))
+      if (Option.isNone(otp) || otp.value.deliveryStatus === "VERIFIED") {
+        return yield* rejected(words)
+      }
       const sentAt = otp.value.requestDate ? Date.parse(otp.value.requestDate) : Number.NaN
-      const expired = otp.value.deliveryStatus === "EXPIRED" || (yield* Clock.currentTimeMillis) - sentAt > OTP_TTL_MILLIS
+      const expired = otp.value.deliveryStatus === "EXPIRED" ||
+        (yield* Clock.currentTimeMillis) - sentAt > OTP_TTL_MILLIS
       return yield* new OtpRejected({ reason: expired ? "expired" : "wrong", message: words })
     })
 
@@ -231,8 +281,15 @@ export const make = (config: TelnyxConfig, options: TelnyxRegistryOptions = {}) 
     messagingProfile: () => Effect.succeed(config.messagingProfileId),
     fileBrand: (_workspaceId, business) =>
       call("POST", path("brand"), decodeBrand, brandBody(business, options)).pipe(
-        Effect.map((b): BrandReport => ({ brandId: b.brandId, status: "pending", failureReasons: [], otpSentAt: null })),
-        Effect.withSpan("Registry.fileBrand", { attributes: { "carrier.name": "telnyx", "brand.entityType": business.entityType } })
+        Effect.map((b): BrandReport => ({
+          brandId: b.brandId,
+          status: "pending",
+          failureReasons: [],
+          otpSentAt: null
+        })),
+        Effect.withSpan("Registry.fileBrand", {
+          attributes: { "carrier.name": "telnyx", "brand.entityType": business.entityType }
+        })
       ),
 
     sendOtp: (_workspaceId, brandId) =>
@@ -242,22 +299,41 @@ export const make = (config: TelnyxConfig, options: TelnyxRegistryOptions = {}) 
       ),
 
     verifyOtp: (_workspaceId, brandId, pin) =>
-      telnyx({ method: "PUT", path: path("brand", brandId, "smsOtp"), body: { otpPin: pin }, retryOn: WRITE_RETRY_ON }).pipe(
-        Effect.catchAll((f) => Either.match(classify(f), { onLeft: (m) => Effect.fail(unavailable(m)), onRight: (r) => pinRefused(brandId, r) })),
-        // The PIN is confirmed (204): the brand is verified even if Telnyx's read lags or fails.
-        Effect.zipRight(Effect.orElseSucceed(brandStatus(brandId), (): BrandReport | null => null)),
-        Effect.map((read): BrandReport => ({ brandId, failureReasons: [], otpSentAt: read?.otpSentAt ?? null, status: "accepted" })),
-        Effect.withSpan("Registry.verifyOtp", { attributes: { "carrier.name": "telnyx" } })
-      ),
+      telnyx({ method: "PUT", path: path("brand", brandId, "smsOtp"), body: { otpPin: pin }, retryOn: WRITE_RETRY_ON })
+        .pipe(
+          Effect.catchAll((f) =>
+            Either.match(classify(f), {
+              onLeft: (m) => Effect.fail(unavailable(m)),
+              onRight: (r) => pinRefused(brandId, r)
+            })
+          ),
+          // The PIN is confirmed (204): the brand is verified even if Telnyx's read lags or fails.
+          Effect.zipRight(Effect.orElseSucceed(brandStatus(brandId), (): BrandReport | null => null)),
+          Effect.map((read): BrandReport => ({
+            brandId,
+            failureReasons: [],
+            otpSentAt: read?.otpSentAt ?? null,
+            status: "accepted"
+          })),
+          Effect.withSpan("Registry.verifyOtp", { attributes: { "carrier.name": "telnyx" } })
+        ),
 
     fileCampaign: (_workspaceId, brandId, campaign) =>
       call("POST", path("campaignBuilder"), decodeCampaign, campaignBody(brandId, campaign, options)).pipe(
         // A fresh filing is under review whatever Telnyx's first word.
-        Effect.map((c): CampaignReport => ({ campaignId: c.campaignId, brandId: c.brandId, status: "pending", failureReasons: [] })),
-        Effect.withSpan("Registry.fileCampaign", { attributes: { "carrier.name": "telnyx", "campaign.usecase": campaign.useCase } })
+        Effect.map((c): CampaignReport => ({
+          campaignId: c.campaignId,
+          brandId: c.brandId,
+          status: "pending",
+          failureReasons: []
+        })),
+        Effect.withSpan("Registry.fileCampaign", {
+          attributes: { "carrier.name": "telnyx", "campaign.usecase": campaign.useCase }
+        })
       ),
 
-    brandStatus: (_workspaceId, brandId) => brandStatus(brandId).pipe(Effect.withSpan("Registry.brandStatus", { attributes: { "carrier.name": "telnyx" } })),
+    brandStatus: (_workspaceId, brandId) =>
+      brandStatus(brandId).pipe(Effect.withSpan("Registry.brandStatus", { attributes: { "carrier.name": "telnyx" } })),
 
     campaignStatus: (_workspaceId, campaignId) =>
       call("GET", path("campaign", campaignId), decodeCampaign).pipe(

@@ -23,14 +23,22 @@ export const registryChange = (rawBody: string): Option.Option<RegistryChange> =
   Option.flatMap(Schema.decodeUnknownOption(Json)(rawBody), ({ data }) => {
     switch (data.event_type) {
       case "10dlc.brand.update":
-        return Option.map(Schema.decodeUnknownOption(BrandPayload)(data.payload), (p) => ({ kind: "brand" as const, id: p.brandId }))
+        return Option.map(
+          Schema.decodeUnknownOption(BrandPayload)(data.payload),
+          (p) => ({ kind: "brand" as const, id: p.brandId })
+        )
       case "10dlc.campaign.update":
-        return Option.map(Schema.decodeUnknownOption(CampaignPayload)(data.payload), (p) => ({ kind: "campaign" as const, id: p.campaignId }))
+        return Option.map(
+          Schema.decodeUnknownOption(CampaignPayload)(data.payload),
+          (p) => ({ kind: "campaign" as const, id: p.campaignId })
+        )
       default:
         return Option.none()
     }
   })
 
 /** Verifies a Telnyx webhook (signature, timestamp, envelope), then names the brand or campaign it is about. */
-export const verifyRegistryChange = (input: TelnyxWebhookInput): Effect.Effect<Option.Option<RegistryChange>, TelnyxWebhookError> =>
+export const verifyRegistryChange = (
+  input: TelnyxWebhookInput
+): Effect.Effect<Option.Option<RegistryChange>, TelnyxWebhookError> =>
   Effect.as(verifyAndParse(input), registryChange(input.rawBody))

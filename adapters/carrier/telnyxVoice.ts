@@ -101,13 +101,20 @@ export interface TranscriptEntry {
 }
 
 /** A conversation's AI insights: any still being made, else the completed ones' results. */
-export type ConversationInsights = { readonly _tag: "Pending" } | { readonly _tag: "Ready"; readonly text: string | null }
+export type ConversationInsights = { readonly _tag: "Pending" } | {
+  readonly _tag: "Ready"
+  readonly text: string | null
+}
 
 export interface TelnyxVoice {
   readonly dial: (input: DialInput) => Effect.Effect<DialedCall, TelnyxVoiceError>
   readonly answer: (callControlId: string, options?: AnswerOptions) => Effect.Effect<void, TelnyxVoiceError>
   /** Transfers the call to `to` (E.164 or SIP URI); Telnyx dials it as a new leg of the session. */
-  readonly transfer: (callControlId: string, to: string, options?: CommandOptions) => Effect.Effect<void, TelnyxVoiceError>
+  readonly transfer: (
+    callControlId: string,
+    to: string,
+    options?: CommandOptions
+  ) => Effect.Effect<void, TelnyxVoiceError>
   readonly hangup: (callControlId: string, options?: CommandOptions) => Effect.Effect<void, TelnyxVoiceError>
   /** Records the rest of the call; `call.recording.saved` follows the hangup. */
   readonly startRecording: (callControlId: string, options?: CommandOptions) => Effect.Effect<void, TelnyxVoiceError>
@@ -134,12 +141,18 @@ const optional = <K extends string, V>(key: K, value: V | undefined): { [P in K]
   (value === undefined ? {} : { [key]: value }) as { [P in K]?: V }
 
 /** What a dial and an answer share: our client_state (base64), recording from the answer on, the assistant. */
-export const answerBody = (options: Pick<AnswerOptions, "assistantId" | "clientState" | "record"> & Pick<DialInput, "assistantInstructions">) => ({
+export const answerBody = (
+  options: Pick<AnswerOptions, "assistantId" | "clientState" | "record"> & Pick<DialInput, "assistantInstructions">
+) => ({
   ...optional("client_state", options.clientState === undefined ? undefined : toBase64(options.clientState)),
-  ...(options.record ? { record: "record-from-answer", record_format: RECORD_FORMAT, record_channels: RECORD_CHANNELS } : {}),
+  ...(options.record
+    ? { record: "record-from-answer", record_format: RECORD_FORMAT, record_channels: RECORD_CHANNELS }
+    : {}),
   ...optional(
     "assistant",
-    options.assistantId === undefined ? undefined : { id: options.assistantId, ...optional("instructions", options.assistantInstructions) }
+    options.assistantId === undefined
+      ? undefined
+      : { id: options.assistantId, ...optional("instructions", options.assistantInstructions) }
   )
 })
 
@@ -164,7 +177,11 @@ export const assistantBody = (input: AssistantInput) => ({
 
 const decodeDialed = decodeAnswer(
   Schema.Struct({
-    data: Schema.Struct({ call_control_id: Schema.NonEmptyString, call_leg_id: Schema.NonEmptyString, call_session_id: Schema.NonEmptyString })
+    data: Schema.Struct({
+      call_control_id: Schema.NonEmptyString,
+      call_leg_id: Schema.NonEmptyString,
+      call_session_id: Schema.NonEmptyString
+    })
   }),
   "{data: {call_control_id, call_leg_id, call_session_id}}"
 )
@@ -177,17 +194,27 @@ const decodeAssistant = decodeAnswer(
 
 const Time = Schema.optional(Schema.NullOr(Schema.String))
 /** One conversation message; `text` is null on tool calls. */
-const Message = Schema.Struct({ role: Schema.String, text: Schema.optional(Schema.NullOr(Schema.String)), sent_at: Time, created_at: Time })
+const Message = Schema.Struct({
+  role: Schema.String,
+  text: Schema.optional(Schema.NullOr(Schema.String)),
+  sent_at: Time,
+  created_at: Time
+})
 type Message = typeof Message.Type
 const decodeMessages = decodeAnswer(Schema.Struct({ data: Schema.Array(Message) }), "{data: [{role, text, sent_at}]}")
 
 /** `result` is text in Telnyx's examples; anything else (or an unknown status) is left out rather than refused. */
 const InsightRun = Schema.Struct({
   status: Schema.String,
-  conversation_insights: Schema.optional(Schema.NullOr(Schema.Array(Schema.Struct({ result: Schema.optional(Schema.Unknown) }))))
+  conversation_insights: Schema.optional(
+    Schema.NullOr(Schema.Array(Schema.Struct({ result: Schema.optional(Schema.Unknown) })))
+  )
 })
 type InsightRun = typeof InsightRun.Type
-const decodeInsights = decodeAnswer(Schema.Struct({ data: Schema.Array(InsightRun) }), "{data: [{status, conversation_insights}]}")
+const decodeInsights = decodeAnswer(
+  Schema.Struct({ data: Schema.Array(InsightRun) }),
+  "{data: [{status, conversation_insights}]}"
+)
 
 /**
  * Pending while any run is `pending` or `in_progress`, or none is listed yet (the insights webhook
@@ -195,7 +222,9 @@ const decodeInsights = decodeAnswer(Schema.Struct({ data: Schema.Array(InsightRu
  * apart; null when none (all failed).
  */
 export const insightsSummary = (runs: ReadonlyArray<InsightRun>): ConversationInsights => {
-  if (runs.length === 0 || runs.some((r) => r.status === "pending" || r.status === "in_progress")) return { _tag: "Pending" }
+  if (runs.length === 0 || runs.some((r) => r.status === "pending" || r.status === "in_progress")) {
+    return { _tag: "Pending" }
+  }
   const texts = runs
     .filter((r) => r.status === "completed")
     .flatMap((r) => r.conversation_insights ?? [])
@@ -214,7 +243,9 @@ export const transcript = (messages: ReadonlyArray<Message>, startedAt?: string)
     const speaker = SPEAKERS[m.role]
     const text = (m.text ?? "").trim()
     const at = Date.parse(m.sent_at ?? m.created_at ?? "")
-    return speaker === undefined || text === "" ? [] : [{ speaker, text, at: Number.isNaN(at) ? Number.POSITIVE_INFINITY : at }]
+    return speaker === undefined || text === ""
+      ? []
+      : [{ speaker, text, at: Number.isNaN(at) ? Number.POSITIVE_INFINITY : at }]
   })
   // Array.prototype.sort is stable: lines said at the same time keep Telnyx's order.
   lines.sort((a, b) => (a.at === b.at ? 0 : a.at < b.at ? -1 : 1))
@@ -257,13 +288,18 @@ export const make = (config: TelnyxConfig): TelnyxVoice => {
       Effect.mapError((f) => voiceError(f, method)),
       Effect.flatMap(({ status, text }) =>
         Either.match(decode(text), {
-          onLeft: (why) => Effect.fail(unavailable(`Telnyx returned a malformed answer to ${method} ${path} (HTTP ${status}; ${why})`)),
+          onLeft: (why) =>
+            Effect.fail(
+              unavailable(`Telnyx returned a malformed answer to ${method} ${path} (HTTP ${status}; ${why})`)
+            ),
           onRight: Effect.succeed
         })
       )
     )
 
-  const commandRetry = (commandId: string | undefined) => (commandId === undefined ? WRITE_RETRY_ON : IDEMPOTENT_RETRY_ON)
+  const commandRetry = (
+    commandId: string | undefined
+  ) => (commandId === undefined ? WRITE_RETRY_ON : IDEMPOTENT_RETRY_ON)
 
   /** `POST /v2/calls/{id}/actions/{action}`; Telnyx answers `{data: {result}}`, which says nothing more. */
   const action = (callControlId: string, name: string, body: Record<string, unknown>, commandId: string | undefined) =>
@@ -275,8 +311,14 @@ export const make = (config: TelnyxConfig): TelnyxVoice => {
   return {
     dial: (input) =>
       call("POST", "/v2/calls", commandRetry(input.commandId), decodeDialed, dialBody(input)).pipe(
-        Effect.map(({ data }) => ({ callControlId: data.call_control_id, callLegId: data.call_leg_id, callSessionId: data.call_session_id })),
-        Effect.withSpan("TelnyxVoice.dial", { attributes: { "carrier.name": "telnyx", "call.assistant": input.assistantId !== undefined } })
+        Effect.map(({ data }) => ({
+          callControlId: data.call_control_id,
+          callLegId: data.call_leg_id,
+          callSessionId: data.call_session_id
+        })),
+        Effect.withSpan("TelnyxVoice.dial", {
+          attributes: { "carrier.name": "telnyx", "call.assistant": input.assistantId !== undefined }
+        })
       ),
     answer: (callControlId, options = {}) => action(callControlId, "answer", answerBody(options), options.commandId),
     transfer: (callControlId, to, options = {}) => action(callControlId, "transfer", { to }, options.commandId),
@@ -287,10 +329,13 @@ export const make = (config: TelnyxConfig): TelnyxVoice => {
       const id = input.assistantId ?? null
       const update = id !== null
       const path = id === null ? "/v2/ai/assistants" : `/v2/ai/assistants/${segment(id)}`
-      return call("POST", path, update ? IDEMPOTENT_RETRY_ON : WRITE_RETRY_ON, decodeAssistant, assistantBody(input)).pipe(
-        Effect.map((a) => ({ assistantId: "data" in a ? a.data.id : a.id })),
-        Effect.withSpan("TelnyxVoice.upsertAssistant", { attributes: { "carrier.name": "telnyx", "assistant.update": update } })
-      )
+      return call("POST", path, update ? IDEMPOTENT_RETRY_ON : WRITE_RETRY_ON, decodeAssistant, assistantBody(input))
+        .pipe(
+          Effect.map((a) => ({ assistantId: "data" in a ? a.data.id : a.id })),
+          Effect.withSpan("TelnyxVoice.upsertAssistant", {
+            attributes: { "carrier.name": "telnyx", "assistant.update": update }
+          })
+        )
     },
     conversationMessages: (conversationId, startedAt) =>
       call("GET", `/v2/ai/conversations/${segment(conversationId)}/messages`, IDEMPOTENT_RETRY_ON, decodeMessages).pipe(
@@ -298,7 +343,12 @@ export const make = (config: TelnyxConfig): TelnyxVoice => {
         Effect.withSpan("TelnyxVoice.conversationMessages", { attributes: { "carrier.name": "telnyx" } })
       ),
     conversationInsights: (conversationId) =>
-      call("GET", `/v2/ai/conversations/${segment(conversationId)}/conversations-insights`, IDEMPOTENT_RETRY_ON, decodeInsights).pipe(
+      call(
+        "GET",
+        `/v2/ai/conversations/${segment(conversationId)}/conversations-insights`,
+        IDEMPOTENT_RETRY_ON,
+        decodeInsights
+      ).pipe(
         Effect.map(({ data }) => insightsSummary(data)),
         Effect.withSpan("TelnyxVoice.conversationInsights", { attributes: { "carrier.name": "telnyx" } })
       )

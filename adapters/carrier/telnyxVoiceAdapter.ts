@@ -31,9 +31,13 @@ export const assistantInstructions = (config: AgentConfig): string => {
     config.instructions,
     config.tone === null ? null : `Tone: ${config.tone}.`,
     config.language === null ? null : `Speak ${config.language}.`,
-    config.jobs.length === 0 ? null : ["Jobs you may be calling about:", ...config.jobs.map((j) => `- ${j.name}: ${j.instructions}`)].join("\n")
+    config.jobs.length === 0
+      ? null
+      : ["Jobs you may be calling about:", ...config.jobs.map((j) => `- ${j.name}: ${j.instructions}`)].join("\n")
   ].filter((s): s is string => s !== null && s.trim().length > 0)
-  return parts.length > 0 ? parts.join("\n\n") : `You are ${config.name}, answering calls for this business. Be helpful, brief and polite.`
+  return parts.length > 0
+    ? parts.join("\n\n")
+    : `You are ${config.name}, answering calls for this business. Be helpful, brief and polite.`
 }
 
 const toVoiceError = (e: TelnyxVoice.TelnyxVoiceError) => new VoiceError({ reason: e.reason, message: e.message })
@@ -42,24 +46,31 @@ export const make = (client: TelnyxVoice.TelnyxVoice, connectionId: string | und
   Voice.of({
     dial: (request) =>
       connectionId === undefined
-        ? Effect.fail(new VoiceError({ reason: "rejected", message: "no Call Control connection is configured (TELNYX_CONNECTION_ID)" }))
+        ? Effect.fail(
+          new VoiceError({
+            reason: "rejected",
+            message: "no Call Control connection is configured (TELNYX_CONNECTION_ID)"
+          })
+        )
         : client
-            .dial({
-              from: request.from,
-              to: request.to,
-              connectionId,
-              ...(request.assistantId === null ? {} : { assistantId: request.assistantId }),
-              // This call's job and extra instructions ride on the dial: Telnyx overrides the assistant's instructions for this call only.
-              ...(request.assistantId === null || request.instructions === null ? {} : { assistantInstructions: request.instructions }),
-              clientState: request.clientState,
-              // Telnyx ignores a second dial with this id, so a retried request rings the callee once.
-              commandId: `dial-${request.callId}`,
-              record: true
-            })
-            .pipe(
-              Effect.map((d) => ({ carrierCallId: d.callSessionId, callControlId: d.callControlId })),
-              Effect.mapError(toVoiceError)
-            ),
+          .dial({
+            from: request.from,
+            to: request.to,
+            connectionId,
+            ...(request.assistantId === null ? {} : { assistantId: request.assistantId }),
+            // This call's job and extra instructions ride on the dial: Telnyx overrides the assistant's instructions for this call only.
+            ...(request.assistantId === null || request.instructions === null
+              ? {}
+              : { assistantInstructions: request.instructions }),
+            clientState: request.clientState,
+            // Telnyx ignores a second dial with this id, so a retried request rings the callee once.
+            commandId: `dial-${request.callId}`,
+            record: true
+          })
+          .pipe(
+            Effect.map((d) => ({ carrierCallId: d.callSessionId, callControlId: d.callControlId })),
+            Effect.mapError(toVoiceError)
+          ),
     publishAgent: ({ assistantId, config }) =>
       client
         .upsertAssistant({
@@ -75,16 +86,26 @@ export const make = (client: TelnyxVoice.TelnyxVoice, connectionId: string | und
       switch (action.kind) {
         case "agent":
           return client
-            .answer(callControlId, { ...(action.assistantId === null ? {} : { assistantId: action.assistantId }), clientState, record: true, commandId })
+            .answer(callControlId, {
+              ...(action.assistantId === null ? {} : { assistantId: action.assistantId }),
+              clientState,
+              record: true,
+              commandId
+            })
             .pipe(Effect.mapError(toVoiceError))
         case "voicemail":
-          return client.answer(callControlId, { clientState, record: true, commandId }).pipe(Effect.mapError(toVoiceError))
+          return client.answer(callControlId, { clientState, record: true, commandId }).pipe(
+            Effect.mapError(toVoiceError)
+          )
         case "forward":
           return client.transfer(callControlId, action.to, { commandId }).pipe(Effect.mapError(toVoiceError))
       }
     },
-    conversationTranscript: (conversationId, startedAt) => client.conversationMessages(conversationId, startedAt).pipe(Effect.mapError(toVoiceError)),
-    conversationSummary: (conversationId) => client.conversationInsights(conversationId).pipe(Effect.mapError(toVoiceError))
+    conversationTranscript: (conversationId, startedAt) =>
+      client.conversationMessages(conversationId, startedAt).pipe(Effect.mapError(toVoiceError)),
+    conversationSummary: (conversationId) =>
+      client.conversationInsights(conversationId).pipe(Effect.mapError(toVoiceError))
   })
 
-export const layer = (config: TelnyxConfig): Layer.Layer<Voice> => Layer.succeed(Voice, make(TelnyxVoice.make(config), config.connectionId))
+export const layer = (config: TelnyxConfig): Layer.Layer<Voice> =>
+  Layer.succeed(Voice, make(TelnyxVoice.make(config), config.connectionId))

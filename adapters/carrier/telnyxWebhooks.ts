@@ -22,23 +22,23 @@ export const TIMESTAMP_HEADER = "telnyx-timestamp"
 
 export type TelnyxWebhookEvent =
   | {
-      readonly _tag: "Inbound"
-      readonly eventId: string
-      readonly occurredAt: string | null
-      readonly message: InboundMessage
-    }
+    readonly _tag: "Inbound"
+    readonly eventId: string
+    readonly occurredAt: string | null
+    readonly message: InboundMessage
+  }
   | {
-      readonly _tag: "Status"
-      readonly eventId: string
-      readonly occurredAt: string | null
-      readonly report: StatusReport
-    }
+    readonly _tag: "Status"
+    readonly eventId: string
+    readonly occurredAt: string | null
+    readonly report: StatusReport
+  }
   | {
-      readonly _tag: "Ignored"
-      readonly eventId: string
-      readonly occurredAt: string | null
-      readonly eventType: string
-    }
+    readonly _tag: "Ignored"
+    readonly eventId: string
+    readonly occurredAt: string | null
+    readonly eventType: string
+  }
 
 export interface TelnyxWebhookInput {
   /** The request body exactly as received; never a re-serialisation. */
@@ -66,7 +66,7 @@ export const fromBase64 = (text: string): Uint8Array<ArrayBuffer> | null => {
 }
 
 const verifySignature = (input: TelnyxWebhookInput, timestamp: string, signature: string) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const key = fromBase64(input.publicKey)
     if (key === null || key.length !== 32) {
       return yield* fail("signature", "the configured Telnyx public key is not base64 of 32 bytes")
@@ -102,7 +102,10 @@ export const Envelope = Schema.Struct({
   })
 })
 
-const Party = Schema.Struct({ phone_number: Schema.NonEmptyString, status: Schema.optional(Schema.NullOr(Schema.String)) })
+const Party = Schema.Struct({
+  phone_number: Schema.NonEmptyString,
+  status: Schema.optional(Schema.NullOr(Schema.String))
+})
 
 const InboundPayload = Schema.Struct({
   id: Schema.NonEmptyString,
@@ -111,7 +114,9 @@ const InboundPayload = Schema.Struct({
   text: Schema.optional(Schema.NullOr(Schema.String)),
   media: Schema.optional(
     Schema.NullOr(
-      Schema.Array(Schema.Struct({ url: Schema.NonEmptyString, content_type: Schema.optional(Schema.NullOr(Schema.String)) }))
+      Schema.Array(
+        Schema.Struct({ url: Schema.NonEmptyString, content_type: Schema.optional(Schema.NullOr(Schema.String)) })
+      )
     )
   )
 })
@@ -128,7 +133,7 @@ const decode = <A, I>(schema: Schema.Schema<A, I>, value: unknown, what: string)
   })
 
 const parse = (rawBody: string): Effect.Effect<TelnyxWebhookEvent, TelnyxWebhookError> =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     let json: unknown
     try {
       json = JSON.parse(rawBody)
@@ -163,7 +168,7 @@ const parse = (rawBody: string): Effect.Effect<TelnyxWebhookEvent, TelnyxWebhook
 
 /** Verifies the signature and freshness of a Telnyx webhook, then parses it. */
 export const verifyAndParse = (input: TelnyxWebhookInput): Effect.Effect<TelnyxWebhookEvent, TelnyxWebhookError> =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const timestamp = input.timestamp?.trim() ?? ""
     const signature = input.signature?.trim() ?? ""
     if (timestamp === "") return yield* fail("timestamp", `the ${TIMESTAMP_HEADER} header is missing`)
@@ -171,7 +176,10 @@ export const verifyAndParse = (input: TelnyxWebhookInput): Effect.Effect<TelnyxW
     if (!/^\d{1,12}$/.test(timestamp)) return yield* fail("timestamp", `${TIMESTAMP_HEADER} is not Unix seconds`)
     const skew = Math.abs(input.nowSeconds - Number(timestamp))
     if (!(skew <= TOLERANCE_SECONDS)) {
-      return yield* fail("timestamp", `${TIMESTAMP_HEADER} is ${Math.round(skew)} s from now (tolerance ${TOLERANCE_SECONDS} s)`)
+      return yield* fail(
+        "timestamp",
+        `${TIMESTAMP_HEADER} is ${Math.round(skew)} s from now (tolerance ${TOLERANCE_SECONDS} s)`
+      )
     }
     yield* verifySignature(input, timestamp, signature)
     return yield* parse(input.rawBody)

@@ -29,7 +29,10 @@ const specificFirst = (a: Template, b: Template): number => {
  * Finds the template of a request among the API's endpoints (and `extra` routes served beside
  * them, such as the OpenAPI document), the way the router does: method, then segment by segment.
  */
-export const routeMatcher = (api: HttpApi.HttpApi.Any, extra: ReadonlyArray<readonly [method: string, path: string]> = []) => {
+export const routeMatcher = (
+  api: HttpApi.HttpApi.Any,
+  extra: ReadonlyArray<readonly [method: string, path: string]> = []
+) => {
   const routes: Array<readonly [string, string]> = [...extra]
   HttpApi.reflect(api as any, {
     onGroup: () => {},
@@ -53,7 +56,9 @@ export const routeMatcher = (api: HttpApi.HttpApi.Any, extra: ReadonlyArray<read
     if (list === undefined) return undefined
     for (const t of list) {
       let i = 0
-      while (i < segments.length && (t.segments[i] === undefined ? segments[i] !== "" : t.segments[i] === segments[i])) i++
+      while (
+        i < segments.length && (t.segments[i] === undefined ? segments[i] !== "" : t.segments[i] === segments[i])
+      ) i++
       if (i === segments.length) return t.path
     }
     return undefined
@@ -66,7 +71,9 @@ export const routeMatcher = (api: HttpApi.HttpApi.Any, extra: ReadonlyArray<read
     if (found !== undefined) return found
     if (method === "HEAD") return find("GET", segments)
     // A CORS preflight is logged under the route it asks about.
-    if (method === "OPTIONS") return find("GET", segments) ?? find("POST", segments) ?? find("PATCH", segments) ?? find("DELETE", segments)
+    if (method === "OPTIONS") {
+      return find("GET", segments) ?? find("POST", segments) ?? find("PATCH", segments) ?? find("DELETE", segments)
+    }
     return undefined
   }
   // The access log and the request metrics ask in turn about the same request: remember the last answer.
@@ -85,25 +92,36 @@ export const UNMATCHED = "(unmatched)"
  * the clock is the one the layer was built with, read synchronously (no effect per request).
  */
 export const accessLog = (route: (method: string, url: string) => string | undefined, clock: Clock.Clock) =>
-  (req: HttpServerRequest.HttpServerRequest, state: RequestState, res: HttpServerResponse.HttpServerResponse, started: bigint) => {
-    const durationMs = Math.round(Number(clock.unsafeCurrentTimeNanos() - started) / 1e4) / 100
-    const template = route(req.method, req.url) ?? UNMATCHED
-    const annotations: Record<string, unknown> = { method: req.method, route: template, status: res.status, durationMs, requestId: state.requestId }
-    const principal = state.principal
-    if (principal !== undefined) {
-      annotations["workspaceId"] = principal.workspaceId
-      annotations["keyId"] = principal.keyId
-    }
-    // Annotated by setting the fiber's annotations rather than with Effect.annotateLogs, whose
-    // region (set, run, restore: fiber steps of its own) is paid on every request: this is the
-    // request fiber's last line (a failure while sending the response, logged after it, carries the
-    // same annotations), and the fiber ends with the request.
-    return Effect.zipRight(
-      FiberRef.update(FiberRef.currentLogAnnotations, (current) => {
-        let merged = current
-        for (const key in annotations) merged = HashMap.set(merged, key, annotations[key])
-        return merged
-      }),
-      Effect.logInfo(`${req.method} ${template} ${res.status} ${durationMs}ms`)
-    )
+(
+  req: HttpServerRequest.HttpServerRequest,
+  state: RequestState,
+  res: HttpServerResponse.HttpServerResponse,
+  started: bigint
+) => {
+  const durationMs = Math.round(Number(clock.unsafeCurrentTimeNanos() - started) / 1e4) / 100
+  const template = route(req.method, req.url) ?? UNMATCHED
+  const annotations: Record<string, unknown> = {
+    method: req.method,
+    route: template,
+    status: res.status,
+    durationMs,
+    requestId: state.requestId
   }
+  const principal = state.principal
+  if (principal !== undefined) {
+    annotations["workspaceId"] = principal.workspaceId
+    annotations["keyId"] = principal.keyId
+  }
+  // Annotated by setting the fiber's annotations rather than with Effect.annotateLogs, whose
+  // region (set, run, restore: fiber steps of its own) is paid on every request: this is the
+  // request fiber's last line (a failure while sending the response, logged after it, carries the
+  // same annotations), and the fiber ends with the request.
+  return Effect.zipRight(
+    FiberRef.update(FiberRef.currentLogAnnotations, (current) => {
+      let merged = current
+      for (const key in annotations) merged = HashMap.set(merged, key, annotations[key])
+      return merged
+    }),
+    Effect.logInfo(`${req.method} ${template} ${res.status} ${durationMs}ms`)
+  )
+}

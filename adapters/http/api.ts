@@ -15,9 +15,9 @@ import { HealthGroup } from "./api/health.ts"
 import { McpGroup, McpStreamGroup } from "./api/mcp.ts"
 import { MediaGroup } from "./api/media.ts"
 import { MessagesGroup } from "./api/messages.ts"
-import { MessagingGroup } from "./api/registration.ts"
 import { MetricsGroup } from "./api/metrics.ts"
 import { NumbersGroup } from "./api/numbers.ts"
+import { MessagingGroup } from "./api/registration.ts"
 import { TestHelpersGroup } from "./api/testHelpers.ts"
 import { WebhooksGroup } from "./api/webhooks.ts"
 import { patchOpenApi } from "./openapi.ts"
@@ -50,4 +50,5 @@ export class Api extends HttpApi.make("switchboard")
       "On the Node server (`npm start`), some requests are refused before they reach any operation, with the same error envelope (`code` `invalid_argument`) and `X-Request-Id`, and the connection closed: " +
       "a malformed request line or header (`400`), a request line and headers over 16 KB (`431`), a request not received in time (`408`; by default headers within 15 s, the whole request within 30 s)."
   )
-  .annotate(OpenApi.Transform, patchOpenApi) {}
+  .annotate(OpenApi.Transform, patchOpenApi)
+{}

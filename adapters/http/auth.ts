@@ -2,14 +2,20 @@
 import { HttpApi, type HttpApiMiddleware, HttpRouter, HttpServerRequest } from "@effect/platform"
 import { Context, Effect, Layer, Option, Redacted } from "effect"
 import type { Scope } from "../../core/auth/scopes.ts"
-import { InvalidArgument, NotFound, PermissionDenied, ResourceExhausted, Unauthenticated } from "../../core/kernel/errors.ts"
+import {
+  InvalidArgument,
+  NotFound,
+  PermissionDenied,
+  ResourceExhausted,
+  Unauthenticated
+} from "../../core/kernel/errors.ts"
 import { jsonTextProblem } from "../../core/kernel/input.ts"
 import { type Decision, RateLimiter } from "../../core/ratelimit/bucket.ts"
 import { Workspaces } from "../../core/workspaces/service.ts"
 import { recordRefusal } from "../telemetry/metrics.ts"
 import { Api } from "./api.ts"
 import { TrustedProxies } from "./clientAddress.ts"
-import { addressBucket, BODY_METHODS, bearerToken, bodyReadMessage, requestKey, requestState } from "./platform.ts"
+import { addressBucket, bearerToken, BODY_METHODS, bodyReadMessage, requestKey, requestState } from "./platform.ts"
 import { AdminAuthorization, Authorization, BoundedBody, RequiredScopes } from "./security.ts"
 
 export const unauthenticated = new Unauthenticated({ message: "Missing, malformed, unknown or revoked API key" })
@@ -25,7 +31,9 @@ const scopesByRoute = (): ReadonlyMap<string, ReadonlyArray<Scope>> => {
     onEndpoint: ({ endpoint, mergedAnnotations, middleware }) => {
       if (!middleware.has(Authorization as unknown as HttpApiMiddleware.TagClassAny)) return
       const required = Context.getOption(mergedAnnotations, RequiredScopes)
-      if (Option.isNone(required)) throw new Error(`${endpoint.method} ${endpoint.path} declares no scope (requires, api/shared.ts)`)
+      if (Option.isNone(required)) {
+        throw new Error(`${endpoint.method} ${endpoint.path} declares no scope (requires, api/shared.ts)`)
+      }
       scopes.set(`${endpoint.method} ${endpoint.path}`, required.value)
     }
   })
@@ -34,7 +42,7 @@ const scopesByRoute = (): ReadonlyMap<string, ReadonlyArray<Scope>> => {
 
 export const AuthorizationLive = Layer.effect(
   Authorization,
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const workspaces = yield* Workspaces
     const limiter = yield* RateLimiter
     const trusted = yield* TrustedProxies
@@ -46,7 +54,9 @@ export const AuthorizationLive = Layer.effect(
     const checkScopes = (granted: ReadonlySet<Scope>): Effect.Effect<void, PermissionDenied, HttpRouter.RouteContext> =>
       Effect.flatMap(HttpRouter.RouteContext, ({ route }) => {
         for (const scope of scopes.get(`${route.method} ${route.path}`) ?? []) {
-          if (!granted.has(scope)) return Effect.fail(new PermissionDenied({ message: `This key lacks the scope ${scope}` }))
+          if (!granted.has(scope)) {
+            return Effect.fail(new PermissionDenied({ message: `This key lacks the scope ${scope}` }))
+          }
         }
         return Effect.void
       })
@@ -61,7 +71,9 @@ export const AuthorizationLive = Layer.effect(
           // too. A missing or malformed one was already billed by the platform middleware: count it once.
           const reject = (error: Unauthenticated) =>
             Effect.flatMap(
-              state.rate === undefined ? limiter.consume(addressBucket("ip", req, trusted)) : Effect.succeed(state.rate),
+              state.rate === undefined
+                ? limiter.consume(addressBucket("ip", req, trusted))
+                : Effect.succeed(state.rate),
               (rate) => {
                 state.rate = rate
                 return Effect.fail(rate.allowed ? error : exhausted(rate, "ip"))
@@ -72,12 +84,15 @@ export const AuthorizationLive = Layer.effect(
           return workspaces.authenticate(key.value).pipe(
             Effect.catchAll(reject),
             Effect.flatMap((principal) =>
-              Effect.flatMap(limiter.consume(`key:${principal.keyId}`), (rate): Effect.Effect<void, ResourceExhausted | PermissionDenied, HttpRouter.RouteContext> => {
-                state.rate = rate
-                if (!rate.allowed) return Effect.fail(exhausted(rate, "key"))
-                state.principal = principal
-                return checkScopes(principal.scopes)
-              })
+              Effect.flatMap(
+                limiter.consume(`key:${principal.keyId}`),
+                (rate): Effect.Effect<void, ResourceExhausted | PermissionDenied, HttpRouter.RouteContext> => {
+                  state.rate = rate
+                  if (!rate.allowed) return Effect.fail(exhausted(rate, "key"))
+                  state.principal = principal
+                  return checkScopes(principal.scopes)
+                }
+              )
             )
           )
         })
@@ -96,7 +111,7 @@ export const AdminAuthorizationLive = (adminToken: Option.Option<Redacted.Redact
     Effect.zipWith(RateLimiter, TrustedProxies, (limiter, trusted) =>
       AdminAuthorization.of({
         adminToken: () =>
-          Effect.gen(function* () {
+          Effect.gen(function*() {
             if (Option.isNone(adminToken)) return yield* new NotFound({ message: "No such route" })
             const req = yield* HttpServerRequest.HttpServerRequest
             const given = bearerToken(req.headers["authorization"])
@@ -105,12 +120,14 @@ export const AdminAuthorizationLive = (adminToken: Option.Option<Redacted.Redact
             state.rate = yield* limiter.consume(valid ? "admin" : addressBucket("admin-ip", req, trusted))
             if (!state.rate.allowed) {
               recordRefusal(valid ? "admin" : "ip")
-              return yield* new ResourceExhausted({ message: "Rate limit exceeded", retryAfterSeconds: state.rate.retryAfterSeconds })
+              return yield* new ResourceExhausted({
+                message: "Rate limit exceeded",
+                retryAfterSeconds: state.rate.retryAfterSeconds
+              })
             }
             if (!valid) return yield* new Unauthenticated({ message: "Missing or wrong admin token" })
           })
-      })
-    )
+      }))
   )
 
 const constantTimeEqual = (a: string, b: string) => {
@@ -126,9 +143,12 @@ export const BoundedBodyLive = Layer.succeed(
   BoundedBody,
   Effect.flatMap(HttpServerRequest.HttpServerRequest, (req) => {
     if (!BODY_METHODS.has(req.method)) return Effect.void
-    return Effect.flatMap(Effect.mapError(req.text, (e) => new InvalidArgument({ message: bodyReadMessage(e) })), (text) => {
-      const problem = jsonTextProblem(text)
-      return problem === undefined ? Effect.void : Effect.fail(new InvalidArgument({ message: problem }))
-    })
+    return Effect.flatMap(
+      Effect.mapError(req.text, (e) => new InvalidArgument({ message: bodyReadMessage(e) })),
+      (text) => {
+        const problem = jsonTextProblem(text)
+        return problem === undefined ? Effect.void : Effect.fail(new InvalidArgument({ message: problem }))
+      }
+    )
   })
 )

@@ -9,8 +9,8 @@
 import { HttpApi, HttpApiSchema } from "@effect/platform"
 import type { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
 import { Context, Effect, Layer, Option } from "effect"
-import { type AnyTool, tools, type ToolServices } from "../../core/tools/index.ts"
 import type { IdempotencyStore } from "../../core/idempotency/store.ts"
+import { type AnyTool, tools, type ToolServices } from "../../core/tools/index.ts"
 import type { WorkspaceClock } from "../../core/workspaces/clock.ts"
 import { Api } from "./api.ts"
 import { Capability } from "./api/shared.ts"
@@ -61,11 +61,22 @@ export const capabilityEndpoints = (): ReadonlyArray<CapabilityEndpoint> =>
   apiEndpoints().flatMap(({ method, path, tool }) => (tool === undefined ? [] : [{ method, path, tool }]))
 
 /** The groups whose every endpoint offers a tool: their handlers are all derived here. */
-export const CAPABILITY_GROUPS = ["contacts", "conversations", "messages", "calls", "numbers", "messaging", "agent", "webhooks"] as const
+export const CAPABILITY_GROUPS = [
+  "contacts",
+  "conversations",
+  "messages",
+  "calls",
+  "numbers",
+  "messaging",
+  "agent",
+  "webhooks"
+] as const
 export type CapabilityGroup = (typeof CAPABILITY_GROUPS)[number]
 
 /** How the route of `tool` is served: uninterruptible whenever the tool is not read-only. */
-export const handlerOptions = (tool: AnyTool): { readonly uninterruptible: boolean } => ({ uninterruptible: !tool.hints.readOnly })
+export const handlerOptions = (tool: AnyTool): { readonly uninterruptible: boolean } => ({
+  uninterruptible: !tool.hints.readOnly
+})
 
 interface DecodedRequest {
   readonly path?: object
@@ -89,7 +100,9 @@ const byName = new Map<string, AnyTool>(tools.map((t) => [t.name, t]))
 const toolOf = (groupName: string, endpoint: HttpApiEndpoint.HttpApiEndpoint.AnyWithProps): AnyTool => {
   const name = Context.getOption(endpoint.annotations, Capability)
   const found = Option.isSome(name) ? byName.get(name.value) : undefined
-  if (found === undefined) throw new Error(`${groupName}.${endpoint.name} is in a capability group but offers no tool of the table`)
+  if (found === undefined) {
+    throw new Error(`${groupName}.${endpoint.name} is in a capability group but offers no tool of the table`)
+  }
   return found
 }
 
@@ -97,20 +110,33 @@ const toolOf = (groupName: string, endpoint: HttpApiEndpoint.HttpApiEndpoint.Any
  * The handlers of one capability group, given HttpApiBuilder's `handlers` (or any object with its
  * `handle(name, handler, options)`): exported so a test can see how each route is served.
  */
-export const buildCapabilityHandlers = <H extends { handle: (name: string, handler: any, options?: { readonly uninterruptible?: boolean }) => H }>(
+export const buildCapabilityHandlers = <
+  H extends { handle: (name: string, handler: any, options?: { readonly uninterruptible?: boolean }) => H }
+>(
   groupName: CapabilityGroup,
   handlers: H
 ): H => {
-  const endpoints = (Api.groups as unknown as Record<string, HttpApiGroup.HttpApiGroup.AnyWithProps>)[groupName]!.endpoints
+  const endpoints =
+    (Api.groups as unknown as Record<string, HttpApiGroup.HttpApiGroup.AnyWithProps>)[groupName]!.endpoints
   let out = handlers
   for (const endpoint of Object.values(endpoints) as Array<HttpApiEndpoint.HttpApiEndpoint.AnyWithProps>) {
     const tool = toolOf(groupName, endpoint)
-    out = out.handle(endpoint.name, handlerOf(tool, HttpApiSchema.getStatusSuccess(endpoint.successSchema)), handlerOptions(tool))
+    out = out.handle(
+      endpoint.name,
+      handlerOf(tool, HttpApiSchema.getStatusSuccess(endpoint.successSchema)),
+      handlerOptions(tool)
+    )
   }
   return out
 }
 
 /** Every capability group's handlers: the tools' services, and the idempotency runner's. */
 export const CapabilitiesLive = Layer.mergeAll(
-  ...(CAPABILITY_GROUPS.map((name) => group(Api, name as any, (handlers: any) => buildCapabilityHandlers(name, handlers))) as unknown as [Layer.Layer<unknown>])
-) as unknown as Layer.Layer<HttpApiGroup.ApiGroup<"switchboard", CapabilityGroup>, never, ToolServices | IdempotencyStore | WorkspaceClock>
+  ...(CAPABILITY_GROUPS.map((name) =>
+    group(Api, name as any, (handlers: any) => buildCapabilityHandlers(name, handlers))
+  ) as unknown as [Layer.Layer<unknown>])
+) as unknown as Layer.Layer<
+  HttpApiGroup.ApiGroup<"switchboard", CapabilityGroup>,
+  never,
+  ToolServices | IdempotencyStore | WorkspaceClock
+>

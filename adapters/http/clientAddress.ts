@@ -11,7 +11,9 @@ import type { HttpServerRequest } from "@effect/platform"
 import { Context, Option } from "effect"
 
 /** How many reverse proxies in front of the server are trusted to append to `X-Forwarded-For`. */
-export class TrustedProxies extends Context.Reference<TrustedProxies>()("switchboard/TrustedProxies", { defaultValue: () => 0 }) {}
+export class TrustedProxies
+  extends Context.Reference<TrustedProxies>()("switchboard/TrustedProxies", { defaultValue: () => 0 })
+{}
 
 /** The client's address as the `trusted` nearest proxies saw it; the socket's peer when none is trusted. */
 export const clientAddress = (req: HttpServerRequest.HttpServerRequest, trusted: number): Option.Option<string> => {

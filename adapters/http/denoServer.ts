@@ -21,7 +21,7 @@ const DRAIN_TIMEOUT = Duration.seconds(25)
 const booting: Handler = async () => new Response(null, { status: 503, headers: { "retry-after": "1" } })
 
 const make = (options: { readonly port: number; readonly host: string; readonly timeouts?: Timeouts | undefined }) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const timeouts = options.timeouts ?? DEFAULT_TIMEOUTS
     let handler = booting
     let inFlight = 0
@@ -41,16 +41,20 @@ const make = (options: { readonly port: number; readonly host: string; readonly 
       // Deno's shutdown() cuts the bodies of requests still uploading: wait for in-flight requests
       // to be answered first (bounded), then close the listener.
       (server) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           yield* Effect.logInfo(`Draining: ${inFlight} request(s) in flight`)
-          yield* Effect.sleep(50).pipe(Effect.repeat({ until: () => inFlight === 0 }), Effect.when(() => inFlight > 0), Effect.timeoutOption(DRAIN_TIMEOUT))
+          yield* Effect.sleep(50).pipe(
+            Effect.repeat({ until: () => inFlight === 0 }),
+            Effect.when(() => inFlight > 0),
+            Effect.timeoutOption(DRAIN_TIMEOUT)
+          )
           yield* Effect.promise(() => server.shutdown())
         })
     )
     return HttpServer.make({
       address: { _tag: "TcpAddress", hostname: server.addr.hostname, port: server.addr.port },
       serve: (httpApp, middleware) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const runtime = yield* Effect.runtime<never>()
           handler = withBodyLimit(HttpApp.toWebHandlerRuntime(runtime)(httpApp, middleware), timeouts.requestMs)
         })
@@ -58,5 +62,6 @@ const make = (options: { readonly port: number; readonly host: string; readonly 
   })
 
 /** The server and the platform services a server without a file system provides (HttpServer.layerContext). */
-export const layer = (options: { readonly port: number; readonly host: string; readonly timeouts?: Timeouts | undefined }) =>
-  Layer.merge(Layer.scoped(HttpServer.HttpServer, make(options)), HttpServer.layerContext)
+export const layer = (
+  options: { readonly port: number; readonly host: string; readonly timeouts?: Timeouts | undefined }
+) => Layer.merge(Layer.scoped(HttpServer.HttpServer, make(options)), HttpServer.layerContext)

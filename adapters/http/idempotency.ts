@@ -11,9 +11,9 @@
 import type { HttpServerRequest } from "@effect/platform"
 import { HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
-import type { FailedPrecondition, InvalidArgument } from "../../core/kernel/errors.ts"
 import { type IdempotentOptions, runIdempotent, storedError } from "../../core/idempotency/runner.ts"
 import type { IdempotencyStore, StoredAnswer } from "../../core/idempotency/store.ts"
+import type { FailedPrecondition, InvalidArgument } from "../../core/kernel/errors.ts"
 import type { WorkspaceClock } from "../../core/workspaces/clock.ts"
 import { CurrentRequest, envelope } from "./platform.ts"
 
@@ -22,7 +22,11 @@ export const REPLAYED_HEADER = "idempotency-replayed"
 const replay = (answer: StoredAnswer) =>
   Effect.map(CurrentRequest, ({ requestId }) => {
     if (answer.status < 400) {
-      return HttpServerResponse.text(answer.body, { status: answer.status, contentType: "application/json", headers: { [REPLAYED_HEADER]: "true" } })
+      return HttpServerResponse.text(answer.body, {
+        status: answer.status,
+        contentType: "application/json",
+        headers: { [REPLAYED_HEADER]: "true" }
+      })
     }
     const { code, message } = storedError(answer)
     return HttpServerResponse.setHeader(envelope(answer.status, code, message, requestId), REPLAYED_HEADER, "true")

@@ -20,9 +20,6 @@
  * Part of the fast path (adapters/fastPath.ts): with it off, `layer` is NodeHttpServer itself, on a
  * Node server given the same timeouts, and what is "beyond NodeHttpServer" above is not done.
  */
-import * as Http from "node:http"
-import type { AddressInfo, Socket } from "node:net"
-import { type Duplex, Readable } from "node:stream"
 import {
   Cookies,
   type Headers,
@@ -36,10 +33,29 @@ import {
   UrlParams
 } from "@effect/platform"
 import { NodeHttpServer, NodeMultipart, NodeStream } from "@effect/platform-node"
-import { Cause, Chunk, Context, Effect, Exit, type Fiber, FiberRef, FiberRefs, identity, Inspectable, Layer, Option, Runtime, Scope, Stream } from "effect"
+import {
+  Cause,
+  Chunk,
+  Context,
+  Effect,
+  Exit,
+  type Fiber,
+  FiberRef,
+  FiberRefs,
+  identity,
+  Inspectable,
+  Layer,
+  Option,
+  Runtime,
+  Scope,
+  Stream
+} from "effect"
+import * as Http from "node:http"
+import type { AddressInfo, Socket } from "node:net"
+import { type Duplex, Readable } from "node:stream"
 import { displayText } from "../../core/kernel/display.ts"
-import { serverSpan } from "../telemetry/tracing.ts"
 import { FastPath } from "../fastPath.ts"
+import { serverSpan } from "../telemetry/tracing.ts"
 import { CORS_HEADERS, DEFAULT_TIMEOUTS, errorBody, requestIdFor, type Timeouts } from "./platform.ts"
 
 /** The request as the app sees it (HttpServerRequest) over Node's IncomingMessage. */
@@ -60,7 +76,8 @@ class NodeRequest extends Inspectable.Class implements HttpServerRequest.HttpSer
     super()
   }
 
-  private readonly onError = (cause: unknown): HttpServerError.RequestError => new HttpServerError.RequestError({ request: this, reason: "Decode", cause })
+  private readonly onError = (cause: unknown): HttpServerError.RequestError =>
+    new HttpServerError.RequestError({ request: this, reason: "Decode", cause })
 
   get originalUrl() {
     return this.source.url ?? "/"
@@ -85,22 +102,32 @@ class NodeRequest extends Inspectable.Class implements HttpServerRequest.HttpSer
    */
   get bytes(): Effect.Effect<Buffer, HttpServerError.RequestError> {
     return (this.bodyEffect ??= once(
-      Effect.flatMap(HttpIncomingMessage.MaxBodySize, (max) => readBody(this.source, Option.getOrUndefined(Option.map(max, Number)), this.onError))
+      Effect.flatMap(
+        HttpIncomingMessage.MaxBodySize,
+        (max) => readBody(this.source, Option.getOrUndefined(Option.map(max, Number)), this.onError)
+      )
     ))
   }
   get text(): Effect.Effect<string, HttpServerError.RequestError> {
     return Effect.map(this.bytes, (body) => body.toString("utf8"))
   }
   get json(): Effect.Effect<unknown, HttpServerError.RequestError> {
-    return Effect.tryMap(this.text, { try: (text) => (text === "" ? null : (JSON.parse(text) as unknown)), catch: this.onError })
+    return Effect.tryMap(this.text, {
+      try: (text) => (text === "" ? null : (JSON.parse(text) as unknown)),
+      catch: this.onError
+    })
   }
   get urlParamsBody(): Effect.Effect<UrlParams.UrlParams, HttpServerError.RequestError> {
-    return Effect.flatMap(this.text, (text) =>
-      Effect.try({ try: () => UrlParams.fromInput(new URLSearchParams(text)), catch: this.onError })
+    return Effect.flatMap(
+      this.text,
+      (text) => Effect.try({ try: () => UrlParams.fromInput(new URLSearchParams(text)), catch: this.onError })
     )
   }
   get arrayBuffer(): Effect.Effect<ArrayBuffer, HttpServerError.RequestError> {
-    return Effect.map(this.bytes, (body) => body.buffer.slice(body.byteOffset, body.byteOffset + body.byteLength) as ArrayBuffer)
+    return Effect.map(
+      this.bytes,
+      (body) => body.buffer.slice(body.byteOffset, body.byteOffset + body.byteLength) as ArrayBuffer
+    )
   }
   get stream(): Stream.Stream<Uint8Array, HttpServerError.RequestError> {
     return NodeStream.fromReadable<HttpServerError.RequestError>(() => this.source, this.onError)
@@ -112,9 +139,17 @@ class NodeRequest extends Inspectable.Class implements HttpServerRequest.HttpSer
     return NodeMultipart.stream(this.source, this.source.headers)
   }
   get upgrade(): HttpServerRequest.HttpServerRequest["upgrade"] {
-    return Effect.fail(new HttpServerError.RequestError({ request: this, reason: "Decode", description: "WebSocket upgrades are not served" }))
+    return Effect.fail(
+      new HttpServerError.RequestError({
+        request: this,
+        reason: "Decode",
+        description: "WebSocket upgrades are not served"
+      })
+    )
   }
-  modify(options: { readonly url?: string; readonly headers?: Headers.Headers; readonly remoteAddress?: string }): NodeRequest {
+  modify(
+    options: { readonly url?: string; readonly headers?: Headers.Headers; readonly remoteAddress?: string }
+  ): NodeRequest {
     return new NodeRequest(
       this.source,
       this.response,
@@ -148,8 +183,7 @@ const once = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> => 
           done = exit
           for (const resume of waiting!) resume(exit)
           waiting = undefined
-        })
-      )
+        }))
     })
   )
 }
@@ -217,7 +251,9 @@ const writeStream = (
       onSuccess: () => Effect.sync(() => void res.end()),
       onFailure: (cause) => {
         res.destroy()
-        return Cause.isInterruptedOnly(cause) ? Effect.failCause(cause) : Effect.fail(responseError(request, response, Cause.squash(cause)))
+        return Cause.isInterruptedOnly(cause)
+          ? Effect.failCause(cause)
+          : Effect.fail(responseError(request, response, Cause.squash(cause)))
       }
     }),
     Effect.ensuring(Effect.sync(() => res.off("drain", onDrain))),
@@ -263,7 +299,10 @@ const hasBody = (source: Http.IncomingMessage) =>
 const refused = new WeakSet<Duplex>()
 
 /** Sends `response` on Node's ServerResponse; resolves once the body is handed to Node. */
-const send = (request: NodeRequest, response: HttpServerResponse.HttpServerResponse): Effect.Effect<void, HttpServerError.ResponseError> => {
+const send = (
+  request: NodeRequest,
+  response: HttpServerResponse.HttpServerResponse
+): Effect.Effect<void, HttpServerError.ResponseError> => {
   const res = request.response
   if (res.writableEnded || res.destroyed) return Effect.void
   let headers: Http.OutgoingHttpHeaders = response.headers
@@ -306,7 +345,9 @@ const send = (request: NodeRequest, response: HttpServerResponse.HttpServerRespo
         return writeStream(request, response, NodeStream.fromReadable(() => readable, identity))
       }
       res.destroy()
-      return Effect.fail(responseError(request, response, new TypeError("A raw body must be a string, bytes or a Node Readable")))
+      return Effect.fail(
+        responseError(request, response, new TypeError("A raw body must be a string, bytes or a Node Readable"))
+      )
     case "FormData":
       return writeStream(request, response, Stream.fromReadableStream(() => form!.body!, identity))
     case "Stream":
@@ -321,25 +362,36 @@ const send = (request: NodeRequest, response: HttpServerResponse.HttpServerRespo
  * destroyed response. Both are logged. Uninterruptible like HttpApp.toHandled: the router makes
  * each handler interruptible unless its route says otherwise.
  */
-const handle = (app: Effect.Effect<HttpServerResponse.HttpServerResponse, unknown, HttpServerRequest.HttpServerRequest>) => {
-  const withRequest = <A, E>(f: (request: NodeRequest, fiber: Fiber.RuntimeFiber<unknown, unknown>) => Effect.Effect<A, E>) =>
-    Effect.withFiberRuntime<A, E>((fiber) => f(Context.unsafeGet(fiber.currentContext, HttpServerRequest.HttpServerRequest) as NodeRequest, fiber))
+const handle = (
+  app: Effect.Effect<HttpServerResponse.HttpServerResponse, unknown, HttpServerRequest.HttpServerRequest>
+) => {
+  const withRequest = <A, E>(
+    f: (request: NodeRequest, fiber: Fiber.RuntimeFiber<unknown, unknown>) => Effect.Effect<A, E>
+  ) =>
+    Effect.withFiberRuntime<A, E>((fiber) =>
+      f(Context.unsafeGet(fiber.currentContext, HttpServerRequest.HttpServerRequest) as NodeRequest, fiber)
+    )
   const respond = (response: HttpServerResponse.HttpServerResponse) =>
     withRequest((request, fiber) => {
       const before = fiber.getFiberRef(HttpApp.currentPreResponseHandlers)
-      return Option.isNone(before) ? send(request, response) : Effect.flatMap(before.value(request, response), (r) => send(request, r))
+      return Option.isNone(before)
+        ? send(request, response)
+        : Effect.flatMap(before.value(request, response), (r) => send(request, r))
     })
   // A client that went away, or an unknown route on an app without its own 404 (causeResponse
   // answers it), is not an error worth a log line.
   const logged = (message: string, cause: Cause.Cause<unknown>) =>
-    Cause.isInterruptedOnly(cause) || Option.exists(Cause.failureOption(cause), (e) => e instanceof HttpServerError.RouteNotFound)
+    Cause.isInterruptedOnly(cause) ||
+      Option.exists(Cause.failureOption(cause), (e) => e instanceof HttpServerError.RouteNotFound)
       ? Effect.void
       : Effect.logError(message, cause)
   const answered = Effect.matchCauseEffect(app, {
     onSuccess: respond,
     onFailure: (cause) =>
-      Effect.flatMap(HttpServerError.causeResponse(cause), ([response]) =>
-        Effect.zipRight(logged("Request failed outside the app's error handling", cause), respond(response))
+      Effect.flatMap(
+        HttpServerError.causeResponse(cause),
+        ([response]) =>
+          Effect.zipRight(logged("Request failed outside the app's error handling", cause), respond(response))
       )
   }).pipe(
     Effect.catchAllCause((cause) =>
@@ -352,7 +404,10 @@ const handle = (app: Effect.Effect<HttpServerResponse.HttpServerResponse, unknow
     )
   )
   return Effect.uninterruptible(
-    Effect.onExit(answered, (exit) => Effect.flatMap(Scope.Scope, (scope) => Scope.close(scope as Scope.CloseableScope, exit)))
+    Effect.onExit(
+      answered,
+      (exit) => Effect.flatMap(Scope.Scope, (scope) => Scope.close(scope as Scope.CloseableScope, exit))
+    )
   )
 }
 
@@ -393,14 +448,20 @@ const onClientError = (timeouts: Timeouts) => (error: Error, socket: Duplex) => 
     return
   }
   const [status, message] = timedOut
-    ? [408, `The request did not arrive in time: headers are allowed ${seconds(timeouts.headersMs)}, the whole request ${seconds(timeouts.requestMs)}`]
+    ? [
+      408,
+      `The request did not arrive in time: headers are allowed ${seconds(timeouts.headersMs)}, the whole request ${
+        seconds(timeouts.requestMs)
+      }`
+    ]
     : code === "HPE_HEADER_OVERFLOW"
-      ? [431, "The request line and headers exceed 16 KB"]
-      : [400, `Malformed HTTP request (${displayText(reason ?? code, 100)})`]
+    ? [431, "The request line and headers exceed 16 KB"]
+    : [400, `Malformed HTTP request (${displayText(reason ?? code, 100)})`]
   // A client's valid id is echoed: from the parsed request, or else from the bytes the parser refused.
   const raw = (error as Error & { rawPacket?: Buffer }).rawPacket?.toString("latin1")
   const requestId = requestIdFor(
-    (inFlight?.req.headers["x-request-id"] as string | undefined) ?? (raw === undefined ? undefined : RAW_REQUEST_ID.exec(raw)?.[1])
+    (inFlight?.req.headers["x-request-id"] as string | undefined) ??
+      (raw === undefined ? undefined : RAW_REQUEST_ID.exec(raw)?.[1])
   )
   refused.add(socket)
   socket.end(rawEnvelope(status, message, requestId))
@@ -420,7 +481,7 @@ const createServer = (timeouts: Timeouts) =>
   })
 
 const make = (options: { readonly port: number; readonly host: string; readonly timeouts?: Timeouts | undefined }) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const timeouts = options.timeouts ?? DEFAULT_TIMEOUTS
     const server = createServer(timeouts)
     server.on("clientError", onClientError(timeouts))
@@ -449,21 +510,31 @@ const make = (options: { readonly port: number; readonly host: string; readonly 
     // A TCP listener (port and host) always has an AddressInfo.
     const address = server.address() as AddressInfo
     return HttpServer.make({
-      address: { _tag: "TcpAddress", hostname: address.address === "::" ? "0.0.0.0" : address.address, port: address.port },
+      address: {
+        _tag: "TcpAddress",
+        hostname: address.address === "::" ? "0.0.0.0" : address.address,
+        port: address.port
+      },
       serve: (httpApp, middleware) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const runtime = yield* Effect.runtime<never>()
           const app = middleware === undefined ? httpApp : middleware(httpApp)
-          const handled = handle(FiberRefs.getOrDefault(runtime.fiberRefs, FiberRef.currentTracerEnabled) ? serverSpan(app) : app)
+          const handled = handle(
+            FiberRefs.getOrDefault(runtime.fiberRefs, FiberRef.currentTracerEnabled) ? serverSpan(app) : app
+          )
           const newScope = Runtime.runSync(runtime)
           const onRequest = (source: Http.IncomingMessage, res: Http.ServerResponse) => {
             const request = new NodeRequest(source, res)
             // One copy of the app's context (every service of the app) with both added, not one copy per added service.
             const context = Context.merge(
               runtime.context,
-              Context.make(HttpServerRequest.HttpServerRequest, request).pipe(Context.add(Scope.Scope, newScope(Scope.make())))
+              Context.make(HttpServerRequest.HttpServerRequest, request).pipe(
+                Context.add(Scope.Scope, newScope(Scope.make()))
+              )
             )
-            const fiber = Runtime.runFork(Runtime.make({ context, runtimeFlags: runtime.runtimeFlags, fiberRefs: runtime.fiberRefs }))(handled)
+            const fiber = Runtime.runFork(
+              Runtime.make({ context, runtimeFlags: runtime.runtimeFlags, fiberRefs: runtime.fiberRefs })
+            )(handled)
             res.on("close", () => {
               if (!res.writableEnded) fiber.unsafeInterruptAsFork(HttpServerError.clientAbortFiberId)
             })
@@ -480,11 +551,15 @@ const make = (options: { readonly port: number; readonly host: string; readonly 
  * The server and the platform services NodeHttpServer.layer also provides (HttpPlatform, Etag,
  * NodeContext); with the fast path off, NodeHttpServer.layer on a server with the same timeouts.
  */
-export const layer = (options: { readonly port: number; readonly host: string; readonly timeouts?: Timeouts | undefined }) =>
+export const layer = (
+  options: { readonly port: number; readonly host: string; readonly timeouts?: Timeouts | undefined }
+) =>
   Layer.unwrapEffect(
     Effect.map(FastPath, (fast) =>
       fast
         ? Layer.merge(Layer.scoped(HttpServer.HttpServer, make(options)), NodeHttpServer.layerContext)
-        : NodeHttpServer.layer(() => createServer(options.timeouts ?? DEFAULT_TIMEOUTS), { port: options.port, host: options.host })
-    )
+        : NodeHttpServer.layer(() => createServer(options.timeouts ?? DEFAULT_TIMEOUTS), {
+          port: options.port,
+          host: options.host
+        }))
   )

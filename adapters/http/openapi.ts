@@ -7,8 +7,8 @@
  * descriptions in place of Effect's automatic ones, and no unused components.
  */
 import { JSONSchema, Schema } from "effect"
-import { type ErrorCode, errorStatus } from "../../core/kernel/errors.ts"
 import { catalog, PING } from "../../core/events/catalog.ts"
+import { type ErrorCode, errorStatus } from "../../core/kernel/errors.ts"
 import { InputBounds } from "../../core/kernel/input.ts"
 
 /**
@@ -24,13 +24,15 @@ const codes: Record<string, ErrorCode> = {
 }
 
 const descriptions: Record<string, string> = {
-  "400": `Invalid argument: a parameter is missing or malformed, the body is not JSON, over 1 MiB or beyond the input bounds (nested over ${InputBounds.depth} levels, over ${InputBounds.arrayItems} items in an array or ${InputBounds.objectKeys} keys in an object, over ${InputBounds.values} values in all, a string over ${InputBounds.stringLength} characters), a string holds NUL or a lone surrogate, an unknown field, or a modified cursor`,
+  "400":
+    `Invalid argument: a parameter is missing or malformed, the body is not JSON, over 1 MiB or beyond the input bounds (nested over ${InputBounds.depth} levels, over ${InputBounds.arrayItems} items in an array or ${InputBounds.objectKeys} keys in an object, over ${InputBounds.values} values in all, a string over ${InputBounds.stringLength} characters), a string holds NUL or a lone surrogate, an unknown field, or a modified cursor`,
   "401": "Missing, malformed, unknown or revoked key",
   "405": "The method is not offered here; `Allow` lists the one that is",
   "406": "The `Accept` header does not list what the operation answers",
   "408": "The request line, headers or body did not arrive within the server's timeouts (docs/configuration.md)",
   "431": "The request line and headers exceed 16 KB",
-  "403": "The key lacks a scope the operation lists in its security requirement; the message names it. Checked before the body is read",
+  "403":
+    "The key lacks a scope the operation lists in its security requirement; the message names it. Checked before the body is read",
   "404": "No such resource in the workspace, or a malformed id",
   "409": "The workspace cannot do this yet; the message says why",
   "429": "Rate limit exceeded; retry after `Retry-After` seconds",
@@ -48,24 +50,48 @@ const commonHeaders = {
 
 const errorResponse = (status: string) => ({
   description: descriptions[status] ?? "Error",
-  headers:
-    status === "429"
-      ? { ...commonHeaders, "Retry-After": header("Seconds to wait before retrying") }
-      : status === "401"
-        ? { ...commonHeaders, "WWW-Authenticate": header("`Bearer`: the scheme to authenticate with", "string") }
-        : commonHeaders,
+  headers: status === "429"
+    ? { ...commonHeaders, "Retry-After": header("Seconds to wait before retrying") }
+    : status === "401"
+    ? { ...commonHeaders, "WWW-Authenticate": header("`Bearer`: the scheme to authenticate with", "string") }
+    : commonHeaders,
   content: {
     "application/json": {
       schema: { $ref: "#/components/schemas/ErrorEnvelope" },
-      example: { error: { code: codes[status] ?? "internal", message: descriptions[status] ?? "Error", requestId: "req_2c9f1f3b7d0e4a8c" } }
+      example: {
+        error: {
+          code: codes[status] ?? "internal",
+          message: descriptions[status] ?? "Error",
+          requestId: "req_2c9f1f3b7d0e4a8c"
+        }
+      }
     }
   }
 })
 
 const signingHeaders = [
-  { name: "webhook-id", in: "header", required: true, schema: { type: "string" }, description: "Event id (`evt_...`; test pings `evt_test_...`), the same on every retry" },
-  { name: "webhook-timestamp", in: "header", required: true, schema: { type: "string" }, description: "Unix seconds of this attempt; reject if more than 5 minutes off" },
-  { name: "webhook-signature", in: "header", required: true, schema: { type: "string" }, description: "`v1,<base64 HMAC-SHA256 of id.timestamp.body>`; two space-separated signatures during a secret rotation" }
+  {
+    name: "webhook-id",
+    in: "header",
+    required: true,
+    schema: { type: "string" },
+    description: "Event id (`evt_...`; test pings `evt_test_...`), the same on every retry"
+  },
+  {
+    name: "webhook-timestamp",
+    in: "header",
+    required: true,
+    schema: { type: "string" },
+    description: "Unix seconds of this attempt; reject if more than 5 minutes off"
+  },
+  {
+    name: "webhook-signature",
+    in: "header",
+    required: true,
+    schema: { type: "string" },
+    description:
+      "`v1,<base64 HMAC-SHA256 of id.timestamp.body>`; two space-separated signatures during a secret rotation"
+  }
 ]
 
 /** OpenAPI 3.1 `webhooks`: one entry per catalog event (and `ping`), bodies generated from the catalog schemas. */
@@ -86,7 +112,8 @@ const webhooksSection = (components: Record<string, unknown>) => {
       post: {
         operationId: `webhook.${type}`,
         summary: `${type}: ${description.split(";")[0]}`,
-        description: `${description}. Delivered at least once with Standard Webhooks signatures; retried at 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h until a 2xx within 15 s; a 410 disables the endpoint.`,
+        description:
+          `${description}. Delivered at least once with Standard Webhooks signatures; retried at 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h until a 2xx within 15 s; a 410 disables the endpoint.`,
         parameters: signingHeaders,
         requestBody: {
           required: true,
@@ -95,7 +122,11 @@ const webhooksSection = (components: Record<string, unknown>) => {
               schema: {
                 type: "object",
                 required: ["type", "timestamp", "data"],
-                properties: { type: { const: type }, timestamp: { type: "string", format: "date-time" }, data: dataSchema }
+                properties: {
+                  type: { const: type },
+                  timestamp: { type: "string", format: "date-time" },
+                  data: dataSchema
+                }
               }
             }
           }
@@ -168,10 +199,16 @@ const automaticDescription = new RegExp(
  */
 const fieldDescription = (name: string): string | undefined => {
   if (name === "id") return "The resource's unique id"
-  if (name === "cursor") return "The `nextCursor` of the previous page, to read the next one; omit for the first page. Bound to the same filters"
+  if (name === "cursor") {
+    return "The `nextCursor` of the previous page, to read the next one; omit for the first page. Bound to the same filters"
+  }
   if (name === "nextCursor") return "Pass as `cursor` to read the next page; `null` on the last page"
-  if (/^[a-z][A-Za-z]*Id$/.test(name)) return `The id of the ${name.slice(0, -2).replace(/[A-Z]/g, (c) => ` ${c.toLowerCase()}`)}`
-  if (/^(phone|to|from|e164|numberE164|forwardTo|phoneNumber|mobilePhone|phone_number)$/.test(name)) return "A phone number; every answer gives it in E.164 form (e.g. `+14155550100`)"
+  if (/^[a-z][A-Za-z]*Id$/.test(name)) {
+    return `The id of the ${name.slice(0, -2).replace(/[A-Z]/g, (c) => ` ${c.toLowerCase()}`)}`
+  }
+  if (/^(phone|to|from|e164|numberE164|forwardTo|phoneNumber|mobilePhone|phone_number)$/.test(name)) {
+    return "A phone number; every answer gives it in E.164 form (e.g. `+14155550100`)"
+  }
   if (/^[a-z][A-Za-z]*At$/.test(name)) return "A time in ISO 8601 form, UTC (e.g. `2026-08-17T09:30:00.000Z`)"
   return undefined
 }
@@ -187,7 +224,9 @@ const describeFields = (node: unknown): void => {
   if (o.type === "object" && o.properties !== null && typeof o.properties === "object") {
     for (const [name, property] of Object.entries<Record<string, any>>(o.properties)) {
       const text = fieldDescription(name)
-      if (text !== undefined && property !== null && typeof property === "object" && property.description === undefined) property.description = text
+      if (
+        text !== undefined && property !== null && typeof property === "object" && property.description === undefined
+      ) property.description = text
     }
   }
   for (const value of Object.values(o)) describeFields(value)
@@ -201,15 +240,20 @@ const describeFields = (node: unknown): void => {
 /** Tags are per group; groups that share a title (MCP's POST and its refused GET/DELETE) share one tag. */
 const mergeTags = (tags: ReadonlyArray<{ readonly name: string; readonly description?: string }>) => {
   const byName = new Map<string, { name: string; description?: string | undefined }>()
-  for (const tag of tags) byName.set(tag.name, { name: tag.name, description: byName.get(tag.name)?.description ?? tag.description })
+  for (const tag of tags) {
+    byName.set(tag.name, { name: tag.name, description: byName.get(tag.name)?.description ?? tag.description })
+  }
   return [...byName.values()]
 }
 
 /** Drops component schemas nothing refers to (e.g. Effect's `PropertyKey` for record keys). */
 const pruneComponents = (spec: Record<string, any>) => {
   for (;;) {
-    const text = JSON.stringify({ ...spec, components: { ...spec.components, schemas: undefined } }) + JSON.stringify(spec.components.schemas)
-    const unused = Object.keys(spec.components.schemas).filter((name) => !text.includes(`"#/components/schemas/${name}"`))
+    const text = JSON.stringify({ ...spec, components: { ...spec.components, schemas: undefined } }) +
+      JSON.stringify(spec.components.schemas)
+    const unused = Object.keys(spec.components.schemas).filter((name) =>
+      !text.includes(`"#/components/schemas/${name}"`)
+    )
     if (unused.length === 0) return
     for (const name of unused) delete spec.components.schemas[name]
   }
@@ -219,7 +263,8 @@ export const patchOpenApi = (spec: Record<string, any>): Record<string, any> => 
   spec.servers ??= [
     {
       url: "/",
-      description: "The server that serves this document. Use your deployment's base URL, e.g. `http://localhost:8080` for `npm start` with the default `PORT`"
+      description:
+        "The server that serves this document. Use your deployment's base URL, e.g. `http://localhost:8080` for `npm start` with the default `PORT`"
     }
   ]
   spec.components ??= {}
@@ -253,7 +298,9 @@ export const patchOpenApi = (spec: Record<string, any>): Record<string, any> => 
       op.summary ??= summaries[op.operationId]
       // A body that may be null may be left out: an empty body reads as null (nodeServer.ts, web.ts).
       const body = op.requestBody?.content?.["application/json"]?.schema
-      if (Array.isArray(body?.anyOf) && body.anyOf.some((s: { type?: unknown }) => s.type === "null")) op.requestBody.required = false
+      if (Array.isArray(body?.anyOf) && body.anyOf.some((s: { type?: unknown }) => s.type === "null")) {
+        op.requestBody.required = false
+      }
       const responses: Record<string, any> = op.responses
       const authenticated = Array.isArray(op.security) && op.security.length > 0
       const statuses = new Set(Object.keys(responses).filter((s) => Number(s) >= 400))
@@ -262,7 +309,11 @@ export const patchOpenApi = (spec: Record<string, any>): Record<string, any> => 
       const probe = op.tags?.includes("health") === true
       for (const s of statuses) if (!(probe && s === "503")) responses[s] = errorResponse(s)
       for (const [s, r] of Object.entries(responses)) {
-        if (Number(s) < 400) r.headers = probe ? { "X-Request-Id": commonHeaders["X-Request-Id"], ...r.headers } : { ...commonHeaders, ...r.headers }
+        if (Number(s) < 400) {
+          r.headers = probe
+            ? { "X-Request-Id": commonHeaders["X-Request-Id"], ...r.headers }
+            : { ...commonHeaders, ...r.headers }
+        }
       }
     }
   }

@@ -10,19 +10,28 @@
  * - the error envelope `{error: {code, message, requestId}}` for EVERY failure: decode errors,
  *   malformed JSON, unknown routes, domain errors, and defects (logged with the request id).
  */
-import { FileSystem, HttpApiBuilder, HttpApiError, HttpIncomingMessage, HttpServerError, HttpServerRequest, HttpServerResponse, HttpApi } from "@effect/platform"
+import {
+  FileSystem,
+  HttpApi,
+  HttpApiBuilder,
+  HttpApiError,
+  HttpIncomingMessage,
+  HttpServerError,
+  HttpServerRequest,
+  HttpServerResponse
+} from "@effect/platform"
 import { Cause, Context, Effect, FiberRef, LogLevel, Option } from "effect"
-import { accessLog, routeMatcher } from "./accessLog.ts"
-import { PROBE_PATHS } from "./api/health.ts"
 import { type ParsedKey, parseToken } from "../../core/auth/apiKey.ts"
 import type { Principal } from "../../core/auth/principal.ts"
-import { clientAddress, TrustedProxies } from "./clientAddress.ts"
 import { decodeMessage } from "../../core/kernel/decodeMessage.ts"
 import { type DomainError, type ErrorCode, errorStatus, isDomainError } from "../../core/kernel/errors.ts"
 import { textProblem } from "../../core/kernel/input.ts"
 import { type Decision, RateLimiter } from "../../core/ratelimit/bucket.ts"
 import { httpRecorder } from "../telemetry/http.ts"
 import { recordRefusal } from "../telemetry/metrics.ts"
+import { accessLog, routeMatcher } from "./accessLog.ts"
+import { PROBE_PATHS } from "./api/health.ts"
+import { clientAddress, TrustedProxies } from "./clientAddress.ts"
 
 export const MAX_BODY_BYTES = 1024 * 1024
 const BODY_LIMIT = Option.some(FileSystem.Size(MAX_BODY_BYTES))
@@ -86,7 +95,9 @@ export const CurrentPrincipal: Effect.Effect<Principal, never, HttpServerRequest
   HttpServerRequest.HttpServerRequest,
   (req) => {
     const principal = requestState(req).principal
-    if (principal === undefined) throw new Error("CurrentPrincipal read on a route without the Authorization middleware")
+    if (principal === undefined) {
+      throw new Error("CurrentPrincipal read on a route without the Authorization middleware")
+    }
     return principal
   }
 )
@@ -118,7 +129,9 @@ export const requestKey = (req: HttpServerRequest.HttpServerRequest, state: Requ
 }
 
 /** The body of every error answer, including those written outside the app (nodeServer.ts, web.ts). */
-export const errorBody = (code: ErrorCode, message: string, requestId: string) => ({ error: { code, message, requestId } })
+export const errorBody = (code: ErrorCode, message: string, requestId: string) => ({
+  error: { code, message, requestId }
+})
 
 export const envelope = (status: number, code: ErrorCode, message: string, requestId: string) =>
   HttpServerResponse.unsafeJson(errorBody(code, message, requestId), { status })
@@ -126,7 +139,9 @@ export const envelope = (status: number, code: ErrorCode, message: string, reque
 const fromDomain = (e: DomainError, requestId: string) => {
   const { status, code } = errorStatus[e._tag]
   const res = envelope(status, code, e.message, requestId)
-  if (e._tag === "ResourceExhausted") return HttpServerResponse.setHeader(res, "retry-after", String(Math.max(1, Math.ceil(e.retryAfterSeconds))))
+  if (e._tag === "ResourceExhausted") {
+    return HttpServerResponse.setHeader(res, "retry-after", String(Math.max(1, Math.ceil(e.retryAfterSeconds))))
+  }
   // RFC 6750: a 401 names the scheme the caller must use (MCP clients read it too).
   if (e._tag === "Unauthenticated") return HttpServerResponse.setHeader(res, "www-authenticate", "Bearer")
   return res
@@ -134,7 +149,8 @@ const fromDomain = (e: DomainError, requestId: string) => {
 
 /** Why a body read failed: malformed JSON, a body over the limit, a client that went away mid-upload. */
 export const bodyReadMessage = (error: HttpServerError.RequestError): string => {
-  const tooLarge = String(error.cause ?? "").includes("maxBytes") || String(error.description ?? "").includes("maxBytes")
+  const tooLarge = String(error.cause ?? "").includes("maxBytes") ||
+    String(error.description ?? "").includes("maxBytes")
   return tooLarge ? "Request body exceeds 1 MiB" : "Request body is not valid JSON"
 }
 
@@ -149,7 +165,9 @@ export const causeToResponse = (cause: Cause.Cause<unknown>, requestId: string) 
   if (error instanceof HttpServerError.RouteNotFound) {
     return Effect.succeed(envelope(404, "not_found", "No such route", requestId))
   }
-  if (error instanceof HttpServerError.RequestError) return Effect.succeed(envelope(400, "invalid_argument", bodyReadMessage(error), requestId))
+  if (error instanceof HttpServerError.RequestError) {
+    return Effect.succeed(envelope(400, "invalid_argument", bodyReadMessage(error), requestId))
+  }
   if (Cause.isInterruptedOnly(cause)) {
     // The client disconnected; nobody reads this response.
     return Effect.succeed(envelope(500, "internal", "Request interrupted", requestId))
@@ -168,7 +186,8 @@ export const causeToResponse = (cause: Cause.Cause<unknown>, requestId: string) 
  */
 export const CORS_HEADERS = {
   "access-control-allow-origin": "*",
-  "access-control-expose-headers": "X-Request-Id,RateLimit-Limit,RateLimit-Remaining,RateLimit-Reset,Retry-After,Idempotency-Replayed,WWW-Authenticate"
+  "access-control-expose-headers":
+    "X-Request-Id,RateLimit-Limit,RateLimit-Remaining,RateLimit-Reset,Retry-After,Idempotency-Replayed,WWW-Authenticate"
 }
 
 const preflight = (req: HttpServerRequest.HttpServerRequest) => {
@@ -188,7 +207,6 @@ const ADMIN_PREFIX = "/v1/admin/"
 /** The scrapers' route (api/metrics.ts): limited like the admin API, by AdminAuthorization. */
 export const METRICS_PATH = "/metrics"
 
-
 /**
  * Text in the URL is checked once, here, like body text (core/kernel/input.ts): a path that does not
  * decode, or holds NUL or a lone surrogate, names no resource (404, as SPEC answers a malformed
@@ -198,7 +216,9 @@ const urlProblem = (url: string): { status: 400 | 404; code: ErrorCode; message:
   // The router would take `/contacts/` as `/contacts` (and `/contacts/:id/` as the record): a
   // trailing slash names no documented route, so it is not guessed at.
   const pathEnd = url.indexOf("?") === -1 ? url.length : url.indexOf("?")
-  if (pathEnd > 1 && url.charCodeAt(pathEnd - 1) === 47) return { status: 404, code: "not_found", message: "No such route" }
+  if (pathEnd > 1 && url.charCodeAt(pathEnd - 1) === 47) {
+    return { status: 404, code: "not_found", message: "No such route" }
+  }
   if (!url.includes("%") && !url.includes("\u0000")) return undefined
   const q = url.indexOf("?")
   const path = q === -1 ? url : url.slice(0, q)
@@ -208,7 +228,9 @@ const urlProblem = (url: string): { status: 400 | 404; code: ErrorCode; message:
   } catch {
     decoded = undefined
   }
-  if (decoded === undefined || textProblem(decoded) !== undefined) return { status: 404, code: "not_found", message: "No such resource: the path is malformed" }
+  if (decoded === undefined || textProblem(decoded) !== undefined) {
+    return { status: 404, code: "not_found", message: "No such resource: the path is malformed" }
+  }
   if (q !== -1) {
     for (const [name, value] of new URLSearchParams(url.slice(q + 1))) {
       const problem = textProblem(value) ?? textProblem(name)
@@ -231,7 +253,7 @@ export const OPENAPI_PATH = "/v1/api/openapi.json"
 export const BODY_METHODS: ReadonlySet<string> = new Set(["POST", "PATCH", "PUT"])
 
 export const layer = HttpApiBuilder.middleware(
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const limiter = yield* RateLimiter
     const trusted = yield* TrustedProxies
     const { api } = yield* HttpApi.Api
@@ -246,16 +268,24 @@ export const layer = HttpApiBuilder.middleware(
     return (app) => {
       // Built once, run per request. Written as plain flatMaps over the request: every generator,
       // provided service or fiber-ref update here is paid on every request.
-      const handled = Effect.catchAllCause(app, (cause) => Effect.flatMap(CurrentRequest, (state) => causeToResponse(cause, state.requestId)))
+      const handled = Effect.catchAllCause(
+        app,
+        (cause) => Effect.flatMap(CurrentRequest, (state) => causeToResponse(cause, state.requestId))
+      )
       // The body limit goes into the context for the rest of the request's fiber (which ends with
       // the request), not as HttpIncomingMessage.withMaxBodySize's region (set, run, restore: fiber
       // steps paid on every request with a body).
-      const limited = Effect.zipRight(FiberRef.update(FiberRef.currentContext, Context.add(HttpIncomingMessage.MaxBodySize, BODY_LIMIT)), handled)
+      const limited = Effect.zipRight(
+        FiberRef.update(FiberRef.currentContext, Context.add(HttpIncomingMessage.MaxBodySize, BODY_LIMIT)),
+        handled
+      )
 
       /** Request checks, then the app; every failure becomes the envelope. */
       const guarded = (req: HttpServerRequest.HttpServerRequest, state: RequestState) => {
         const refused = urlProblem(req.url)
-        if (refused !== undefined) return Effect.succeed(envelope(refused.status, refused.code, refused.message, state.requestId))
+        if (refused !== undefined) {
+          return Effect.succeed(envelope(refused.status, refused.code, refused.message, state.requestId))
+        }
         if (Number(req.headers["content-length"] ?? "0") > MAX_BODY_BYTES) {
           return Effect.succeed(envelope(400, "invalid_argument", "Request body exceeds 1 MiB", state.requestId))
         }
@@ -263,11 +293,20 @@ export const layer = HttpApiBuilder.middleware(
         const contentType = req.headers["content-type"]
         // Only plain JSON: the router parses nothing else (a `+json` type would reach it as bytes).
         if (hasBody && contentType !== undefined && !/^application\/json\s*(;|$)/i.test(contentType)) {
-          return Effect.succeed(envelope(400, "invalid_argument", "Send the body as JSON with Content-Type: application/json", state.requestId))
+          return Effect.succeed(
+            envelope(
+              400,
+              "invalid_argument",
+              "Send the body as JSON with Content-Type: application/json",
+              state.requestId
+            )
+          )
         }
         // Keys are limited per key (auth.ts), the operator's token in its own buckets (AdminAuthorization):
         // no keyless traffic can exhaust either.
-        if (Option.isSome(requestKey(req, state)) || req.url.startsWith(ADMIN_PREFIX) || req.url === METRICS_PATH) return hasBody ? limited : handled
+        if (Option.isSome(requestKey(req, state)) || req.url.startsWith(ADMIN_PREFIX) || req.url === METRICS_PATH) {
+          return hasBody ? limited : handled
+        }
         // No API key to bill this request to: limit it by client address instead.
         return Effect.flatMap(limiter.consume(addressBucket("ip", req, trusted)), (rate) => {
           state.rate = rate
@@ -288,8 +327,16 @@ export const layer = HttpApiBuilder.middleware(
       // V8 here and slows Node's writeHead too (docs/architecture.md, "Response headers set one
       // `setHeader` at a time").
       const finish = (state: RequestState, rate: Decision, res: HttpServerResponse.HttpServerResponse) => {
-        let out = HttpServerResponse.setHeader(res, "access-control-allow-origin", CORS_HEADERS["access-control-allow-origin"])
-        out = HttpServerResponse.setHeader(out, "access-control-expose-headers", CORS_HEADERS["access-control-expose-headers"])
+        let out = HttpServerResponse.setHeader(
+          res,
+          "access-control-allow-origin",
+          CORS_HEADERS["access-control-allow-origin"]
+        )
+        out = HttpServerResponse.setHeader(
+          out,
+          "access-control-expose-headers",
+          CORS_HEADERS["access-control-expose-headers"]
+        )
         out = HttpServerResponse.setHeader(out, "x-request-id", state.requestId)
         out = HttpServerResponse.setHeader(out, "ratelimit-limit", String(rate.limit))
         out = HttpServerResponse.setHeader(out, "ratelimit-remaining", String(rate.remaining))
@@ -298,22 +345,30 @@ export const layer = HttpApiBuilder.middleware(
 
       /** A load balancer's probes are never refused by the per-address limit (api/health.ts), so they carry no RateLimit headers. */
       const probe = (state: RequestState, res: HttpServerResponse.HttpServerResponse) => {
-        const out = HttpServerResponse.setHeader(res, "access-control-allow-origin", CORS_HEADERS["access-control-allow-origin"])
+        const out = HttpServerResponse.setHeader(
+          res,
+          "access-control-allow-origin",
+          CORS_HEADERS["access-control-allow-origin"]
+        )
         return HttpServerResponse.setHeader(out, "x-request-id", state.requestId)
       }
 
       return Effect.flatMap(HttpServerRequest.HttpServerRequest, (req) => {
         const started = clock.unsafeCurrentTimeNanos()
         const state = beginRequest(req, requestIdFor(req.headers["x-request-id"]))
-        const answered = PROBE_PATHS.has(req.url) ? Effect.map(handled, (res) => probe(state, res)) : Effect.flatMap(req.method === "OPTIONS" ? Effect.succeed(preflight(req)) : guarded(req, state), (res) =>
-          state.rate !== undefined
-            ? Effect.succeed(metrics.record(req.method, req.url, started, finish(state, state.rate, res)))
-            : // A request that never reached key authentication (an unknown route, a preflight) counts per address.
-              Effect.map(limiter.consume(addressBucket("ip", req, trusted)), (rate) => {
-                state.rate = rate
-                return metrics.record(req.method, req.url, started, finish(state, rate, res))
-              })
-        )
+        const answered = PROBE_PATHS.has(req.url) ?
+          Effect.map(handled, (res) => probe(state, res)) :
+          Effect.flatMap(
+            req.method === "OPTIONS" ? Effect.succeed(preflight(req)) : guarded(req, state),
+            (res) =>
+              state.rate !== undefined
+                ? Effect.succeed(metrics.record(req.method, req.url, started, finish(state, state.rate, res)))
+                // A request that never reached key authentication (an unknown route, a preflight) counts per address.
+                : Effect.map(limiter.consume(addressBucket("ip", req, trusted)), (rate) => {
+                  state.rate = rate
+                  return metrics.record(req.method, req.url, started, finish(state, rate, res))
+                })
+          )
         return logging ? Effect.tap(answered, (res) => logRequest(req, state, res, started)) : answered
       })
     }

@@ -36,14 +36,28 @@ import {
   Multipart,
   UrlParams
 } from "@effect/platform"
-import { HttpApiDecodeError } from "@effect/platform/HttpApiError"
 import type * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
+import { HttpApiDecodeError } from "@effect/platform/HttpApiError"
 import * as Respondable from "@effect/platform/HttpServerRespondable"
-import { Buffer } from "node:buffer"
-import * as FindMyWay from "find-my-way-ts"
-import { Cause, Chunk, Context, Effect, Either, FiberRef, identity, Layer, Option, ParseResult, Schema, Scope, Tracer } from "effect"
+import {
+  Cause,
+  Chunk,
+  Context,
+  Effect,
+  Either,
+  FiberRef,
+  identity,
+  Layer,
+  Option,
+  ParseResult,
+  Schema,
+  Scope,
+  Tracer
+} from "effect"
 import { pipeArguments } from "effect/Pipeable"
 import type * as AST from "effect/SchemaAST"
+import * as FindMyWay from "find-my-way-ts"
+import { Buffer } from "node:buffer"
 import { FastPath } from "../fastPath.ts"
 
 /** The context each group was built in, by the routes it registered (read once, when the app is served). */
@@ -70,22 +84,42 @@ const HandlersProto = {
     return pipeArguments(this, arguments)
   },
   handle(this: Handlers, name: string, handler: Item["handler"], options?: { readonly uninterruptible?: boolean }) {
-    return makeHandlers(this.group, Chunk.append(this.handlers, { endpoint: this.group.endpoints[name]!, handler, withFullRequest: false, uninterruptible: options?.uninterruptible ?? false }))
+    return makeHandlers(
+      this.group,
+      Chunk.append(this.handlers, {
+        endpoint: this.group.endpoints[name]!,
+        handler,
+        withFullRequest: false,
+        uninterruptible: options?.uninterruptible ?? false
+      })
+    )
   },
   handleRaw(this: Handlers, name: string, handler: Item["handler"], options?: { readonly uninterruptible?: boolean }) {
-    return makeHandlers(this.group, Chunk.append(this.handlers, { endpoint: this.group.endpoints[name]!, handler, withFullRequest: true, uninterruptible: options?.uninterruptible ?? false }))
+    return makeHandlers(
+      this.group,
+      Chunk.append(this.handlers, {
+        endpoint: this.group.endpoints[name]!,
+        handler,
+        withFullRequest: true,
+        uninterruptible: options?.uninterruptible ?? false
+      })
+    )
   }
 }
 interface Handlers {
-  readonly group: { readonly endpoints: Record<string, HttpApiEndpoint.HttpApiEndpoint.AnyWithProps>; readonly middlewares: ReadonlySet<HttpApiMiddleware.TagClassAny> }
+  readonly group: {
+    readonly endpoints: Record<string, HttpApiEndpoint.HttpApiEndpoint.AnyWithProps>
+    readonly middlewares: ReadonlySet<HttpApiMiddleware.TagClassAny>
+  }
   readonly handlers: Chunk.Chunk<Item>
 }
-const makeHandlers = (group: Handlers["group"], handlers: Chunk.Chunk<Item>): Handlers => Object.assign(Object.create(HandlersProto), { group, handlers })
+const makeHandlers = (group: Handlers["group"], handlers: Chunk.Chunk<Item>): Handlers =>
+  Object.assign(Object.create(HandlersProto), { group, handlers })
 
 /** HttpApiBuilder.group, registering handlers that run in the served app's context (see the top). */
 const fastGroup = (api: HttpApi.HttpApi.Any, groupName: string, build: (handlers: any) => any) =>
   HttpApiBuilder.Router.use((router) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       // Without the scope the group was built in: a request runs in its own (as with the library's merge).
       const context = Context.omit(Scope.Scope)(yield* Effect.context<never>()) as Context.Context<never>
       const group = (api as any).groups[groupName] as Handlers["group"]
@@ -103,15 +137,27 @@ const fastGroup = (api: HttpApi.HttpApi.Any, groupName: string, build: (handlers
   )
 
 /** The group the handler files build: ours (above), or HttpApiBuilder.group with the fast path off. */
-export const group: typeof HttpApiBuilder.group = ((api: HttpApi.HttpApi.Any, groupName: string, build: (handlers: any) => any) =>
-  Layer.unwrapEffect(Effect.map(FastPath, (fast) => (fast ? fastGroup(api, groupName, build) : HttpApiBuilder.group(api as any, groupName as never, build))))) as any
+export const group: typeof HttpApiBuilder.group =
+  ((api: HttpApi.HttpApi.Any, groupName: string, build: (handlers: any) => any) =>
+    Layer.unwrapEffect(
+      Effect.map(
+        FastPath,
+        (
+          fast
+        ) => (fast ? fastGroup(api, groupName, build) : HttpApiBuilder.group(api as any, groupName as never, build))
+      )
+    )) as any
 
 interface MiddlewareEntry {
   readonly tag: HttpApiMiddleware.TagClassAny
   readonly effect: any
 }
 
-const middlewareMap = (middleware: ReadonlySet<HttpApiMiddleware.TagClassAny>, context: Context.Context<never>, initial?: Map<string, MiddlewareEntry>) => {
+const middlewareMap = (
+  middleware: ReadonlySet<HttpApiMiddleware.TagClassAny>,
+  context: Context.Context<never>,
+  initial?: Map<string, MiddlewareEntry>
+) => {
   const map = new Map(initial)
   middleware.forEach((tag) => map.set(tag.key, { tag, effect: Context.unsafeGet(context, tag as any) }))
   return map
@@ -130,7 +176,9 @@ const applyMiddleware = (middleware: Map<string, MiddlewareEntry>, handler: Effe
         onSuccess: provides !== undefined ? (value) => Effect.provideService(previous, provides, value) : () => previous
       })
     } else {
-      handler = provides !== undefined ? Effect.provideServiceEffect(handler, provides, effect) : Effect.zipRight(effect, handler)
+      handler = provides !== undefined
+        ? Effect.provideServiceEffect(handler, provides, effect)
+        : Effect.zipRight(effect, handler)
     }
   }
   return handler
@@ -166,7 +214,9 @@ const decoder = (schema: Schema.Schema.Any) => {
   return (input: unknown) => {
     const result = decode(input)
     if (Either.isLeft(result) && forbidden(result.left.issue)) {
-      throw new Error(`router.ts decodes request schemas synchronously, and this one needs asynchronous effects: ${String(schema)}`)
+      throw new Error(
+        `router.ts decodes request schemas synchronously, and this one needs asynchronous effects: ${String(schema)}`
+      )
     }
     return result
   }
@@ -174,22 +224,39 @@ const decoder = (schema: Schema.Schema.Any) => {
 
 const handlerToRoute = (item: Item, middleware: Map<string, MiddlewareEntry>, groupContext: Context.Context<never>) => {
   const endpoint = item.endpoint
-  const isMultipartStream = Option.exists(endpoint.payloadSchema, ({ ast }) => HttpApiSchema.getMultipartStream(ast) !== undefined)
-  const multipartLimits = Option.flatMapNullable(endpoint.payloadSchema, ({ ast }) => HttpApiSchema.getMultipart(ast) ?? HttpApiSchema.getMultipartStream(ast))
+  const isMultipartStream = Option.exists(
+    endpoint.payloadSchema,
+    ({ ast }) => HttpApiSchema.getMultipartStream(ast) !== undefined
+  )
+  const multipartLimits = Option.flatMapNullable(
+    endpoint.payloadSchema,
+    ({ ast }) => HttpApiSchema.getMultipart(ast) ?? HttpApiSchema.getMultipartStream(ast)
+  )
   const decodePath = Option.getOrUndefined(Option.map(endpoint.pathSchema, decoder))
-  const decodePayload = item.withFullRequest || isMultipartStream ? undefined : Option.getOrUndefined(Option.map(endpoint.payloadSchema, decoder))
+  const decodePayload = item.withFullRequest || isMultipartStream
+    ? undefined
+    : Option.getOrUndefined(Option.map(endpoint.payloadSchema, decoder))
   const decodeHeaders = Option.getOrUndefined(Option.map(endpoint.headersSchema, decoder))
   const decodeUrlParams = Option.getOrUndefined(
     Option.map(endpoint.urlParamsSchema, (schema) => {
       const decode = decoder(schema)
-      return (params: unknown) => decode(normalizeUrlParams(params as Record<string, string | ReadonlyArray<string>>, schema.ast))
+      return (params: unknown) =>
+        decode(normalizeUrlParams(params as Record<string, string | ReadonlyArray<string>>, schema.ast))
     })
   )
-  const encodeSuccess = Schema.encodeEither(successSchema(endpoint.successSchema) as Schema.Schema<any, HttpServerResponse.HttpServerResponse, never>)
-  const respond = (value: unknown) => (HttpServerResponse.isServerResponse(value) ? Effect.succeed(value) : encodeSuccess(value))
+  const encodeSuccess = Schema.encodeEither(
+    successSchema(endpoint.successSchema) as Schema.Schema<any, HttpServerResponse.HttpServerResponse, never>
+  )
+  const respond = (
+    value: unknown
+  ) => (HttpServerResponse.isServerResponse(value) ? Effect.succeed(value) : encodeSuccess(value))
 
   // After the body: headers, the query, then the handler (the library's order).
-  const rest = (request: Record<string, unknown>, httpRequest: HttpServerRequest.HttpServerRequest, urlParams: unknown): Effect.Effect<HttpServerResponse.HttpServerResponse, unknown, unknown> => {
+  const rest = (
+    request: Record<string, unknown>,
+    httpRequest: HttpServerRequest.HttpServerRequest,
+    urlParams: unknown
+  ): Effect.Effect<HttpServerResponse.HttpServerResponse, unknown, unknown> => {
     if (decodeHeaders !== undefined) {
       const headers = decodeHeaders(httpRequest.headers)
       if (Either.isLeft(headers)) return HttpApiDecodeError.refailParseError(headers.left)
@@ -203,7 +270,9 @@ const handlerToRoute = (item: Item, middleware: Map<string, MiddlewareEntry>, gr
     return Effect.flatMap(item.handler(request), respond)
   }
 
-  const run = (context: Context.Context<never>): Effect.Effect<HttpServerResponse.HttpServerResponse, unknown, unknown> => {
+  const run = (
+    context: Context.Context<never>
+  ): Effect.Effect<HttpServerResponse.HttpServerResponse, unknown, unknown> => {
     const httpRequest = Context.unsafeGet(context, HttpServerRequest.HttpServerRequest)
     const urlParams = Context.unsafeGet(context, HttpServerRequest.ParsedSearchParams)
     const request: Record<string, unknown> = { request: httpRequest }
@@ -228,12 +297,22 @@ const handlerToRoute = (item: Item, middleware: Map<string, MiddlewareEntry>, gr
     }
     return rest(request, httpRequest, urlParams)
   }
-  const merged = within(Effect.withFiberRuntime<HttpServerResponse.HttpServerResponse, unknown, unknown>((fiber) => run(fiber.currentContext)), groupContext)
-  const handler = Effect.withFiberRuntime<HttpServerResponse.HttpServerResponse, unknown, unknown>((fiber) => (fiber.currentContext.unsafeMap.has(Served.key) ? run(fiber.currentContext) : merged))
+  const merged = within(
+    Effect.withFiberRuntime<HttpServerResponse.HttpServerResponse, unknown, unknown>((fiber) =>
+      run(fiber.currentContext)
+    ),
+    groupContext
+  )
+  const handler = Effect.withFiberRuntime<HttpServerResponse.HttpServerResponse, unknown, unknown>((
+    fiber
+  ) => (fiber.currentContext.unsafeMap.has(Served.key) ? run(fiber.currentContext) : merged))
   return HttpRouter.makeRoute(
     endpoint.method,
     endpoint.path,
-    applyMiddleware(middleware, Effect.catchIf(handler, ParseResult.isParseError, HttpApiDecodeError.refailParseError)) as HttpRouter.Route.Handler<unknown, unknown>,
+    applyMiddleware(
+      middleware,
+      Effect.catchIf(handler, ParseResult.isParseError, HttpApiDecodeError.refailParseError)
+    ) as HttpRouter.Route.Handler<unknown, unknown>,
     { uninterruptible: item.uninterruptible }
   )
 }
@@ -245,12 +324,21 @@ const requestPayload = (
   multipartLimits: Option.Option<Multipart.withLimits.Options>
 ): Effect.Effect<unknown, never, any> => {
   if (!HttpMethod.hasBody(request.method as HttpMethod.HttpMethod)) return Effect.succeed(urlParams)
-  const contentType = request.headers["content-type"] ? request.headers["content-type"].toLowerCase().trim() : "application/json"
+  const contentType = request.headers["content-type"]
+    ? request.headers["content-type"].toLowerCase().trim()
+    : "application/json"
   if (contentType.includes("application/json")) return Effect.orDie(request.json)
   if (contentType.includes("multipart/form-data")) {
-    return Effect.orDie(Option.match(multipartLimits, { onNone: () => request.multipart, onSome: (limits) => Multipart.withLimits(request.multipart, limits) }))
+    return Effect.orDie(
+      Option.match(multipartLimits, {
+        onNone: () => request.multipart,
+        onSome: (limits) => Multipart.withLimits(request.multipart, limits)
+      })
+    )
   }
-  if (contentType.includes("x-www-form-urlencoded")) return Effect.map(Effect.orDie(request.urlParamsBody), UrlParams.toRecord)
+  if (contentType.includes("x-www-form-urlencoded")) {
+    return Effect.map(Effect.orDie(request.urlParamsBody), UrlParams.toRecord)
+  }
   if (contentType.startsWith("text/")) return Effect.orDie(request.text)
   return Effect.map(Effect.orDie(request.arrayBuffer), (buffer) => new Uint8Array(buffer))
 }
@@ -318,14 +406,26 @@ const toResponse = (statusOf: (ast: AST.AST) => number) => (schema: Schema.Schem
           } catch (error) {
             return ParseResult.fail(new ParseResult.Type(ast, error, "Could not encode to JSON"))
           }
-          return ParseResult.succeed(HttpServerResponse.raw(text, { status, contentType: encoding.contentType, contentLength: Buffer.byteLength(text) }))
+          return ParseResult.succeed(
+            HttpServerResponse.raw(text, {
+              status,
+              contentType: encoding.contentType,
+              contentLength: Buffer.byteLength(text)
+            })
+          )
         }
         case "Text":
-          return ParseResult.succeed(HttpServerResponse.text(data as string, { status, contentType: encoding.contentType }))
+          return ParseResult.succeed(
+            HttpServerResponse.text(data as string, { status, contentType: encoding.contentType })
+          )
         case "Uint8Array":
-          return ParseResult.succeed(HttpServerResponse.uint8Array(data as Uint8Array, { status, contentType: encoding.contentType }))
+          return ParseResult.succeed(
+            HttpServerResponse.uint8Array(data as Uint8Array, { status, contentType: encoding.contentType })
+          )
         case "UrlParams":
-          return ParseResult.succeed(HttpServerResponse.urlParams(data as UrlParams.Input, { status, contentType: encoding.contentType }))
+          return ParseResult.succeed(
+            HttpServerResponse.urlParams(data as UrlParams.Input, { status, contentType: encoding.contentType })
+          )
       }
     }
   })
@@ -335,19 +435,25 @@ const toResponse = (statusOf: (ast: AST.AST) => number) => (schema: Schema.Schem
  * fiber's context, and the handler runs there, interruptible unless its route says otherwise. Answers
  * the app and the context to serve it in (the groups' contexts, merged once).
  */
-const build = Effect.gen(function* () {
+const build = Effect.gen(function*() {
   const { api, context: apiContext } = yield* HttpApi.Api
   const routerConfig = yield* FiberRef.get(HttpRouter.currentRouterConfig)
   const router = yield* HttpApiBuilder.Router.router
   if (Chunk.size(router.mounts) > 0 || Chunk.some(router.routes, (route) => Option.isSome(route.prefix))) {
-    return yield* Effect.dieMessage("router.ts serves neither mounted apps nor prefixed routes (an HttpApiGroup's prefix is in its paths)")
+    return yield* Effect.dieMessage(
+      "router.ts serves neither mounted apps nor prefixed routes (an HttpApiGroup's prefix is in its paths)"
+    )
   }
   const find = FindMyWay.make<HttpRouter.Route<unknown, unknown>>(routerConfig)
   const contexts = new Set<Context.Context<never>>()
   for (const route of router.routes) {
     // A route that is not a group's (the OpenAPI document) may answer any Respondable.
     const context = groupContexts.get(route)
-    const served = context === undefined ? HttpRouter.makeRoute(route.method, route.path, Effect.flatMap(route.handler, Respondable.toResponse), { uninterruptible: route.uninterruptible }) : route
+    const served = context === undefined
+      ? HttpRouter.makeRoute(route.method, route.path, Effect.flatMap(route.handler, Respondable.toResponse), {
+        uninterruptible: route.uninterruptible
+      })
+      : route
     if (route.method === "*") find.all(route.path, served)
     else find.on(route.method, route.path, served)
     if (context !== undefined) contexts.add(context)
@@ -356,12 +462,21 @@ const build = Effect.gen(function* () {
   let groups = Context.empty() as Context.Context<never>
   for (const context of contexts) groups = mergeDistinct(groups, context)
   groups = Context.add(groups, Served, true)
-  const routed = Effect.withFiberRuntime<HttpServerResponse.HttpServerResponse, unknown, HttpServerRequest.HttpServerRequest>((fiber) => {
+  const routed = Effect.withFiberRuntime<
+    HttpServerResponse.HttpServerResponse,
+    unknown,
+    HttpServerRequest.HttpServerRequest
+  >((fiber) => {
     const request = Context.unsafeGet(fiber.currentContext, HttpServerRequest.HttpServerRequest)
-    const found = find.find(request.method as HttpMethod.HttpMethod, request.url) ?? (request.method === "HEAD" ? find.find("GET", request.url) : undefined)
+    const found = find.find(request.method as HttpMethod.HttpMethod, request.url) ??
+      (request.method === "HEAD" ? find.find("GET", request.url) : undefined)
     if (found === undefined) return Effect.fail(new HttpServerError.RouteNotFound({ request }))
     const route = found.handler
-    const routeContext: HttpRouter.RouteContext = { [HttpRouter.RouteContextTypeId]: HttpRouter.RouteContextTypeId, route, params: found.params }
+    const routeContext: HttpRouter.RouteContext = {
+      [HttpRouter.RouteContextTypeId]: HttpRouter.RouteContextTypeId,
+      route,
+      params: found.params
+    }
     const span = Context.getOption(fiber.currentContext, Tracer.ParentSpan)
     if (span._tag === "Some" && span.value._tag === "Span") span.value.attribute("http.route", route.path)
     const handler = route.handler as Effect.Effect<HttpServerResponse.HttpServerResponse, unknown, never>
@@ -370,18 +485,33 @@ const build = Effect.gen(function* () {
       FiberRef.set(
         FiberRef.currentContext,
         // One copy of the request's context with both added: each copy copies the whole context (nodeServer.ts).
-        Context.merge(fiber.currentContext, Context.make(HttpServerRequest.ParsedSearchParams, found.searchParams).pipe(Context.add(HttpRouter.RouteContext, routeContext)))
+        Context.merge(
+          fiber.currentContext,
+          Context.make(HttpServerRequest.ParsedSearchParams, found.searchParams).pipe(
+            Context.add(HttpRouter.RouteContext, routeContext)
+          )
+        )
       ),
       route.uninterruptible ? handler : Effect.interruptible(handler)
     )
   })
-  const app = applyMiddleware(middlewareMap((api as unknown as HttpApi.HttpApi.AnyWithProps).middlewares, apiContext), routed)
+  const app = applyMiddleware(
+    middlewareMap((api as unknown as HttpApi.HttpApi.AnyWithProps).middlewares, apiContext),
+    routed
+  )
   const middleware = yield* (yield* HttpApiBuilder.Middleware).retrieve
   const encodeError = Schema.encodeUnknown(errorSchema(api))
-  const handled = (app as HttpApp.Default<unknown, unknown>).pipe(middleware as unknown as (app: HttpApp.Default<unknown, unknown>) => HttpApp.Default<unknown, unknown>, (app) =>
-    Effect.catchAllCause(app, (cause) =>
-      Effect.matchEffect(Effect.provide(encodeError(Cause.squash(cause)), apiContext), { onFailure: () => Effect.failCause(cause), onSuccess: Effect.succeed })
-    )
+  const handled = (app as HttpApp.Default<unknown, unknown>).pipe(
+    middleware as unknown as (app: HttpApp.Default<unknown, unknown>) => HttpApp.Default<unknown, unknown>,
+    (app) =>
+      Effect.catchAllCause(
+        app,
+        (cause) =>
+          Effect.matchEffect(Effect.provide(encodeError(Cause.squash(cause)), apiContext), {
+            onFailure: () => Effect.failCause(cause),
+            onSuccess: Effect.succeed
+          })
+      )
   )
   return { app: handled as HttpApp.Default<unknown, unknown>, context: groups }
 })
@@ -394,7 +524,9 @@ const within = <A, E, R>(self: Effect.Effect<A, E, R>, context: Context.Context<
 const mergeDistinct = (into: Context.Context<never>, from: Context.Context<never>) => {
   for (const [key, value] of from.unsafeMap) {
     const present = into.unsafeMap.get(key)
-    if (present !== undefined && present !== value) throw new Error(`router.ts: two groups were built with different ${key} services`)
+    if (present !== undefined && present !== value) {
+      throw new Error(`router.ts: two groups were built with different ${key} services`)
+    }
   }
   return Context.merge(into, from)
 }
@@ -414,13 +546,24 @@ const errorSchema = (api: HttpApi.HttpApi.Any) => {
  * HttpApiBuilder.serve: the API on the HttpServer, each request's fiber started in the groups'
  * context (the server's own services win, as they do in HttpApiBuilder's per-request merge).
  */
-const fastServe: Layer.Layer<never, never, HttpServer.HttpServer | HttpRouter.HttpRouter.DefaultServices | HttpApi.Api> = Layer.scopedDiscard(
-  Effect.flatMap(build, ({ app, context }) => Effect.flatMap(HttpServer.HttpServer, (server) => within(server.serve(app as HttpApp.Default), context)))
+const fastServe: Layer.Layer<
+  never,
+  never,
+  HttpServer.HttpServer | HttpRouter.HttpRouter.DefaultServices | HttpApi.Api
+> = Layer.scopedDiscard(
+  Effect.flatMap(
+    build,
+    ({ app, context }) =>
+      Effect.flatMap(HttpServer.HttpServer, (server) => within(server.serve(app as HttpApp.Default), context))
+  )
 ).pipe(Layer.provide([HttpApiBuilder.Router.Live, HttpApiBuilder.Middleware.layer])) as any
 
 /** Serves the app as above, or by HttpApiBuilder.serve() with the fast path off. */
-export const serve = (): Layer.Layer<never, never, HttpServer.HttpServer | HttpRouter.HttpRouter.DefaultServices | HttpApi.Api> =>
-  Layer.unwrapEffect(Effect.map(FastPath, (fast) => (fast ? fastServe : HttpApiBuilder.serve())))
+export const serve = (): Layer.Layer<
+  never,
+  never,
+  HttpServer.HttpServer | HttpRouter.HttpRouter.DefaultServices | HttpApi.Api
+> => Layer.unwrapEffect(Effect.map(FastPath, (fast) => (fast ? fastServe : HttpApiBuilder.serve())))
 
 /**
  * HttpApiBuilder.toWebHandler over the same app (tests, in-process clients, Deno); with the fast

@@ -27,33 +27,39 @@ const BODY_METHODS = new Set(["POST", "PUT", "PATCH"])
  * JSON request, so a route whose body is optional (`POST /numbers/{e164}/disconnect`) may be sent none.
  */
 const emptyIsNull = (request: Request) =>
-  BODY_METHODS.has(request.method) && (request.headers.get("content-type") ?? "application/json").toLowerCase().includes("application/json")
+  BODY_METHODS.has(request.method) &&
+  (request.headers.get("content-type") ?? "application/json").toLowerCase().includes("application/json")
 
-export const withBodyLimit = (handler: Handler, bodyTimeoutMs: number = DEFAULT_TIMEOUTS.requestMs): Handler => async (request) => {
-  if (request.body === null && !emptyIsNull(request)) return handler(request)
-  const declared = Number(request.headers.get("content-length") ?? "0")
-  let body: Uint8Array | null
-  const deadline = new AbortController()
-  const timer = setTimeout(() => deadline.abort(), bodyTimeoutMs)
-  try {
-    body = request.body === null ? new Uint8Array() : declared > MAX_BODY_BYTES ? null : await readCapped(request.body, MAX_BODY_BYTES, deadline.signal)
-    if (body?.byteLength === 0 && emptyIsNull(request)) body = new TextEncoder().encode("null")
-  } catch {
-    return deadline.signal.aborted
-      ? refused(request, 408, `The request body did not arrive within ${bodyTimeoutMs / 1000} s`)
-      : refused(request, 400, "Request body could not be read")
-  } finally {
-    clearTimeout(timer)
+export const withBodyLimit =
+  (handler: Handler, bodyTimeoutMs: number = DEFAULT_TIMEOUTS.requestMs): Handler => async (request) => {
+    if (request.body === null && !emptyIsNull(request)) return handler(request)
+    const declared = Number(request.headers.get("content-length") ?? "0")
+    let body: Uint8Array | null
+    const deadline = new AbortController()
+    const timer = setTimeout(() => deadline.abort(), bodyTimeoutMs)
+    try {
+      body = request.body === null
+        ? new Uint8Array()
+        : declared > MAX_BODY_BYTES
+        ? null
+        : await readCapped(request.body, MAX_BODY_BYTES, deadline.signal)
+      if (body?.byteLength === 0 && emptyIsNull(request)) body = new TextEncoder().encode("null")
+    } catch {
+      return deadline.signal.aborted
+        ? refused(request, 408, `The request body did not arrive within ${bodyTimeoutMs / 1000} s`)
+        : refused(request, 400, "Request body could not be read")
+    } finally {
+      clearTimeout(timer)
+    }
+    const headers = new Headers(request.headers)
+    if (body === null) headers.set("content-length", String(MAX_BODY_BYTES + 1))
+    else headers.set("content-length", String(body.byteLength))
+    return handler(
+      new Request(request.url, {
+        method: request.method,
+        headers,
+        body: body === null ? null : (body as BodyInit),
+        signal: request.signal
+      })
+    )
   }
-  const headers = new Headers(request.headers)
-  if (body === null) headers.set("content-length", String(MAX_BODY_BYTES + 1))
-  else headers.set("content-length", String(body.byteLength))
-  return handler(
-    new Request(request.url, {
-      method: request.method,
-      headers,
-      body: body === null ? null : (body as BodyInit),
-      signal: request.signal
-    })
-  )
-}

@@ -7,7 +7,7 @@
 import { Effect, Layer, Redacted } from "effect"
 import nodemailer from "nodemailer"
 import { displayText, displayUrl } from "../../core/kernel/display.ts"
-import { MailError, Mailer } from "../../core/mail/mailer.ts"
+import { Mailer, MailError } from "../../core/mail/mailer.ts"
 import { MailOutbox } from "../../core/mail/store.ts"
 
 export interface SmtpConfig {
@@ -29,7 +29,8 @@ export const parseSmtpUrl = (url: Redacted.Redacted<string>): Effect.Effect<URL,
   Effect.try({
     try: () => new URL(Redacted.value(url)),
     // Not echoed: without a scheme nothing marks where a credential in it ends.
-    catch: () => new MailError({ message: "SMTP_URL is not a URL (smtp://user:pass@host:587 or smtps://user:pass@host:465)" })
+    catch: () =>
+      new MailError({ message: "SMTP_URL is not a URL (smtp://user:pass@host:587 or smtps://user:pass@host:465)" })
   }).pipe(
     Effect.filterOrFail(
       (u) => (u.protocol === "smtp:" || u.protocol === "smtps:") && u.hostname !== "",
@@ -40,12 +41,14 @@ export const parseSmtpUrl = (url: Redacted.Redacted<string>): Effect.Effect<URL,
 export const layer = (config: SmtpConfig): Layer.Layer<Mailer, MailError, MailOutbox> =>
   Layer.scoped(
     Mailer,
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const url = yield* parseSmtpUrl(config.url)
       const outbox = yield* MailOutbox
       // The bounds go in as query options, so SMTP_URL's own (`?socketTimeout=`, `?tls.servername=`) win.
       const withBounds = new URL(url)
-      for (const [key, ms] of Object.entries(TIMEOUTS)) if (!withBounds.searchParams.has(key)) withBounds.searchParams.set(key, String(ms))
+      for (const [key, ms] of Object.entries(TIMEOUTS)) {
+        if (!withBounds.searchParams.has(key)) withBounds.searchParams.set(key, String(ms))
+      }
       const transport = yield* Effect.acquireRelease(
         Effect.sync(() => nodemailer.createTransport(withBounds.href)),
         (t) => Effect.sync(() => t.close())
@@ -61,7 +64,9 @@ export const layer = (config: SmtpConfig): Layer.Layer<Mailer, MailError, MailOu
             // the server's reply, which are not ours to log.
             catch: (e) =>
               new MailError({
-                message: `Mail to ${displayText(mail.to)} was not sent through ${displayUrl(server)}: ${displayText(scrub(e instanceof Error ? e.message : String(e)), 300)}`
+                message: `Mail to ${displayText(mail.to)} was not sent through ${displayUrl(server)}: ${
+                  displayText(scrub(e instanceof Error ? e.message : String(e)), 300)
+                }`
               })
           }).pipe(Effect.zipRight(outbox.append(workspaceId, mail)))
       })

@@ -60,14 +60,31 @@ const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "obj
  *   answered as invalid params (-32602), not the SDK's internal error.
  */
 export const screen = (body: unknown, versionHeader: string | undefined, requestId: string): Screened => {
-  if (Array.isArray(body)) return { _tag: "Refused", message: "Send one JSON-RPC message per POST: batches are not part of MCP since 2025-06-18" }
+  if (Array.isArray(body)) {
+    return {
+      _tag: "Refused",
+      message: "Send one JSON-RPC message per POST: batches are not part of MCP since 2025-06-18"
+    }
+  }
   if (versionHeader !== undefined && !PROTOCOL_VERSIONS.includes(versionHeader)) {
-    return { _tag: "Refused", message: `Unsupported MCP-Protocol-Version ${versionHeader.slice(0, 40)}; this server speaks ${PROTOCOL_VERSIONS.join(" and ")}` }
+    return {
+      _tag: "Refused",
+      message: `Unsupported MCP-Protocol-Version ${versionHeader.slice(0, 40)}; this server speaks ${
+        PROTOCOL_VERSIONS.join(" and ")
+      }`
+    }
   }
   if (!isRecord(body)) return { _tag: "Pass", body }
   const invalid = invalidParams(body)
   if (invalid !== null) {
-    return { _tag: "Answered", answer: { jsonrpc: "2.0", id: idOf(body), error: { code: ErrorCode.InvalidParams, message: `Invalid params: ${invalid}` } } }
+    return {
+      _tag: "Answered",
+      answer: {
+        jsonrpc: "2.0",
+        id: idOf(body),
+        error: { code: ErrorCode.InvalidParams, message: `Invalid params: ${invalid}` }
+      }
+    }
   }
   if (!isRecord(body.params)) return { _tag: "Pass", body }
   const params = body.params
@@ -75,12 +92,21 @@ export const screen = (body: unknown, versionHeader: string | undefined, request
     return { _tag: "Pass", body: { ...body, params: { ...params, protocolVersion: PROTOCOL_VERSIONS[0] } } }
   }
   if (body.method === "tools/call" && params.arguments !== undefined && !isRecord(params.arguments)) {
-    return { _tag: "Answered", answer: { jsonrpc: "2.0", id: idOf(body), result: failure("invalid_argument", "arguments: must be an object of the tool's named arguments", requestId) } }
+    return {
+      _tag: "Answered",
+      answer: {
+        jsonrpc: "2.0",
+        id: idOf(body),
+        result: failure("invalid_argument", "arguments: must be an object of the tool's named arguments", requestId)
+      }
+    }
   }
   return { _tag: "Pass", body }
 }
 
-const idOf = (message: Record<string, unknown>) => (typeof message.id === "string" || typeof message.id === "number" ? message.id : null)
+const idOf = (
+  message: Record<string, unknown>
+) => (typeof message.id === "string" || typeof message.id === "number" ? message.id : null)
 
 const isString = (u: unknown): u is string => typeof u === "string"
 
@@ -122,17 +148,28 @@ export const makeMcpEndpoint = (table: ReadonlyArray<AnyTool>, version: string) 
   const index = toolIndex(table)
   return (call: McpRequest, runtime: Runtime.Runtime<any>): Effect.Effect<Response> =>
     Effect.promise(async () => {
-      const server = new Server({ name: "switchboard", version }, { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS })
-      server.onerror = (error) => Runtime.runFork(runtime)(Effect.logWarning("MCP protocol error", error.message).pipe(Effect.annotateLogs({ requestId: call.requestId })))
+      const server = new Server({ name: "switchboard", version }, {
+        capabilities: { tools: { listChanged: false } },
+        instructions: INSTRUCTIONS
+      })
+      server.onerror = (error) =>
+        Runtime.runFork(runtime)(
+          Effect.logWarning("MCP protocol error", error.message).pipe(
+            Effect.annotateLogs({ requestId: call.requestId })
+          )
+        )
       server.setRequestHandler(ListToolsRequestSchema, () => ({
         tools: listed.filter((t) => call.principal.scopes.has(t.scope)).map((t) => t.definition)
       }))
-      server.setRequestHandler(CallToolRequestSchema, (req: { readonly params: { readonly name: string; readonly arguments?: unknown } }) => {
-        const t = index.get(req.params.name)
-        // An unknown tool is a protocol error (MCP "Tools", error handling), not a tool result.
-        if (t === undefined) throw protocolError(ErrorCode.InvalidParams, `Unknown tool: ${req.params.name}`)
-        return Runtime.runPromise(runtime)(runTool(t, call.principal, req.params.arguments ?? {}, call.requestId))
-      })
+      server.setRequestHandler(
+        CallToolRequestSchema,
+        (req: { readonly params: { readonly name: string; readonly arguments?: unknown } }) => {
+          const t = index.get(req.params.name)
+          // An unknown tool is a protocol error (MCP "Tools", error handling), not a tool result.
+          if (t === undefined) throw protocolError(ErrorCode.InvalidParams, `Unknown tool: ${req.params.name}`)
+          return Runtime.runPromise(runtime)(runTool(t, call.principal, req.params.arguments ?? {}, call.requestId))
+        }
+      )
       const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: true }) // no sessionIdGenerator: stateless
       await server.connect(transport)
       try {

@@ -6,8 +6,8 @@
  */
 import { Effect, JSONSchema, Option, Schema } from "effect"
 import type { Principal } from "../../core/auth/principal.ts"
-import { type ErrorCode, errorStatus, isDomainError } from "../../core/kernel/errors.ts"
 import { runIdempotent, storedError } from "../../core/idempotency/runner.ts"
+import { type ErrorCode, errorStatus, isDomainError } from "../../core/kernel/errors.ts"
 import { type AnyTool, decodeInput } from "../../core/tools/tool.ts"
 
 /** The optional argument a tool takes when its REST route takes `Idempotency-Key`. */
@@ -54,17 +54,18 @@ export const definitionOf = (t: AnyTool): McpToolDefinition => {
   const properties = (input.properties ?? {}) as JsonObject
   const inputSchema = t.idempotencyKey
     ? {
-        ...input,
-        properties: {
-          ...properties,
-          [IDEMPOTENCY_ARGUMENT]: {
-            type: "string",
-            minLength: 1,
-            maxLength: 255,
-            description: "Send the same key again to retry safely: a repeated call answers the first call's result instead of acting twice (REST's Idempotency-Key)."
-          }
+      ...input,
+      properties: {
+        ...properties,
+        [IDEMPOTENCY_ARGUMENT]: {
+          type: "string",
+          minLength: 1,
+          maxLength: 255,
+          description:
+            "Send the same key again to retry safely: a repeated call answers the first call's result instead of acting twice (REST's Idempotency-Key)."
         }
       }
+    }
     : input
   return {
     name: t.name,
@@ -109,13 +110,22 @@ const isRecord = (u: unknown): u is JsonObject => typeof u === "object" && u !==
  * the input bounds and the tool's Schema (core/tools `callTool`), then its use case, through the
  * idempotency runner when the caller sent a key. Never fails: every outcome is a result.
  */
-export const runTool = (t: AnyTool, principal: Principal, args: unknown, requestId: string): Effect.Effect<McpToolResult, never, any> => {
-  if (!principal.scopes.has(t.scope)) return Effect.succeed(failure("permission_denied", `This key lacks the scope ${t.scope}`, requestId))
+export const runTool = (
+  t: AnyTool,
+  principal: Principal,
+  args: unknown,
+  requestId: string
+): Effect.Effect<McpToolResult, never, any> => {
+  if (!principal.scopes.has(t.scope)) {
+    return Effect.succeed(failure("permission_denied", `This key lacks the scope ${t.scope}`, requestId))
+  }
   let input: unknown = args ?? {}
   let key: string | undefined
   if (t.idempotencyKey && isRecord(input) && IDEMPOTENCY_ARGUMENT in input) {
     const { [IDEMPOTENCY_ARGUMENT]: given, ...rest } = input
-    if (typeof given !== "string") return Effect.succeed(failure("invalid_argument", `${IDEMPOTENCY_ARGUMENT}: must be a string`, requestId))
+    if (typeof given !== "string") {
+      return Effect.succeed(failure("invalid_argument", `${IDEMPOTENCY_ARGUMENT}: must be a string`, requestId))
+    }
     key = given
     input = rest
   }
@@ -124,18 +134,24 @@ export const runTool = (t: AnyTool, principal: Principal, args: unknown, request
   const ran = Effect.flatMap(decodeInput(t, input), (decoded) =>
     key === undefined
       ? Effect.flatMap(t.run(principal, decoded), fresh)
-      : // Hashed and stored as REST stores them (its 201), so one key replays alike on either transport.
-        runIdempotent({ principal, key, request: decoded, status: 201, success: t.output, run: t.run(principal, decoded) }).pipe(
-          Effect.flatMap((answer) => {
-            if (answer._tag === "Fresh") return fresh(answer.value)
-            if (answer.answer.status >= 400) {
-              const { code, message } = storedError(answer.answer)
-              return Effect.succeed(failure(code, message, requestId))
-            }
-            return Effect.succeed(success(JSON.parse(answer.answer.body)))
-          })
-        )
-  )
+      // Hashed and stored as REST stores them (its 201), so one key replays alike on either transport.
+      : runIdempotent({
+        principal,
+        key,
+        request: decoded,
+        status: 201,
+        success: t.output,
+        run: t.run(principal, decoded)
+      }).pipe(
+        Effect.flatMap((answer) => {
+          if (answer._tag === "Fresh") return fresh(answer.value)
+          if (answer.answer.status >= 400) {
+            const { code, message } = storedError(answer.answer)
+            return Effect.succeed(failure(code, message, requestId))
+          }
+          return Effect.succeed(success(JSON.parse(answer.answer.body)))
+        })
+      ))
   return ran.pipe(
     Effect.catchAll((error) => {
       if (!isDomainError(error)) return Effect.die(error)
@@ -151,6 +167,8 @@ export const runTool = (t: AnyTool, principal: Principal, args: unknown, request
 }
 
 /** The tools by name. */
-export const toolIndex = (table: ReadonlyArray<AnyTool>): ReadonlyMap<string, AnyTool> => new Map(table.map((t) => [t.name, t]))
+export const toolIndex = (table: ReadonlyArray<AnyTool>): ReadonlyMap<string, AnyTool> =>
+  new Map(table.map((t) => [t.name, t]))
 
-export const findTool = (index: ReadonlyMap<string, AnyTool>, name: string): Option.Option<AnyTool> => Option.fromNullable(index.get(name))
+export const findTool = (index: ReadonlyMap<string, AnyTool>, name: string): Option.Option<AnyTool> =>
+  Option.fromNullable(index.get(name))

@@ -8,10 +8,10 @@
  * InvalidArgument otherwise. A caller's `limits` (recordings) replace the cap and the timeout.
  */
 import { Effect, Layer } from "effect"
+import { OutboundGuard } from "../../core/egress/guard.ts"
 import { displayUrl } from "../../core/kernel/display.ts"
 import { InvalidArgument } from "../../core/kernel/errors.ts"
 import { MAX_MEDIA_BYTES, MediaFetcher, type MediaLimits, MediaTooLarge } from "../../core/media/model.ts"
-import { OutboundGuard } from "../../core/egress/guard.ts"
 import { describeFetchError, OutboundHttp } from "../net/http.ts"
 import { readCapped } from "../net/streams.ts"
 
@@ -59,7 +59,7 @@ type Outcome =
   | { readonly _tag: "tooLarge"; readonly why: string }
 
 export const make = (options: FetcherOptions = {}) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const guard = yield* OutboundGuard
     const http = yield* OutboundHttp
     const defaults = { timeoutMs: options.timeoutMs ?? 15_000, maxBytes: options.maxBytes ?? MAX_MEDIA_BYTES }
@@ -105,10 +105,16 @@ export const make = (options: FetcherOptions = {}) =>
 
     return MediaFetcher.of({
       fetch: (raw, limits?: MediaLimits) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const url = yield* guard.check(raw)
-          const outcome = yield* download(raw, url, limits === undefined ? defaults : { maxBytes: limits.maxBytes, timeoutMs: limits.timeoutSeconds * 1000 })
-          if (outcome._tag === "tooLarge") return yield* new MediaTooLarge({ message: failure(raw, outcome.why).message })
+          const outcome = yield* download(
+            raw,
+            url,
+            limits === undefined ? defaults : { maxBytes: limits.maxBytes, timeoutMs: limits.timeoutSeconds * 1000 }
+          )
+          if (outcome._tag === "tooLarge") {
+            return yield* new MediaTooLarge({ message: failure(raw, outcome.why).message })
+          }
           if (outcome._tag === "fail") return yield* failure(raw, outcome.why)
           return { bytes: outcome.bytes, contentType: outcome.contentType, filename: filenameOf(url) }
         })

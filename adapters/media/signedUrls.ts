@@ -16,29 +16,39 @@ export interface SignedUrlsOptions {
 }
 
 const encoder = new TextEncoder()
-const message = (workspaceId: string, key: string, expires: string) => encoder.encode(`${workspaceId}/${key}/${expires}`)
+const message = (workspaceId: string, key: string, expires: string) =>
+  encoder.encode(`${workspaceId}/${key}/${expires}`)
 
 export const make = (options: SignedUrlsOptions) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     if (options.secret.byteLength < 16) return yield* Effect.dieMessage("media URL secret must be at least 16 bytes")
     const base = options.baseUrl.replace(/\/+$/, "")
     const hmac = yield* Effect.promise(() =>
-      crypto.subtle.importKey("raw", new Uint8Array(options.secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign", "verify"])
+      crypto.subtle.importKey("raw", new Uint8Array(options.secret), { name: "HMAC", hash: "SHA-256" }, false, [
+        "sign",
+        "verify"
+      ])
     )
     return MediaUrls.of({
       sign: (workspaceId, key) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           if (!isValidBlobName(workspaceId) || !isValidBlobName(key)) {
-            return yield* Effect.dieMessage(`cannot sign a media URL for invalid names ${JSON.stringify(workspaceId).slice(0, 80)}/${JSON.stringify(key).slice(0, 80)}`)
+            return yield* Effect.dieMessage(
+              `cannot sign a media URL for invalid names ${JSON.stringify(workspaceId).slice(0, 80)}/${
+                JSON.stringify(key).slice(0, 80)
+              }`
+            )
           }
           const now = yield* Clock.currentTimeMillis
           const expires = String(Math.floor(now / 1000) + MEDIA_URL_TTL_SECONDS)
           const mac = yield* Effect.promise(() => crypto.subtle.sign("HMAC", hmac, message(workspaceId, key, expires)))
           const signature = Encoding.encodeBase64Url(new Uint8Array(mac))
-          return `${base}/v1/media/${encodeURIComponent(workspaceId)}/${encodeURIComponent(key)}?expires=${expires}&signature=${signature}`
+          return `${base}/v1/media/${encodeURIComponent(workspaceId)}/${
+            encodeURIComponent(key)
+          }?expires=${expires}&signature=${signature}`
         }),
       verify: (workspaceId, key, expires, signature) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           if (!isValidBlobName(workspaceId) || !isValidBlobName(key)) return false
           if (!/^[0-9]{1,12}$/.test(expires) || !/^[A-Za-z0-9_-]{43}$/.test(signature)) return false
           const decoded = Encoding.decodeBase64Url(signature)

@@ -9,6 +9,5 @@ export const layer = Layer.effect(
     AgentStore.of({
       get: (workspaceId) => Effect.sync(() => Option.fromNullable(db.state.agents.get(workspaceId))),
       put: (agent) => Effect.sync(() => void db.state.agents.set(agent.workspaceId, agent))
-    })
-  )
+    }))
 )

@@ -19,7 +19,7 @@ export const layer = Layer.effect(
           return Option.some(revoked)
         }),
       get: (id) => Effect.sync(() => Option.fromNullable(db.state.keys.get(id))),
-      list: (workspaceId) => Effect.sync(() => [...db.state.keys.values()].filter((k) => k.workspaceId === workspaceId).sort(oldestFirst))
-    })
-  )
+      list: (workspaceId) =>
+        Effect.sync(() => [...db.state.keys.values()].filter((k) => k.workspaceId === workspaceId).sort(oldestFirst))
+    }))
 )

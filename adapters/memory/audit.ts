@@ -7,8 +7,9 @@ export const layer = Layer.effect(
   AuditLog,
   Effect.map(MemoryDb, (db) =>
     AuditLog.of({
-      append: (workspaceId, entry) => Effect.tap(auditRecord(workspaceId, entry), (row) => Effect.sync(() => void db.state.audit.push(row))),
-      list: (workspaceId) => Effect.sync(() => db.state.audit.filter((e) => e.workspaceId === workspaceId).sort(newestFirst))
-    })
-  )
+      append: (workspaceId, entry) =>
+        Effect.tap(auditRecord(workspaceId, entry), (row) => Effect.sync(() => void db.state.audit.push(row))),
+      list: (workspaceId) =>
+        Effect.sync(() => db.state.audit.filter((e) => e.workspaceId === workspaceId).sort(newestFirst))
+    }))
 )

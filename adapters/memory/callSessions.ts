@@ -15,8 +15,9 @@ export const layer = Layer.effect(
         }),
       get: (carrierCallId) => Effect.sync(() => Option.fromNullable(db.state.callSessions.get(carrierCallId))),
       findByConversation: (conversationId) =>
-        Effect.sync(() => Option.fromNullable([...db.state.callSessions.values()].find((s) => s.conversationId === conversationId))),
+        Effect.sync(() =>
+          Option.fromNullable([...db.state.callSessions.values()].find((s) => s.conversationId === conversationId))
+        ),
       put: (session) => Effect.sync(() => void db.state.callSessions.set(session.carrierCallId, session))
-    })
-  )
+    }))
 )

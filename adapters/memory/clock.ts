@@ -14,6 +14,5 @@ export const layer = Layer.effect(
           db.state.clockOffsets.set(workspaceId, offset)
           return offset
         })
-    })
-  )
+    }))
 )

@@ -13,7 +13,9 @@ export const layer = Layer.effect(
     ContactStore.of({
       insert: (c) => Effect.sync(() => void db.state.contacts.set(c.id, c)),
       get: (workspaceId, id) =>
-        Effect.sync(() => Option.fromNullable(db.state.contacts.get(id)).pipe(Option.filter((c) => c.workspaceId === workspaceId))),
+        Effect.sync(() =>
+          Option.fromNullable(db.state.contacts.get(id)).pipe(Option.filter((c) => c.workspaceId === workspaceId))
+        ),
       update: (c) =>
         Effect.sync(() => {
           const cur = db.state.contacts.get(c.id)
@@ -40,6 +42,5 @@ export const layer = Layer.effect(
             .filter((c) => after === null || newestFirst(after, c) < 0)
             .slice(0, limit)
         )
-    })
-  )
+    }))
 )

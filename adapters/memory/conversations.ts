@@ -1,11 +1,22 @@
 /** In-memory ConversationStore with the same ordering and search semantics as the SQL one. */
 import { Effect, Layer, Option } from "effect"
-import { type ActivityRecord, contactNameOf, matchesQuery, searchableText, type Thread, type ThreadView } from "../../core/conversations/model.ts"
+import {
+  type ActivityRecord,
+  contactNameOf,
+  matchesQuery,
+  searchableText,
+  type Thread,
+  type ThreadView
+} from "../../core/conversations/model.ts"
 import { billedMinutes, ConversationStore } from "../../core/conversations/store.ts"
 import { MemoryDb } from "./db.ts"
 
 const byRecency = (a: { lastActivityAt: string; id: string }, b: { lastActivityAt: string; id: string }) =>
-  a.lastActivityAt === b.lastActivityAt ? (a.id < b.id ? 1 : a.id > b.id ? -1 : 0) : a.lastActivityAt < b.lastActivityAt ? 1 : -1
+  a.lastActivityAt === b.lastActivityAt
+    ? (a.id < b.id ? 1 : a.id > b.id ? -1 : 0)
+    : a.lastActivityAt < b.lastActivityAt
+    ? 1
+    : -1
 const byCreation = (a: { createdAt: string; id: string }, b: { createdAt: string; id: string }) =>
   a.createdAt === b.createdAt ? (a.id < b.id ? -1 : a.id > b.id ? 1 : 0) : a.createdAt < b.createdAt ? -1 : 1
 
@@ -18,7 +29,10 @@ export const layer = Layer.effect(
       return { ...t, contactName: contactNameOf(c && c.workspaceId === t.workspaceId ? c : null, t.participant) }
     }
     const insertActivity = (a: ActivityRecord) => {
-      if (a.carrierMessageId !== null && [...st().activities.values()].some((x) => x.carrierMessageId === a.carrierMessageId)) {
+      if (
+        a.carrierMessageId !== null &&
+        [...st().activities.values()].some((x) => x.carrierMessageId === a.carrierMessageId)
+      ) {
         throw new Error(`duplicate carrier message id ${a.carrierMessageId}`)
       }
       st().activities.set(a.id, a)
@@ -26,7 +40,11 @@ export const layer = Layer.effect(
     return ConversationStore.of({
       findThread: (ws, number, participant) =>
         Effect.sync(() =>
-          Option.fromNullable([...st().threads.values()].find((t) => t.workspaceId === ws && t.numberE164 === number && t.participant === participant))
+          Option.fromNullable(
+            [...st().threads.values()].find((t) =>
+              t.workspaceId === ws && t.numberE164 === number && t.participant === participant
+            )
+          )
         ),
       insertThread: (t) =>
         Effect.sync(() => {
@@ -38,7 +56,9 @@ export const layer = Layer.effect(
           return t
         }),
       getThread: (ws, id) =>
-        Effect.sync(() => Option.fromNullable(st().threads.get(id)).pipe(Option.filter((t) => t.workspaceId === ws), Option.map(view))),
+        Effect.sync(() =>
+          Option.fromNullable(st().threads.get(id)).pipe(Option.filter((t) => t.workspaceId === ws), Option.map(view))
+        ),
       updateThread: (t) =>
         Effect.sync(() => {
           const cur = st().threads.get(t.id)
@@ -70,7 +90,9 @@ export const layer = Layer.effect(
           const existing = [...st().threads.values()].find(
             (x) => x.workspaceId === t.workspaceId && x.numberE164 === t.numberE164 && x.participant === t.participant
           )
-          const base = existing === undefined ? t : { ...existing, lastActivityAt: t.lastActivityAt, preview: t.preview, unread: t.unread }
+          const base = existing === undefined
+            ? t
+            : { ...existing, lastActivityAt: t.lastActivityAt, preview: t.preview, unread: t.unread }
           const contact = [...st().contacts.values()]
             .filter((c) => c.workspaceId === t.workspaceId && c.phones.some((p) => p.value === t.participant))
             .sort(byCreation)[0]
@@ -79,11 +101,20 @@ export const layer = Layer.effect(
           st().threads.set(stored.id, stored)
           return stored
         }),
-      getActivity: (ws, id) => Effect.sync(() => Option.fromNullable(st().activities.get(id)).pipe(Option.filter((a) => a.workspaceId === ws))),
+      getActivity: (ws, id) =>
+        Effect.sync(() =>
+          Option.fromNullable(st().activities.get(id)).pipe(Option.filter((a) => a.workspaceId === ws))
+        ),
       listActivities: (ws, conversationId) =>
-        Effect.sync(() => [...st().activities.values()].filter((a) => a.workspaceId === ws && a.conversationId === conversationId).sort(byCreation)),
+        Effect.sync(() =>
+          [...st().activities.values()].filter((a) => a.workspaceId === ws && a.conversationId === conversationId).sort(
+            byCreation
+          )
+        ),
       findByCarrierId: (carrierMessageId) =>
-        Effect.sync(() => Option.fromNullable([...st().activities.values()].find((a) => a.carrierMessageId === carrierMessageId))),
+        Effect.sync(() =>
+          Option.fromNullable([...st().activities.values()].find((a) => a.carrierMessageId === carrierMessageId))
+        ),
       setDeliveryStatus: (ws, id, status) =>
         Effect.sync(() => {
           const a = st().activities.get(id)
@@ -102,15 +133,22 @@ export const layer = Layer.effect(
       setCallSummary: (ws, id, summary) =>
         Effect.sync(() => {
           const a = st().activities.get(id)
-          if (a && a.workspaceId === ws && a.call !== null) st().activities.set(id, { ...a, call: { ...a.call, summary } })
+          if (a && a.workspaceId === ws && a.call !== null) {
+            st().activities.set(id, { ...a, call: { ...a.call, summary } })
+          }
         }),
       agentCallMinutes: (ws, fromIso, toIso) =>
         Effect.sync(() => {
           let minutes = 0
           for (const a of st().activities.values()) {
             const seconds = a.call?.["durationSeconds"]
-            if (a.workspaceId === ws && a.type === "call" && a.call?.["answeredBy"] === "agent" && a.call["simulated"] !== true && typeof seconds === "number" && a.createdAt >= fromIso && a.createdAt < toIso)
+            if (
+              a.workspaceId === ws && a.type === "call" && a.call?.["answeredBy"] === "agent" &&
+              a.call["simulated"] !== true && typeof seconds === "number" && a.createdAt >= fromIso &&
+              a.createdAt < toIso
+            ) {
               minutes += billedMinutes(seconds)
+            }
           }
           return minutes
         }),

@@ -3,16 +3,16 @@
  * roll back by restoring a snapshot (transactor.ts).
  */
 import { Context, Layer } from "effect"
+import type { AgentRecord } from "../../core/agent/model.ts"
+import type { AuditRecord } from "../../core/audit/log.ts"
 import type { ChargeRecord } from "../../core/billing/ledger.ts"
+import type { CallSession } from "../../core/calls/sessions.ts"
 import type { Contact } from "../../core/contacts/model.ts"
 import type { ActivityRecord, Thread } from "../../core/conversations/model.ts"
 import type { OutboxEvent } from "../../core/events/outbox.ts"
-import type { AgentRecord } from "../../core/agent/model.ts"
-import type { CallSession } from "../../core/calls/sessions.ts"
-import type { AuditRecord } from "../../core/audit/log.ts"
 import type { MailRecord } from "../../core/mail/message.ts"
-import type { Registration } from "../../core/registration/record.ts"
 import type { NumberRecord } from "../../core/numbers/model.ts"
+import type { Registration } from "../../core/registration/record.ts"
 import type { DeliveryRecord, EndpointRecord } from "../../core/webhooks/model.ts"
 import type { AttemptRecord } from "../../core/webhooks/store.ts"
 import type { Workspace } from "../../core/workspaces/model.ts"
@@ -88,11 +88,16 @@ export const clone = (s: MemoryState): MemoryState => ({
 })
 
 /** The order of the SQL stores' `ORDER BY created_at DESC, id DESC`. */
-export const newestFirst = (a: { readonly createdAt: string; readonly id: string }, b: { readonly createdAt: string; readonly id: string }) =>
-  a.createdAt === b.createdAt ? (a.id < b.id ? 1 : -1) : a.createdAt < b.createdAt ? 1 : -1
+export const newestFirst = (
+  a: { readonly createdAt: string; readonly id: string },
+  b: { readonly createdAt: string; readonly id: string }
+) => a.createdAt === b.createdAt ? (a.id < b.id ? 1 : -1) : a.createdAt < b.createdAt ? 1 : -1
 
 /** The order of the SQL stores' `ORDER BY created_at, id`. */
-export const oldestFirst = (a: { readonly createdAt: string; readonly id: string }, b: { readonly createdAt: string; readonly id: string }) => -newestFirst(a, b)
+export const oldestFirst = (
+  a: { readonly createdAt: string; readonly id: string },
+  b: { readonly createdAt: string; readonly id: string }
+) => -newestFirst(a, b)
 
 export class MemoryDb extends Context.Tag("adapters/memory/MemoryDb")<MemoryDb, { state: MemoryState }>() {}
 

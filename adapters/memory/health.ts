@@ -2,4 +2,7 @@
 import { Effect, Layer } from "effect"
 import { Readiness } from "../../core/health/readiness.ts"
 
-export const layer = Layer.succeed(Readiness, Readiness.of({ check: Effect.succeed({ database: "ok", migrations: "ok" }) }))
+export const layer = Layer.succeed(
+  Readiness,
+  Readiness.of({ check: Effect.succeed({ database: "ok", migrations: "ok" }) })
+)

@@ -4,7 +4,12 @@
  * from MemoryDb: a rolled-back domain transaction must not undo a reservation.
  */
 import { Effect, Layer } from "effect"
-import { IDEMPOTENCY_LOCK_MS, IDEMPOTENCY_WINDOW_MS, IdempotencyStore, type Reservation } from "../../core/idempotency/store.ts"
+import {
+  IDEMPOTENCY_LOCK_MS,
+  IDEMPOTENCY_WINDOW_MS,
+  IdempotencyStore,
+  type Reservation
+} from "../../core/idempotency/store.ts"
 
 interface Entry {
   owner: string

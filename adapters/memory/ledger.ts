@@ -8,8 +8,11 @@ export const layer = Layer.effect(
   Effect.map(MemoryDb, (db) =>
     LedgerStore.of({
       append: (workspaceId, charges) =>
-        Effect.tap(chargeRecords(workspaceId, charges), (rows) => Effect.sync(() => void db.state.ledger.push(...rows))),
-      list: (workspaceId) => Effect.sync(() => db.state.ledger.filter((c) => c.workspaceId === workspaceId).sort(newestFirst))
-    })
-  )
+        Effect.tap(
+          chargeRecords(workspaceId, charges),
+          (rows) => Effect.sync(() => void db.state.ledger.push(...rows))
+        ),
+      list: (workspaceId) =>
+        Effect.sync(() => db.state.ledger.filter((c) => c.workspaceId === workspaceId).sort(newestFirst))
+    }))
 )

@@ -7,8 +7,9 @@ export const layer = Layer.effect(
   MailOutbox,
   Effect.map(MemoryDb, (db) =>
     MailOutbox.of({
-      append: (workspaceId, mail) => Effect.tap(mailRecord(workspaceId, mail), (row) => Effect.sync(() => void db.state.mail.push(row))),
-      list: (workspaceId) => Effect.sync(() => db.state.mail.filter((m) => m.workspaceId === workspaceId).sort(newestFirst))
-    })
-  )
+      append: (workspaceId, mail) =>
+        Effect.tap(mailRecord(workspaceId, mail), (row) => Effect.sync(() => void db.state.mail.push(row))),
+      list: (workspaceId) =>
+        Effect.sync(() => db.state.mail.filter((m) => m.workspaceId === workspaceId).sort(newestFirst))
+    }))
 )

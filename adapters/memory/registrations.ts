@@ -15,14 +15,20 @@ export const layer = Layer.effect(
         Effect.sync(() =>
           [...db.state.registrations.values()]
             .filter((r) => awaiting.has(r.step))
-            .sort((a, b) => (a.updatedAt === b.updatedAt ? (a.workspaceId < b.workspaceId ? -1 : 1) : a.updatedAt < b.updatedAt ? -1 : 1))
+            .sort((a, b) => (a.updatedAt === b.updatedAt
+              ? (a.workspaceId < b.workspaceId ? -1 : 1)
+              : a.updatedAt < b.updatedAt
+              ? -1
+              : 1)
+            )
             .slice(0, limit)
             .map((r) => r.workspaceId)
         ),
       byRegistryId: (kind, id) =>
         Effect.sync(() =>
-          Option.fromNullable([...db.state.registrations.values()].find((r) => !r.mock && r[kind].id === id)?.workspaceId)
+          Option.fromNullable(
+            [...db.state.registrations.values()].find((r) => !r.mock && r[kind].id === id)?.workspaceId
+          )
         )
-    })
-  )
+    }))
 )

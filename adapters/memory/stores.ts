@@ -2,14 +2,14 @@
 import { Layer } from "effect"
 import * as Signal from "../../core/events/signal.ts"
 import * as Agents from "./agents.ts"
-import * as CallSessions from "./callSessions.ts"
 import * as ApiKeys from "./apiKeys.ts"
 import * as Audit from "./audit.ts"
+import * as CallSessions from "./callSessions.ts"
 import * as Clock from "./clock.ts"
 import * as Contacts from "./contacts.ts"
 import * as Conversations from "./conversations.ts"
-import * as Health from "./health.ts"
 import { layerDb } from "./db.ts"
+import * as Health from "./health.ts"
 import * as Idempotency from "./idempotency.ts"
 import * as Ledger from "./ledger.ts"
 import * as Mail from "./mail.ts"
@@ -22,5 +22,21 @@ import * as Workspaces from "./workspaces.ts"
 
 /** Every store port and the transactor, in memory, and the signal their commits give the outbox worker. */
 export const layer = Layer.mergeAll(
-  Workspaces.layer, ApiKeys.layer, Numbers.layer, Contacts.layer, Conversations.layer, Webhooks.layer, Outbox.layer, Idempotency.layer, Ledger.layer, Mail.layer, Audit.layer, Registrations.layer, Clock.layer, Agents.layer, CallSessions.layer, Transactor.layer, Health.layer
+  Workspaces.layer,
+  ApiKeys.layer,
+  Numbers.layer,
+  Contacts.layer,
+  Conversations.layer,
+  Webhooks.layer,
+  Outbox.layer,
+  Idempotency.layer,
+  Ledger.layer,
+  Mail.layer,
+  Audit.layer,
+  Registrations.layer,
+  Clock.layer,
+  Agents.layer,
+  CallSessions.layer,
+  Transactor.layer,
+  Health.layer
 ).pipe(Layer.provideMerge(Layer.merge(layerDb, Signal.layer)))

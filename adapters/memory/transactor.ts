@@ -8,7 +8,7 @@ const inTransaction = FiberRef.unsafeMake(false)
 
 export const layer = Layer.effect(
   Transactor,
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const db = yield* MemoryDb
     const signal = yield* OutboxSignal
     const lock = yield* Effect.makeSemaphore(1)
@@ -20,18 +20,17 @@ export const layer = Layer.effect(
           nested
             ? self
             : lock.withPermits(1)(
-                Effect.suspend(() => {
-                  const snapshot = clone(db.state)
-                  return Effect.locally(self, inTransaction, true).pipe(
-                    Effect.onExit((exit) =>
-                      Effect.sync(() => {
-                        if (exit._tag === "Failure") db.state = snapshot
-                      })
-                    )
+              Effect.suspend(() => {
+                const snapshot = clone(db.state)
+                return Effect.locally(self, inTransaction, true).pipe(
+                  Effect.onExit((exit) =>
+                    Effect.sync(() => {
+                      if (exit._tag === "Failure") db.state = snapshot
+                    })
                   )
-                })
-              )
-        )
+                )
+              })
+            ))
     })
   })
 )

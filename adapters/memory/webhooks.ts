@@ -34,7 +34,10 @@ export const layer = Layer.effect(
         Effect.sync(() => Option.fromNullable(st().endpoints.get(id)).pipe(Option.filter((e) => e.workspaceId === ws))),
       listEndpoints: (ws) =>
         Effect.sync(() =>
-          [...st().endpoints.values()].filter((e) => e.workspaceId === ws).sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.id < b.id ? -1 : 1))
+          [...st().endpoints.values()].filter((e) => e.workspaceId === ws).sort((
+            a,
+            b
+          ) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.id < b.id ? -1 : 1))
         ),
       updateEndpoint: (e) =>
         Effect.sync(() => {
@@ -53,12 +56,16 @@ export const layer = Layer.effect(
         Effect.sync(() => {
           for (const d of ds) {
             // One delivery per (endpoint, event), as the SQL unique index guarantees.
-            const dup = [...st().deliveries.values()].some((x) => x.endpointId === d.endpointId && x.eventId === d.eventId)
+            const dup = [...st().deliveries.values()].some((x) =>
+              x.endpointId === d.endpointId && x.eventId === d.eventId
+            )
             if (!dup) st().deliveries.set(d.id, d)
           }
         }),
       getDelivery: (ws, id) =>
-        Effect.sync(() => Option.fromNullable(st().deliveries.get(id)).pipe(Option.filter((d) => d.workspaceId === ws))),
+        Effect.sync(() =>
+          Option.fromNullable(st().deliveries.get(id)).pipe(Option.filter((d) => d.workspaceId === ws))
+        ),
       listDeliveries: (ws, endpointId, limit) =>
         Effect.sync(() =>
           [...st().deliveries.values()]
@@ -69,7 +76,9 @@ export const layer = Layer.effect(
       claimOutbox: (limit) => Effect.sync(() => st().outbox.filter((e) => !st().dispatched.has(e.id)).slice(0, limit)),
       markDispatched: (ids) => Effect.sync(() => ids.forEach((id) => st().dispatched.add(id))),
       enabledEndpoints: (wss) =>
-        Effect.sync(() => [...st().endpoints.values()].filter((e) => e.status === "enabled" && wss.includes(e.workspaceId))),
+        Effect.sync(() =>
+          [...st().endpoints.values()].filter((e) => e.status === "enabled" && wss.includes(e.workspaceId))
+        ),
       claimDue: (now, leaseUntil, limit) =>
         Effect.sync(() => {
           const due = [...st().deliveries.values()]
@@ -80,7 +89,8 @@ export const layer = Layer.effect(
                 d.status === "pending" &&
                 d.nextAttemptAt !== null &&
                 // Due on its workspace's clock (the clock test helper moves it forward).
-                d.nextAttemptAt <= new Date(Date.parse(now) + (st().clockOffsets.get(d.workspaceId) ?? 0)).toISOString() &&
+                d.nextAttemptAt <=
+                  new Date(Date.parse(now) + (st().clockOffsets.get(d.workspaceId) ?? 0)).toISOString() &&
                 (lease === undefined || lease < now) &&
                 endpoint?.status === "enabled"
               )
@@ -105,7 +115,13 @@ export const layer = Layer.effect(
       setEndpointHealth: (ws, id, health) =>
         Effect.sync(() => {
           const e = st().endpoints.get(id)
-          if (e && e.workspaceId === ws) st().endpoints.set(id, { ...e, failingSince: health.failingSince, status: health.disable ? "disabled" : e.status })
+          if (e && e.workspaceId === ws) {
+            st().endpoints.set(id, {
+              ...e,
+              failingSince: health.failingSince,
+              status: health.disable ? "disabled" : e.status
+            })
+          }
         })
     })
   })

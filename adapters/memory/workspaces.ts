@@ -12,6 +12,5 @@ export const layer = Layer.effect(
       update: (w) => Effect.sync(() => void db.state.workspaces.set(w.id, w)),
       count: Effect.sync(() => db.state.workspaces.size),
       list: Effect.sync(() => [...db.state.workspaces.values()].sort(oldestFirst))
-    })
-  )
+    }))
 )

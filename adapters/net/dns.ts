@@ -2,8 +2,8 @@
  * HostResolver (core/egress/guard.ts) over the system resolver (A and AAAA), for the outbound-URL guard
  * that webhook endpoints and media URLs both pass. Works on Node and Deno.
  */
-import { lookup } from "node:dns/promises"
 import { Effect, Layer } from "effect"
+import { lookup } from "node:dns/promises"
 import { HostResolver } from "../../core/egress/guard.ts"
 
 export const layer = Layer.succeed(

@@ -7,11 +7,11 @@
  * rejects any non-public address, so the address that is checked is the address that is dialled.
  * IP-literal hosts skip the lookup; the guard rejects private literals before a request is made.
  */
-import { type LookupAddress, lookup as systemLookup } from "node:dns"
 import { Context, Effect, Layer } from "effect"
+import { lookup as systemLookup, type LookupAddress } from "node:dns"
 import { Agent, fetch as undiciFetch } from "undici"
-import { displayText } from "../../core/kernel/display.ts"
 import { blockedRange } from "../../core/egress/guard.ts"
+import { displayText } from "../../core/kernel/display.ts"
 
 export interface OutboundHttp {
   readonly fetch: (url: URL | string, init: RequestInit) => Promise<Response>
@@ -20,7 +20,10 @@ export interface OutboundHttp {
    * dropped so the connection stays open for the next request to that origin (a long one closes it).
    * Lighter than `fetch` (no WHATWG Request, Response or Headers objects).
    */
-  readonly post: (url: URL, request: { readonly headers: Readonly<Record<string, string>>; readonly body: string; readonly signal: AbortSignal }) => Promise<number>
+  readonly post: (
+    url: URL,
+    request: { readonly headers: Readonly<Record<string, string>>; readonly body: string; readonly signal: AbortSignal }
+  ) => Promise<number>
 }
 export const OutboundHttp = Context.GenericTag<OutboundHttp>("adapters/OutboundHttp")
 
@@ -40,22 +43,25 @@ type ConnectLookup = (
 ) => void
 
 /** A connect-time lookup that fails when any address of the host is not public unicast (unless `allowPrivate`). */
-export const connectLookup =
-  (resolve: Lookup, allowPrivate: boolean): ConnectLookup =>
-  (hostname, options, callback) =>
-    resolve(hostname, { all: true }, (error, addresses) => {
-      if (error) return callback(error, [])
-      for (const { address } of allowPrivate ? [] : addresses) {
-        const why = blockedRange(address)
-        if (why !== null) {
-          return callback(Object.assign(new Error(`${hostname} resolves to ${why} (${address})`), { code: BLOCKED_ADDRESS }), [])
-        }
+export const connectLookup = (resolve: Lookup, allowPrivate: boolean): ConnectLookup => (hostname, options, callback) =>
+  resolve(hostname, { all: true }, (error, addresses) => {
+    if (error) return callback(error, [])
+    for (const { address } of allowPrivate ? [] : addresses) {
+      const why = blockedRange(address)
+      if (why !== null) {
+        return callback(
+          Object.assign(new Error(`${hostname} resolves to ${why} (${address})`), { code: BLOCKED_ADDRESS }),
+          []
+        )
       }
-      if (options.all) return callback(null, addresses)
-      const first = addresses[0]
-      if (first === undefined) return callback(Object.assign(new Error(`${hostname} does not resolve`), { code: "ENOTFOUND" }), [])
-      return callback(null, first.address, first.family)
-    })
+    }
+    if (options.all) return callback(null, addresses)
+    const first = addresses[0]
+    if (first === undefined) {
+      return callback(Object.assign(new Error(`${hostname} does not resolve`), { code: "ENOTFOUND" }), [])
+    }
+    return callback(null, first.address, first.family)
+  })
 
 /**
  * Why a fetch failed, for delivery logs and error messages: the blocked address, else the network
@@ -89,9 +95,17 @@ export const layer = (allowPrivate: boolean, resolve: Lookup = systemLookup as L
       (agent) =>
         OutboundHttp.of({
           // undici's own fetch: the dispatcher option is only honoured by the undici that made the Agent.
-          fetch: (url, init) => undiciFetch(url, { ...(init as object), dispatcher: agent }) as unknown as Promise<Response>,
+          fetch: (url, init) =>
+            undiciFetch(url, { ...(init as object), dispatcher: agent }) as unknown as Promise<Response>,
           post: async (url, { headers, body, signal }) => {
-            const answer = await agent.request({ origin: url.origin, path: `${url.pathname}${url.search}`, method: "POST", headers, body, signal })
+            const answer = await agent.request({
+              origin: url.origin,
+              path: `${url.pathname}${url.search}`,
+              method: "POST",
+              headers,
+              body,
+              signal
+            })
             // The status decides the attempt; the body is drained in the background only to keep the
             // connection, so a receiver slow to finish its answer does not turn a 2xx into a timeout.
             answer.body.dump({ limit: MAX_DROPPED_ANSWER_BYTES }).catch(() => undefined)

@@ -22,21 +22,29 @@ export class SimulatedPayments extends Context.Tag("adapters/payments/SimulatedP
 
 /** `Payments` and the simulator's record of it, sharing one state. */
 export const layer: Layer.Layer<Payments | SimulatedPayments> = Layer.effectContext(
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const collected = yield* Ref.make<ReadonlyArray<SimulatedCharge>>([])
     const payments = Payments.of({
       charge: (workspace, amountCents, description) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           yield* checkAmount(amountCents)
           if (workspace.billing.cardDeclines) return yield* cardDeclined
-          const payment: Payment = { id: (yield* Ids).uuid(), workspaceId: workspace.id, amountCents, description, createdAt: yield* nowIso }
+          const payment: Payment = {
+            id: (yield* Ids).uuid(),
+            workspaceId: workspace.id,
+            amountCents,
+            description,
+            createdAt: yield* nowIso
+          }
           yield* Ref.update(collected, (all) => [...all, { ...payment, refunded: false }])
           return payment
         }),
-      refund: (payment) => Ref.update(collected, (all) => all.map((c) => (c.id === payment.id ? { ...c, refunded: true } : c)))
+      refund: (payment) =>
+        Ref.update(collected, (all) => all.map((c) => (c.id === payment.id ? { ...c, refunded: true } : c)))
     })
     const record = SimulatedPayments.of({
-      charges: (workspaceId) => Effect.map(Ref.get(collected), (all) => all.filter((c) => c.workspaceId === workspaceId))
+      charges: (workspaceId) =>
+        Effect.map(Ref.get(collected), (all) => all.filter((c) => c.workspaceId === workspaceId))
     })
     return Context.make(Payments, payments).pipe(Context.add(SimulatedPayments, record))
   })

@@ -36,11 +36,11 @@
  * No `node:*` imports: this file also runs under Deno.
  */
 import * as Reactivity from "@effect/experimental/Reactivity"
+import * as PgClient from "@effect/sql-pg/PgClient"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { Connection } from "@effect/sql/SqlConnection"
 import { SqlError } from "@effect/sql/SqlError"
 import * as Statement from "@effect/sql/Statement"
-import * as PgClient from "@effect/sql-pg/PgClient"
 import { PGlite, type PGliteOptions, type Results } from "@electric-sql/pglite"
 import { pg_trgm } from "@electric-sql/pglite/contrib/pg_trgm"
 import * as Effect from "effect/Effect"
@@ -49,8 +49,8 @@ import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { FastPath } from "../fastPath.ts"
 import * as LeanStatements from "../sql/leanStatements.ts"
-import { preparedStatements } from "./prepared.ts"
 import { recordStatement } from "../telemetry/metrics.ts"
+import { preparedStatements } from "./prepared.ts"
 
 export interface PgliteClientConfig {
   /** Directory for the database files; `undefined` => in-memory database. */
@@ -192,7 +192,9 @@ export const make = (
     ): Effect.Effect<ReadonlyArray<any>, SqlError> =>
       params.length === 0
         ? wrap(() => db.exec(sql, { rowMode })).pipe(Effect.map(rowsOf))
-        : wrap(() => prepared(sql, params, rowMode) ?? db.query(sql, params as Array<unknown>, { rowMode })).pipe(Effect.map((r) => r.rows))
+        : wrap(() => prepared(sql, params, rowMode) ?? db.query(sql, params as Array<unknown>, { rowMode })).pipe(
+          Effect.map((r) => r.rows)
+        )
 
     const execute = (sql: string, params: ReadonlyArray<unknown>, transformRows: TransformRows) =>
       transformRows
@@ -206,9 +208,9 @@ export const make = (
         params.length === 0
           ? wrap(() => db.exec(sql))
           : wrap(() => db.query(sql, params as Array<unknown>)),
-      executeValues: (sql, params) => query(sql, params, "array") as Effect.Effect<ReadonlyArray<ReadonlyArray<unknown>>, SqlError>,
-      executeStream: (sql, params, transformRows) =>
-        Stream.fromIterableEffect(execute(sql, params, transformRows))
+      executeValues: (sql, params) =>
+        query(sql, params, "array") as Effect.Effect<ReadonlyArray<ReadonlyArray<unknown>>, SqlError>,
+      executeStream: (sql, params, transformRows) => Stream.fromIterableEffect(execute(sql, params, transformRows))
     }
 
     // One permit = the one PGlite connection. The permit is taken interruptibly (a
@@ -235,7 +237,11 @@ export const make = (
     // Lean statements (adapters/sql/leanStatements.ts) outside a transaction hold the permit for
     // the statement alone, as `acquirer` does for @effect/sql's own path.
     const permit = semaphore.withPermits(1)
-    if (fast) LeanStatements.register(client, { execute: (sql, params, transformRows) => permit(execute(sql, params, transformRows)) })
+    if (fast) {
+      LeanStatements.register(client, {
+        execute: (sql, params, transformRows) => permit(execute(sql, params, transformRows))
+      })
+    }
     return client
   })
 

@@ -23,7 +23,9 @@ export interface LockHolder {
 }
 
 /** The embedded database is held by another live process; `message` is the one line to print. */
-export class DataDirLocked extends Data.TaggedError("DataDirLocked")<{ readonly dataDir: string; readonly holder: LockHolder }> {
+export class DataDirLocked
+  extends Data.TaggedError("DataDirLocked")<{ readonly dataDir: string; readonly holder: LockHolder }>
+{
   get message() {
     const { pid, host, since } = this.holder
     return `DATA_DIR ${this.dataDir} is in use by process ${pid} on ${host} since ${since}: one process per embedded database (stop it, or set DATABASE_URL to share a Postgres)`
@@ -108,9 +110,13 @@ const create = (path: string, holder: LockHolder) => {
  * remove it and each think they created the new one.
  */
 export const acquire = (dataDir: string): Effect.Effect<LockHolder, DataDirLocked> =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const path = lockPath(dataDir)
-    const me: LockHolder = { pid: process.pid, host: hostname(), since: new Date(yield* Clock.currentTimeMillis).toISOString() }
+    const me: LockHolder = {
+      pid: process.pid,
+      host: hostname(),
+      since: new Date(yield* Clock.currentTimeMillis).toISOString()
+    }
     for (let attempt = 0; attempt < 50; attempt++) {
       fs.mkdirSync(dataDir, { recursive: true })
       if (create(path, me)) return me
@@ -154,8 +160,7 @@ const heartbeat = (dataDir: string) =>
       } catch {
         // Removed by hand: nothing to keep fresh.
       }
-    })
-  )
+    }))
 
 /** Removes the lock if it is still ours (a takeover after we were presumed dead leaves it alone). */
 export const release = (dataDir: string, me: LockHolder) =>

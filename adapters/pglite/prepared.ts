@@ -67,7 +67,12 @@ export const preparedStatements = (db: PGlite) => {
       const values = params.map((value, i) => serialized(db, value, types[i]))
       try {
         const { messages } = await db.execProtocol(
-          concat([serialize.bind({ statement: name, values }), serialize.describe({ type: "P" }), serialize.execute({}), serialize.sync()])
+          concat([
+            serialize.bind({ statement: name, values }),
+            serialize.describe({ type: "P" }),
+            serialize.execute({}),
+            serialize.sync()
+          ])
         )
         return parse.parseResults(messages, db.parsers, { rowMode })[0]!
       } catch (error) {

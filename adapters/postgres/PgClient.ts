@@ -18,16 +18,16 @@
  * take @effect/sql-pg's path: unnamed, one round trip each, untimed.
  */
 import { SqlClient } from "@effect/sql"
-import { SqlError } from "@effect/sql/SqlError"
 import * as PgClient from "@effect/sql-pg/PgClient"
+import { SqlError } from "@effect/sql/SqlError"
 import { type Clock, Duration, Effect, Layer, Redacted, type Scope } from "effect"
 import * as Pg from "pg"
 import { FastPath } from "../fastPath.ts"
-import { type Leading, LEADING, type LeadStatement } from "../sql/leading.ts"
+import { LEADING, type Leading, type LeadStatement } from "../sql/leading.ts"
 import * as LeanStatements from "../sql/leanStatements.ts"
 import { statementNames } from "../sql/prepared.ts"
-import { pipelined, pipelineSettings } from "./pipeline.ts"
 import { recordStatement } from "../telemetry/metrics.ts"
+import { pipelined, pipelineSettings } from "./pipeline.ts"
 
 export interface PostgresConfig {
   readonly url: Redacted.Redacted
@@ -55,7 +55,7 @@ interface QueryInternals {
   handleCommandComplete(message: unknown, connection: WireConnection): void
   handleError(error: unknown, connection: WireConnection): void
 }
-const PgQuery = Pg.Query as unknown as new (...args: Array<any>) => QueryInternals
+const PgQuery = Pg.Query as unknown as new(...args: Array<any>) => QueryInternals
 
 /**
  * Whether a query can follow a lead in one write: pg's own query object (not a cursor), sent with
@@ -88,7 +88,8 @@ class LeadQuery extends PgQuery {
   }
   override prepare(connection: WireConnection) {
     const name = this.name
-    this.parsedBefore = name === undefined || connection.parsedStatements[name] !== undefined || connection.submittedNamedStatements[name] !== undefined
+    this.parsedBefore = name === undefined || connection.parsedStatements[name] !== undefined ||
+      connection.submittedNamedStatements[name] !== undefined
     for (const statement of this.lead) {
       connection.parse({ text: statement.text })
       connection.bind({ values: statement.values })
@@ -168,7 +169,9 @@ const timedClient = (clock: Clock.Clock, prepare: boolean): typeof Pg.Client => 
         }
       }
       const answer = (super.query as (...a: Array<any>) => any)(...args)
-      if (typeof callback === "function" || typeof args[0]?.submit === "function" || typeof answer?.then !== "function") return answer
+      if (
+        typeof callback === "function" || typeof args[0]?.submit === "function" || typeof answer?.then !== "function"
+      ) return answer
       return answer.then(
         (result: unknown) => (done(), result),
         (error: unknown) => {
@@ -201,7 +204,8 @@ const pool = (config: PostgresConfig, Client: typeof Pg.Client): Effect.Effect<P
       }).pipe(
         Effect.timeoutFail({
           duration: CONNECT_TIMEOUT,
-          onTimeout: () => new SqlError({ cause: new Error("Connection timed out"), message: "PgClient: Connection timed out" })
+          onTimeout: () =>
+            new SqlError({ cause: new Error("Connection timed out"), message: "PgClient: Connection timed out" })
         })
       )
     )
@@ -213,7 +217,7 @@ const pool = (config: PostgresConfig, Client: typeof Pg.Client): Effect.Effect<P
  */
 const lean = (pg: Pg.Pool, config: PostgresConfig) =>
   Layer.scopedDiscard(
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const client = yield* SqlClient.SqlClient
       const stock = yield* LeanStatements.stockConnection(client)
       if (stock === undefined) return
@@ -228,7 +232,7 @@ const lean = (pg: Pg.Pool, config: PostgresConfig) =>
 
 export const layer = (config: PostgresConfig): Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, SqlError> =>
   Layer.unwrapScoped(
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       if (!(yield* FastPath)) return PgClient.layerFromPool({ acquire: pool(config, Pg.Client) })
       const pg = yield* pool(config, timedClient(yield* Effect.clock, config.preparedStatements ?? true))
       return lean(pg, config).pipe(Layer.provideMerge(PgClient.layerFromPool({ acquire: Effect.succeed(pg) })))

@@ -20,10 +20,10 @@
  * failed to open, is opened again a second later; what it had in flight fails like a statement on
  * a lost pool connection (SqlError).
  */
-import { SqlError } from "@effect/sql/SqlError"
 import type { Connection } from "@effect/sql/SqlConnection"
-import { setImmediate, setTimeout } from "node:timers"
+import { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
+import { setImmediate, setTimeout } from "node:timers"
 import type * as Pg from "pg"
 import { PREPARED } from "../sql/prepared.ts"
 
@@ -42,7 +42,7 @@ const pipelinableOnce = () => {
   return (text: string): boolean => {
     if (!text.startsWith(PREPARED)) return false
     let verdict = verdicts.get(text)
-    if (verdict === undefined) verdicts.set(text, (verdict = pipelinable(text)))
+    if (verdict === undefined) verdicts.set(text, verdict = pipelinable(text))
     return verdict
   }
 }
@@ -83,14 +83,19 @@ export const pipelineSettings = {
 
 /** pg's socket under a client (to cork it, and to drop it). */
 const socketOf = (client: Pg.Client) =>
-  (client as unknown as { connection: { stream: NodeJS.WritableStream & { cork(): void; uncork(): void; destroy(): void } } }).connection.stream
+  (client as unknown as {
+    connection: { stream: NodeJS.WritableStream & { cork(): void; uncork(): void; destroy(): void } }
+  }).connection.stream
 
 export const pipelined = (
   open: () => Pg.Client,
   fallback: Pick<Connection, "execute">,
   size = PIPELINES
 ): { readonly connection: Pick<Connection, "execute">; readonly close: () => Promise<void> } => {
-  const slots: Array<Slot> = Array.from({ length: size }, () => ({ client: undefined, up: false, inFlight: 0, corked: false }))
+  const slots: Array<Slot> = Array.from(
+    { length: size },
+    () => ({ client: undefined, up: false, inFlight: 0, corked: false })
+  )
   const marked = pipelinableOnce()
   let closed = false
 
@@ -122,7 +127,9 @@ export const pipelined = (
   const pick = (): Slot | undefined => {
     let best: Slot | undefined
     for (const slot of slots) {
-      if (slot.up && slot.inFlight < PIPELINE_DEPTH && (best === undefined || slot.inFlight < best.inFlight)) best = slot
+      if (slot.up && slot.inFlight < PIPELINE_DEPTH && (best === undefined || slot.inFlight < best.inFlight)) {
+        best = slot
+      }
     }
     return best
   }
@@ -141,15 +148,23 @@ export const pipelined = (
         })
       }
       slot.inFlight++
-      client.query(sql, params as Array<unknown>, (error: (Error & { code?: string }) | null, result: Pg.QueryResult | undefined) => {
-        if (slot.client === client) slot.inFlight--
-        if (error?.code !== undefined && RETRY_ON_POOL.has(error.code)) resume(Effect.fail("retry"))
-        else if (error) resume(Effect.fail(new SqlError({ cause: error, message: "Failed to execute statement" })))
-        else resume(Effect.succeed(result?.rows ?? []))
-      })
+      client.query(
+        sql,
+        params as Array<unknown>,
+        (error: (Error & { code?: string }) | null, result: Pg.QueryResult | undefined) => {
+          if (slot.client === client) slot.inFlight--
+          if (error?.code !== undefined && RETRY_ON_POOL.has(error.code)) resume(Effect.fail("retry"))
+          else if (error) resume(Effect.fail(new SqlError({ cause: error, message: "Failed to execute statement" })))
+          else resume(Effect.succeed(result?.rows ?? []))
+        }
+      )
     })
 
-  const execute = (sql: string, params: ReadonlyArray<unknown>, transformRows: ((rows: Rows) => Rows) | undefined): Effect.Effect<Rows, SqlError> => {
+  const execute = (
+    sql: string,
+    params: ReadonlyArray<unknown>,
+    transformRows: ((rows: Rows) => Rows) | undefined
+  ): Effect.Effect<Rows, SqlError> => {
     const pooled = () => fallback.execute(sql, params, transformRows as never)
     if (!marked(sql)) return pooled()
     return Effect.suspend(() => {
@@ -170,7 +185,10 @@ export const pipelined = (
         slot.client = undefined
         slot.up = false
         if (client === undefined) return
-        const ended = await Promise.race([client.end().then(() => true, () => true), new Promise<false>((resolve) => setTimeout(() => resolve(false), 1_000).unref())])
+        const ended = await Promise.race([
+          client.end().then(() => true, () => true),
+          new Promise<false>((resolve) => setTimeout(() => resolve(false), 1_000).unref())
+        ])
         if (!ended) socketOf(client).destroy()
       })
     )

@@ -16,8 +16,11 @@ export const layer = Layer.effect(
         ),
       put: (agent) => {
         const row = agents.row(agent)
-        return Effect.orDie(sql`INSERT INTO agents ${sql.insert(row)} ON CONFLICT (workspace_id) DO UPDATE SET ${sql.update(row, ["workspace_id"])}`)
+        return Effect.orDie(
+          sql`INSERT INTO agents ${sql.insert(row)} ON CONFLICT (workspace_id) DO UPDATE SET ${
+            sql.update(row, ["workspace_id"])
+          }`
+        )
       }
-    })
-  )
+    }))
 )

@@ -16,11 +16,15 @@ export const layer = Layer.effect(
       findByHash: (hash) => Effect.orDie(sql`SELECT * FROM api_keys WHERE hash = ${hash}`).pipe(one),
       // Revoking twice keeps the first time. The notice goes out when the statement commits, in the same round trip.
       revoke: (id, at) =>
-        Effect.orDie(sql`WITH revoked AS (UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ${at}::timestamptz) WHERE id = ${id} RETURNING *)
-          SELECT revoked.* FROM revoked, pg_notify(${KEY_REVOKED_CHANNEL}, revoked.id::text)`).pipe(one),
+        Effect.orDie(
+          sql`WITH revoked AS (UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ${at}::timestamptz) WHERE id = ${id} RETURNING *)
+          SELECT revoked.* FROM revoked, pg_notify(${KEY_REVOKED_CHANNEL}, revoked.id::text)`
+        ).pipe(one),
       get: (id) => Effect.orDie(sql`SELECT * FROM api_keys WHERE id = ${id}`).pipe(one),
       list: (workspaceId) =>
-        Effect.orDie(sql`SELECT * FROM api_keys WHERE workspace_id = ${workspaceId} ORDER BY created_at, id`).pipe(Effect.map((rs) => rs.map(apiKeys.decode)))
+        Effect.orDie(sql`SELECT * FROM api_keys WHERE workspace_id = ${workspaceId} ORDER BY created_at, id`).pipe(
+          Effect.map((rs) => rs.map(apiKeys.decode))
+        )
     })
   })
 )

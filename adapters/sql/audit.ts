@@ -13,11 +13,15 @@ export const layer = Layer.effect(
   Effect.map(SqlClient.SqlClient, (sql) =>
     AuditLog.of({
       append: (workspaceId, entry) =>
-        Effect.tap(auditRecord(workspaceId, entry), (row) => Effect.orDie(sql`INSERT INTO audit_entries ${sql.insert(auditEntries.row(row))}`)),
+        Effect.tap(auditRecord(workspaceId, entry), (row) =>
+          Effect.orDie(sql`INSERT INTO audit_entries ${sql.insert(auditEntries.row(row))}`)),
       list: (workspaceId) =>
-        Effect.orDie(sql`SELECT workspace_id, id, actor, action, detail::text AS detail, created_at FROM audit_entries WHERE workspace_id = ${workspaceId} ORDER BY created_at DESC, id DESC`).pipe(
-          Effect.map((rs) => rs.map(auditEntries.decode))
+        Effect.orDie(
+          sql`SELECT workspace_id, id, actor, action, detail::text AS detail, created_at FROM audit_entries WHERE workspace_id = ${workspaceId} ORDER BY created_at DESC, id DESC`
+        ).pipe(
+          Effect.map((rs) =>
+            rs.map(auditEntries.decode)
+          )
         )
-    })
-  )
+    }))
 )

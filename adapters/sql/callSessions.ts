@@ -11,21 +11,30 @@ export const layer = Layer.effect(
   Effect.map(SqlClient.SqlClient, (sql) =>
     CallSessionStore.of({
       insert: (session) =>
-        Effect.orDie(sql`INSERT INTO call_sessions ${sql.insert(callSessions.row(session))} ON CONFLICT (carrier_call_id) DO NOTHING RETURNING carrier_call_id`).pipe(
+        Effect.orDie(
+          sql`INSERT INTO call_sessions ${
+            sql.insert(callSessions.row(session))
+          } ON CONFLICT (carrier_call_id) DO NOTHING RETURNING carrier_call_id`
+        ).pipe(
           Effect.map((rs) => rs.length === 1)
         ),
       get: (carrierCallId) =>
-        Effect.orDie(sql`SELECT ${sql.literal(columns)} FROM call_sessions WHERE carrier_call_id = ${carrierCallId}`).pipe(
-          Effect.map((rs) => Option.map(Option.fromNullable(rs[0]), callSessions.decode))
-        ),
+        Effect.orDie(sql`SELECT ${sql.literal(columns)} FROM call_sessions WHERE carrier_call_id = ${carrierCallId}`)
+          .pipe(
+            Effect.map((rs) => Option.map(Option.fromNullable(rs[0]), callSessions.decode))
+          ),
       findByConversation: (conversationId) =>
-        Effect.orDie(sql`SELECT ${sql.literal(columns)} FROM call_sessions WHERE conversation_id = ${conversationId}`).pipe(
-          Effect.map((rs) => Option.map(Option.fromNullable(rs[0]), callSessions.decode))
-        ),
+        Effect.orDie(sql`SELECT ${sql.literal(columns)} FROM call_sessions WHERE conversation_id = ${conversationId}`)
+          .pipe(
+            Effect.map((rs) => Option.map(Option.fromNullable(rs[0]), callSessions.decode))
+          ),
       put: (session) => {
         const row = callSessions.row(session)
-        return Effect.orDie(sql`UPDATE call_sessions SET ${sql.update(row, ["carrier_call_id"])} WHERE carrier_call_id = ${session.carrierCallId}`)
+        return Effect.orDie(
+          sql`UPDATE call_sessions SET ${
+            sql.update(row, ["carrier_call_id"])
+          } WHERE carrier_call_id = ${session.carrierCallId}`
+        )
       }
-    })
-  )
+    }))
 )

@@ -15,7 +15,11 @@ export const layer = Layer.effect(
   Effect.map(SqlClient.SqlClient, (sql) =>
     WorkspaceClock.of({
       offset: (workspaceId) =>
-        Effect.orDie(sql<OffsetRow>`${sql.literal(PREPARED)} SELECT offset_ms FROM workspace_clocks WHERE workspace_id = ${workspaceId}`).pipe(
+        Effect.orDie(
+          sql<OffsetRow>`${
+            sql.literal(PREPARED)
+          } SELECT offset_ms FROM workspace_clocks WHERE workspace_id = ${workspaceId}`
+        ).pipe(
           Effect.map((rs) => (rs[0] === undefined ? 0 : Number(rs[0].offset_ms)))
         ),
       advance: (workspaceId, millis) =>
@@ -24,6 +28,5 @@ export const layer = Layer.effect(
             ON CONFLICT (workspace_id) DO UPDATE SET offset_ms = workspace_clocks.offset_ms + EXCLUDED.offset_ms
             RETURNING offset_ms`
         ).pipe(Effect.map((rs) => Number(rs[0]!.offset_ms)))
-    })
-  )
+    }))
 )

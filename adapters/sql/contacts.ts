@@ -9,7 +9,11 @@ import { likeContains } from "./rows.ts"
 import { contacts } from "./tables.ts"
 
 /** A contact's columns, with what search reads. */
-const columnsOf = (c: Contact): Record<string, unknown> => ({ ...contacts.row(c), search_text: searchText(c), search_digits: searchDigits(c) })
+const columnsOf = (c: Contact): Record<string, unknown> => ({
+  ...contacts.row(c),
+  search_text: searchText(c),
+  search_digits: searchDigits(c)
+})
 
 /** A contact's columns, named (a prepared statement's). */
 const contactColumns = contacts.columns()
@@ -22,14 +26,20 @@ export const layer = Layer.effect(
     return ContactStore.of({
       insert: (c) => die(sql`INSERT INTO contacts ${sql.insert(columnsOf(c))}`),
       get: (workspaceId, id) =>
-        die(sql`${sql.literal(PREPARED)} SELECT ${sql.literal(contactColumns)} FROM contacts WHERE workspace_id = ${workspaceId} AND id = ${id}`).pipe(
+        die(
+          sql`${sql.literal(PREPARED)} SELECT ${
+            sql.literal(contactColumns)
+          } FROM contacts WHERE workspace_id = ${workspaceId} AND id = ${id}`
+        ).pipe(
           Effect.map((rs) => Option.fromNullable(rs[0]).pipe(Option.map(contacts.decode)))
         ),
       update: (c) =>
         die(sql`UPDATE contacts SET ${sql.update(columnsOf(c), ["workspace_id", "id", "created_at"])}
           WHERE workspace_id = ${c.workspaceId} AND id = ${c.id}`),
       remove: (workspaceId, id) =>
-        die(sql`DELETE FROM contacts WHERE workspace_id = ${workspaceId} AND id = ${id} RETURNING id`).pipe(Effect.map((rs) => rs.length > 0)),
+        die(sql`DELETE FROM contacts WHERE workspace_id = ${workspaceId} AND id = ${id} RETURNING id`).pipe(
+          Effect.map((rs) => rs.length > 0)
+        ),
       findByPhones: (workspaceId, phones) =>
         phones.length === 0
           ? Effect.succeed([])
@@ -39,7 +49,9 @@ export const layer = Layer.effect(
               ORDER BY created_at, id`).pipe(all),
       list: ({ workspaceId, terms, limit, after }) => {
         const conditions = [sql`workspace_id = ${workspaceId}`]
-        if (after !== null) conditions.push(sql`(created_at, id) < (${after.createdAt}::timestamptz, ${after.id}::uuid)`)
+        if (after !== null) {
+          conditions.push(sql`(created_at, id) < (${after.createdAt}::timestamptz, ${after.id}::uuid)`)
+        }
         if (terms !== null) {
           conditions.push(
             terms.digits === null

@@ -1,7 +1,13 @@
 /** ConversationStore on SQL. Search is full text (`simple` config) with prefix matching per word. */
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Option, String as Str } from "effect"
-import { type ActivityRecord, contactNameOf, searchableText, type ThreadView, words } from "../../core/conversations/model.ts"
+import {
+  type ActivityRecord,
+  contactNameOf,
+  searchableText,
+  type ThreadView,
+  words
+} from "../../core/conversations/model.ts"
 import { ConversationStore, type ThreadTouch } from "../../core/conversations/store.ts"
 import { PREPARED } from "./prepared.ts"
 import { isUniqueViolation } from "./rows.ts"
@@ -10,7 +16,13 @@ import { activities, joinedActivities, threads } from "./tables.ts"
 /** A thread row of `viewSelect`: the thread's columns and its contact's name parts. */
 const toView = (r: Record<string, unknown>): ThreadView => {
   const t = threads.decode(r)
-  const contact = r["c_exists"] ? { firstName: r["c_first"] as string | null, lastName: r["c_last"] as string | null, company: r["c_company"] as string | null } : null
+  const contact = r["c_exists"]
+    ? {
+      firstName: r["c_first"] as string | null,
+      lastName: r["c_last"] as string | null,
+      company: r["c_company"] as string | null
+    }
+    : null
   return { ...t, contactName: contactNameOf(contact, t.participant) }
 }
 
@@ -18,7 +30,8 @@ const toView = (r: Record<string, unknown>): ThreadView => {
 const threadColumns = threads.columns()
 
 /** The columns a touch sets, and only those. */
-const columnsOf = (touch: ThreadTouch) => Object.fromEntries(Object.entries(touch).map(([field, value]) => [Str.camelToSnake(field), value]))
+const columnsOf = (touch: ThreadTouch) =>
+  Object.fromEntries(Object.entries(touch).map(([field, value]) => [Str.camelToSnake(field), value]))
 
 /**
  * The indexed text: the words search sees (core `words`: lower-cased runs of letters and digits)
@@ -32,21 +45,23 @@ const prefixQuery = (words: ReadonlyArray<string>) => words.map((w) => `${w}:*`)
 
 export const layer = Layer.effect(
   ConversationStore,
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const die = Effect.orDie
     const viewSelect = sql`
       SELECT t.*, c.id IS NOT NULL AS c_exists, c.first_name AS c_first, c.last_name AS c_last, c.company AS c_company
       FROM threads t LEFT JOIN contacts c ON c.workspace_id = t.workspace_id AND c.id = t.contact_id`
 
-    const one = <A>(decode: (r: Record<string, unknown>) => A) => Effect.map((rs: ReadonlyArray<Record<string, unknown>>) => Option.fromNullable(rs[0]).pipe(Option.map(decode)))
+    const one = <A>(decode: (r: Record<string, unknown>) => A) =>
+      Effect.map((rs: ReadonlyArray<Record<string, unknown>>) => Option.fromNullable(rs[0]).pipe(Option.map(decode)))
     const findThread = (ws: string, number: string, participant: string) =>
-      sql`SELECT * FROM threads WHERE workspace_id = ${ws} AND number_e164 = ${number} AND participant = ${participant}`.pipe(one(threads.decode))
+      sql`SELECT * FROM threads WHERE workspace_id = ${ws} AND number_e164 = ${number} AND participant = ${participant}`
+        .pipe(one(threads.decode))
 
     return ConversationStore.of({
       findThread: (ws, number, participant) => die(findThread(ws, number, participant)),
       insertThread: (t) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const inserted = yield* sql`INSERT INTO threads ${sql.insert(threads.row(t))}
             ON CONFLICT (workspace_id, number_e164, participant) DO NOTHING RETURNING *`
           if (inserted[0]) return threads.decode(inserted[0])
@@ -54,8 +69,12 @@ export const layer = Layer.effect(
         }).pipe(die),
       getThread: (ws, id) => die(sql`${viewSelect} WHERE t.workspace_id = ${ws} AND t.id = ${id}`).pipe(one(toView)),
       updateThread: (t) =>
-        die(sql`UPDATE threads SET ${sql.update(threads.row(t), ["workspace_id", "id", "inbox_id", "number_e164", "participant", "created_at"])}
-          WHERE workspace_id = ${t.workspaceId} AND id = ${t.id}`),
+        die(
+          sql`UPDATE threads SET ${
+            sql.update(threads.row(t), ["workspace_id", "id", "inbox_id", "number_e164", "participant", "created_at"])
+          }
+          WHERE workspace_id = ${t.workspaceId} AND id = ${t.id}`
+        ),
       touchThread: (ws, id, touch) =>
         die(sql`UPDATE threads SET ${sql.update(columnsOf(touch))} WHERE workspace_id = ${ws} AND id = ${id}`),
       // One statement: the thread upserted (a new one attached to the participant's earliest
@@ -75,7 +94,9 @@ export const layer = Layer.effect(
             INSERT INTO threads (${sql.literal(Object.keys(thread).join(", "))}, contact_id)
             VALUES (${values(thread)}, COALESCE(${contact_id}::uuid, (
               SELECT id FROM (
-                SELECT id, created_at FROM contacts WHERE workspace_id = ${t.workspaceId} AND phones @> (SELECT ${JSON.stringify([{ value: t.participant }])}::jsonb)
+                SELECT id, created_at FROM contacts WHERE workspace_id = ${t.workspaceId} AND phones @> (SELECT ${
+          JSON.stringify([{ value: t.participant }])
+        }::jsonb)
                 OFFSET 0
               ) phone_contacts ORDER BY created_at, id LIMIT 1)))
             ON CONFLICT (workspace_id, number_e164, participant) DO UPDATE
@@ -88,37 +109,56 @@ export const layer = Layer.effect(
           )
           SELECT ${sql.literal(threadColumns)} FROM thread`.pipe(
           Effect.map((rs) => threads.decode(rs[0])),
-          Effect.catchAll((e) => Effect.die(isUniqueViolation(e) ? new Error(`duplicate carrier message id ${a.carrierMessageId}`) : e))
+          Effect.catchAll((e) =>
+            Effect.die(isUniqueViolation(e) ? new Error(`duplicate carrier message id ${a.carrierMessageId}`) : e)
+          )
         )
       },
       listThreads: ({ workspaceId, status, limit, after }) => {
         const conditions = [sql`t.workspace_id = ${workspaceId}`]
         if (status !== null) conditions.push(sql`t.status = ${status}`)
-        if (after !== null) conditions.push(sql`(t.last_activity_at, t.id) < (${after.lastActivityAt}::timestamptz, ${after.id}::uuid)`)
-        return die(sql`${viewSelect} WHERE ${sql.and(conditions)} ORDER BY t.last_activity_at DESC, t.id DESC LIMIT ${limit}`).pipe(
+        if (after !== null) {
+          conditions.push(sql`(t.last_activity_at, t.id) < (${after.lastActivityAt}::timestamptz, ${after.id}::uuid)`)
+        }
+        return die(
+          sql`${viewSelect} WHERE ${sql.and(conditions)} ORDER BY t.last_activity_at DESC, t.id DESC LIMIT ${limit}`
+        ).pipe(
           Effect.map((rs) => rs.map(toView))
         )
       },
-      detachContact: (ws, contactId) => die(sql`UPDATE threads SET contact_id = NULL WHERE workspace_id = ${ws} AND contact_id = ${contactId}`),
+      detachContact: (ws, contactId) =>
+        die(sql`UPDATE threads SET contact_id = NULL WHERE workspace_id = ${ws} AND contact_id = ${contactId}`),
       insertActivity: (a) => {
         const row = activities.row(a)
         return sql`INSERT INTO activities (${sql.literal(Object.keys(row).join(", "))}, search)
-            VALUES (${sql.csv(Object.values(row).map((v) => sql`${v}`))}, to_tsvector('simple', ${searchDocument(a)}))`.pipe(
-          Effect.asVoid,
-          Effect.catchAll((e) => Effect.die(isUniqueViolation(e) ? new Error(`duplicate carrier message id ${a.carrierMessageId}`) : e))
-        )
+            VALUES (${sql.csv(Object.values(row).map((v) => sql`${v}`))}, to_tsvector('simple', ${searchDocument(a)}))`
+          .pipe(
+            Effect.asVoid,
+            Effect.catchAll((e) =>
+              Effect.die(isUniqueViolation(e) ? new Error(`duplicate carrier message id ${a.carrierMessageId}`) : e)
+            )
+          )
       },
-      getActivity: (ws, id) => die(sql`SELECT * FROM activities WHERE workspace_id = ${ws} AND id = ${id}`).pipe(one(activities.decode)),
+      getActivity: (ws, id) =>
+        die(sql`SELECT * FROM activities WHERE workspace_id = ${ws} AND id = ${id}`).pipe(one(activities.decode)),
       listActivities: (ws, conversationId) =>
-        die(sql`SELECT * FROM activities WHERE workspace_id = ${ws} AND conversation_id = ${conversationId} ORDER BY created_at, id`).pipe(
+        die(
+          sql`SELECT * FROM activities WHERE workspace_id = ${ws} AND conversation_id = ${conversationId} ORDER BY created_at, id`
+        ).pipe(
           Effect.map((rs) => rs.map(activities.decode))
         ),
       findByCarrierId: (carrierMessageId) =>
         die(sql`SELECT * FROM activities WHERE carrier_message_id = ${carrierMessageId}`).pipe(one(activities.decode)),
-      setDeliveryStatus: (ws, id, status) => die(sql`UPDATE activities SET delivery_status = ${status} WHERE workspace_id = ${ws} AND id = ${id}`),
-      setCallMedia: (ws, id, media) => die(sql`UPDATE activities SET media = ${JSON.stringify(media)}::jsonb WHERE workspace_id = ${ws} AND id = ${id}`),
+      setDeliveryStatus: (ws, id, status) =>
+        die(sql`UPDATE activities SET delivery_status = ${status} WHERE workspace_id = ${ws} AND id = ${id}`),
+      setCallMedia: (ws, id, media) =>
+        die(
+          sql`UPDATE activities SET media = ${JSON.stringify(media)}::jsonb WHERE workspace_id = ${ws} AND id = ${id}`
+        ),
       setCallSummary: (ws, id, summary) =>
-        die(sql`UPDATE activities SET call = jsonb_set(call, '{summary}', to_jsonb(${summary}::text)) WHERE workspace_id = ${ws} AND id = ${id} AND call IS NOT NULL`),
+        die(
+          sql`UPDATE activities SET call = jsonb_set(call, '{summary}', to_jsonb(${summary}::text)) WHERE workspace_id = ${ws} AND id = ${id} AND call IS NOT NULL`
+        ),
       setCallTranscript: (ws, id, callTranscript) =>
         die(sql<{ body: string | null }>`SELECT body FROM activities WHERE workspace_id = ${ws} AND id = ${id}`).pipe(
           Effect.flatMap((rs) =>
@@ -133,11 +173,15 @@ export const layer = Layer.effect(
       // billedMinutes in SQL: ceil of the seconds over 60, negatives as 0; a missing or non-numeric duration counts nothing.
       agentCallMinutes: (ws, fromIso, toIso) =>
         // CASE, not AND: Postgres may cast before it filters, and a non-numeric duration must not fail the cast.
-        die(sql<{ minutes: string | number | null }>`SELECT sum(CASE WHEN jsonb_typeof(call -> 'durationSeconds') = 'number'
+        die(
+          sql<
+            { minutes: string | number | null }
+          >`SELECT sum(CASE WHEN jsonb_typeof(call -> 'durationSeconds') = 'number'
               THEN ceil(greatest((call ->> 'durationSeconds')::numeric, 0) / 60) END) AS minutes
           FROM activities
           WHERE workspace_id = ${ws} AND type = 'call' AND created_at >= ${fromIso}::timestamptz AND created_at < ${toIso}::timestamptz
-            AND call ->> 'answeredBy' = 'agent' AND (call ->> 'simulated') IS DISTINCT FROM 'true'`).pipe(
+            AND call ->> 'answeredBy' = 'agent' AND (call ->> 'simulated') IS DISTINCT FROM 'true'`
+        ).pipe(
           Effect.map((rs) => Number(rs[0]?.minutes ?? 0))
         ),
       listCalls: (ws, limit) =>

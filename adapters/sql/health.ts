@@ -5,7 +5,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer } from "effect"
-import { type StoreReadiness, Readiness } from "../../core/health/readiness.ts"
+import { Readiness, type StoreReadiness } from "../../core/health/readiness.ts"
 import { migrations } from "./migrate.ts"
 
 /** The migrator's own table (@effect/sql Migrator's default name). */
@@ -13,13 +13,16 @@ const MIGRATIONS_TABLE = "effect_sql_migrations"
 
 export const layer = Layer.effect(
   Readiness,
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const expected = (yield* Effect.orDie(migrations)).map(([id]) => id)
-    const applied = Effect.map(sql<{ readonly migration_id: number | string }>`SELECT migration_id FROM ${sql(MIGRATIONS_TABLE)}`, (rows) => {
-      const ids = new Set(rows.map((r) => Number(r.migration_id)))
-      return expected.every((id) => ids.has(id))
-    })
+    const applied = Effect.map(
+      sql<{ readonly migration_id: number | string }>`SELECT migration_id FROM ${sql(MIGRATIONS_TABLE)}`,
+      (rows) => {
+        const ids = new Set(rows.map((r) => Number(r.migration_id)))
+        return expected.every((id) => ids.has(id))
+      }
+    )
     const check: Effect.Effect<StoreReadiness> = sql`SELECT 1`.pipe(
       Effect.matchEffect({
         onFailure: () => Effect.succeed<StoreReadiness>({ database: "unreachable", migrations: "unknown" }),

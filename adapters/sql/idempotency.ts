@@ -12,7 +12,12 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer } from "effect"
-import { IDEMPOTENCY_LOCK_MS, IDEMPOTENCY_WINDOW_MS, IdempotencyStore, type Reservation } from "../../core/idempotency/store.ts"
+import {
+  IDEMPOTENCY_LOCK_MS,
+  IDEMPOTENCY_WINDOW_MS,
+  IdempotencyStore,
+  type Reservation
+} from "../../core/idempotency/store.ts"
 import { PREPARED } from "./prepared.ts"
 
 interface KeyRow {
@@ -31,7 +36,7 @@ const MAX_ROUNDS = 20
 
 export const layer = Layer.effect(
   IdempotencyStore,
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
     const reserve: IdempotencyStore["reserve"] = (s) => {
@@ -42,7 +47,7 @@ export const layer = Layer.effect(
       const reserved: Reservation = { _tag: "Reserved" }
 
       const round = (n: number): Effect.Effect<Reservation, unknown> =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const inserted = yield* sql`${sql.literal(PREPARED)}
             INSERT INTO idempotency_keys (workspace_id, key_kind, key, owner, request_hash, state, created_at, locked_until)
             VALUES (${s.workspaceId}::uuid, ${s.keyKind}, ${s.key}, ${s.owner}, ${s.requestHash}, 'running', ${now}::timestamptz, ${lockedUntil}::timestamptz)
@@ -73,7 +78,10 @@ export const layer = Layer.effect(
           }
           if (row.request_hash !== s.requestHash) return { _tag: "Mismatch" } as const
           if (row.state === "running") return { _tag: "InProgress" } as const
-          return { _tag: "Replay", answer: { status: Number(row.response_status), body: String(row.response_body) } } as const
+          return {
+            _tag: "Replay",
+            answer: { status: Number(row.response_status), body: String(row.response_body) }
+          } as const
         })
 
       return Effect.orDie(round(0))

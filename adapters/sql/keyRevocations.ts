@@ -16,6 +16,5 @@ export const layer = Layer.scopedDiscard(
       "key revocation",
       (keyId) => Effect.sync(() => workspaces.forgetKey(keyId)),
       Effect.sync(workspaces.forgetAllKeys)
-    )
-  )
+    ))
 )

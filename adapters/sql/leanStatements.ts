@@ -52,11 +52,14 @@ const install = (proto: Patched): WeakMap<object, LeanConnection> => {
   const connections = new WeakMap<object, LeanConnection>()
   proto[registry] = connections
   const stock = proto.commit
-  proto.commit = function () {
+  proto.commit = function() {
     const connection = connections.get(this.acquirer)
     if (connection === undefined) return stock.call(this)
     return Effect.withFiberRuntime<unknown, unknown>((fiber) => {
-      if (fiber.getFiberRef(FiberRef.currentTracerEnabled) || Option.isSome(fiber.getFiberRef(Statement.currentTransformer))) return stock.call(this)
+      if (
+        fiber.getFiberRef(FiberRef.currentTracerEnabled) ||
+        Option.isSome(fiber.getFiberRef(Statement.currentTransformer))
+      ) return stock.call(this)
       const [sql, params] = this.compile()
       const transaction = Context.getOption(fiber.currentContext, SqlClient.TransactionConnection)
       return (Option.isSome(transaction) ? transaction.value[0] : connection).execute(sql, params, this.transformRows)
@@ -69,7 +72,10 @@ const install = (proto: Patched): WeakMap<object, LeanConnection> => {
 const probe = (client: SqlClient.SqlClient) => {
   const statement = client`SELECT 1` as unknown as Partial<StatementInternals>
   const proto = Object.getPrototypeOf(statement) as Partial<Patched> | null
-  if (proto === null || typeof proto.commit !== "function" || typeof statement.acquirer !== "object" || statement.acquirer === null) return undefined
+  if (
+    proto === null || typeof proto.commit !== "function" || typeof statement.acquirer !== "object" ||
+    statement.acquirer === null
+  ) return undefined
   return { acquirer: statement.acquirer, proto: proto as Patched }
 }
 
@@ -96,5 +102,7 @@ export const isRegistered = (client: SqlClient.SqlClient): boolean => {
  */
 export const stockConnection = (client: SqlClient.SqlClient): Effect.Effect<Connection | undefined> => {
   const acquirer = probe(client)?.acquirer
-  return Effect.isEffect(acquirer) ? Effect.scoped(acquirer as Effect.Effect<Connection>).pipe(Effect.orDie) : Effect.succeed(undefined)
+  return Effect.isEffect(acquirer)
+    ? Effect.scoped(acquirer as Effect.Effect<Connection>).pipe(Effect.orDie)
+    : Effect.succeed(undefined)
 }

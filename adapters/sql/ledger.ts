@@ -14,13 +14,15 @@ export const layer = Layer.effect(
       append: (workspaceId, charges) =>
         charges.length === 0
           ? Effect.succeed([])
-          : Effect.tap(chargeRecords(workspaceId, charges), (rows) =>
-              Effect.orDie(sql`INSERT INTO ledger_charges ${sql.insert(rows.map(ledgerCharges.row))}`)
-            ),
+          : Effect.tap(
+            chargeRecords(workspaceId, charges),
+            (rows) => Effect.orDie(sql`INSERT INTO ledger_charges ${sql.insert(rows.map(ledgerCharges.row))}`)
+          ),
       list: (workspaceId) =>
-        Effect.orDie(sql`SELECT * FROM ledger_charges WHERE workspace_id = ${workspaceId} ORDER BY created_at DESC, id DESC`).pipe(
+        Effect.orDie(
+          sql`SELECT * FROM ledger_charges WHERE workspace_id = ${workspaceId} ORDER BY created_at DESC, id DESC`
+        ).pipe(
           Effect.map((rs) => rs.map(ledgerCharges.decode))
         )
-    })
-  )
+    }))
 )

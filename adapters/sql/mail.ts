@@ -9,11 +9,15 @@ export const layer = Layer.effect(
   Effect.map(SqlClient.SqlClient, (sql) =>
     MailOutbox.of({
       append: (workspaceId, mail) =>
-        Effect.tap(mailRecord(workspaceId, mail), (row) => Effect.orDie(sql`INSERT INTO mail_messages ${sql.insert(mailMessages.row(row))}`)),
+        Effect.tap(mailRecord(workspaceId, mail), (row) =>
+          Effect.orDie(sql`INSERT INTO mail_messages ${sql.insert(mailMessages.row(row))}`)),
       list: (workspaceId) =>
-        Effect.orDie(sql`SELECT * FROM mail_messages WHERE workspace_id = ${workspaceId} ORDER BY created_at DESC, id DESC`).pipe(
-          Effect.map((rs) => rs.map(mailMessages.decode))
+        Effect.orDie(
+          sql`SELECT * FROM mail_messages WHERE workspace_id = ${workspaceId} ORDER BY created_at DESC, id DESC`
+        ).pipe(
+          Effect.map((rs) =>
+            rs.map(mailMessages.decode)
+          )
         )
-    })
-  )
+    }))
 )

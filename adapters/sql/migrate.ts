@@ -23,7 +23,10 @@ import m0017 from "./migrations/0017_rate_limit_leases.ts"
  * Static imports (not a directory scan) so the same migrations run on Node, Deno and PGlite.
  * On Postgres the migrator locks its table, so several processes may boot at once.
  */
-export const migrations = Migrator.fromRecord({ "0001_foundation": m0001, "0002_webhooks": m0002, "0003_search_statistics": m0003,
+export const migrations = Migrator.fromRecord({
+  "0001_foundation": m0001,
+  "0002_webhooks": m0002,
+  "0003_search_statistics": m0003,
   "0004_idempotency": m0004,
   "0005_conversations": m0005,
   "0006_search_statistics_activities": m0006,
@@ -54,15 +57,13 @@ const serialized = Effect.flatMap(Effect.serviceOption(PgClient.PgClient), (pg) 
   Option.isNone(pg)
     ? run
     : Effect.scoped(
-        Effect.flatMap(pg.value.reserve, (conn) =>
-          Effect.acquireUseRelease(
-            conn.executeUnprepared(MIGRATIONS_LOCK, [], undefined),
-            () => run,
-            () => Effect.ignore(conn.executeUnprepared(MIGRATIONS_UNLOCK, [], undefined))
-          )
-        )
-      )
-)
+      Effect.flatMap(pg.value.reserve, (conn) =>
+        Effect.acquireUseRelease(
+          conn.executeUnprepared(MIGRATIONS_LOCK, [], undefined),
+          () => run,
+          () => Effect.ignore(conn.executeUnprepared(MIGRATIONS_UNLOCK, [], undefined))
+        ))
+    ))
 
 /** Migrates, logging how many migrations this boot applied and how long they took. */
 export const layer = Layer.effectDiscard(

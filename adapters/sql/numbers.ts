@@ -15,12 +15,16 @@ export const layer = Layer.effect(
   Effect.map(SqlClient.SqlClient, (sql) =>
     NumberStore.of({
       insert: (workspaceId, number, inboxId) =>
-        sql`INSERT INTO numbers ${sql.insert({ ...numbers.row(number), ...numberOwners.row({ workspaceId, inboxId }) })}`.pipe(
+        sql`INSERT INTO numbers ${
+          sql.insert({ ...numbers.row(number), ...numberOwners.row({ workspaceId, inboxId }) })
+        }`.pipe(
           Effect.asVoid,
           Effect.catchAll((e) => (isUniqueViolation(e) ? Effect.fail("taken" as const) : Effect.die(e)))
         ),
       findByE164: (e164) =>
-        Effect.orDie(sql`${sql.literal(PREPARED)} SELECT ${sql.literal(recordColumns)} FROM numbers WHERE e164 = ${e164}`).pipe(Effect.map((rs) => Option.fromNullable(rs[0]).pipe(Option.map(toRecord)))),
+        Effect.orDie(
+          sql`${sql.literal(PREPARED)} SELECT ${sql.literal(recordColumns)} FROM numbers WHERE e164 = ${e164}`
+        ).pipe(Effect.map((rs) => Option.fromNullable(rs[0]).pipe(Option.map(toRecord)))),
       setRouting: (workspaceId, e164, routing) =>
         Effect.orDie(
           sql`UPDATE numbers SET voice_mode = ${routing.voiceMode}, agent_id = ${routing.agentId}, forward_to = ${routing.forwardTo}
@@ -30,20 +34,23 @@ export const layer = Layer.effect(
         e164s.length === 0
           ? Effect.succeed(new Set<string>())
           : Effect.orDie(sql<{ e164: string }>`SELECT e164 FROM numbers WHERE ${sql.in("e164", e164s)}`).pipe(
-              Effect.map((rs) => new Set(rs.map((r) => r.e164)))
-            ),
+            Effect.map((rs) => new Set(rs.map((r) => r.e164)))
+          ),
       remove: (workspaceId, e164) =>
         Effect.orDie(sql`DELETE FROM numbers WHERE e164 = ${e164} AND workspace_id = ${workspaceId} RETURNING *`).pipe(
           Effect.map((rs) => Option.fromNullable(rs[0]).pipe(Option.map(numbers.decode)))
         ),
       list: (workspaceId) =>
-        Effect.orDie(sql`SELECT * FROM numbers WHERE workspace_id = ${workspaceId} ORDER BY created_at, e164`).pipe(Effect.map((rs) => rs.map(numbers.decode))),
+        Effect.orDie(sql`SELECT * FROM numbers WHERE workspace_id = ${workspaceId} ORDER BY created_at, e164`).pipe(
+          Effect.map((rs) => rs.map(numbers.decode))
+        ),
       listActive: (workspaceId) =>
         Effect.orDie(
-          sql`${sql.literal(PREPARED)} SELECT ${sql.literal(recordColumns)} FROM numbers WHERE workspace_id = ${workspaceId} AND status = 'active' ORDER BY created_at, e164`
+          sql`${sql.literal(PREPARED)} SELECT ${
+            sql.literal(recordColumns)
+          } FROM numbers WHERE workspace_id = ${workspaceId} AND status = 'active' ORDER BY created_at, e164`
         ).pipe(
           Effect.map((rs) => rs.map(toRecord))
         )
-    })
-  )
+    }))
 )

@@ -19,11 +19,13 @@ export const OUTBOX_CHANNEL = "outbox_events"
  * turn on Postgres's notification queue (one lock for all sessions) and every listener a message.
  * API-only replicas (WEBHOOK_WORKER=false) keep it on, so a worker elsewhere wakes at once.
  */
-export class OutboxNotifies extends Context.Reference<OutboxNotifies>()("adapters/sql/OutboxNotifies", { defaultValue: () => true }) {}
+export class OutboxNotifies
+  extends Context.Reference<OutboxNotifies>()("adapters/sql/OutboxNotifies", { defaultValue: () => true })
+{}
 
 export const layer = Layer.effect(
   EventOutbox,
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const notifies = yield* OutboxNotifies
     return EventOutbox.of({
@@ -42,13 +44,17 @@ export const layer = Layer.effect(
             FROM jsonb_populate_recordset(NULL::outbox_events, ${rows}::jsonb) WITH ORDINALITY e CROSS JOIN listening l
             ORDER BY e.ordinality -- seq in the order the events were given
           )
-          SELECT waiting${notifies ? sql`, (SELECT pg_notify(${OUTBOX_CHANNEL}, '1') WHERE waiting) IS NULL AS silent` : sql``} FROM listening`.pipe(
+          SELECT waiting${
+          notifies ? sql`, (SELECT pg_notify(${OUTBOX_CHANNEL}, '1') WHERE waiting) IS NULL AS silent` : sql``
+        } FROM listening`.pipe(
           Effect.orDie,
           Effect.map((rs) => rs[0]!.waiting)
         )
       }),
       list: (workspaceId) =>
-        Effect.orDie(sql`SELECT * FROM outbox_events WHERE workspace_id = ${workspaceId} ORDER BY seq`).pipe(Effect.map((rs) => rs.map(outboxEvents.decode)))
+        Effect.orDie(sql`SELECT * FROM outbox_events WHERE workspace_id = ${workspaceId} ORDER BY seq`).pipe(
+          Effect.map((rs) => rs.map(outboxEvents.decode))
+        )
     })
   })
 )

@@ -16,7 +16,17 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Clock, Deferred, Duration, Effect, FiberId, Layer, Schedule } from "effect"
-import { type Bucket, decide, type Decision, LEASE_MS, leaseSize, RateLimiter, refill, refillPerMs, WINDOW_MS } from "../../core/ratelimit/bucket.ts"
+import {
+  type Bucket,
+  decide,
+  type Decision,
+  LEASE_MS,
+  leaseSize,
+  RateLimiter,
+  refill,
+  refillPerMs,
+  WINDOW_MS
+} from "../../core/ratelimit/bucket.ts"
 import { PREPARED } from "./prepared.ts"
 
 type BucketRow = { readonly tokens: number | string; readonly granted: number | string }
@@ -35,7 +45,7 @@ interface Lease {
 export const layer = (limitPerMinute: number) =>
   Layer.scoped(
     RateLimiter,
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       const perMs = refillPerMs(limitPerMinute)
       const most = leaseSize(limitPerMinute)
@@ -71,8 +81,8 @@ export const layer = (limitPerMinute: number) =>
       // One token per request: the pure bucket's arithmetic (a new bucket is its first step: limit - 1).
       const single = (key: string): Effect.Effect<Decision> =>
         Effect.flatMap(Clock.currentTimeMillis, (now) =>
-          Effect.map(upsert(key, now, 1, 0), ({ tokens, granted }) => decide(tokens, granted >= 1, limitPerMinute))
-        )
+          Effect.map(upsert(key, now, 1, 0), ({ tokens, granted }) =>
+            decide(tokens, granted >= 1, limitPerMinute)))
 
       const leased = (key: string): Effect.Effect<Decision> =>
         Effect.uninterruptibleMask((restore) =>
@@ -85,7 +95,10 @@ export const layer = (limitPerMinute: number) =>
             }
             const pending = leasing.get(key)
             if (pending !== undefined) {
-              return Effect.flatMap(restore(Deferred.await(pending)), (refused) => (refused !== undefined ? Effect.succeed(refused) : leased(key)))
+              return Effect.flatMap(
+                restore(Deferred.await(pending)),
+                (refused) => (refused !== undefined ? Effect.succeed(refused) : leased(key))
+              )
             }
             // Spent in time: the key is busy here, so take twice as many; otherwise start again from one.
             const spentInTime = l !== undefined && l.count < 1 && l.until > now
@@ -97,7 +110,9 @@ export const layer = (limitPerMinute: number) =>
             let outcome: Decision | undefined
             return restore(upsert(key, now, want, returned)).pipe(
               Effect.map(({ tokens, granted }) => {
-                if (granted < 1) return (outcome = decide(tokens, false, limitPerMinute))
+                if (granted < 1) {
+                  return (outcome = decide(tokens, false, limitPerMinute))
+                }
                 const held = granted - 1
                 leases.set(key, { count: held, size: granted, until: now + LEASE_MS, shared: { tokens, at: now } })
                 return decide(tokens + held, true, limitPerMinute)

@@ -15,9 +15,10 @@ export const layer = Layer.effect(
   Effect.map(SqlClient.SqlClient, (sql) =>
     RegistrationStore.of({
       get: (workspaceId) =>
-        Effect.orDie(sql`SELECT ${sql.literal(columns)} FROM texting_registrations WHERE workspace_id = ${workspaceId}`).pipe(
-          Effect.map((rs) => Option.map(Option.fromNullable(rs[0]), textingRegistrations.decode))
-        ),
+        Effect.orDie(sql`SELECT ${sql.literal(columns)} FROM texting_registrations WHERE workspace_id = ${workspaceId}`)
+          .pipe(
+            Effect.map((rs) => Option.map(Option.fromNullable(rs[0]), textingRegistrations.decode))
+          ),
       put: (registration) => {
         const row = textingRegistrations.row(registration)
         return Effect.orDie(
@@ -27,15 +28,20 @@ export const layer = Layer.effect(
       },
       awaitingRegistry: (limit) =>
         Effect.orDie(
-          sql<{ workspace_id: string }>`SELECT workspace_id FROM texting_registrations WHERE ${sql.in("step", awaitingSteps)}
+          sql<{ workspace_id: string }>`SELECT workspace_id FROM texting_registrations WHERE ${
+            sql.in("step", awaitingSteps)
+          }
             ORDER BY updated_at, workspace_id LIMIT ${limit}`
         ).pipe(Effect.map((rs) => rs.map((r) => r.workspace_id))),
       byRegistryId: (kind, id) =>
         Effect.orDie(
           kind === "brand"
-            ? sql<{ workspace_id: string }>`SELECT workspace_id FROM texting_registrations WHERE registry_brand_id = ${id} AND NOT mock LIMIT 1`
-            : sql<{ workspace_id: string }>`SELECT workspace_id FROM texting_registrations WHERE registry_campaign_id = ${id} AND NOT mock LIMIT 1`
+            ? sql<
+              { workspace_id: string }
+            >`SELECT workspace_id FROM texting_registrations WHERE registry_brand_id = ${id} AND NOT mock LIMIT 1`
+            : sql<
+              { workspace_id: string }
+            >`SELECT workspace_id FROM texting_registrations WHERE registry_campaign_id = ${id} AND NOT mock LIMIT 1`
         ).pipe(Effect.map((rs) => Option.fromNullable(rs[0]?.workspace_id)))
-    })
-  )
+    }))
 )

@@ -55,7 +55,10 @@ export interface Table<A> {
 }
 
 /** The table of a record; build it once per module, it compiles the checked decoder. */
-export const table = <F extends Schema.Struct.Fields>(record: Schema.Struct<F>, prefix = ""): Table<Schema.Struct.Type<F>> => {
+export const table = <F extends Schema.Struct.Fields>(
+  record: Schema.Struct<F>,
+  prefix = ""
+): Table<Schema.Struct.Type<F>> => {
   const columns = Object.entries(record.fields).map(([field, schema]) => {
     const column = Str.camelToSnake(field)
     return { field, column, key: prefix + column, json: isJson(fieldType(schema)) }
@@ -72,14 +75,21 @@ export const table = <F extends Schema.Struct.Fields>(record: Schema.Struct<F>, 
   const toRow = (record: unknown) => {
     const r = record as Record<string, unknown>
     const out: Record<string, unknown> = {}
-    for (const { field, column, json } of columns) out[column] = json && r[field] !== null ? JSON.stringify(r[field]) : r[field]
+    for (const { field, column, json } of columns) {
+      out[column] = json && r[field] !== null
+        ? JSON.stringify(r[field])
+        : r[field]
+    }
     return out
   }
   const fromRowSchema = Schema.transform(Schema.Object, record, { strict: false, decode: fromRow, encode: toRow })
   return {
     decode: fromRow as (row: unknown) => Schema.Struct.Type<F>,
     decodeChecked: Schema.decodeUnknownSync(fromRowSchema as unknown as Schema.Schema<Schema.Struct.Type<F>, object>),
-    columns: (alias) => columns.map(({ column }) => (alias === undefined ? column : `${alias}.${column} AS ${alias}_${column}`)).join(", "),
+    columns: (alias) =>
+      columns.map(({ column }) => (alias === undefined ? column : `${alias}.${column} AS ${alias}_${column}`)).join(
+        ", "
+      ),
     row: toRow
   }
 }

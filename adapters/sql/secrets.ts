@@ -6,13 +6,13 @@
  * URLs. Where a secret belongs is bound in as associated data (the endpoint's workspace and id, the
  * setting's name): a sealed secret copied elsewhere does not open.
  */
+import { SqlClient } from "@effect/sql"
+import { Context, Effect, Either, Layer } from "effect"
 import { Buffer } from "node:buffer"
 import { createCipheriv, createDecipheriv, createHmac, randomBytes } from "node:crypto"
 import { closeSync, fsyncSync, linkSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from "node:fs"
 import { platform } from "node:os"
 import { dirname } from "node:path"
-import { SqlClient } from "@effect/sql"
-import { Context, Effect, Either, Layer } from "effect"
 import * as Migrate from "./migrate.ts"
 import * as ServerSecretRows from "./serverSecrets.ts"
 
@@ -53,9 +53,13 @@ export const makeSealer = (key: Uint8Array): Sealer => {
         throw new Error("not a sealed secret")
       }
       // authTagLength: Node would otherwise accept a truncated tag.
-      const decipher = createDecipheriv("aes-256-gcm", key, iv, { authTagLength: TAG_BYTES }).setAAD(Buffer.from(context))
+      const decipher = createDecipheriv("aes-256-gcm", key, iv, { authTagLength: TAG_BYTES }).setAAD(
+        Buffer.from(context)
+      )
       decipher.setAuthTag(bytes.subarray(bytes.length - TAG_BYTES))
-      return Buffer.concat([decipher.update(bytes.subarray(0, bytes.length - TAG_BYTES)), decipher.final()]).toString("utf8")
+      return Buffer.concat([decipher.update(bytes.subarray(0, bytes.length - TAG_BYTES)), decipher.final()]).toString(
+        "utf8"
+      )
     }
   }
 }
@@ -71,15 +75,15 @@ const withPrevious = (current: Sealer, previous: Sealer | undefined): Sealer =>
   previous === undefined
     ? current
     : {
-        seal: current.seal,
-        open: (sealed, context) => {
-          try {
-            return current.open(sealed, context)
-          } catch {
-            return previous.open(sealed, context)
-          }
+      seal: current.seal,
+      open: (sealed, context) => {
+        try {
+          return current.open(sealed, context)
+        } catch {
+          return previous.open(sealed, context)
         }
       }
+    }
 
 /**
  * The sealer for this database, and its server secrets opened. The key's fingerprint is kept in
@@ -92,7 +96,7 @@ const withPrevious = (current: Sealer, previous: Sealer | undefined): Sealer =>
  */
 export const layer = (key: Uint8Array, previous?: Uint8Array) =>
   Layer.effectContext(
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       const current = makeSealer(key)
       const sealer = withPrevious(current, previous && makeSealer(previous))
@@ -105,7 +109,9 @@ export const layer = (key: Uint8Array, previous?: Uint8Array) =>
         // No fingerprint yet (a new database, or the row was lost): sealed secrets must still open.
         const samples = [...(yield* endpointSample(sql)), ...(yield* ServerSecretRows.sample(sql))]
         if (samples.some((s) => !opensWith(sealer, s.sealed, s.context))) return yield* wrongKey
-        yield* sql`INSERT INTO settings (name, value) VALUES ('secrets_key_check', ${accepted[0]!}) ON CONFLICT (name) DO NOTHING`
+        yield* sql`INSERT INTO settings (name, value) VALUES ('secrets_key_check', ${accepted[
+          0
+        ]!}) ON CONFLICT (name) DO NOTHING`
       }
       const [stored] = yield* check
       if (!accepted.includes(stored?.value ?? "")) return yield* wrongKey
@@ -114,12 +120,17 @@ export const layer = (key: Uint8Array, previous?: Uint8Array) =>
       const fresh = freshen(sealer, (sealed, context) => previous !== undefined && !opensWith(current, sealed, context))
       yield* resealEndpoints(sql, fresh, previous !== undefined)
       yield* ServerSecretRows.reseal(sql, fresh)
-      if (previous !== undefined) yield* sql`UPDATE settings SET value = ${accepted[0]!} WHERE name = 'secrets_key_check'`
-      return Context.make(SecretBox, sealer).pipe(Context.add(ServerSecretRows.ServerSecrets, yield* ServerSecretRows.open(sql, sealer)))
+      if (previous !== undefined) {
+        yield* sql`UPDATE settings SET value = ${accepted[0]!} WHERE name = 'secrets_key_check'`
+      }
+      return Context.make(SecretBox, sealer).pipe(
+        Context.add(ServerSecretRows.ServerSecrets, yield* ServerSecretRows.open(sql, sealer))
+      )
     }).pipe(Effect.catchTag("SqlError", Effect.die))
   ).pipe(Layer.provide(Migrate.layer))
 
-const opensWith = (sealer: Sealer, secret: string, context: string) => Either.isRight(Either.try(() => sealer.open(secret, context)))
+const opensWith = (sealer: Sealer, secret: string, context: string) =>
+  Either.isRight(Either.try(() => sealer.open(secret, context)))
 
 /**
  * A stored secret as it should be stored now, given how a plain one looks where it is kept: a plain
@@ -127,10 +138,11 @@ const opensWith = (sealer: Sealer, secret: string, context: string) => Either.is
  */
 export type Fresh = (value: string, context: string, isPlain: (value: string) => boolean) => string
 
-const freshen = (sealer: Sealer, stale: (sealed: string, context: string) => boolean): Fresh => (value, context, plain) =>
-  plain(value)
-    ? sealer.seal(value, context)
-    : stale(value, context)
+const freshen =
+  (sealer: Sealer, stale: (sealed: string, context: string) => boolean): Fresh => (value, context, plain) =>
+    plain(value)
+      ? sealer.seal(value, context)
+      : stale(value, context)
       ? Either.getOrElse(Either.try(() => sealer.seal(sealer.open(value, context), context)), () => value)
       : value
 
@@ -153,7 +165,11 @@ const warnIfShared = (file: string) =>
     const mode = statSync(file).mode & 0o777
     return (mode & 0o077) === 0
       ? Effect.void
-      : Effect.logWarning(`${file} can be read by other users (mode ${mode.toString(8).padStart(4, "0")}); it opens every secret sealed in the database: chmod 600 it`)
+      : Effect.logWarning(
+        `${file} can be read by other users (mode ${
+          mode.toString(8).padStart(4, "0")
+        }); it opens every secret sealed in the database: chmod 600 it`
+      )
   })
 
 /** `SECRETS_KEY_PREVIOUS`, while the key is being changed. */
@@ -214,7 +230,9 @@ type Previous = { readonly secret: string; readonly expiresAt: string }
 /** One sealed endpoint secret, for a boot to check its key against. */
 const endpointSample = (sql: SqlClient.SqlClient) =>
   Effect.map(
-    sql<{ workspace_id: string; id: string; secret: string }>`SELECT workspace_id, id, secret FROM webhook_endpoints WHERE secret LIKE 'v1.%' LIMIT 1`,
+    sql<
+      { workspace_id: string; id: string; secret: string }
+    >`SELECT workspace_id, id, secret FROM webhook_endpoints WHERE secret LIKE 'v1.%' LIMIT 1`,
     (rows) => rows.map((r) => ({ sealed: r.secret, context: endpointContext(String(r.workspace_id), String(r.id)) }))
   )
 
@@ -224,19 +242,24 @@ const endpointSample = (sql: SqlClient.SqlClient) =>
  * deliveries wait, logged by the worker.
  */
 const resealEndpoints = (sql: SqlClient.SqlClient, fresh: Fresh, everyRow: boolean) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const rows = yield* sql<{ workspace_id: string; id: string; secret: string; previous_secrets: unknown }>`
       SELECT workspace_id, id, secret, previous_secrets FROM webhook_endpoints
       WHERE ${everyRow ? sql`TRUE` : sql`secret LIKE 'whsec\\_%' OR previous_secrets::text LIKE '%"whsec\\_%'`}`
     for (const r of rows) {
       const context = endpointContext(String(r.workspace_id), String(r.id))
-      const previous = (typeof r.previous_secrets === "string" ? JSON.parse(r.previous_secrets) : r.previous_secrets) as Array<Previous>
+      const previous =
+        (typeof r.previous_secrets === "string" ? JSON.parse(r.previous_secrets) : r.previous_secrets) as Array<
+          Previous
+        >
       const sealed = (s: string) => fresh(s, context, isPlain)
       const secret = sealed(r.secret)
       const sealedPrevious = previous.map((p) => ({ ...p, secret: sealed(p.secret) }))
       if (secret === r.secret && sealedPrevious.every((p, i) => p.secret === previous[i]!.secret)) continue
       // Only if unchanged since read: another process sealing or rotating at once keeps its write.
-      yield* sql`UPDATE webhook_endpoints SET secret = ${secret}, previous_secrets = ${JSON.stringify(sealedPrevious)}::jsonb
+      yield* sql`UPDATE webhook_endpoints SET secret = ${secret}, previous_secrets = ${
+        JSON.stringify(sealedPrevious)
+      }::jsonb
         WHERE workspace_id = ${r.workspace_id} AND id = ${r.id} AND secret = ${r.secret}`
     }
   })

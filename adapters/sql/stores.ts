@@ -7,9 +7,9 @@
 import { Layer } from "effect"
 import * as Signal from "../../core/events/signal.ts"
 import * as Agents from "./agents.ts"
-import * as CallSessions from "./callSessions.ts"
 import * as ApiKeys from "./apiKeys.ts"
 import * as Audit from "./audit.ts"
+import * as CallSessions from "./callSessions.ts"
 import * as Clock from "./clock.ts"
 import * as Contacts from "./contacts.ts"
 import * as Conversations from "./conversations.ts"
@@ -33,7 +33,23 @@ export * as Secrets from "./secrets.ts"
  * outbox worker. Needs `Secrets.layer(key)`, after `Migrate.layer` has run.
  */
 export const layer = Layer.mergeAll(
-  Workspaces.layer, ApiKeys.layer, Numbers.layer, Contacts.layer, Conversations.layer, Webhooks.layer, Outbox.layer, Idempotency.layer, Ledger.layer, Mail.layer, Audit.layer, Registrations.layer, Clock.layer, Agents.layer, CallSessions.layer, Transactor.layer, Health.layer
+  Workspaces.layer,
+  ApiKeys.layer,
+  Numbers.layer,
+  Contacts.layer,
+  Conversations.layer,
+  Webhooks.layer,
+  Outbox.layer,
+  Idempotency.layer,
+  Ledger.layer,
+  Mail.layer,
+  Audit.layer,
+  Registrations.layer,
+  Clock.layer,
+  Agents.layer,
+  CallSessions.layer,
+  Transactor.layer,
+  Health.layer
 ).pipe(Layer.provideMerge(Signal.layer))
 
 /** Whether commits NOTIFY other processes' webhook workers (on by default; outbox.ts). */

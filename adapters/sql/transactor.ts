@@ -37,10 +37,13 @@ const ROLLBACK = "ROLLBACK"
 
 export const layer = Layer.effect(
   Transactor,
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     /** A connection reserved for a transaction, released when its scope closes (both paths). */
-    const reserved = Effect.flatMap(Scope.make(), (scope) => Effect.map(Scope.extend(sql.reserve, scope), (conn) => [scope, conn] as const))
+    const reserved = Effect.flatMap(
+      Scope.make(),
+      (scope) => Effect.map(Scope.extend(sql.reserve, scope), (conn) => [scope, conn] as const)
+    )
 
     /**
      * `sql.withTransaction` whose BEGIN (or SAVEPOINT, nested) carries the lock: the two go as one
@@ -53,10 +56,12 @@ export const layer = Layer.effect(
         spanAttributes: [],
         acquireConnection: reserved,
         begin: (conn) => Effect.asVoid(conn.executeUnprepared(begin(key), [], undefined)),
-        savepoint: (conn, id) => Effect.asVoid(conn.executeUnprepared(`SAVEPOINT effect_sql_${id}; ${lockOf(key)}`, [], undefined)),
+        savepoint: (conn, id) =>
+          Effect.asVoid(conn.executeUnprepared(`SAVEPOINT effect_sql_${id}; ${lockOf(key)}`, [], undefined)),
         commit: (conn) => Effect.asVoid(conn.executeUnprepared(COMMIT, [], undefined)),
         rollback: (conn) => Effect.asVoid(conn.executeUnprepared(ROLLBACK, [], undefined)),
-        rollbackSavepoint: (conn, id) => Effect.asVoid(conn.executeUnprepared(`ROLLBACK TO SAVEPOINT effect_sql_${id}`, [], undefined))
+        rollbackSavepoint: (conn, id) =>
+          Effect.asVoid(conn.executeUnprepared(`ROLLBACK TO SAVEPOINT effect_sql_${id}`, [], undefined))
       })
 
     /**
@@ -79,10 +84,12 @@ export const layer = Layer.effect(
             Effect.zipRight(restore(Effect.provideService(self, SqlClient.TransactionConnection, [conn, 0]))),
             Effect.exit,
             Effect.flatMap((exit) =>
-              (leading?.cancel() ? Effect.void : Effect.orDie(conn.executeUnprepared(Exit.isSuccess(exit) ? COMMIT : ROLLBACK, [], undefined))).pipe(
-                Effect.ensuring(Scope.close(scope, exit)),
-                Effect.zipRight(exit)
-              )
+              (leading?.cancel()
+                ? Effect.void
+                : Effect.orDie(conn.executeUnprepared(Exit.isSuccess(exit) ? COMMIT : ROLLBACK, [], undefined))).pipe(
+                  Effect.ensuring(Scope.close(scope, exit)),
+                  Effect.zipRight(exit)
+                )
             )
           )
         })
@@ -92,10 +99,17 @@ export const layer = Layer.effect(
     const fast = yield* FastPath
     return Signal.announcingCommits(signal, {
       withTransaction: (self, lock) =>
-        Effect.withFiberRuntime<Effect.Effect.Success<typeof self>, Effect.Effect.Error<typeof self> | SqlError.SqlError, Effect.Effect.Context<typeof self>>((fiber) =>
-          fast && Option.isNone(Context.getOption(fiber.currentContext, SqlClient.TransactionConnection)) && !fiber.getFiberRef(FiberRef.currentTracerEnabled)
+        Effect.withFiberRuntime<
+          Effect.Effect.Success<typeof self>,
+          Effect.Effect.Error<typeof self> | SqlError.SqlError,
+          Effect.Effect.Context<typeof self>
+        >((fiber) =>
+          fast && Option.isNone(Context.getOption(fiber.currentContext, SqlClient.TransactionConnection)) &&
+            !fiber.getFiberRef(FiberRef.currentTracerEnabled)
             ? lean(self, lock)
-            : lock === undefined ? sql.withTransaction(self) : lockedFromStart(lock)(self)
+            : lock === undefined
+            ? sql.withTransaction(self)
+            : lockedFromStart(lock)(self)
         ).pipe(
           Effect.catchIf((e): e is SqlError.SqlError => e instanceof SqlError.SqlError, Effect.die)
         ) as typeof self,

@@ -45,11 +45,12 @@ const attemptRow = (a: AttemptRecord) => ({
 
 export const layer = Layer.effect(
   WebhookStore,
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const { toEndpoint, toRow } = endpointMapping(yield* SecretBox)
     const die = Effect.orDie
-    const one = <A>(f: (r: unknown) => A) => (rs: ReadonlyArray<unknown>) => Option.fromNullable(rs[0]).pipe(Option.map(f))
+    const one = <A>(f: (r: unknown) => A) => (rs: ReadonlyArray<unknown>) =>
+      Option.fromNullable(rs[0]).pipe(Option.map(f))
 
     // One statement (atomic on its own) for any number of attempts: each delivery's new state and its
     // attempt history row. The attempts travel as one JSON parameter, typed by jsonb_to_recordset.
@@ -58,7 +59,9 @@ export const layer = Layer.effect(
         ? Effect.void
         : die(sql`
           WITH a AS (
-            SELECT * FROM jsonb_to_recordset(${JSON.stringify(as.map(attemptRow))}::jsonb) AS a(workspace_id uuid, id uuid, status text,
+            SELECT * FROM jsonb_to_recordset(${
+          JSON.stringify(as.map(attemptRow))
+        }::jsonb) AS a(workspace_id uuid, id uuid, status text,
               attempts int, response_status int, error text, last_attempt_at timestamptz, next_attempt_at timestamptz)
           ), updated AS (
             UPDATE webhook_deliveries d SET status = a.status, attempts = a.attempts, response_status = a.response_status,
@@ -74,37 +77,57 @@ export const layer = Layer.effect(
     return WebhookStore.of({
       insertEndpoint: (e) => die(sql`INSERT INTO webhook_endpoints ${sql.insert(toRow(e))}`),
       getEndpoint: (ws, id) =>
-        die(sql`SELECT * FROM webhook_endpoints WHERE workspace_id = ${ws} AND id = ${id}`).pipe(Effect.map(one(toEndpoint))),
+        die(sql`SELECT * FROM webhook_endpoints WHERE workspace_id = ${ws} AND id = ${id}`).pipe(
+          Effect.map(one(toEndpoint))
+        ),
       listEndpoints: (ws) =>
-        die(sql`SELECT * FROM webhook_endpoints WHERE workspace_id = ${ws} ORDER BY created_at, id`).pipe(Effect.map((rs) => rs.map(toEndpoint))),
+        die(sql`SELECT * FROM webhook_endpoints WHERE workspace_id = ${ws} ORDER BY created_at, id`).pipe(
+          Effect.map((rs) => rs.map(toEndpoint))
+        ),
       updateEndpoint: (e) =>
         die(sql`UPDATE webhook_endpoints SET ${sql.update(toRow(e), ["workspace_id", "id", "created_at"])}
           WHERE workspace_id = ${e.workspaceId} AND id = ${e.id}`),
       deleteEndpoint: (ws, id) =>
-        die(sql`DELETE FROM webhook_endpoints WHERE workspace_id = ${ws} AND id = ${id} RETURNING id`).pipe(Effect.map((rs) => rs.length > 0)),
+        die(sql`DELETE FROM webhook_endpoints WHERE workspace_id = ${ws} AND id = ${id} RETURNING id`).pipe(
+          Effect.map((rs) => rs.length > 0)
+        ),
       insertDeliveries: (ds) =>
         ds.length === 0
           ? Effect.void
-          : die(sql`INSERT INTO webhook_deliveries ${sql.insert(ds.map(webhookDeliveries.row))} ON CONFLICT (workspace_id, endpoint_id, event_id) DO NOTHING`),
+          : die(
+            sql`INSERT INTO webhook_deliveries ${
+              sql.insert(ds.map(webhookDeliveries.row))
+            } ON CONFLICT (workspace_id, endpoint_id, event_id) DO NOTHING`
+          ),
       getDelivery: (ws, id) =>
-        die(sql`SELECT * FROM webhook_deliveries WHERE workspace_id = ${ws} AND id = ${id}`).pipe(Effect.map(one(webhookDeliveries.decode))),
+        die(sql`SELECT * FROM webhook_deliveries WHERE workspace_id = ${ws} AND id = ${id}`).pipe(
+          Effect.map(one(webhookDeliveries.decode))
+        ),
       listDeliveries: (ws, endpointId, limit) =>
         die(sql`SELECT * FROM webhook_deliveries WHERE workspace_id = ${ws} AND endpoint_id = ${endpointId}
           ORDER BY created_at DESC, id DESC LIMIT ${limit}`).pipe(Effect.map((rs) => rs.map(webhookDeliveries.decode))),
       claimOutbox: (limit) =>
-        die(sql`SELECT * FROM outbox_events WHERE dispatched_at IS NULL ORDER BY seq LIMIT ${limit} FOR UPDATE SKIP LOCKED`).pipe(
+        die(
+          sql`SELECT * FROM outbox_events WHERE dispatched_at IS NULL ORDER BY seq LIMIT ${limit} FOR UPDATE SKIP LOCKED`
+        ).pipe(
           Effect.map((rs) => rs.map(outboxEvents.decode))
         ),
       markDispatched: (ids, at) =>
-        ids.length === 0 ? Effect.void : die(sql`UPDATE outbox_events SET dispatched_at = ${at}::timestamptz WHERE ${sql.in("id", ids)}`),
+        ids.length === 0
+          ? Effect.void
+          : die(sql`UPDATE outbox_events SET dispatched_at = ${at}::timestamptz WHERE ${sql.in("id", ids)}`),
       enabledEndpoints: (wss) =>
         wss.length === 0
           ? Effect.succeed([])
-          : die(sql`SELECT ${sql.literal(endpointSubscriptions.columns())} FROM webhook_endpoints WHERE status = 'enabled' AND ${sql.in("workspace_id", wss)}`).pipe(
-              Effect.map((rs) => rs.map(endpointSubscriptions.decode))
-            ),
+          : die(
+            sql`SELECT ${
+              sql.literal(endpointSubscriptions.columns())
+            } FROM webhook_endpoints WHERE status = 'enabled' AND ${sql.in("workspace_id", wss)}`
+          ).pipe(
+            Effect.map((rs) => rs.map(endpointSubscriptions.decode))
+          ),
       claimDue: (now, leaseUntil, limit) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const rows = yield* sql`
             UPDATE webhook_deliveries d SET locked_until = ${leaseUntil}::timestamptz
             FROM (
@@ -120,13 +143,20 @@ export const layer = Layer.effect(
             WHERE d.workspace_id = due.workspace_id AND d.id = due.id
             RETURNING d.*`
           if (rows.length === 0) return []
-          const endpoints = yield* sql`SELECT * FROM webhook_endpoints WHERE ${sql.in("id", [...new Set(rows.map((r) => String(r.endpoint_id)))])}`
+          const endpoints = yield* sql`SELECT * FROM webhook_endpoints WHERE ${
+            sql.in("id", [...new Set(rows.map((r) => String(r.endpoint_id)))])
+          }`
           const byId = new Map<string, EndpointRecord>()
           for (const r of endpoints) {
             // An endpoint whose secret does not open (a row restored from elsewhere, a wrong key) holds
             // back only its own deliveries: logged here, claimed again when their lease ends.
             const opened = yield* Effect.try(() => toEndpoint(r)).pipe(
-              Effect.tapError(() => Effect.logError("webhook endpoint secret cannot be opened; its deliveries wait", { workspaceId: r.workspace_id, endpointId: r.id })),
+              Effect.tapError(() =>
+                Effect.logError("webhook endpoint secret cannot be opened; its deliveries wait", {
+                  workspaceId: r.workspace_id,
+                  endpointId: r.id
+                })
+              ),
               Effect.option
             )
             if (Option.isSome(opened)) byId.set(`${r.workspace_id}/${r.id}`, opened.value)
@@ -138,8 +168,12 @@ export const layer = Layer.effect(
         }).pipe(die),
       // Over the partial index of pending deliveries (webhook_deliveries_due): the queue, not the history.
       pendingDeliveries: () =>
-        die(sql<{ count: number; oldest: string | null }>`SELECT count(*)::int AS count, to_char(min(created_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS oldest
-          FROM webhook_deliveries WHERE status = 'pending'`).pipe(Effect.map(([r]) => ({ count: r?.count ?? 0, oldestCreatedAt: r?.oldest ?? null }))),
+        die(
+          sql<
+            { count: number; oldest: string | null }
+          >`SELECT count(*)::int AS count, to_char(min(created_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS oldest
+          FROM webhook_deliveries WHERE status = 'pending'`
+        ).pipe(Effect.map(([r]) => ({ count: r?.count ?? 0, oldestCreatedAt: r?.oldest ?? null }))),
       recordAttempts,
       setEndpointHealth: (ws, id, h) =>
         die(sql`UPDATE webhook_endpoints SET failing_since = ${h.failingSince}::timestamptz,

@@ -22,7 +22,11 @@ export const httpDuration = Metric.histogram(
   "Time from the request reaching the app to its response being ready, by route template, method and status"
 )
 
-export const sqlDuration = Metric.histogram("db_client_statement_duration_seconds", SECONDS, "Time of one SQL statement, from sending it to its rows")
+export const sqlDuration = Metric.histogram(
+  "db_client_statement_duration_seconds",
+  SECONDS,
+  "Time of one SQL statement, from sending it to its rows"
+)
 
 const NO_LABELS: ReadonlyArray<MetricLabel.MetricLabel> = []
 
@@ -40,7 +44,9 @@ export const webhookDeliveries = Metric.counter("webhook_deliveries_total", {
   incremental: true
 })
 
-export const webhookQueueDepth = Metric.gauge("webhook_queue_depth", { description: "Webhook deliveries pending (due now or retrying later)" })
+export const webhookQueueDepth = Metric.gauge("webhook_queue_depth", {
+  description: "Webhook deliveries pending (due now or retrying later)"
+})
 
 export const webhookOldestPendingAge = Metric.gauge("webhook_oldest_pending_age_seconds", {
   description: "Age of the oldest pending webhook delivery; 0 when none"

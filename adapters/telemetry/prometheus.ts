@@ -18,11 +18,20 @@ export const metricName = (name: string): string => {
 const labelName = (name: string): string => metricName(name).replace(/:/g, "_")
 
 /** Label values escape backslash, double quote and newline; HELP text backslash and newline. */
-export const escapeLabelValue = (value: string): string => value.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n")
+export const escapeLabelValue = (value: string): string =>
+  value.replace(/\\/g, "\\\\").replace(/"/g, "\\\"").replace(/\n/g, "\\n")
 const escapeHelp = (text: string): string => text.replace(/\\/g, "\\\\").replace(/\n/g, "\\n")
 
 const number = (n: number | bigint): string =>
-  typeof n === "bigint" ? n.toString() : Number.isNaN(n) ? "NaN" : n === Infinity ? "+Inf" : n === -Infinity ? "-Inf" : String(n)
+  typeof n === "bigint"
+    ? n.toString()
+    : Number.isNaN(n)
+    ? "NaN"
+    : n === Infinity
+    ? "+Inf"
+    : n === -Infinity
+    ? "-Inf"
+    : String(n)
 
 const labels = (tags: ReadonlyArray<MetricLabel.MetricLabel>, extra?: readonly [string, string]): string => {
   const all = tags.map((t) => `${labelName(t.key)}="${escapeLabelValue(t.value)}"`)
@@ -53,12 +62,18 @@ export const render = (snapshot: ReadonlyArray<MetricPair.MetricPair.Untyped>): 
     } else if (MetricState.isHistogramState(state)) {
       const f = family(name, "histogram", metricKey.description)
       // Effect's buckets are cumulative and end with +Inf, as Prometheus wants them.
-      for (const [bound, count] of state.buckets) f.lines.push(`${name}_bucket${labels(tags, ["le", number(bound)])} ${count}`)
+      for (const [bound, count] of state.buckets) {
+        f.lines.push(`${name}_bucket${labels(tags, ["le", number(bound)])} ${count}`)
+      }
       f.lines.push(`${name}_sum${labels(tags)} ${number(state.sum)}`, `${name}_count${labels(tags)} ${state.count}`)
     } else if (MetricState.isSummaryState(state)) {
       const f = family(name, "summary", metricKey.description)
       for (const [q, value] of state.quantiles) {
-        f.lines.push(`${name}${labels(tags, ["quantile", String(q)])} ${Option.match(value, { onNone: () => "NaN", onSome: number })}`)
+        f.lines.push(
+          `${name}${labels(tags, ["quantile", String(q)])} ${
+            Option.match(value, { onNone: () => "NaN", onSome: number })
+          }`
+        )
       }
       f.lines.push(`${name}_sum${labels(tags)} ${number(state.sum)}`, `${name}_count${labels(tags)} ${state.count}`)
     } else if (MetricState.isFrequencyState(state)) {

@@ -5,7 +5,7 @@
  * (`http.route`); @effect/sql's `sql.execute` spans become its children. No headers are recorded:
  * they carry API keys.
  */
-import { HttpServerRequest, HttpTraceContext, type HttpServerResponse } from "@effect/platform"
+import { HttpServerRequest, type HttpServerResponse, HttpTraceContext } from "@effect/platform"
 import { Effect, Exit, Option } from "effect"
 
 export const serverSpan = <E, R>(
@@ -14,7 +14,11 @@ export const serverSpan = <E, R>(
   Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
     Effect.useSpan(
       `http.server ${request.method}`,
-      { parent: Option.getOrUndefined(HttpTraceContext.fromHeaders(request.headers)), kind: "server", captureStackTrace: false },
+      {
+        parent: Option.getOrUndefined(HttpTraceContext.fromHeaders(request.headers)),
+        kind: "server",
+        captureStackTrace: false
+      },
       (span) => {
         span.attribute("http.request.method", request.method)
         const q = request.url.indexOf("?")
@@ -24,8 +28,6 @@ export const serverSpan = <E, R>(
           Effect.sync(() => {
             // The platform middleware answers every failure, so a failed exit is a defect or an interruption.
             span.attribute("http.response.status_code", Exit.isSuccess(exit) ? exit.value.status : 500)
-          })
-        )
+          }))
       }
-    )
-  )
+    ))

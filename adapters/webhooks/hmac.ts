@@ -3,8 +3,8 @@
  * thread hop and no copy, where Web Crypto's costs all three on every delivery (docs/architecture.md,
  * "Webhook delivery in batches").
  */
-import { createHmac, createSecretKey, type KeyObject } from "node:crypto"
 import { Effect, Layer } from "effect"
+import { createHmac, createSecretKey, type KeyObject } from "node:crypto"
 import { secretBytes, WebhookHmac } from "../../core/webhooks/signing.ts"
 
 // Key objects by secret: decoding the secret costs more than a short signature. Bounded; cleared when full.

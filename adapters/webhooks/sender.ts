@@ -23,7 +23,11 @@ export const layer: Layer.Layer<WebhookSender, never, OutboundHttp> = Layer.effe
             timedOut = true
             abort.abort()
           }, timeoutMs)
-          http.post(new URL(url), { headers: { "user-agent": "Switchboard-Webhooks/1", ...headers }, body, signal: abort.signal }).then(
+          http.post(new URL(url), {
+            headers: { "user-agent": "Switchboard-Webhooks/1", ...headers },
+            body,
+            signal: abort.signal
+          }).then(
             (status) => {
               clearTimeout(timer)
               resume(Effect.succeed({ status }))
@@ -41,6 +45,5 @@ export const layer: Layer.Layer<WebhookSender, never, OutboundHttp> = Layer.effe
             abort.abort()
           })
         })
-    })
-  )
+    }))
 )

@@ -14,8 +14,8 @@
  */
 import { Chunk, Clock, Duration, Effect, Exit, Layer, Metric, Queue, Schedule } from "effect"
 import { OutboxSignal } from "../../core/events/signal.ts"
-import type { DeliveryRecord } from "../../core/webhooks/model.ts"
 import { WorkerLiveness } from "../../core/health/readiness.ts"
+import type { DeliveryRecord } from "../../core/webhooks/model.ts"
 import { type Attempted, Webhooks } from "../../core/webhooks/service.ts"
 import { WebhookStore } from "../../core/webhooks/store.ts"
 import { webhookDeliveries, webhookOldestPendingAge, webhookQueueDepth } from "../telemetry/metrics.ts"
@@ -42,16 +42,19 @@ const outcomes = {
 const countOutcome = (attempted: DeliveryRecord) => Metric.increment(outcomes[attempted.status])
 
 /** Sets the queue gauges from one cheap query; a failed read is logged and the gauges kept. */
-const readQueue = Effect.gen(function* () {
+const readQueue = Effect.gen(function*() {
   const { count, oldestCreatedAt } = yield* Effect.flatMap(WebhookStore, (store) => store.pendingDeliveries())
   const now = yield* Clock.currentTimeMillis
   yield* Metric.set(webhookQueueDepth, count)
-  yield* Metric.set(webhookOldestPendingAge, oldestCreatedAt === null ? 0 : Math.max(0, (now - Date.parse(oldestCreatedAt)) / 1000))
+  yield* Metric.set(
+    webhookOldestPendingAge,
+    oldestCreatedAt === null ? 0 : Math.max(0, (now - Date.parse(oldestCreatedAt)) / 1000)
+  )
 }).pipe(Effect.catchAllCause((cause) => Effect.logWarning("webhook queue gauges could not be read", cause)))
 
 /** One fan-out and one delivery round, awaited; handy for tests and one-shot draining. */
 export const round = (options: WorkerOptions = {}) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const webhooks = yield* Webhooks
     const fanned = yield* webhooks.fanOut(options.batch ?? 500)
     const attempted = yield* webhooks.deliverDue(options.batch ?? 200, options.concurrency ?? DEFAULT_CONCURRENCY)
@@ -67,7 +70,12 @@ export const DEFAULT_CONCURRENCY = 256
  * an earlier `wake`. A step that took less than it asked for has emptied the queue as it stood; what
  * arrived since has signalled `wake`, so waiting costs no latency and saves an empty round's statements.
  */
-const forever = <R>(step: Effect.Effect<boolean, never, R>, idle: Duration.Duration, label: string, wake: Effect.Effect<void>) =>
+const forever = <R>(
+  step: Effect.Effect<boolean, never, R>,
+  idle: Duration.Duration,
+  label: string,
+  wake: Effect.Effect<void>
+) =>
   step.pipe(
     Effect.catchAllCause((cause) => Effect.logError(`webhook ${label} failed`, cause).pipe(Effect.as(false))),
     Effect.flatMap((more) => (more ? Effect.void : Effect.race(Effect.sleep(idle), wake))),
@@ -76,7 +84,7 @@ const forever = <R>(step: Effect.Effect<boolean, never, R>, idle: Duration.Durat
 
 export const layer = (options: WorkerOptions = {}) =>
   Layer.scopedDiscard(
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const webhooks = yield* Webhooks
       const signal = yield* OutboxSignal
       const liveness = yield* WorkerLiveness
@@ -98,8 +106,7 @@ export const layer = (options: WorkerOptions = {}) =>
             Effect.ensuring(release(batch.length)),
             Effect.zipRight(Effect.forEach(batch, (a) => countOutcome(a.delivery), { discard: true })),
             Effect.as(true)
-          )
-        )
+          ))
       )
       // Runs after the attempt fibers are interrupted (finalizers run in reverse): what finished is still written.
       yield* Effect.addFinalizer(() =>
@@ -110,7 +117,7 @@ export const layer = (options: WorkerOptions = {}) =>
 
       // Claims in batches: with attempts in flight, it waits until a quarter of the slots are free.
       const minClaim = Math.max(1, Math.floor(Math.min(concurrency, batch) / 4))
-      const deliver = Effect.gen(function* () {
+      const deliver = Effect.gen(function*() {
         const free = concurrency - inFlight
         if (inFlight > 0 && free < minClaim) {
           // Too few slots free: wait until enough are, rather than spin.
@@ -149,8 +156,12 @@ export const layer = (options: WorkerOptions = {}) =>
       })
       liveness.state = "ok"
       yield* Effect.forkScoped(Effect.ensuring(forever(fanOut, idle, "fan-out", signal.wait), stopped))
-      yield* Effect.forkScoped(Effect.ensuring(forever(deliver, idle, "delivery", Queue.take(deliveriesReady)), stopped))
+      yield* Effect.forkScoped(
+        Effect.ensuring(forever(deliver, idle, "delivery", Queue.take(deliveriesReady)), stopped)
+      )
       yield* Effect.forkScoped(Effect.ensuring(forever(record, Duration.zero, "recording", Effect.void), stopped))
-      yield* Effect.forkScoped(Effect.repeat(readQueue, Schedule.spaced(Duration.millis(options.gaugeMs ?? DEFAULT_GAUGE_MS))))
+      yield* Effect.forkScoped(
+        Effect.repeat(readQueue, Schedule.spaced(Duration.millis(options.gaugeMs ?? DEFAULT_GAUGE_MS)))
+      )
     })
   )

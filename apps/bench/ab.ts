@@ -10,8 +10,23 @@
  */
 import { existsSync } from "node:fs"
 import { resolve } from "node:path"
+import {
+  type Child,
+  cleanupStack,
+  firstBoot,
+  fmt,
+  freePort,
+  groupCpuSeconds,
+  intEnv,
+  load,
+  log,
+  root,
+  type Route,
+  startChild,
+  type Target,
+  WARMUP_SECONDS
+} from "./harness.ts"
 import { seedContacts } from "./seed.ts"
-import { type Child, cleanupStack, firstBoot, fmt, freePort, groupCpuSeconds, intEnv, load, log, root, type Route, startChild, type Target, WARMUP_SECONDS } from "./harness.ts"
 
 const other = process.argv[2]
 if (other === undefined || !existsSync(resolve(other, "apps/server/node.ts"))) {
@@ -34,10 +49,16 @@ interface Side {
 const main = async () => {
   const cleanups = cleanupStack()
   try {
-    const { serviceEnv, key, workspaceId, db, boot } = await firstBoot(cleanups, { database: "switchboard_ab", prefix: "ab" })
+    const { serviceEnv, key, workspaceId, db, boot } = await firstBoot(cleanups, {
+      database: "switchboard_ab",
+      prefix: "ab"
+    })
     await boot.stop()
     await seedContacts(db, { workspaceId, count: CONTACTS, batchSize: 50_000, log: (l) => log(`  ${l}`) })
-    const ids = (await db.query<{ id: string }>("SELECT id FROM contacts WHERE workspace_id = $1 ORDER BY random() LIMIT 1000", [workspaceId])).rows.map((r) => r.id)
+    const ids =
+      (await db.query<{ id: string }>("SELECT id FROM contacts WHERE workspace_id = $1 ORDER BY random() LIMIT 1000", [
+        workspaceId
+      ])).rows.map((r) => r.id)
 
     const start = async (label: string, cwd: string): Promise<Side> => {
       const children: Array<Child> = []
@@ -54,11 +75,19 @@ const main = async () => {
     const routes: ReadonlyArray<Route> = [
       (() => {
         let i = 0
-        return { name: "GET /v1/api/contacts/:id", method: "GET", next: () => ({ path: `/v1/api/contacts/${ids[i++ % ids.length]}` }) }
+        return {
+          name: "GET /v1/api/contacts/:id",
+          method: "GET",
+          next: () => ({ path: `/v1/api/contacts/${ids[i++ % ids.length]}` })
+        }
       })(),
       { name: "GET /v1/api/contacts?limit=50", method: "GET", next: () => ({ path: "/v1/api/contacts?limit=50" }) }
     ]
-    const target = (child: Child): Target => ({ server: "service", port: child.port, headers: { authorization: `Bearer ${key}` } })
+    const target = (child: Child): Target => ({
+      server: "service",
+      port: child.port,
+      headers: { authorization: `Bearer ${key}` }
+    })
 
     for (const route of routes) {
       for (const side of sides) for (const child of side.children) await load(target(child), route, WARMUP, CONNECTIONS)
@@ -71,7 +100,11 @@ const main = async () => {
             const cpuUsPerRequest = ((groupCpuSeconds(child.pid!) - cpuBefore) * 1e6) / Math.max(1, r.total)
             const list = side.figures.get(route.name) ?? []
             side.figures.set(route.name, [...list, { reqPerSec: r.reqPerSec, cpuUsPerRequest }])
-            log(`round ${round} ${child.name.padEnd(3)} ${route.name}: ${fmt(r.reqPerSec)} req/s, ${fmt(cpuUsPerRequest)} us CPU/request`)
+            log(
+              `round ${round} ${child.name.padEnd(3)} ${route.name}: ${fmt(r.reqPerSec)} req/s, ${
+                fmt(cpuUsPerRequest)
+              } us CPU/request`
+            )
           }
         }
       }
@@ -81,10 +114,22 @@ const main = async () => {
     log()
     log("route                           side   req/s mean   CPU us/request mean   B/A req/s   B/A CPU")
     for (const route of routes) {
-      const [a, b] = sides.map((s) => s.figures.get(route.name) ?? []) as [Array<{ reqPerSec: number; cpuUsPerRequest: number }>, Array<{ reqPerSec: number; cpuUsPerRequest: number }>]
-      const [ra, rb, ca, cb] = [mean(a.map((f) => f.reqPerSec)), mean(b.map((f) => f.reqPerSec)), mean(a.map((f) => f.cpuUsPerRequest)), mean(b.map((f) => f.cpuUsPerRequest))]
+      const [a, b] = sides.map((s) => s.figures.get(route.name) ?? []) as [
+        Array<{ reqPerSec: number; cpuUsPerRequest: number }>,
+        Array<{ reqPerSec: number; cpuUsPerRequest: number }>
+      ]
+      const [ra, rb, ca, cb] = [
+        mean(a.map((f) => f.reqPerSec)),
+        mean(b.map((f) => f.reqPerSec)),
+        mean(a.map((f) => f.cpuUsPerRequest)),
+        mean(b.map((f) => f.cpuUsPerRequest))
+      ]
       log(`${route.name.padEnd(32)}A   ${fmt(ra).padStart(10)}   ${fmt(ca).padStart(19)}`)
-      log(`${"".padEnd(32)}B   ${fmt(rb).padStart(10)}   ${fmt(cb).padStart(19)}   ${(rb / ra).toFixed(3).padStart(9)}   ${(cb / ca).toFixed(3).padStart(7)}`)
+      log(
+        `${"".padEnd(32)}B   ${fmt(rb).padStart(10)}   ${fmt(cb).padStart(19)}   ${
+          (rb / ra).toFixed(3).padStart(9)
+        }   ${(cb / ca).toFixed(3).padStart(7)}`
+      )
     }
   } finally {
     await cleanups.run()

@@ -15,8 +15,8 @@ import { existsSync } from "node:fs"
 import { Agent, request } from "node:http"
 import { resolve } from "node:path"
 import { InputBounds } from "../../core/kernel/input.ts"
-import { seedContacts } from "./seed.ts"
 import { cleanupStack, firstBoot, fmt, freePort, intEnv, log, percentile, root, sleep, startChild } from "./harness.ts"
+import { seedContacts } from "./seed.ts"
 
 const other = process.argv[2]
 if (other !== undefined && !existsSync(resolve(other, "apps/server/node.ts"))) {
@@ -30,15 +30,27 @@ const RATE = 10
 /** The worst bodies: refused by a bound now, decoded element by element before. */
 const worst: ReadonlyArray<readonly [string, string]> = [
   ["200,000 items", JSON.stringify({ firstName: "a", tags: Array.from({ length: 200_000 }, () => "a") })],
-  ["60,000 keys", JSON.stringify({ firstName: "a", properties: Object.fromEntries(Array.from({ length: 60_000 }, (_, i) => [`k${i}`, "v"])) })],
+  [
+    "60,000 keys",
+    JSON.stringify({
+      firstName: "a",
+      properties: Object.fromEntries(Array.from({ length: 60_000 }, (_, i) => [`k${i}`, "v"]))
+    })
+  ],
   ["3,000 deep", `{"firstName":"a","properties":{"x":${"[".repeat(3_000)}${"]".repeat(3_000)}}}`],
   // Just within every bound: as many values as allowed, all decoded by the Schema before it refuses the lengths.
-  ["within bounds", JSON.stringify({
-    firstName: "a",
-    tags: Array.from({ length: InputBounds.arrayItems }, (_, i) => `t${i}`),
-    notes: Array.from({ length: InputBounds.arrayItems }, (_, i) => `n${i}`),
-    phones: Array.from({ length: Math.floor((InputBounds.values - 2 * InputBounds.arrayItems - 10) / 2) }, () => ({ value: "+14155550100" }))
-  })],
+  [
+    "within bounds",
+    JSON.stringify({
+      firstName: "a",
+      tags: Array.from({ length: InputBounds.arrayItems }, (_, i) => `t${i}`),
+      notes: Array.from({ length: InputBounds.arrayItems }, (_, i) => `n${i}`),
+      phones: Array.from(
+        { length: Math.floor((InputBounds.values - 2 * InputBounds.arrayItems - 10) / 2) },
+        () => ({ value: "+14155550100" })
+      )
+    })
+  ],
   ["1 MiB string", JSON.stringify({ firstName: "a".repeat(1024 * 1024 - 100) })],
   ["1 MiB of escapes", JSON.stringify({ firstName: "x" }).replace("x", "\\u0041".repeat(170_000))],
   ["a valid contact", JSON.stringify({ firstName: "Ada", lastName: "Lovelace", phone: "+14155550100", tags: ["vip"] })]
@@ -56,7 +68,12 @@ const send = (port: number, method: string, path: string, key: string, body?: st
         path,
         method,
         agent,
-        headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { "content-type": "application/json", "content-length": String(Buffer.byteLength(body)) }) }
+        headers: {
+          authorization: `Bearer ${key}`,
+          ...(body === undefined
+            ? {}
+            : { "content-type": "application/json", "content-length": String(Buffer.byteLength(body)) })
+        }
       },
       (res) => {
         res.resume()
@@ -102,7 +119,10 @@ const abuser = (port: number, key: string) => {
 const main = async () => {
   const cleanups = cleanupStack()
   try {
-    const { serviceEnv, adminToken, workspaceId, db, boot } = await firstBoot(cleanups, { database: "switchboard_abuse", prefix: "abuse" })
+    const { serviceEnv, adminToken, workspaceId, db, boot } = await firstBoot(cleanups, {
+      database: "switchboard_abuse",
+      prefix: "abuse"
+    })
     const keys: Array<string> = []
     for (let i = 0; i < 4; i++) {
       const res = await fetch(`http://127.0.0.1:${boot.port}/v1/admin/workspaces/${workspaceId}/keys`, {
@@ -115,20 +135,38 @@ const main = async () => {
     await boot.stop()
     await seedContacts(db, { workspaceId, count: CONTACTS, batchSize: CONTACTS, log: () => {} })
     const [victimKey, abuserA, abuserB, prober] = keys as [string, string, string, string]
-    log(`${fmt(CONTACTS)} contacts; victim GET /contacts?limit=20 at ${RATE}/s; abusers POST /contacts at ${RATE}/s each; ${SECONDS} s per phase`)
+    log(
+      `${
+        fmt(CONTACTS)
+      } contacts; victim GET /contacts?limit=20 at ${RATE}/s; abusers POST /contacts at ${RATE}/s each; ${SECONDS} s per phase`
+    )
     log("side   phase          reads    p50 ms    p95 ms    p99 ms    max ms")
-    for (const [label, cwd] of [...(other === undefined ? [] : [["A", resolve(other)] as const]), ["B", root] as const]) {
-      const child = await startChild(label, "apps/server/node.ts", { ...serviceEnv, RATE_LIMIT_PER_MINUTE: String(RATE * 60) }, await freePort(), cwd)
+    for (
+      const [label, cwd] of [...(other === undefined ? [] : [["A", resolve(other)] as const]), ["B", root] as const]
+    ) {
+      const child = await startChild(
+        label,
+        "apps/server/node.ts",
+        { ...serviceEnv, RATE_LIMIT_PER_MINUTE: String(RATE * 60) },
+        await freePort(),
+        cwd
+      )
       cleanups.push(child.stop)
       for (let i = 0; i < 50; i++) await send(child.port, "GET", "/v1/api/contacts?limit=20", victimKey)
       const report = (phase: string, l: ReadonlyArray<number>) =>
         log(
-          `${label.padEnd(6)} ${phase.padEnd(14)} ${String(l.length).padStart(5)} ${[0.5, 0.95, 0.99].map((p) => fmt(percentile(l, p), 1).padStart(9)).join(" ")} ${fmt(l[l.length - 1] ?? NaN, 1).padStart(9)}`
+          `${label.padEnd(6)} ${phase.padEnd(14)} ${String(l.length).padStart(5)} ${
+            [0.5, 0.95, 0.99].map((p) => fmt(percentile(l, p), 1).padStart(9)).join(" ")
+          } ${fmt(l[l.length - 1] ?? NaN, 1).padStart(9)}`
         )
       for (const [name, body] of worst) {
         const times: Array<number> = []
         for (let i = 0; i < 10; i++) times.push(await send(child.port, "POST", "/v1/api/contacts", prober, body))
-        log(`${label.padEnd(6)} one request, ${name.padEnd(18)} ${fmt(times.sort((a, b) => a - b)[5]!, 1).padStart(8)} ms (median of 10)`)
+        log(
+          `${label.padEnd(6)} one request, ${name.padEnd(18)} ${
+            fmt(times.sort((a, b) => a - b)[5]!, 1).padStart(8)
+          } ms (median of 10)`
+        )
       }
       report("alone", await victim(child.port, victimKey))
       const stops = [abuser(child.port, abuserA), abuser(child.port, abuserB)]

@@ -17,7 +17,10 @@ const host = process.env["HOST"] ?? "127.0.0.1"
 
 // Same pool size as the service (apps/server/main.ts).
 const pool = new pg.Pool({ connectionString: url, max: 20 })
-const reads = contactReads(workspaceId, async (statement) => (await pool.query(statement.text, [...statement.values])).rows)
+const reads = contactReads(
+  workspaceId,
+  async (statement) => (await pool.query(statement.text, [...statement.values])).rows
+)
 
 const server = createServer((req, res) => {
   const u = new URL(req.url ?? "/", "http://baseline")
@@ -28,7 +31,9 @@ const server = createServer((req, res) => {
     },
     (e) => {
       console.error(e)
-      if (!res.headersSent) send(res, 500, { error: { code: "internal", message: "Internal error", requestId: "baseline" } })
+      if (!res.headersSent) {
+        send(res, 500, { error: { code: "internal", message: "Internal error", requestId: "baseline" } })
+      }
     }
   )
 })

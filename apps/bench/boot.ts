@@ -67,7 +67,13 @@ type Runner = "npm start" | "tsx"
 const command = (runner: Runner, env: Record<string, string>): ReadonlyArray<string> =>
   runner === "npm start"
     ? ["npm", "start"]
-    : [process.execPath, ...startFlags(env["DATABASE_URL"] === undefined ? "embedded" : "postgres"), "--import", "tsx", "apps/server/node.ts"]
+    : [
+      process.execPath,
+      ...startFlags(env["DATABASE_URL"] === undefined ? "embedded" : "postgres"),
+      "--import",
+      "tsx",
+      "apps/server/node.ts"
+    ]
 
 /** A GET, sent again when the connection drops (a kept-alive connection the server closed as it was reused, on a loaded machine). */
 const get = async (url: string, token: string, attempts = 3): Promise<Response> => {
@@ -87,7 +93,14 @@ const bootOnce = async (runner: Runner, env: Record<string, string>, key: string
   const [program, ...args] = command(runner, env)
   const npm = spawn(program!, args, {
     cwd: root,
-    env: { ...inherited, PORT: String(port), HOST: "127.0.0.1", NO_COLOR: "1", RATE_LIMIT_PER_MINUTE: "1000000", ...env },
+    env: {
+      ...inherited,
+      PORT: String(port),
+      HOST: "127.0.0.1",
+      NO_COLOR: "1",
+      RATE_LIMIT_PER_MINUTE: "1000000",
+      ...env
+    },
     stdio: ["ignore", "pipe", "pipe"],
     detached: true
   })
@@ -153,7 +166,9 @@ const run = async (mode: string, env: (runner: Runner) => Record<string, string>
       boots[runner].push(boot)
       const kind = i === 0 ? "first boot" : "warm boot "
       log(
-        `${mode.padEnd(9)} ${runner.padEnd(9)} ${kind}  ${fmt(boot.bootMs / 1000, 1).padStart(5)} s   idle RSS ${fmt(boot.idleMb).padStart(4)} MB   ` +
+        `${mode.padEnd(9)} ${runner.padEnd(9)} ${kind}  ${fmt(boot.bootMs / 1000, 1).padStart(5)} s   idle RSS ${
+          fmt(boot.idleMb).padStart(4)
+        } MB   ` +
           `after ${fmt(REQUESTS)} GETs ${fmt(boot.loadedMb).padStart(4)} MB (${fmt(boot.reqPerSec)} req/s)`
       )
     }
@@ -173,7 +188,8 @@ const figure = (name: string, unit: string, value: number, baseline: number, tar
 
 const figuresOf = (mode: string, boots: Record<Runner, Array<Boot>>, idleTarget?: number): Array<Figure> => {
   const [first, warm] = [(r: Runner) => boots[r].slice(0, 1), (r: Runner) => boots[r].slice(1)]
-  const of = (pick: (r: Runner) => Array<Boot>, field: keyof Omit<Boot, "key">) => (r: Runner) => mean(pick(r).map((b) => b[field]))
+  const of = (pick: (r: Runner) => Array<Boot>, field: keyof Omit<Boot, "key">) => (r: Runner) =>
+    mean(pick(r).map((b) => b[field]))
   const row = (name: string, unit: string, value: (r: Runner) => number, target?: number) =>
     figure(`${name} (${mode})`, unit, value("npm start"), value("tsx"), target)
   return [
@@ -189,7 +205,9 @@ const figuresOf = (mode: string, boots: Record<Runner, Array<Boot>>, idleTarget?
   ]
 }
 
-log(`${BOOTS} boots per mode and runner; RSS read ${IDLE_MS} ms after Listening and after the load; ${REQUESTS} GET /v1/api/contacts at ${CONCURRENCY} concurrent`)
+log(
+  `${BOOTS} boots per mode and runner; RSS read ${IDLE_MS} ms after Listening and after the load; ${REQUESTS} GET /v1/api/contacts at ${CONCURRENCY} concurrent`
+)
 // Built before the first boot, so no boot's time includes a build.
 execFileSync(process.execPath, ["apps/server/build.mjs"], { cwd: root, stdio: "inherit" })
 const startedAt = new Date().toISOString()
@@ -210,7 +228,12 @@ try {
   // only the first boot of all is the first on that database, and only if it was empty.
   if (databaseUrl !== undefined && databaseUrl !== "") {
     const postgresDir = freshDir()
-    figures.push(...figuresOf("Postgres", await run("postgres", () => ({ DATA_DIR: postgresDir, DATABASE_URL: databaseUrl }), true)))
+    figures.push(
+      ...figuresOf(
+        "Postgres",
+        await run("postgres", () => ({ DATA_DIR: postgresDir, DATABASE_URL: databaseUrl }), true)
+      )
+    )
   }
   log(`figures: ${writeFigures({ benchmark: "boot", startedAt, host: hostname(), figures })}`)
 } finally {

@@ -48,7 +48,8 @@ export const summarizeProfile = (file: string, top = 25): ProfileSummary => {
   const byId = new Map(profile.nodes.map((n) => [n.id, n]))
   const parent = new Map<number, number>()
   for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id)
-  const label = (n: ProfileNode) => `${n.callFrame.functionName || "(anonymous)"} ${short(n.callFrame.url)}:${n.callFrame.lineNumber + 1}`
+  const label = (n: ProfileNode) =>
+    `${n.callFrame.functionName || "(anonymous)"} ${short(n.callFrame.url)}:${n.callFrame.lineNumber + 1}`
 
   const self = new Map<string, number>()
   const inclusive = new Map<string, number>()

@@ -6,8 +6,8 @@
  *
  * Env: PGLITE_DIR, WORKSPACE_ID, INBOX_ID, NUMBER_E164, PORT (8092), HOST (127.0.0.1).
  */
-import { createServer } from "node:http"
 import { PGlite } from "@electric-sql/pglite"
+import { createServer } from "node:http"
 import { pgliteOptions } from "../../adapters/pglite/PgliteClient.ts"
 import { contactReads, error, sendMessage } from "./floor.ts"
 
@@ -15,14 +15,23 @@ const dir = process.env["PGLITE_DIR"]
 const workspaceId = process.env["WORKSPACE_ID"]
 const inboxId = process.env["INBOX_ID"]
 const numberE164 = process.env["NUMBER_E164"]
-if (!dir || !workspaceId || !inboxId || !numberE164) throw new Error("PGLITE_DIR, WORKSPACE_ID, INBOX_ID and NUMBER_E164 are required")
+if (!dir || !workspaceId || !inboxId || !numberE164) {
+  throw new Error("PGLITE_DIR, WORKSPACE_ID, INBOX_ID and NUMBER_E164 are required")
+}
 const port = Number(process.env["PORT"] ?? 8092)
 const host = process.env["HOST"] ?? "127.0.0.1"
 
 const db = await PGlite.create(pgliteOptions(dir))
-const reads = contactReads(workspaceId, async (statement) => (await db.query<Record<string, any>>(statement.text, [...statement.values])).rows)
-const sends = sendMessage({ workspaceId, inboxId, numberE164 }, (body) =>
-  db.transaction((tx) => body(async (statement) => (await tx.query<Record<string, any>>(statement.text, [...statement.values])).rows))
+const reads = contactReads(
+  workspaceId,
+  async (statement) => (await db.query<Record<string, any>>(statement.text, [...statement.values])).rows
+)
+const sends = sendMessage(
+  { workspaceId, inboxId, numberE164 },
+  (body) =>
+    db.transaction((tx) =>
+      body(async (statement) => (await tx.query<Record<string, any>>(statement.text, [...statement.values])).rows)
+    )
 )
 
 const server = createServer((req, res) => {

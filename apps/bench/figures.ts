@@ -51,7 +51,8 @@ export const writeFigures = (set: FigureSet): string => {
   mkdirSync(resultsDir, { recursive: true })
   const file = join(resultsDir, `figures-${set.benchmark}.json`)
   const before = readFile(file)
-  const previous = before && { benchmark: before.benchmark, startedAt: before.startedAt, host: before.host, figures: before.figures }
+  const previous = before &&
+    { benchmark: before.benchmark, startedAt: before.startedAt, host: before.host, figures: before.figures }
   writeFileSync(file, JSON.stringify(previous ? { ...set, previous } : set, null, 2) + "\n")
   return file
 }

@@ -71,33 +71,36 @@ const cursor = (scope: string, position: ReadonlyArray<string>) => {
 }
 
 /** The two contact reads; answers false when `u` is neither route. */
-export const contactReads = (workspaceId: string, query: Query) => async (u: URL, res: ServerResponse): Promise<boolean> => {
-  const m = CONTACT_PATH.exec(u.pathname)
-  if (m) {
-    const id = decodeURIComponent(m[1]!)
-    if (!UUID.test(id)) {
-      error(res, 404, "not_found", "No such contact")
+export const contactReads =
+  (workspaceId: string, query: Query) => async (u: URL, res: ServerResponse): Promise<boolean> => {
+    const m = CONTACT_PATH.exec(u.pathname)
+    if (m) {
+      const id = decodeURIComponent(m[1]!)
+      if (!UUID.test(id)) {
+        error(res, 404, "not_found", "No such contact")
+        return true
+      }
+      const rows = await query(getStatement(workspaceId, id))
+      if (rows[0]) send(res, 200, { contact: detail(rows[0]) })
+      else error(res, 404, "not_found", "No such contact")
       return true
     }
-    const rows = await query(getStatement(workspaceId, id))
-    if (rows[0]) send(res, 200, { contact: detail(rows[0]) })
-    else error(res, 404, "not_found", "No such contact")
+    if (u.pathname !== "/v1/api/contacts") return false
+    const limitParam = u.searchParams.get("limit")
+    const limit = limitParam === null ? 50 : Number(limitParam)
+    if (!Number.isInteger(limit) || limit < 1 || limit > 200) {
+      error(res, 400, "invalid_argument", "limit: must be an integer from 1 to 200")
+      return true
+    }
+    const q = u.searchParams.get("q") ?? ""
+    const rows = await query(listStatement(workspaceId, q, limit))
+    const last = rows[rows.length - 1]
+    const nextCursor = rows.length === limit && last
+      ? cursor(cursorScope(workspaceId, q), [iso(last.created_at), last.id])
+      : null
+    send(res, 200, { contacts: rows.map(summary), nextCursor })
     return true
   }
-  if (u.pathname !== "/v1/api/contacts") return false
-  const limitParam = u.searchParams.get("limit")
-  const limit = limitParam === null ? 50 : Number(limitParam)
-  if (!Number.isInteger(limit) || limit < 1 || limit > 200) {
-    error(res, 400, "invalid_argument", "limit: must be an integer from 1 to 200")
-    return true
-  }
-  const q = u.searchParams.get("q") ?? ""
-  const rows = await query(listStatement(workspaceId, q, limit))
-  const last = rows[rows.length - 1]
-  const nextCursor = rows.length === limit && last ? cursor(cursorScope(workspaceId, q), [iso(last.created_at), last.id]) : null
-  send(res, 200, { contacts: rows.map(summary), nextCursor })
-  return true
-}
 
 // ---- POST /v1/api/messages `{to, body}`
 
@@ -111,7 +114,8 @@ const E164 = /^\+[1-9]\d{6,14}$/
 export const sendMessage = (
   fixed: { readonly workspaceId: string; readonly inboxId: string; readonly numberE164: string },
   transaction: Transaction
-) => async (req: IncomingMessage, res: ServerResponse) => {
+) =>
+async (req: IncomingMessage, res: ServerResponse) => {
   let input: { to?: unknown; body?: unknown }
   try {
     input = JSON.parse(await readBody(req))
@@ -119,14 +123,17 @@ export const sendMessage = (
     return error(res, 400, "invalid_argument", "body is not JSON")
   }
   const { to, body } = input
-  if (typeof body !== "string" || body.length < 1 || body.length > 1600) return error(res, 400, "invalid_argument", "body: 1 to 1600 characters")
+  if (typeof body !== "string" || body.length < 1 || body.length > 1600) {
+    return error(res, 400, "invalid_argument", "body: 1 to 1600 characters")
+  }
   if (typeof to !== "string" || !E164.test(to)) return error(res, 400, "invalid_argument", "to: not an E.164 number")
   const { workspaceId, inboxId, numberE164 } = fixed
   const now = new Date().toISOString()
   const activityId = randomUUID()
   const conversationId = await transaction(async (query) => {
     const thread = await query({
-      text: `INSERT INTO threads (workspace_id, id, inbox_id, number_e164, participant, contact_id, status, assignee_uid, last_activity_at, preview, unread, created_at)
+      text:
+        `INSERT INTO threads (workspace_id, id, inbox_id, number_e164, participant, contact_id, status, assignee_uid, last_activity_at, preview, unread, created_at)
        VALUES ($1, $2, $3, $4, $5, NULL, 'open', NULL, $6::timestamptz, NULL, 0, $6::timestamptz)
        ON CONFLICT (workspace_id, number_e164, participant) DO UPDATE SET participant = EXCLUDED.participant
        RETURNING id, inbox_id`,
@@ -134,18 +141,21 @@ export const sendMessage = (
     })
     const conversationId = String(thread[0]!.id)
     await query({
-      text: `INSERT INTO activities (workspace_id, id, conversation_id, type, direction, author_uid, body, media, delivery_status,
+      text:
+        `INSERT INTO activities (workspace_id, id, conversation_id, type, direction, author_uid, body, media, delivery_status,
          carrier_message_id, call, ai_tags, call_transcript, created_at, search)
        VALUES ($1, $2, $3, 'message', 'outbound', NULL, $4, '[]'::jsonb, 'simulated', NULL, NULL, '[]'::jsonb, NULL, $5::timestamptz,
          to_tsvector('simple', $6))`,
       values: [workspaceId, activityId, conversationId, body, now, searchableText({ body, callTranscript: null })]
     })
     await query({
-      text: "UPDATE threads SET last_activity_at = $3::timestamptz, preview = $4, unread = 0 WHERE workspace_id = $1 AND id = $2",
+      text:
+        "UPDATE threads SET last_activity_at = $3::timestamptz, preview = $4, unread = 0 WHERE workspace_id = $1 AND id = $2",
       values: [workspaceId, conversationId, now, previewOf(body, 0)]
     })
     await query({
-      text: "INSERT INTO outbox_events (id, workspace_id, type, data, created_at) VALUES ($1, $2, 'message.delivered', $3::jsonb, $4::timestamptz)",
+      text:
+        "INSERT INTO outbox_events (id, workspace_id, type, data, created_at) VALUES ($1, $2, 'message.delivered', $3::jsonb, $4::timestamptz)",
       // an object: pg and PGlite both send it as JSON
       values: [randomUUID(), workspaceId, { conversationId, inboxId: thread[0]!.inbox_id, activityId }, now]
     })
@@ -153,8 +163,17 @@ export const sendMessage = (
   })
   send(res, 201, {
     message: {
-      id: activityId, type: "message", direction: "outbound", authorUid: null, body, media: [], deliveryStatus: "simulated",
-      call: null, aiTags: [], callTranscript: null, createdAt: now
+      id: activityId,
+      type: "message",
+      direction: "outbound",
+      authorUid: null,
+      body,
+      media: [],
+      deliveryStatus: "simulated",
+      call: null,
+      aiTags: [],
+      callTranscript: null,
+      createdAt: now
     },
     conversationId,
     simulated: true

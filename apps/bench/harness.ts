@@ -2,15 +2,15 @@
  * Plumbing shared by the benchmarks (main.ts, messages.ts): the database and first boot,
  * cleanup, child processes, single requests, autocannon load rounds (GET and POST) and CPU readings.
  */
+import autocannon from "autocannon"
 import { type ChildProcess, spawn } from "node:child_process"
-import { Agent, request } from "node:http"
 import { randomBytes } from "node:crypto"
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
+import { Agent, request } from "node:http"
 import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
-import autocannon from "autocannon"
 import pg from "pg"
 import { freshDatabase, startPostgres } from "../../test/support/postgres.ts"
 
@@ -93,7 +93,12 @@ export const NODE_FLAGS = process.env["BENCH_NODE_FLAGS"] !== undefined
  * NODE_FLAGS plus `--cpu-prof` (which NODE_OPTIONS refuses).
  */
 export const startChild = async (
-  name: string, script: string, env: Record<string, string>, port: number, cwd = root, flags: ReadonlyArray<string> = NODE_FLAGS
+  name: string,
+  script: string,
+  env: Record<string, string>,
+  port: number,
+  cwd = root,
+  flags: ReadonlyArray<string> = NODE_FLAGS
 ): Promise<Child> => {
   const child = spawn(tsx, [...flags, script], {
     cwd,
@@ -175,7 +180,9 @@ export const call = (
         port,
         path,
         method,
-        headers: body === undefined ? headers : { ...headers, "content-type": "application/json", "content-length": String(Buffer.byteLength(body)) },
+        headers: body === undefined
+          ? headers
+          : { ...headers, "content-type": "application/json", "content-length": String(Buffer.byteLength(body)) },
         agent: keepAlive
       },
       (res) => {
@@ -194,7 +201,9 @@ export const percentile = (sorted: ReadonlyArray<number>, p: number) =>
 
 /** Each term's median latency, slowest first, from the latencies recorded per term. */
 export const slowestTerms = (byTerm: ReadonlyMap<string, ReadonlyArray<number>>) =>
-  [...byTerm].map(([term, ms]) => ({ term, median: percentile([...ms].sort((a, b) => a - b), 0.5) })).sort((a, b) => b.median - a.median)
+  [...byTerm].map(([term, ms]) => ({ term, median: percentile([...ms].sort((a, b) => a - b), 0.5) })).sort((a, b) =>
+    b.median - a.median
+  )
 
 export interface Target<Server extends string = "service" | "baseline"> {
   /** "service", "baseline", or another server measured beside them (main.ts: the library floors). */
@@ -235,7 +244,9 @@ export const load = (target: Target<string>, route: Route, seconds: number, conn
             headers,
             setupRequest: (req) => {
               const next = route.next(target)
-              return next.body === undefined ? { ...req, path: next.path } : { ...req, path: next.path, body: next.body }
+              return next.body === undefined
+                ? { ...req, path: next.path }
+                : { ...req, path: next.path, body: next.body }
             }
           }
         ]
@@ -360,7 +371,12 @@ export const firstBoot = async (
   const dataDir = mkdtempSync(join(tmpdir(), `switchboard-${names.prefix}-`))
   cleanups.push(async () => rmSync(dataDir, { recursive: true, force: true }))
   const adminToken = randomBytes(24).toString("hex")
-  const serviceEnv = { DATABASE_URL: databaseUrl, ADMIN_TOKEN: adminToken, RATE_LIMIT_PER_MINUTE: "100000000", DATA_DIR: dataDir }
+  const serviceEnv = {
+    DATABASE_URL: databaseUrl,
+    ADMIN_TOKEN: adminToken,
+    RATE_LIMIT_PER_MINUTE: "100000000",
+    DATA_DIR: dataDir
+  }
 
   const boot = await startChild("service (first boot)", "apps/server/node.ts", serviceEnv, await freePort())
   cleanups.push(boot.stop)
@@ -371,6 +387,8 @@ export const firstBoot = async (
   cleanups.push(() => db.end())
   const workspaces = await db.query<{ id: string }>("SELECT id FROM workspaces")
   const workspaceId = workspaces.rows[0]?.id
-  if (workspaces.rows.length !== 1 || workspaceId === undefined) throw new Error(`expected one workspace, found ${workspaces.rows.length}`)
+  if (workspaces.rows.length !== 1 || workspaceId === undefined) {
+    throw new Error(`expected one workspace, found ${workspaces.rows.length}`)
+  }
   return { databaseUrl, serviceEnv, adminToken, key, workspaceId, db, boot }
 }

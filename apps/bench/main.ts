@@ -20,10 +20,28 @@ import { mkdirSync, writeFileSync } from "node:fs"
 import { availableParallelism, cpus, loadavg } from "node:os"
 import { join } from "node:path"
 import { searchDigits, searchText } from "../../core/contacts/rules.ts"
-import { seedContacts, type SeedResult } from "./seed.ts"
-import { benchDir, call, cleanupStack, firstBoot, fmt, freePort, intEnv, load, log, percentile, slowestTerms, type RoundFigures, type Route, runMain, startChild, type Target, WARMUP_SECONDS } from "./harness.ts"
-import { explain, listStatement, SEARCH_TERMS } from "./sql.ts"
 import { type Figure, writeFigures } from "./figures.ts"
+import {
+  benchDir,
+  call,
+  cleanupStack,
+  firstBoot,
+  fmt,
+  freePort,
+  intEnv,
+  load,
+  log,
+  percentile,
+  type RoundFigures,
+  type Route,
+  runMain,
+  slowestTerms,
+  startChild,
+  type Target,
+  WARMUP_SECONDS
+} from "./harness.ts"
+import { seedContacts, type SeedResult } from "./seed.ts"
+import { explain, listStatement, SEARCH_TERMS } from "./sql.ts"
 
 const CONTACTS = intEnv("BENCH_CONTACTS", 1_000_000)
 const SECONDS = intEnv("BENCH_SECONDS", 10)
@@ -42,7 +60,8 @@ const FLOOR_LABELS: Record<(typeof FLOORS)[number], string> = {
   effect: "an Effect runtime on @effect/sql-pg under node:http, no contract work",
   platform: "the service's Node server, one hand-written route with its schemas, no contract work",
   httpapi: "one HttpApi endpoint (router, group, handler) on that server, no contract work",
-  contract: "the contract's work in plain functions and the use case on the core services under node:http, no HTTP model"
+  contract:
+    "the contract's work in plain functions and the use case on the core services under node:http, no HTTP model"
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -61,14 +80,29 @@ const main = async () => {
 
   try {
     // 1. Postgres and the first boot (migrations, workspace, test key)
-    const { databaseUrl, serviceEnv, key, workspaceId, db, boot } = await firstBoot(cleanups, { database: "switchboard_bench", prefix: "bench" })
+    const { databaseUrl, serviceEnv, key, workspaceId, db, boot } = await firstBoot(cleanups, {
+      database: "switchboard_bench",
+      prefix: "bench"
+    })
     await boot.stop()
     log(`workspace ${workspaceId}, key ${key.slice(0, 13)}…`)
 
     log(`seeding ${fmt(CONTACTS)} contacts in batches of ${fmt(BATCH)}`)
-    const seed: SeedResult = await seedContacts(db, { workspaceId, count: CONTACTS, batchSize: BATCH, log: (l) => log(`  ${l}`) })
-    const counted = Number((await db.query<{ n: string }>("SELECT count(*) AS n FROM contacts WHERE workspace_id = $1", [workspaceId])).rows[0]!.n)
-    log(`seeded in ${seed.seconds.toFixed(1)} s (insert ${seed.insertSeconds.toFixed(1)} s, GIN indexes ${seed.indexSeconds.toFixed(1)} s, vacuum/analyze ${seed.analyzeSeconds.toFixed(1)} s)`)
+    const seed: SeedResult = await seedContacts(db, {
+      workspaceId,
+      count: CONTACTS,
+      batchSize: BATCH,
+      log: (l) => log(`  ${l}`)
+    })
+    const counted = Number(
+      (await db.query<{ n: string }>("SELECT count(*) AS n FROM contacts WHERE workspace_id = $1", [workspaceId]))
+        .rows[0]!.n
+    )
+    log(
+      `seeded in ${seed.seconds.toFixed(1)} s (insert ${seed.insertSeconds.toFixed(1)} s, GIN indexes ${
+        seed.indexSeconds.toFixed(1)
+      } s, vacuum/analyze ${seed.analyzeSeconds.toFixed(1)} s)`
+    )
 
     // search columns must be exactly what core/contacts/rules.ts computes
     const sample = await db.query(
@@ -77,10 +111,15 @@ const main = async () => {
     )
     const mismatches = sample.rows.filter(
       (r) =>
-        searchText({ firstName: r.first_name, lastName: r.last_name, company: r.company, emails: r.emails }) !== r.search_text ||
+        searchText({ firstName: r.first_name, lastName: r.last_name, company: r.company, emails: r.emails }) !==
+          r.search_text ||
         searchDigits({ phones: r.phones }) !== r.search_digits
     )
-    log(`search columns checked against core/contacts/rules.ts: ${sample.rows.length - mismatches.length}/${sample.rows.length} match`)
+    log(
+      `search columns checked against core/contacts/rules.ts: ${
+        sample.rows.length - mismatches.length
+      }/${sample.rows.length} match`
+    )
     if (mismatches[0]) log(`  first mismatch: ${JSON.stringify(mismatches[0])}`)
     const ids: Array<string> = sample.rows.map((r) => String(r.id))
 
@@ -93,7 +132,10 @@ const main = async () => {
     // 3. Servers
     const service = await startChild("service", "apps/server/node.ts", serviceEnv, await freePort())
     cleanups.push(service.stop)
-    const baseline = await startChild("baseline", "apps/bench/baseline.ts", { DATABASE_URL: databaseUrl, WORKSPACE_ID: workspaceId }, await freePort())
+    const baseline = await startChild("baseline", "apps/bench/baseline.ts", {
+      DATABASE_URL: databaseUrl,
+      WORKSPACE_ID: workspaceId
+    }, await freePort())
     cleanups.push(baseline.stop)
     const targets: ReadonlyArray<Target> = [
       { server: "service", port: service.port, headers: { authorization: `Bearer ${key}` } },
@@ -103,7 +145,11 @@ const main = async () => {
     for (const floor of FLOORS) {
       // The contract floor is the service without its HTTP model: its configuration, its key.
       const contract = floor === "contract"
-      const env = { ...(contract ? serviceEnv : { DATABASE_URL: databaseUrl }), WORKSPACE_ID: workspaceId, FLOOR: floor }
+      const env = {
+        ...(contract ? serviceEnv : { DATABASE_URL: databaseUrl }),
+        WORKSPACE_ID: workspaceId,
+        FLOOR: floor
+      }
       const child = await startChild(`${floor} floor`, "apps/bench/floors.ts", env, await freePort())
       cleanups.push(child.stop)
       floors.push({ server: floor, port: child.port, headers: contract ? { authorization: `Bearer ${key}` } : {} })
@@ -113,32 +159,53 @@ const main = async () => {
     const routes: ReadonlyArray<Route> = [
       (() => {
         let i = 0
-        return { name: "GET /v1/api/contacts/:id", method: "GET", next: () => ({ path: `/v1/api/contacts/${ids[i++ % ids.length]}` }) }
+        return {
+          name: "GET /v1/api/contacts/:id",
+          method: "GET",
+          next: () => ({ path: `/v1/api/contacts/${ids[i++ % ids.length]}` })
+        }
       })(),
       (() => {
         let i = 0
-        return { name: `GET /v1/api/contacts?q=&limit=${LIMIT}`, method: "GET", next: () => ({ path: searchPath(SEARCH_TERMS[i++ % SEARCH_TERMS.length]!) }) }
+        return {
+          name: `GET /v1/api/contacts?q=&limit=${LIMIT}`,
+          method: "GET",
+          next: () => ({ path: searchPath(SEARCH_TERMS[i++ % SEARCH_TERMS.length]!) })
+        }
       })()
     ]
 
     // sample run: both servers answer 200 with the same body (cursor aside)
     let identical = 0
     let compared = 0
-    for (const path of [...ids.slice(0, 5).map((id) => `/v1/api/contacts/${id}`), ...SEARCH_TERMS.slice(0, 50).map(searchPath)]) {
+    for (
+      const path of [
+        ...ids.slice(0, 5).map((id) => `/v1/api/contacts/${id}`),
+        ...SEARCH_TERMS.slice(0, 50).map(searchPath)
+      ]
+    ) {
       const [a, b] = await Promise.all(targets.map((t) => call(t.port, "GET", path, t.headers)))
       if (a!.status !== 200 || b!.status !== 200) {
-        throw new Error(`sample request ${path}: service ${a!.status} ${a!.body.slice(0, 200)} / baseline ${b!.status} ${b!.body.slice(0, 200)}`)
+        throw new Error(
+          `sample request ${path}: service ${a!.status} ${a!.body.slice(0, 200)} / baseline ${b!.status} ${
+            b!.body.slice(0, 200)
+          }`
+        )
       }
       compared++
       if (stripCursor(a!.body) === stripCursor(b!.body)) identical++
     }
-    log(`sample run: ${compared} requests answered 200 by both servers; identical bodies (cursor aside): ${identical}/${compared}`)
+    log(
+      `sample run: ${compared} requests answered 200 by both servers; identical bodies (cursor aside): ${identical}/${compared}`
+    )
     // The floors answer the baseline's body, or they measure something else.
     for (const path of ids.slice(0, 5).map((id) => `/v1/api/contacts/${id}`)) {
       const want = await call(targets[1]!.port, "GET", path, {})
       for (const floor of floors) {
         const got = await call(floor.port, "GET", path, floor.headers)
-        if (got.status !== 200 || got.body !== want.body) throw new Error(`${floor.server} floor ${path}: ${got.status} ${got.body.slice(0, 200)}`)
+        if (got.status !== 200 || got.body !== want.body) {
+          throw new Error(`${floor.server} floor ${path}: ${got.status} ${got.body.slice(0, 200)}`)
+        }
       }
     }
 
@@ -156,7 +223,11 @@ const main = async () => {
           const r = await load(target, route, SECONDS, CONNECTIONS)
           const k = `${route.name}|${target.server}`
           figures.set(k, [...(figures.get(k) ?? []), r])
-          log(`round ${round} ${target.server.padEnd(8)} ${route.name}: ${fmt(r.reqPerSec)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms, non-2xx ${r.non2xx}, errors ${r.errors}`)
+          log(
+            `round ${round} ${target.server.padEnd(8)} ${route.name}: ${
+              fmt(r.reqPerSec)
+            } req/s, p50 ${r.p50} ms, p99 ${r.p99} ms, non-2xx ${r.non2xx}, errors ${r.errors}`
+          )
         }
       }
     }
@@ -227,32 +298,66 @@ const main = async () => {
     log()
     log(line)
     log(`Switchboard read benchmark  ${startedAt.toISOString()}`)
-    log(`contacts ${fmt(counted)} | Postgres ${pgVersion} | Node ${process.version} | ${availableParallelism()} CPUs (${cpuModel})`)
-    log(`1-min load average: ${loadBefore.toFixed(1)} before load, ${loadAfter.toFixed(1)} after probe (anything else running on these cores skews the figures)`)
-    log(`seeding ${seed.seconds.toFixed(1)} s | autocannon ${CONNECTIONS} connections, ${SECONDS} s x ${ROUNDS} rounds per server, alternating, ${WARMUP} s warm-up | pool 20 | limit ${LIMIT}`)
+    log(
+      `contacts ${
+        fmt(counted)
+      } | Postgres ${pgVersion} | Node ${process.version} | ${availableParallelism()} CPUs (${cpuModel})`
+    )
+    log(
+      `1-min load average: ${loadBefore.toFixed(1)} before load, ${
+        loadAfter.toFixed(1)
+      } after probe (anything else running on these cores skews the figures)`
+    )
+    log(
+      `seeding ${
+        seed.seconds.toFixed(1)
+      } s | autocannon ${CONNECTIONS} connections, ${SECONDS} s x ${ROUNDS} rounds per server, alternating, ${WARMUP} s warm-up | pool 20 | limit ${LIMIT}`
+    )
     log(line)
-    log(`${"route".padEnd(34)}${"server".padEnd(10)}${"req/s mean".padStart(12)}${"rounds".padStart(20)}${"p50 ms".padStart(9)}${"p99 ms".padStart(9)}${"non2xx".padStart(8)}${"errors".padStart(8)}${"x baseline".padStart(11)}`)
+    log(
+      `${"route".padEnd(34)}${"server".padEnd(10)}${"req/s mean".padStart(12)}${"rounds".padStart(20)}${
+        "p50 ms".padStart(9)
+      }${"p99 ms".padStart(9)}${"non2xx".padStart(8)}${"errors".padStart(8)}${"x baseline".padStart(11)}`
+    )
     for (const r of rows) {
       log(
-        `${(r.server === "service" ? r.route : "").padEnd(34)}${r.server.padEnd(10)}${fmt(r.reqPerSec).padStart(12)}${r.rounds.map((x) => fmt(x)).join(" / ").padStart(20)}` +
-          `${fmt(r.p50, 1).padStart(9)}${fmt(r.p99, 1).padStart(9)}${String(r.non2xx).padStart(8)}${String(r.errors).padStart(8)}` +
+        `${(r.server === "service" ? r.route : "").padEnd(34)}${r.server.padEnd(10)}${fmt(r.reqPerSec).padStart(12)}${
+          r.rounds.map((x) => fmt(x)).join(" / ").padStart(20)
+        }` +
+          `${fmt(r.p50, 1).padStart(9)}${fmt(r.p99, 1).padStart(9)}${String(r.non2xx).padStart(8)}${
+            String(r.errors).padStart(8)
+          }` +
           `${(r.server === "baseline" ? "" : ratio(r.route, r.server).toFixed(2)).padStart(11)}`
       )
     }
     log(line)
-    log(`search latency probe: ${PROBE} sequential single-client GET /v1/api/contacts?q=<term>&limit=${LIMIT}, ${SEARCH_TERMS.length} terms`)
-    log(`${"server".padEnd(10)}${"p50 ms".padStart(9)}${"p95 ms".padStart(9)}${"p99 ms".padStart(9)}${"max ms".padStart(9)}${"non200".padStart(8)}   slowest terms (median ms)`)
+    log(
+      `search latency probe: ${PROBE} sequential single-client GET /v1/api/contacts?q=<term>&limit=${LIMIT}, ${SEARCH_TERMS.length} terms`
+    )
+    log(
+      `${"server".padEnd(10)}${"p50 ms".padStart(9)}${"p95 ms".padStart(9)}${"p99 ms".padStart(9)}${
+        "max ms".padStart(9)
+      }${"non200".padStart(8)}   slowest terms (median ms)`
+    )
     for (const [name, p] of Object.entries(probes)) {
       log(
-        `${name.padEnd(10)}${fmt(p.p50, 1).padStart(9)}${fmt(p.p95, 1).padStart(9)}${fmt(p.p99, 1).padStart(9)}${fmt(p.max, 1).padStart(9)}${String(p.non200).padStart(8)}   ` +
+        `${name.padEnd(10)}${fmt(p.p50, 1).padStart(9)}${fmt(p.p95, 1).padStart(9)}${fmt(p.p99, 1).padStart(9)}${
+          fmt(p.max, 1).padStart(9)
+        }${String(p.non200).padStart(8)}   ` +
           p.byTerm.slice(0, 4).map((t) => `"${t.term}" ${fmt(t.median, 1)}`).join(", ")
       )
     }
-    log(`search p95 at ${fmt(counted)} contacts (service): ${fmt(probes.service.p95, 1)} ms (target < 20 ms: ${probes.service.p95 < 20 ? "met" : "missed"})`)
+    log(
+      `search p95 at ${fmt(counted)} contacts (service): ${fmt(probes.service.p95, 1)} ms (target < 20 ms: ${
+        probes.service.p95 < 20 ? "met" : "missed"
+      })`
+    )
     log(line)
     log("EXPLAIN (ANALYZE, BUFFERS) of the slowest probe terms:")
     for (const e of explains) {
-      const nodes = e.plan.filter((l) => /->|^Limit|Execution Time|Rows Removed|Index Cond|Filter:|Recheck Cond/.test(l.trim())).slice(0, 12)
+      const nodes = e.plan.filter((l) =>
+        /->|^Limit|Execution Time|Rows Removed|Index Cond|Filter:|Recheck Cond/.test(l.trim())
+      ).slice(0, 12)
       log(`  q="${e.term}" (probe median ${fmt(e.medianMs, 1)} ms)`)
       for (const n of nodes) log(`    ${n.trim().slice(0, 150)}`)
     }
@@ -266,9 +371,21 @@ const main = async () => {
       cpus: availableParallelism(),
       cpuModel,
       loadAverage: { beforeLoad: loadBefore, afterProbe: loadAfter },
-      settings: { connections: CONNECTIONS, seconds: SECONDS, rounds: ROUNDS, warmupSeconds: WARMUP, probeRequests: PROBE, limit: LIMIT, poolSize: 20 },
+      settings: {
+        connections: CONNECTIONS,
+        seconds: SECONDS,
+        rounds: ROUNDS,
+        warmupSeconds: WARMUP,
+        probeRequests: PROBE,
+        limit: LIMIT,
+        poolSize: 20
+      },
       seed: { ...seed, sizes },
-      load: rows.map((r) => ({ ...r, ratioServiceToBaseline: r.server === "service" ? ratio(r.route) : null, ratioToBaseline: r.server === "baseline" ? null : ratio(r.route, r.server) })),
+      load: rows.map((r) => ({
+        ...r,
+        ratioServiceToBaseline: r.server === "service" ? ratio(r.route) : null,
+        ratioToBaseline: r.server === "baseline" ? null : ratio(r.route, r.server)
+      })),
       probe: probes,
       searchTerms: SEARCH_TERMS,
       explain: explains
@@ -277,7 +394,9 @@ const main = async () => {
     mkdirSync(outDir, { recursive: true })
     writeFileSync(join(outDir, "latest.json"), JSON.stringify(results, null, 2) + "\n")
     log(`wrote ${join("apps", "bench", "results", "latest.json")}`)
-    const label = counted >= 1_000_000 ? `${Number((counted / 1_000_000).toFixed(1))}M` : `${Math.round(counted / 1000)}k`
+    const label = counted >= 1_000_000
+      ? `${Number((counted / 1_000_000).toFixed(1))}M`
+      : `${Math.round(counted / 1000)}k`
     const bare = { label: "bare node:http + pg, same SQL" }
     const loadFigure = (route: string, target?: { readonly text: string; readonly ratio: number }): Figure => {
       const s = rows.find((r) => r.route === route && r.server === "service")!
@@ -301,12 +420,17 @@ const main = async () => {
           figure: `${routes[0]!.name} floor: ${FLOOR_LABELS[floor]}, ${label} contacts (Postgres)`,
           value: rows.find((r) => r.route === routes[0]!.name && r.server === floor)!.reqPerSec,
           unit: "req/s",
-          baseline: { ...bare, value: rows.find((r) => r.route === routes[0]!.name && r.server === "baseline")!.reqPerSec },
+          baseline: {
+            ...bare,
+            value: rows.find((r) => r.route === routes[0]!.name && r.server === "baseline")!.reqPerSec
+          },
           ratio: ratio(routes[0]!.name, floor)
         })),
         loadFigure(routes[1]!.name),
         {
-          figure: `contact search p95, sequential probe, ${label} contacts (Postgres; p50 ${fmt(probes.service.p50, 1)}, p99 ${fmt(probes.service.p99, 1)})`,
+          figure: `contact search p95, sequential probe, ${label} contacts (Postgres; p50 ${
+            fmt(probes.service.p50, 1)
+          }, p99 ${fmt(probes.service.p99, 1)})`,
           value: probes.service.p95,
           unit: "ms",
           baseline: { ...bare, value: probes.baseline.p95 },

@@ -25,13 +25,30 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { availableParallelism, cpus, loadavg } from "node:os"
 import { join } from "node:path"
 import { searchableText } from "../../core/conversations/model.ts"
-import {
-  benchDir, call, childrenCpuSeconds, cleanupStack, firstBoot, fmt, freePort, groupCpuSeconds, intEnv, load, log, percentile, type RoundFigures, type Route, sleep, startChild, type Target, WARMUP_SECONDS
-} from "./harness.ts"
 import { type Figure, writeFigures } from "./figures.ts"
+import {
+  benchDir,
+  call,
+  childrenCpuSeconds,
+  cleanupStack,
+  firstBoot,
+  fmt,
+  freePort,
+  groupCpuSeconds,
+  intEnv,
+  load,
+  log,
+  percentile,
+  type RoundFigures,
+  type Route,
+  sleep,
+  startChild,
+  type Target,
+  WARMUP_SECONDS
+} from "./harness.ts"
+import { type MessageSeedResult, participant, seedMessages, textGen } from "./messagesSeed.ts"
 import { messageSearchTerms, prefixQuery, searchStatement, searchWords, twoStepStatements } from "./messagesSql.ts"
 import { explain } from "./sql.ts"
-import { participant, seedMessages, textGen, type MessageSeedResult } from "./messagesSeed.ts"
 
 const MESSAGES = intEnv("BENCH_MESSAGES", 1_000_000)
 const THREADS = Math.min(intEnv("BENCH_THREADS", 20_000), MESSAGES)
@@ -50,7 +67,6 @@ const SEARCH_LIMIT = 25 // the API default: the probe sends no `limit`
 const NUMBER = "+14155550100"
 const P95_TARGET_MS = 50
 
-
 interface LoadRow {
   readonly route: string
   readonly server: "service" | "baseline"
@@ -68,23 +84,43 @@ const main = async () => {
 
   try {
     // 1. Postgres, first boot, a sending number
-    const { databaseUrl, serviceEnv, adminToken, key, workspaceId, db, boot } = await firstBoot(cleanups, { database: "switchboard_bench_messages", prefix: "benchmsg" })
-    const added = await call(boot.port, "POST", `/v1/admin/workspaces/${workspaceId}/numbers`, { authorization: `Bearer ${adminToken}` }, JSON.stringify({ e164: NUMBER }))
+    const { databaseUrl, serviceEnv, adminToken, key, workspaceId, db, boot } = await firstBoot(cleanups, {
+      database: "switchboard_bench_messages",
+      prefix: "benchmsg"
+    })
+    const added = await call(boot.port, "POST", `/v1/admin/workspaces/${workspaceId}/numbers`, {
+      authorization: `Bearer ${adminToken}`
+    }, JSON.stringify({ e164: NUMBER }))
     await boot.stop()
     if (added.status !== 201) throw new Error(`admin addNumber: ${added.status} ${added.body}`)
-    const inboxId = (await db.query<{ inbox_id: string }>("SELECT inbox_id FROM numbers WHERE e164 = $1", [NUMBER])).rows[0]!.inbox_id
+    const inboxId =
+      (await db.query<{ inbox_id: string }>("SELECT inbox_id FROM numbers WHERE e164 = $1", [NUMBER])).rows[0]!.inbox_id
     log(`workspace ${workspaceId}, number ${NUMBER} (inbox ${inboxId}), key ${key.slice(0, 13)}…`)
 
     // 2. Bulk load
     log(`seeding ${fmt(MESSAGES)} activities over ${fmt(THREADS)} threads in batches of ${fmt(BATCH)}`)
     const seed: MessageSeedResult = await seedMessages(db, {
-      workspaceId, inboxId, numberE164: NUMBER, messages: MESSAGES, threads: THREADS, batchSize: BATCH, vocabSize: VOCAB, log: (l) => log(`  ${l}`)
+      workspaceId,
+      inboxId,
+      numberE164: NUMBER,
+      messages: MESSAGES,
+      threads: THREADS,
+      batchSize: BATCH,
+      vocabSize: VOCAB,
+      log: (l) => log(`  ${l}`)
     })
-    log(`seeded in ${seed.seconds.toFixed(1)} s (insert ${seed.insertSeconds.toFixed(1)} s, GIN ${seed.indexSeconds.toFixed(1)} s, vacuum/analyze ${seed.analyzeSeconds.toFixed(1)} s)`)
+    log(
+      `seeded in ${seed.seconds.toFixed(1)} s (insert ${seed.insertSeconds.toFixed(1)} s, GIN ${
+        seed.indexSeconds.toFixed(1)
+      } s, vacuum/analyze ${seed.analyzeSeconds.toFixed(1)} s)`
+    )
 
     // the stored tsvector must be to_tsvector('simple', searchableText(activity)), as the app writes it
-    const sample = await db.query<{ body: string | null; call_transcript: Array<{ text: string }> | null; search: string }>(
-      "SELECT body, call_transcript, search::text AS search FROM activities WHERE workspace_id = $1 ORDER BY random() LIMIT 1000", [workspaceId]
+    const sample = await db.query<
+      { body: string | null; call_transcript: Array<{ text: string }> | null; search: string }
+    >(
+      "SELECT body, call_transcript, search::text AS search FROM activities WHERE workspace_id = $1 ORDER BY random() LIMIT 1000",
+      [workspaceId]
     )
     const expected = await db.query<{ v: string }>(
       "SELECT to_tsvector('simple', s)::text AS v FROM unnest($1::text[]) WITH ORDINALITY AS u(s, o) ORDER BY o",
@@ -92,7 +128,9 @@ const main = async () => {
     )
     const tsvMatches = sample.rows.filter((r, i) => r.search === expected.rows[i]!.v).length
     const sampledCalls = sample.rows.filter((r) => r.call_transcript !== null).length
-    log(`search tsvector checked against searchableText (core/conversations/model.ts): ${tsvMatches}/${sample.rows.length} match (${sampledCalls} with transcripts)`)
+    log(
+      `search tsvector checked against searchableText (core/conversations/model.ts): ${tsvMatches}/${sample.rows.length} match (${sampledCalls} with transcripts)`
+    )
 
     const sizes = (await db.query<{ name: string; size: string }>(
       `SELECT relname AS name, pg_size_pretty(pg_relation_size(oid)) AS size FROM pg_class
@@ -104,8 +142,10 @@ const main = async () => {
     const service = await startChild("service", "apps/server/node.ts", serviceEnv, await freePort())
     cleanups.push(service.stop)
     const baseline = await startChild(
-      "baseline", "apps/bench/messagesBaseline.ts",
-      { DATABASE_URL: databaseUrl, WORKSPACE_ID: workspaceId, INBOX_ID: inboxId, NUMBER_E164: NUMBER }, await freePort()
+      "baseline",
+      "apps/bench/messagesBaseline.ts",
+      { DATABASE_URL: databaseUrl, WORKSPACE_ID: workspaceId, INBOX_ID: inboxId, NUMBER_E164: NUMBER },
+      await freePort()
     )
     cleanups.push(baseline.stop)
     const targets: ReadonlyArray<Target> = [
@@ -115,11 +155,20 @@ const main = async () => {
 
     // POST bodies: pre-generated, varied texts to 1,000 recipients
     const gen = textGen(VOCAB, 4242)
-    const posts = Array.from({ length: 20_000 }, (_, i) =>
-      JSON.stringify({ to: participant(Math.floor(gen.rnd() * RECIPIENTS)), body: gen.body().slice(0, 1600) || `message ${i}` })
+    const posts = Array.from(
+      { length: 20_000 },
+      (_, i) =>
+        JSON.stringify({
+          to: participant(Math.floor(gen.rnd() * RECIPIENTS)),
+          body: gen.body().slice(0, 1600) || `message ${i}`
+        })
     )
     let postIndex = 0
-    const sendRoute: Route = { name: "POST /v1/api/messages", method: "POST", next: () => ({ path: "/v1/api/messages", body: posts[postIndex++ % posts.length]! }) }
+    const sendRoute: Route = {
+      name: "POST /v1/api/messages",
+      method: "POST",
+      next: () => ({ path: "/v1/api/messages", body: posts[postIndex++ % posts.length]! })
+    }
 
     // sample run: both servers accept a send with the same response shape
     for (const t of targets) {
@@ -134,7 +183,10 @@ const main = async () => {
     const settle = async () => {
       let last = ""
       for (let i = 0; i < 120; i++) {
-        const now = String((await db.query("SELECT max(created_at) AS m FROM activities WHERE workspace_id = $1", [workspaceId])).rows[0].m)
+        const now = String(
+          (await db.query("SELECT max(created_at) AS m FROM activities WHERE workspace_id = $1", [workspaceId])).rows[0]
+            .m
+        )
         if (now === last) return
         last = now
         await sleep(500)
@@ -150,7 +202,8 @@ const main = async () => {
       // Postgres on another machine: no figures
     }
     const pidOf = { service: service.pid, baseline: baseline.pid }
-    const activityCount = async () => Number((await db.query("SELECT count(*) AS n FROM activities WHERE workspace_id = $1", [workspaceId])).rows[0].n)
+    const activityCount = async () =>
+      Number((await db.query("SELECT count(*) AS n FROM activities WHERE workspace_id = $1", [workspaceId])).rows[0].n)
     const cpu = new Map<string, { server: number; postgres: number; requests: number }>()
     const figures = new Map<string, Array<RoundFigures>>()
     const runRoute = async (route: Route) => {
@@ -162,7 +215,11 @@ const main = async () => {
       for (let round = 1; round <= ROUNDS; round++) {
         for (const target of targets) {
           const pid = pidOf[target.server]
-          const before = { server: pid === undefined ? NaN : groupCpuSeconds(pid), postgres: childrenCpuSeconds(postmaster), stored: route.method === "POST" ? await activityCount() : 0 }
+          const before = {
+            server: pid === undefined ? NaN : groupCpuSeconds(pid),
+            postgres: childrenCpuSeconds(postmaster),
+            stored: route.method === "POST" ? await activityCount() : 0
+          }
           const r = await load(target, route, SECONDS, CONNECTIONS)
           if (route.method === "POST") await settle()
           const served = route.method === "POST" ? (await activityCount()) - before.stored : r.total
@@ -175,7 +232,11 @@ const main = async () => {
           })
           const k = `${route.name}|${target.server}`
           figures.set(k, [...(figures.get(k) ?? []), r])
-          log(`round ${round} ${target.server.padEnd(8)} ${route.name}: ${fmt(r.reqPerSec)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms, non-2xx ${r.non2xx}, errors ${r.errors + r.timeouts}`)
+          log(
+            `round ${round} ${target.server.padEnd(8)} ${route.name}: ${
+              fmt(r.reqPerSec)
+            } req/s, p50 ${r.p50} ms, p99 ${r.p99} ms, non-2xx ${r.non2xx}, errors ${r.errors + r.timeouts}`
+          )
         }
       }
     }
@@ -198,10 +259,17 @@ const main = async () => {
       ms.sort((a, b) => a - b)
       sendLatency[t.server] = { p50: percentile(ms, 0.5), p95: percentile(ms, 0.95) }
     }
-    log(`sequential single-client sends: ${targets.map((t) => `${t.server} p50 ${fmt(sendLatency[t.server]!.p50, 1)} ms / p95 ${fmt(sendLatency[t.server]!.p95, 1)} ms`).join(", ")}`)
+    log(
+      `sequential single-client sends: ${
+        targets.map((t) =>
+          `${t.server} p50 ${fmt(sendLatency[t.server]!.p50, 1)} ms / p95 ${fmt(sendLatency[t.server]!.p95, 1)} ms`
+        ).join(", ")
+      }`
+    )
 
     // GET /conversations: first page, and cursor pages pre-fetched from each server's own listing
-    const listPath = (cursor?: string) => `/v1/api/conversations?limit=${LIST_LIMIT}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`
+    const listPath = (cursor?: string) =>
+      `/v1/api/conversations?limit=${LIST_LIMIT}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`
     const cursors = new Map<string, Array<string>>()
     let identical = 0
     let compared = 0
@@ -228,15 +296,25 @@ const main = async () => {
       compared++
       if (sp[i] === bp[i]) identical++
     }
-    log(`sample listing: ${compared} pages from each server; identical conversations (cursor aside): ${identical}/${compared}`)
+    log(
+      `sample listing: ${compared} pages from each server; identical conversations (cursor aside): ${identical}/${compared}`
+    )
     const firstDiff = sp.findIndex((s, i) => s !== bp[i])
     if (firstDiff >= 0 && bp[firstDiff] !== undefined) {
       const a = JSON.parse(sp[firstDiff]!) as Array<unknown>
       const b = JSON.parse(bp[firstDiff]!) as Array<unknown>
       const j = a.findIndex((x, k) => JSON.stringify(x) !== JSON.stringify(b[k]))
-      log(`  first difference, page ${firstDiff + 1} item ${j}:\n    service  ${JSON.stringify(a[j])}\n    baseline ${JSON.stringify(b[j])}`)
+      log(
+        `  first difference, page ${firstDiff + 1} item ${j}:\n    service  ${JSON.stringify(a[j])}\n    baseline ${
+          JSON.stringify(b[j])
+        }`
+      )
     }
-    const firstPage: Route = { name: `GET /v1/api/conversations?limit=${LIST_LIMIT}`, method: "GET", next: () => ({ path: listPath() }) }
+    const firstPage: Route = {
+      name: `GET /v1/api/conversations?limit=${LIST_LIMIT}`,
+      method: "GET",
+      next: () => ({ path: listPath() })
+    }
     let cursorIndex = 0
     const cursorPage: Route = {
       name: `  ... &cursor= (pages 2-${(cursors.get("service")?.length ?? 0) + 1})`,
@@ -247,7 +325,9 @@ const main = async () => {
       }
     }
     await runRoute(firstPage)
-    if ((cursors.get("service")?.length ?? 0) > 0 && (cursors.get("baseline")?.length ?? 0) > 0) await runRoute(cursorPage)
+    if ((cursors.get("service")?.length ?? 0) > 0 && (cursors.get("baseline")?.length ?? 0) > 0) {
+      await runRoute(cursorPage)
+    }
 
     // 4. Search latency probe (service), sequential single client
     const terms = messageSearchTerms(gen.vocab)
@@ -265,7 +345,8 @@ const main = async () => {
         const ms = performance.now() - t0
         if (res.status !== 200) non200++
         all.push(ms)
-        const entry = byTerm.get(term) ?? { ms: [], results: res.status === 200 ? (JSON.parse(res.body).results as Array<unknown>).length : -1 }
+        const entry = byTerm.get(term) ??
+          { ms: [], results: res.status === 200 ? (JSON.parse(res.body).results as Array<unknown>).length : -1 }
         entry.ms.push(ms)
         byTerm.set(term, entry)
       }
@@ -278,7 +359,12 @@ const main = async () => {
         max: all[all.length - 1]!,
         non200,
         byTerm: [...byTerm]
-          .map(([term, e]) => ({ term, median: percentile([...e.ms].sort((a, b) => a - b), 0.5), max: Math.max(...e.ms), results: e.results }))
+          .map(([term, e]) => ({
+            term,
+            median: percentile([...e.ms].sort((a, b) => a - b), 0.5),
+            max: Math.max(...e.ms),
+            results: e.results
+          }))
           .sort((a, b) => b.median - a.median)
       }
     }
@@ -287,7 +373,9 @@ const main = async () => {
     const ginPending = async () => {
       try {
         await db.query("CREATE EXTENSION IF NOT EXISTS pgstattuple")
-        const r = (await db.query<{ pending_pages: number; pending_tuples: string }>("SELECT pending_pages, pending_tuples FROM pgstatginindex('activities_search')")).rows[0]!
+        const r = (await db.query<{ pending_pages: number; pending_tuples: string }>(
+          "SELECT pending_pages, pending_tuples FROM pgstatginindex('activities_search')"
+        )).rows[0]!
         return { pages: Number(r.pending_pages), tuples: Number(r.pending_tuples) }
       } catch {
         return { pages: NaN, tuples: NaN }
@@ -297,7 +385,8 @@ const main = async () => {
     const rarePlan = async () => {
       const st = searchStatement(workspaceId, rareTerm, SEARCH_LIMIT)
       const plan = await explain(db, st, "COSTS")
-      return plan.find((l) => /Scan on activities|Scan using activities/.test(l))?.trim().replace(/\s+\(cost.*$/, "") ?? "?"
+      return plan.find((l) => /Scan on activities|Scan using activities/.test(l))?.trim().replace(/\s+\(cost.*$/, "") ??
+        "?"
     }
     const explainSlowest = async (byTerm: ReadonlyArray<{ term: string; median: number }>) => {
       const out: Array<{ term: string; medianMs: number; plan: Array<string> }> = []
@@ -332,7 +421,11 @@ const main = async () => {
       return recent.length + (await db.query(older.text, [...older.values])).rows.length
     }
     const estimate = async (term: string) =>
-      Number((await db.query("EXPLAIN (FORMAT JSON) SELECT 1 FROM activities WHERE search @@ to_tsquery('simple', $1)", [prefixQuery(searchWords(term))])).rows[0]["QUERY PLAN"][0].Plan["Plan Rows"])
+      Number(
+        (await db.query("EXPLAIN (FORMAT JSON) SELECT 1 FROM activities WHERE search @@ to_tsquery('simple', $1)", [
+          prefixQuery(searchWords(term))
+        ])).rows[0]["QUERY PLAN"][0].Plan["Plan Rows"]
+      )
     type Variant = "current" | "twoStep" | "twoStepGin" | "twoStepGinWide" | "currentStats1000"
     const variants: ReadonlyArray<{ key: Variant; label: string }> = [
       { key: "current", label: "current SQL (adapters/sql/conversations.ts)" },
@@ -348,15 +441,32 @@ const main = async () => {
     const probeAfterWrites = await runProbe()
     const explainsAfterWrites = await explainSlowest(probeAfterWrites.byTerm)
     // the same terms timed directly on pg in this state, for the current SQL and candidate fixes
-    const direct: Array<{ term: string; matches: number; estimated: number; estimatedStats1000: number; ms: Record<Variant, number>; rows: Record<Variant, number> }> = []
+    const direct: Array<
+      {
+        term: string
+        matches: number
+        estimated: number
+        estimatedStats1000: number
+        ms: Record<Variant, number>
+        rows: Record<Variant, number>
+      }
+    > = []
     for (const term of terms) {
-      const matches = Number((await db.query("SELECT count(*) AS n FROM activities WHERE workspace_id = $1 AND search @@ to_tsquery('simple', $2)", [workspaceId, prefixQuery(searchWords(term))])).rows[0].n)
+      const matches = Number(
+        (await db.query(
+          "SELECT count(*) AS n FROM activities WHERE workspace_id = $1 AND search @@ to_tsquery('simple', $2)",
+          [workspaceId, prefixQuery(searchWords(term))]
+        )).rows[0].n
+      )
       const a = await timed(current(term))
       const b = await timed(twoStep(term, false, WINDOW))
       const c = await timed(twoStep(term, true, WINDOW))
       const d = await timed(twoStep(term, true, WINDOW_WIDE))
       direct.push({
-        term, matches, estimated: await estimate(term), estimatedStats1000: NaN,
+        term,
+        matches,
+        estimated: await estimate(term),
+        estimatedStats1000: NaN,
         ms: { current: a.ms, twoStep: b.ms, twoStepGin: c.ms, twoStepGinWide: d.ms, currentStats1000: NaN },
         rows: { current: a.rows, twoStep: b.rows, twoStepGin: c.rows, twoStepGinWide: d.rows, currentStats1000: NaN }
       })
@@ -382,19 +492,41 @@ const main = async () => {
     const probe = await runProbe()
     const loadAfter = loadavg()[0]!
     const probes = [
-      { state: `after the write rounds (GIN pending list ${fmt(pendingAfterWrites.pages)} pages, ${fmt(pendingAfterWrites.tuples)} entries)`, rarePlan: planAfterWrites, pending: pendingAfterWrites, ...probeAfterWrites },
-      { state: `pending list merged (gin_clean_pending_list: ${fmt(pendingClean.pages)} pages)`, rarePlan: planClean, pending: pendingClean, ...probe }
+      {
+        state: `after the write rounds (GIN pending list ${fmt(pendingAfterWrites.pages)} pages, ${
+          fmt(pendingAfterWrites.tuples)
+        } entries)`,
+        rarePlan: planAfterWrites,
+        pending: pendingAfterWrites,
+        ...probeAfterWrites
+      },
+      {
+        state: `pending list merged (gin_clean_pending_list: ${fmt(pendingClean.pages)} pages)`,
+        rarePlan: planClean,
+        pending: pendingClean,
+        ...probe
+      }
     ]
-    const stored = Number((await db.query("SELECT count(*) AS n FROM activities WHERE workspace_id = $1", [workspaceId])).rows[0].n)
+    const stored = Number(
+      (await db.query("SELECT count(*) AS n FROM activities WHERE workspace_id = $1", [workspaceId])).rows[0].n
+    )
 
     const sortedMs = (xs: Array<number>) => [...xs].sort((a, b) => a - b)
     const directSummary = Object.fromEntries(
       variants.map(({ key }) => {
         const xs = sortedMs(direct.map((d) => d.ms[key]))
-        return [key, { p50: percentile(xs, 0.5), p95: percentile(xs, 0.95), max: xs[xs.length - 1]!, sameResults: direct.filter((d) => d.rows[key] === d.rows.current).length }]
+        return [key, {
+          p50: percentile(xs, 0.5),
+          p95: percentile(xs, 0.95),
+          max: xs[xs.length - 1]!,
+          sameResults: direct.filter((d) => d.rows[key] === d.rows.current).length
+        }]
       })
     ) as Record<Variant, { p50: number; p95: number; max: number; sameResults: number }>
-    const explains = [...explainsAfterWrites.map((e) => ({ ...e, state: "after writes" })), ...(await explainSlowest(probe.byTerm)).map((e) => ({ ...e, state: "merged" }))]
+    const explains = [
+      ...explainsAfterWrites.map((e) => ({ ...e, state: "after writes" })),
+      ...(await explainSlowest(probe.byTerm)).map((e) => ({ ...e, state: "merged" }))
+    ]
     const pgVersion = (await db.query<{ server_version: string }>("SHOW server_version")).rows[0]!.server_version
 
     // 5. Report
@@ -416,7 +548,8 @@ const main = async () => {
       })
     )
     const ratio = (route: string) =>
-      rows.find((r) => r.route === route && r.server === "service")!.reqPerSec / rows.find((r) => r.route === route && r.server === "baseline")!.reqPerSec
+      rows.find((r) => r.route === route && r.server === "service")!.reqPerSec /
+      rows.find((r) => r.route === route && r.server === "baseline")!.reqPerSec
 
     const cpuText = (r: LoadRow) => {
       const c = cpu.get(`${r.route}|${r.server}`)
@@ -427,50 +560,126 @@ const main = async () => {
     log()
     log(line)
     log(`Switchboard messaging benchmark  ${startedAt.toISOString()}`)
-    log(`activities ${fmt(stored)} (${fmt(seed.calls)} calls/voicemails seeded) | threads ${fmt(THREADS)}+ | Postgres ${pgVersion} | Node ${process.version} | ${availableParallelism()} CPUs (${cpuModel})`)
-    log(`1-min load average: ${loadBefore.toFixed(1)} before load, ${loadAfter.toFixed(1)} after probe (anything else running on these cores skews the figures)`)
-    log(`seeding ${seed.seconds.toFixed(1)} s | autocannon ${CONNECTIONS} connections, ${SECONDS} s x ${ROUNDS} rounds per server, alternating, ${WARMUP} s warm-up | pool 20`)
+    log(
+      `activities ${fmt(stored)} (${fmt(seed.calls)} calls/voicemails seeded) | threads ${
+        fmt(THREADS)
+      }+ | Postgres ${pgVersion} | Node ${process.version} | ${availableParallelism()} CPUs (${cpuModel})`
+    )
+    log(
+      `1-min load average: ${loadBefore.toFixed(1)} before load, ${
+        loadAfter.toFixed(1)
+      } after probe (anything else running on these cores skews the figures)`
+    )
+    log(
+      `seeding ${
+        seed.seconds.toFixed(1)
+      } s | autocannon ${CONNECTIONS} connections, ${SECONDS} s x ${ROUNDS} rounds per server, alternating, ${WARMUP} s warm-up | pool 20`
+    )
     log(line)
-    log(`${"route".padEnd(40)}${"server".padEnd(10)}${"req/s mean".padStart(12)}${"rounds".padStart(20)}${"p50 ms".padStart(9)}${"p99 ms".padStart(9)}${"non2xx".padStart(8)}${"errors".padStart(8)}${"svc/base".padStart(10)}${"CPU ms/req node+pg".padStart(20)}`)
+    log(
+      `${"route".padEnd(40)}${"server".padEnd(10)}${"req/s mean".padStart(12)}${"rounds".padStart(20)}${
+        "p50 ms".padStart(9)
+      }${"p99 ms".padStart(9)}${"non2xx".padStart(8)}${"errors".padStart(8)}${"svc/base".padStart(10)}${
+        "CPU ms/req node+pg".padStart(20)
+      }`
+    )
     for (const r of rows) {
       log(
-        `${(r.server === "service" ? r.route : "").padEnd(40)}${r.server.padEnd(10)}${fmt(r.reqPerSec).padStart(12)}${r.rounds.map((x) => fmt(x)).join(" / ").padStart(20)}` +
-          `${fmt(r.p50, 1).padStart(9)}${fmt(r.p99, 1).padStart(9)}${String(r.non2xx).padStart(8)}${String(r.errors).padStart(8)}` +
+        `${(r.server === "service" ? r.route : "").padEnd(40)}${r.server.padEnd(10)}${fmt(r.reqPerSec).padStart(12)}${
+          r.rounds.map((x) => fmt(x)).join(" / ").padStart(20)
+        }` +
+          `${fmt(r.p50, 1).padStart(9)}${fmt(r.p99, 1).padStart(9)}${String(r.non2xx).padStart(8)}${
+            String(r.errors).padStart(8)
+          }` +
           `${(r.server === "service" ? ratio(r.route).toFixed(2) : "").padStart(10)}${cpuText(r).padStart(20)}`
       )
     }
-    log(`sequential single-client POST: ${targets.map((t) => `${t.server} p50 ${fmt(sendLatency[t.server]!.p50, 1)} ms, p95 ${fmt(sendLatency[t.server]!.p95, 1)} ms`).join("; ")}`)
+    log(
+      `sequential single-client POST: ${
+        targets.map((t) =>
+          `${t.server} p50 ${fmt(sendLatency[t.server]!.p50, 1)} ms, p95 ${fmt(sendLatency[t.server]!.p95, 1)} ms`
+        ).join("; ")
+      }`
+    )
     log(line)
-    log(`search probe: ${PROBE} sequential GET /v1/api/messages/search?q=<term> (limit ${SEARCH_LIMIT}) against the service, ${terms.length} terms, ${fmt(stored)} activities`)
+    log(
+      `search probe: ${PROBE} sequential GET /v1/api/messages/search?q=<term> (limit ${SEARCH_LIMIT}) against the service, ${terms.length} terms, ${
+        fmt(stored)
+      } activities`
+    )
     for (const p of probes) {
       log(`  ${p.state}:`)
-      log(`    p50 ${fmt(p.p50, 1)} ms | p95 ${fmt(p.p95, 1)} ms | p99 ${fmt(p.p99, 1)} ms | max ${fmt(p.max, 1)} ms | non-200 ${p.non200} | target p95 < ${P95_TARGET_MS} ms: ${p.p95 < P95_TARGET_MS ? "met" : "MISSED"}`)
+      log(
+        `    p50 ${fmt(p.p50, 1)} ms | p95 ${fmt(p.p95, 1)} ms | p99 ${fmt(p.p99, 1)} ms | max ${
+          fmt(p.max, 1)
+        } ms | non-200 ${p.non200} | target p95 < ${P95_TARGET_MS} ms: ${p.p95 < P95_TARGET_MS ? "met" : "MISSED"}`
+      )
       log(`    plan for a word in no message ("${rareTerm}"): ${p.rarePlan}`)
-      log(`    slowest (median ms / matching rows): ${p.byTerm.slice(0, 5).map((t) => `"${t.term}" ${fmt(t.median, 1)} / ${fmt(direct.find((d) => d.term === t.term)?.matches ?? NaN)}`).join(", ")}`)
+      log(
+        `    slowest (median ms / matching rows): ${
+          p.byTerm.slice(0, 5).map((t) =>
+            `"${t.term}" ${fmt(t.median, 1)} / ${fmt(direct.find((d) => d.term === t.term)?.matches ?? NaN)}`
+          ).join(", ")
+        }`
+      )
     }
     log(line)
-    log(`the same ${terms.length} terms timed directly on pg (median of 3 runs each), GIN pending list as the writes left it:`)
+    log(
+      `the same ${terms.length} terms timed directly on pg (median of 3 runs each), GIN pending list as the writes left it:`
+    )
     log(`${"  variant".padEnd(80)}${"p50 ms".padStart(9)}${"p95 ms".padStart(9)}${"max ms".padStart(9)}  same results`)
     for (const { key, label } of variants) {
       const v = directSummary[key]
-      log(`${`  ${label}`.padEnd(80)}${fmt(v.p50, 1).padStart(9)}${fmt(v.p95, 1).padStart(9)}${fmt(v.max, 1).padStart(9)}  ${v.sameResults}/${direct.length}`)
+      log(
+        `${`  ${label}`.padEnd(80)}${fmt(v.p50, 1).padStart(9)}${fmt(v.p95, 1).padStart(9)}${
+          fmt(v.max, 1).padStart(9)
+        }  ${v.sameResults}/${direct.length}`
+      )
     }
-    log(`  with STATISTICS 1000 (pending list ${fmt(pendingStats1000.pages)} pages) the "${rareTerm}" plan is: ${planStats1000}`)
-    log(`  ${"slowest terms (current SQL)".padEnd(26)}${"matches".padStart(9)}${"est.".padStart(7)}${"est.1000".padStart(9)}${"current".padStart(9)}${"2-step".padStart(9)}${"GIN 2k".padStart(9)}${"GIN 20k".padStart(9)}${"stats1000".padStart(10)}`)
+    log(
+      `  with STATISTICS 1000 (pending list ${
+        fmt(pendingStats1000.pages)
+      } pages) the "${rareTerm}" plan is: ${planStats1000}`
+    )
+    log(
+      `  ${"slowest terms (current SQL)".padEnd(26)}${"matches".padStart(9)}${"est.".padStart(7)}${
+        "est.1000".padStart(9)
+      }${"current".padStart(9)}${"2-step".padStart(9)}${"GIN 2k".padStart(9)}${"GIN 20k".padStart(9)}${
+        "stats1000".padStart(10)
+      }`
+    )
     for (const d of [...direct].sort((a, b) => b.ms.current - a.ms.current).slice(0, 8)) {
       log(
-        `  ${`"${d.term}"`.padEnd(26)}${fmt(d.matches).padStart(9)}${fmt(d.estimated).padStart(7)}${fmt(d.estimatedStats1000).padStart(9)}` +
-          `${fmt(d.ms.current, 1).padStart(9)}${fmt(d.ms.twoStep, 1).padStart(9)}${fmt(d.ms.twoStepGin, 1).padStart(9)}${fmt(d.ms.twoStepGinWide, 1).padStart(9)}${fmt(d.ms.currentStats1000, 1).padStart(10)}`
+        `  ${`"${d.term}"`.padEnd(26)}${fmt(d.matches).padStart(9)}${fmt(d.estimated).padStart(7)}${
+          fmt(d.estimatedStats1000).padStart(9)
+        }` +
+          `${fmt(d.ms.current, 1).padStart(9)}${fmt(d.ms.twoStep, 1).padStart(9)}${
+            fmt(d.ms.twoStepGin, 1).padStart(9)
+          }${fmt(d.ms.twoStepGinWide, 1).padStart(9)}${fmt(d.ms.currentStats1000, 1).padStart(10)}`
       )
     }
     for (const key of ["twoStepGin", "twoStepGinWide"] as const) {
       const worst = [...direct].sort((a, b) => b.ms[key] - a.ms[key]).slice(0, 3)
-      log(`  slowest with ${key === "twoStepGin" ? `GIN ${fmt(WINDOW)}` : `GIN ${fmt(WINDOW_WIDE)}`}: ${worst.map((d) => `"${d.term}" ${fmt(d.ms[key], 1)} ms (${fmt(d.matches)} matches)`).join(", ")}`)
+      log(
+        `  slowest with ${key === "twoStepGin" ? `GIN ${fmt(WINDOW)}` : `GIN ${fmt(WINDOW_WIDE)}`}: ${
+          worst.map((d) => `"${d.term}" ${fmt(d.ms[key], 1)} ms (${fmt(d.matches)} matches)`).join(", ")
+        }`
+      )
     }
     log(line)
-    log(`EXPLAIN (ANALYZE, BUFFERS) of the slowest probe terms${probes.every((p) => p.p95 < P95_TARGET_MS) ? " (p95 met; for reference)" : ""}:`)
+    log(
+      `EXPLAIN (ANALYZE, BUFFERS) of the slowest probe terms${
+        probes.every((p) => p.p95 < P95_TARGET_MS)
+          ? " (p95 met; for reference)"
+          : ""
+      }:`
+    )
     for (const e of explains) {
-      const nodes = e.plan.filter((l) => /->|^Limit|Execution Time|Rows Removed|Index Cond|Filter:|Recheck Cond|Heap Blocks|Buffers: shared/.test(l.trim())).slice(0, 9)
+      const nodes = e.plan.filter((l) =>
+        /->|^Limit|Execution Time|Rows Removed|Index Cond|Filter:|Recheck Cond|Heap Blocks|Buffers: shared/.test(
+          l.trim()
+        )
+      ).slice(0, 9)
       log(`  q="${e.term}" (${e.state}; probe median ${fmt(e.medianMs, 1)} ms)`)
       for (const n of nodes) log(`    ${n.trim().slice(0, 150)}`)
     }
@@ -485,7 +694,20 @@ const main = async () => {
       cpus: availableParallelism(),
       cpuModel,
       loadAverage: { beforeLoad: loadBefore, afterProbe: loadAfter },
-      settings: { connections: CONNECTIONS, seconds: SECONDS, rounds: ROUNDS, warmupSeconds: WARMUP, probeRequests: PROBE, listLimit: LIST_LIMIT, searchLimit: SEARCH_LIMIT, vocabulary: VOCAB, window: WINDOW, windowWide: WINDOW_WIDE, recipients: RECIPIENTS, poolSize: 20 },
+      settings: {
+        connections: CONNECTIONS,
+        seconds: SECONDS,
+        rounds: ROUNDS,
+        warmupSeconds: WARMUP,
+        probeRequests: PROBE,
+        listLimit: LIST_LIMIT,
+        searchLimit: SEARCH_LIMIT,
+        vocabulary: VOCAB,
+        window: WINDOW,
+        windowWide: WINDOW_WIDE,
+        recipients: RECIPIENTS,
+        poolSize: 20
+      },
       seed: { ...seed, sizes, tsvectorCheck: { sampled: sample.rows.length, matching: tsvMatches } },
       listingCheck: { pages: compared, identical },
       load: rows.map((r) => {
@@ -493,12 +715,25 @@ const main = async () => {
         return {
           ...r,
           ratioServiceToBaseline: r.server === "service" ? ratio(r.route) : null,
-          cpuMsPerRequest: c ? { server: (c.server * 1000) / c.requests, postgres: (c.postgres * 1000) / c.requests, requests: c.requests } : null
+          cpuMsPerRequest: c
+            ? {
+              server: (c.server * 1000) / c.requests,
+              postgres: (c.postgres * 1000) / c.requests,
+              requests: c.requests
+            }
+            : null
         }
       }),
       sequentialSendLatency: sendLatency,
       searchProbes: probes,
-      searchDirect: { state: "GIN pending list as the writes left it", pending: pendingAfterWrites, variants, summary: directSummary, stats1000RarePlan: planStats1000, terms: direct },
+      searchDirect: {
+        state: "GIN pending list as the writes left it",
+        pending: pendingAfterWrites,
+        variants,
+        summary: directSummary,
+        stats1000RarePlan: planStats1000,
+        terms: direct
+      },
       searchTerms: terms,
       explain: explains
     }
@@ -514,7 +749,11 @@ const main = async () => {
       if (service === undefined || floor === undefined) return []
       const r = service.reqPerSec / floor.reqPerSec
       return [{
-        figure: label, value: service.reqPerSec, unit: "req/s", baseline: { label: "bare node:http + pg, same SQL", value: floor.reqPerSec }, ratio: r,
+        figure: label,
+        value: service.reqPerSec,
+        unit: "req/s",
+        baseline: { label: "bare node:http + pg, same SQL", value: floor.reqPerSec },
+        ratio: r,
         ...(target === undefined ? {} : { target: `>= ${target} of the floor`, met: r >= target })
       }]
     }
@@ -522,17 +761,24 @@ const main = async () => {
     const written = writeFigures({
       benchmark: "messages",
       startedAt: startedAt.toISOString(),
-      host: `${availableParallelism()} CPUs (${cpuModel}), load average ${loadBefore.toFixed(2)} before the send rounds`,
+      host: `${availableParallelism()} CPUs (${cpuModel}), load average ${
+        loadBefore.toFixed(2)
+      } before the send rounds`,
       figures: [
         ...loadFigure(sendRoute.name, `POST /v1/api/messages (Postgres, test key, ${fmt(stored)} activities)`, 0.5),
         {
-          figure: "POST /v1/api/messages, single client, p50", value: sendLatency["service"]!.p50, unit: "ms",
-          baseline: { label: "bare node:http + pg, same transaction", value: sendLatency["baseline"]!.p50 }, ratio: sendLatency["baseline"]!.p50 / sendLatency["service"]!.p50
+          figure: "POST /v1/api/messages, single client, p50",
+          value: sendLatency["service"]!.p50,
+          unit: "ms",
+          baseline: { label: "bare node:http + pg, same transaction", value: sendLatency["baseline"]!.p50 },
+          ratio: sendLatency["baseline"]!.p50 / sendLatency["service"]!.p50
         },
         ...loadFigure(firstPage.name, `GET /v1/api/conversations?limit=${LIST_LIMIT}, first page`),
         ...loadFigure(cursorPage.name, `GET /v1/api/conversations?limit=${LIST_LIMIT}, cursor pages`),
         ...(["p50", "p95", "p99"] as const).map((p): Figure => ({
-          figure: `GET /v1/api/messages/search ${p} (${fmt(stored)} activities, GIN pending list merged)`, value: merged[p], unit: "ms",
+          figure: `GET /v1/api/messages/search ${p} (${fmt(stored)} activities, GIN pending list merged)`,
+          value: merged[p],
+          unit: "ms",
           ...(p === "p95" ? { target: `p95 < ${P95_TARGET_MS} ms`, met: merged.p95 < P95_TARGET_MS } : {})
         }))
       ]
@@ -550,4 +796,3 @@ main().then(
     process.exit(1)
   }
 )
-

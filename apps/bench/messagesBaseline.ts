@@ -13,7 +13,7 @@
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto"
 import { createServer, type ServerResponse } from "node:http"
 import pg from "pg"
-import { contactNameOf, toSummary, type ThreadView } from "../../core/conversations/model.ts"
+import { contactNameOf, type ThreadView, toSummary } from "../../core/conversations/model.ts"
 import { error, iso, send, sendMessage } from "./floor.ts"
 import { listThreadsStatement } from "./messagesSql.ts"
 
@@ -21,7 +21,9 @@ const url = process.env["DATABASE_URL"]
 const workspaceId = process.env["WORKSPACE_ID"]
 const inboxId = process.env["INBOX_ID"]
 const numberE164 = process.env["NUMBER_E164"]
-if (!url || !workspaceId || !inboxId || !numberE164) throw new Error("DATABASE_URL, WORKSPACE_ID, INBOX_ID and NUMBER_E164 are required")
+if (!url || !workspaceId || !inboxId || !numberE164) {
+  throw new Error("DATABASE_URL, WORKSPACE_ID, INBOX_ID and NUMBER_E164 are required")
+}
 const port = Number(process.env["PORT"] ?? 8091)
 const host = process.env["HOST"] ?? "127.0.0.1"
 
@@ -61,21 +63,37 @@ const sendRoute = sendMessage({ workspaceId, inboxId, numberE164 }, async (body)
 })
 
 const view = (r: Row): ThreadView => {
-  const contact = r.c_exists ? { firstName: r.c_first ?? null, lastName: r.c_last ?? null, company: r.c_company ?? null } : null
+  const contact = r.c_exists
+    ? { firstName: r.c_first ?? null, lastName: r.c_last ?? null, company: r.c_company ?? null }
+    : null
   const participant = String(r.participant)
   return {
-    id: r.id, workspaceId: r.workspace_id, inboxId: r.inbox_id, numberE164: r.number_e164, participant, contactId: r.contact_id ?? null,
-    status: r.status, assigneeUid: r.assignee_uid ?? null, lastActivityAt: iso(r.last_activity_at), preview: r.preview ?? null,
-    unread: Number(r.unread), createdAt: iso(r.created_at), contactName: contactNameOf(contact, participant)
+    id: r.id,
+    workspaceId: r.workspace_id,
+    inboxId: r.inbox_id,
+    numberE164: r.number_e164,
+    participant,
+    contactId: r.contact_id ?? null,
+    status: r.status,
+    assigneeUid: r.assignee_uid ?? null,
+    lastActivityAt: iso(r.last_activity_at),
+    preview: r.preview ?? null,
+    unread: Number(r.unread),
+    createdAt: iso(r.created_at),
+    contactName: contactNameOf(contact, participant)
   }
 }
 
 const listConversations = async (u: URL, res: ServerResponse) => {
   const limitParam = u.searchParams.get("limit")
   const limit = limitParam === null ? 50 : Number(limitParam)
-  if (!Number.isInteger(limit) || limit < 1 || limit > 100) return error(res, 400, "invalid_argument", "limit: must be an integer from 1 to 100")
+  if (!Number.isInteger(limit) || limit < 1 || limit > 100) {
+    return error(res, 400, "invalid_argument", "limit: must be an integer from 1 to 100")
+  }
   const statusParam = u.searchParams.get("status")
-  if (statusParam !== null && statusParam !== "open" && statusParam !== "done") return error(res, 400, "invalid_argument", "status: open or done")
+  if (statusParam !== null && statusParam !== "open" && statusParam !== "done") {
+    return error(res, 400, "invalid_argument", "status: open or done")
+  }
   const scope = `conversations:${workspaceId}:${statusParam ?? ""}`
   const cursor = u.searchParams.get("cursor")
   let after: { lastActivityAt: string; id: string } | null = null

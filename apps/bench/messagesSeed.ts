@@ -12,8 +12,8 @@
  */
 import { randomUUID } from "node:crypto"
 import type pg from "pg"
-import { previewOf, searchableText } from "../../core/conversations/model.ts"
 import { searchDigits, searchText } from "../../core/contacts/rules.ts"
+import { previewOf, searchableText } from "../../core/conversations/model.ts"
 import { beginBulkLoad, pools, rebuildIndexes } from "./seed.ts"
 
 // ---- PRNG and Zipf ------------------------------------------------------------------------------
@@ -162,7 +162,23 @@ export const vocabulary = (size: number): ReadonlyArray<string> => {
 
 const capitalize = (s: string) => (s.length === 0 ? s : s[0]!.toUpperCase() + s.slice(1))
 const FIRST_NAMES = pools.first
-const SHORT_REPLIES = ["ok", "Ok!", "Yes", "yes please", "No thanks", "Thanks!", "Thank you", "sounds good", "see you then", "👍", "Perfect, thanks", "Got it", "Will do", "STOP", "Confirmed"]
+const SHORT_REPLIES = [
+  "ok",
+  "Ok!",
+  "Yes",
+  "yes please",
+  "No thanks",
+  "Thanks!",
+  "Thank you",
+  "sounds good",
+  "see you then",
+  "👍",
+  "Perfect, thanks",
+  "Got it",
+  "Will do",
+  "STOP",
+  "Confirmed"
+]
 
 export interface TextGen {
   readonly vocab: ReadonlyArray<string>
@@ -193,9 +209,13 @@ export const textGen = (vocabSize: number, seed: number): TextGen => {
       // templated business texts with Zipf filler
       switch (int(0, 5)) {
         case 0:
-          return `Hi ${FIRST_NAMES[int(0, FIRST_NAMES.length - 1)]}, your ${word()} ${word()} is confirmed for ${word()} at ${time()}. Reply YES to confirm or call us to reschedule.`
+          return `Hi ${
+            FIRST_NAMES[int(0, FIRST_NAMES.length - 1)]
+          }, your ${word()} ${word()} is confirmed for ${word()} at ${time()}. Reply YES to confirm or call us to reschedule.`
         case 1:
-          return `Order #${int(10000, 99999)}: ${sentence(4, 12)} Track it here: https://example.com/t/${int(100000, 999999)}`
+          return `Order #${int(10000, 99999)}: ${sentence(4, 12)} Track it here: https://example.com/t/${
+            int(100000, 999999)
+          }`
         case 2:
           return `Reminder: ${sentence(5, 14)} See you ${word()}!`
         case 3:
@@ -302,13 +322,31 @@ export const seedMessages = async (client: pg.Client, options: MessageSeedOption
   const insertStart = performance.now()
   for (let from = 0; from < messages; from += batchSize) {
     const to = Math.min(messages, from + batchSize)
-    const cols = { id: [] as string[], conv: [] as string[], type: [] as string[], dir: [] as string[], body: [] as (string | null)[], ds: [] as (string | null)[], call: [] as (string | null)[], tr: [] as (string | null)[], at: [] as string[], st: [] as string[] }
+    const cols = {
+      id: [] as string[],
+      conv: [] as string[],
+      type: [] as string[],
+      dir: [] as string[],
+      body: [] as (string | null)[],
+      ds: [] as (string | null)[],
+      call: [] as (string | null)[],
+      tr: [] as (string | null)[],
+      at: [] as string[],
+      st: [] as string[]
+    }
     for (let i = from; i < to; i++) {
       const at = new Date(Math.floor(begin + i * step + rnd() * step * 0.9)).toISOString()
       // a new thread opens every `openEvery` activities; otherwise recent threads are the busy ones
       let thread: ThreadState
       if (state.length < threads && i >= Math.floor(state.length * openEvery)) {
-        thread = { id: randomUUID(), participant: participant(threadsBefore + state.length), createdAt: at, lastAt: at, preview: null, lastInbound: false }
+        thread = {
+          id: randomUUID(),
+          participant: participant(threadsBefore + state.length),
+          createdAt: at,
+          lastAt: at,
+          preview: null,
+          lastInbound: false
+        }
         state.push(thread)
       } else {
         thread = state[state.length - 1 - Math.floor(state.length * Math.pow(rnd(), 3))]!
@@ -323,7 +361,10 @@ export const seedMessages = async (client: pg.Client, options: MessageSeedOption
       if (kind < 0.07) {
         type = "call"
         transcript = gen.transcript()
-        call = JSON.stringify({ durationSeconds: transcript[transcript.length - 1]!.offsetSeconds + 10, outcome: "answered" })
+        call = JSON.stringify({
+          durationSeconds: transcript[transcript.length - 1]!.offsetSeconds + 10,
+          outcome: "answered"
+        })
         calls++
       } else if (kind < 0.09) {
         type = "voicemail"
@@ -350,14 +391,40 @@ export const seedMessages = async (client: pg.Client, options: MessageSeedOption
       if (body !== null) thread.preview = previewOf(body, 0)
     }
     const t = performance.now()
-    await client.query(INSERT_ACTIVITIES, [workspaceId, cols.id, cols.conv, cols.type, cols.dir, cols.body, cols.ds, cols.call, cols.tr, cols.at, cols.st])
+    await client.query(INSERT_ACTIVITIES, [
+      workspaceId,
+      cols.id,
+      cols.conv,
+      cols.type,
+      cols.dir,
+      cols.body,
+      cols.ds,
+      cols.call,
+      cols.tr,
+      cols.at,
+      cols.st
+    ])
     const secs = (performance.now() - t) / 1000
-    log(`activities ${to.toLocaleString("en-US")} / ${messages.toLocaleString("en-US")} (${Math.round((to - from) / secs).toLocaleString("en-US")} rows/s)`)
+    log(
+      `activities ${to.toLocaleString("en-US")} / ${messages.toLocaleString("en-US")} (${
+        Math.round((to - from) / secs).toLocaleString("en-US")
+      } rows/s)`
+    )
   }
 
   // contacts for 70% of the threads, then the threads themselves
   const contactIds = new Map<number, string>()
-  const c = { id: [] as string[], fn: [] as (string | null)[], ln: [] as (string | null)[], co: [] as (string | null)[], ph: [] as string[], em: [] as string[], ca: [] as string[], stx: [] as string[], sdg: [] as string[] }
+  const c = {
+    id: [] as string[],
+    fn: [] as (string | null)[],
+    ln: [] as (string | null)[],
+    co: [] as (string | null)[],
+    ph: [] as string[],
+    em: [] as string[],
+    ca: [] as string[],
+    stx: [] as string[],
+    sdg: [] as string[]
+  }
   state.forEach((th, i) => {
     if (rnd() >= 0.7) return
     const id = randomUUID()
@@ -367,7 +434,9 @@ export const seedMessages = async (client: pg.Client, options: MessageSeedOption
     const firstName = pools.first[fi]!
     const lastName = rnd() < 0.9 ? pools.last[li]! : null
     const company = rnd() < 0.3 ? pools.company[Math.floor(pools.company.length * rnd())]! : null
-    const emails = rnd() < 0.5 ? [{ value: `${pools.firstAscii[fi]}.${pools.lastAscii[li]}@${pools.freeMail[i % pools.freeMail.length]}` }] : []
+    const emails = rnd() < 0.5
+      ? [{ value: `${pools.firstAscii[fi]}.${pools.lastAscii[li]}@${pools.freeMail[i % pools.freeMail.length]}` }]
+      : []
     const phones = [{ value: th.participant }]
     c.id.push(id)
     c.fn.push(firstName)
@@ -381,7 +450,18 @@ export const seedMessages = async (client: pg.Client, options: MessageSeedOption
   })
   for (let from = 0; from < c.id.length; from += 10_000) {
     const s = <T>(xs: Array<T>) => xs.slice(from, from + 10_000)
-    await client.query(INSERT_CONTACTS, [workspaceId, s(c.id), s(c.fn), s(c.ln), s(c.co), s(c.ph), s(c.em), s(c.ca), s(c.stx), s(c.sdg)])
+    await client.query(INSERT_CONTACTS, [
+      workspaceId,
+      s(c.id),
+      s(c.fn),
+      s(c.ln),
+      s(c.co),
+      s(c.ph),
+      s(c.em),
+      s(c.ca),
+      s(c.stx),
+      s(c.sdg)
+    ])
   }
   for (let from = 0; from < state.length; from += 10_000) {
     const chunk = state.slice(from, from + 10_000)
@@ -410,5 +490,12 @@ export const seedMessages = async (client: pg.Client, options: MessageSeedOption
   await client.query("VACUUM (ANALYZE) contacts")
   const analyzeSeconds = (performance.now() - analyzeStart) / 1000
   log(`VACUUM (ANALYZE) activities, threads, contacts in ${analyzeSeconds.toFixed(1)} s`)
-  return { seconds: (performance.now() - start) / 1000, insertSeconds, indexSeconds, analyzeSeconds, calls, contacts: c.id.length }
+  return {
+    seconds: (performance.now() - start) / 1000,
+    insertSeconds,
+    indexSeconds,
+    analyzeSeconds,
+    calls,
+    contacts: c.id.length
+  }
 }

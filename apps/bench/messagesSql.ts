@@ -30,7 +30,10 @@ export const listThreadsStatement = (
   }
   values.push(limit)
   const where = conditions.length === 1 ? conditions[0] : `(${conditions.join(" AND ")})`
-  return { text: `${VIEW_SELECT} WHERE ${where} ORDER BY t.last_activity_at DESC, t.id DESC LIMIT $${values.length}`, values }
+  return {
+    text: `${VIEW_SELECT} WHERE ${where} ORDER BY t.last_activity_at DESC, t.id DESC LIMIT $${values.length}`,
+    values
+  }
 }
 
 /** What the service searches for: at most 8 words, each a prefix (`w:*`), all required. */
@@ -70,7 +73,8 @@ export const twoStepStatements = (workspaceId: string, q: string, limit: number,
       values: [workspaceId, tsq, limit, window]
     } satisfies Statement,
     edge: {
-      text: "SELECT created_at, id FROM activities WHERE workspace_id = $1 ORDER BY created_at DESC, id DESC OFFSET $2 LIMIT 1",
+      text:
+        "SELECT created_at, id FROM activities WHERE workspace_id = $1 ORDER BY created_at DESC, id DESC OFFSET $2 LIMIT 1",
       values: [workspaceId, window - 1]
     } satisfies Statement,
     older: (edge: { readonly created_at: Date; readonly id: string }, remaining: number): Statement => ({
@@ -101,15 +105,58 @@ export const messageSearchTerms = (vocab: ReadonlyArray<string>) => {
   const tail = (k: number) => vocab[vocab.length - k]!
   return [
     // common words
-    "the", "you", "thanks", "appointment", "tomorrow", "order", "confirmed", "delivery", "please", "call",
+    "the",
+    "you",
+    "thanks",
+    "appointment",
+    "tomorrow",
+    "order",
+    "confirmed",
+    "delivery",
+    "please",
+    "call",
     // mid-frequency words
-    "invoice", "technician", "refund", "warranty", "plumber", "dentist", "mortgage", "pedicure", "tacoma", "garcia",
+    "invoice",
+    "technician",
+    "refund",
+    "warranty",
+    "plumber",
+    "dentist",
+    "mortgage",
+    "pedicure",
+    "tacoma",
+    "garcia",
     // rare words: the invented tail of the vocabulary, order/code numbers, a word never used
-    tail(1), tail(25), tail(300), vocab[Math.floor(vocab.length * 0.6)]!, "48213", "7731", "xylophonist",
+    tail(1),
+    tail(25),
+    tail(300),
+    vocab[Math.floor(vocab.length * 0.6)]!,
+    "48213",
+    "7731",
+    "xylophonist",
     // prefixes of 3-4 letters
-    "app", "conf", "resc", "deli", "sch", "tom", "inv", "pay", "tech", "ref",
+    "app",
+    "conf",
+    "resc",
+    "deli",
+    "sch",
+    "tom",
+    "inv",
+    "pay",
+    "tech",
+    "ref",
     // two-word queries
-    "appointment tomorrow", "order shipped", "refund invoice", "the you", "late driver", "dentist cleaning",
-    `${tail(10)} the`, `${tail(40)} ${tail(60)}`, "thanks conf", "call back", "warranty plumber", "pick up"
+    "appointment tomorrow",
+    "order shipped",
+    "refund invoice",
+    "the you",
+    "late driver",
+    "dentist cleaning",
+    `${tail(10)} the`,
+    `${tail(40)} ${tail(60)}`,
+    "thanks conf",
+    "call back",
+    "warranty plumber",
+    "pick up"
   ]
 }

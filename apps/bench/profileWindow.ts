@@ -79,10 +79,19 @@ export const summarizeWindow = (file: string, fromMicros: number, toMicros: numb
       return
     }
     add(regions, regionOf(node), ms)
-    add(functions, `${node.callFrame.functionName || "(anonymous)"} ${where(node.callFrame.url)}:${node.callFrame.lineNumber + 1}`, ms)
+    add(
+      functions,
+      `${node.callFrame.functionName || "(anonymous)"} ${where(node.callFrame.url)}:${node.callFrame.lineNumber + 1}`,
+      ms
+    )
   })
   const busy = sampled - idle
   const shares = (m: Map<string, number>) =>
     [...m].sort((a, b) => b[1] - a[1]).slice(0, top).map(([name, ms]) => ({ name, ms, percent: (100 * ms) / busy }))
-  return { sampledMs: sampled, busyPercent: (100 * busy) / ((toMicros - fromMicros) / 1000), regions: shares(regions), functions: shares(functions) }
+  return {
+    sampledMs: sampled,
+    busyPercent: (100 * busy) / ((toMicros - fromMicros) / 1000),
+    regions: shares(regions),
+    functions: shares(functions)
+  }
 }

@@ -19,9 +19,23 @@ import { availableParallelism, cpus, loadavg } from "node:os"
 import { join } from "node:path"
 import type pg from "pg"
 import { type Figure, writeFigures } from "./figures.ts"
-import { benchDir, call, cleanupStack, firstBoot, fmt, freePort, intEnv, log, percentile, runMain, slowestTerms, startChild, type Target } from "./harness.ts"
-import { messageSearchTerms, searchStatement } from "./messagesSql.ts"
+import {
+  benchDir,
+  call,
+  cleanupStack,
+  firstBoot,
+  fmt,
+  freePort,
+  intEnv,
+  log,
+  percentile,
+  runMain,
+  slowestTerms,
+  startChild,
+  type Target
+} from "./harness.ts"
 import { seedMessages, vocabulary } from "./messagesSeed.ts"
+import { messageSearchTerms, searchStatement } from "./messagesSql.ts"
 import { seedContacts } from "./seed.ts"
 import { explain, listStatement, SEARCH_TERMS, type Statement } from "./sql.ts"
 
@@ -51,7 +65,13 @@ interface Latency {
 
 const summarize = (ms: Array<number>, non200 = 0): Latency => {
   ms.sort((a, b) => a - b)
-  return { p50: percentile(ms, 0.5), p95: percentile(ms, 0.95), p99: percentile(ms, 0.99), max: ms[ms.length - 1]!, non200 }
+  return {
+    p50: percentile(ms, 0.5),
+    p95: percentile(ms, 0.95),
+    p99: percentile(ms, 0.99),
+    max: ms[ms.length - 1]!,
+    non200
+  }
 }
 
 /** PROBE sequential requests cycling through `terms`, after one unmeasured pass over them. */
@@ -83,11 +103,20 @@ const probeSql = async (db: pg.Client, terms: ReadonlyArray<string>, statement: 
     byTerm.set(term, [...(byTerm.get(term) ?? []), took])
   }
   const explained = []
-  for (const { term, median } of slowestTerms(byTerm).slice(0, SLOWEST)) explained.push({ term, median, plan: await explain(db, statement(term)) })
+  for (const { term, median } of slowestTerms(byTerm).slice(0, SLOWEST)) {
+    explained.push({ term, median, plan: await explain(db, statement(term)) })
+  }
   return { ...summarize(ms), slowest: explained }
 }
 
-const INDEXES = ["contacts_search_text", "contacts_search_digits", "contacts_recent", "contacts_pkey", "activities_search", "activities_recent"]
+const INDEXES = [
+  "contacts_search_text",
+  "contacts_search_digits",
+  "contacts_recent",
+  "contacts_pkey",
+  "activities_search",
+  "activities_recent"
+]
 const TABLES = ["contacts", "activities", "threads"]
 
 const main = async () => {
@@ -95,11 +124,17 @@ const main = async () => {
   const cleanups = cleanupStack()
   try {
     if (SIZES.length === 0) throw new Error("BENCH_SCALE must list row counts, e.g. 100000,1000000")
-    const { serviceEnv, adminToken, key, workspaceId, db, boot } = await firstBoot(cleanups, { database: "switchboard_bench_scale", prefix: "benchscale" })
-    const added = await call(boot.port, "POST", `/v1/admin/workspaces/${workspaceId}/numbers`, { authorization: `Bearer ${adminToken}` }, JSON.stringify({ e164: NUMBER }))
+    const { serviceEnv, adminToken, key, workspaceId, db, boot } = await firstBoot(cleanups, {
+      database: "switchboard_bench_scale",
+      prefix: "benchscale"
+    })
+    const added = await call(boot.port, "POST", `/v1/admin/workspaces/${workspaceId}/numbers`, {
+      authorization: `Bearer ${adminToken}`
+    }, JSON.stringify({ e164: NUMBER }))
     await boot.stop()
     if (added.status !== 201) throw new Error(`admin addNumber: ${added.status} ${added.body}`)
-    const inboxId = (await db.query<{ inbox_id: string }>("SELECT inbox_id FROM numbers WHERE e164 = $1", [NUMBER])).rows[0]!.inbox_id
+    const inboxId =
+      (await db.query<{ inbox_id: string }>("SELECT inbox_id FROM numbers WHERE e164 = $1", [NUMBER])).rows[0]!.inbox_id
     const service = await startChild("service", "apps/server/node.ts", serviceEnv, await freePort())
     cleanups.push(service.stop)
     const target: Target = { server: "service", port: service.port, headers: { authorization: `Bearer ${key}` } }
@@ -117,30 +152,57 @@ const main = async () => {
       const spent = (Date.now() - startedAt.getTime()) / 1000
       const estimate = (2 * (size - seeded)) / rowsPerSecond
       if (spent + estimate > BUDGET) {
-        const reason = `seeding ${fmt(size - seeded)} more contacts and activities would take about ${fmt(estimate)} s at the last size's rate; ${fmt(spent)} s of the ${fmt(BUDGET)} s budget are spent`
+        const reason = `seeding ${fmt(size - seeded)} more contacts and activities would take about ${
+          fmt(estimate)
+        } s at the last size's rate; ${fmt(spent)} s of the ${fmt(BUDGET)} s budget are spent`
         log(`skipping ${fmt(size)}: ${reason}`)
         skipped.push({ size, reason })
         continue
       }
       log(`--- ${fmt(size)} rows: topping up from ${fmt(seeded)}`)
       const t0 = performance.now()
-      const contacts = await seedContacts(db, { workspaceId, count: size - seeded, first: seeded + 1, batchSize: 100_000, log: (l) => log(`  ${l}`) })
+      const contacts = await seedContacts(db, {
+        workspaceId,
+        count: size - seeded,
+        first: seeded + 1,
+        batchSize: 100_000,
+        log: (l) => log(`  ${l}`)
+      })
       const newThreads = Math.max(1, Math.round((size - seeded) / MESSAGES_PER_THREAD))
       const messages = await seedMessages(db, {
-        workspaceId, inboxId, numberE164: NUMBER, messages: size - seeded, threads: newThreads, threadsBefore: threads,
-        batchSize: 20_000, vocabSize: VOCAB, log: (l) => log(`  ${l}`)
+        workspaceId,
+        inboxId,
+        numberE164: NUMBER,
+        messages: size - seeded,
+        threads: newThreads,
+        threadsBefore: threads,
+        batchSize: 20_000,
+        vocabSize: VOCAB,
+        log: (l) => log(`  ${l}`)
       })
       const seedSeconds = (performance.now() - t0) / 1000
       rowsPerSecond = (2 * (size - seeded)) / seedSeconds
       seeded = size
       threads += newThreads
-      const count = async (table: string) => Number((await db.query(`SELECT count(*) AS n FROM ${table} WHERE workspace_id = $1`, [workspaceId])).rows[0].n)
-      const rows = { contacts: await count("contacts"), activities: await count("activities"), threads: await count("threads") }
+      const count = async (table: string) =>
+        Number((await db.query(`SELECT count(*) AS n FROM ${table} WHERE workspace_id = $1`, [workspaceId])).rows[0].n)
+      const rows = {
+        contacts: await count("contacts"),
+        activities: await count("activities"),
+        threads: await count("threads")
+      }
       const sizes = Object.fromEntries(
-        (await db.query<{ name: string; bytes: string }>("SELECT relname AS name, pg_relation_size(oid) AS bytes FROM pg_class WHERE relname = ANY($1)", [[...INDEXES, ...TABLES]])).rows
+        (await db.query<{ name: string; bytes: string }>(
+          "SELECT relname AS name, pg_relation_size(oid) AS bytes FROM pg_class WHERE relname = ANY($1)",
+          [[...INDEXES, ...TABLES]]
+        )).rows
           .map((r) => [r.name, Number(r.bytes)])
       ) as Record<string, number>
-      log(`  seeded in ${seedSeconds.toFixed(1)} s (contacts ${contacts.seconds.toFixed(1)} s, activities ${messages.seconds.toFixed(1)} s); rows ${JSON.stringify(rows)}`)
+      log(
+        `  seeded in ${seedSeconds.toFixed(1)} s (contacts ${contacts.seconds.toFixed(1)} s, activities ${
+          messages.seconds.toFixed(1)
+        } s); rows ${JSON.stringify(rows)}`
+      )
       log(`  sizes (MB): ${[...TABLES, ...INDEXES].map((n) => `${n} ${fmt((sizes[n] ?? NaN) / 2 ** 20)}`).join(", ")}`)
 
       const contactPath = (term: string) => `/v1/api/contacts?q=${encodeURIComponent(term)}&limit=${CONTACT_LIMIT}`
@@ -153,10 +215,18 @@ const main = async () => {
       }
       loads.push(loadavg()[0]!)
       for (const [name, p] of Object.entries(probes)) {
-        log(`  ${name.padEnd(16)} p50 ${fmt(p.p50, 1).padStart(6)} ms  p95 ${fmt(p.p95, 1).padStart(6)} ms  p99 ${fmt(p.p99, 1).padStart(6)} ms  max ${fmt(p.max, 1).padStart(6)} ms  non-200 ${p.non200}`)
+        log(
+          `  ${name.padEnd(16)} p50 ${fmt(p.p50, 1).padStart(6)} ms  p95 ${fmt(p.p95, 1).padStart(6)} ms  p99 ${
+            fmt(p.p99, 1).padStart(6)
+          } ms  max ${fmt(p.max, 1).padStart(6)} ms  non-200 ${p.non200}`
+        )
       }
       for (const [name, p] of [["contacts", probes.contactsSql], ["messages", probes.messagesSql]] as const) {
-        log(`  slowest ${name} terms on pg (median ms): ${p.slowest.map((t) => `"${t.term}" ${fmt(t.median, 1)}`).join(", ")}`)
+        log(
+          `  slowest ${name} terms on pg (median ms): ${
+            p.slowest.map((t) => `"${t.term}" ${fmt(t.median, 1)}`).join(", ")
+          }`
+        )
         for (const t of p.slowest) {
           log(`    EXPLAIN (ANALYZE, BUFFERS) q="${t.term}"`)
           for (const line of t.plan) log(`      ${line.trim()}`)
@@ -167,8 +237,12 @@ const main = async () => {
       const label = size >= 1_000_000 ? `${size / 1_000_000}M` : `${size / 1000}k`
       const searchFigure = (what: "contacts" | "messages", service: Latency, sql: Latency): Figure => ({
         figure: what === "contacts"
-          ? `contact search p95, ${label} contacts (Postgres, sequential; p50 ${fmt(service.p50, 1)}, p99 ${fmt(service.p99, 1)})`
-          : `message search p95, ${label} messages (Postgres, sequential; p50 ${fmt(service.p50, 1)}, p99 ${fmt(service.p99, 1)})`,
+          ? `contact search p95, ${label} contacts (Postgres, sequential; p50 ${fmt(service.p50, 1)}, p99 ${
+            fmt(service.p99, 1)
+          })`
+          : `message search p95, ${label} messages (Postgres, sequential; p50 ${fmt(service.p50, 1)}, p99 ${
+            fmt(service.p99, 1)
+          })`,
         value: service.p95,
         unit: "ms",
         baseline: { label: "the same SQL on pg directly", value: sql.p95 },
@@ -184,7 +258,11 @@ const main = async () => {
           value: ((sizes["contacts_search_text"] ?? NaN) + (sizes["contacts_search_digits"] ?? NaN)) / 2 ** 20,
           unit: "MB"
         },
-        { figure: `message search GIN index (activities_search), ${label} messages`, value: (sizes["activities_search"] ?? NaN) / 2 ** 20, unit: "MB" }
+        {
+          figure: `message search GIN index (activities_search), ${label} messages`,
+          value: (sizes["activities_search"] ?? NaN) / 2 ** 20,
+          unit: "MB"
+        }
       )
     }
 
@@ -193,20 +271,32 @@ const main = async () => {
     log()
     log(line)
     log(`Switchboard search cost as data grows  ${startedAt.toISOString()}`)
-    log(`Postgres ${pgVersion} | Node ${process.version} | ${availableParallelism()} CPUs (${cpuModel}) | ${PROBE} sequential probes per search and size, after one pass over the terms`)
+    log(
+      `Postgres ${pgVersion} | Node ${process.version} | ${availableParallelism()} CPUs (${cpuModel}) | ${PROBE} sequential probes per search and size, after one pass over the terms`
+    )
     log(`1-min load average: ${loads.map((l) => l.toFixed(1)).join(" -> ")} (start, then after each size's probes)`)
     log(line)
-    log(`${"rows".padStart(11)}${"search".padStart(10)}${"service p50 / p95 / p99 ms".padStart(30)}${"SQL p50 / p95 / p99 ms".padStart(28)}${"GIN MB".padStart(9)}${"target".padStart(12)}${"seeded s".padStart(10)}`)
+    log(
+      `${"rows".padStart(11)}${"search".padStart(10)}${"service p50 / p95 / p99 ms".padStart(30)}${
+        "SQL p50 / p95 / p99 ms".padStart(28)
+      }${"GIN MB".padStart(9)}${"target".padStart(12)}${"seeded s".padStart(10)}`
+    )
     for (const s of steps) {
       const p = s["probes"] as Record<string, Latency>
       const sizes = s["sizes"] as Record<string, number>
       const triple = (l: Latency) => `${fmt(l.p50, 1)} / ${fmt(l.p95, 1)} / ${fmt(l.p99, 1)}`
       for (const what of ["contacts", "messages"] as const) {
         const svc = p[`${what}Service`]!
-        const gin = what === "contacts" ? (sizes["contacts_search_text"]! + sizes["contacts_search_digits"]!) : sizes["activities_search"]!
+        const gin = what === "contacts"
+          ? (sizes["contacts_search_text"]! + sizes["contacts_search_digits"]!)
+          : sizes["activities_search"]!
         log(
-          `${fmt(s["size"] as number).padStart(11)}${what.padStart(10)}${triple(svc).padStart(30)}${triple(p[`${what}Sql`]!).padStart(28)}${fmt(gin / 2 ** 20, 1).padStart(9)}` +
-            `${`${svc.p95 < TARGET[what] ? "met" : "MISSED"} <${TARGET[what]}`.padStart(12)}${(what === "contacts" ? fmt(s["seedSeconds"] as number) : "").padStart(10)}`
+          `${fmt(s["size"] as number).padStart(11)}${what.padStart(10)}${triple(svc).padStart(30)}${
+            triple(p[`${what}Sql`]!).padStart(28)
+          }${fmt(gin / 2 ** 20, 1).padStart(9)}` +
+            `${`${svc.p95 < TARGET[what] ? "met" : "MISSED"} <${TARGET[what]}`.padStart(12)}${
+              (what === "contacts" ? fmt(s["seedSeconds"] as number) : "").padStart(10)
+            }`
         )
       }
     }
@@ -214,13 +304,32 @@ const main = async () => {
     log(line)
 
     const results = {
-      startedAt: startedAt.toISOString(), postgres: pgVersion, node: process.version, cpus: availableParallelism(), cpuModel,
-      loadAverage: loads, settings: { sizes: SIZES, probe: PROBE, budgetSeconds: BUDGET, vocabulary: VOCAB, messagesPerThread: MESSAGES_PER_THREAD },
-      steps, skipped, contactTerms: SEARCH_TERMS, messageTerms
+      startedAt: startedAt.toISOString(),
+      postgres: pgVersion,
+      node: process.version,
+      cpus: availableParallelism(),
+      cpuModel,
+      loadAverage: loads,
+      settings: {
+        sizes: SIZES,
+        probe: PROBE,
+        budgetSeconds: BUDGET,
+        vocabulary: VOCAB,
+        messagesPerThread: MESSAGES_PER_THREAD
+      },
+      steps,
+      skipped,
+      contactTerms: SEARCH_TERMS,
+      messageTerms
     }
     mkdirSync(join(benchDir, "results"), { recursive: true })
     writeFileSync(join(benchDir, "results", "scale.json"), JSON.stringify(results, null, 2) + "\n")
-    writeFigures({ benchmark: "scale", startedAt: startedAt.toISOString(), host: `${availableParallelism()} CPUs, load ${loads.map((l) => l.toFixed(1)).join("/")}`, figures })
+    writeFigures({
+      benchmark: "scale",
+      startedAt: startedAt.toISOString(),
+      host: `${availableParallelism()} CPUs, load ${loads.map((l) => l.toFixed(1)).join("/")}`,
+      figures
+    })
     log("wrote apps/bench/results/scale.json and figures-scale.json")
   } finally {
     await cleanups.run()

@@ -22,7 +22,25 @@ import { loadavg, tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { summarizeProfile } from "./cpuProfile.ts"
 import { writeFigures } from "./figures.ts"
-import { benchDir, call, NODE_FLAGS, runMain, root, cleanupStack, firstBoot, fmt, freePort, intEnv, load, log, type Route, sleep, startChild, type Target, WARMUP_SECONDS } from "./harness.ts"
+import {
+  benchDir,
+  call,
+  cleanupStack,
+  firstBoot,
+  fmt,
+  freePort,
+  intEnv,
+  load,
+  log,
+  NODE_FLAGS,
+  root,
+  type Route,
+  runMain,
+  sleep,
+  startChild,
+  type Target,
+  WARMUP_SECONDS
+} from "./harness.ts"
 
 const TRIPS = intEnv("BENCH_TRIPS", 20)
 const SECONDS = intEnv("BENCH_SECONDS", 20)
@@ -31,7 +49,8 @@ const CONNECTIONS = intEnv("BENCH_CONNECTIONS", 50)
 const NUMBER = "+14155550100"
 
 const recipient = (i: number) => `+1415555${String(2000 + (i % 1000)).padStart(4, "0")}`
-const body = (i: number) => JSON.stringify({ to: recipient(i), body: `Your appointment is confirmed for tomorrow, ticket ${i}` })
+const body = (i: number) =>
+  JSON.stringify({ to: recipient(i), body: `Your appointment is confirmed for tomorrow, ticket ${i}` })
 
 /** A statement as logged, reduced to its shape: parameters and literals out, whitespace folded. */
 const shape = (text: string) =>
@@ -44,14 +63,23 @@ const main = async () => {
   const startedAt = new Date()
   const cleanups = cleanupStack()
   try {
-    const { serviceEnv, adminToken, key, workspaceId, db, boot } = await firstBoot(cleanups, { database: "switchboard_bench_send", prefix: "benchsend" })
-    const added = await call(boot.port, "POST", `/v1/admin/workspaces/${workspaceId}/numbers`, { authorization: `Bearer ${adminToken}` }, JSON.stringify({ e164: NUMBER }))
+    const { serviceEnv, adminToken, key, workspaceId, db, boot } = await firstBoot(cleanups, {
+      database: "switchboard_bench_send",
+      prefix: "benchsend"
+    })
+    const added = await call(boot.port, "POST", `/v1/admin/workspaces/${workspaceId}/numbers`, {
+      authorization: `Bearer ${adminToken}`
+    }, JSON.stringify({ e164: NUMBER }))
     await boot.stop()
     if (added.status !== 201) throw new Error(`admin addNumber: ${added.status} ${added.body}`)
 
     const profileDir = process.env["BENCH_PROFILE_DIR"] ?? mkdtempSync(join(tmpdir(), "switchboard-send-profile-"))
     mkdirSync(profileDir, { recursive: true })
-    const service = await startChild("service", "apps/server/node.ts", serviceEnv, await freePort(), root, [...NODE_FLAGS, "--cpu-prof", `--cpu-prof-dir=${profileDir}`])
+    const service = await startChild("service", "apps/server/node.ts", serviceEnv, await freePort(), root, [
+      ...NODE_FLAGS,
+      "--cpu-prof",
+      `--cpu-prof-dir=${profileDir}`
+    ])
     cleanups.push(service.stop)
     const target: Target = { server: "service", port: service.port, headers: { authorization: `Bearer ${key}` } }
     let n = 0
@@ -65,7 +93,10 @@ const main = async () => {
     // 1. Round trips, from the server log of the throwaway cluster
     const dataDir = (await db.query<{ data_directory: string }>("SHOW data_directory")).rows[0]!.data_directory
     const logFile = join(dirname(dataDir), "postgres.log")
-    const trips: Record<string, { perSend: number; roundTrips: number; statements: Array<{ statement: string; perSend: number }> }> = {}
+    const trips: Record<
+      string,
+      { perSend: number; roundTrips: number; statements: Array<{ statement: string; perSend: number }> }
+    > = {}
     /**
      * The service's SQL client calls so far (each one round trip), from its statement histogram; NaN
      * (not counted) on a checkout older than that histogram, for a before-and-after run.
@@ -91,7 +122,10 @@ const main = async () => {
       const phases: Array<{ name: string; run: () => Promise<void> }> = [
         { name: "no Idempotency-Key", run: async () => void (await send()) },
         { name: "fresh Idempotency-Key", run: async () => void (await send({ "idempotency-key": `trip-${n}` })) },
-        { name: "replay of a stored key", run: async () => void (await send({ "idempotency-key": "trip-replayed" }, 7)) }
+        {
+          name: "replay of a stored key",
+          run: async () => void (await send({ "idempotency-key": "trip-replayed" }, 7))
+        }
       ]
       await send({ "idempotency-key": "trip-replayed" }, 7)
       for (const phase of phases) {
@@ -115,7 +149,10 @@ const main = async () => {
         trips[phase.name] = {
           perSend: total / TRIPS,
           roundTrips: roundTrips / TRIPS,
-          statements: [...counts].sort((a, b) => b[1] - a[1]).map(([statement, c]) => ({ statement, perSend: c / TRIPS }))
+          statements: [...counts].sort((a, b) => b[1] - a[1]).map(([statement, c]) => ({
+            statement,
+            perSend: c / TRIPS
+          }))
         }
       }
       await db.query("ALTER SYSTEM RESET log_statement")
@@ -127,23 +164,42 @@ const main = async () => {
     }
 
     // 2. Profile under load
-    const sendRoute: Route = { name: "POST /v1/api/messages", method: "POST", next: () => ({ path: "/v1/api/messages", body: body(n++) }) }
+    const sendRoute: Route = {
+      name: "POST /v1/api/messages",
+      method: "POST",
+      next: () => ({ path: "/v1/api/messages", body: body(n++) })
+    }
     const warm = await load(target, sendRoute, WARMUP, CONNECTIONS)
     log(`warm-up: ${fmt(warm.reqPerSec)} req/s`)
     const loadBefore = loadavg()[0]!
     const r = await load(target, sendRoute, SECONDS, CONNECTIONS)
-    log(`profiled load: ${fmt(r.reqPerSec)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms, non-2xx ${r.non2xx} (load average ${loadBefore.toFixed(2)} -> ${loadavg()[0]!.toFixed(2)})`)
+    log(
+      `profiled load: ${fmt(r.reqPerSec)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms, non-2xx ${r.non2xx} (load average ${
+        loadBefore.toFixed(2)
+      } -> ${loadavg()[0]!.toFixed(2)})`
+    )
     // node writes the profile as it exits: a slow drain must not end in the harness's SIGKILL
-    const written = () => readdirSync(profileDir).filter((f) => f.endsWith(".cpuprofile")).map((f) => join(profileDir, f))
+    const written = () =>
+      readdirSync(profileDir).filter((f) => f.endsWith(".cpuprofile")).map((f) => join(profileDir, f))
     process.kill(-service.pid!, "SIGTERM")
     for (let i = 0; i < 120 && written().length === 0; i++) await sleep(500)
     await sleep(1000)
     await service.stop()
     const profiles = written()
     const largest = profiles.sort((a, b) => statSync(b).size - statSync(a).size)[0]
-    if (largest === undefined) throw new Error(`no profile written to ${profileDir}; the service's last lines:\n${service.output().split("\n").slice(-8).join("\n")}`)
+    if (largest === undefined) {
+      throw new Error(
+        `no profile written to ${profileDir}; the service's last lines:\n${
+          service.output().split("\n").slice(-8).join("\n")
+        }`
+      )
+    }
     const summary = summarizeProfile(largest)
-    log(`profile ${largest}: ${fmt(summary.sampledMs / 1000, 1)} s sampled, idle ${fmt(summary.idlePercent, 1)}%, GC ${fmt(summary.gcPercent, 1)}% of busy`)
+    log(
+      `profile ${largest}: ${fmt(summary.sampledMs / 1000, 1)} s sampled, idle ${fmt(summary.idlePercent, 1)}%, GC ${
+        fmt(summary.gcPercent, 1)
+      }% of busy`
+    )
     log("self time (% of busy):")
     for (const s of summary.self) log(`  ${fmt(s.percent, 1).padStart(5)}  ${s.name}`)
     log("self time by package (% of busy):")
@@ -156,15 +212,33 @@ const main = async () => {
       startedAt: startedAt.toISOString(),
       host: `load average ${loadBefore.toFixed(2)}`,
       figures: Object.entries(trips).flatMap(([name, t]) => [
-        { figure: `SQL statements per POST /v1/api/messages, ${name} (the webhook worker's included)`, value: t.perSend, unit: "statements" },
-        { figure: `SQL round trips per POST /v1/api/messages, ${name} (the webhook worker's included)`, value: t.roundTrips, unit: "round trips" }
+        {
+          figure: `SQL statements per POST /v1/api/messages, ${name} (the webhook worker's included)`,
+          value: t.perSend,
+          unit: "statements"
+        },
+        {
+          figure: `SQL round trips per POST /v1/api/messages, ${name} (the webhook worker's included)`,
+          value: t.roundTrips,
+          unit: "round trips"
+        }
       ])
     })
     const outDir = join(benchDir, "results")
     mkdirSync(outDir, { recursive: true })
     writeFileSync(
       join(outDir, "send-profile.json"),
-      JSON.stringify({ startedAt: new Date().toISOString(), loadAverage: loadBefore, load: r, trips, profile: { file: largest, ...summary } }, null, 2) + "\n"
+      JSON.stringify(
+        {
+          startedAt: new Date().toISOString(),
+          loadAverage: loadBefore,
+          load: r,
+          trips,
+          profile: { file: largest, ...summary }
+        },
+        null,
+        2
+      ) + "\n"
     )
     log(`wrote ${join("apps", "bench", "results", "send-profile.json")}`)
   } finally {

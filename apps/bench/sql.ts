@@ -13,8 +13,14 @@ export interface Statement {
 }
 
 /** `EXPLAIN (options) <statement>`, one line of the plan per element. */
-export const explain = async (db: Pick<pg.Client, "query">, st: Statement, options = "ANALYZE, BUFFERS"): Promise<Array<string>> =>
-  (await db.query<{ "QUERY PLAN": string }>(`EXPLAIN (${options}) ${st.text}`, [...st.values])).rows.map((r) => r["QUERY PLAN"])
+export const explain = async (
+  db: Pick<pg.Client, "query">,
+  st: Statement,
+  options = "ANALYZE, BUFFERS"
+): Promise<Array<string>> =>
+  (await db.query<{ "QUERY PLAN": string }>(`EXPLAIN (${options}) ${st.text}`, [...st.values])).rows.map((r) =>
+    r["QUERY PLAN"]
+  )
 
 export const getStatement = (workspaceId: string, id: string): Statement => ({
   text: "SELECT * FROM contacts WHERE workspace_id = $1 AND id = $2",
@@ -33,7 +39,8 @@ export const listStatement = (workspaceId: string, q: string, limit: number): St
   }
   if (terms.digits === null) {
     return {
-      text: "SELECT * FROM contacts WHERE (workspace_id = $1 AND search_text LIKE $2) ORDER BY created_at DESC, id DESC LIMIT $3",
+      text:
+        "SELECT * FROM contacts WHERE (workspace_id = $1 AND search_text LIKE $2) ORDER BY created_at DESC, id DESC LIMIT $3",
       values: [workspaceId, likeContains(terms.text), limit]
     }
   }
@@ -53,14 +60,59 @@ export const cursorScope = (workspaceId: string, q: string) => {
 /** What people type into a contacts search box: name fragments, full names, companies, emails, phones. */
 export const SEARCH_TERMS = [
   // name fragments and names
-  "mar", "john", "smit", "garc", "jenn", "rodr", "nguyen", "patel", "kowal", "o'brien",
-  "müller", "chlo", "tanaka", "sven", "okafor", "haddad", "siobhan", "dmitri", "leila", "van der",
+  "mar",
+  "john",
+  "smit",
+  "garc",
+  "jenn",
+  "rodr",
+  "nguyen",
+  "patel",
+  "kowal",
+  "o'brien",
+  "müller",
+  "chlo",
+  "tanaka",
+  "sven",
+  "okafor",
+  "haddad",
+  "siobhan",
+  "dmitri",
+  "leila",
+  "van der",
   // full names
-  "maria garcia", "james smith", "wei chen", "priya patel", "john lee",
+  "maria garcia",
+  "james smith",
+  "wei chen",
+  "priya patel",
+  "john lee",
   // company words
-  "acme", "dental", "logistics", "plumbing", "northwind", "law group", "coffee", "redwood realty", "café", "tidewater",
+  "acme",
+  "dental",
+  "logistics",
+  "plumbing",
+  "northwind",
+  "law group",
+  "coffee",
+  "redwood realty",
+  "café",
+  "tidewater",
   // email fragments
-  "gmail", "@outlook", "proton.me", "james.smith", "msmith", "garcia_", "hotmail.com", "fastmail",
+  "gmail",
+  "@outlook",
+  "proton.me",
+  "james.smith",
+  "msmith",
+  "garcia_",
+  "hotmail.com",
+  "fastmail",
   // phone fragments (4-7 digits, as typed)
-  "4155", "21255", "(617) 4", "415-55", "3105550", "+44 20 7", "8675309", "9175"
+  "4155",
+  "21255",
+  "(617) 4",
+  "415-55",
+  "3105550",
+  "+44 20 7",
+  "8675309",
+  "9175"
 ]

@@ -17,7 +17,9 @@ const END = "<!-- bench:table:end -->"
 const number = (value: number, unit: string) => {
   const size = Math.abs(value)
   const digits = unit === "req/s" || unit.endsWith("/s") || size >= 100 ? 0 : size < 1 ? 2 : 1
-  return Number.isFinite(value) ? value.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits }) : "-"
+  return Number.isFinite(value)
+    ? value.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits })
+    : "-"
 }
 
 const cell = (text: string) => text.replace(/\|/g, "\\|")
@@ -37,7 +39,9 @@ const row = (set: FigureSet, f: Figure) =>
 const sameFigure = (f: Figure) => f.figure.replace(/(?<![pv\d.,])\d[\d.,]*(?![kM\d.,])/g, "#")
 
 /** The last run's rows, each followed by the previous run's row of the same figure; the previous run's other rows after them. */
-const rowsOf = ({ last, previous }: { readonly last: FigureSet; readonly previous?: FigureSet }): ReadonlyArray<ReadonlyArray<string>> => {
+const rowsOf = (
+  { last, previous }: { readonly last: FigureSet; readonly previous?: FigureSet }
+): ReadonlyArray<ReadonlyArray<string>> => {
   const earlier = new Map((previous?.figures ?? []).map((f) => [sameFigure(f), f]))
   const rows = last.figures.flatMap((f) => {
     const before = earlier.get(sameFigure(f))
@@ -74,8 +78,9 @@ const main = () => {
   const readmePath = join(root, "docs", "benchmarks.md")
   const readme = readFileSync(readmePath, "utf8")
   const updated = replaceBetweenMarkers(readme, table)
-  if (updated === readme && !readme.includes(table)) console.log("docs/benchmarks.md has no bench:table markers: not updated")
-  else writeFileSync(readmePath, updated)
+  if (updated === readme && !readme.includes(table)) {
+    console.log("docs/benchmarks.md has no bench:table markers: not updated")
+  } else writeFileSync(readmePath, updated)
   console.log(`\nwrote apps/bench/results/table.md${updated !== readme ? " and the table in docs/benchmarks.md" : ""}`)
 }
 

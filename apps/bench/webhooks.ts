@@ -30,7 +30,7 @@ import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import pg from "pg"
 import { freshDatabase, startPostgres } from "../../test/support/postgres.ts"
-import { writeFigures, type Figure } from "./figures.ts"
+import { type Figure, writeFigures } from "./figures.ts"
 import { fmt, freePort, intEnv, log, NODE_FLAGS, percentile, root, sleep } from "./harness.ts"
 import { monotonicMicros, summarizeWindow, type WindowSummary } from "./profileWindow.ts"
 
@@ -69,11 +69,29 @@ interface Server {
 }
 
 /** The server with `npm start`'s node flags on Postgres (through tsx's loader, so a baseline checkout runs as it is), in `cwd`, until it prints "Listening on". */
-const startServer = async (cwd: string, env: Record<string, string>, nodeFlags: ReadonlyArray<string> = []): Promise<Server> => {
+const startServer = async (
+  cwd: string,
+  env: Record<string, string>,
+  nodeFlags: ReadonlyArray<string> = []
+): Promise<Server> => {
   const port = await freePort()
-  const child: ChildProcess = spawn(process.execPath, [...NODE_FLAGS, ...nodeFlags, "--import", "tsx", "apps/server/node.ts"], {
+  const child: ChildProcess = spawn(process.execPath, [
+    ...NODE_FLAGS,
+    ...nodeFlags,
+    "--import",
+    "tsx",
+    "apps/server/node.ts"
+  ], {
     cwd,
-    env: { ...process.env, ...env, PORT: String(port), HOST: "127.0.0.1", NO_COLOR: "1", RATE_LIMIT_PER_MINUTE: "1000000", OUTBOUND_ALLOW_PRIVATE: "true" },
+    env: {
+      ...process.env,
+      ...env,
+      PORT: String(port),
+      HOST: "127.0.0.1",
+      NO_COLOR: "1",
+      RATE_LIMIT_PER_MINUTE: "1000000",
+      OUTBOUND_ALLOW_PRIVATE: "true"
+    },
     stdio: ["ignore", "pipe", "pipe"]
   })
   let out = ""
@@ -101,7 +119,13 @@ const withUser = (url: string, user: string) => {
   return u.toString()
 }
 
-const runOnce = async (label: string, cwd: string, round: number, baseUrl: string, statsAvailable: boolean): Promise<Run> => {
+const runOnce = async (
+  label: string,
+  cwd: string,
+  round: number,
+  baseUrl: string,
+  statsAvailable: boolean
+): Promise<Run> => {
   const loadBefore = loadavg()
   const db = await freshDatabase(baseUrl, "benchwh")
   const dataDir = mkdtempSync(join(tmpdir(), "switchboard-benchwh-"))
@@ -134,7 +158,11 @@ const runOnce = async (label: string, cwd: string, round: number, baseUrl: strin
     const receiverPort = await freePort()
     await new Promise<void>((r) => receiver.listen(receiverPort, "127.0.0.1", () => r()))
 
-    const server = await startServer(cwd, { DATABASE_URL: db.url, DATA_DIR: dataDir }, profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [])
+    const server = await startServer(
+      cwd,
+      { DATABASE_URL: db.url, DATA_DIR: dataDir },
+      profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : []
+    )
     servers.push(server)
     const key = /(svc_test_[0-9A-Za-z]{40})/.exec(server.output())![1]!
     const replica = await startServer(cwd, { DATABASE_URL: db.url, DATA_DIR: dataDir, WEBHOOK_WORKER: "false" })
@@ -188,7 +216,10 @@ const runOnce = async (label: string, cwd: string, round: number, baseUrl: strin
          WHERE r.rolname <> $1 AND d.datname = current_database() ORDER BY s.calls DESC`,
         [BENCH_ROLE]
       )
-      const calls = stats.rows.map((r) => ({ calls: Number(r.calls), query: r.query.replace(/\s+/g, " ").slice(0, 110) }))
+      const calls = stats.rows.map((r) => ({
+        calls: Number(r.calls),
+        query: r.query.replace(/\s+/g, " ").slice(0, 110)
+      }))
       statementsPerEvent = calls.reduce((s, r) => s + r.calls, 0) / EVENTS
       transactionsPerEvent = calls.filter((r) => /^commit/i.test(r.query)).reduce((s, r) => s + r.calls, 0) / EVENTS
       topStatements = calls.slice(0, 8)
@@ -255,22 +286,40 @@ const mean = (xs: ReadonlyArray<number>) => xs.reduce((s, x) => s + x, 0) / xs.l
 const sorted = (xs: ReadonlyArray<number>) => [...xs].sort((a, b) => a - b)
 const spread = (xs: ReadonlyArray<number>) => {
   const s = sorted(xs)
-  return `p50 ${fmt(percentile(s, 0.5), 1)} ms, p95 ${fmt(percentile(s, 0.95), 1)} ms, p99 ${fmt(percentile(s, 0.99), 1)} ms`
+  return `p50 ${fmt(percentile(s, 0.5), 1)} ms, p95 ${fmt(percentile(s, 0.95), 1)} ms, p99 ${
+    fmt(percentile(s, 0.99), 1)
+  } ms`
 }
 const load = (l: ReadonlyArray<number>) => l.map((x) => x.toFixed(2)).join(" ")
 
 const printRun = (r: Run) => {
   log(`\n[${r.label}, round ${r.round}] load average ${load(r.loadBefore)} -> ${load(r.loadAfter)}`)
-  log(`  throughput: ${fmt(r.deliveriesPerSecond)} signed deliveries/s (first to last receipt); commit to last receipt ${fmt(r.commitToLastMs)} ms; ${r.duplicates} duplicate receipts; ${r.connections} connections opened`)
+  log(
+    `  throughput: ${fmt(r.deliveriesPerSecond)} signed deliveries/s (first to last receipt); commit to last receipt ${
+      fmt(r.commitToLastMs)
+    } ms; ${r.duplicates} duplicate receipts; ${r.connections} connections opened`
+  )
   if (r.statementsPerEvent !== null) {
-    log(`  SQL per delivered event: ${fmt(r.statementsPerEvent, 3)} statements, ${fmt(r.transactionsPerEvent!, 3)} commits; most called:`)
+    log(
+      `  SQL per delivered event: ${fmt(r.statementsPerEvent, 3)} statements, ${
+        fmt(r.transactionsPerEvent!, 3)
+      } commits; most called:`
+    )
     for (const s of r.topStatements) log(`    ${String(s.calls).padStart(7)}  ${s.query}`)
   }
   log(`  API-call-to-receipt (${r.api.length} contacts on the worker's process): ${spread(r.api)}`)
-  log(`  foreign commits (${r.foreign.length} contacts through the API-only replica), call-to-receipt: ${spread(r.foreign)}`)
+  log(
+    `  foreign commits (${r.foreign.length} contacts through the API-only replica), call-to-receipt: ${
+      spread(r.foreign)
+    }`
+  )
   if (r.profile) {
     const p = r.profile
-    log(`  server CPU during the throughput phase: ${fmt(p.busyPercent)}% of a core over ${fmt(p.sampledMs)} ms sampled; self time by region:`)
+    log(
+      `  server CPU during the throughput phase: ${fmt(p.busyPercent)}% of a core over ${
+        fmt(p.sampledMs)
+      } ms sampled; self time by region:`
+    )
     for (const s of p.regions) log(`    ${fmt(s.percent, 1).padStart(5)}%  ${s.name}`)
     log("  top functions (self):")
     for (const s of p.functions.slice(0, 12)) log(`    ${fmt(s.percent, 1).padStart(5)}%  ${s.name}`)
@@ -278,14 +327,18 @@ const printRun = (r: Run) => {
 }
 
 const main = async () => {
-  const cluster = process.env["BENCH_DATABASE_URL"] ? null : await startPostgres({ fresh: true, settings: ["shared_preload_libraries=pg_stat_statements"] })
+  const cluster = process.env["BENCH_DATABASE_URL"]
+    ? null
+    : await startPostgres({ fresh: true, settings: ["shared_preload_libraries=pg_stat_statements"] })
   const baseUrl = process.env["BENCH_DATABASE_URL"] ?? cluster?.url
   if (!baseUrl) throw new Error("No Postgres: set BENCH_DATABASE_URL or install Postgres binaries")
   const startedAt = new Date().toISOString()
   try {
     const admin = new pg.Client({ connectionString: baseUrl })
     await admin.connect()
-    await admin.query(`DO $$ BEGIN CREATE ROLE ${BENCH_ROLE} LOGIN SUPERUSER; EXCEPTION WHEN duplicate_object THEN NULL; END $$`)
+    await admin.query(
+      `DO $$ BEGIN CREATE ROLE ${BENCH_ROLE} LOGIN SUPERUSER; EXCEPTION WHEN duplicate_object THEN NULL; END $$`
+    )
     // template1, so every fresh database has the view.
     const statsAvailable = cluster !== null
     if (statsAvailable) {
@@ -310,8 +363,12 @@ const main = async () => {
     const after = of("after")
     const before = of("before")
     const rate = (rs: ReadonlyArray<Run>) => mean(rs.map((r) => r.deliveriesPerSecond))
-    const pooled = (rs: ReadonlyArray<Run>, pick: (r: Run) => ReadonlyArray<number>, p: number) => percentile(sorted(rs.flatMap(pick)), p)
-    const baseline = (name: string, value: number) => (before.length > 0 ? { baseline: { label: `${name}, before (${BASELINE_DIR})`, value } } : {})
+    const pooled = (rs: ReadonlyArray<Run>, pick: (r: Run) => ReadonlyArray<number>, p: number) =>
+      percentile(sorted(rs.flatMap(pick)), p)
+    const baseline = (
+      name: string,
+      value: number
+    ) => (before.length > 0 ? { baseline: { label: `${name}, before (${BASELINE_DIR})`, value } } : {})
     const lower = (value: number, base: number) => (before.length > 0 ? { ratio: base / value } : {})
     const figures: Array<Figure> = [
       {
@@ -340,21 +397,29 @@ const main = async () => {
       ),
       ...(after[0]?.statementsPerEvent != null
         ? [
-            {
-              figure: "SQL statements per delivered event (throughput phase)",
-              value: mean(after.map((r) => r.statementsPerEvent!)),
-              unit: "statements",
-              ...baseline("statements", mean(before.map((r) => r.statementsPerEvent!))),
-              ...lower(mean(after.map((r) => r.statementsPerEvent!)), mean(before.map((r) => r.statementsPerEvent!)))
-            }
-          ]
+          {
+            figure: "SQL statements per delivered event (throughput phase)",
+            value: mean(after.map((r) => r.statementsPerEvent!)),
+            unit: "statements",
+            ...baseline("statements", mean(before.map((r) => r.statementsPerEvent!))),
+            ...lower(mean(after.map((r) => r.statementsPerEvent!)), mean(before.map((r) => r.statementsPerEvent!)))
+          }
+        ]
         : [])
     ]
     const file = writeFigures({ benchmark: "webhooks", startedAt, host: hostname(), figures })
     log("\nWebhook delivery benchmark (one server process, Postgres, local receiver)")
-    log(`  node ${process.version}; ${EVENTS} events per throughput phase; ${ROUNDS} round(s) each; load average now ${load(loadavg())}`)
+    log(
+      `  node ${process.version}; ${EVENTS} events per throughput phase; ${ROUNDS} round(s) each; load average now ${
+        load(loadavg())
+      }`
+    )
     if (before.length > 0) {
-      const pairs = after.map((r, i) => `${fmt(r.deliveriesPerSecond)}/${fmt(before[i]?.deliveriesPerSecond ?? NaN)} = ${fmt(r.deliveriesPerSecond / (before[i]?.deliveriesPerSecond ?? NaN), 2)}`)
+      const pairs = after.map((r, i) =>
+        `${fmt(r.deliveriesPerSecond)}/${fmt(before[i]?.deliveriesPerSecond ?? NaN)} = ${
+          fmt(r.deliveriesPerSecond / (before[i]?.deliveriesPerSecond ?? NaN), 2)
+        }`
+      )
       log(`  deliveries/s by round, after/before: ${pairs.join("; ")}`)
     }
     for (const f of figures) {

@@ -21,7 +21,7 @@ const pgliteDir = (dataDir: string) => join(dataDir, "pglite")
 /** Runs `use` on the DATA_DIR's PGlite, under its lock, and closes it. */
 const withPglite = <A>(dataDir: string, options: { readonly loadDataDir?: Blob }, use: (db: PGlite) => Promise<A>) =>
   Effect.scoped(
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const me = yield* DataDirLock.acquire(dataDir)
       yield* Effect.addFinalizer(() => DataDirLock.release(dataDir, me))
       const db = yield* Effect.acquireRelease(
@@ -34,18 +34,23 @@ const withPglite = <A>(dataDir: string, options: { readonly loadDataDir?: Blob }
 
 /** Writes the database to `file`; the answer names what it wrote. */
 export const dump = (dataDir: string, file: string) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     if (!existsSync(join(pgliteDir(dataDir), "PG_VERSION"))) {
       return yield* new DbCommandRefused({ message: `No embedded database in ${dataDir} (set DATA_DIR)` })
     }
-    const bytes = yield* withPglite(dataDir, {}, async (db) => new Uint8Array(await (await db.dumpDataDir("gzip")).arrayBuffer()))
+    const bytes = yield* withPglite(dataDir, {}, async (db) =>
+      new Uint8Array(await (await db.dumpDataDir("gzip")).arrayBuffer()))
     writeFileSync(file, bytes, { mode: 0o600 })
-    return { dumped: file, bytes: bytes.length, keep: "DATA_DIR/secrets.key (unless SECRETS_KEY is set) with it: it opens the secrets sealed in the database" }
+    return {
+      dumped: file,
+      bytes: bytes.length,
+      keep: "DATA_DIR/secrets.key (unless SECRETS_KEY is set) with it: it opens the secrets sealed in the database"
+    }
   })
 
 /** Loads a dump into a DATA_DIR that has no database yet. */
 export const load = (dataDir: string, file: string) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const target = pgliteDir(dataDir)
     if (existsSync(target) && readdirSync(target).length > 0) {
       return yield* new DbCommandRefused({ message: `${target} already holds a database: load into an empty DATA_DIR` })

@@ -11,10 +11,10 @@ import { Data, Effect, ParseResult, Schema } from "effect"
 import { parseArgs } from "node:util"
 import { Api } from "../../adapters/http/api.ts"
 import type { DataDirLocked } from "../../adapters/pglite/dataDirLock.ts"
-import * as Db from "./db.ts"
 import { invalidInput } from "../../core/kernel/decodeMessage.ts"
 import { AddNumberInput, CreateWorkspaceInput, UpdateWorkspaceInput } from "../../core/workspaces/inputs.ts"
 import { CreateKeyInput } from "../../core/workspaces/keys.ts"
+import * as Db from "./db.ts"
 
 const usage = `Usage: npm run admin -- <command> [options]
 
@@ -80,7 +80,8 @@ const baseUrl = process.env.SWITCHBOARD_URL ?? `http://localhost:${process.env.P
 /** Non-2xx answers stay responses (the error envelope is printed as sent), not decoded errors. */
 const makeClient = HttpApiClient.make(Api, {
   baseUrl,
-  transformClient: (client) => client.pipe(HttpClient.mapRequest(HttpClientRequest.bearerToken(token())), HttpClient.filterStatusOk)
+  transformClient: (client) =>
+    client.pipe(HttpClient.mapRequest(HttpClientRequest.bearerToken(token())), HttpClient.filterStatusOk)
 })
 type Admin = Effect.Effect.Success<typeof makeClient>["admin"]
 
@@ -105,7 +106,10 @@ const command = (admin: Admin) => {
       return admin.listWorkspaces()
     case "workspace create":
       return Effect.flatMap(
-        args(CreateWorkspaceInput, { name: need(a), ...(values.billing ? { billing: json(values.billing, "billing") } : {}) }),
+        args(CreateWorkspaceInput, {
+          name: need(a),
+          ...(values.billing ? { billing: json(values.billing, "billing") } : {})
+        }),
         (payload) => admin.createWorkspace({ payload })
       )
     case "workspace get":
@@ -147,7 +151,7 @@ const command = (admin: Admin) => {
   }
 }
 
-const program = Effect.gen(function* () {
+const program = Effect.gen(function*() {
   token()
   const client = yield* makeClient
   const answer = yield* command(client.admin)
@@ -178,9 +182,9 @@ const program = Effect.gen(function* () {
     error === undefined
       ? Effect.void
       : Effect.sync(() => {
-          console.error(error)
-          process.exitCode = 1
-        })
+        console.error(error)
+        process.exitCode = 1
+      })
   ),
   Effect.provide(FetchHttpClient.layer)
 )

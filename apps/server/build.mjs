@@ -19,7 +19,12 @@ const root = join(dirname(fileURLToPath(import.meta.url)), "../..")
 const outfile = join(root, "dist/server.mjs")
 const manifest = join(root, "dist/server.inputs.json")
 // Inputs esbuild does not see: this script (the build options) and npm's record of the installed tree.
-const extraInputs = [relative(root, fileURLToPath(import.meta.url)), "node_modules/.package-lock.json", "package.json", "tsconfig.json"]
+const extraInputs = [
+  relative(root, fileURLToPath(import.meta.url)),
+  "node_modules/.package-lock.json",
+  "package.json",
+  "tsconfig.json"
+]
 
 /** A file's size and mtime, or null when it is gone. */
 const stamp = (file) => {
@@ -82,5 +87,8 @@ if (!upToDate()) {
     }
   })
   if (changedSince) rmSync(manifest, { force: true })
-  else writeAtomically(manifest, JSON.stringify(Object.fromEntries(files.map((file) => [file, stamp(file)])), null, 1) + "\n")
+  else {writeAtomically(
+      manifest,
+      JSON.stringify(Object.fromEntries(files.map((file) => [file, stamp(file)])), null, 1) + "\n"
+    )}
 }

@@ -5,7 +5,9 @@ import { DEFAULT_CONCURRENCY, DEFAULT_POLL_MS } from "../../adapters/webhooks/wo
 import { LOG_FORMATS, LOG_LEVELS } from "./logging.ts"
 
 const positiveMs = (name: string) =>
-  Config.integer(name).pipe(Config.validate({ message: "must be a positive integer (milliseconds)", validation: (n) => n > 0 }))
+  Config.integer(name).pipe(
+    Config.validate({ message: "must be a positive integer (milliseconds)", validation: (n) => n > 0 })
+  )
 
 export const ServerConfig = Config.all({
   port: Config.integer("PORT").pipe(Config.withDefault(8080)),
@@ -46,7 +48,9 @@ export const ServerConfig = Config.all({
   /** How often the registry poller asks about registrations in review (several processes may poll: each workspace is moved under its lock). */
   registryPollMs: positiveMs("REGISTRY_POLL_MS").pipe(Config.withDefault(60_000)),
   /** Browser origins (`https://app.example.com`, comma-separated) allowed to use `POST /v1/mcp`; requests with any other `Origin` answer 403. */
-  mcpAllowedOrigins: Config.array(Config.string(), "MCP_ALLOWED_ORIGINS").pipe(Config.withDefault([] as ReadonlyArray<string>)),
+  mcpAllowedOrigins: Config.array(Config.string(), "MCP_ALLOWED_ORIGINS").pipe(
+    Config.withDefault([] as ReadonlyArray<string>)
+  ),
   outboundAllowPrivate: Config.boolean("OUTBOUND_ALLOW_PRIVATE").pipe(Config.withDefault(false)),
   /** Run the webhook outbox worker in this process (turn off for API-only replicas). */
   webhookWorker: Config.boolean("WEBHOOK_WORKER").pipe(Config.withDefault(true)),
@@ -63,7 +67,10 @@ export const ServerConfig = Config.all({
   ),
   /** How many reverse proxies to trust in X-Forwarded-For for the per-address limit (adapters/http/clientAddress.ts); 0: the header is ignored. */
   trustProxy: Config.integer("TRUST_PROXY").pipe(
-    Config.validate({ message: "must be the number of trusted proxies in front of the server (0: none)", validation: (n) => n >= 0 }),
+    Config.validate({
+      message: "must be the number of trusted proxies in front of the server (0: none)",
+      validation: (n) => n >= 0
+    }),
     Config.withDefault(0)
   ),
   /** How long a client may take to send its request: all three on Node; on Deno only the body's deadline (requestMs). */
@@ -73,8 +80,14 @@ export const ServerConfig = Config.all({
     keepAliveMs: positiveMs("KEEP_ALIVE_TIMEOUT_MS").pipe(Config.withDefault(DEFAULT_TIMEOUTS.keepAliveMs))
   }).pipe(
     // Unset, the headers' bound follows a shorter request bound down (Node refuses a longer one).
-    Config.map(({ headersMs, ...rest }) => ({ ...rest, headersMs: Option.getOrElse(headersMs, () => Math.min(DEFAULT_TIMEOUTS.headersMs, rest.requestMs)) })),
-    Config.validate({ message: "HEADERS_TIMEOUT_MS must not exceed REQUEST_TIMEOUT_MS", validation: (t) => t.headersMs <= t.requestMs })
+    Config.map(({ headersMs, ...rest }) => ({
+      ...rest,
+      headersMs: Option.getOrElse(headersMs, () => Math.min(DEFAULT_TIMEOUTS.headersMs, rest.requestMs))
+    })),
+    Config.validate({
+      message: "HEADERS_TIMEOUT_MS must not exceed REQUEST_TIMEOUT_MS",
+      validation: (t) => t.headersMs <= t.requestMs
+    })
   ),
   /** OpenTelemetry export by OTLP/HTTP (adapters/telemetry/otlp.ts): off unless OTEL_EXPORTER_OTLP_ENDPOINT is set. */
   otel: Config.all({

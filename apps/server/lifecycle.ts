@@ -11,8 +11,9 @@ const took = (millis: number) => `${Math.round(millis)} ms`
 export const step = <A, E, R>(done: string, layer: Layer.Layer<A, E, R>): Layer.Layer<A, E, R> =>
   Layer.unwrapEffect(
     Effect.map(Clock.currentTimeMillis, (start) =>
-      Layer.tap(layer, () => Effect.flatMap(Clock.currentTimeMillis, (end) => Effect.logInfo(`${done} (${took(end - start)})`)))
-    )
+      Layer.tap(layer, () =>
+        Effect.flatMap(Clock.currentTimeMillis, (end) =>
+          Effect.logInfo(`${done} (${took(end - start)})`))))
   )
 
 /** How long after the boot's collection its resident size is read. */
@@ -47,7 +48,9 @@ const collectBootGarbage = Effect.suspend(() => {
  */
 export const withLogListening = <A, E, R>(layer: Layer.Layer<A, E, R>) =>
   Layer.effectDiscard(
-    HttpServer.addressFormattedWith((address) => Effect.logInfo(`Listening on ${address} (booted in ${took(process.uptime() * 1000)})`)).pipe(
+    HttpServer.addressFormattedWith((address) =>
+      Effect.logInfo(`Listening on ${address} (booted in ${took(process.uptime() * 1000)})`)
+    ).pipe(
       Effect.zipRight(collectBootGarbage)
     )
   ).pipe(Layer.provideMerge(layer))
@@ -63,9 +66,9 @@ export const launch = <E>(layer: Layer.Layer<never, E>): Effect.Effect<never, E>
     (scope, exit) =>
       Exit.isInterrupted(exit)
         ? Effect.logInfo("Stopping").pipe(
-            Effect.zipRight(Effect.timed(Scope.close(scope, exit))),
-            Effect.flatMap(([duration]) => Effect.logInfo(`Stopped (${took(Duration.toMillis(duration))})`))
-          )
+          Effect.zipRight(Effect.timed(Scope.close(scope, exit))),
+          Effect.flatMap(([duration]) => Effect.logInfo(`Stopped (${took(Duration.toMillis(duration))})`))
+        )
         : Scope.close(scope, exit)
   )
 

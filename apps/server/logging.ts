@@ -12,10 +12,10 @@
  * Nothing waits on a timer (Effect's `Logger.batched` wakes every window, even when idle), and
  * lines still pending when the process exits are written then.
  */
+import { Cause, Console, Effect, FiberId, Layer, Logger, LogLevel } from "effect"
 import process from "node:process"
 import { setImmediate } from "node:timers"
 import { formatWithOptions } from "node:util"
-import { Cause, Console, Effect, FiberId, Layer, Logger, LogLevel } from "effect"
 
 export const LOG_FORMATS = ["json", "pretty", "logfmt"] as const
 export type LogFormat = (typeof LOG_FORMATS)[number]
@@ -62,17 +62,22 @@ export const lineSink = (out: (text: string) => unknown) =>
  */
 const toStdout = (format: Logger.Logger<unknown, string>): Layer.Layer<never> =>
   Layer.unwrapScoped(
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { write } = yield* lineSink((text) => process.stdout.write(text))
       const base = yield* Effect.console
       const log = (...args: ReadonlyArray<unknown>) => write(formatWithOptions({}, ...args))
-      const console: Console.Console = { ...base, log: (...args) => Effect.sync(() => log(...args)), unsafe: { ...base.unsafe, log } }
+      const console: Console.Console = {
+        ...base,
+        log: (...args) => Effect.sync(() => log(...args)),
+        unsafe: { ...base.unsafe, log }
+      }
       return Layer.merge(Logger.replace(Logger.defaultLogger, Logger.map(format, write)), Console.setConsole(console))
     })
   )
 
 /** A value JSON.stringify writes as Inspectable.stringifyCircular does: nothing it could meet twice or redact. */
-const plain = (u: unknown) => u === null || u === undefined || typeof u === "string" || typeof u === "number" || typeof u === "boolean"
+const plain = (u: unknown) =>
+  u === null || u === undefined || typeof u === "string" || typeof u === "number" || typeof u === "boolean"
 
 /** The fiber as Logger.structuredLogger names it (`#7`), without the set FiberId.threadName builds for one id. */
 const fiberName = (id: FiberId.FiberId): string => (id._tag === "Runtime" ? `#${id.id}` : FiberId.threadName(id))
@@ -96,13 +101,25 @@ export const jsonLogger = Logger.make<unknown, string>((options) => {
   const now = options.date.getTime()
   const spans: Record<string, number> = {}
   for (const span of options.spans) spans[span.label] = now - span.startTime
-  return JSON.stringify({ message, logLevel: options.logLevel.label, timestamp: options.date.toISOString(), annotations, spans, fiberId: fiberName(options.fiberId) })
+  return JSON.stringify({
+    message,
+    logLevel: options.logLevel.label,
+    timestamp: options.date.toISOString(),
+    annotations,
+    spans,
+    fiberId: fiberName(options.fiberId)
+  })
 })
 
-const formats: Record<LogFormat, Layer.Layer<never>> = { json: toStdout(jsonLogger), pretty: Logger.pretty, logfmt: toStdout(Logger.logfmtLogger) }
+const formats: Record<LogFormat, Layer.Layer<never>> = {
+  json: toStdout(jsonLogger),
+  pretty: Logger.pretty,
+  logfmt: toStdout(Logger.logfmtLogger)
+}
 
 /** The format asked for, else pretty on a terminal and JSON elsewhere. */
-export const formatFor = (asked: LogFormat | undefined, terminal: boolean): LogFormat => asked ?? (terminal ? "pretty" : "json")
+export const formatFor = (asked: LogFormat | undefined, terminal: boolean): LogFormat =>
+  asked ?? (terminal ? "pretty" : "json")
 
 export const layer = (format: LogFormat, level: LogLevelName): Layer.Layer<never> =>
   Layer.merge(formats[format], Logger.minimumLogLevel(levels[level]))

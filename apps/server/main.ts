@@ -9,24 +9,24 @@ import * as SimulatedCarrier from "../../adapters/carrier/simulated.ts"
 import * as SimulatedInventory from "../../adapters/carrier/simulatedInventory.ts"
 import * as SimulatedRegistry from "../../adapters/carrier/simulatedRegistry.ts"
 import * as SimulatedVoice from "../../adapters/carrier/simulatedVoice.ts"
-import * as TelnyxVoiceAdapter from "../../adapters/carrier/telnyxVoiceAdapter.ts"
-import * as SimulatedPayments from "../../adapters/payments/simulated.ts"
 import * as Telnyx from "../../adapters/carrier/telnyx.ts"
 import * as TelnyxCallbacks from "../../adapters/carrier/telnyxCallbacks.ts"
 import * as TelnyxInventory from "../../adapters/carrier/telnyxInventory.ts"
 import * as TelnyxRegistry from "../../adapters/carrier/telnyxRegistry.ts"
+import * as TelnyxVoiceAdapter from "../../adapters/carrier/telnyxVoiceAdapter.ts"
 import { HttpAppLive } from "../../adapters/http/app.ts"
 import * as Smtp from "../../adapters/mail/smtp.ts"
 import * as MediaFetcher from "../../adapters/media/fetcher.ts"
 import * as SignedUrls from "../../adapters/media/signedUrls.ts"
 import * as Dns from "../../adapters/net/dns.ts"
 import * as OutboundHttp from "../../adapters/net/http.ts"
+import * as SimulatedPayments from "../../adapters/payments/simulated.ts"
 import * as DataDirLock from "../../adapters/pglite/dataDirLock.ts"
 import * as Pglite from "../../adapters/pglite/PgliteClient.ts"
 import * as Postgres from "../../adapters/postgres/PgClient.ts"
 import * as RateLimit from "../../adapters/ratelimit/memory.ts"
-import * as Migrate from "../../adapters/sql/migrate.ts"
 import * as KeyRevocations from "../../adapters/sql/keyRevocations.ts"
+import * as Migrate from "../../adapters/sql/migrate.ts"
 import * as OutboxNotices from "../../adapters/sql/outboxNotices.ts"
 import * as SqlRateLimit from "../../adapters/sql/ratelimit.ts"
 import * as Secrets from "../../adapters/sql/secrets.ts"
@@ -34,11 +34,11 @@ import * as SqlStores from "../../adapters/sql/stores.ts"
 import * as Hmac from "../../adapters/webhooks/hmac.ts"
 import * as Sender from "../../adapters/webhooks/sender.ts"
 import * as WebhookWorker from "../../adapters/webhooks/worker.ts"
+import { layerOutboundGuard } from "../../core/egress/guard.ts"
 import { CoreLive } from "../../core/layer.ts"
-import * as RegistryPoller from "../../core/registration/poller.ts"
 import { layerOutbox as MailerOutbox } from "../../core/mail/mailer.ts"
 import * as TextingGate from "../../core/registration/gate.ts"
-import { layerOutboundGuard } from "../../core/egress/guard.ts"
+import * as RegistryPoller from "../../core/registration/poller.ts"
 import { Workspaces } from "../../core/workspaces/service.ts"
 import type { ServerConfig } from "./config.ts"
 import { step } from "./lifecycle.ts"
@@ -49,8 +49,21 @@ import { step } from "./lifecycle.ts"
  */
 export const SqlLive = (config: ServerConfig) =>
   Option.match(config.databaseUrl, {
-    onSome: (url) => step("Database: Postgres connected", Postgres.layer({ url, maxConnections: 20, preparedStatements: config.databasePreparedStatements, pipeline: config.databasePipeline })),
-    onNone: () => step(`Database: embedded PGlite opened at ${config.dataDir}/pglite`, Pglite.layer({ dataDir: `${config.dataDir}/pglite` }).pipe(Layer.provide(DataDirLock.layer(config.dataDir))))
+    onSome: (url) =>
+      step(
+        "Database: Postgres connected",
+        Postgres.layer({
+          url,
+          maxConnections: 20,
+          preparedStatements: config.databasePreparedStatements,
+          pipeline: config.databasePipeline
+        })
+      ),
+    onNone: () =>
+      step(
+        `Database: embedded PGlite opened at ${config.dataDir}/pglite`,
+        Pglite.layer({ dataDir: `${config.dataDir}/pglite` }).pipe(Layer.provide(DataDirLock.layer(config.dataDir)))
+      )
   })
 
 /** The stores, cursor codec and media URLs over a SqlClient: migrated, with secrets sealed. */
@@ -58,7 +71,9 @@ export const StoresOn = (config: ServerConfig) =>
   Layer.mergeAll(
     SqlStores.layer,
     SqlStores.CursorCodecLive,
-    Layer.unwrapEffect(Effect.map(SqlStores.ServerSecrets, (s) => SignedUrls.layer({ baseUrl: publicBaseUrl(config), secret: s.media })))
+    Layer.unwrapEffect(
+      Effect.map(SqlStores.ServerSecrets, (s) => SignedUrls.layer({ baseUrl: publicBaseUrl(config), secret: s.media }))
+    )
   ).pipe(
     Layer.provide(SecretsLive(config)),
     Layer.provide(Migrate.layer),
@@ -93,7 +108,14 @@ export const publicBaseUrl = (config: ServerConfig) =>
  * boot with the variable's name.
  */
 export const CarrierLive = (config: ServerConfig) => {
-  if (config.carrier === "simulated") return Layer.mergeAll(SimulatedCarrier.layer, SimulatedInventory.layer, SimulatedRegistry.layer, SimulatedVoice.layer)
+  if (config.carrier === "simulated") {
+    return Layer.mergeAll(
+      SimulatedCarrier.layer,
+      SimulatedInventory.layer,
+      SimulatedRegistry.layer,
+      SimulatedVoice.layer
+    )
+  }
   const { apiKey, messagingProfileId, publicKey, baseUrl, connectionId } = config.telnyx
   const missing = [
     ["TELNYX_API_KEY", apiKey],
@@ -113,7 +135,14 @@ export const CarrierLive = (config: ServerConfig) => {
   const registry = TelnyxRegistry.layer(telnyx, { webhookUrl: `${publicBaseUrl(config)}/v1/carrier/telnyx` })
   // Its webhooks (POST /v1/carrier/telnyx), verified with the account's public key.
   const callbacks = TelnyxCallbacks.layer({ publicKey: Option.getOrThrow(publicKey) })
-  return Layer.mergeAll(Telnyx.layer(telnyx), TelnyxInventory.layer(telnyx), registry, SimulatedRegistry.layerMock, TelnyxVoiceAdapter.layer(telnyx), callbacks)
+  return Layer.mergeAll(
+    Telnyx.layer(telnyx),
+    TelnyxInventory.layer(telnyx),
+    registry,
+    SimulatedRegistry.layerMock,
+    TelnyxVoiceAdapter.layer(telnyx),
+    callbacks
+  )
 }
 
 /**
@@ -132,19 +161,36 @@ export const OutboundLive = (config: ServerConfig) => {
     layerOutboundGuard(config.outboundAllowPrivate).pipe(Layer.provide(Dns.layer)),
     OutboundHttp.layer(config.outboundAllowPrivate)
   )
-  return Layer.mergeAll(Sender.layer, Hmac.layer, MediaFetcher.layer, FsBlobs.layer(`${config.dataDir}/blobs`), CarrierLive(config), SimulatedPayments.layer, MailerLive(config)).pipe(
+  return Layer.mergeAll(
+    Sender.layer,
+    Hmac.layer,
+    MediaFetcher.layer,
+    FsBlobs.layer(`${config.dataDir}/blobs`),
+    CarrierLive(config),
+    SimulatedPayments.layer,
+    MailerLive(config)
+  ).pipe(
     Layer.provideMerge(guard)
   )
 }
 
 /** Postgres may serve several processes: they share one limit there. PGlite has one process, and its buckets in memory. */
 export const RateLimitLive = (config: ServerConfig) =>
-  Option.isSome(config.databaseUrl) ? SqlRateLimit.layer(config.rateLimitPerMinute) : RateLimit.layer(config.rateLimitPerMinute)
+  Option.isSome(config.databaseUrl)
+    ? SqlRateLimit.layer(config.rateLimitPerMinute)
+    : RateLimit.layer(config.rateLimitPerMinute)
 
 export const ServicesLive = (config: ServerConfig) =>
   CoreLive.pipe(
     Layer.provideMerge(
-      Layer.mergeAll(RateLimitLive(config), OutboundLive(config), TextingGate.layer({ preApprovedCampaign: config.preApprovedCampaign, mockOpensLiveTexting: config.carrier === "simulated" }))
+      Layer.mergeAll(
+        RateLimitLive(config),
+        OutboundLive(config),
+        TextingGate.layer({
+          preApprovedCampaign: config.preApprovedCampaign,
+          mockOpensLiveTexting: config.carrier === "simulated"
+        })
+      )
     ),
     Layer.provideMerge(StoresLive(config))
   )
@@ -153,25 +199,26 @@ export const ServicesLive = (config: ServerConfig) =>
  * First boot on an empty store prints one test key, once (only its hash is kept), and the next
  * steps: the admin token the admin API and CLI need, seeding a number, where the docs are.
  */
-export const BootstrapLive = (config: ServerConfig) => Layer.effectDiscard(
-  Effect.gen(function* () {
-    const first = yield* Effect.flatMap(Workspaces, (w) => w.bootstrap)
-    if (Option.isSome(first)) {
-      const { workspace, key } = first.value
-      yield* Console.log(
-        [
-          "",
-          `Created "${workspace.name}" (${workspace.id}) on first boot.`,
-          "Its test API key, shown once (only a hash is stored):",
-          "",
-          `  ${key.token}`,
-          "",
-          ...nextSteps(config, workspace.id)
-        ].join("\n")
-      )
-    }
-  })
-)
+export const BootstrapLive = (config: ServerConfig) =>
+  Layer.effectDiscard(
+    Effect.gen(function*() {
+      const first = yield* Effect.flatMap(Workspaces, (w) => w.bootstrap)
+      if (Option.isSome(first)) {
+        const { workspace, key } = first.value
+        yield* Console.log(
+          [
+            "",
+            `Created "${workspace.name}" (${workspace.id}) on first boot.`,
+            "Its test API key, shown once (only a hash is stored):",
+            "",
+            `  ${key.token}`,
+            "",
+            ...nextSteps(config, workspace.id)
+          ].join("\n")
+        )
+      }
+    })
+  )
 
 const nextSteps = (config: ServerConfig, workspaceId: string) => {
   const baseUrl = publicBaseUrl(config)
@@ -204,7 +251,10 @@ export const AppLive = (config: ServerConfig) =>
     // Other processes on the same Postgres commit events too; PGlite's commits all wake it in-process.
     Option.isSome(config.databaseUrl) && config.webhookWorker ? OutboxNotices.layer : Layer.empty,
     config.webhookWorker
-      ? step("Webhook worker started", WebhookWorker.layer({ pollMs: config.webhookPollMs, concurrency: config.webhookConcurrency }))
+      ? step(
+        "Webhook worker started",
+        WebhookWorker.layer({ pollMs: config.webhookPollMs, concurrency: config.webhookConcurrency })
+      )
       : Layer.effectDiscard(Effect.logInfo("Webhook worker disabled (WEBHOOK_WORKER=false)")),
     step("Registry poller started", RegistryPoller.layer({ pollMs: config.registryPollMs }))
   ).pipe(Layer.provide(ServicesLive(config)))

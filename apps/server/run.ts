@@ -4,13 +4,13 @@
  * shutdown (lifecycle.ts); a start that cannot succeed prints one line (startup.ts) and exits 1.
  * NodeRuntime.runMain runs it on both: Deno provides Node's `process` signals and exit.
  */
-import { mkdirSync } from "node:fs"
 import type { HttpRouter, HttpServer, HttpServerError } from "@effect/platform"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Effect, Layer, Option } from "effect"
-import type { Timeouts } from "../../adapters/http/platform.ts"
+import { mkdirSync } from "node:fs"
 import * as FastPath from "../../adapters/fastPath.ts"
 import * as Http from "../../adapters/http/app.ts"
+import type { Timeouts } from "../../adapters/http/platform.ts"
 import * as Otlp from "../../adapters/telemetry/otlp.ts"
 import { ServerConfig } from "./config.ts"
 import * as Lifecycle from "./lifecycle.ts"
@@ -19,18 +19,26 @@ import { AppLive } from "./main.ts"
 import { reportFailure } from "./startup.ts"
 
 /** The runtime's HTTP server with the platform services it brings (adapters/http nodeServer.ts, denoServer.ts); it may read FastPath. */
-export type ServerLayer = (options: { readonly port: number; readonly host: string; readonly timeouts: Timeouts }) => Layer.Layer<
+export type ServerLayer = (
+  options: { readonly port: number; readonly host: string; readonly timeouts: Timeouts }
+) => Layer.Layer<
   HttpServer.HttpServer | HttpRouter.HttpRouter.DefaultServices,
   HttpServerError.ServeError
 >
 
 export const run = (server: ServerLayer): void => {
   const ServerLive = Layer.unwrapEffect(
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const config = yield* ServerConfig
-      yield* Effect.logInfo(`Configuration read (pid ${process.pid}, modules loaded in ${Math.round(process.uptime() * 1000)} ms)`)
+      yield* Effect.logInfo(
+        `Configuration read (pid ${process.pid}, modules loaded in ${Math.round(process.uptime() * 1000)} ms)`
+      )
       mkdirSync(config.dataDir, { recursive: true })
-      if (!config.fastPath) yield* Effect.logInfo("Fast path off (FAST_PATH=false): served by HttpApiBuilder and the platform's server, plain SQL statements")
+      if (!config.fastPath) {
+        yield* Effect.logInfo(
+          "Fast path off (FAST_PATH=false): served by HttpApiBuilder and the platform's server, plain SQL statements"
+        )
+      }
       return Http.serve().pipe(
         Lifecycle.withLogListening,
         // Order matters for shutdown: layers release in reverse, so the server closes (and waits for
@@ -49,7 +57,14 @@ export const run = (server: ServerLayer): void => {
   const listen = () => ({ port: Number(process.env["PORT"] ?? 8080), host: process.env["HOST"] ?? "0.0.0.0" })
   // The logger wraps everything, boot and shutdown lines included; runMain adds none of its own.
   const LoggingLive = Layer.unwrapEffect(
-    Effect.map(ServerConfig, (config) => Logging.layer(Logging.formatFor(Option.getOrUndefined(config.logFormat), process.stdout.isTTY === true), config.logLevel))
+    Effect.map(
+      ServerConfig,
+      (config) =>
+        Logging.layer(
+          Logging.formatFor(Option.getOrUndefined(config.logFormat), process.stdout.isTTY === true),
+          config.logLevel
+        )
+    )
   )
   Lifecycle.handleSignals()
   ServerLive.pipe(

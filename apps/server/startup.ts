@@ -20,7 +20,11 @@ const configLeaves = (e: ConfigError.ConfigError): Array<string> => {
 
 /** The error, or one it wraps (`cause`), that carries a system error code. */
 const withCode = (e: unknown, code: string): Record<string, unknown> | undefined => {
-  for (let cur = e, depth = 0; typeof cur === "object" && cur !== null && depth < 5; cur = (cur as { cause?: unknown }).cause, depth++) {
+  for (
+    let cur = e, depth = 0;
+    typeof cur === "object" && cur !== null && depth < 5;
+    cur = (cur as { cause?: unknown }).cause, depth++
+  ) {
     if ((cur as { code?: unknown }).code === code) return cur as Record<string, unknown>
   }
   return undefined
@@ -33,7 +37,10 @@ const withCode = (e: unknown, code: string): Record<string, unknown> | undefined
 const SETTING_MESSAGE = /^[A-Z][A-Z0-9_]*(=\S+)?:? /
 
 /** The one line for an error the operator can fix, else undefined. */
-export const describeError = (e: unknown, listen: { readonly port: number; readonly host: string }): string | undefined => {
+export const describeError = (
+  e: unknown,
+  listen: { readonly port: number; readonly host: string }
+): string | undefined => {
   if (ConfigError.isConfigError(e)) return `Configuration error: ${[...new Set(configLeaves(e))].join("; ")}`
   // Node's listen error carries the code; Deno throws Deno.errors.AddrInUse.
   const busy = withCode(e, "EADDRINUSE") ?? (e instanceof Error && e.name === "AddrInUse" ? {} : undefined)
@@ -46,7 +53,10 @@ export const describeError = (e: unknown, listen: { readonly port: number; reado
 }
 
 /** The line for a failed start: the described error, or the full cause when nothing describes it. */
-export const describeFailure = (cause: Cause.Cause<unknown>, listen: { readonly port: number; readonly host: string }): string => {
+export const describeFailure = (
+  cause: Cause.Cause<unknown>,
+  listen: { readonly port: number; readonly host: string }
+): string => {
   const errors = [...Cause.failures(cause), ...Cause.defects(cause)]
   for (const e of errors) {
     const line = describeError(e, listen)
@@ -56,8 +66,13 @@ export const describeFailure = (cause: Cause.Cause<unknown>, listen: { readonly 
 }
 
 /** Writes the line of a failure to stderr (an interruption, a signal's stop, is no failure). */
-export const reportFailure = (listen: () => { readonly port: number; readonly host: string }) =>
+export const reportFailure =
+  (listen: () => { readonly port: number; readonly host: string }) =>
   <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-    Effect.tapErrorCause(self, (cause) =>
-      Cause.isInterruptedOnly(cause) ? Effect.void : Effect.sync(() => console.error(describeFailure(cause, listen())))
+    Effect.tapErrorCause(
+      self,
+      (cause) =>
+        Cause.isInterruptedOnly(cause)
+          ? Effect.void
+          : Effect.sync(() => console.error(describeFailure(cause, listen())))
     )

@@ -18,7 +18,13 @@ export type Route = typeof Route.Type
 
 /** The weekday and minute of the day at `atMillis` in `timeZone` (an IANA zone), daylight saving included. */
 export const localTime = (atMillis: number, timeZone: string): { readonly day: Weekday; readonly minute: number } => {
-  const parts = new Intl.DateTimeFormat("en-US", { timeZone, weekday: "long", hour: "2-digit", minute: "2-digit", hourCycle: "h23" }).formatToParts(new Date(atMillis))
+  const parts = new Intl.DateTimeFormat("en-US", {
+    timeZone,
+    weekday: "long",
+    hour: "2-digit",
+    minute: "2-digit",
+    hourCycle: "h23"
+  }).formatToParts(new Date(atMillis))
   const get = (type: string) => parts.find((p) => p.type === type)?.value ?? ""
   const day = get("weekday").toLowerCase() as Weekday
   return { day, minute: Number(get("hour")) * 60 + Number(get("minute")) }

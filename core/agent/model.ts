@@ -9,7 +9,9 @@ import { projectionWith } from "../kernel/records.ts"
 export const RouteAction = Schema.Literal("agent", "voicemail", "app", "forward")
 export type RouteAction = typeof RouteAction.Type
 
-const HHMM = Schema.String.pipe(Schema.pattern(/^([01]\d|2[0-3]):[0-5]\d$/, { message: () => "must be HH:MM (00:00 to 23:59)" }))
+const HHMM = Schema.String.pipe(
+  Schema.pattern(/^([01]\d|2[0-3]):[0-5]\d$/, { message: () => "must be HH:MM (00:00 to 23:59)" })
+)
 export const HoursRange = Schema.Struct({ start: HHMM, end: HHMM })
 export type HoursRange = typeof HoursRange.Type
 

@@ -6,16 +6,25 @@
  */
 import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
 import type { Principal } from "../auth/principal.ts"
-import { ConversationStore } from "../conversations/store.ts"
 import { Voice } from "../calls/voice.ts"
+import { ConversationStore } from "../conversations/store.ts"
 import { FailedPrecondition, Internal, InvalidArgument, NotFound } from "../kernel/errors.ts"
 import { Ids } from "../kernel/ids.ts"
-import { NumberStore, VoiceMode } from "../numbers/model.ts"
 import { isPremiumRate, Phone, premiumRateProblem } from "../kernel/phone.ts"
 import { NonEmptyText, Text } from "../kernel/text.ts"
 import { Transactor } from "../kernel/transactor.ts"
+import { NumberStore, VoiceMode } from "../numbers/model.ts"
 import { isTimeZone } from "./hours.ts"
-import { Agent, type AgentConfig, type AgentRecord, BusinessHours, businessHoursRule, newAgentConfig, RouteAction, toAgent } from "./model.ts"
+import {
+  Agent,
+  type AgentConfig,
+  type AgentRecord,
+  BusinessHours,
+  businessHoursRule,
+  newAgentConfig,
+  RouteAction,
+  toAgent
+} from "./model.ts"
 import { AgentStore } from "./store.ts"
 
 /** Agent minutes a workspace's plan includes each calendar month (UTC). */
@@ -24,7 +33,9 @@ export const MAX_JOBS = 20
 
 const strict = { parseOptions: { onExcessProperty: "error" } } as const
 
-const TimeZone = Text(64).pipe(Schema.filter((zone) => isTimeZone(zone) || "must be an IANA time zone, such as America/New_York"))
+const TimeZone = Text(64).pipe(
+  Schema.filter((zone) => isTimeZone(zone) || "must be an IANA time zone, such as America/New_York")
+)
 const OptionalText = (max: number) => Schema.optional(Schema.NullOr(Text(max)))
 
 export const JobInput = Schema.Struct({ name: NonEmptyText(100), instructions: Text(4000) }).annotations(strict)
@@ -39,7 +50,12 @@ export const UpdateAgentInput = Schema.Struct({
   instructions: OptionalText(10_000),
   enabled: Schema.optional(Schema.Boolean),
   timezone: Schema.optional(TimeZone),
-  businessHours: Schema.optional(Schema.Struct({ ...BusinessHours.fields, timezone: Schema.optional(TimeZone) }).annotations({ ...strict, description: businessHoursRule })),
+  businessHours: Schema.optional(
+    Schema.Struct({ ...BusinessHours.fields, timezone: Schema.optional(TimeZone) }).annotations({
+      ...strict,
+      description: businessHoursRule
+    })
+  ),
   inHoursAction: Schema.optional(RouteAction),
   offHoursAction: Schema.optional(RouteAction),
   jobs: Schema.optional(
@@ -81,10 +97,13 @@ const iso = (ms: number) => new Date(ms).toISOString()
 /** The calendar month (UTC) holding `now`. */
 export const creditPeriod = (now: number): { readonly start: string; readonly end: string } => {
   const d = new Date(now)
-  return { start: iso(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1)), end: iso(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1)) }
+  return {
+    start: iso(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1)),
+    end: iso(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1))
+  }
 }
 
-const make = Effect.gen(function* () {
+const make = Effect.gen(function*() {
   const agents = yield* AgentStore
   const numbers = yield* NumberStore
   const conversations = yield* ConversationStore
@@ -92,9 +111,12 @@ const make = Effect.gen(function* () {
   const voice = yield* Voice
 
   /** Edits of one workspace's agent run one at a time, so two first PATCHes create one agent. */
-  const modify = <E>(p: Principal, change: (current: Option.Option<AgentRecord>, now: string) => Effect.Effect<AgentRecord, E>) =>
+  const modify = <E>(
+    p: Principal,
+    change: (current: Option.Option<AgentRecord>, now: string) => Effect.Effect<AgentRecord, E>
+  ) =>
     tx.withTransaction(
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         yield* tx.lock(`agent:${p.workspaceId}`)
         const next = yield* change(yield* agents.get(p.workspaceId), iso(yield* Clock.currentTimeMillis))
         yield* agents.put(next)
@@ -103,29 +125,44 @@ const make = Effect.gen(function* () {
     )
 
   const get = (p: Principal) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const agent = yield* agents.get(p.workspaceId)
       const period = creditPeriod(yield* Clock.currentTimeMillis)
       const usedMinutes = yield* conversations.agentCallMinutes(p.workspaceId, period.start, period.end)
       return {
         agent: Option.match(agent, { onNone: () => null, onSome: toAgent }),
-        creditUsage: { periodStart: period.start, periodEnd: period.end, includedMinutes: INCLUDED_AGENT_MINUTES, usedMinutes }
+        creditUsage: {
+          periodStart: period.start,
+          periodEnd: period.end,
+          includedMinutes: INCLUDED_AGENT_MINUTES,
+          usedMinutes
+        }
       }
     })
 
   /** Creates the agent with CONTRACT's defaults on the first call; the fields sent replace the draft's. */
   const update = (p: Principal, input: UpdateAgentInput) =>
     modify(p, (current, now) =>
-        Effect.gen(function* () {
-          const changes = Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined)) as Partial<AgentConfig>
-          const { uuid } = yield* Ids
-          const base = Option.getOrElse(
-            current,
-            (): AgentRecord => ({ id: uuid(), workspaceId: p.workspaceId, draft: newAgentConfig, published: null, carrierAssistantId: null, createdAt: now, updatedAt: now, publishedAt: null })
-          )
-          return { ...base, draft: { ...base.draft, ...changes }, updatedAt: now }
-        })
-    )
+      Effect.gen(function*() {
+        const changes = Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined)) as Partial<
+          AgentConfig
+        >
+        const { uuid } = yield* Ids
+        const base = Option.getOrElse(
+          current,
+          (): AgentRecord => ({
+            id: uuid(),
+            workspaceId: p.workspaceId,
+            draft: newAgentConfig,
+            published: null,
+            carrierAssistantId: null,
+            createdAt: now,
+            updatedAt: now,
+            publishedAt: null
+          })
+        )
+        return { ...base, draft: { ...base.draft, ...changes }, updatedAt: now }
+      }))
 
   /**
    * The carrier's assistant is created or updated first, under the agent's lock (so two first
@@ -134,41 +171,61 @@ const make = Effect.gen(function* () {
    */
   const publish = (p: Principal) =>
     modify(p, (current, now) =>
-        Option.match(current, {
-          onNone: () => Effect.fail(noAgent),
-          onSome: (agent) =>
-            voice.publishAgent({ workspaceId: agent.workspaceId, agentId: agent.id, assistantId: agent.carrierAssistantId, config: agent.draft }).pipe(
-              Effect.mapError((e) =>
-                e.reason === "rejected"
-                  ? new FailedPrecondition({ message: `The carrier refused the agent: ${e.message}` })
-                  : new Internal({ message: `The carrier is unavailable (${e.message}); publish again` })
-              ),
-              Effect.map(({ assistantId }) => ({ ...agent, published: agent.draft, carrierAssistantId: assistantId, publishedAt: now, updatedAt: now }))
-            )
-        })
-    )
+      Option.match(current, {
+        onNone: () => Effect.fail(noAgent),
+        onSome: (agent) =>
+          voice.publishAgent({
+            workspaceId: agent.workspaceId,
+            agentId: agent.id,
+            assistantId: agent.carrierAssistantId,
+            config: agent.draft
+          }).pipe(
+            Effect.mapError((e) =>
+              e.reason === "rejected"
+                ? new FailedPrecondition({ message: `The carrier refused the agent: ${e.message}` })
+                : new Internal({ message: `The carrier is unavailable (${e.message}); publish again` })
+            ),
+            Effect.map(({ assistantId }) => ({
+              ...agent,
+              published: agent.draft,
+              carrierAssistantId: assistantId,
+              publishedAt: now,
+              updatedAt: now
+            }))
+          )
+      }))
 
   /** The number's calls go to the agent (published or not: an unpublished agent rings the team). */
   const connect = (p: Principal, e164: string) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const found = yield* numbers.findByE164(e164)
       if (Option.isNone(found) || found.value.workspaceId !== p.workspaceId) return yield* numberNotFound
       const agent = yield* agents.get(p.workspaceId)
       if (Option.isNone(agent)) return yield* noAgent
       // forwardTo is kept: it is where the agent's `forward` action sends calls.
-      yield* numbers.setRouting(p.workspaceId, e164, { voiceMode: "agent", agentId: agent.value.id, forwardTo: found.value.number.forwardTo })
+      yield* numbers.setRouting(p.workspaceId, e164, {
+        voiceMode: "agent",
+        agentId: agent.value.id,
+        forwardTo: found.value.number.forwardTo
+      })
       return { ok: true as const, voiceMode: "agent" as const }
     })
 
   /** From any mode (SPEC moves it from `agent`; repeating it is harmless). */
   const disconnect = (p: Principal, e164: string, input: DisconnectInput) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const mode = input.mode ?? "app"
       const forwardTo = input.forwardTo ?? null
-      if (mode === "forward" && forwardTo === null) return yield* new InvalidArgument({ message: "forwardTo: is required when mode is forward" })
-      if (mode !== "forward" && forwardTo !== null) return yield* new InvalidArgument({ message: "forwardTo: only with mode forward" })
+      if (mode === "forward" && forwardTo === null) {
+        return yield* new InvalidArgument({ message: "forwardTo: is required when mode is forward" })
+      }
+      if (mode !== "forward" && forwardTo !== null) {
+        return yield* new InvalidArgument({ message: "forwardTo: only with mode forward" })
+      }
       if (forwardTo === e164) return yield* new InvalidArgument({ message: "forwardTo: must not be the number itself" })
-      if (forwardTo !== null && isPremiumRate(forwardTo)) return yield* new InvalidArgument({ message: premiumRateProblem("forwardTo") })
+      if (forwardTo !== null && isPremiumRate(forwardTo)) {
+        return yield* new InvalidArgument({ message: premiumRateProblem("forwardTo") })
+      }
       const updated = yield* numbers.setRouting(p.workspaceId, e164, { voiceMode: mode, agentId: null, forwardTo })
       if (Option.isNone(updated)) return yield* numberNotFound
       return { ok: true as const, voiceMode: mode }

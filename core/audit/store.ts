@@ -13,8 +13,18 @@ export interface AuditLog {
 export const AuditLog = Context.GenericTag<AuditLog>("core/AuditLog")
 
 /** The row an `append` writes, for every adapter alike. */
-export const auditRecord = (workspaceId: string, entry: Omit<AuditEntry, "id" | "createdAt">): Effect.Effect<AuditRecord> =>
-  Effect.gen(function* () {
+export const auditRecord = (
+  workspaceId: string,
+  entry: Omit<AuditEntry, "id" | "createdAt">
+): Effect.Effect<AuditRecord> =>
+  Effect.gen(function*() {
     const { uuid } = yield* Ids
-    return { id: uuid(), workspaceId, actor: entry.actor, action: entry.action, detail: entry.detail, createdAt: yield* nowIso }
+    return {
+      id: uuid(),
+      workspaceId,
+      actor: entry.actor,
+      action: entry.action,
+      detail: entry.detail,
+      createdAt: yield* nowIso
+    }
   })

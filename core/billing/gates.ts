@@ -23,16 +23,15 @@ export const numberPurchaseGate = (
   billing: Billing,
   purchase: Pick<NumberPurchase, "type" | "localNumbers">
 ): Either.Either<void, FailedPrecondition> => {
-  const message =
-    billing.plan === null
-      ? numberGateMessages.plan
-      : billing.trial && billing.identity !== "verified"
-        ? numberGateMessages.identity
-        : billing.trial && !billing.mobileVerified
-          ? numberGateMessages.mobile
-          : billing.billedVia === "app_store" && isAddOn(purchase)
-            ? numberGateMessages.appStore
-            : null
+  const message = billing.plan === null
+    ? numberGateMessages.plan
+    : billing.trial && billing.identity !== "verified"
+    ? numberGateMessages.identity
+    : billing.trial && !billing.mobileVerified
+    ? numberGateMessages.mobile
+    : billing.billedVia === "app_store" && isAddOn(purchase)
+    ? numberGateMessages.appStore
+    : null
   return message === null ? Either.void : Either.left(new FailedPrecondition({ message }))
 }
 
@@ -49,16 +48,18 @@ export const registrationGateMessages = {
  * subscription and, while on a trial, a submitted identity check. The card itself answers last, when
  * the filing is charged (`Payments.charge`: "Your card was declined").
  */
-export const registrationFilingGate = (billing: Billing, acknowledgeTrialEnd: boolean): Either.Either<void, FailedPrecondition> => {
-  const message =
-    billing.trial && !acknowledgeTrialEnd
-      ? registrationGateMessages.acknowledgeTrialEnd
-      : !billing.paymentMethod
-        ? registrationGateMessages.paymentMethod
-        : billing.subscription === "canceled"
-          ? registrationGateMessages.subscription
-          : billing.trial && billing.identity === "none"
-            ? registrationGateMessages.identity
-            : null
+export const registrationFilingGate = (
+  billing: Billing,
+  acknowledgeTrialEnd: boolean
+): Either.Either<void, FailedPrecondition> => {
+  const message = billing.trial && !acknowledgeTrialEnd
+    ? registrationGateMessages.acknowledgeTrialEnd
+    : !billing.paymentMethod
+    ? registrationGateMessages.paymentMethod
+    : billing.subscription === "canceled"
+    ? registrationGateMessages.subscription
+    : billing.trial && billing.identity === "none"
+    ? registrationGateMessages.identity
+    : null
   return message === null ? Either.void : Either.left(new FailedPrecondition({ message }))
 }

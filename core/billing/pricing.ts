@@ -2,8 +2,8 @@
  * What each purchase costs (SPEC "Numbers", pricing rules), as the charge to collect and write to the
  * ledger. Pure: the time of purchase is an argument (the use case reads it from Clock).
  */
-import type { NumberType } from "../numbers/model.ts"
 import type { E164 } from "../kernel/phone.ts"
+import type { NumberType } from "../numbers/model.ts"
 import type { Charge } from "./ledger.ts"
 
 /** List prices in US cents. */
@@ -61,13 +61,28 @@ export const numberCharge = (purchase: NumberPurchase, at: Date): Charge => {
   const { e164 } = purchase
   if (purchase.type === "toll_free") {
     const p = prorate(prices.tollFreeMonthly, at)
-    return { kind: "toll_free_number", description: `Toll-free number ${e164}, ${prorated(p)}`, amountCents: p.amountCents, numberE164: e164 }
+    return {
+      kind: "toll_free_number",
+      description: `Toll-free number ${e164}, ${prorated(p)}`,
+      amountCents: p.amountCents,
+      numberE164: e164
+    }
   }
   if (!isAddOn(purchase)) {
-    return { kind: "local_number", description: `Local number ${e164}, included in the plan`, amountCents: 0, numberE164: e164 }
+    return {
+      kind: "local_number",
+      description: `Local number ${e164}, included in the plan`,
+      amountCents: 0,
+      numberE164: e164
+    }
   }
   const p = prorate(prices.localNumberMonthly, at)
-  return { kind: "local_number", description: `Local number ${e164}, ${prorated(p)}`, amountCents: p.amountCents, numberE164: e164 }
+  return {
+    kind: "local_number",
+    description: `Local number ${e164}, ${prorated(p)}`,
+    amountCents: p.amountCents,
+    numberE164: e164
+  }
 }
 
 /** The one-time texting setup of a local number, charged when its registration is filed (never twice per number). */
@@ -81,7 +96,12 @@ export const textingSetupCharge = (e164: E164): Charge => ({
 /** The messaging add-on from the campaign's approval at `at`, prorated like a number. */
 export const messagingAddonCharge = (at: Date): Charge => {
   const p = prorate(prices.messagingMonthly, at)
-  return { kind: "messaging_addon", description: `Messaging add-on, ${prorated(p)}`, amountCents: p.amountCents, numberE164: null }
+  return {
+    kind: "messaging_addon",
+    description: `Messaging add-on, ${prorated(p)}`,
+    amountCents: p.amountCents,
+    numberE164: null
+  }
 }
 
 /** The plan's first paid month, from the day a filing ended the trial, prorated like a number. */

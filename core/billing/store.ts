@@ -17,8 +17,11 @@ export interface LedgerStore {
 export const LedgerStore = Context.GenericTag<LedgerStore>("core/LedgerStore")
 
 /** The rows an `append` writes: each charge with a new id, the currency and now (Clock), for every adapter alike. */
-export const chargeRecords = (workspaceId: string, charges: ReadonlyArray<Charge>): Effect.Effect<Array<ChargeRecord>> =>
-  Effect.gen(function* () {
+export const chargeRecords = (
+  workspaceId: string,
+  charges: ReadonlyArray<Charge>
+): Effect.Effect<Array<ChargeRecord>> =>
+  Effect.gen(function*() {
     const { uuid } = yield* Ids
     const createdAt = yield* nowIso
     return charges.map((c) => ({ id: uuid(), workspaceId, ...c, currency: CURRENCY, createdAt }))

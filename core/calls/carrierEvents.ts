@@ -18,7 +18,15 @@ import { Transactor } from "../kernel/transactor.ts"
 import { BlobStore, MediaFetcher, RECORDING_LIMITS, type StoredMedia } from "../media/model.ts"
 import type { Participant } from "../messaging/threads.ts"
 import { NumberStore } from "../numbers/model.ts"
-import { type CallPlan, type LiveFacts, liveEvents, outcomeOf, SIMULATED_FLOW, summaryEvent, transcriptEvent } from "./events.ts"
+import {
+  type CallPlan,
+  liveEvents,
+  type LiveFacts,
+  outcomeOf,
+  SIMULATED_FLOW,
+  summaryEvent,
+  transcriptEvent
+} from "./events.ts"
 import type { History } from "./history.ts"
 import type { Inbound } from "./inbound.ts"
 import { decodeCallDetails } from "./model.ts"
@@ -37,14 +45,21 @@ const InboundState = Schema.parseJson(Schema.Struct({ workspaceId: Schema.String
 const inboundState = Schema.decodeUnknownOption(InboundState)
 const encodeInboundState = Schema.encodeSync(InboundState)
 /** Whether a webhook's `client_state` is one we sent (a dial's or an inbound call's command's). */
-const ourClientState = (clientState: string | null) => clientState !== null && (Option.isSome(dialState(clientState)) || Option.isSome(inboundState(clientState)))
+const ourClientState = (clientState: string | null) =>
+  clientState !== null && (Option.isSome(dialState(clientState)) || Option.isSome(inboundState(clientState)))
 
 const callLock = (carrierCallId: string) => `call:${carrierCallId}`
 const retryLater = (message: string) => new Internal({ message })
 
 /** What a carrier is told to do with an inbound call; an `app` call rings nobody (there is no softphone) and rings out as missed. */
 const actionOf = (route: Route, assistantId: string | null): InboundAction | null =>
-  route.kind === "agent" ? { kind: "agent", assistantId } : route.kind === "voicemail" ? { kind: "voicemail" } : route.kind === "forward" ? route : null
+  route.kind === "agent"
+    ? { kind: "agent", assistantId }
+    : route.kind === "voicemail"
+    ? { kind: "voicemail" }
+    : route.kind === "forward"
+    ? route
+    : null
 
 /**
  * How the call stands: an outbound call was answered or not; an inbound one as its route says,
@@ -53,7 +68,11 @@ const actionOf = (route: Route, assistantId: string | null): InboundAction | nul
 const planOf = (session: CallSession): CallPlan => {
   const answered = session.answeredAt !== null
   if (session.route === null) return { direction: "outbound", scenario: answered ? "answered" : "missed" }
-  const scenario = !answered || session.route.kind === "app" ? "missed" : session.route.kind === "voicemail" ? "voicemail" : "answered"
+  const scenario = !answered || session.route.kind === "app"
+    ? "missed"
+    : session.route.kind === "voicemail"
+    ? "voicemail"
+    : "answered"
   return { direction: "inbound", scenario, route: session.route }
 }
 
@@ -68,10 +87,11 @@ const sessionFacts = (session: CallSession): LiveFacts => ({
 })
 
 /** The client state sent with each command, echoed in the call's later webhooks. */
-const clientStateOf = (session: CallSession) => encodeInboundState({ workspaceId: session.workspaceId, carrierCallId: session.carrierCallId })
+const clientStateOf = (session: CallSession) =>
+  encodeInboundState({ workspaceId: session.workspaceId, carrierCallId: session.carrierCallId })
 
 export const makeCarrierEvents = (history: Pick<History, "recordCall">, inbound: Pick<Inbound, "inboundFacts">) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const store = yield* ConversationStore
     const numbers = yield* NumberStore
     const agents = yield* AgentStore
@@ -89,11 +109,13 @@ export const makeCarrierEvents = (history: Pick<History, "recordCall">, inbound:
      * webhook so the carrier delivers it again.
      */
     const onInitiated = (e: Extract<CarrierCallEvent, { readonly _tag: "Initiated" }>) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         if (e.direction !== "inbound") return
         const to = normalizePhone(e.to)
         const found = Either.isRight(to) ? yield* numbers.findByE164(to.right) : Option.none()
-        if (Option.isNone(found)) return yield* Effect.logWarning("Carrier call to a number no workspace holds", displayText(e.to, 40))
+        if (Option.isNone(found)) {
+          return yield* Effect.logWarning("Carrier call to a number no workspace holds", displayText(e.to, 40))
+        }
         const number = found.value
         const startedAt = yield* Clock.currentTimeMillis
         const agent = Option.getOrNull(yield* agents.get(number.workspaceId))
@@ -122,10 +144,15 @@ export const makeCarrierEvents = (history: Pick<History, "recordCall">, inbound:
         }
         const facts = yield* inbound.inboundFacts(number, route, e.callSessionId, from, e.callerName)
         const session = yield* tx.withTransaction(
-          Effect.gen(function* () {
+          Effect.gen(function*() {
             yield* tx.lock(callLock(e.callSessionId))
-            if (!(yield* sessions.insert(fresh))) return yield* sessions.get(e.callSessionId)
-            yield* outbox.append(number.workspaceId, liveEvents({ direction: "inbound", scenario: "missed", route }, facts))
+            if (!(yield* sessions.insert(fresh))) {
+              return yield* sessions.get(e.callSessionId)
+            }
+            yield* outbox.append(
+              number.workspaceId,
+              liveEvents({ direction: "inbound", scenario: "missed", route }, facts)
+            )
             return Option.some(fresh)
           })
         )
@@ -146,24 +173,37 @@ export const makeCarrierEvents = (history: Pick<History, "recordCall">, inbound:
      * answer and its first webhooks race) is delivered again; any other is not ours and is dropped.
      */
     const unknownCall = (clientState: string | null) =>
-      Option.isSome(dialState(clientState ?? "")) ? Effect.fail(retryLater("The call is not known here yet; deliver the event again")) : Effect.void
+      Option.isSome(dialState(clientState ?? ""))
+        ? Effect.fail(retryLater("The call is not known here yet; deliver the event again"))
+        : Effect.void
 
     /** Someone picked up: the agent's `call.answered` (SPEC's only answered signal a carrier call sends), written with the session. */
     const onAnswered = (carrierCallId: string, clientState: string | null) =>
       tx.withTransaction(
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           yield* tx.lock(callLock(carrierCallId))
           const found = yield* sessions.get(carrierCallId)
           if (Option.isNone(found)) return yield* unknownCall(clientState)
           if (found.value.answeredAt !== null || found.value.activityId !== null) return
           const s = found.value
           const route = s.route
-          const answeredBy = route === null || route.kind === "forward" ? "callee" : route.kind === "agent" ? "agent" : null
-          const answered: CallSession = { ...s, answeredAt: new Date(yield* Clock.currentTimeMillis).toISOString(), answeredBy }
+          const answeredBy = route === null || route.kind === "forward"
+            ? "callee"
+            : route.kind === "agent"
+            ? "agent"
+            : null
+          const answered: CallSession = {
+            ...s,
+            answeredAt: new Date(yield* Clock.currentTimeMillis).toISOString(),
+            answeredBy
+          }
           yield* sessions.put(answered)
           if (route?.kind === "agent") {
             const plan = planOf(answered)
-            yield* outbox.append(s.workspaceId, liveEvents(plan, sessionFacts(answered)).filter((ev) => ev.type === "call.answered"))
+            yield* outbox.append(
+              s.workspaceId,
+              liveEvents(plan, sessionFacts(answered)).filter((ev) => ev.type === "call.answered")
+            )
           }
         })
       )
@@ -171,7 +211,7 @@ export const makeCarrierEvents = (history: Pick<History, "recordCall">, inbound:
     /** The call ended: its activity and `call.completed` or `call.missed`, once. */
     const onHangup = (e: Extract<CarrierCallEvent, { readonly _tag: "Hangup" }>) =>
       tx.withTransaction(
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           yield* tx.lock(callLock(e.callSessionId))
           const found = yield* sessions.get(e.callSessionId)
           if (Option.isNone(found)) return yield* unknownCall(e.clientState)
@@ -179,14 +219,18 @@ export const makeCarrierEvents = (history: Pick<History, "recordCall">, inbound:
           const s = found.value
           const number = yield* numbers.findByE164(s.numberE164)
           if (Option.isNone(number) || number.value.workspaceId !== s.workspaceId) {
-            return yield* Effect.logWarning("A carrier call ended on a number the workspace no longer holds", s.numberE164)
+            return yield* Effect.logWarning(
+              "A carrier call ended on a number the workspace no longer holds",
+              s.numberE164
+            )
           }
           // Stored as E.164 or `withheld`.
           const participant = callerOf(s.participant)
           const startedAt = Date.parse(s.startedAt)
           const plan = planOf(s)
           const outcome = outcomeOf(plan)
-          const durationSeconds = e.durationSeconds ?? Math.max(0, Math.round(((yield* Clock.currentTimeMillis) - startedAt) / 1000))
+          const durationSeconds = e.durationSeconds ??
+            Math.max(0, Math.round(((yield* Clock.currentTimeMillis) - startedAt) / 1000))
           const facts = sessionFacts(s)
           const { activity } = yield* history.recordCall({
             plan,
@@ -202,7 +246,13 @@ export const makeCarrierEvents = (history: Pick<History, "recordCall">, inbound:
               carrierCallId: s.carrierCallId,
               job: s.job
             },
-            end: { answered: outcome.status === "completed", durationSeconds, transcript: [], summary: null, recording: null },
+            end: {
+              answered: outcome.status === "completed",
+              durationSeconds,
+              transcript: [],
+              summary: null,
+              recording: null
+            },
             mediaLater: true,
             ...(s.reservedActivityId === null ? {} : { id: s.reservedActivityId })
           })
@@ -212,21 +262,27 @@ export const makeCarrierEvents = (history: Pick<History, "recordCall">, inbound:
 
     /** The recorded call's references for its later events; none until its hangup is recorded. */
     const recordedCall = (s: CallSession) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         if (s.activityId === null) return yield* retryLater("The call has not ended here yet; deliver the event again")
         const activity = yield* store.getActivity(s.workspaceId, s.activityId)
         const number = yield* numbers.findByE164(s.numberE164)
         const inboxId = Option.match(number, { onNone: () => "", onSome: (n) => n.inboxId })
         return Option.map(activity, (a) => ({
           activity: a,
-          ref: { conversationId: a.conversationId, inboxId, activityId: a.id, numberE164: s.numberE164, carrierCallId: s.carrierCallId }
+          ref: {
+            conversationId: a.conversationId,
+            inboxId,
+            activityId: a.id,
+            numberE164: s.numberE164,
+            carrierCallId: s.carrierCallId
+          }
         }))
       })
 
     /** Updates the call's session under its lock (a concurrent step may have put it meanwhile). */
     const updateSession = (carrierCallId: string, update: (s: CallSession) => CallSession | null) =>
       tx.withTransaction(
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           yield* tx.lock(callLock(carrierCallId))
           const again = yield* sessions.get(carrierCallId)
           const next = Option.isSome(again) ? update(again.value) : null
@@ -242,7 +298,7 @@ export const makeCarrierEvents = (history: Pick<History, "recordCall">, inbound:
      * try gets the same file), so the transcript and summary do not wait for it.
      */
     const onRecordingSaved = (e: Extract<CarrierCallEvent, { readonly _tag: "RecordingSaved" }>) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const found = yield* sessions.get(e.callSessionId)
         if (Option.isNone(found)) return
         const s = found.value
@@ -255,11 +311,22 @@ export const makeCarrierEvents = (history: Pick<History, "recordCall">, inbound:
           Effect.map(Option.some),
           Effect.catchTags({
             MediaTooLarge: (error) =>
-              Effect.logWarning("A call recording is too large to keep; the call stays recorded without it", error.message).pipe(
-                Effect.zipRight(updateSession(s.carrierCallId, (again) => (again.recordingRefused ? null : { ...again, recordingRefused: true }))),
+              Effect.logWarning(
+                "A call recording is too large to keep; the call stays recorded without it",
+                error.message
+              ).pipe(
+                Effect.zipRight(
+                  updateSession(
+                    s.carrierCallId,
+                    (again) => (again.recordingRefused ? null : { ...again, recordingRefused: true })
+                  )
+                ),
                 Effect.as(Option.none())
               ),
-            InvalidArgument: (error) => Effect.fail(retryLater(`The recording could not be downloaded (${error.message}); deliver the event again`))
+            InvalidArgument: (error) =>
+              Effect.fail(
+                retryLater(`The recording could not be downloaded (${error.message}); deliver the event again`)
+              )
           })
         )
         if (Option.isNone(fetched)) return
@@ -270,13 +337,20 @@ export const makeCarrierEvents = (history: Pick<History, "recordCall">, inbound:
         const key = `call_${activity.id}.${extension}`
         yield* blobs.put(s.workspaceId, key, audio.bytes, audio.contentType)
         yield* tx.withTransaction(
-          Effect.gen(function* () {
+          Effect.gen(function*() {
             yield* tx.lock(callLock(s.carrierCallId))
             const again = yield* store.getActivity(s.workspaceId, activity.id)
             if (Option.isNone(again) || again.value.media.length > 0) return
-            const media: StoredMedia = { key, contentType: audio.contentType, size: audio.bytes.length, filename: `${voicemail ? "voicemail" : "recording"}.${extension}` }
+            const media: StoredMedia = {
+              key,
+              contentType: audio.contentType,
+              size: audio.bytes.length,
+              filename: `${voicemail ? "voicemail" : "recording"}.${extension}`
+            }
             yield* store.setCallMedia(s.workspaceId, activity.id, [media])
-            yield* outbox.append(s.workspaceId, [event(voicemail ? "call.voicemail.completed" : "call.recording.completed", ref)])
+            yield* outbox.append(s.workspaceId, [
+              event(voicemail ? "call.voicemail.completed" : "call.recording.completed", ref)
+            ])
           })
         )
       })
@@ -287,13 +361,18 @@ export const makeCarrierEvents = (history: Pick<History, "recordCall">, inbound:
      * unavailable, the webhook fails so the carrier delivers it again.
      */
     const onConversationEnded = (e: Extract<CarrierCallEvent, { readonly _tag: "ConversationEnded" }>) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         if (e.callSessionId === null) return
         const found = yield* sessions.get(e.callSessionId)
         if (Option.isNone(found)) return
         const s = found.value
         // Named first, so the conversation's insights find the call even while this event waits.
-        if (s.conversationId === null) yield* updateSession(s.carrierCallId, (again) => (again.conversationId === null ? { ...again, conversationId: e.conversationId } : null))
+        if (s.conversationId === null) {
+          yield* updateSession(
+            s.carrierCallId,
+            (again) => (again.conversationId === null ? { ...again, conversationId: e.conversationId } : null)
+          )
+        }
         const call = yield* recordedCall(s)
         if (Option.isNone(call) || call.value.activity.callTranscript !== null) return
         // SPEC's order: the recording's event comes before the transcript's (unless the recording was refused as too large).
@@ -309,7 +388,7 @@ export const makeCarrierEvents = (history: Pick<History, "recordCall">, inbound:
         )
         const { activity, ref } = call.value
         yield* tx.withTransaction(
-          Effect.gen(function* () {
+          Effect.gen(function*() {
             yield* tx.lock(callLock(s.carrierCallId))
             const again = yield* store.getActivity(s.workspaceId, activity.id)
             if (Option.isNone(again) || again.value.callTranscript !== null) return
@@ -330,17 +409,21 @@ export const makeCarrierEvents = (history: Pick<History, "recordCall">, inbound:
      * while the insights are still being made or the carrier is unavailable.
      */
     const onInsightsGenerated = (e: Extract<CarrierCallEvent, { readonly _tag: "InsightsGenerated" }>) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const named = yield* sessions.findByConversation(e.conversationId)
         const found = Option.isSome(named) || e.callSessionId === null ? named : yield* sessions.get(e.callSessionId)
         if (Option.isNone(found)) {
           // Ours (by client_state) before its conversation was named: wait; any other conversation is not a call of ours.
-          return ourClientState(e.clientState) ? yield* retryLater("The conversation's call is not known here yet; deliver the event again") : undefined
+          return ourClientState(e.clientState)
+            ? yield* retryLater("The conversation's call is not known here yet; deliver the event again")
+            : undefined
         }
         const s = found.value
         const call = yield* recordedCall(s)
         if (Option.isNone(call) || decodeCallDetails(call.value.activity.call).summary !== null) return
-        if (call.value.activity.callTranscript === null) return yield* retryLater("The call's transcript has not arrived yet; deliver the event again")
+        if (call.value.activity.callTranscript === null) {
+          return yield* retryLater("The call's transcript has not arrived yet; deliver the event again")
+        }
         const insights = yield* voice.conversationSummary(e.conversationId).pipe(
           Effect.catchAll((error) =>
             error.reason === "rejected"
@@ -349,17 +432,25 @@ export const makeCarrierEvents = (history: Pick<History, "recordCall">, inbound:
           )
         )
         if (insights === null) return
-        if (insights._tag === "Pending") return yield* retryLater("The conversation's insights are still being made; deliver the event again")
+        if (insights._tag === "Pending") {
+          return yield* retryLater("The conversation's insights are still being made; deliver the event again")
+        }
         const summary = insights.text
-        if (summary === null) return yield* Effect.logWarning("The conversation's insights hold no summary", s.carrierCallId)
+        if (summary === null) {
+          return yield* Effect.logWarning("The conversation's insights hold no summary", s.carrierCallId)
+        }
         const { activity, ref } = call.value
         yield* tx.withTransaction(
-          Effect.gen(function* () {
+          Effect.gen(function*() {
             yield* tx.lock(callLock(s.carrierCallId))
             const again = yield* store.getActivity(s.workspaceId, activity.id)
             if (Option.isNone(again) || decodeCallDetails(again.value.call).summary !== null) return
             yield* store.setCallSummary(s.workspaceId, activity.id, summary)
-            if (s.direction === "inbound") yield* outbox.append(s.workspaceId, [summaryEvent(ref, outcomeOf(planOf(s)).answeredBy === "agent", summary)])
+            if (s.direction === "inbound") {
+              yield* outbox.append(s.workspaceId, [
+                summaryEvent(ref, outcomeOf(planOf(s)).answeredBy === "agent", summary)
+              ])
+            }
           })
         )
       })

@@ -32,8 +32,22 @@ export interface CallOutcome {
   readonly recorded: boolean
 }
 
-const missed = (forwarded: boolean, flow: CallOutcome["flow"]): CallOutcome => ({ type: "call", status: "missed", answeredBy: null, forwarded, flow, recorded: false })
-const voicemail = (forwarded: boolean, flow: CallOutcome["flow"]): CallOutcome => ({ type: "voicemail", status: "missed", answeredBy: null, forwarded, flow, recorded: true })
+const missed = (forwarded: boolean, flow: CallOutcome["flow"]): CallOutcome => ({
+  type: "call",
+  status: "missed",
+  answeredBy: null,
+  forwarded,
+  flow,
+  recorded: false
+})
+const voicemail = (forwarded: boolean, flow: CallOutcome["flow"]): CallOutcome => ({
+  type: "voicemail",
+  status: "missed",
+  answeredBy: null,
+  forwarded,
+  flow,
+  recorded: true
+})
 
 /**
  * Inbound: `answered` is answered as the route says (the agent, a teammate in the app, or the
@@ -101,10 +115,11 @@ export interface RecordedFacts extends LiveFacts {
 }
 
 /** The final step of a completed flow, by the route it hands over to (`astra` is the agent step). */
-const terminalOf = (route: Route) =>
-  route.kind === "agent" ? "astra" : route.kind === "app" ? "ring" : route.kind
+const terminalOf = (route: Route) => route.kind === "agent" ? "astra" : route.kind === "app" ? "ring" : route.kind
 
-const agentIdOf = (plan: CallPlan): string | null => (plan.direction === "inbound" && plan.route.kind === "agent" ? plan.route.agentId : null)
+const agentIdOf = (
+  plan: CallPlan
+): string | null => (plan.direction === "inbound" && plan.route.kind === "agent" ? plan.route.agentId : null)
 
 /** The live signals of an inbound call, in order; none for an outbound call. */
 export const liveEvents = (plan: CallPlan, facts: LiveFacts): ReadonlyArray<DomainEvent> => {
@@ -113,26 +128,66 @@ export const liveEvents = (plan: CallPlan, facts: LiveFacts): ReadonlyArray<Doma
   const { carrierCallId, numberE164, from } = facts
   const flowRef = { numberE164, ...facts.flow, carrierCallId }
   const events: Array<DomainEvent> = [
-    event("call.ringing", { numberE164, from, callerName: facts.callerName, carrierCallId, direction: "inbound", routedBy: outcome.flow === null ? "number" : "flow" })
+    event("call.ringing", {
+      numberE164,
+      from,
+      callerName: facts.callerName,
+      carrierCallId,
+      direction: "inbound",
+      routedBy: outcome.flow === null ? "number" : "flow"
+    })
   ]
   if (outcome.flow !== null) events.push(event("call.flow.started", flowRef))
-  if (outcome.flow === "completed") events.push(event("call.flow.completed", { ...flowRef, terminal: terminalOf(plan.route), nodeId: `${terminalOf(plan.route)}_step` }))
-  if (outcome.flow === "aborted") events.push(event("call.flow.aborted", { ...flowRef, reason: "caller_hung_up", nodeId: "menu" }))
+  if (outcome.flow === "completed") {
+    events.push(
+      event("call.flow.completed", {
+        ...flowRef,
+        terminal: terminalOf(plan.route),
+        nodeId: `${terminalOf(plan.route)}_step`
+      })
+    )
+  }
+  if (outcome.flow === "aborted") {
+    events.push(event("call.flow.aborted", { ...flowRef, reason: "caller_hung_up", nodeId: "menu" }))
+  }
   if (outcome.forwarded && plan.route.kind === "forward") {
-    events.push(event("call.forwarded", { forwardedTo: plan.route.to, numberE164, from, carrierCallId, direction: "inbound" }))
+    events.push(
+      event("call.forwarded", { forwardedTo: plan.route.to, numberE164, from, carrierCallId, direction: "inbound" })
+    )
   }
   if (outcome.answeredBy === "agent") {
-    events.push(event("call.answered", { answeredBy: "agent", direction: "inbound", numberE164, from, carrierCallId, agentId: agentIdOf(plan)! }))
+    events.push(
+      event("call.answered", {
+        answeredBy: "agent",
+        direction: "inbound",
+        numberE164,
+        from,
+        carrierCallId,
+        agentId: agentIdOf(plan)!
+      })
+    )
   }
   if (outcome.answeredBy === "member") {
-    const member = { answeredBy: "member", direction: "inbound", from, carrierCallId, memberUid: facts.memberUid ?? "" } as const
+    const member = {
+      answeredBy: "member",
+      direction: "inbound",
+      from,
+      carrierCallId,
+      memberUid: facts.memberUid ?? ""
+    } as const
     events.push(event("call.answered", facts.memberSeesNumber ? { ...member, numberE164 } : member))
   }
   return events
 }
 
 /** What every recorded event names: the call's timeline entry. */
-export type CallRef = { readonly conversationId: string; readonly inboxId: string; readonly activityId: string; readonly numberE164: string; readonly carrierCallId: string }
+export type CallRef = {
+  readonly conversationId: string
+  readonly inboxId: string
+  readonly activityId: string
+  readonly numberE164: string
+  readonly carrierCallId: string
+}
 
 const refOf = (facts: RecordedFacts): CallRef => ({
   conversationId: facts.conversationId,
@@ -161,7 +216,12 @@ export const transcriptEvent = (ref: CallRef): DomainEvent => event("call.transc
  */
 export const summaryEvent = (ref: CallRef, agentHandled: boolean, summary: string | null): DomainEvent => {
   const { conversationId, activityId, carrierCallId } = ref
-  return event("call.summary.completed", agentHandled && summary !== null ? { conversationId, activityId, carrierCallId, summaryText: summary } : { conversationId, activityId, carrierCallId })
+  return event(
+    "call.summary.completed",
+    agentHandled && summary !== null
+      ? { conversationId, activityId, carrierCallId, summaryText: summary }
+      : { conversationId, activityId, carrierCallId }
+  )
 }
 
 /** The events written with the call's activity, in order. */

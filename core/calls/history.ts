@@ -36,9 +36,15 @@ export interface FinishedCall {
 }
 
 const previewOf = (type: CallOutcome["type"], status: CallOutcome["status"], direction: "inbound" | "outbound") =>
-  type === "voicemail" ? "Voicemail" : status === "missed" ? "Missed call" : direction === "inbound" ? "Incoming call" : "Outgoing call"
+  type === "voicemail"
+    ? "Voicemail"
+    : status === "missed"
+    ? "Missed call"
+    : direction === "inbound"
+    ? "Incoming call"
+    : "Outgoing call"
 
-export const makeHistory = Effect.gen(function* () {
+export const makeHistory = Effect.gen(function*() {
   const store = yield* ConversationStore
   const tx = yield* Transactor
   const outbox = yield* EventOutbox
@@ -48,7 +54,7 @@ export const makeHistory = Effect.gen(function* () {
 
   /** A call activity as `GET /calls` lists it; the recording is its first media file. */
   const itemOf = (a: ActivityRecord, thread: Pick<Thread, "numberE164">): Effect.Effect<CallItem> =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const call = decodeCallDetails(a.call)
       const recording = a.media[0]
       return {
@@ -74,7 +80,7 @@ export const makeHistory = Effect.gen(function* () {
 
   /** `GET /calls`. */
   const list = (p: Principal, input: ListCallsInput) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const hits = yield* store.listCalls(p.workspaceId, input.limit ?? 50)
       return { calls: yield* Effect.forEach(hits, ({ activity, thread }) => itemOf(activity, thread)) }
     })
@@ -84,7 +90,7 @@ export const makeHistory = Effect.gen(function* () {
    * other party), the call or voicemail activity and the events that report it.
    */
   const recordCall = (args: FinishedCall) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { plan, line, end } = args
       const outcome = outcomeOf(plan)
       const ws = line.workspaceId
@@ -94,7 +100,12 @@ export const makeHistory = Effect.gen(function* () {
       if (outcome.recorded && end.recording !== null) {
         const key = `call_${id}.wav`
         yield* blobs.put(ws, key, end.recording.bytes, end.recording.contentType)
-        media.push({ key, contentType: end.recording.contentType, size: end.recording.bytes.length, filename: outcome.type === "voicemail" ? "voicemail.wav" : "recording.wav" })
+        media.push({
+          key,
+          contentType: end.recording.contentType,
+          size: end.recording.bytes.length,
+          filename: outcome.type === "voicemail" ? "voicemail.wav" : "recording.wav"
+        })
       }
       const summary = outcome.recorded ? end.summary : null
       const details: CallDetails = {
@@ -107,10 +118,12 @@ export const makeHistory = Effect.gen(function* () {
       }
       const createdAt = new Date(args.startedAt).toISOString()
       return yield* tx.withTransaction(
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           yield* tx.lock(phoneLock(ws, line.participant))
           const message = { at: createdAt, preview: previewOf(outcome.type, outcome.status, plan.direction) }
-          const thread = plan.direction === "inbound" ? yield* threads.inbound(line, message) : yield* threads.outbound(line, message)
+          const thread = plan.direction === "inbound"
+            ? yield* threads.inbound(line, message)
+            : yield* threads.outbound(line, message)
           const activity = newActivity({
             id,
             workspaceId: ws,

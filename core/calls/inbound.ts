@@ -19,7 +19,7 @@ import { Transactor } from "../kernel/transactor.ts"
 import { testKeysOnly } from "../messaging/simulator.ts"
 import { phoneField } from "../messaging/threads.ts"
 import { type NumberRecord, NumberStore } from "../numbers/model.ts"
-import { type CallOutcome, type CallPlan, type LiveFacts, liveEvents, outcomeOf, SIMULATED_FLOW } from "./events.ts"
+import { type CallOutcome, type CallPlan, liveEvents, type LiveFacts, outcomeOf, SIMULATED_FLOW } from "./events.ts"
 import type { History } from "./history.ts"
 import type { CallScenario, SimulatedCallInput } from "./model.ts"
 import { answeredCall, simulatedEnd, voicemailLeft } from "./script.ts"
@@ -40,18 +40,26 @@ export interface InboundCall {
 const TEAM_MEMBER = "team"
 
 /** The default length of a simulated call that does not say. */
-const defaultDuration = (outcome: CallOutcome) => (outcome.status === "missed" && !outcome.recorded ? 0 : outcome.type === "voicemail" ? 20 : 60)
+const defaultDuration = (
+  outcome: CallOutcome
+) => (outcome.status === "missed" && !outcome.recorded ? 0 : outcome.type === "voicemail" ? 20 : 60)
 
 export const makeInbound = (history: Pick<History, "itemOf" | "recordCall">) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const numbers = yield* NumberStore
     const agents = yield* AgentStore
     const tx = yield* Transactor
     const outbox = yield* EventOutbox
 
     /** What the live signals of an inbound call to `number` say. */
-    const inboundFacts = (number: NumberRecord, route: Route, carrierCallId: string, from: string | null, callerName: string | null) =>
-      Effect.gen(function* () {
+    const inboundFacts = (
+      number: NumberRecord,
+      route: Route,
+      carrierCallId: string,
+      from: string | null,
+      callerName: string | null
+    ) =>
+      Effect.gen(function*() {
         const assigned = number.number.assignedUserId
         const facts: LiveFacts = {
           carrierCallId,
@@ -70,10 +78,13 @@ export const makeInbound = (history: Pick<History, "itemOf" | "recordCall">) =>
      * at the time it arrives, played through `scenario` (the simulator) and recorded.
      */
     const receive = (call: InboundCall) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const to = yield* phoneField("to", call.to)
         const from = call.from === null ? null : yield* phoneField("from", call.from)
-        const number = yield* Effect.flatMap(numbers.findByE164(to), Effect.orElseFail(() => new NotFound({ message: `${to} is not a workspace number` })))
+        const number = yield* Effect.flatMap(
+          numbers.findByE164(to),
+          Effect.orElseFail(() => new NotFound({ message: `${to} is not a workspace number` }))
+        )
         const ws = number.workspaceId
         const startedAt = yield* Clock.currentTimeMillis
         const agent = yield* agents.get(ws)
@@ -85,14 +96,18 @@ export const makeInbound = (history: Pick<History, "itemOf" | "recordCall">) =>
         yield* tx.withTransaction(outbox.append(ws, liveEvents(plan, facts)))
         const durationSeconds = call.durationSeconds ?? defaultDuration(outcome)
         const greeting = Option.match(agent, { onNone: () => null, onSome: (a) => a.published?.greeting ?? null })
-        const played =
-          outcome.type === "voicemail"
-            ? voicemailLeft(durationSeconds)
-            : answeredCall(outcome.answeredBy === "agent" ? "agent" : "member", durationSeconds, greeting)
+        const played = outcome.type === "voicemail"
+          ? voicemailLeft(durationSeconds)
+          : answeredCall(outcome.answeredBy === "agent" ? "agent" : "member", durationSeconds, greeting)
         const end = simulatedEnd(outcome.status === "completed", durationSeconds, played)
         return yield* history.recordCall({
           plan,
-          line: { workspaceId: ws, numberE164: number.number.e164, participant: from ?? WITHHELD, inboxId: number.inboxId },
+          line: {
+            workspaceId: ws,
+            numberE164: number.number.e164,
+            participant: from ?? WITHHELD,
+            inboxId: number.inboxId
+          },
           startedAt,
           facts,
           details: {
@@ -110,7 +125,7 @@ export const makeInbound = (history: Pick<History, "itemOf" | "recordCall">) =>
 
     /** `POST /test-helpers/inbound-calls`: an inbound call from `from` (null: withheld) to the caller's number `to`. */
     const simulateInbound = (p: Principal, input: SimulatedCallInput) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         yield* testKeysOnly(p)
         // Only the caller's own numbers: a test key cannot ring another workspace.
         const parsed = normalizePhone(input.to)

@@ -23,18 +23,26 @@ import { simulatedPlacedCall } from "./script.ts"
 import { CallSessionStore } from "./sessions.ts"
 import { type Dialed, type DialRequest, DialState, Voice } from "./voice.ts"
 
-const noActiveNumber = new FailedPrecondition({ message: "The workspace has no active phone number: add one before placing calls" })
+const noActiveNumber = new FailedPrecondition({
+  message: "The workspace has no active phone number: add one before placing calls"
+})
 
 const encodeDialState = Schema.encodeSync(DialState)
 
 /** What the agent is told for this call: its own instructions, the job's, then the call's. */
-const instructionsFor = (config: AgentConfig, job: AgentConfig["jobs"][number] | undefined, extra: string | undefined) => {
-  const parts = [config.instructions, job?.instructions ?? null, extra ?? null].filter((s): s is string => s !== null && s.length > 0)
+const instructionsFor = (
+  config: AgentConfig,
+  job: AgentConfig["jobs"][number] | undefined,
+  extra: string | undefined
+) => {
+  const parts = [config.instructions, job?.instructions ?? null, extra ?? null].filter((s): s is string =>
+    s !== null && s.length > 0
+  )
   return parts.length === 0 ? null : parts.join("\n\n")
 }
 
 export const makeOutbound = (history: Pick<History, "itemOf" | "recordCall">) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const numbers = yield* NumberStore
     const agents = yield* AgentStore
     const tx = yield* Transactor
@@ -46,20 +54,28 @@ export const makeOutbound = (history: Pick<History, "itemOf" | "recordCall">) =>
     const liveAgent = (workspaceId: string) =>
       Effect.map(agents.get(workspaceId), (found) =>
         Option.flatMap(found, (agent) =>
-          agent.published !== null && agent.published.enabled ? Option.some({ id: agent.id, config: agent.published, assistantId: agent.carrierAssistantId }) : Option.none()
-        )
-      )
+          agent.published !== null && agent.published.enabled
+            ? Option.some({ id: agent.id, config: agent.published, assistantId: agent.carrierAssistantId })
+            : Option.none()))
 
     /** The sending number: one the caller named, else the first active local one. */
     const callerNumber = (workspaceId: string, raw: string | undefined) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const active = yield* numbers.listActive(workspaceId)
-        if (active.length === 0) return yield* noActiveNumber
-        if (raw === undefined) return active.find((n) => n.number.type === "local") ?? active[0]!
+        if (active.length === 0) {
+          return yield* noActiveNumber
+        }
+        if (raw === undefined) {
+          return active.find((n) =>
+            n.number.type === "local"
+          ) ?? active[0]!
+        }
         const parsed = normalizePhone(raw)
         if (Either.isLeft(parsed)) return yield* new InvalidArgument({ message: `from: ${parsed.left}` })
         const found = active.find((n) => n.number.e164 === parsed.right)
-        if (found === undefined) return yield* new NotFound({ message: `from: ${parsed.right} is not an active number of this workspace` })
+        if (found === undefined) {
+          return yield* new NotFound({ message: `from: ${parsed.right} is not an active number of this workspace` })
+        }
         return found
       })
 
@@ -69,12 +85,20 @@ export const makeOutbound = (history: Pick<History, "itemOf" | "recordCall">) =>
      * begin with `call.completed` or `call.missed` (no `call.answered`).
      */
     const place = (p: Principal, input: PlaceCallInput) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const ws = p.workspaceId
-        const agent = yield* Effect.flatMap(liveAgent(ws), Option.match({
-          onNone: () => Effect.fail(new FailedPrecondition({ message: "Publish an agent first: outbound calls are placed by the published, enabled agent" })),
-          onSome: Effect.succeed
-        }))
+        const agent = yield* Effect.flatMap(
+          liveAgent(ws),
+          Option.match({
+            onNone: () =>
+              Effect.fail(
+                new FailedPrecondition({
+                  message: "Publish an agent first: outbound calls are placed by the published, enabled agent"
+                })
+              ),
+            onSome: Effect.succeed
+          })
+        )
         const sender: NumberRecord = yield* callerNumber(ws, input.from)
         const to: E164 = yield* phoneField("to", input.to)
         // Toll fraud, and a call to itself: never dialled.
@@ -84,7 +108,9 @@ export const makeOutbound = (history: Pick<History, "itemOf" | "recordCall">) =>
         }
         const job = input.job === undefined ? undefined : agent.config.jobs.find((j) => j.name === input.job)
         if (input.job !== undefined && job === undefined) {
-          return yield* new InvalidArgument({ message: `job: the published agent has no job named ${displayText(input.job, 60)}` })
+          return yield* new InvalidArgument({
+            message: `job: the published agent has no job named ${displayText(input.job, 60)}`
+          })
         }
         const purpose = job?.name ?? input.instructions ?? null
         const { uuid } = yield* Ids
@@ -104,20 +130,26 @@ export const makeOutbound = (history: Pick<History, "itemOf" | "recordCall">) =>
         const simulated = p.kind === "test"
         const startedAt = yield* Clock.currentTimeMillis
         const dialed: Dialed = simulated
-          ? { carrierCallId: `sim_call_${uuid()}`, callControlId: `sim_call_${callId}`, ended: simulatedPlacedCall(request.greeting, purpose) }
+          ? {
+            carrierCallId: `sim_call_${uuid()}`,
+            callControlId: `sim_call_${callId}`,
+            ended: simulatedPlacedCall(request.greeting, purpose)
+          }
           : yield* voice.dial(request).pipe(
-              Effect.mapError((e) =>
-                e.reason === "rejected"
-                  ? new FailedPrecondition({ message: `The carrier refused the call: ${e.message}` })
-                  : new Internal({ message: `The carrier is unavailable (${e.message}); retry with the same Idempotency-Key` })
-              )
+            Effect.mapError((e) =>
+              e.reason === "rejected"
+                ? new FailedPrecondition({ message: `The carrier refused the call: ${e.message}` })
+                : new Internal({
+                  message: `The carrier is unavailable (${e.message}); retry with the same Idempotency-Key`
+                })
             )
+          )
         const line: Line = { workspaceId: ws, numberE164: sender.number.e164, participant: to, inboxId: sender.inboxId }
         const jobName = job?.name ?? null
         if (dialed.ended === undefined) {
           const createdAt = new Date(startedAt).toISOString()
           const thread = yield* tx.withTransaction(
-            Effect.gen(function* () {
+            Effect.gen(function*() {
               yield* tx.lock(phoneLock(ws, to))
               yield* sessions.insert({
                 carrierCallId: dialed.carrierCallId,
@@ -169,11 +201,32 @@ export const makeOutbound = (history: Pick<History, "itemOf" | "recordCall">) =>
           plan: { direction: "outbound", scenario: dialed.ended.answered ? "answered" : "missed" },
           line,
           startedAt,
-          facts: { carrierCallId: dialed.carrierCallId, numberE164: sender.number.e164, from: sender.number.e164, callerName: null, memberUid: null, memberSeesNumber: false, flow: SIMULATED_FLOW },
-          details: { from: sender.number.e164, to, agentId: agent.id, memberUid: null, forwardedTo: null, carrierCallId: dialed.carrierCallId, job: jobName, ...(simulated ? { simulated: true } : {}) },
+          facts: {
+            carrierCallId: dialed.carrierCallId,
+            numberE164: sender.number.e164,
+            from: sender.number.e164,
+            callerName: null,
+            memberUid: null,
+            memberSeesNumber: false,
+            flow: SIMULATED_FLOW
+          },
+          details: {
+            from: sender.number.e164,
+            to,
+            agentId: agent.id,
+            memberUid: null,
+            forwardedTo: null,
+            carrierCallId: dialed.carrierCallId,
+            job: jobName,
+            ...(simulated ? { simulated: true } : {})
+          },
           end: dialed.ended
         })
-        const result: PlaceCallResult = { call: yield* history.itemOf(activity, thread), conversationId: thread.id, ...(simulated ? { simulated: true as const } : {}) }
+        const result: PlaceCallResult = {
+          call: yield* history.itemOf(activity, thread),
+          conversationId: thread.id,
+          ...(simulated ? { simulated: true as const } : {})
+        }
         return result
       })
 

@@ -16,7 +16,11 @@ export interface Played {
 
 /** Lines spread over the call's duration. */
 const spread = (durationSeconds: number, lines: ReadonlyArray<readonly [Entry["speaker"], string]>): Transcript =>
-  lines.map(([speaker, text], i) => ({ speaker, text, offsetSeconds: Math.floor((durationSeconds * i) / lines.length) }))
+  lines.map(([speaker, text], i) => ({
+    speaker,
+    text,
+    offsetSeconds: Math.floor((durationSeconds * i) / lines.length)
+  }))
 
 /** An inbound call answered by the AI agent (with its greeting) or a teammate. */
 export const answeredCall = (by: "agent" | "member", durationSeconds: number, greeting: string | null): Played => ({
@@ -31,7 +35,10 @@ export const answeredCall = (by: "agent" | "member", durationSeconds: number, gr
 
 /** A voicemail left after nobody answered. */
 export const voicemailLeft = (durationSeconds: number): Played => ({
-  transcript: spread(durationSeconds, [["caller", "Hi, this is a voicemail about my reservation tomorrow, please call me back."]]),
+  transcript: spread(durationSeconds, [[
+    "caller",
+    "Hi, this is a voicemail about my reservation tomorrow, please call me back."
+  ]]),
   summary: "The caller asked to be called back about their reservation tomorrow."
 })
 
@@ -40,10 +47,15 @@ export const placedCall = (durationSeconds: number, greeting: string | null, pur
   transcript: spread(durationSeconds, [
     ["agent", greeting ?? "Hello, this is the assistant calling on behalf of the business."],
     ["callee", "Hello, yes?"],
-    ["agent", purpose === null ? "I am calling to confirm your appointment tomorrow." : `I am calling about: ${purpose}`],
+    [
+      "agent",
+      purpose === null ? "I am calling to confirm your appointment tomorrow." : `I am calling about: ${purpose}`
+    ],
     ["callee", "Yes, that works for me. Goodbye."]
   ]),
-  summary: purpose === null ? "The callee confirmed their appointment tomorrow." : `The callee was reached about: ${purpose}`
+  summary: purpose === null
+    ? "The callee confirmed their appointment tomorrow."
+    : `The callee was reached about: ${purpose}`
 })
 
 /**

@@ -17,7 +17,7 @@ import { makeOutbound } from "./outbound.ts"
 
 export type { InboundCall } from "./inbound.ts"
 
-export const make = Effect.gen(function* () {
+export const make = Effect.gen(function*() {
   const history = yield* makeHistory
   const inbound = yield* makeInbound(history)
   const outbound = yield* makeOutbound(history)

@@ -94,67 +94,76 @@ export interface CallLeg {
 }
 
 export type CarrierCallEvent =
-  | (CallEventBase &
-      CallLeg & {
-        readonly _tag: "Initiated"
-        readonly direction: "inbound" | "outbound"
-        /** E.164 or a SIP URI, as Telnyx sends it; withheld: `anonymous`, `restricted`, `private` or empty. */
-        readonly from: string
-        readonly to: string
-        /** The caller's CNAM (`caller_id_name`), when Telnyx has one. */
-        readonly callerName: string | null
-      })
+  | (
+    & CallEventBase
+    & CallLeg
+    & {
+      readonly _tag: "Initiated"
+      readonly direction: "inbound" | "outbound"
+      /** E.164 or a SIP URI, as Telnyx sends it; withheld: `anonymous`, `restricted`, `private` or empty. */
+      readonly from: string
+      readonly to: string
+      /** The caller's CNAM (`caller_id_name`), when Telnyx has one. */
+      readonly callerName: string | null
+    }
+  )
   | (CallEventBase & CallLeg & { readonly _tag: "Answered"; readonly from: string; readonly to: string })
-  | (CallEventBase &
-      CallLeg & {
-        readonly _tag: "Hangup"
-        /** `normal_clearing`, `originator_cancel`, `timeout`, `user_busy`, `no_answer`, `call_rejected`, … (`unspecified` when absent). */
-        readonly cause: string
-        /** `caller`, `callee` or `unknown`. */
-        readonly source: string
-        readonly startTime: string | null
-        readonly endTime: string | null
-        /** Whole seconds from `startTime` to `endTime`; null when either is unknown. */
-        readonly durationSeconds: number | null
-      })
-  | (CallEventBase & {
-      readonly _tag: "RecordingSaved"
-      readonly callSessionId: string
-      readonly callLegId: string
-      readonly callControlId: string | null
-      readonly clientState: string | null
-      /** Download links, valid 10 minutes. */
-      readonly urls: { readonly wav?: string; readonly mp3?: string }
-    })
-  | (CallEventBase & {
-      readonly _tag: "TranscriptionSaved"
-      readonly callSessionId: string
-      readonly callLegId: string | null
-      readonly callControlId: string | null
-      readonly text: string
-    })
-  | (CallEventBase & {
-      readonly _tag: "ConversationEnded"
-      readonly conversationId: string
-      readonly assistantId: string
+  | (
+    & CallEventBase
+    & CallLeg
+    & {
+      readonly _tag: "Hangup"
+      /** `normal_clearing`, `originator_cancel`, `timeout`, `user_busy`, `no_answer`, `call_rejected`, … (`unspecified` when absent). */
+      readonly cause: string
+      /** `caller`, `callee` or `unknown`. */
+      readonly source: string
+      readonly startTime: string | null
+      readonly endTime: string | null
+      /** Whole seconds from `startTime` to `endTime`; null when either is unknown. */
       readonly durationSeconds: number | null
-      /** The call the assistant was on (Telnyx's SDK types them; absent on a non-call conversation). */
-      readonly callControlId: string | null
-      readonly callSessionId: string | null
-      readonly clientState: string | null
-    })
+    }
+  )
   | (CallEventBase & {
-      /** The carrier made the AI summary of an assistant's conversation: a trigger to fetch it (`conversationSummary`). */
-      readonly _tag: "InsightsGenerated"
-      readonly conversationId: string
-      /** The call's ids when the carrier sends them (the payload's shape is not documented). */
-      readonly callControlId: string | null
-      readonly callSessionId: string | null
-      readonly clientState: string | null
-    })
+    readonly _tag: "RecordingSaved"
+    readonly callSessionId: string
+    readonly callLegId: string
+    readonly callControlId: string | null
+    readonly clientState: string | null
+    /** Download links, valid 10 minutes. */
+    readonly urls: { readonly wav?: string; readonly mp3?: string }
+  })
+  | (CallEventBase & {
+    readonly _tag: "TranscriptionSaved"
+    readonly callSessionId: string
+    readonly callLegId: string | null
+    readonly callControlId: string | null
+    readonly text: string
+  })
+  | (CallEventBase & {
+    readonly _tag: "ConversationEnded"
+    readonly conversationId: string
+    readonly assistantId: string
+    readonly durationSeconds: number | null
+    /** The call the assistant was on (Telnyx's SDK types them; absent on a non-call conversation). */
+    readonly callControlId: string | null
+    readonly callSessionId: string | null
+    readonly clientState: string | null
+  })
+  | (CallEventBase & {
+    /** The carrier made the AI summary of an assistant's conversation: a trigger to fetch it (`conversationSummary`). */
+    readonly _tag: "InsightsGenerated"
+    readonly conversationId: string
+    /** The call's ids when the carrier sends them (the payload's shape is not documented). */
+    readonly callControlId: string | null
+    readonly callSessionId: string | null
+    readonly clientState: string | null
+  })
 
 /** The AI summary of an assistant's conversation: still being made, or ready (`text` null: none came out). */
-export type ConversationSummary = { readonly _tag: "Pending" } | { readonly _tag: "Ready"; readonly text: string | null }
+export type ConversationSummary = { readonly _tag: "Pending" } | {
+  readonly _tag: "Ready"
+  readonly text: string | null
+}
 
 /** What the carrier is told to do with an inbound call it announced (an `app` call is left to ring out). */
 export type InboundAction =
@@ -180,9 +189,15 @@ export interface Voice {
    * Creates or updates the carrier's AI assistant that takes the agent's calls, answering its id
    * (`carrierAssistantId`); null on a carrier with no assistants of its own (the simulator).
    */
-  readonly publishAgent: (request: PublishAgentRequest) => Effect.Effect<{ readonly assistantId: string | null }, VoiceError>
+  readonly publishAgent: (
+    request: PublishAgentRequest
+  ) => Effect.Effect<{ readonly assistantId: string | null }, VoiceError>
   /** Carries out the route of an inbound call the carrier announced (`Initiated`); `clientState` comes back in its later events. */
-  readonly handle: (callControlId: string, action: InboundAction, clientState: string) => Effect.Effect<void, VoiceError>
+  readonly handle: (
+    callControlId: string,
+    action: InboundAction,
+    clientState: string
+  ) => Effect.Effect<void, VoiceError>
   /** The transcript of the assistant's conversation (`ConversationEnded`), offsets from `startedAt`. */
   readonly conversationTranscript: (conversationId: string, startedAt: string) => Effect.Effect<Transcript, VoiceError>
   /** The AI summary of the assistant's conversation (`InsightsGenerated`). */

@@ -26,7 +26,9 @@ export const dispatch = CarrierEvent.$match({
   // The poller would re-read it later; the callback only makes it sooner.
   RegistryChange: ({ change }) =>
     Effect.flatMap(Registrations, (registrations) => registrations.onRegistryChange(change)).pipe(
-      Effect.catchAll((e) => Effect.logWarning("10DLC webhook: the registration could not be moved forward", e.message)),
+      Effect.catchAll((e) =>
+        Effect.logWarning("10DLC webhook: the registration could not be moved forward", e.message)
+      ),
       Effect.asVoid
     ),
   Ignored: () => Effect.void

@@ -55,7 +55,9 @@ const EmailInput = Schema.Union(Schema.String, Schema.Struct({ value: Schema.Str
 
 /** Listing or searching contacts (`GET /contacts`, the `contacts_list` tool); REST reads `limit` from text. */
 export const ListContactsInput = Schema.Struct({
-  q: Schema.optional(Schema.String.pipe(Schema.maxLength(200))).annotations({ description: "Text to find in names, company and emails (case-insensitive), or digits of a phone number" }),
+  q: Schema.optional(Schema.String.pipe(Schema.maxLength(200))).annotations({
+    description: "Text to find in names, company and emails (case-insensitive), or digits of a phone number"
+  }),
   limit: Schema.optional(PageSize(200)),
   cursor: Schema.optional(Schema.String)
 }).annotations({ parseOptions: { onExcessProperty: "error" } })

@@ -86,19 +86,17 @@ export const applyInput = (
   current: Pick<Contact, "phones" | "emails">,
   input: ContactInput
 ): Either.Either<ContactChanges, string> =>
-  Either.gen(function* () {
+  Either.gen(function*() {
     const phones = input.phones === undefined ? undefined : yield* normalizePhones(input.phones, "phones")
     const emails = input.emails === undefined ? undefined : yield* normalizeEmails(input.emails, "emails")
     const phone = input.phone === undefined ? undefined : (yield* normalizePhones([input.phone], "phone"))[0]
     const email = input.email === undefined ? undefined : (yield* normalizeEmails([input.email], "email"))[0]
-    const mergedPhones =
-      phones === undefined && phone === undefined
-        ? undefined
-        : mergeScalar(phones ?? current.phones, phone, (a, b) => a === b)
-    const mergedEmails =
-      emails === undefined && email === undefined
-        ? undefined
-        : mergeScalar(emails ?? current.emails, email, (a, b) => a.toLowerCase() === b.toLowerCase())
+    const mergedPhones = phones === undefined && phone === undefined
+      ? undefined
+      : mergeScalar(phones ?? current.phones, phone, (a, b) => a === b)
+    const mergedEmails = emails === undefined && email === undefined
+      ? undefined
+      : mergeScalar(emails ?? current.emails, email, (a, b) => a.toLowerCase() === b.toLowerCase())
     const changes: { -readonly [K in keyof ContactChanges]: ContactChanges[K] } = {}
     const first = trimOrNull(input.firstName)
     const last = trimOrNull(input.lastName)

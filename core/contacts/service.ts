@@ -1,17 +1,25 @@
 /** Contact use cases. Every write and its events commit in one transaction (transactional outbox). */
 import { Context, Effect, Either, Layer } from "effect"
 import type { Principal } from "../auth/principal.ts"
-import { InvalidArgument, NotFound } from "../kernel/errors.ts"
-import { findOr404 } from "../kernel/findOr404.ts"
+import { ConversationStore } from "../conversations/store.ts"
 import { event } from "../events/catalog.ts"
 import { EventOutbox } from "../events/outbox.ts"
+import { InvalidArgument, NotFound } from "../kernel/errors.ts"
+import { findOr404 } from "../kernel/findOr404.ts"
 import { Ids } from "../kernel/ids.ts"
 import { CursorCodec, type Page } from "../kernel/pagination.ts"
 import type { E164 } from "../kernel/phone.ts"
 import { nowIso } from "../kernel/time.ts"
 import { Transactor } from "../kernel/transactor.ts"
-import { ConversationStore } from "../conversations/store.ts"
-import { Contact, type ContactDetail, type ContactInput, type ContactSummary, type ListContactsInput, toDetail, toSummary } from "./model.ts"
+import {
+  Contact,
+  type ContactDetail,
+  type ContactInput,
+  type ContactSummary,
+  type ListContactsInput,
+  toDetail,
+  toSummary
+} from "./model.ts"
 import { applyInput, type ContactChanges, hasIdentity, isAdoptablePlaceholder, searchTerms } from "./rules.ts"
 import { ContactStore } from "./store.ts"
 
@@ -34,8 +42,7 @@ const blankContact = (id: string, workspaceId: string, source: string, now: stri
 
 const notFound = new NotFound({ message: "No such contact" })
 
-
-export const make = Effect.gen(function* () {
+export const make = Effect.gen(function*() {
   const store = yield* ContactStore
   const outbox = yield* EventOutbox
   const tx = yield* Transactor
@@ -54,14 +61,18 @@ export const make = Effect.gen(function* () {
   const lockPhones = (workspaceId: string, phones: ReadonlyArray<string>) =>
     Effect.forEach([...new Set(phones)].sort(), (p) => tx.lock(phoneLock(workspaceId, p)), { discard: true })
 
-  const applyChanges = (c: Contact, changes: ContactChanges, updatedAt: string): Contact => ({ ...c, ...changes, updatedAt })
+  const applyChanges = (c: Contact, changes: ContactChanges, updatedAt: string): Contact => ({
+    ...c,
+    ...changes,
+    updatedAt
+  })
 
   /**
    * The placeholder a create with these (already locked) phones adopts, read again under its own
    * lock: a PATCH of the placeholder holds that lock, not the phones', and its write must not be lost.
    */
   const lockedPlaceholder = (workspaceId: string, phones: ReadonlyArray<string>) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       if (phones.length === 0) return undefined
       const locked = new Set<string>()
       for (;;) {
@@ -73,7 +84,7 @@ export const make = Effect.gen(function* () {
     })
 
   const create = (principal: Principal, input: ContactInput) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       if (!hasIdentity(input)) {
         return yield* new InvalidArgument({
           message: "Give at least one of firstName, lastName, company, phone, phones, email or emails"
@@ -82,7 +93,7 @@ export const make = Effect.gen(function* () {
       const changes = yield* validate({ phones: [], emails: [] }, input)
       const now = yield* nowIso
       return yield* tx.withTransaction(
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           // A phone owned by a nameless auto-created contact adopts it: same id, threads keep history.
           const phones = (changes.phones ?? []).map((p) => p.value)
           yield* lockPhones(principal.workspaceId, phones)
@@ -99,19 +110,22 @@ export const make = Effect.gen(function* () {
             contact = applyChanges(blankContact(uuid(), principal.workspaceId, "manual", now), changes, now)
             yield* store.insert(contact)
           }
-          yield* outbox.append(principal.workspaceId, [event("contact.updated", { contactId: contact.id, change: "created" })])
+          yield* outbox.append(principal.workspaceId, [
+            event("contact.updated", { contactId: contact.id, change: "created" })
+          ])
           return toDetail(contact)
         })
       )
     })
 
-  const get = (principal: Principal, id: string): Effect.Effect<ContactDetail, NotFound> => Effect.map(load(principal.workspaceId, id), toDetail)
+  const get = (principal: Principal, id: string): Effect.Effect<ContactDetail, NotFound> =>
+    Effect.map(load(principal.workspaceId, id), toDetail)
 
   const update = (principal: Principal, id: string, input: ContactInput) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const now = yield* nowIso
       return yield* tx.withTransaction(
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           // Read under the contact's lock: two PATCHes of different fields both land, and a PATCH
           // racing a DELETE answers 404 instead of reporting a write to a deleted row.
           yield* tx.lock(contactLock(principal.workspaceId, id))
@@ -130,10 +144,10 @@ export const make = Effect.gen(function* () {
     })
 
   const remove = (principal: Principal, id: string) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const found = yield* load(principal.workspaceId, id)
       yield* tx.withTransaction(
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           // The phones' locks first (the order create takes them in), then the contact's: a text
           // arriving from its number meanwhile cannot re-attach its thread to the deleted contact,
           // and a create cannot adopt it as a placeholder mid-delete.
@@ -150,7 +164,7 @@ export const make = Effect.gen(function* () {
     })
 
   const list = (principal: Principal, params: ListContactsInput) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const limit = params.limit ?? 50
       const q = params.q?.trim() ?? ""
       const terms = q.length > 0 ? searchTerms(q) : null
@@ -178,7 +192,7 @@ export const make = Effect.gen(function* () {
    * there is one, so the phone's lock is held until that transaction ends.
    */
   const findOrCreatePlaceholder = (workspaceId: string, phone: E164) =>
-    tx.withTransaction(Effect.gen(function* () {
+    tx.withTransaction(Effect.gen(function*() {
       yield* tx.lock(phoneLock(workspaceId, phone))
       const existing = yield* store.findByPhones(workspaceId, [phone])
       if (existing[0]) return existing[0]

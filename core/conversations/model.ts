@@ -1,9 +1,9 @@
 /** Threads and their activities (SPEC "Conversation summary", "Activity"). */
 import { Schema } from "effect"
-import { StoredMedia } from "../media/model.ts"
-import { DeliveryStatus } from "../messaging/deliveryStatus.ts"
 import { PageSize } from "../kernel/pagination.ts"
 import { nullable, projectionWith, withDefault } from "../kernel/records.ts"
+import { StoredMedia } from "../media/model.ts"
+import { DeliveryStatus } from "../messaging/deliveryStatus.ts"
 
 /** A JSON object of any shape; documented explicitly (Schema.Unknown would emit a duplicate `$id`). */
 const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({
@@ -122,11 +122,16 @@ export const MessageSearchResult = Schema.Struct({
 export type MessageSearchResult = typeof MessageSearchResult.Type
 
 const summaryOf = projectionWith(ConversationSummary)
-export const toSummary = (t: ThreadView): ConversationSummary => summaryOf(t, { participants: participantsOf(t.participant) })
+export const toSummary = (t: ThreadView): ConversationSummary =>
+  summaryOf(t, { participants: participantsOf(t.participant) })
 
 /** The preview line of a thread: the text, or a media note for a text-less MMS. */
 export const previewOf = (body: string | null, mediaCount: number): string | null =>
-  body !== null && body.length > 0 ? body.slice(0, 160) : mediaCount > 0 ? `[${mediaCount} attachment${mediaCount > 1 ? "s" : ""}]` : null
+  body !== null && body.length > 0
+    ? body.slice(0, 160)
+    : mediaCount > 0
+    ? `[${mediaCount} attachment${mediaCount > 1 ? "s" : ""}]`
+    : null
 
 /** Display name of a contact, falling back to the raw number (`Withheld caller` for withheld callers). */
 export const contactNameOf = (
@@ -142,7 +147,8 @@ export const contactNameOf = (
 // ---- Message search semantics (CONTRACT.md): words and prefixes, case-insensitive ----
 
 /** Words of a text as search sees them: lower-cased runs of letters and digits. */
-export const words = (text: string): ReadonlyArray<string> => text.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter((w) => w.length > 0)
+export const words = (text: string): ReadonlyArray<string> =>
+  text.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter((w) => w.length > 0)
 
 /** Every query word must begin some word of the document. */
 export const matchesQuery = (document: string, queryWords: ReadonlyArray<string>): boolean => {

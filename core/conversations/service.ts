@@ -1,13 +1,21 @@
 /** Conversation use cases: list threads, read a thread, mark open/done, search messages and transcripts. */
 import { Context, Effect, Layer, Schema } from "effect"
 import type { Principal } from "../auth/principal.ts"
+import { phoneLock } from "../contacts/service.ts"
 import { InvalidArgument, NotFound } from "../kernel/errors.ts"
 import { findOr404 } from "../kernel/findOr404.ts"
-import { phoneLock } from "../contacts/service.ts"
-import { ActivityViews } from "../messaging/views.ts"
-import { Transactor } from "../kernel/transactor.ts"
 import { CursorCodec, type Page } from "../kernel/pagination.ts"
-import { type ConversationSummary, type ListConversationsInput, type MessageSearchResult, participantsOf, ThreadStatus, toSummary, words } from "./model.ts"
+import { Transactor } from "../kernel/transactor.ts"
+import { ActivityViews } from "../messaging/views.ts"
+import {
+  type ConversationSummary,
+  type ListConversationsInput,
+  type MessageSearchResult,
+  participantsOf,
+  ThreadStatus,
+  toSummary,
+  words
+} from "./model.ts"
 import { ConversationStore } from "./store.ts"
 
 export const PatchConversationInput = Schema.Struct({ status: ThreadStatus }).annotations({
@@ -17,7 +25,7 @@ export const PatchConversationInput = Schema.Struct({ status: ThreadStatus }).an
 
 const notFound = new NotFound({ message: "No such conversation" })
 
-export const make = Effect.gen(function* () {
+export const make = Effect.gen(function*() {
   const store = yield* ConversationStore
   const cursors = yield* CursorCodec
   const views = yield* ActivityViews
@@ -26,34 +34,38 @@ export const make = Effect.gen(function* () {
   const load = (workspaceId: string, id: string) => findOr404(id, (id) => store.getThread(workspaceId, id), notFound)
 
   const list = (p: Principal, params: ListConversationsInput) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const limit = params.limit ?? 50
       const scope = `conversations:${p.workspaceId}:${params.status ?? ""}`
       let after: { lastActivityAt: string; id: string } | null = null
       if (params.cursor !== undefined) {
         const [at, id] = yield* cursors.decode(scope, params.cursor)
-        if (typeof at !== "string" || typeof id !== "string") return yield* new InvalidArgument({ message: "cursor is invalid" })
+        if (typeof at !== "string" || typeof id !== "string") {
+          return yield* new InvalidArgument({ message: "cursor is invalid" })
+        }
         after = { lastActivityAt: at, id }
       }
       const rows = yield* store.listThreads({ workspaceId: p.workspaceId, status: params.status ?? null, limit, after })
       const last = rows[rows.length - 1]
-      const nextCursor = rows.length === limit && last ? yield* cursors.encode(scope, [last.lastActivityAt, last.id]) : null
+      const nextCursor = rows.length === limit && last
+        ? yield* cursors.encode(scope, [last.lastActivityAt, last.id])
+        : null
       const page: Page<ConversationSummary> = { items: rows.map(toSummary), nextCursor }
       return page
     })
 
   const get = (p: Principal, id: string) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const thread = yield* load(p.workspaceId, id)
       const activities = yield* Effect.forEach(yield* store.listActivities(p.workspaceId, thread.id), views.view)
       return { conversation: toSummary(thread), activities }
     })
 
   const patch = (p: Principal, id: string, input: typeof PatchConversationInput.Type) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const found = yield* load(p.workspaceId, id)
       return yield* tx.withTransaction(
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           // Re-read under the participant's lock: a text arriving meanwhile keeps its preview and time.
           yield* tx.lock(phoneLock(p.workspaceId, found.participant))
           const thread = yield* load(p.workspaceId, id)
@@ -66,7 +78,7 @@ export const make = Effect.gen(function* () {
     })
 
   const search = (p: Principal, q: string, limit: number) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const terms = words(q).slice(0, 8)
       if (terms.length === 0) return yield* new InvalidArgument({ message: "q: give at least one word to search for" })
       const hits = yield* store.search(p.workspaceId, terms, limit)
@@ -85,5 +97,7 @@ export const make = Effect.gen(function* () {
   return { list, get, patch, search } as const
 })
 
-export class Conversations extends Context.Tag("core/Conversations")<Conversations, Effect.Effect.Success<typeof make>>() {}
+export class Conversations
+  extends Context.Tag("core/Conversations")<Conversations, Effect.Effect.Success<typeof make>>()
+{}
 export const layer = Layer.effect(Conversations, make)

@@ -28,7 +28,11 @@ export type ThreadTouch = Pick<Thread, "lastActivityAt" | "preview" | "unread"> 
 
 /** Threads and activities; every method is tenant-scoped except the carrier-id lookup. */
 export interface ConversationStore {
-  readonly findThread: (workspaceId: string, numberE164: string, participant: string) => Effect.Effect<Option.Option<Thread>>
+  readonly findThread: (
+    workspaceId: string,
+    numberE164: string,
+    participant: string
+  ) => Effect.Effect<Option.Option<Thread>>
   /** Inserts unless a thread for (number, participant) exists; returns the one that is stored. */
   readonly insertThread: (thread: Thread) => Effect.Effect<Thread>
   readonly getThread: (workspaceId: string, id: string) => Effect.Effect<Option.Option<ThreadView>>
@@ -57,7 +61,11 @@ export interface ConversationStore {
   /** A call's recording, arrived after the call was recorded (a carrier's webhook). */
   readonly setCallMedia: (workspaceId: string, id: string, media: ActivityRecord["media"]) => Effect.Effect<void>
   /** A call's transcript, arrived after the call was recorded (a carrier's webhook); searchable from then on. */
-  readonly setCallTranscript: (workspaceId: string, id: string, transcript: NonNullable<ActivityRecord["callTranscript"]>) => Effect.Effect<void>
+  readonly setCallTranscript: (
+    workspaceId: string,
+    id: string,
+    transcript: NonNullable<ActivityRecord["callTranscript"]>
+  ) => Effect.Effect<void>
   /** A call's AI summary (`call.summary`), arrived after the call was recorded (a carrier's webhook). */
   readonly setCallSummary: (workspaceId: string, id: string, summary: string) => Effect.Effect<void>
   /**
@@ -69,7 +77,11 @@ export interface ConversationStore {
   /** Call and voicemail activities with their threads, newest first (created, then id). */
   readonly listCalls: (workspaceId: string, limit: number) => Effect.Effect<ReadonlyArray<SearchHit>>
   /** Messages and calls whose body or transcript match every query word as a word prefix, newest first. */
-  readonly search: (workspaceId: string, queryWords: ReadonlyArray<string>, limit: number) => Effect.Effect<ReadonlyArray<SearchHit>>
+  readonly search: (
+    workspaceId: string,
+    queryWords: ReadonlyArray<string>,
+    limit: number
+  ) => Effect.Effect<ReadonlyArray<SearchHit>>
 }
 
 /** A call's billed minutes: its seconds rounded up, a started minute counting whole. */

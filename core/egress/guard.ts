@@ -32,18 +32,21 @@ export const blockedRange = (address: string): string | null => {
   return range === "unicast" ? null : `a ${range} address`
 }
 
-const invalid = (url: string, why: string) => new InvalidArgument({ message: `url ${displayUrl(url)} is not allowed: ${why}` })
+const invalid = (url: string, why: string) =>
+  new InvalidArgument({ message: `url ${displayUrl(url)} is not allowed: ${why}` })
 
 /** The static rules: scheme, no credentials, host present, no literal private address. */
 export const parseOutboundUrl = (raw: string, allowPrivate: boolean): Effect.Effect<URL, InvalidArgument> =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     let url: URL
     try {
       url = new URL(raw)
     } catch {
       return yield* invalid(raw, "not a valid absolute URL")
     }
-    if (url.protocol !== "https:" && !(allowPrivate && url.protocol === "http:")) return yield* invalid(raw, "it must use https")
+    if (url.protocol !== "https:" && !(allowPrivate && url.protocol === "http:")) {
+      return yield* invalid(raw, "it must use https")
+    }
     if (url.username || url.password) return yield* invalid(raw, "credentials in URLs are not accepted")
     if (allowPrivate) return url
     const host = url.hostname.replace(/^\[|\]$/g, "").replace(/\.$/, "").toLowerCase()
@@ -67,7 +70,7 @@ export const layerOutboundGuard = (allowPrivate: boolean) =>
     Effect.map(HostResolver, (resolver) =>
       OutboundGuard.of({
         check: (raw) =>
-          Effect.gen(function* () {
+          Effect.gen(function*() {
             const url = yield* parseOutboundUrl(raw, allowPrivate)
             if (allowPrivate) return url
             const host = url.hostname.replace(/^\[|\]$/g, "")
@@ -82,6 +85,5 @@ export const layerOutboundGuard = (allowPrivate: boolean) =>
             }
             return url
           })
-      })
-    )
+      }))
   )

@@ -89,7 +89,12 @@ export const catalog = {
   "call.transcript.completed": entry("A call or voicemail transcript is ready", Schema.Struct(CallRef)),
   "call.summary.completed": entry(
     "The AI summary is ready",
-    Schema.Struct({ conversationId: Uuid, activityId: Uuid, carrierCallId: NullableString, summaryText: Schema.optional(Schema.String) })
+    Schema.Struct({
+      conversationId: Uuid,
+      activityId: Uuid,
+      carrierCallId: NullableString,
+      summaryText: Schema.optional(Schema.String)
+    })
   ),
   "call.flow.started": entry("An inbound call enters a phone-menu call flow", Schema.Struct(FlowRef)),
   "call.flow.completed": entry(

@@ -35,14 +35,19 @@ export const EventOutbox = Context.GenericTag<EventOutbox>("core/EventOutbox")
  * they wait for the worker (an endpoint is enabled in that workspace): each event gets its id and the
  * append time, and the worker hears of those that wait when the transaction commits.
  */
-export const makeAppend =
-  (signal: OutboxSignal, store: (workspaceId: string, events: ReadonlyArray<OutboxEvent>) => Effect.Effect<boolean>): EventOutbox["append"] =>
-  (workspaceId, events) =>
-    events.length === 0
-      ? Effect.void
-      : Effect.gen(function* () {
-          const { uuid } = yield* Ids
-          const createdAt = yield* nowIso
-          const waiting = yield* store(workspaceId, events.map((e) => ({ id: uuid(), workspaceId, type: e.type, data: e.data, createdAt })))
-          if (waiting) yield* announceAppend(signal)
-        })
+export const makeAppend = (
+  signal: OutboxSignal,
+  store: (workspaceId: string, events: ReadonlyArray<OutboxEvent>) => Effect.Effect<boolean>
+): EventOutbox["append"] =>
+(workspaceId, events) =>
+  events.length === 0
+    ? Effect.void
+    : Effect.gen(function*() {
+      const { uuid } = yield* Ids
+      const createdAt = yield* nowIso
+      const waiting = yield* store(
+        workspaceId,
+        events.map((e) => ({ id: uuid(), workspaceId, type: e.type, data: e.data, createdAt }))
+      )
+      if (waiting) yield* announceAppend(signal)
+    })

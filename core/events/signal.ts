@@ -23,8 +23,14 @@ export const OutboxSignal = Context.GenericTag<OutboxSignal>("core/OutboxSignal"
 /** Announcements coalesce: one pending wake-up is enough, however many commits happened. */
 export const layer = Layer.effect(
   OutboxSignal,
-  Effect.map(Queue.sliding<void>(1), (queue) =>
-    OutboxSignal.of({ notify: Queue.offer(queue, undefined), wait: Queue.take(queue), clear: Effect.asVoid(Queue.takeAll(queue)) })
+  Effect.map(
+    Queue.sliding<void>(1),
+    (queue) =>
+      OutboxSignal.of({
+        notify: Queue.offer(queue, undefined),
+        wait: Queue.take(queue),
+        clear: Effect.asVoid(Queue.takeAll(queue))
+      })
   )
 )
 
@@ -51,8 +57,10 @@ export const announceAppend = (signal: OutboxSignal): Effect.Effect<void> =>
 export const announcingCommits = (signal: OutboxSignal, transactor: Transactor): Transactor => ({
   // Outside a transaction the lock would be released at once: a programming error, not a no-op.
   lock: (key) =>
-    Effect.flatMap(Effect.serviceOption(OpenTransaction), (open) =>
-      Option.isSome(open) ? transactor.lock(key) : Effect.dieMessage(`Transactor.lock(${key}) outside a transaction`)
+    Effect.flatMap(
+      Effect.serviceOption(OpenTransaction),
+      (open) =>
+        Option.isSome(open) ? transactor.lock(key) : Effect.dieMessage(`Transactor.lock(${key}) outside a transaction`)
     ),
   withTransaction: (self, lock) =>
     Effect.flatMap(Effect.serviceOption(OpenTransaction), (open) => {

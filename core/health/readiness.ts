@@ -19,7 +19,9 @@ export interface StoreReadiness {
 }
 
 /** The store's side of readiness (adapters/sql/health.ts, adapters/memory/health.ts). */
-export class Readiness extends Context.Tag("core/Readiness")<Readiness, { readonly check: Effect.Effect<StoreReadiness> }>() {}
+export class Readiness
+  extends Context.Tag("core/Readiness")<Readiness, { readonly check: Effect.Effect<StoreReadiness> }>()
+{}
 
 /**
  * The webhook worker's liveness flag: "disabled" until a worker starts in this process, which sets it

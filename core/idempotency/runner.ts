@@ -23,8 +23,8 @@ import { Clock, Effect, type Exit, Fiber, Metric, Schema } from "effect"
 import type { Principal } from "../auth/principal.ts"
 import { displayText } from "../kernel/display.ts"
 import { type ErrorCode, FailedPrecondition, InvalidArgument } from "../kernel/errors.ts"
-import { IDEMPOTENCY_RENEW_MS, IdempotencyStore, type KeyHold, type Reservation, type StoredAnswer } from "./store.ts"
 import { WorkspaceClock, workspaceNow } from "../workspaces/clock.ts"
+import { IDEMPOTENCY_RENEW_MS, IdempotencyStore, type KeyHold, type Reservation, type StoredAnswer } from "./store.ts"
 
 export const MAX_KEY_LENGTH = 255
 /** How long a duplicate waits for a running first request before it is refused. */
@@ -32,15 +32,17 @@ export const IN_PROGRESS_WAIT_MS = 1000
 export const POLL_MS = 20
 
 /** Answers given from the store instead of running again (exported as a metric: adapters/telemetry). */
-export const idempotencyReplays = Metric.counter("idempotency_replays_total", { description: "Requests answered by replaying a stored answer", incremental: true })
+export const idempotencyReplays = Metric.counter("idempotency_replays_total", {
+  description: "Requests answered by replaying a stored answer",
+  incremental: true
+})
 
 /** JSON with object keys sorted at every depth; `undefined` fields dropped as JSON does. */
 export const canonicalJson = (value: unknown): string =>
   JSON.stringify(value, (_key, v: unknown) =>
     v !== null && typeof v === "object" && !Array.isArray(v)
       ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
-      : v
-  ) ?? "null"
+      : v) ?? "null"
 
 /** Hex SHA-256 (Web Crypto, so it also runs on Deno) of the canonical JSON of `request`. */
 export const requestHash = (request: unknown): Effect.Effect<string> =>
@@ -67,7 +69,9 @@ export const storedError = (answer: StoredAnswer): { readonly code: ErrorCode; r
   return { code, message }
 }
 
-type Outcome<A, E> = { readonly _tag: "Ran"; readonly exit: Exit.Exit<A, E> } | Exclude<Reservation, { readonly _tag: "Reserved" }>
+type Outcome<A, E> =
+  | { readonly _tag: "Ran"; readonly exit: Exit.Exit<A, E> }
+  | Exclude<Reservation, { readonly _tag: "Reserved" }>
 
 export interface IdempotentOptions<A, I, E, R> {
   /** Keys are scoped to the principal's workspace and key kind. */
@@ -91,40 +95,52 @@ export const runIdempotent = <A, I, E, R>(
     return Effect.fail(new InvalidArgument({ message: `Idempotency-Key must be 1 to ${MAX_KEY_LENGTH} characters` }))
   }
   const encode = Schema.encode(options.success)
-  return Effect.gen(function* () {
+  return Effect.gen(function*() {
     const store = yield* IdempotencyStore
-    const hold: KeyHold = { workspaceId: options.principal.workspaceId, keyKind: options.principal.kind, key, owner: crypto.randomUUID() }
+    const hold: KeyHold = {
+      workspaceId: options.principal.workspaceId,
+      keyKind: options.principal.kind,
+      key,
+      owner: crypto.randomUUID()
+    }
     const hash = yield* requestHash(options.request)
     // Test keys' window runs on the workspace's clock, so the `clock` test helper can expire it.
     const clock = yield* WorkspaceClock
-    const now = hold.keyKind === "test" ? Effect.provideService(workspaceNow(hold.workspaceId), WorkspaceClock, clock) : Clock.currentTimeMillis
+    const now = hold.keyKind === "test"
+      ? Effect.provideService(workspaceNow(hold.workspaceId), WorkspaceClock, clock)
+      : Clock.currentTimeMillis
 
     /** Never fails: a store failure after the run is logged, and the caller still gets its outcome. */
     const settle = (exit: Exit.Exit<A, E>): Effect.Effect<void> => {
-      const save: Effect.Effect<void, unknown> =
-        exit._tag === "Success"
-          ? encode(exit.value).pipe(
-              Effect.flatMap((encoded) => store.complete(hold, { status: options.status, body: JSON.stringify(encoded) ?? "null" })),
-              Effect.tapError(() => store.release(hold))
-            )
-          : store.release(hold)
+      const save: Effect.Effect<void, unknown> = exit._tag === "Success"
+        ? encode(exit.value).pipe(
+          Effect.flatMap((encoded) =>
+            store.complete(hold, { status: options.status, body: JSON.stringify(encoded) ?? "null" })
+          ),
+          Effect.tapError(() => store.release(hold))
+        )
+        : store.release(hold)
       return save.pipe(
         Effect.catchAllCause((cause) =>
-          Effect.logError("Idempotency: could not settle the key", cause).pipe(Effect.annotateLogs({ key: displayText(key, 64), workspaceId: hold.workspaceId }))
+          Effect.logError("Idempotency: could not settle the key", cause).pipe(
+            Effect.annotateLogs({ key: displayText(key, 64), workspaceId: hold.workspaceId })
+          )
         )
       )
     }
 
     // A failed renewal is logged and the next one tried: one database blip must not end the lease.
     const renew = Effect.flatMap(now, (at) => store.renew(hold, at)).pipe(
-      Effect.catchAllCause((cause) => Effect.as(Effect.logWarning("Idempotency: could not renew the key", cause), true)),
+      Effect.catchAllCause((cause) =>
+        Effect.as(Effect.logWarning("Idempotency: could not renew the key", cause), true)
+      ),
       Effect.delay(IDEMPOTENCY_RENEW_MS),
       Effect.repeat({ while: (held) => held })
     )
 
     // Reserve, run and settle with interruption off: once reserved, the key always gets its outcome.
     const attempt: Effect.Effect<Outcome<A, E>, never, R> = Effect.uninterruptible(
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const reservation = yield* store.reserve({ ...hold, requestHash: hash, now: yield* now })
         if (reservation._tag !== "Reserved") return reservation
         // Renewed while the request runs, so only a dead process's reservation is ever taken over.
@@ -137,7 +153,7 @@ export const runIdempotent = <A, I, E, R>(
     )
 
     const polls = Math.ceil(IN_PROGRESS_WAIT_MS / POLL_MS)
-    for (let i = 0; ; i++) {
+    for (let i = 0;; i++) {
       const outcome = yield* attempt
       switch (outcome._tag) {
         case "Ran":
@@ -146,10 +162,14 @@ export const runIdempotent = <A, I, E, R>(
           yield* Metric.increment(idempotencyReplays)
           return { _tag: "Replayed", answer: outcome.answer } as const
         case "Mismatch":
-          return yield* Effect.fail(new InvalidArgument({ message: "Idempotency-Key was used with a different request body" }))
+          return yield* Effect.fail(
+            new InvalidArgument({ message: "Idempotency-Key was used with a different request body" })
+          )
         case "InProgress":
           if (i >= polls) {
-            return yield* Effect.fail(new FailedPrecondition({ message: "A request with this Idempotency-Key is still in progress" }))
+            return yield* Effect.fail(
+              new FailedPrecondition({ message: "A request with this Idempotency-Key is still in progress" })
+            )
           }
           yield* Effect.sleep(POLL_MS)
       }

@@ -44,7 +44,9 @@ export interface IdempotencyStore {
    * already holds. Expired entries (older than the window) and stale reservations (not renewed within
    * the lock) are taken over.
    */
-  readonly reserve: (hold: KeyHold & { readonly requestHash: string; readonly now: number }) => Effect.Effect<Reservation>
+  readonly reserve: (
+    hold: KeyHold & { readonly requestHash: string; readonly now: number }
+  ) => Effect.Effect<Reservation>
   /** Stores the answer, if `owner` still holds the running reservation. */
   readonly complete: (hold: KeyHold, answer: StoredAnswer) => Effect.Effect<void>
   /** Drops a reservation whose request must not be stored (5xx, or failed before it ran), if `owner` still holds it. */

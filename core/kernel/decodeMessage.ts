@@ -18,15 +18,18 @@ export const decodeMessage = (e: { readonly issues: ReadonlyArray<Issue>; readon
   }
   // A body that may be null (`NullOr(Struct)`, an optional body) also reports that the object it got is not null: said by its fields' issues already.
   const root = byPath.get("")
-  if (byPath.size > 1 && root !== undefined && root.every((i) => i.message.startsWith("Expected null, actual"))) byPath.delete("")
+  if (byPath.size > 1 && root !== undefined && root.every((i) => i.message.startsWith("Expected null, actual"))) {
+    byPath.delete("")
+  }
   const parts: Array<string> = []
   for (const [path, issues] of byPath) {
     // Paths hold the caller's own keys, and messages quote the caller's values: shown escaped and capped.
     const field = displayText(path || "body", 100)
     if (issues.some((i) => i._tag === "Unexpected")) parts.push(`${field}: unknown field`)
     else if (issues.some((i) => i._tag === "Missing")) parts.push(`${field}: is required`)
-    else if (path === "" && issues.every((i) => i.message.startsWith("Expected {"))) parts.push("body: must be a JSON object")
-    else {
+    else if (path === "" && issues.every((i) => i.message.startsWith("Expected {"))) {
+      parts.push("body: must be a JSON object")
+    } else {
       const expected: Array<string> = []
       let actual = ""
       const other: Array<string> = []
@@ -38,7 +41,9 @@ export const decodeMessage = (e: { readonly issues: ReadonlyArray<Issue>; readon
         } else other.push(i.message)
       }
       if (other.length > 0) parts.push(`${field}: ${displayText(other.join("; "), 200)}`)
-      else if (expected.length > 0) parts.push(`${field}: expected ${expected.join(" or ")}, got ${displayText(actual, 60)}`)
+      else if (expected.length > 0) {
+        parts.push(`${field}: expected ${expected.join(" or ")}, got ${displayText(actual, 60)}`)
+      }
     }
   }
   return parts.length > 0 ? parts.slice(0, 5).join("; ") : e.message
@@ -46,4 +51,6 @@ export const decodeMessage = (e: { readonly issues: ReadonlyArray<Issue>; readon
 
 /** A refused input as the `400 invalid_argument` every transport answers. */
 export const invalidInput = (error: ParseResult.ParseError): InvalidArgument =>
-  new InvalidArgument({ message: decodeMessage({ issues: ParseResult.ArrayFormatter.formatErrorSync(error), message: error.message }) })
+  new InvalidArgument({
+    message: decodeMessage({ issues: ParseResult.ArrayFormatter.formatErrorSync(error), message: error.message })
+  })

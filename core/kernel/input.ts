@@ -31,14 +31,18 @@ const BAD_TEXT = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])
 
 /** Why a caller's string is refused, or undefined. */
 export const textProblem = (s: string): string | undefined =>
-  BAD_TEXT.test(s) ? (s.includes("\u0000") ? "must not contain NUL characters" : "must be well-formed Unicode (a lone surrogate)") : undefined
+  BAD_TEXT.test(s)
+    ? (s.includes("\u0000") ? "must not contain NUL characters" : "must be well-formed Unicode (a lone surrogate)")
+    : undefined
 
 const NUL = "must not contain NUL characters"
 const LONE = "must be well-formed Unicode (a lone surrogate)"
 
 const isHigh = (c: number) => c >= 0xd800 && c <= 0xdbff
 const isLow = (c: number) => c >= 0xdc00 && c <= 0xdfff
-const hexDigit = (c: number) => (c >= 0x30 && c <= 0x39 ? c - 0x30 : c >= 0x41 && c <= 0x46 ? c - 0x37 : c >= 0x61 && c <= 0x66 ? c - 0x57 : -1)
+const hexDigit = (
+  c: number
+) => (c >= 0x30 && c <= 0x39 ? c - 0x30 : c >= 0x41 && c <= 0x46 ? c - 0x37 : c >= 0x61 && c <= 0x66 ? c - 0x57 : -1)
 /** The code unit of the 4 hex digits at `at` (a `\uXXXX` escape), or -1. */
 const hex4 = (text: string, at: number) => {
   let code = 0
@@ -81,14 +85,18 @@ export const jsonTextProblem = (text: string): string | undefined => {
   let values = 0
   const where = (depth: number) => {
     const parts: Array<string> = []
-    for (let k = 0; k < depth; k++) parts.push(frames[k]!.array ? String(frames[k]!.count - 1) : segment(frames[k]!.key))
+    for (let k = 0; k < depth; k++) {
+      parts.push(frames[k]!.array ? String(frames[k]!.count - 1) : segment(frames[k]!.key))
+    }
     return parts.length === 0 ? "body" : parts.join(".")
   }
   /** A value starts: count it, and in an array count the element. */
   const startValue = (): string | undefined => {
     if (++values > InputBounds.values) return `body: more than ${InputBounds.values} values in all`
     const top = frames[frames.length - 1]
-    if (top?.array === true && ++top.count > InputBounds.arrayItems) return `${where(frames.length - 1)}: more than ${InputBounds.arrayItems} items`
+    if (top?.array === true && ++top.count > InputBounds.arrayItems) {
+      return `${where(frames.length - 1)}: more than ${InputBounds.arrayItems} items`
+    }
     return undefined
   }
   const n = text.length
@@ -104,7 +112,9 @@ export const jsonTextProblem = (text: string): string | undefined => {
     } else if (c === 0x7b /* { */ || c === 0x5b /* [ */) {
       const problem = startValue()
       if (problem !== undefined) return problem
-      if (frames.length >= InputBounds.depth) return `${where(frames.length)}: nested deeper than ${InputBounds.depth} levels`
+      if (frames.length >= InputBounds.depth) {
+        return `${where(frames.length)}: nested deeper than ${InputBounds.depth} levels`
+      }
       frames.push({ array: c === 0x5b, count: 0, key: "", expectKey: c === 0x7b })
       i++
     } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) {
@@ -149,7 +159,9 @@ export const jsonTextProblem = (text: string): string | undefined => {
       if (j - i - 1 > InputBounds.stringLength) problem = `longer than ${InputBounds.stringLength} characters`
       const top = frames[frames.length - 1]
       if (top !== undefined && !top.array && top.expectKey) {
-        if (++top.count > InputBounds.objectKeys) return `${where(frames.length - 1)}: more than ${InputBounds.objectKeys} keys`
+        if (++top.count > InputBounds.objectKeys) {
+          return `${where(frames.length - 1)}: more than ${InputBounds.objectKeys} keys`
+        }
         // The key itself is not echoed: it is the refused text.
         if (problem !== undefined) return `${where(frames.length - 1)}: a key ${problem}`
         top.key = text.slice(i, j + 1)
@@ -167,7 +179,10 @@ export const jsonTextProblem = (text: string): string | undefined => {
       i++
       while (i < n) {
         const d = text.charCodeAt(i)
-        if (d === 0x2c || d === 0x5d || d === 0x7d || d === 0x3a || d === 0x22 || d === 0x5b || d === 0x7b || d === 0x20 || d === 0x0a || d === 0x0d || d === 0x09) break
+        if (
+          d === 0x2c || d === 0x5d || d === 0x7d || d === 0x3a || d === 0x22 || d === 0x5b || d === 0x7b ||
+          d === 0x20 || d === 0x0a || d === 0x0d || d === 0x09
+        ) break
         i++
       }
     }

@@ -31,7 +31,11 @@ const fromB64url = (s: string): Either.Either<Uint8Array, void> => {
   }
 }
 
-const Payload = Schema.Struct({ s: Schema.String, p: Schema.Array(Schema.Union(Schema.String, Schema.Number)), t: Schema.Number })
+const Payload = Schema.Struct({
+  s: Schema.String,
+  p: Schema.Array(Schema.Union(Schema.String, Schema.Number)),
+  t: Schema.Number
+})
 const decodePayload = Schema.decodeUnknownEither(Schema.parseJson(Payload))
 
 export type Position = ReadonlyArray<string | number>
@@ -47,22 +51,25 @@ export const CursorCodec = Context.GenericTag<CursorCodec>("core/CursorCodec")
 const invalid = new InvalidArgument({ message: "cursor is invalid, modified or expired; restart from the first page" })
 
 export const makeCursorCodec = (secret: Uint8Array, maxAgeMs = 24 * 60 * 60 * 1000): Effect.Effect<CursorCodec> =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const key = yield* Effect.promise(() =>
-      crypto.subtle.importKey("raw", new Uint8Array(secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign", "verify"])
+      crypto.subtle.importKey("raw", new Uint8Array(secret), { name: "HMAC", hash: "SHA-256" }, false, [
+        "sign",
+        "verify"
+      ])
     )
     const mac = (data: string) =>
       Effect.promise(() => crypto.subtle.sign("HMAC", key, enc.encode(data))).pipe(
         Effect.map((sig) => new Uint8Array(sig).subarray(0, 16))
       )
     const encode: CursorCodec["encode"] = (scope, position) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const t = yield* Clock.currentTimeMillis
         const body = toB64url(enc.encode(JSON.stringify({ s: scope, p: position, t })))
         return `${body}.${toB64url(yield* mac(body))}`
       })
     const decode: CursorCodec["decode"] = (scope, cursor) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const [body, sig, ...rest] = cursor.split(".")
         if (body === undefined || sig === undefined || rest.length > 0 || cursor.length > 1024) return yield* invalid
         const given = fromB64url(sig)

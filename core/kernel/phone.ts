@@ -12,7 +12,9 @@ export const E164 = Schema.String.pipe(
   Schema.pattern(/^\+[1-9]\d{6,14}$/),
   Schema.brand("E164"),
   // Also the validation message: "Expected a phone number in E.164 form ..., actual ..."
-  Schema.annotations({ description: "a phone number in E.164 form: `+`, country code and number, no spaces (e.g. `+14155550100`)" })
+  Schema.annotations({
+    description: "a phone number in E.164 form: `+`, country code and number, no spaces (e.g. `+14155550100`)"
+  })
 )
 export type E164 = typeof E164.Type
 
@@ -44,7 +46,10 @@ const parse = (trimmed: string): Either.Either<E164, string> => {
   const parsed = parsePhoneNumberFromString(trimmed, trimmed.startsWith("+") ? undefined : "US")
   // Some countries' "possible" lengths fall outside E.164 (at most 15 digits; 7 here at least), and
   // a result must parse back to itself, or sending a stored number back would change it (+49 0...).
-  if (!parsed || !parsed.isPossible() || !isE164(parsed.number) || parsePhoneNumberFromString(parsed.number)?.number !== parsed.number) {
+  if (
+    !parsed || !parsed.isPossible() || !isE164(parsed.number) ||
+    parsePhoneNumberFromString(parsed.number)?.number !== parsed.number
+  ) {
     return Either.left(`"${displayText(trimmed, 32)}" is not a valid phone number`)
   }
   return Either.right(parsed.number)
@@ -67,4 +72,5 @@ export const phoneDigits = (s: string): string => s.replace(/\D/g, "")
 export const isPremiumRate = (e164: string): boolean => /^\+1(900|976)\d{7}$/.test(e164)
 
 /** The 400 for a premium-rate destination in `field`. */
-export const premiumRateProblem = (field: string) => `${field}: premium-rate numbers (+1 900, +1 976) cannot be called or forwarded to`
+export const premiumRateProblem = (field: string) =>
+  `${field}: premium-rate numbers (+1 900, +1 976) cannot be called or forwarded to`

@@ -16,7 +16,10 @@ import { compileLiteral, prop } from "./literal.ts"
 export const projectionWith = <F extends Schema.Struct.Fields>(view: Schema.Struct<F>) =>
   compileLiteral<(record: object, derived: Partial<Schema.Struct.Type<F>>) => Schema.Struct.Type<F>>(
     ["r", "d"],
-    Object.keys(view.fields).map((key) => ({ key, expr: `${JSON.stringify(key)} in d ? ${prop("d", key)} : ${prop("r", key)}` }))
+    Object.keys(view.fields).map((key) => ({
+      key,
+      expr: `${JSON.stringify(key)} in d ? ${prop("d", key)} : ${prop("r", key)}`
+    }))
   )
 
 /** `projectionWith` for a view whose fields the record all holds; one argument, so it can be given to `map`. */

@@ -14,7 +14,7 @@ export const MailOutbox = Context.GenericTag<MailOutbox>("core/MailOutbox")
 
 /** The row an `append` writes: the mail with a new id and now (Clock), for every adapter alike. */
 export const mailRecord = (workspaceId: string, mail: Mail): Effect.Effect<MailRecord> =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const { uuid } = yield* Ids
     return { id: uuid(), workspaceId, to: mail.to, subject: mail.subject, text: mail.text, createdAt: yield* nowIso }
   })

@@ -39,12 +39,17 @@ export const isValidBlobName = (name: string): boolean => BLOB_NAME.test(name)
 export const assertBlobNames = (workspaceId: string, key: string): Effect.Effect<void> =>
   isValidBlobName(workspaceId) && isValidBlobName(key)
     ? Effect.void
-    : Effect.die(new Error(`invalid blob name: ${JSON.stringify(workspaceId).slice(0, 80)}/${JSON.stringify(key).slice(0, 80)}`))
+    : Effect.die(
+      new Error(`invalid blob name: ${JSON.stringify(workspaceId).slice(0, 80)}/${JSON.stringify(key).slice(0, 80)}`)
+    )
 
 /** Stores media bytes per workspace. `put` with a name that breaks the naming rule dies; `get` with one finds nothing. */
 export interface BlobStore {
   readonly put: (workspaceId: string, key: string, bytes: Uint8Array, contentType: string) => Effect.Effect<void>
-  readonly get: (workspaceId: string, key: string) => Effect.Effect<{ readonly bytes: Uint8Array; readonly contentType: string } | null>
+  readonly get: (
+    workspaceId: string,
+    key: string
+  ) => Effect.Effect<{ readonly bytes: Uint8Array; readonly contentType: string } | null>
 }
 export const BlobStore = Context.GenericTag<BlobStore>("core/BlobStore")
 

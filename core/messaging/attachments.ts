@@ -4,7 +4,7 @@ import { InvalidArgument } from "../kernel/errors.ts"
 import { Ids } from "../kernel/ids.ts"
 import { BlobStore, MediaFetcher, type StoredMedia } from "../media/model.ts"
 
-export const makeAttachments = Effect.gen(function* () {
+export const makeAttachments = Effect.gen(function*() {
   const fetcher = yield* MediaFetcher
   const blobs = yield* BlobStore
 
@@ -12,14 +12,19 @@ export const makeAttachments = Effect.gen(function* () {
     Effect.forEach(
       urls,
       (url, i) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const fetched = yield* fetcher.fetch(url).pipe(
             Effect.mapError((e) => new InvalidArgument({ message: `${field}[${i}]: ${e.message}` }))
           )
           const { uuid } = yield* Ids
           const key = uuid()
           yield* blobs.put(workspaceId, key, fetched.bytes, fetched.contentType)
-          const stored: StoredMedia = { key, contentType: fetched.contentType, size: fetched.bytes.byteLength, filename: fetched.filename }
+          const stored: StoredMedia = {
+            key,
+            contentType: fetched.contentType,
+            size: fetched.bytes.byteLength,
+            filename: fetched.filename
+          }
           return stored
         }),
       { concurrency: 4 }

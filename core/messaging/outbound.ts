@@ -9,20 +9,20 @@ import type { Principal } from "../auth/principal.ts"
 import { phoneLock } from "../contacts/service.ts"
 import { Activity, newActivity, previewOf, type Thread, WITHHELD } from "../conversations/model.ts"
 import { ConversationStore } from "../conversations/store.ts"
-import { FailedPrecondition, Internal, InvalidArgument, NotFound } from "../kernel/errors.ts"
 import { event } from "../events/catalog.ts"
 import { EventOutbox } from "../events/outbox.ts"
+import { FailedPrecondition, Internal, InvalidArgument, NotFound } from "../kernel/errors.ts"
 import { findOr404 } from "../kernel/findOr404.ts"
 import { Ids } from "../kernel/ids.ts"
-import { MediaUrls } from "../media/model.ts"
-import { type NumberRecord, NumberStore } from "../numbers/model.ts"
 import { type E164, normalizePhone } from "../kernel/phone.ts"
 import { Text } from "../kernel/text.ts"
 import { nowIso } from "../kernel/time.ts"
 import { Transactor } from "../kernel/transactor.ts"
+import { MediaUrls } from "../media/model.ts"
+import { type NumberRecord, NumberStore } from "../numbers/model.ts"
+import { gateMessage, RegistrationGate } from "../registration/gate.ts"
 import type { Attachments } from "./attachments.ts"
 import { Carrier } from "./carrier.ts"
-import { gateMessage, RegistrationGate } from "../registration/gate.ts"
 import { phoneField, type Threads } from "./threads.ts"
 import { ActivityViews } from "./views.ts"
 
@@ -44,11 +44,15 @@ export const SendMessageResult = Schema.Struct({
 export type SendMessageResult = typeof SendMessageResult.Type
 
 const conversationNotFound = new NotFound({ message: "No such conversation" })
-const withheldThread = new FailedPrecondition({ message: "conversationId: this conversation is with withheld callers; there is no number to text" })
-const noActiveNumber = new FailedPrecondition({ message: "The workspace has no active phone number: add one before texting" })
+const withheldThread = new FailedPrecondition({
+  message: "conversationId: this conversation is with withheld callers; there is no number to text"
+})
+const noActiveNumber = new FailedPrecondition({
+  message: "The workspace has no active phone number: add one before texting"
+})
 
 export const makeOutbound = (threads: Threads, attachments: Attachments) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const store = yield* ConversationStore
     const numbers = yield* NumberStore
     const tx = yield* Transactor
@@ -60,7 +64,7 @@ export const makeOutbound = (threads: Threads, attachments: Attachments) =>
 
     /** The workspace's first active number, local preferred. */
     const defaultSender = (workspaceId: string) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const owned = yield* numbers.listActive(workspaceId)
         if (owned.length === 0) return yield* noActiveNumber
         return owned.find((n) => n.number.type === "local") ?? owned[0]!
@@ -71,10 +75,13 @@ export const makeOutbound = (threads: Threads, attachments: Attachments) =>
      * the workspace. A refusal keeps the gate order: no active number at all comes first.
      */
     const namedSender = (workspaceId: string, raw: string) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const parsed = normalizePhone(raw)
         const found = Either.isRight(parsed)
-          ? Option.filter(yield* numbers.findByE164(parsed.right), (n) => n.workspaceId === workspaceId && n.number.status === "active")
+          ? Option.filter(
+            yield* numbers.findByE164(parsed.right),
+            (n) => n.workspaceId === workspaceId && n.number.status === "active"
+          )
           : Option.none()
         if (Option.isSome(found)) return found.value
         if ((yield* numbers.listActive(workspaceId)).length === 0) return yield* noActiveNumber
@@ -84,14 +91,14 @@ export const makeOutbound = (threads: Threads, attachments: Attachments) =>
 
     /** An existing thread, its number and participant (a phone number: a withheld caller's thread has none). */
     const threadTarget = (workspaceId: string, conversationId: string) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const thread = yield* findOr404(conversationId, (id) => store.getThread(workspaceId, id), conversationNotFound)
         if (thread.participant === WITHHELD) return yield* withheldThread
         return { thread, sender: yield* namedSender(workspaceId, thread.numberE164), to: thread.participant as E164 }
       })
 
     const send = (principal: Principal, input: SendMessageInput) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const ws = principal.workspaceId
         if ((input.to === undefined) === (input.conversationId === undefined)) {
           return yield* new InvalidArgument({ message: "Give exactly one of to or conversationId" })
@@ -99,13 +106,19 @@ export const makeOutbound = (threads: Threads, attachments: Attachments) =>
         const { thread, sender, to }: { readonly thread?: Thread; readonly sender: NumberRecord; readonly to: E164 } =
           input.conversationId !== undefined
             ? yield* threadTarget(ws, input.conversationId)
-            : yield* Effect.gen(function* () {
-                const to = yield* phoneField("to", input.to!)
-                return { to, sender: input.from === undefined ? yield* defaultSender(ws) : yield* namedSender(ws, input.from) }
-              })
+            : yield* Effect.gen(function*() {
+              const to = yield* phoneField("to", input.to!)
+              return {
+                to,
+                sender: input.from === undefined ? yield* defaultSender(ws) : yield* namedSender(ws, input.from)
+              }
+            })
         const from = sender.number
         if (from.type === "toll_free") {
-          return yield* new FailedPrecondition({ message: `${from.e164} is toll-free: texting from toll-free numbers is unavailable; send from a local number` })
+          return yield* new FailedPrecondition({
+            message:
+              `${from.e164} is toll-free: texting from toll-free numbers is unavailable; send from a local number`
+          })
         }
         const simulated = principal.kind === "test"
         if (!simulated) {
@@ -118,14 +131,21 @@ export const makeOutbound = (threads: Threads, attachments: Attachments) =>
         const accepted = simulated
           ? { carrierMessageId: null, status: "simulated" as const }
           : yield* carrier
-              .send({ from: from.e164, to, body: input.body, mediaUrls: yield* Effect.forEach(media, (m) => mediaUrls.sign(ws, m.key)) })
-              .pipe(
-                Effect.mapError((e) =>
-                  e.reason === "rejected"
-                    ? new FailedPrecondition({ message: `The carrier refused the message: ${e.message}` })
-                    : new Internal({ message: `The carrier is unavailable (${e.message}); retry with the same Idempotency-Key` })
-                )
+            .send({
+              from: from.e164,
+              to,
+              body: input.body,
+              mediaUrls: yield* Effect.forEach(media, (m) => mediaUrls.sign(ws, m.key))
+            })
+            .pipe(
+              Effect.mapError((e) =>
+                e.reason === "rejected"
+                  ? new FailedPrecondition({ message: `The carrier refused the message: ${e.message}` })
+                  : new Internal({
+                    message: `The carrier is unavailable (${e.message}); retry with the same Idempotency-Key`
+                  })
               )
+            )
         const now = yield* nowIso
         const { uuid } = yield* Ids
         const activity = newActivity({
@@ -140,12 +160,17 @@ export const makeOutbound = (threads: Threads, attachments: Attachments) =>
           carrierMessageId: accepted.carrierMessageId,
           createdAt: now
         })
-        const line = { workspaceId: ws, numberE164: thread?.numberE164 ?? from.e164, participant: to, inboxId: thread?.inboxId ?? sender.inboxId }
+        const line = {
+          workspaceId: ws,
+          numberE164: thread?.numberE164 ?? from.e164,
+          participant: to,
+          inboxId: thread?.inboxId ?? sender.inboxId
+        }
         const message = { at: now, preview: previewOf(input.body, media.length) }
         // Under the participant's lock (one writer per participant at a time): the thread is created
         // once and its contact looked up once.
         const stored = yield* tx.withTransaction(
-          Effect.gen(function* () {
+          Effect.gen(function*() {
             const { id: conversationId, inboxId } = yield* threads.sent(line, message, activity)
             yield* outbox.append(ws, [event("message.delivered", { conversationId, inboxId, activityId: activity.id })])
             return { ...activity, conversationId }

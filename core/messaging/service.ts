@@ -8,7 +8,7 @@ import { makeInbound } from "./inbound.ts"
 import { makeOutbound } from "./outbound.ts"
 import { makeThreads } from "./threads.ts"
 
-export const make = Effect.gen(function* () {
+export const make = Effect.gen(function*() {
   const threads = yield* makeThreads
   const attachments = yield* makeAttachments
   return { ...(yield* makeOutbound(threads, attachments)), ...(yield* makeInbound(threads, attachments)) } as const

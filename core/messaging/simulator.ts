@@ -9,11 +9,11 @@ import { displayText } from "../kernel/display.ts"
 import { NotFound, PermissionDenied } from "../kernel/errors.ts"
 import { findOr404 } from "../kernel/findOr404.ts"
 import { Ids } from "../kernel/ids.ts"
-import { NumberStore } from "../numbers/model.ts"
 import { normalizePhone } from "../kernel/phone.ts"
 import { Text } from "../kernel/text.ts"
-import { WorkspaceClock } from "../workspaces/clock.ts"
+import { NumberStore } from "../numbers/model.ts"
 import { RegistrySimulator } from "../registration/registry.ts"
+import { WorkspaceClock } from "../workspaces/clock.ts"
 import { Messaging } from "./service.ts"
 import { ActivityViews } from "./views.ts"
 
@@ -26,7 +26,16 @@ export const SimulatedInboundInput = Schema.Struct({
 
 export const SimulatedStatusInput = Schema.Struct({
   activityId: Schema.String,
-  status: Schema.Literal("queued", "sending", "sent", "delivered", "sending_failed", "delivery_failed", "delivery_unconfirmed", "expired")
+  status: Schema.Literal(
+    "queued",
+    "sending",
+    "sent",
+    "delivered",
+    "sending_failed",
+    "delivery_failed",
+    "delivery_unconfirmed",
+    "expired"
+  )
 }).annotations({ parseOptions: { onExcessProperty: "error" } })
 
 export const RegistryOutcomeInput = Schema.Struct({
@@ -47,7 +56,7 @@ export const ClockAnswer = Schema.Struct({ clock: Schema.Struct({ now: Schema.St
 export const testKeysOnly = (p: Principal) =>
   p.kind === "test" ? Effect.void : Effect.fail(new PermissionDenied({ message: "Test helpers accept test keys only" }))
 
-export const make = Effect.gen(function* () {
+export const make = Effect.gen(function*() {
   const messaging = yield* Messaging
   const store = yield* ConversationStore
   const numbers = yield* NumberStore
@@ -57,7 +66,7 @@ export const make = Effect.gen(function* () {
 
   /** An inbound SMS/MMS to the caller's number `to`, as if the carrier had delivered it. */
   const inboundMessage = (p: Principal, input: typeof SimulatedInboundInput.Type) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       yield* testKeysOnly(p)
       // Only the caller's own numbers: a test key cannot inject traffic into another workspace.
       const to = normalizePhone(input.to)
@@ -74,15 +83,24 @@ export const make = Effect.gen(function* () {
         media: (input.mediaUrls ?? []).map((url) => ({ url, contentType: null }))
       })
       const thread = Option.getOrThrow(yield* store.getThread(p.workspaceId, activity.conversationId))
-      return { message: yield* views.view(activity), conversationId: activity.conversationId, contactId: thread.contactId! }
+      return {
+        message: yield* views.view(activity),
+        conversationId: activity.conversationId,
+        contactId: thread.contactId!
+      }
     })
 
   /** A carrier status report for one of the caller's outbound messages. */
   const deliveryStatus = (p: Principal, input: typeof SimulatedStatusInput.Type) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       yield* testKeysOnly(p)
-      const outbound = (id: string) => Effect.map(store.getActivity(p.workspaceId, id), Option.filter((a) => a.direction === "outbound"))
-      const activity = yield* findOr404(input.activityId, outbound, new NotFound({ message: "No such outbound message" }))
+      const outbound = (id: string) =>
+        Effect.map(store.getActivity(p.workspaceId, id), Option.filter((a) => a.direction === "outbound"))
+      const activity = yield* findOr404(
+        input.activityId,
+        outbound,
+        new NotFound({ message: "No such outbound message" })
+      )
       const updated = yield* messaging.applyStatusTo(activity, input.status)
       return { message: yield* views.view(updated) }
     })
@@ -95,15 +113,19 @@ export const make = Effect.gen(function* () {
   const lastOtp = (p: Principal) =>
     Effect.zipRight(
       testKeysOnly(p),
-      Effect.flatMap(registry.lastOtp(p.workspaceId), Option.match({
-        onNone: () => Effect.fail(new NotFound({ message: "The simulated registry has texted no PIN to this workspace" })),
-        onSome: Effect.succeed
-      }))
+      Effect.flatMap(
+        registry.lastOtp(p.workspaceId),
+        Option.match({
+          onNone: () =>
+            Effect.fail(new NotFound({ message: "The simulated registry has texted no PIN to this workspace" })),
+          onSome: Effect.succeed
+        })
+      )
     )
 
   /** Moves the workspace's clock forward (PIN expiry, the resend limit, the idempotency window of test keys). */
   const advanceClock = (p: Principal, input: typeof ClockInput.Type) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       yield* testKeysOnly(p)
       const offset = yield* clock.advance(p.workspaceId, input.advanceSeconds * 1000)
       const now = (yield* Clock.currentTimeMillis) + offset

@@ -40,7 +40,11 @@ export interface Message {
 type Touch = (thread: Thread) => ThreadTouch
 
 /** An outbound message means the team has seen the thread. */
-const outboundTouch = (message: Message): Touch => () => ({ lastActivityAt: message.at, preview: message.preview, unread: 0 })
+const outboundTouch = (message: Message): Touch => () => ({
+  lastActivityAt: message.at,
+  preview: message.preview,
+  unread: 0
+})
 
 /** New inbound traffic reopens a done thread and counts as unread. */
 const inboundTouch = (message: Message): Touch => (thread) => ({
@@ -66,7 +70,7 @@ const newThread = (line: Line, id: string, at: string, contactId: string | null)
   createdAt: at
 })
 
-export const makeThreads = Effect.gen(function* () {
+export const makeThreads = Effect.gen(function*() {
   const store = yield* ConversationStore
   const contacts = yield* Contacts
   const contactStore = yield* ContactStore
@@ -76,7 +80,7 @@ export const makeThreads = Effect.gen(function* () {
    * (the number had none, or it was deleted): the thread is attached to the one it now belongs to.
    */
   const touch = (thread: Thread, touchOf: Touch, contactId: Effect.Effect<string | null>) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const attach = thread.contactId === null ? yield* contactId : null
       const touched: ThreadTouch = attach === null ? touchOf(thread) : { ...touchOf(thread), contactId: attach }
       yield* store.touchThread(thread.workspaceId, thread.id, touched)
@@ -85,7 +89,7 @@ export const makeThreads = Effect.gen(function* () {
 
   /** The thread of `line` with the message recorded on it; a new thread is inserted already carrying it. */
   const record = (line: Line, now: string, touchOf: Touch, contactId: Effect.Effect<string | null>) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const existing = yield* store.findThread(line.workspaceId, line.numberE164, line.participant)
       if (Option.isSome(existing)) return yield* touch(existing.value, touchOf, contactId)
       const fresh = newThread(line, (yield* Ids).uuid(), now, yield* contactId)
@@ -120,9 +124,10 @@ export const makeThreads = Effect.gen(function* () {
       const { participant } = line
       return participant === WITHHELD
         ? record(line, message.at, inboundTouch(message), Effect.succeed(null))
-        : Effect.flatMap(contacts.findOrCreatePlaceholder(line.workspaceId, participant), (contact) =>
-            record(line, message.at, inboundTouch(message), Effect.succeed(contact.id))
-          )
+        : Effect.flatMap(
+          contacts.findOrCreatePlaceholder(line.workspaceId, participant),
+          (contact) => record(line, message.at, inboundTouch(message), Effect.succeed(contact.id))
+        )
     }
   } as const
 })

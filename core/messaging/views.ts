@@ -1,8 +1,8 @@
 /** Activities as clients see them: stored media become short-lived signed URLs. */
 import { Context, Effect, Layer } from "effect"
 import { Activity, type ActivityRecord, Media } from "../conversations/model.ts"
-import { MediaUrls } from "../media/model.ts"
 import { projectionWith } from "../kernel/records.ts"
+import { MediaUrls } from "../media/model.ts"
 
 const activityOf = projectionWith(Activity)
 const mediaOf = projectionWith(Media)
@@ -15,5 +15,7 @@ export const make = Effect.map(MediaUrls, (urls) => ({
     )
 }))
 
-export class ActivityViews extends Context.Tag("core/ActivityViews")<ActivityViews, Effect.Effect.Success<typeof make>>() {}
+export class ActivityViews
+  extends Context.Tag("core/ActivityViews")<ActivityViews, Effect.Effect.Success<typeof make>>()
+{}
 export const layer = Layer.effect(ActivityViews, make)

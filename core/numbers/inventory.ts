@@ -8,11 +8,11 @@
 import { Context, Data, Effect, Schema } from "effect"
 import { prices } from "../billing/pricing.ts"
 import { FailedPrecondition, Internal, InvalidArgument } from "../kernel/errors.ts"
-import type { CarrierError } from "../messaging/carrier.ts"
-import { NumberType } from "./model.ts"
 import { PageSize } from "../kernel/pagination.ts"
 import { E164 } from "../kernel/phone.ts"
 import { Text } from "../kernel/text.ts"
+import type { CarrierError } from "../messaging/carrier.ts"
+import { NumberType } from "./model.ts"
 import { regionCode, tidyPlace } from "./regions.ts"
 
 // ------------------------------------------------------------------------------------ the view
@@ -40,7 +40,10 @@ export type AvailableNumber = typeof AvailableNumber.Type
  * quotes it whatever the carrier charges us, and nothing is due up front: the prorated add-on is
  * billed by the purchase itself.
  */
-export const RETAIL_MONTHLY_CENTS: Readonly<Record<NumberType, number>> = { local: prices.localNumberMonthly, toll_free: prices.tollFreeMonthly }
+export const RETAIL_MONTHLY_CENTS: Readonly<Record<NumberType, number>> = {
+  local: prices.localNumberMonthly,
+  toll_free: prices.tollFreeMonthly
+}
 
 const dollars = (cents: number) => `${Math.floor(cents / 100)}.${String(cents % 100).padStart(2, "0")}`
 
@@ -73,7 +76,9 @@ export const AvailableNumbersInput = Schema.Struct({
     )
   ).annotations({ description: "ISO 3166 alpha-2 country code, either case; default `US`" }),
   type: Schema.optional(NumberType).annotations({ description: "Default `local`" }),
-  startsWith: Schema.optional(digits(15)).annotations({ description: "Leading digits of the national number, usually the area code; local numbers only" }),
+  startsWith: Schema.optional(digits(15)).annotations({
+    description: "Leading digits of the national number, usually the area code; local numbers only"
+  }),
   contains: Schema.optional(digits(15)).annotations({ description: "Digits anywhere in the national number" }),
   locality: Schema.optional(place).annotations({ description: "City, compared without regard to case" }),
   state: Schema.optional(place).annotations({ description: "State or region: a code (`IL`) or a name (`Illinois`)" }),
@@ -106,7 +111,9 @@ export const inventoryQuery = (input: AvailableNumbersInput): Effect.Effect<Inve
   const type = input.type ?? "local"
   if (type === "toll_free" && input.startsWith !== undefined) {
     return Effect.fail(
-      new InvalidArgument({ message: "startsWith: applies to local numbers only; use contains to search toll-free numbers" })
+      new InvalidArgument({
+        message: "startsWith: applies to local numbers only; use contains to search toll-free numbers"
+      })
     )
   }
   const country = (input.country ?? "US").toUpperCase()
@@ -147,7 +154,8 @@ export class NumberUnavailable extends Data.TaggedError("NumberUnavailable")<{
  * its insert into the numbers table loses a race the carrier check could not see (two orders of one
  * number checked at once), so both ways of losing read alike.
  */
-export const numberTaken = (e164: string) => new NumberUnavailable({ e164, message: `Phone number ${e164} is no longer available` })
+export const numberTaken = (e164: string) =>
+  new NumberUnavailable({ e164, message: `Phone number ${e164} is no longer available` })
 
 export interface NumberInventory {
   /**

@@ -46,7 +46,11 @@ export interface NumberStore {
   /** The workspace a number belongs to; inbound traffic is routed with it. */
   readonly findByE164: (e164: string) => Effect.Effect<Option.Option<NumberRecord>>
   /** Sets the routing of one of the workspace's numbers; none when the workspace has no such number. */
-  readonly setRouting: (workspaceId: string, e164: string, routing: NumberRouting) => Effect.Effect<Option.Option<WorkspaceNumber>>
+  readonly setRouting: (
+    workspaceId: string,
+    e164: string,
+    routing: NumberRouting
+  ) => Effect.Effect<Option.Option<WorkspaceNumber>>
   /** Which of these numbers belong to some workspace, any workspace: the carrier simulator hides them. */
   readonly taken: (e164s: ReadonlyArray<string>) => Effect.Effect<ReadonlySet<string>>
   /** Removes one of the workspace's numbers; none when the workspace has no such number. Its conversations stay. */

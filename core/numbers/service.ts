@@ -10,11 +10,19 @@ import { numberCharge } from "../billing/pricing.ts"
 import { LedgerStore } from "../billing/store.ts"
 import { FailedPrecondition, InvalidArgument } from "../kernel/errors.ts"
 import { Ids } from "../kernel/ids.ts"
-import { NumberStore, NumberType, numberTypeOf, WorkspaceNumber } from "./model.ts"
 import { normalizePhone } from "../kernel/phone.ts"
 import { Transactor } from "../kernel/transactor.ts"
 import { WorkspaceStore } from "../workspaces/store.ts"
-import { AvailableNumber, AvailableNumbersInput, inventoryError, inventoryQuery, NumberInventory, numberTaken, searchError } from "./inventory.ts"
+import {
+  AvailableNumber,
+  AvailableNumbersInput,
+  inventoryError,
+  inventoryQuery,
+  NumberInventory,
+  numberTaken,
+  searchError
+} from "./inventory.ts"
+import { NumberStore, NumberType, numberTypeOf, WorkspaceNumber } from "./model.ts"
 
 /** `POST /numbers`: the number from a search result; `type` is a hint only (the number decides). */
 export const BuyNumberInput = Schema.Struct({
@@ -23,7 +31,10 @@ export const BuyNumberInput = Schema.Struct({
 }).annotations({ identifier: "BuyNumberInput", parseOptions: { onExcessProperty: "error" } })
 export type BuyNumberInput = typeof BuyNumberInput.Type
 
-export const BuyNumberResult = Schema.Struct({ number: WorkspaceNumber, simulated: Schema.optional(Schema.Literal(true)) })
+export const BuyNumberResult = Schema.Struct({
+  number: WorkspaceNumber,
+  simulated: Schema.optional(Schema.Literal(true))
+})
 export type BuyNumberResult = typeof BuyNumberResult.Type
 
 export const NumberList = Schema.Struct({ numbers: Schema.Array(WorkspaceNumber) })
@@ -31,7 +42,7 @@ export const AvailableNumbers = Schema.Struct({ available: Schema.Array(Availabl
 
 export { AvailableNumbersInput }
 
-const make = Effect.gen(function* () {
+const make = Effect.gen(function*() {
   const numbers = yield* NumberStore
   const inventory = yield* NumberInventory
   const workspaces = yield* WorkspaceStore
@@ -39,11 +50,10 @@ const make = Effect.gen(function* () {
   const ledger = yield* LedgerStore
   const tx = yield* Transactor
 
-  const list = (principal: Principal) =>
-    Effect.map(numbers.list(principal.workspaceId), (all) => ({ numbers: all }))
+  const list = (principal: Principal) => Effect.map(numbers.list(principal.workspaceId), (all) => ({ numbers: all }))
 
   const available = (principal: Principal, input: AvailableNumbersInput) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const query = yield* inventoryQuery(input)
       const found = yield* inventory.search(query).pipe(Effect.mapError(searchError))
       return { available: found }
@@ -58,7 +68,7 @@ const make = Effect.gen(function* () {
    */
   const buy = (principal: Principal, input: BuyNumberInput) => {
     let collected: Payment | undefined
-    return Effect.gen(function* () {
+    return Effect.gen(function*() {
       const ws = principal.workspaceId
       const parsed = normalizePhone(input.phoneNumber)
       if (parsed._tag === "Left") return yield* new InvalidArgument({ message: `phoneNumber: ${parsed.left}` })
@@ -66,30 +76,51 @@ const make = Effect.gen(function* () {
       const type = numberTypeOf(e164)
       const simulated = principal.kind === "test"
       return yield* tx.withTransaction(
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           yield* tx.lock(`numbers:${ws}`)
           // An authenticated key's workspace exists (workspaces are never deleted).
-          const workspace = Option.getOrThrowWith(yield* workspaces.get(ws), () => new Error(`workspace ${ws} of an authenticated key is missing`))
+          const workspace = Option.getOrThrowWith(
+            yield* workspaces.get(ws),
+            () => new Error(`workspace ${ws} of an authenticated key is missing`)
+          )
           const owned = yield* numbers.list(ws)
-          if (owned.some((n) => n.e164 === e164)) return yield* new FailedPrecondition({ message: `${e164} is already one of this workspace's numbers` })
+          if (owned.some((n) => n.e164 === e164)) {
+            return yield* new FailedPrecondition({ message: `${e164} is already one of this workspace's numbers` })
+          }
           const purchase = { e164, type, localNumbers: owned.filter((n) => n.type === "local").length }
           yield* numberPurchaseGate(workspace.billing, purchase)
-          const number: WorkspaceNumber = { e164, type, voiceMode: "app", agentId: null, forwardTo: null, assignedUserId: null, status: "active" }
+          const number: WorkspaceNumber = {
+            e164,
+            type,
+            voiceMode: "app",
+            agentId: null,
+            forwardTo: null,
+            assignedUserId: null,
+            status: "active"
+          }
           const { uuid } = yield* Ids
-          const insert = numbers.insert(ws, number, uuid()).pipe(Effect.catchAll(() => Effect.fail(inventoryError(numberTaken(e164)))))
+          const insert = numbers.insert(ws, number, uuid()).pipe(
+            Effect.catchAll(() => Effect.fail(inventoryError(numberTaken(e164))))
+          )
           if (simulated) {
             yield* insert
             return { number, simulated: true as const }
           }
           const charge = numberCharge(purchase, new Date(yield* Clock.currentTimeMillis))
-          if (charge.amountCents > 0) collected = yield* payments.charge(workspace, charge.amountCents, charge.description)
+          if (charge.amountCents > 0) {
+            collected = yield* payments.charge(workspace, charge.amountCents, charge.description)
+          }
           yield* inventory.order(e164, type).pipe(Effect.mapError(inventoryError))
           yield* insert
           yield* ledger.append(ws, [charge])
           return { number }
         })
       )
-    }).pipe(Effect.onExit((exit) => (exit._tag === "Failure" && collected !== undefined ? payments.refund(collected) : Effect.void)))
+    }).pipe(
+      Effect.onExit((
+        exit
+      ) => (exit._tag === "Failure" && collected !== undefined ? payments.refund(collected) : Effect.void))
+    )
   }
 
   return { list, available, buy } as const

@@ -20,7 +20,10 @@ export interface RegistrationGate {
 export const RegistrationGate = Context.GenericTag<RegistrationGate>("core/RegistrationGate")
 
 /** Every workspace not filed: for tests of the gate's refusal without a registration. */
-export const layerNotFiled = Layer.succeed(RegistrationGate, RegistrationGate.of({ textingState: () => Effect.succeed("not_filed") }))
+export const layerNotFiled = Layer.succeed(
+  RegistrationGate,
+  RegistrationGate.of({ textingState: () => Effect.succeed("not_filed") })
+)
 
 const stateOf: Record<Step, TextingState> = {
   none: "not_filed",
@@ -58,8 +61,7 @@ export const layer = (options: GateOptions) =>
             const state = Option.match(live, { onNone: () => "not_filed" as const, onSome: (reg) => stateOf[reg.step] })
             return state === "in_review" && options.preApprovedCampaign ? "approved" : state
           })
-      })
-    )
+      }))
   )
 
 export const gateMessage: Record<Exclude<TextingState, "approved">, string> = {

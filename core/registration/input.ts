@@ -7,20 +7,23 @@
  */
 import { Effect, Either, Schema } from "effect"
 import { EMAIL } from "../contacts/rules.ts"
+import { parseOutboundUrl } from "../egress/guard.ts"
 import { invalidInput } from "../kernel/decodeMessage.ts"
 import type { InvalidArgument } from "../kernel/errors.ts"
-import { parseOutboundUrl } from "../egress/guard.ts"
 import { Phone } from "../kernel/phone.ts"
-import { knownRegion } from "../numbers/regions.ts"
 import { NonEmptyText, Text } from "../kernel/text.ts"
+import { knownRegion } from "../numbers/regions.ts"
 
 const strict = { parseOptions: { onExcessProperty: "error" } } as const
 
-const Required = (max: number) => NonEmptyText(max).pipe(Schema.filter((s) => s.trim().length > 0 || "must not be blank"))
+const Required = (max: number) =>
+  NonEmptyText(max).pipe(Schema.filter((s) => s.trim().length > 0 || "must not be blank"))
 
 /** 9 digits, with the usual dash after the second optional; decoded to the 9 digits. */
 const Ein = Schema.transform(
-  Text(32).pipe(Schema.filter((s) => /^\d{2}-?\d{7}$/.test(s) || "must be 9 digits (an EIN, dash optional: 12-3456789)")),
+  Text(32).pipe(
+    Schema.filter((s) => /^\d{2}-?\d{7}$/.test(s) || "must be 9 digits (an EIN, dash optional: 12-3456789)")
+  ),
   Schema.String,
   { strict: true, decode: (s) => s.replace("-", ""), encode: (s) => s }
 )
@@ -35,7 +38,9 @@ const Email = Text(254).pipe(Schema.filter((s) => EMAIL.test(s) || "must be an e
 const PublicHttpsUrl = Text(600).pipe(
   Schema.filter((s) => {
     const checked = Effect.runSync(Effect.either(parseOutboundUrl(s, false)))
-    if (Either.isLeft(checked)) return "must be a public https URL: " + checked.left.message.replace(/^url .* is not allowed: /, "")
+    if (Either.isLeft(checked)) {
+      return "must be a public https URL: " + checked.left.message.replace(/^url .* is not allowed: /, "")
+    }
     return checked.right.hostname.includes(".") || "must be a public https URL: its host is not a public name"
   })
 )
@@ -45,14 +50,36 @@ export type EntityType = (typeof entityTypes)[number]
 
 /** The registry's verticals (research/telnyx.md, CreateBrand). */
 export const verticals = [
-  "AGRICULTURE", "COMMUNICATION", "CONSTRUCTION", "EDUCATION", "ENERGY", "ENTERTAINMENT", "FINANCIAL", "GAMBLING",
-  "GOVERNMENT", "HEALTHCARE", "HOSPITALITY", "HUMAN_RESOURCES", "INSURANCE", "LEGAL", "MANUFACTURING", "NGO",
-  "POLITICAL", "POSTAL", "PROFESSIONAL", "REAL_ESTATE", "RETAIL", "TECHNOLOGY", "TRANSPORTATION"
+  "AGRICULTURE",
+  "COMMUNICATION",
+  "CONSTRUCTION",
+  "EDUCATION",
+  "ENERGY",
+  "ENTERTAINMENT",
+  "FINANCIAL",
+  "GAMBLING",
+  "GOVERNMENT",
+  "HEALTHCARE",
+  "HOSPITALITY",
+  "HUMAN_RESOURCES",
+  "INSURANCE",
+  "LEGAL",
+  "MANUFACTURING",
+  "NGO",
+  "POLITICAL",
+  "POSTAL",
+  "PROFESSIONAL",
+  "REAL_ESTATE",
+  "RETAIL",
+  "TECHNOLOGY",
+  "TRANSPORTATION"
 ] as const
 
 /** Fields required by entity type beyond those every brand needs. */
 const requiredFor = (entityType: EntityType) =>
-  entityType === "SOLE_PROPRIETOR" ? (["firstName", "lastName", "mobilePhone"] as const) : (["companyName", "ein"] as const)
+  entityType === "SOLE_PROPRIETOR"
+    ? (["firstName", "lastName", "mobilePhone"] as const)
+    : (["companyName", "ein"] as const)
 
 export const BusinessInput = Schema.Struct({
   entityType: Schema.optionalWith(Schema.Literal(...entityTypes), { default: () => "PRIVATE_PROFIT" as const }),
@@ -73,19 +100,29 @@ export const BusinessInput = Schema.Struct({
     Text(1000).pipe(
       Schema.filter((s) => {
         const url = URL.canParse(s) ? new URL(s) : null
-        return (url !== null && (url.protocol === "https:" || url.protocol === "http:") && url.hostname.includes(".")) || "must be an http or https URL"
+        return (url !== null && (url.protocol === "https:" || url.protocol === "http:") &&
+          url.hostname.includes(".")) || "must be an http or https URL"
       })
     )
   ),
-  country: Schema.optionalWith(Text(2).pipe(Schema.filter((s) => /^[A-Z]{2}$/.test(s) || "must be an ISO 3166 alpha-2 code such as US")), {
-    default: () => "US"
-  })
+  country: Schema.optionalWith(
+    Text(2).pipe(Schema.filter((s) => /^[A-Z]{2}$/.test(s) || "must be an ISO 3166 alpha-2 code such as US")),
+    {
+      default: () => "US"
+    }
+  )
 }).pipe(
   Schema.filter((b) => [
-    ...requiredFor(b.entityType).flatMap((field) => (b[field] === undefined ? [{ path: [field], message: `is required for ${b.entityType} brands` }] : [])),
+    ...requiredFor(b.entityType).flatMap((
+      field
+    ) => (b[field] === undefined ? [{ path: [field], message: `is required for ${b.entityType} brands` }] : [])),
     // A US address the registry will accept: a state it knows and a ZIP code.
-    ...(b.country === "US" && knownRegion("US", b.state) === null ? [{ path: ["state"], message: "must be a US state or territory: a code (IL) or a name (Illinois)" }] : []),
-    ...(b.country === "US" && !/^\d{5}(-\d{4})?$/.test(b.postalCode) ? [{ path: ["postalCode"], message: "must be a US ZIP code (62701 or 62701-1234)" }] : [])
+    ...(b.country === "US" && knownRegion("US", b.state) === null
+      ? [{ path: ["state"], message: "must be a US state or territory: a code (IL) or a name (Illinois)" }]
+      : []),
+    ...(b.country === "US" && !/^\d{5}(-\d{4})?$/.test(b.postalCode)
+      ? [{ path: ["postalCode"], message: "must be a US ZIP code (62701 or 62701-1234)" }]
+      : [])
   ]),
   Schema.annotations(strict)
 )
@@ -97,7 +134,8 @@ export const OptIn = Schema.Struct({
   url: PublicHttpsUrl,
   location: Required(300),
   formConfirmed: Schema.Literal(true).annotations({
-    message: () => "must be true: the live form shows an unchecked, optional, standalone SMS consent checkbox with the required wording"
+    message: () =>
+      "must be true: the live form shows an unchecked, optional, standalone SMS consent checkbox with the required wording"
   }),
   screenshotUrl: Schema.optional(PublicHttpsUrl)
 }).annotations(strict)
@@ -107,14 +145,23 @@ const Description = Text(4096).pipe(Schema.minLength(40, { message: () => "must 
 const MessageFlow = Text(2048).pipe(Schema.minLength(40, { message: () => "must be at least 40 characters" }))
 
 const campaignFields = {
-  useCase: Schema.optionalWith(Text(40).pipe(Schema.pattern(/^[A-Z0-9_]+$/, { message: () => "must be a registry use case such as MIXED" })), {
-    default: () => "MIXED"
-  }),
-  samples: Schema.optional(Schema.Array(Required(1024)).pipe(Schema.maxItems(5, { message: () => "at most 5 samples" }))),
+  useCase: Schema.optionalWith(
+    Text(40).pipe(Schema.pattern(/^[A-Z0-9_]+$/, { message: () => "must be a registry use case such as MIXED" })),
+    {
+      default: () => "MIXED"
+    }
+  ),
+  samples: Schema.optional(
+    Schema.Array(Required(1024)).pipe(Schema.maxItems(5, { message: () => "at most 5 samples" }))
+  ),
   optinMessage: Schema.optional(Required(320)),
   helpMessage: Schema.optional(Required(320)),
   optinKeywords: Schema.optionalWith(
-    Text(255).pipe(Schema.pattern(/^[A-Za-z0-9]+(,[A-Za-z0-9]+)*$/, { message: () => "must be keywords separated by commas, without spaces" })),
+    Text(255).pipe(
+      Schema.pattern(/^[A-Za-z0-9]+(,[A-Za-z0-9]+)*$/, {
+        message: () => "must be keywords separated by commas, without spaces"
+      })
+    ),
     { default: () => "START" }
   ),
   embeddedLink: Schema.optional(Schema.Boolean),
@@ -130,7 +177,12 @@ export const CampaignInput = Schema.Struct({
 export type CampaignInput = typeof CampaignInput.Type
 
 /** The campaign as filed: the description and the message flow always present. */
-export const Campaign = Schema.Struct({ ...campaignFields, description: Description, messageFlow: MessageFlow, optIn: Schema.optional(OptIn) })
+export const Campaign = Schema.Struct({
+  ...campaignFields,
+  description: Description,
+  messageFlow: MessageFlow,
+  optIn: Schema.optional(OptIn)
+})
 export type Campaign = typeof Campaign.Type
 
 /** `business` required, `campaign` optional (every campaign default applies): the filing's application. */
@@ -156,15 +208,15 @@ export const optInFlow = (optIn: OptIn): string =>
 /** The campaign completed from the business: `optIn` wins over `messageFlow`; a keyword opt-in when neither is given. */
 export const composeCampaign = (business: Business, input: CampaignInput): Campaign => ({
   ...input,
-  description:
-    input.description ??
-    `${business.displayName} sends ${useCaseWords(input.useCase)} text messages to customers who have opted in to receive them.`,
-  messageFlow:
-    input.optIn !== undefined
-      ? optInFlow(input.optIn)
-      : (input.messageFlow ??
-        `End users opt in by texting ${input.optinKeywords.split(",")[0]} to ${business.displayName}'s number; ` +
-          `they receive a confirmation, and can reply STOP to opt out or HELP for help.`)
+  description: input.description ??
+    `${business.displayName} sends ${
+      useCaseWords(input.useCase)
+    } text messages to customers who have opted in to receive them.`,
+  messageFlow: input.optIn !== undefined
+    ? optInFlow(input.optIn)
+    : (input.messageFlow ??
+      `End users opt in by texting ${input.optinKeywords.split(",")[0]} to ${business.displayName}'s number; ` +
+        `they receive a confirmation, and can reply STOP to opt out or HELP for help.`)
 })
 
 const decodeInput = Schema.decodeUnknownEither(ApplicationInput, { errors: "all" })
@@ -179,4 +231,7 @@ export const completeApplication = ({ business, campaign }: typeof ApplicationIn
 
 /** A caller's `{business, campaign?}` checked and completed, or the 400 naming every offending field. */
 export const decodeApplication = (input: unknown): Either.Either<Application, InvalidArgument> =>
-  Either.match(decodeInput(input), { onLeft: (e) => Either.left(invalidInput(e)), onRight: (input) => Either.right(completeApplication(input)) })
+  Either.match(decodeInput(input), {
+    onLeft: (e) => Either.left(invalidInput(e)),
+    onRight: (input) => Either.right(completeApplication(input))
+  })

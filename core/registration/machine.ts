@@ -93,7 +93,10 @@ const nextStep = (state: RegistrationState, event: RegistrationEvent): Step | nu
 }
 
 /** The state after `event`, or `InvalidTransition` (the state is then unchanged: nothing to store). */
-export const transition = (state: RegistrationState, event: RegistrationEvent): Either.Either<RegistrationState, InvalidTransition> => {
+export const transition = (
+  state: RegistrationState,
+  event: RegistrationEvent
+): Either.Either<RegistrationState, InvalidTransition> => {
   const step = nextStep(state, event)
   if (step === null) return Either.left(new InvalidTransition({ step: state.step, event: event._tag }))
   return Either.right({ step, soleProprietor: event._tag === "Filed" ? event.soleProprietor : state.soleProprietor })

@@ -5,19 +5,21 @@
  * its registration lock (Texting.advance), so none files or charges twice.
  */
 import { Duration, Effect, Layer } from "effect"
-import { RegistrationStore } from "./store.ts"
 import { Registrations } from "./service.ts"
+import { RegistrationStore } from "./store.ts"
 
 /** Registrations asked about per round; the least recently updated first, so none starves. */
 const BATCH = 50
 
-export const pollOnce = Effect.gen(function* () {
+export const pollOnce = Effect.gen(function*() {
   const store = yield* RegistrationStore
   const texting = yield* Registrations
   const due = yield* store.awaitingRegistry(BATCH)
   for (const workspaceId of due) {
     yield* texting.advance(workspaceId).pipe(
-      Effect.catchAllCause((cause) => Effect.logWarning("Registry poller: a registration could not be moved forward", cause)),
+      Effect.catchAllCause((cause) =>
+        Effect.logWarning("Registry poller: a registration could not be moved forward", cause)
+      ),
       Effect.annotateLogs({ workspaceId })
     )
   }

@@ -16,7 +16,9 @@ export const receiptMail = (to: string, r: Registration, charges: ReadonlyArray<
   const line = (label: string, value: string | undefined) => (value === undefined ? [] : [`  ${label}: ${value}`])
   const total = charges.reduce((sum, c) => sum + c.amountCents, 0)
   const text = [
-    `We filed the US texting (10DLC) registration of ${b.displayName}${r.mock ? " in mock mode: nothing was sent to the registry and nothing was charged" : ""}.`,
+    `We filed the US texting (10DLC) registration of ${b.displayName}${
+      r.mock ? " in mock mode: nothing was sent to the registry and nothing was charged" : ""
+    }.`,
     "",
     "Application (masked):",
     ...line("Entity type", b.entityType),
@@ -31,7 +33,13 @@ export const receiptMail = (to: string, r: Registration, charges: ReadonlyArray<
     ...line("Vertical", b.vertical),
     ...line("Campaign use case", r.campaignInput.useCase),
     "",
-    ...(charges.length === 0 ? ["Nothing was charged."] : ["Charged to the card on file:", ...charges.map((c) => `  ${c.description}: ${dollars(c.amountCents)}`), `  Total: ${dollars(total)}`]),
+    ...(charges.length === 0
+      ? ["Nothing was charged."]
+      : [
+        "Charged to the card on file:",
+        ...charges.map((c) => `  ${c.description}: ${dollars(c.amountCents)}`),
+        `  Total: ${dollars(total)}`
+      ]),
     "",
     "Carrier review takes minutes to a few days; GET /v1/api/messaging shows where it stands."
   ].join("\n")

@@ -4,8 +4,8 @@
  * rest is what the registry reported and what the customer filed.
  */
 import { Schema } from "effect"
-import { steps } from "./machine.ts"
 import { BusinessInput, Campaign } from "./input.ts"
+import { steps } from "./machine.ts"
 
 export const Step = Schema.Literal(...steps)
 

@@ -61,9 +61,17 @@ export interface Registry {
   /** Texts a fresh PIN to a sole-proprietor brand's mobile (first send or resend). */
   readonly sendOtp: (workspaceId: string, brandId: string) => Effect.Effect<BrandReport, RegistryError>
   /** Checks the PIN; on success the brand is `accepted`. */
-  readonly verifyOtp: (workspaceId: string, brandId: string, pin: string) => Effect.Effect<BrandReport, RegistryError | OtpRejected>
+  readonly verifyOtp: (
+    workspaceId: string,
+    brandId: string,
+    pin: string
+  ) => Effect.Effect<BrandReport, RegistryError | OtpRejected>
   /** Files the campaign under an accepted brand; answers `pending`. */
-  readonly fileCampaign: (workspaceId: string, brandId: string, campaign: Campaign) => Effect.Effect<CampaignReport, RegistryError>
+  readonly fileCampaign: (
+    workspaceId: string,
+    brandId: string,
+    campaign: Campaign
+  ) => Effect.Effect<CampaignReport, RegistryError>
   readonly brandStatus: (workspaceId: string, brandId: string) => Effect.Effect<BrandReport, RegistryError>
   readonly campaignStatus: (workspaceId: string, campaignId: string) => Effect.Effect<CampaignReport, RegistryError>
 }

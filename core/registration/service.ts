@@ -19,8 +19,17 @@ import type { Charge } from "../billing/ledger.ts"
 import { type Payment, Payments } from "../billing/payments.ts"
 import { messagingAddonCharge, planCharge, textingSetupCharge } from "../billing/pricing.ts"
 import { LedgerStore } from "../billing/store.ts"
+import { canonicalJson } from "../idempotency/runner.ts"
 import { FailedPrecondition, Internal, InvalidArgument, ResourceExhausted } from "../kernel/errors.ts"
+import { Transactor } from "../kernel/transactor.ts"
 import { sendMail } from "../mail/mailer.ts"
+import { NumberStore } from "../numbers/model.ts"
+import { WorkspaceClock, workspaceNow } from "../workspaces/clock.ts"
+import { WorkspaceStore } from "../workspaces/store.ts"
+import { type Application, ApplicationInput, completeApplication } from "./input.ts"
+import { canText, initial, RegistrationEvent, type RegistrationState, transition } from "./machine.ts"
+import { receiptMail } from "./receipt.ts"
+import { type BrandState, type CampaignState, MessagingStatus, type Registration } from "./record.ts"
 import {
   type BrandReport,
   type CampaignReport,
@@ -30,15 +39,6 @@ import {
   Registry,
   type RegistryError
 } from "./registry.ts"
-import { NumberStore } from "../numbers/model.ts"
-import { canText, initial, RegistrationEvent, type RegistrationState, transition } from "./machine.ts"
-import { canonicalJson } from "../idempotency/runner.ts"
-import { ApplicationInput, type Application, completeApplication } from "./input.ts"
-import { Transactor } from "../kernel/transactor.ts"
-import { WorkspaceClock, workspaceNow } from "../workspaces/clock.ts"
-import { WorkspaceStore } from "../workspaces/store.ts"
-import { receiptMail } from "./receipt.ts"
-import { type BrandState, type CampaignState, MessagingStatus, type Registration } from "./record.ts"
 import { RegistrationStore } from "./store.ts"
 
 /** `POST /messaging/registration`'s body. */
@@ -80,7 +80,12 @@ export const messagingStatus = (registration: Option.Option<Registration>): Mess
         failureReasons: r.brand.failureReasons,
         ...(r.soleProprietor ? { otpSentAt: r.brand.otpSentAt, otpMobileLast4: r.brand.otpMobileLast4 } : {})
       },
-      campaign: { status: r.campaign.status, useCase: r.campaign.useCase, failureReasons: r.campaign.failureReasons, submittedAt: r.campaign.submittedAt }
+      campaign: {
+        status: r.campaign.status,
+        useCase: r.campaign.useCase,
+        failureReasons: r.campaign.failureReasons,
+        submittedAt: r.campaign.submittedAt
+      }
     })
   })
 
@@ -106,7 +111,9 @@ const brandFrom = (report: BrandReport, business: Application["business"], previ
   identityStatus: report.status === "accepted" ? "VERIFIED" : "UNVERIFIED",
   failureReasons: report.failureReasons,
   otpSentAt: report.otpSentAt ?? previous?.otpSentAt ?? null,
-  otpMobileLast4: business.entityType === "SOLE_PROPRIETOR" && business.mobilePhone !== undefined ? business.mobilePhone.slice(-4) : null,
+  otpMobileLast4: business.entityType === "SOLE_PROPRIETOR" && business.mobilePhone !== undefined
+    ? business.mobilePhone.slice(-4)
+    : null,
   // A status read keeps the count of wrong PINs: only a new PIN resets it.
   ...(previous?.failedPinAttempts === undefined ? {} : { failedPinAttempts: previous.failedPinAttempts })
 })
@@ -118,7 +125,7 @@ const campaignFrom = (report: CampaignReport, previous: CampaignState): Campaign
   failureReasons: report.failureReasons
 })
 
-const make = Effect.gen(function* () {
+const make = Effect.gen(function*() {
   const store = yield* RegistrationStore
   const liveRegistry = yield* Registry
   const mockRegistry = yield* MockRegistry
@@ -133,39 +140,53 @@ const make = Effect.gen(function* () {
   const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms).toISOString())
 
   /** Runs `body` in a transaction holding the workspace's registration lock, on its current registration. */
-  const locked = <A, E, R>(workspaceId: string, body: (current: Option.Option<Registration>) => Effect.Effect<A, E, R>) =>
+  const locked = <A, E, R>(
+    workspaceId: string,
+    body: (current: Option.Option<Registration>) => Effect.Effect<A, E, R>
+  ) =>
     tx.withTransaction(Effect.zipRight(tx.lock(`texting:${workspaceId}`), Effect.flatMap(store.get(workspaceId), body)))
 
-  const status = (p: Principal) =>
-    Effect.map(store.get(p.workspaceId), (r) => ({ messaging: messagingStatus(r) }))
+  const status = (p: Principal) => Effect.map(store.get(p.workspaceId), (r) => ({ messaging: messagingStatus(r) }))
 
   /** Creates the staged campaign with the registry once the brand is accepted; a refused filing fails the campaign. */
   const submitCampaign = (r: Registration): Effect.Effect<Registration> =>
     registryOf(r).fileCampaign(r.workspaceId, r.brand.id!, r.campaignInput).pipe(
       Effect.flatMap((report) =>
-        Effect.map(now, (at) => ({ ...step(r, RegistrationEvent.CampaignSubmitted()), campaign: { ...campaignFrom(report, r.campaign), submittedAt: at } }))
+        Effect.map(
+          now,
+          (at) => ({
+            ...step(r, RegistrationEvent.CampaignSubmitted()),
+            campaign: { ...campaignFrom(report, r.campaign), submittedAt: at }
+          })
+        )
       ),
       Effect.catchAll((e) =>
         e.reason === "unavailable"
-          ? // Stays `brand_ok`: the next refresh or poll submits it again.
-            Effect.as(Effect.logWarning("Texting registration: the campaign could not be submitted", e.message), r)
+          // Stays `brand_ok`: the next refresh or poll submits it again.
+          ? Effect.as(Effect.logWarning("Texting registration: the campaign could not be submitted", e.message), r)
           : Effect.succeed({
-              ...step(step(r, RegistrationEvent.CampaignSubmitted()), RegistrationEvent.CampaignRejected()),
-              campaign: { ...r.campaign, status: "rejected" as const, failureReasons: [e.message] }
-            })
+            ...step(step(r, RegistrationEvent.CampaignSubmitted()), RegistrationEvent.CampaignRejected()),
+            campaign: { ...r.campaign, status: "rejected" as const, failureReasons: [e.message] }
+          })
       )
     )
 
   /** Starts the messaging add-on at approval (live registrations): charged, or an audit entry when the card declines. */
   const startAddon = (r: Registration) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       if (r.mock) return
       const workspace = Option.getOrThrow(yield* workspaces.get(r.workspaceId))
       const charge = messagingAddonCharge(new Date(yield* Clock.currentTimeMillis))
       yield* payments.charge(workspace, charge.amountCents, charge.description).pipe(
         Effect.zipRight(ledger.append(r.workspaceId, [charge])),
         Effect.catchAll((declined) =>
-          Effect.asVoid(audit.append(r.workspaceId, { actor: "system", action: "messaging.addon.declined", detail: { message: declined.message, amountCents: charge.amountCents } }))
+          Effect.asVoid(
+            audit.append(r.workspaceId, {
+              actor: "system",
+              action: "messaging.addon.declined",
+              detail: { message: declined.message, amountCents: charge.amountCents }
+            })
+          )
         )
       )
     })
@@ -175,7 +196,7 @@ const make = Effect.gen(function* () {
    * or its review. Unchanged when nothing moved or the registry is unavailable.
    */
   const moveForward = (r: Registration): Effect.Effect<Registration, RegistryError> =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const registry = registryOf(r)
       switch (r.step) {
         case "brand_pending":
@@ -185,7 +206,10 @@ const make = Effect.gen(function* () {
           const withBrand = { ...r, brand }
           if (report.status === "rejected") return step(withBrand, RegistrationEvent.BrandRejected())
           if (report.status === "accepted") {
-            const ok = step(withBrand, r.step === "brand_pending" ? RegistrationEvent.BrandAccepted() : RegistrationEvent.OtpVerified())
+            const ok = step(
+              withBrand,
+              r.step === "brand_pending" ? RegistrationEvent.BrandAccepted() : RegistrationEvent.OtpVerified()
+            )
             return yield* submitCampaign(ok)
           }
           if (report.status === "otp_pending" && r.step === "brand_pending") {
@@ -219,22 +243,26 @@ const make = Effect.gen(function* () {
         onNone: () => Effect.succeedNone,
         onSome: (r) =>
           moveForward(r).pipe(
-            Effect.flatMap((next) => (next === r ? Effect.succeed(next) : Effect.as(Effect.flatMap(now, (at) => store.put({ ...next, updatedAt: at })), next))),
+            Effect.flatMap((next) => (next === r
+              ? Effect.succeed(next)
+              : Effect.as(Effect.flatMap(now, (at) => store.put({ ...next, updatedAt: at })), next))
+            ),
             Effect.map(Option.some)
           )
-      })
-    )
+      }))
 
   const refresh = (p: Principal) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const moved = yield* advance(p.workspaceId).pipe(Effect.mapError(registryFailure))
       return { messaging: messagingStatus(moved) }
     })
 
   /** The charges of a live filing: the plan when it ends a trial, and each local number's setup not charged before. */
   const filingCharges = (workspaceId: string, trial: boolean, plan: string | null) =>
-    Effect.gen(function* () {
-      const charged = new Set((yield* ledger.list(workspaceId)).filter((c) => c.kind === "texting_setup").map((c) => c.numberE164))
+    Effect.gen(function*() {
+      const charged = new Set(
+        (yield* ledger.list(workspaceId)).filter((c) => c.kind === "texting_setup").map((c) => c.numberE164)
+      )
       const local = (yield* numbers.list(workspaceId)).filter((n) => n.type === "local" && !charged.has(n.e164))
       const at = new Date(yield* Clock.currentTimeMillis)
       const planPart: ReadonlyArray<Charge> = trial && plan !== null ? [planCharge(plan, at)] : []
@@ -243,20 +271,27 @@ const make = Effect.gen(function* () {
 
   const file = (p: Principal, input: RegistrationRequest) => {
     let collected: Payment | undefined
-    return Effect.gen(function* () {
+    return Effect.gen(function*() {
       const ws = p.workspaceId
       const application = completeApplication(input)
       const mock = p.kind === "test" || input.mock === true
       const filed = yield* locked(ws, (current) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           // A live filing replaces a mock registration at any step: mock mode filed nothing real.
           const previous = Option.filter(current, (r) => mock || !r.mock)
           const state = Option.getOrElse(Option.map(previous, (r): RegistrationState => r), () => initial)
-          const from = state.step === "none" ? Either.getOrThrow(transition(state, RegistrationEvent.ProfileCreated())) : state
-          const next = transition(from, RegistrationEvent.Filed({ soleProprietor: application.business.entityType === "SOLE_PROPRIETOR" }))
+          const from = state.step === "none"
+            ? Either.getOrThrow(transition(state, RegistrationEvent.ProfileCreated()))
+            : state
+          const next = transition(
+            from,
+            RegistrationEvent.Filed({ soleProprietor: application.business.entityType === "SOLE_PROPRIETOR" })
+          )
           if (Either.isLeft(next)) {
             return yield* new FailedPrecondition({
-              message: `A texting registration is already ${from.step === "campaign_active" ? "active" : "in progress"} (step ${from.step}); file again only after a rejection`
+              message: `A texting registration is already ${
+                from.step === "campaign_active" ? "active" : "in progress"
+              } (step ${from.step}); file again only after a rejection`
             })
           }
           const workspace = Option.getOrThrow(yield* workspaces.get(ws))
@@ -265,17 +300,30 @@ const make = Effect.gen(function* () {
             yield* registrationFilingGate(workspace.billing, input.acknowledge_trial_end === true)
             charges = yield* filingCharges(ws, workspace.billing.trial, workspace.billing.plan)
             const total = charges.reduce((sum, c) => sum + c.amountCents, 0)
-            if (total > 0) collected = yield* payments.charge(workspace, total, charges.map((c) => c.description).join("; "))
+            if (total > 0) {
+              collected = yield* payments.charge(
+                workspace,
+                total,
+                charges.map((c) => c.description).join("; ")
+              )
+            }
           }
           const registry = registryOf({ mock })
           // Only the campaign failed and the business is the same: its accepted brand is kept, not
           // filed (and vetted, and paid for at the registry) again; the new campaign goes in at once.
           const kept = Option.filter(
             previous,
-            (r) => r.step === "campaign_failed" && r.brand.status === "accepted" && r.brand.id !== null && canonicalJson(r.business) === canonicalJson(application.business)
+            (r) =>
+              r.step === "campaign_failed" && r.brand.status === "accepted" && r.brand.id !== null &&
+              canonicalJson(r.business) === canonicalJson(application.business)
           )
           const report: BrandReport = Option.isSome(kept)
-            ? { brandId: kept.value.brand.id!, status: "accepted", failureReasons: [], otpSentAt: kept.value.brand.otpSentAt }
+            ? {
+              brandId: kept.value.brand.id!,
+              status: "accepted",
+              failureReasons: [],
+              otpSentAt: kept.value.brand.otpSentAt
+            }
             : yield* registry.fileBrand(ws, application.business).pipe(Effect.mapError(registryFailure))
           const at = yield* now
           const filedRegistration: Registration = {
@@ -283,19 +331,30 @@ const make = Effect.gen(function* () {
             step: next.right.step,
             soleProprietor: next.right.soleProprietor,
             mock,
-            messagingProfileId: Option.match(previous, { onNone: () => null, onSome: (r) => r.messagingProfileId }) ?? (yield* registry.messagingProfile(ws).pipe(Effect.mapError(registryFailure))),
+            messagingProfileId: Option.match(previous, { onNone: () => null, onSome: (r) => r.messagingProfileId }) ??
+              (yield* registry.messagingProfile(ws).pipe(Effect.mapError(registryFailure))),
             business: application.business,
             campaignInput: application.campaign,
             brand: brandFrom(report, application.business),
-            campaign: { id: null, status: "staged", useCase: application.campaign.useCase, failureReasons: [], submittedAt: null },
+            campaign: {
+              id: null,
+              status: "staged",
+              useCase: application.campaign.useCase,
+              failureReasons: [],
+              submittedAt: null
+            },
             lastResendAt: null,
             filedAt: at,
             updatedAt: at
           }
-          const registration = Option.isSome(kept) ? yield* submitCampaign(step(filedRegistration, RegistrationEvent.BrandAccepted())) : filedRegistration
+          const registration = Option.isSome(kept)
+            ? yield* submitCampaign(step(filedRegistration, RegistrationEvent.BrandAccepted()))
+            : filedRegistration
           yield* store.put(registration)
           if (charges.length > 0) yield* ledger.append(ws, charges)
-          if (!mock && workspace.billing.trial) yield* workspaces.update({ ...workspace, billing: { ...workspace.billing, trial: false } })
+          if (!mock && workspace.billing.trial) {
+            yield* workspaces.update({ ...workspace, billing: { ...workspace.billing, trial: false } })
+          }
           yield* audit.append(ws, {
             actor: "api",
             action: "messaging.registration.filed",
@@ -309,8 +368,7 @@ const make = Effect.gen(function* () {
             }
           })
           return { registration, workspace, charges }
-        })
-      )
+        }))
       // After the commit: a receipt that cannot be sent is not a failed filing, but the operator
       // sees why in the audit log (and the log).
       const unsent = (reason: string) =>
@@ -321,9 +379,15 @@ const make = Effect.gen(function* () {
       const owner = filed.workspace.billing.ownerEmail
       yield* owner === null
         ? unsent("the workspace has no owner email (billing.ownerEmail)")
-        : sendMail(ws, receiptMail(owner, filed.registration, filed.charges)).pipe(Effect.catchAll((e) => unsent(e.message)))
+        : sendMail(ws, receiptMail(owner, filed.registration, filed.charges)).pipe(
+          Effect.catchAll((e) => unsent(e.message))
+        )
       return { messaging: messagingStatus(Option.some(filed.registration)), ...(mock ? { mock: true as const } : {}) }
-    }).pipe(Effect.onExit((exit) => (exit._tag === "Failure" && collected !== undefined ? payments.refund(collected) : Effect.void)))
+    }).pipe(
+      Effect.onExit((
+        exit
+      ) => (exit._tag === "Failure" && collected !== undefined ? payments.refund(collected) : Effect.void))
+    )
   }
 
   /** The registration waiting for a PIN, or 409. */
@@ -334,19 +398,25 @@ const make = Effect.gen(function* () {
     })
 
   const verifyOtp = (p: Principal, input: typeof OtpInput.Type) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const ws = p.workspaceId
       const verified = yield* locked(ws, (current) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const r = yield* waitingForPin(current)
           // Expiry on the workspace's clock, so the `clock` test helper can show it.
           const sentAt = r.brand.otpSentAt === null ? null : Date.parse(r.brand.otpSentAt)
           if (sentAt !== null && (yield* workspaceNow(ws)) - sentAt > OTP_TTL_MILLIS) {
-            return yield* new InvalidArgument({ message: "pin: the PIN has expired (PINs are valid for 24 hours): request a new one with POST /messaging/otp/resend" })
+            return yield* new InvalidArgument({
+              message:
+                "pin: the PIN has expired (PINs are valid for 24 hours): request a new one with POST /messaging/otp/resend"
+            })
           }
           const failed = r.brand.failedPinAttempts ?? 0
           if (failed >= MAX_PIN_ATTEMPTS) {
-            return yield* new InvalidArgument({ message: `pin: ${MAX_PIN_ATTEMPTS} wrong PINs were entered: request a new one with POST /messaging/otp/resend` })
+            return yield* new InvalidArgument({
+              message:
+                `pin: ${MAX_PIN_ATTEMPTS} wrong PINs were entered: request a new one with POST /messaging/otp/resend`
+            })
           }
           const checked = yield* Effect.either(registryOf(r).verifyOtp(ws, r.brand.id!, input.pin))
           if (Either.isLeft(checked)) {
@@ -364,45 +434,55 @@ const make = Effect.gen(function* () {
           const saved = { ...next, updatedAt: yield* now }
           yield* store.put(saved)
           return { saved } as const
-        }).pipe(Effect.provideService(WorkspaceClock, clock))
-      )
+        }).pipe(Effect.provideService(WorkspaceClock, clock)))
       if ("wrong" in verified) return yield* verified.wrong
       return { messaging: messagingStatus(Option.some(verified.saved)) }
     })
 
   const resendOtp = (p: Principal) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const ws = p.workspaceId
       const resent = yield* locked(ws, (current) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const r = yield* waitingForPin(current)
           const at = yield* workspaceNow(ws)
           const last = r.lastResendAt === null ? null : Date.parse(r.lastResendAt)
           if (last !== null && at - last < RESEND_INTERVAL_MILLIS) {
             const retryAfterSeconds = Math.ceil((last + RESEND_INTERVAL_MILLIS - at) / 1000)
-            return yield* new ResourceExhausted({ message: `A PIN was resent less than a minute ago: retry in ${retryAfterSeconds} s`, retryAfterSeconds })
+            return yield* new ResourceExhausted({
+              message: `A PIN was resent less than a minute ago: retry in ${retryAfterSeconds} s`,
+              retryAfterSeconds
+            })
           }
           const report = yield* registryOf(r).sendOtp(ws, r.brand.id!).pipe(Effect.mapError(registryFailure))
           const saved: Registration = {
             ...r,
-            brand: { ...brandFrom(report, r.business, r.brand), otpSentAt: new Date(at).toISOString(), failedPinAttempts: 0 },
+            brand: {
+              ...brandFrom(report, r.business, r.brand),
+              otpSentAt: new Date(at).toISOString(),
+              failedPinAttempts: 0
+            },
             lastResendAt: new Date(at).toISOString(),
             updatedAt: yield* now
           }
           yield* store.put(saved)
           return saved
-        }).pipe(Effect.provideService(WorkspaceClock, clock))
-      )
+        }).pipe(Effect.provideService(WorkspaceClock, clock)))
       return { messaging: messagingStatus(Option.some(resent)) }
     })
 
   /** A registry webhook said this brand or campaign changed: move its live registration forward. */
   const onRegistryChange = (change: { readonly kind: "brand" | "campaign"; readonly id: string }) =>
-    Effect.flatMap(store.byRegistryId(change.kind, change.id), Option.match({ onNone: () => Effect.succeedNone, onSome: advance }))
+    Effect.flatMap(
+      store.byRegistryId(change.kind, change.id),
+      Option.match({ onNone: () => Effect.succeedNone, onSome: advance })
+    )
 
   return { status, file, refresh, verifyOtp, resendOtp, advance, onRegistryChange } as const
 })
 
-export class Registrations extends Context.Tag("core/Registrations")<Registrations, Effect.Effect.Success<typeof make>>() {}
+export class Registrations
+  extends Context.Tag("core/Registrations")<Registrations, Effect.Effect.Success<typeof make>>()
+{}
 
 export const layer = Layer.effect(Registrations, make)

@@ -1,9 +1,16 @@
 /** AI call agent capabilities (SPEC "Agent", "Number `voiceMode`"). */
 import { Effect, Schema } from "effect"
-import { AgentAnswer, Agents, AgentWithUsage, DisconnectInput, RoutingAnswer, UpdateAgentInput } from "../agent/service.ts"
+import {
+  AgentAnswer,
+  Agents,
+  AgentWithUsage,
+  DisconnectInput,
+  RoutingAnswer,
+  UpdateAgentInput
+} from "../agent/service.ts"
+import { FailedPrecondition, NotFound } from "../kernel/errors.ts"
 import { Phone } from "../kernel/phone.ts"
 import { NoInput, read, tool } from "./tool.ts"
-import { FailedPrecondition, NotFound } from "../kernel/errors.ts"
 
 const strict = { parseOptions: { onExcessProperty: "error" } } as const
 
@@ -49,7 +56,8 @@ export const updateAgent = tool({
 export const publishAgent = tool({
   name: "agent_publish",
   title: "Publish the AI call agent",
-  description: "Make the agent's draft the configuration live calls use, replacing the one published before. Fails until agent_update has created the agent.",
+  description:
+    "Make the agent's draft the configuration live calls use, replacing the one published before. Fails until agent_update has created the agent.",
   input: NoInput,
   output: AgentAnswer,
   example: {},

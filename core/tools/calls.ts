@@ -2,8 +2,8 @@
 import { Effect } from "effect"
 import { CallList, ListCallsInput, PlaceCallInput, PlaceCallResult } from "../calls/model.ts"
 import { Calls } from "../calls/service.ts"
-import { read, tool } from "./tool.ts"
 import { FailedPrecondition, Internal, NotFound } from "../kernel/errors.ts"
+import { read, tool } from "./tool.ts"
 
 export const listCalls = tool({
   name: "calls_list",

@@ -2,8 +2,8 @@
 import { Effect, Schema } from "effect"
 import { ContactDetail, ContactInput, ContactSummary, ListContactsInput } from "../contacts/model.ts"
 import { Contacts } from "../contacts/service.ts"
-import { ById, Deleted, read, tool, WithId } from "./tool.ts"
 import { NotFound } from "../kernel/errors.ts"
+import { ById, Deleted, read, tool, WithId } from "./tool.ts"
 
 const contactId = "0b7c3c4e-4a0e-4d5e-9a43-7c9d0e6f1a22"
 
@@ -23,7 +23,9 @@ export const listContacts = tool({
   idempotencyKey: false,
   errors: [],
   run: (p, input) =>
-    Effect.flatMap(Contacts, (c) => c.list(p, input)).pipe(Effect.map((page) => ({ contacts: page.items, nextCursor: page.nextCursor })))
+    Effect.flatMap(Contacts, (c) => c.list(p, input)).pipe(
+      Effect.map((page) => ({ contacts: page.items, nextCursor: page.nextCursor }))
+    )
 })
 
 export const getContact = tool({
@@ -67,7 +69,8 @@ export const updateContact = tool({
   hints: { readOnly: false, destructive: true, idempotent: true, openWorld: false },
   idempotencyKey: false,
   errors: [NotFound],
-  run: (p, { id, ...changes }) => Effect.flatMap(Contacts, (c) => c.update(p, id, changes)).pipe(Effect.map((contact) => ({ contact })))
+  run: (p, { id, ...changes }) =>
+    Effect.flatMap(Contacts, (c) => c.update(p, id, changes)).pipe(Effect.map((contact) => ({ contact })))
 })
 
 export const deleteContact = tool({

@@ -1,11 +1,17 @@
 /** Conversation and message capabilities (SPEC "Conversations", "Messages"). */
 import { Effect, Schema } from "effect"
-import { Activity, ConversationSummary, ListConversationsInput, MessageSearchResult, SearchMessagesInput } from "../conversations/model.ts"
+import {
+  Activity,
+  ConversationSummary,
+  ListConversationsInput,
+  MessageSearchResult,
+  SearchMessagesInput
+} from "../conversations/model.ts"
 import { Conversations, PatchConversationInput } from "../conversations/service.ts"
+import { FailedPrecondition, NotFound } from "../kernel/errors.ts"
 import { SendMessageInput, SendMessageResult } from "../messaging/outbound.ts"
 import { Messaging } from "../messaging/service.ts"
 import { ById, read, tool, WithId } from "./tool.ts"
-import { FailedPrecondition, NotFound } from "../kernel/errors.ts"
 
 const conversationId = "01a20307-1c76-7000-ad98-06c77d1e0001"
 
@@ -22,7 +28,9 @@ export const listConversations = tool({
   idempotencyKey: false,
   errors: [],
   run: (p, input) =>
-    Effect.flatMap(Conversations, (c) => c.list(p, input)).pipe(Effect.map((page) => ({ conversations: page.items, nextCursor: page.nextCursor })))
+    Effect.flatMap(Conversations, (c) => c.list(p, input)).pipe(
+      Effect.map((page) => ({ conversations: page.items, nextCursor: page.nextCursor }))
+    )
 })
 
 export const getConversation = tool({
@@ -51,7 +59,8 @@ export const updateConversation = tool({
   hints: { readOnly: false, destructive: false, idempotent: true, openWorld: false },
   idempotencyKey: false,
   errors: [NotFound],
-  run: (p, { id, ...changes }) => Effect.flatMap(Conversations, (c) => c.patch(p, id, changes)).pipe(Effect.map((conversation) => ({ conversation })))
+  run: (p, { id, ...changes }) =>
+    Effect.flatMap(Conversations, (c) => c.patch(p, id, changes)).pipe(Effect.map((conversation) => ({ conversation })))
 })
 
 export const sendMessage = tool({
@@ -81,5 +90,6 @@ export const searchMessages = tool({
   hints: read,
   idempotencyKey: false,
   errors: [],
-  run: (p, { q, limit }) => Effect.flatMap(Conversations, (c) => c.search(p, q, limit ?? 25)).pipe(Effect.map((results) => ({ results })))
+  run: (p, { q, limit }) =>
+    Effect.flatMap(Conversations, (c) => c.search(p, q, limit ?? 25)).pipe(Effect.map((results) => ({ results })))
 })

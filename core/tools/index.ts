@@ -3,13 +3,13 @@ import * as Agent from "./agent.ts"
 import * as Calls from "./calls.ts"
 import * as Contacts from "./contacts.ts"
 import * as Conversations from "./conversations.ts"
-import * as Registration from "./registration.ts"
 import * as Numbers from "./numbers.ts"
+import * as Registration from "./registration.ts"
 import type { AnyTool, Tool } from "./tool.ts"
 import * as Webhooks from "./webhooks.ts"
 
 export * from "./tool.ts"
-export { Agent, Calls, Contacts, Conversations, Registration, Numbers, Webhooks }
+export { Agent, Calls, Contacts, Conversations, Numbers, Registration, Webhooks }
 
 // Listed by name: a module may export other things (its input schemas) beside its tools.
 export const tools: ReadonlyArray<AnyTool> = [

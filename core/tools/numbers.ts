@@ -1,8 +1,15 @@
 /** Phone number capabilities (SPEC "Numbers"). */
 import { Effect } from "effect"
-import { AvailableNumbers, AvailableNumbersInput, BuyNumberInput, BuyNumberResult, NumberList, Numbers } from "../numbers/service.ts"
-import { NoInput, read, tool } from "./tool.ts"
 import { FailedPrecondition } from "../kernel/errors.ts"
+import {
+  AvailableNumbers,
+  AvailableNumbersInput,
+  BuyNumberInput,
+  BuyNumberResult,
+  NumberList,
+  Numbers
+} from "../numbers/service.ts"
+import { NoInput, read, tool } from "./tool.ts"
 
 export const listNumbers = tool({
   name: "numbers_list",

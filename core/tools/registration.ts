@@ -1,8 +1,8 @@
 /** US texting (10DLC) registration capabilities (SPEC "Messaging registration"). */
 import { Effect } from "effect"
+import { FailedPrecondition, Internal, ResourceExhausted } from "../kernel/errors.ts"
 import { FilingAnswer, MessagingAnswer, OtpInput, RegistrationRequest, Registrations } from "../registration/service.ts"
 import { NoInput, read, tool } from "./tool.ts"
-import { FailedPrecondition, Internal, ResourceExhausted } from "../kernel/errors.ts"
 
 export const getMessagingStatus = tool({
   name: "messaging_status",

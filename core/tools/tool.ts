@@ -11,7 +11,15 @@ import { type Effect, Effect as E, Schema } from "effect"
 import { type Principal, requireScope } from "../auth/principal.ts"
 import type { Scope } from "../auth/scopes.ts"
 import { invalidInput } from "../kernel/decodeMessage.ts"
-import { type DomainError, type FailedPrecondition, type Internal, InvalidArgument, type NotFound, type PermissionDenied, type ResourceExhausted } from "../kernel/errors.ts"
+import {
+  type DomainError,
+  type FailedPrecondition,
+  type Internal,
+  InvalidArgument,
+  type NotFound,
+  type PermissionDenied,
+  type ResourceExhausted
+} from "../kernel/errors.ts"
 import { jsonProblem } from "../kernel/input.ts"
 
 /**
@@ -57,13 +65,18 @@ export interface Tool<I, IE, A, E extends DomainError, R> {
 export type AnyTool = Tool<any, any, any, DomainError, any>
 
 /** An entry of the table; its `run` checks the principal's scope before the use case runs. */
-export const tool = <I, IE, A, E extends DomainError, R>(t: Tool<I, IE, A, E, R>): Tool<I, IE, A, E | PermissionDenied, R> => ({
+export const tool = <I, IE, A, E extends DomainError, R>(
+  t: Tool<I, IE, A, E, R>
+): Tool<I, IE, A, E | PermissionDenied, R> => ({
   ...t,
   run: (principal, input) => E.zipRight(requireScope(principal, t.scope), t.run(principal, input))
 })
 
 /** Checks a caller's raw input against the bounds of core/kernel/input.ts, then decodes it with the tool's Schema. */
-export const decodeInput = <I, IE, A, E extends DomainError, R>(t: Tool<I, IE, A, E, R>, raw: unknown): Effect.Effect<I, InvalidArgument> => {
+export const decodeInput = <I, IE, A, E extends DomainError, R>(
+  t: Tool<I, IE, A, E, R>,
+  raw: unknown
+): Effect.Effect<I, InvalidArgument> => {
   const problem = jsonProblem(raw)
   if (problem !== undefined) return E.fail(new InvalidArgument({ message: problem }))
   return Schema.decodeUnknown(t.input, { errors: "all" })(raw).pipe(E.mapError(invalidInput))
@@ -89,7 +102,8 @@ const strict = { parseOptions: { onExcessProperty: "error" } } as const
 export const ById = Schema.Struct({ id: Schema.String }).annotations(strict)
 
 /** A route on one record: its `id` beside the body's (or query's) fields, flat, as REST names them. */
-export const WithId = <F extends Schema.Struct.Fields>(params: Schema.Struct<F>) => Schema.Struct({ ...ById.fields, ...params.fields }).annotations(strict)
+export const WithId = <F extends Schema.Struct.Fields>(params: Schema.Struct<F>) =>
+  Schema.Struct({ ...ById.fields, ...params.fields }).annotations(strict)
 
 /** What a delete answers. */
 export const Deleted = Schema.Struct({ deleted: Schema.Literal(true) })

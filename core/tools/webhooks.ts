@@ -1,11 +1,17 @@
 /** Webhook endpoint capabilities (SPEC "Webhook endpoint", "Events"). */
 import { Effect, Schema } from "effect"
 import { SubscribableEvent, subscribableEvents as events } from "../events/subscribable.ts"
+import { NotFound } from "../kernel/errors.ts"
 import { PageSize } from "../kernel/pagination.ts"
-import { CreateEndpointInput, Delivery, UpdateEndpointInput, WebhookEndpoint, WebhookEndpointWithSecret } from "../webhooks/model.ts"
+import {
+  CreateEndpointInput,
+  Delivery,
+  UpdateEndpointInput,
+  WebhookEndpoint,
+  WebhookEndpointWithSecret
+} from "../webhooks/model.ts"
 import { Webhooks } from "../webhooks/service.ts"
 import { ById, Deleted, NoInput, read, tool, WithId } from "./tool.ts"
-import { NotFound } from "../kernel/errors.ts"
 
 const webhookId = "5f0c2a8e-7d7b-4f5e-8a51-2b7f3d9e6c10"
 
@@ -16,7 +22,8 @@ const WebhookWithSecretAnswer = Schema.Struct({ webhook: WebhookEndpointWithSecr
 export const listWebhookEventTypes = tool({
   name: "webhooks_event_types",
   title: "List webhook event types",
-  description: "The event types a webhook endpoint can subscribe to, each with what triggers it; pass them (or `*`) as `events` to webhooks_create.",
+  description:
+    "The event types a webhook endpoint can subscribe to, each with what triggers it; pass them (or `*`) as `events` to webhooks_create.",
   input: NoInput,
   output: Schema.Struct({ events: Schema.Array(SubscribableEvent) }),
   example: {},
@@ -82,13 +89,15 @@ export const updateWebhook = tool({
   hints: { readOnly: false, destructive: true, idempotent: true, openWorld: true },
   idempotencyKey: false,
   errors: [NotFound],
-  run: (p, { id, ...changes }) => Effect.flatMap(Webhooks, (w) => w.update(p, id, changes)).pipe(Effect.map((webhook) => ({ webhook })))
+  run: (p, { id, ...changes }) =>
+    Effect.flatMap(Webhooks, (w) => w.update(p, id, changes)).pipe(Effect.map((webhook) => ({ webhook })))
 })
 
 export const deleteWebhook = tool({
   name: "webhooks_delete",
   title: "Delete a webhook endpoint",
-  description: "Delete a webhook endpoint and its delivery history permanently; to pause it instead, set `status` `disabled` with webhooks_update.",
+  description:
+    "Delete a webhook endpoint and its delivery history permanently; to pause it instead, set `status` `disabled` with webhooks_update.",
   input: ById,
   output: Deleted,
   example: { id: webhookId },
@@ -102,7 +111,8 @@ export const deleteWebhook = tool({
 export const rotateWebhookSecret = tool({
   name: "webhooks_rotate",
   title: "Rotate a webhook's signing secret",
-  description: "Issue a new signing secret for a webhook endpoint and return it; the previous one keeps signing beside it for 24 hours, then stops.",
+  description:
+    "Issue a new signing secret for a webhook endpoint and return it; the previous one keeps signing beside it for 24 hours, then stops.",
   input: ById,
   output: WebhookWithSecretAnswer,
   example: { id: webhookId },
@@ -116,7 +126,8 @@ export const rotateWebhookSecret = tool({
 export const testWebhook = tool({
   name: "webhooks_test",
   title: "Send a test ping to a webhook",
-  description: "Send a signed `ping` event to a webhook endpoint's URL now and return its delivery record (status, response code, error).",
+  description:
+    "Send a signed `ping` event to a webhook endpoint's URL now and return its delivery record (status, response code, error).",
   input: ById,
   output: Schema.Struct({ delivery: Delivery }),
   example: { id: webhookId },
@@ -130,7 +141,8 @@ export const testWebhook = tool({
 export const listWebhookDeliveries = tool({
   name: "webhooks_deliveries",
   title: "List a webhook's deliveries",
-  description: "A webhook endpoint's delivery history, newest first (`limit` 1 to 200, default 50): event, status, attempts, the receiver's response code or error, the next retry.",
+  description:
+    "A webhook endpoint's delivery history, newest first (`limit` 1 to 200, default 50): event, status, attempts, the receiver's response code or error, the next retry.",
   input: WithId(Schema.Struct({ limit: Schema.optional(PageSize(200)) })),
   output: Schema.Struct({ deliveries: Schema.Array(Delivery) }),
   example: { id: webhookId, limit: 20 },
@@ -138,5 +150,6 @@ export const listWebhookDeliveries = tool({
   hints: read,
   idempotencyKey: false,
   errors: [NotFound],
-  run: (p, { id, limit }) => Effect.flatMap(Webhooks, (w) => w.deliveries(p, id, limit ?? 50)).pipe(Effect.map((deliveries) => ({ deliveries })))
+  run: (p, { id, limit }) =>
+    Effect.flatMap(Webhooks, (w) => w.deliveries(p, id, limit ?? 50)).pipe(Effect.map((deliveries) => ({ deliveries })))
 })

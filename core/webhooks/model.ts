@@ -32,13 +32,17 @@ export const EndpointRecord = Schema.Struct({
 export type EndpointRecord = typeof EndpointRecord.Type
 
 /** An endpoint as the API shows it: never its secrets. */
-export const WebhookEndpoint = EndpointRecord.omit("workspaceId", "secret", "previousSecrets", "failingSince").annotations({
-  identifier: "WebhookEndpoint"
-})
+export const WebhookEndpoint = EndpointRecord.omit("workspaceId", "secret", "previousSecrets", "failingSince")
+  .annotations({
+    identifier: "WebhookEndpoint"
+  })
 export type WebhookEndpoint = typeof WebhookEndpoint.Type
 
 /** Create and rotate answers: the only places the secret is shown. */
-export const WebhookEndpointWithSecret = Schema.Struct({ ...WebhookEndpoint.fields, secret: EndpointRecord.fields.secret }).annotations({
+export const WebhookEndpointWithSecret = Schema.Struct({
+  ...WebhookEndpoint.fields,
+  secret: EndpointRecord.fields.secret
+}).annotations({
   identifier: "WebhookEndpointWithSecret"
 })
 
@@ -61,7 +65,9 @@ export const DeliveryRecord = Schema.Struct({
 })
 export type DeliveryRecord = typeof DeliveryRecord.Type
 
-export const Delivery = DeliveryRecord.omit("workspaceId", "endpointId", "payload").annotations({ identifier: "WebhookDelivery" })
+export const Delivery = DeliveryRecord.omit("workspaceId", "endpointId", "payload").annotations({
+  identifier: "WebhookDelivery"
+})
 export type Delivery = typeof Delivery.Type
 
 const Events = Schema.Array(Schema.String.pipe(Schema.maxLength(100))).pipe(Schema.minItems(1), Schema.maxItems(100))

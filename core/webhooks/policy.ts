@@ -35,7 +35,9 @@ export const classify = (response: { readonly status: number } | { readonly erro
   if ("error" in response) return { _tag: "Failed", responseStatus: null, error: response.error }
   if (isSuccess(response.status)) return { _tag: "Succeeded", responseStatus: response.status }
   if (response.status === 410) return { _tag: "Gone", responseStatus: 410 }
-  const error = response.status >= 300 && response.status < 400 ? `redirect ${response.status} not followed` : `HTTP ${response.status}`
+  const error = response.status >= 300 && response.status < 400
+    ? `redirect ${response.status} not followed`
+    : `HTTP ${response.status}`
   return { _tag: "Failed", responseStatus: response.status, error }
 }
 

@@ -6,13 +6,13 @@
  */
 import { Clock, Context, Effect, type Either, Layer, Random } from "effect"
 import type { Principal } from "../auth/principal.ts"
+import { OutboundGuard } from "../egress/guard.ts"
+import { isEventType, PING } from "../events/catalog.ts"
+import type { OutboxEvent } from "../events/outbox.ts"
 import { displayText } from "../kernel/display.ts"
 import { InvalidArgument, NotFound } from "../kernel/errors.ts"
 import { findOr404 } from "../kernel/findOr404.ts"
-import { isEventType, PING } from "../events/catalog.ts"
-import type { OutboxEvent } from "../events/outbox.ts"
 import { Ids, isUuid } from "../kernel/ids.ts"
-import { OutboundGuard } from "../egress/guard.ts"
 import { Transactor } from "../kernel/transactor.ts"
 import {
   type CreateEndpointInput,
@@ -45,19 +45,26 @@ export const subscribes = (events: ReadonlyArray<string>, type: string) => event
 
 const validateEvents = (events: ReadonlyArray<string>) => {
   if (events.includes("*")) {
-    return events.length === 1 ? Effect.succeed(["*"]) : Effect.fail(new InvalidArgument({ message: 'events: "*" cannot be combined with other types' }))
+    return events.length === 1
+      ? Effect.succeed(["*"])
+      : Effect.fail(new InvalidArgument({ message: "events: \"*\" cannot be combined with other types" }))
   }
   const unknown = events.find((e) => !isEventType(e))
   if (unknown !== undefined) {
     const hint = unknown === PING ? " (ping is only sent by the test endpoint)" : ""
-    return Effect.fail(new InvalidArgument({ message: `events: unknown event type ${displayText(unknown, 64)}${hint}; see GET /v1/api/webhook-events` }))
+    return Effect.fail(
+      new InvalidArgument({
+        message: `events: unknown event type ${displayText(unknown, 64)}${hint}; see GET /v1/api/webhook-events`
+      })
+    )
   }
   return Effect.succeed([...new Set(events)])
 }
 
-export const eventPayload = (type: string, timestamp: string, data: unknown) => JSON.stringify({ type, timestamp, data })
+export const eventPayload = (type: string, timestamp: string, data: unknown) =>
+  JSON.stringify({ type, timestamp, data })
 
-export const make = Effect.gen(function* () {
+export const make = Effect.gen(function*() {
   const store = yield* WebhookStore
   const signatureHeader = signatureHeaderBy(yield* WebhookHmac)
   const sender = yield* WebhookSender
@@ -68,11 +75,10 @@ export const make = Effect.gen(function* () {
 
   // ---- API ----
 
-  const list = (p: Principal) =>
-    Effect.map(store.listEndpoints(p.workspaceId), (es) => es.map(toPublic))
+  const list = (p: Principal) => Effect.map(store.listEndpoints(p.workspaceId), (es) => es.map(toPublic))
 
   const create = (p: Principal, input: CreateEndpointInput) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const url = yield* guard.check(input.url)
       const events = yield* validateEvents(input.events)
       const { uuid } = yield* Ids
@@ -91,11 +97,13 @@ export const make = Effect.gen(function* () {
       }
       // Count and insert under the workspace's endpoint lock: creates racing at 19 endpoints must not all pass the check.
       yield* tx.withTransaction(
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           yield* tx.lock(endpointsLock(p.workspaceId))
           const existing = yield* store.listEndpoints(p.workspaceId)
           if (existing.length >= MAX_ENDPOINTS_PER_WORKSPACE) {
-            return yield* new InvalidArgument({ message: `A workspace may have at most ${MAX_ENDPOINTS_PER_WORKSPACE} webhook endpoints` })
+            return yield* new InvalidArgument({
+              message: `A workspace may have at most ${MAX_ENDPOINTS_PER_WORKSPACE} webhook endpoints`
+            })
           }
           yield* store.insertEndpoint(record)
         })
@@ -111,7 +119,7 @@ export const make = Effect.gen(function* () {
    */
   const modify = (workspaceId: string, id: string, change: (current: EndpointRecord, now: number) => EndpointRecord) =>
     tx.withTransaction(
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         yield* tx.lock(endpointLock(workspaceId, id))
         const next = change(yield* load(workspaceId, id), yield* Clock.currentTimeMillis)
         yield* store.updateEndpoint(next)
@@ -120,11 +128,17 @@ export const make = Effect.gen(function* () {
     )
 
   /** The worker's health updates take the endpoint's lock too, so a PATCH in flight cannot undo them. */
-  const setHealth = (workspaceId: string, id: string, health: { readonly failingSince: string | null; readonly disable: boolean }) =>
-    tx.withTransaction(Effect.zipRight(tx.lock(endpointLock(workspaceId, id)), store.setEndpointHealth(workspaceId, id, health)))
+  const setHealth = (
+    workspaceId: string,
+    id: string,
+    health: { readonly failingSince: string | null; readonly disable: boolean }
+  ) =>
+    tx.withTransaction(
+      Effect.zipRight(tx.lock(endpointLock(workspaceId, id)), store.setEndpointHealth(workspaceId, id, health))
+    )
 
   const update = (p: Principal, id: string, input: UpdateEndpointInput) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       yield* load(p.workspaceId, id)
       // The DNS check runs before the lock is taken.
       const url = input.url === undefined ? undefined : (yield* guard.check(input.url)).toString()
@@ -143,18 +157,21 @@ export const make = Effect.gen(function* () {
     })
 
   const remove = (p: Principal, id: string) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       if (!isUuid(id) || !(yield* store.deleteEndpoint(p.workspaceId, id))) return yield* notFound
       return { deleted: true as const }
     })
 
   const rotate = (p: Principal, id: string) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const next = yield* modify(p.workspaceId, id, (current, now) => ({
         ...current,
         secret: generateSecret(),
         // Expired secrets are dropped here; the cap bounds the signature header of a key rotated in a loop.
-        previousSecrets: [{ secret: current.secret, expiresAt: iso(now + ROTATION_OVERLAP_MS) }, ...stillSigning(current, now)].slice(
+        previousSecrets: [
+          { secret: current.secret, expiresAt: iso(now + ROTATION_OVERLAP_MS) },
+          ...stillSigning(current, now)
+        ].slice(
           0,
           MAX_PREVIOUS_SECRETS
         )
@@ -163,7 +180,7 @@ export const make = Effect.gen(function* () {
     })
 
   const deliveries = (p: Principal, id: string, limit: number) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       yield* load(p.workspaceId, id)
       return (yield* store.listDeliveries(p.workspaceId, id, limit)).map(toPublicDelivery)
     })
@@ -179,35 +196,41 @@ export const make = Effect.gen(function* () {
    */
   const checkUrls = (urls: Iterable<string>) =>
     Effect.map(
-      Effect.forEach(new Set(urls), (url) => Effect.map(Effect.either(guard.check(url)), (verdict) => [url, verdict] as const), {
+      Effect.forEach(new Set(urls), (url) =>
+        Effect.map(Effect.either(guard.check(url)), (verdict) => [url, verdict] as const), {
         concurrency: "unbounded"
       }),
-      (verdicts) => new Map(verdicts)
+      (verdicts) =>
+        new Map(verdicts)
     )
 
   /** One attempt of one delivery, not yet recorded: sign, send, classify. Never fails. */
   const send = (delivery: DeliveryRecord, endpoint: EndpointRecord, allowed: Either.Either<URL, InvalidArgument>) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const now = yield* Clock.currentTimeMillis
-      const outcome =
-        allowed._tag === "Left"
-          ? classify({ error: allowed.left.message })
-          : yield* Effect.gen(function* () {
-              const timestamp = Math.floor(now / 1000)
-              const signature = yield* signatureHeader(signingSecrets(endpoint, now), delivery.eventId, timestamp, delivery.payload)
-              const response = yield* sender.send({
-                url: endpoint.url,
-                body: delivery.payload,
-                timeoutMs: ATTEMPT_TIMEOUT_MS,
-                headers: {
-                  "content-type": "application/json",
-                  "webhook-id": delivery.eventId,
-                  "webhook-timestamp": String(timestamp),
-                  "webhook-signature": signature
-                }
-              })
-              return classify(response)
-            })
+      const outcome = allowed._tag === "Left"
+        ? classify({ error: allowed.left.message })
+        : yield* Effect.gen(function*() {
+          const timestamp = Math.floor(now / 1000)
+          const signature = yield* signatureHeader(
+            signingSecrets(endpoint, now),
+            delivery.eventId,
+            timestamp,
+            delivery.payload
+          )
+          const response = yield* sender.send({
+            url: endpoint.url,
+            body: delivery.payload,
+            timeoutMs: ATTEMPT_TIMEOUT_MS,
+            headers: {
+              "content-type": "application/json",
+              "webhook-id": delivery.eventId,
+              "webhook-timestamp": String(timestamp),
+              "webhook-signature": signature
+            }
+          })
+          return classify(response)
+        })
       const attempts = delivery.attempts + 1
       const next = outcome._tag === "Failed" ? nextAttemptAt(attempts, now, yield* Random.next) : null
       const status = outcome._tag === "Succeeded" ? "succeeded" : next === null ? "failed" : "pending"
@@ -217,7 +240,11 @@ export const make = Effect.gen(function* () {
         status,
         attempts,
         responseStatus: outcome.responseStatus,
-        error: outcome._tag === "Failed" ? outcome.error.slice(0, 500) : outcome._tag === "Gone" ? "410 Gone: endpoint disabled" : null,
+        error: outcome._tag === "Failed"
+          ? outcome.error.slice(0, 500)
+          : outcome._tag === "Gone"
+          ? "410 Gone: endpoint disabled"
+          : null,
         lastAttemptAt: iso(now),
         nextAttemptAt: next === null ? null : iso(next)
       }
@@ -229,7 +256,7 @@ export const make = Effect.gen(function* () {
    * Until recorded, a delivery stays leased: a worker that dies before this retries it (at least once).
    */
   const settle = (attempted: ReadonlyArray<Attempted>) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       yield* store.recordAttempts(attempted.map((a) => a.record))
       // One health update per endpoint, from its last attempt in the batch (a Gone anywhere disables it).
       const last = new Map<string, Attempted>()
@@ -240,10 +267,13 @@ export const make = Effect.gen(function* () {
       }
       for (const { endpoint, outcome, record } of last.values()) {
         if (outcome._tag === "Succeeded" && !gone.has(endpoint.id)) {
-          if (endpoint.failingSince !== null) yield* setHealth(endpoint.workspaceId, endpoint.id, { failingSince: null, disable: false })
+          if (endpoint.failingSince !== null) {
+            yield* setHealth(endpoint.workspaceId, endpoint.id, { failingSince: null, disable: false })
+          }
         } else {
           const failingSince = endpoint.failingSince ?? record.lastAttemptAt
-          const disable = gone.has(endpoint.id) || shouldDisable(Date.parse(failingSince), Date.parse(record.lastAttemptAt))
+          const disable = gone.has(endpoint.id) ||
+            shouldDisable(Date.parse(failingSince), Date.parse(record.lastAttemptAt))
           yield* setHealth(endpoint.workspaceId, endpoint.id, { failingSince, disable })
         }
       }
@@ -251,7 +281,7 @@ export const make = Effect.gen(function* () {
 
   /** One attempt of one delivery: guard, sign, send, record. Never fails. */
   const attempt = (delivery: DeliveryRecord, endpoint: EndpointRecord) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const verdicts = yield* checkUrls([endpoint.url])
       const attempted = yield* send(delivery, endpoint, verdicts.get(endpoint.url)!)
       yield* settle([attempted])
@@ -261,7 +291,7 @@ export const make = Effect.gen(function* () {
   /** Fans out up to `limit` outbox events to deliveries, in one transaction. Returns how many of each. */
   const fanOut = (limit: number) =>
     tx.withTransaction(
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const events = yield* store.claimOutbox(limit)
         if (events.length === 0) return { events: 0, deliveries: 0 }
         const endpoints = yield* store.enabledEndpoints([...new Set(events.map((e) => e.workspaceId))])
@@ -286,29 +316,58 @@ export const make = Effect.gen(function* () {
 
   /** Attempts up to `limit` due deliveries, `concurrency` at a time. Returns how many were attempted. */
   const deliverDue = (limit: number, concurrency: number) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       // The batch runs in waves of `concurrency` attempts: the lease must outlast the last wave,
       // or another worker could take over a delivery still waiting its turn here.
       const waves = Math.ceil(limit / Math.max(1, concurrency))
       const claimed = yield* claimDue(limit, LEASE_MS + (waves - 1) * ATTEMPT_TIMEOUT_MS)
-      yield* Effect.forEach(claimed, ({ delivery, endpoint }) => attempt(delivery, endpoint), { concurrency, discard: true })
+      yield* Effect.forEach(claimed, ({ delivery, endpoint }) => attempt(delivery, endpoint), {
+        concurrency,
+        discard: true
+      })
       return claimed.length
     })
 
   /** POST /webhooks/{id}/test: a signed `ping` delivered now, retried like any delivery if it fails. */
   const test = (p: Principal, id: string) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const endpoint = yield* load(p.workspaceId, id)
       const { uuid } = yield* Ids
       const now = iso(yield* Clock.currentTimeMillis)
-      const ping = { id: uuid(), workspaceId: p.workspaceId, type: PING, data: { message: "Test event from Switchboard" }, createdAt: now }
+      const ping = {
+        id: uuid(),
+        workspaceId: p.workspaceId,
+        type: PING,
+        data: { message: "Test event from Switchboard" },
+        createdAt: now
+      }
       // Not due for the worker (nextAttemptAt null): this request makes the first attempt itself.
-      const delivery: DeliveryRecord = { ...newDelivery(uuid(), endpoint, ping, now), eventId: testEventId(ping.id), nextAttemptAt: null }
+      const delivery: DeliveryRecord = {
+        ...newDelivery(uuid(), endpoint, ping, now),
+        eventId: testEventId(ping.id),
+        nextAttemptAt: null
+      }
       yield* store.insertDeliveries([delivery])
       return toPublicDelivery(yield* attempt(delivery, endpoint))
     })
 
-  return { list, create, get, update, remove, rotate, deliveries, test, fanOut, claimDue, deliverDue, attempt, checkUrls, send, settle } as const
+  return {
+    list,
+    create,
+    get,
+    update,
+    remove,
+    rotate,
+    deliveries,
+    test,
+    fanOut,
+    claimDue,
+    deliverDue,
+    attempt,
+    checkUrls,
+    send,
+    settle
+  } as const
 })
 
 /** An attempt made and not yet recorded: the delivery as it now stands, its endpoint, and what to store. */
@@ -319,7 +378,12 @@ export interface Attempted {
   readonly record: AttemptRecord
 }
 
-const newDelivery = (id: string, endpoint: Pick<EndpointRecord, "id">, event: OutboxEvent, now: string): DeliveryRecord => ({
+const newDelivery = (
+  id: string,
+  endpoint: Pick<EndpointRecord, "id">,
+  event: OutboxEvent,
+  now: string
+): DeliveryRecord => ({
   id,
   workspaceId: event.workspaceId,
   endpointId: endpoint.id,

@@ -33,19 +33,26 @@ const hmacKey = (secret: string) => {
 
 /** Base64 HMAC-SHA256 of `message` keyed with `secret`'s bytes, by Web Crypto. */
 const webCryptoHmac = (secret: string, message: string): Effect.Effect<string> =>
-  Effect.promise(async () => toBase64(new Uint8Array(await crypto.subtle.sign("HMAC", await hmacKey(secret), enc.encode(message)))))
+  Effect.promise(async () =>
+    toBase64(new Uint8Array(await crypto.subtle.sign("HMAC", await hmacKey(secret), enc.encode(message))))
+  )
 
 /**
  * The HMAC that signs deliveries. Web Crypto answers through a promise, a job on another thread and a
  * copy of the result per signature; a runtime with a synchronous HMAC provides it here instead.
  */
 export class WebhookHmac extends Context.Reference<WebhookHmac>()("core/WebhookHmac", {
-  defaultValue: () => ({ sign: webCryptoHmac }) as { readonly sign: (secret: string, message: string) => Effect.Effect<string> }
+  defaultValue: () =>
+    ({ sign: webCryptoHmac }) as { readonly sign: (secret: string, message: string) => Effect.Effect<string> }
 }) {}
 
 /** The `webhook-signature` header by `hmac`: one signature per active secret, space separated (the rotation overlap signs with both). */
-export const signatureHeaderBy = (hmac: WebhookHmac["Type"]) => (secrets: ReadonlyArray<string>, id: string, timestampSeconds: number, body: string) =>
-  Effect.map(Effect.forEach(secrets, (s) => hmac.sign(s, `${id}.${timestampSeconds}.${body}`)), (macs) => macs.map((m) => `v1,${m}`).join(" "))
+export const signatureHeaderBy =
+  (hmac: WebhookHmac["Type"]) => (secrets: ReadonlyArray<string>, id: string, timestampSeconds: number, body: string) =>
+    Effect.map(
+      Effect.forEach(secrets, (s) => hmac.sign(s, `${id}.${timestampSeconds}.${body}`)),
+      (macs) => macs.map((m) => `v1,${m}`).join(" ")
+    )
 
 /** The `webhook-signature` header by the HMAC in context. */
 export const signatureHeader = (secrets: ReadonlyArray<string>, id: string, timestampSeconds: number, body: string) =>

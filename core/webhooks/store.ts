@@ -30,7 +30,11 @@ export interface WebhookStore {
   readonly insertDeliveries: (ds: ReadonlyArray<DeliveryRecord>) => Effect.Effect<void>
   readonly getDelivery: (workspaceId: string, id: string) => Effect.Effect<Option.Option<DeliveryRecord>>
   /** Newest first. */
-  readonly listDeliveries: (workspaceId: string, endpointId: string, limit: number) => Effect.Effect<ReadonlyArray<DeliveryRecord>>
+  readonly listDeliveries: (
+    workspaceId: string,
+    endpointId: string,
+    limit: number
+  ) => Effect.Effect<ReadonlyArray<DeliveryRecord>>
 
   /**
    * Takes up to `limit` outbox events not yet fanned out, oldest first, locking them for the

@@ -17,4 +17,8 @@ export const WorkspaceClock = Context.GenericTag<WorkspaceClock>("core/Workspace
 
 /** Now on the workspace's clock, in ms since the epoch. */
 export const workspaceNow = (workspaceId: string): Effect.Effect<number, never, WorkspaceClock> =>
-  Effect.zipWith(Clock.currentTimeMillis, Effect.flatMap(WorkspaceClock, (c) => c.offset(workspaceId)), (now, offset) => now + offset)
+  Effect.zipWith(
+    Clock.currentTimeMillis,
+    Effect.flatMap(WorkspaceClock, (c) => c.offset(workspaceId)),
+    (now, offset) => now + offset
+  )

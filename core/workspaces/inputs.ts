@@ -1,7 +1,7 @@
 /** The operator's inputs to the workspace use cases (CONTRACT.md "Admin API"). */
 import { Schema } from "effect"
-import { NumberType } from "../numbers/model.ts"
 import { NonEmptyText } from "../kernel/text.ts"
+import { NumberType } from "../numbers/model.ts"
 import { BillingPatch } from "./model.ts"
 
 const strict = { parseOptions: { onExcessProperty: "error" } } as const

@@ -5,14 +5,14 @@ import type { Principal } from "../auth/principal.ts"
 import { allScopes } from "../auth/scopes.ts"
 import { ledgerCharge } from "../billing/ledger.ts"
 import { LedgerStore } from "../billing/store.ts"
-import { mailMessage } from "../mail/message.ts"
-import { MailOutbox } from "../mail/store.ts"
 import { FailedPrecondition, InvalidArgument, NotFound, Unauthenticated } from "../kernel/errors.ts"
 import { Ids, isUuid } from "../kernel/ids.ts"
-import { NumberStore, numberTypeOf, type WorkspaceNumber } from "../numbers/model.ts"
 import { normalizePhone } from "../kernel/phone.ts"
 import { nowIso } from "../kernel/time.ts"
 import { Transactor } from "../kernel/transactor.ts"
+import { mailMessage } from "../mail/message.ts"
+import { MailOutbox } from "../mail/store.ts"
+import { NumberStore, numberTypeOf, type WorkspaceNumber } from "../numbers/model.ts"
 import type { AddNumberInput, CreateWorkspaceInput, UpdateWorkspaceInput } from "./inputs.ts"
 import type { CreatedKey, CreateKeyInput } from "./keys.ts"
 import { apiKey, type Billing, defaultBilling, type Workspace } from "./model.ts"
@@ -26,7 +26,7 @@ export const KEY_CACHE_MS = 5_000
 const unauthenticated = new Unauthenticated({ message: "Missing, malformed, unknown or revoked API key" })
 const workspaceNotFound = new NotFound({ message: "No such workspace" })
 
-export const make = Effect.gen(function* () {
+export const make = Effect.gen(function*() {
   const workspaces = yield* WorkspaceStore
   const keys = yield* ApiKeyStore
   const numbers = yield* NumberStore
@@ -36,11 +36,13 @@ export const make = Effect.gen(function* () {
 
   const get = (id: string) =>
     isUuid(id)
-      ? workspaces.get(id).pipe(Effect.flatMap(Option.match({ onNone: () => Effect.fail(workspaceNotFound), onSome: Effect.succeed })))
+      ? workspaces.get(id).pipe(
+        Effect.flatMap(Option.match({ onNone: () => Effect.fail(workspaceNotFound), onSome: Effect.succeed }))
+      )
       : Effect.fail(workspaceNotFound)
 
   const create = (input: CreateWorkspaceInput) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { uuid } = yield* Ids
       const workspace: Workspace = {
         id: uuid(),
@@ -53,7 +55,7 @@ export const make = Effect.gen(function* () {
     })
 
   const update = (id: string, patch: UpdateWorkspaceInput) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const current = yield* get(id)
       const billing: Billing = { ...current.billing, ...patch.billing }
       const next: Workspace = { ...current, name: patch.name ?? current.name, billing }
@@ -62,7 +64,7 @@ export const make = Effect.gen(function* () {
     })
 
   const createKey = (workspaceId: string, input: CreateKeyInput) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       yield* get(workspaceId)
       const { uuid } = yield* Ids
       const token = generateToken(input.kind)
@@ -89,7 +91,7 @@ export const make = Effect.gen(function* () {
     })
 
   const revokeKey = (keyId: string) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       if (!isUuid(keyId)) return yield* new NotFound({ message: "No such key" })
       const revoked = yield* keys.revoke(keyId, yield* nowIso)
       if (Option.isNone(revoked)) return yield* new NotFound({ message: "No such key" })
@@ -125,7 +127,7 @@ export const make = Effect.gen(function* () {
   }
 
   const resolve = (key: string | ParsedKey, token: string, now: number) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       if (typeof key === "string" && Option.isNone(parseToken(key))) return yield* unauthenticated
       const hash = yield* hashToken(token)
       const record = yield* keys.findByHash(hash)
@@ -145,7 +147,7 @@ export const make = Effect.gen(function* () {
     })
 
   const addNumber = (workspaceId: string, input: AddNumberInput) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       yield* get(workspaceId)
       const e164 = normalizePhone(input.e164)
       if (e164._tag === "Left") return yield* new InvalidArgument({ message: `e164: ${e164.left}` })
@@ -177,7 +179,7 @@ export const make = Effect.gen(function* () {
     )
 
   const getKey = (keyId: string) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const found = isUuid(keyId) ? yield* keys.get(keyId) : Option.none()
       if (Option.isNone(found)) return yield* new NotFound({ message: "No such key" })
       return apiKey(found.value)
@@ -190,13 +192,15 @@ export const make = Effect.gen(function* () {
    * is refused: the carrier still holds it, and the ledger names it.
    */
   const removeNumber = (workspaceId: string, e164: string) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       yield* get(workspaceId)
       const parsed = normalizePhone(e164)
       const noSuchNumber = new NotFound({ message: "No such number in this workspace" })
       if (parsed._tag === "Left") return yield* noSuchNumber
       if ((yield* charges.list(workspaceId)).some((c) => c.numberE164 === parsed.right)) {
-        return yield* new FailedPrecondition({ message: `${parsed.right} was bought through the API, not seeded; release it at the carrier` })
+        return yield* new FailedPrecondition({
+          message: `${parsed.right} was bought through the API, not seeded; release it at the carrier`
+        })
       }
       const removed = yield* numbers.remove(workspaceId, parsed.right)
       if (Option.isNone(removed)) return yield* noSuchNumber
@@ -223,7 +227,7 @@ export const make = Effect.gen(function* () {
    * database take turns, so only the first creates it.
    */
   const bootstrap = tx.withTransaction(
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       yield* tx.lock("workspaces:bootstrap")
       if ((yield* workspaces.count) > 0) return Option.none<{ workspace: Workspace; key: CreatedKey }>()
       const workspace = yield* create({
@@ -235,7 +239,25 @@ export const make = Effect.gen(function* () {
     })
   )
 
-  return { get, list, create, update, createKey, listKeys, getKey, revokeKey, authenticate, forgetKey, forgetAllKeys, addNumber, listNumbers, removeNumber, ledger, mail, bootstrap } as const
+  return {
+    get,
+    list,
+    create,
+    update,
+    createKey,
+    listKeys,
+    getKey,
+    revokeKey,
+    authenticate,
+    forgetKey,
+    forgetAllKeys,
+    addNumber,
+    listNumbers,
+    removeNumber,
+    ledger,
+    mail,
+    bootstrap
+  } as const
 })
 
 export class Workspaces extends Context.Tag("core/Workspaces")<Workspaces, Effect.Effect.Success<typeof make>>() {}

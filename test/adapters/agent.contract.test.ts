@@ -15,8 +15,8 @@ import { type AgentConfig, AgentRecord, newAgentConfig } from "../../core/agent/
 import { AgentStore } from "../../core/agent/store.ts"
 import { newActivity } from "../../core/conversations/model.ts"
 import { ConversationStore } from "../../core/conversations/store.ts"
-import { NumberStore } from "../../core/numbers/model.ts"
 import { Transactor } from "../../core/kernel/transactor.ts"
+import { NumberStore } from "../../core/numbers/model.ts"
 import { defaultBilling } from "../../core/workspaces/model.ts"
 import { WorkspaceStore } from "../../core/workspaces/store.ts"
 import { sqlContract } from "../support/sqlContract.ts"
@@ -59,29 +59,39 @@ const agentOf = (workspaceId: string, patch: Partial<AgentRecord> = {}): AgentRe
 })
 
 /** On SQL, a workspace's agent row as the driver gives it; nothing on memory. */
-class RawAgent extends Context.Tag("test/RawAgent")<RawAgent, Option.Option<(workspaceId: string) => Effect.Effect<unknown>>>() {}
+class RawAgent
+  extends Context.Tag("test/RawAgent")<RawAgent, Option.Option<(workspaceId: string) => Effect.Effect<unknown>>>()
+{}
 const noRawRows = Layer.succeed(RawAgent, Option.none())
 const sqlRawRows = Layer.effect(
   RawAgent,
-  Effect.map(SqlClient.SqlClient, (sql) =>
-    Option.some((workspaceId: string) => Effect.orDie(sql`SELECT * FROM agents WHERE workspace_id = ${workspaceId}`).pipe(Effect.map((rows) => rows[0])))
+  Effect.map(
+    SqlClient.SqlClient,
+    (sql) =>
+      Option.some((workspaceId: string) =>
+        Effect.orDie(sql`SELECT * FROM agents WHERE workspace_id = ${workspaceId}`).pipe(Effect.map((rows) => rows[0]))
+      )
   )
 )
 
-const newWorkspace = Effect.gen(function* () {
+const newWorkspace = Effect.gen(function*() {
   const id = uuid()
   yield* (yield* WorkspaceStore).insert({ id, name: "Agent", billing: defaultBilling, createdAt: ts(0) })
   return id
 })
 
 /** A call activity of `workspaceId` at `createdAt` with this `call` metadata. */
-const call = (workspaceId: string, createdAt: string, meta: Record<string, unknown> | null, type: "call" | "voicemail" | "message" = "call") =>
-  newActivity({ id: uuid(), workspaceId, conversationId: uuid(), type, direction: "inbound", call: meta, createdAt })
+const call = (
+  workspaceId: string,
+  createdAt: string,
+  meta: Record<string, unknown> | null,
+  type: "call" | "voicemail" | "message" = "call"
+) => newActivity({ id: uuid(), workspaceId, conversationId: uuid(), type, direction: "inbound", call: meta, createdAt })
 
 const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
   layer(adapter, { excludeTestServices: true, timeout: "120 seconds" })(name, (it) => {
     it.effect("an agent reads back exactly, draft and published snapshot; put replaces; one per workspace", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const store = yield* AgentStore
         const ws = uuid()
         const other = uuid()
@@ -106,14 +116,14 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
       }))
 
     it.effect("a transaction that rolls back leaves no agent and the previous one unchanged", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const store = yield* AgentStore
         const kept = agentOf(uuid())
         yield* store.put(kept)
         const fresh = agentOf(uuid())
         const result = yield* Effect.either(
           (yield* Transactor).withTransaction(
-            Effect.gen(function* () {
+            Effect.gen(function*() {
               yield* store.put({ ...kept, published: kept.draft, publishedAt: ts(9) })
               yield* store.put(fresh)
               return yield* Effect.fail("boom" as const)
@@ -126,7 +136,7 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
       }))
 
     it.effect("setRouting sets voiceMode, agentId and forwardTo of the workspace's own number only", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const numbers = yield* NumberStore
         const ws = yield* newWorkspace
         const other = yield* newWorkspace
@@ -135,12 +145,21 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
         yield* numbers.insert(ws, mine, uuid())
         const agentId = uuid()
         const routed = yield* numbers.setRouting(ws, e164, { voiceMode: "agent", agentId, forwardTo: "+14155550199" })
-        assert.deepStrictEqual(routed, Option.some({ ...mine, voiceMode: "agent" as const, agentId, forwardTo: "+14155550199" }))
+        assert.deepStrictEqual(
+          routed,
+          Option.some({ ...mine, voiceMode: "agent" as const, agentId, forwardTo: "+14155550199" })
+        )
         assert.deepStrictEqual(yield* numbers.list(ws), [Option.getOrThrow(routed)])
         assert.deepStrictEqual(Option.map(yield* numbers.findByE164(e164), (r) => r.number), routed)
         // another workspace, or a number nobody has: nothing changes
-        assert.deepStrictEqual(yield* numbers.setRouting(other, e164, { voiceMode: "voicemail", agentId: null, forwardTo: null }), Option.none())
-        assert.deepStrictEqual(yield* numbers.setRouting(ws, "+14155550000", { voiceMode: "voicemail", agentId: null, forwardTo: null }), Option.none())
+        assert.deepStrictEqual(
+          yield* numbers.setRouting(other, e164, { voiceMode: "voicemail", agentId: null, forwardTo: null }),
+          Option.none()
+        )
+        assert.deepStrictEqual(
+          yield* numbers.setRouting(ws, "+14155550000", { voiceMode: "voicemail", agentId: null, forwardTo: null }),
+          Option.none()
+        )
         assert.deepStrictEqual(yield* numbers.list(ws), [Option.getOrThrow(routed)])
         const back = yield* numbers.setRouting(ws, e164, { voiceMode: "app", agentId: null, forwardTo: null })
         assert.deepStrictEqual(back, Option.some(mine))
@@ -148,12 +167,13 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
       }))
 
     it.effect("agentCallMinutes: the agent's calls started in [from, to), each rounded up to a minute; nothing else counts", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const store = yield* ConversationStore
         const ws = uuid()
         const from = "2026-03-01T00:00:00.000Z"
         const to = "2026-04-01T00:00:00.000Z"
-        const agentCall = (at: string, durationSeconds: unknown) => call(ws, at, { answeredBy: "agent", durationSeconds, status: "completed" })
+        const agentCall = (at: string, durationSeconds: unknown) =>
+          call(ws, at, { answeredBy: "agent", durationSeconds, status: "completed" })
         const counted = [
           agentCall(from, 60), // 1: the first instant is in
           agentCall("2026-03-10T12:00:00.000Z", 61), // 2

@@ -17,7 +17,7 @@ import { ts, uuid } from "./stores.contract.ts"
 
 type Ports = CallSessionStore | WorkspaceStore | Transactor
 
-const newWorkspace = Effect.gen(function* () {
+const newWorkspace = Effect.gen(function*() {
   const id = uuid()
   yield* (yield* WorkspaceStore).insert({ id, name: "Calls", billing: defaultBilling, createdAt: ts(0) })
   return id
@@ -47,7 +47,7 @@ const sessionOf = (workspaceId: string, patch: Partial<CallSession> = {}): CallS
 const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
   layer(adapter, { excludeTestServices: true, timeout: "120 seconds" })(name, (it) => {
     it.effect("a session reads back exactly; a second insert of the call is refused and changes nothing; put replaces", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const store = yield* CallSessionStore
         const ws = yield* newWorkspace
         const session = sessionOf(ws)
@@ -58,9 +58,24 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
         assert.isFalse(yield* store.insert({ ...session, numberE164: "+13125550111", route: { kind: "app" } }))
         assert.deepStrictEqual(yield* store.get(session.carrierCallId), Option.some(session))
 
-        const outbound = sessionOf(ws, { direction: "outbound", route: null, participant: "+15555550999", callerName: null, agentId: uuid(), job: "Reminder", reservedActivityId: uuid() })
+        const outbound = sessionOf(ws, {
+          direction: "outbound",
+          route: null,
+          participant: "+15555550999",
+          callerName: null,
+          agentId: uuid(),
+          job: "Reminder",
+          reservedActivityId: uuid()
+        })
         assert.isTrue(yield* store.insert(outbound))
-        const ended = { ...session, answeredAt: ts(9), answeredBy: "agent" as const, agentId: uuid(), route: { kind: "agent" as const, agentId: uuid() }, activityId: uuid() }
+        const ended = {
+          ...session,
+          answeredAt: ts(9),
+          answeredBy: "agent" as const,
+          agentId: uuid(),
+          route: { kind: "agent" as const, agentId: uuid() },
+          activityId: uuid()
+        }
         yield* store.put(ended)
         assert.deepStrictEqual(yield* store.get(session.carrierCallId), Option.some(ended))
         assert.deepStrictEqual(yield* store.get(outbound.carrierCallId), Option.some(outbound))
@@ -75,11 +90,13 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
       }))
 
     it.effect("a rolled-back transaction leaves no session", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const store = yield* CallSessionStore
         const tx = yield* Transactor
         const session = sessionOf(yield* newWorkspace)
-        const rolledBack = yield* Effect.exit(tx.withTransaction(Effect.zipRight(store.insert(session), Effect.fail("boom"))))
+        const rolledBack = yield* Effect.exit(
+          tx.withTransaction(Effect.zipRight(store.insert(session), Effect.fail("boom")))
+        )
         assert.isTrue(rolledBack._tag === "Failure")
         assert.deepStrictEqual(yield* store.get(session.carrierCallId), Option.none())
       }))

@@ -6,38 +6,85 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Effect, FastCheck as fc, Layer, Redacted } from "effect"
-import * as Postgres from "../../adapters/postgres/PgClient.ts"
 import { afterAll, describe, expect, inject, it } from "vitest"
 import * as MemoryStores from "../../adapters/memory/stores.ts"
 import * as Pglite from "../../adapters/pglite/PgliteClient.ts"
+import * as Postgres from "../../adapters/postgres/PgClient.ts"
+import { LETTERS, SEPARATORS } from "../../adapters/sql/migrations/0007_search_separators.ts"
 import { Contact } from "../../core/contacts/model.ts"
 import { searchTerms, searchText } from "../../core/contacts/rules.ts"
-import { LETTERS, SEPARATORS } from "../../adapters/sql/migrations/0007_search_separators.ts"
 import { ContactStore } from "../../core/contacts/store.ts"
 import { freshDatabase } from "../support/postgres.ts"
 import { sqlStores } from "../support/sqlStores.ts"
 
 const WS = "00000000-0000-7000-8000-000000000001"
-const names = ["Ada Lovelace", "Alan Turing", "Grace Hopper", "Adele Goldberg", "Barbara Liskov", "Radia Perlman", "Ken Thompson", "Dennis Ritchie", "Ada Yonath", "Linus Torvalds", "Margaret Hamilton", "Adam Smith"]
+const names = [
+  "Ada Lovelace",
+  "Alan Turing",
+  "Grace Hopper",
+  "Adele Goldberg",
+  "Barbara Liskov",
+  "Radia Perlman",
+  "Ken Thompson",
+  "Dennis Ritchie",
+  "Ada Yonath",
+  "Linus Torvalds",
+  "Margaret Hamilton",
+  "Adam Smith"
+]
 const contacts: Array<Contact> = names.map((n, i) => {
   const [firstName, lastName] = n.split(" ") as [string, string]
   const at = new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString()
   return Contact.make({
     id: `00000000-0000-7000-8000-${String(i + 100).padStart(12, "0")}`,
-    workspaceId: WS, firstName, lastName, company: i % 3 === 0 ? "Analytical Engines" : i === 4 ? "100% Pure & Co." : null,
+    workspaceId: WS,
+    firstName,
+    lastName,
+    company: i % 3 === 0 ? "Analytical Engines" : i === 4 ? "100% Pure & Co." : null,
     phones: [{ value: `+1415555${String(1000 + i)}` }],
-    emails: i % 2 === 0 ? [{ value: `${firstName}.${lastName}@example.com`.toLowerCase() }] : i % 5 === 1 ? [{ value: `${lastName}_${i}@mail.org`.toLowerCase() }] : [],
-    source: "manual", createdAt: at, updatedAt: at
+    emails: i % 2 === 0
+      ? [{ value: `${firstName}.${lastName}@example.com`.toLowerCase() }]
+      : i % 5 === 1
+      ? [{ value: `${lastName}_${i}@mail.org`.toLowerCase() }]
+      : [],
+    source: "manual",
+    createdAt: at,
+    updatedAt: at
   })
 })
 const queries = [
-  "ada", "a", "engines", "zzz", "on", "555", "5551003", "o",
-  "ADA", "ada lovelace", "a l", "ada.", ".l", "_", "turing_", "n_1", "%", "100%", "% pure", "@", "e.com", "&", "lovelace@example",
-  "analytical engines", "s a", "zzz ada", "a_", "\\"
+  "ada",
+  "a",
+  "engines",
+  "zzz",
+  "on",
+  "555",
+  "5551003",
+  "o",
+  "ADA",
+  "ada lovelace",
+  "a l",
+  "ada.",
+  ".l",
+  "_",
+  "turing_",
+  "n_1",
+  "%",
+  "100%",
+  "% pure",
+  "@",
+  "e.com",
+  "&",
+  "lovelace@example",
+  "analytical engines",
+  "s a",
+  "zzz ada",
+  "a_",
+  "\\"
 ]
 
 const run = (stores: Layer.Layer<ContactStore, unknown>) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const store = yield* ContactStore
     for (const c of contacts) yield* store.insert(c)
     const out: Record<string, Array<Array<string>>> = {}
@@ -46,7 +93,12 @@ const run = (stores: Layer.Layer<ContactStore, unknown>) =>
       const pages: Array<Array<string>> = []
       let after: { createdAt: string; id: string } | null = null
       for (;;) {
-        const rows: ReadonlyArray<Contact> = yield* store.list({ workspaceId: WS, terms: searchTerms(q), limit: 2, after })
+        const rows: ReadonlyArray<Contact> = yield* store.list({
+          workspaceId: WS,
+          terms: searchTerms(q),
+          limit: 2,
+          after
+        })
         pages.push(rows.map((r) => r.firstName!))
         const last = rows[rows.length - 1]
         if (rows.length < 2 || !last) break
@@ -75,8 +127,12 @@ describe("SQL contact search equals the memory store's substring search", () => 
   }, 60_000)
 
   it("migration 0007's translate folds stored text exactly as searchText does", async () => {
-    const samples = fc.sample(fc.string({ unit: "grapheme", maxLength: 24 }), 300).concat([SEPARATORS, "O'Brien & Sons, Inc.", "a_b%c\\d"])
-    const folded = await Effect.gen(function* () {
+    const samples = fc.sample(fc.string({ unit: "grapheme", maxLength: 24 }), 300).concat([
+      SEPARATORS,
+      "O'Brien & Sons, Inc.",
+      "a_b%c\\d"
+    ])
+    const folded = await Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       const out: Array<string> = []
       for (const s of samples) {

@@ -26,7 +26,7 @@ type Ports = ConversationStore | ContactStore | WorkspaceStore
 
 /** Distinct, ordered timestamps with millisecond detail. */
 
-const newWorkspace = Effect.gen(function* () {
+const newWorkspace = Effect.gen(function*() {
   const id = uuid()
   yield* (yield* WorkspaceStore).insert({ id, name: "W", billing: defaultBilling, createdAt: ts(0) })
   return id
@@ -69,14 +69,13 @@ const activity = (t: Thread, patch: Partial<ActivityRecord> = {}): ActivityRecor
   ...patch
 })
 
-
 const get = (ws: string, id: string) => Effect.flatMap(ConversationStore, (s) => s.getThread(ws, id))
 const nameOf = (ws: string, id: string) => Effect.map(get(ws, id), (t) => Option.getOrThrow(t).contactName)
 
 const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
   layer(adapter, { excludeTestServices: true, timeout: "120 seconds" })(name, (it) => {
     it.effect("insertThread stores a thread once per (number, participant); findThread finds it in its workspace only", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const store = yield* ConversationStore
         const ws = yield* newWorkspace
         const other = yield* newWorkspace
@@ -98,7 +97,7 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
       }))
 
     it.effect("concurrent inserts of one pair store exactly one thread", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const store = yield* ConversationStore
         const ws = yield* newWorkspace
         const participant = freshE164()
@@ -109,7 +108,7 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
       }))
 
     it.effect("getThread: the contact's name, then its company, then the raw number; detachContact keeps the thread", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const store = yield* ConversationStore
         const contacts = yield* ContactStore
         const ws = yield* newWorkspace
@@ -157,7 +156,7 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
       }))
 
     it.effect("updateThread changes status, unread, preview, lastActivityAt and contactId, in its workspace only", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const store = yield* ConversationStore
         const contacts = yield* ContactStore
         const ws = yield* newWorkspace
@@ -165,7 +164,15 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
         const c = contact(ws, { firstName: "Ada" })
         yield* contacts.insert(c)
         const t = yield* store.insertThread(thread(ws))
-        const next: Thread = { ...t, status: "done", unread: 7, preview: "later", lastActivityAt: ts(99), contactId: c.id, assigneeUid: "u_1" }
+        const next: Thread = {
+          ...t,
+          status: "done",
+          unread: 7,
+          preview: "later",
+          lastActivityAt: ts(99),
+          contactId: c.id,
+          assigneeUid: "u_1"
+        }
         yield* store.updateThread(next)
         assert.deepStrictEqual(yield* get(ws, t.id), Option.some({ ...next, contactName: "Ada" }))
         // the same id under another workspace is not this thread
@@ -175,7 +182,7 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
       }))
 
     it.effect("touchThread sets only the columns it is given: status, contact and assignee changed meanwhile survive; in its workspace only", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const store = yield* ConversationStore
         const contacts = yield* ContactStore
         const ws = yield* newWorkspace
@@ -183,16 +190,39 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
         const ada = contact(ws, { firstName: "Ada" })
         const grace = contact(ws, { firstName: "Grace" })
         for (const c of [ada, grace]) yield* contacts.insert(c)
-        const t = yield* store.insertThread(thread(ws, { contactId: ada.id, unread: 2, preview: "before", lastActivityAt: ts(10) }))
+        const t = yield* store.insertThread(
+          thread(ws, { contactId: ada.id, unread: 2, preview: "before", lastActivityAt: ts(10) })
+        )
         // what other writers change after the toucher read the thread
         yield* store.updateThread({ ...t, status: "done", assigneeUid: "u_1" })
         yield* store.detachContact(ws, ada.id)
         yield* store.touchThread(ws, t.id, { lastActivityAt: ts(20), preview: "sent", unread: 0 })
-        const touched: Thread = { ...t, status: "done", assigneeUid: "u_1", contactId: null, lastActivityAt: ts(20), preview: "sent", unread: 0 }
+        const touched: Thread = {
+          ...t,
+          status: "done",
+          assigneeUid: "u_1",
+          contactId: null,
+          lastActivityAt: ts(20),
+          preview: "sent",
+          unread: 0
+        }
         assert.deepStrictEqual(yield* get(ws, t.id), Option.some({ ...touched, contactName: t.participant }))
         // status and contact, when given
-        yield* store.touchThread(ws, t.id, { lastActivityAt: ts(30), preview: "got", unread: 1, status: "open", contactId: grace.id })
-        const reopened: Thread = { ...touched, lastActivityAt: ts(30), preview: "got", unread: 1, status: "open", contactId: grace.id }
+        yield* store.touchThread(ws, t.id, {
+          lastActivityAt: ts(30),
+          preview: "got",
+          unread: 1,
+          status: "open",
+          contactId: grace.id
+        })
+        const reopened: Thread = {
+          ...touched,
+          lastActivityAt: ts(30),
+          preview: "got",
+          unread: 1,
+          status: "open",
+          contactId: grace.id
+        }
         assert.deepStrictEqual(yield* get(ws, t.id), Option.some({ ...reopened, contactName: "Grace" }))
         // the same id under another workspace is not this thread
         yield* store.touchThread(other, t.id, { lastActivityAt: ts(40), preview: "foreign", unread: 9, status: "done" })
@@ -201,7 +231,7 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
       }))
 
     it.effect("recordOutbound: a new line's thread as given with its earliest contact; an existing thread touched, its contact kept or attached; the activity on the stored thread; tenant", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const store = yield* ConversationStore
         const contacts = yield* ContactStore
         const ws = yield* newWorkspace
@@ -213,15 +243,36 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
         const first = activity(fresh, { conversationId: "", body: "first", createdAt: ts(10) })
         // a new line: inserted as given, no contact to attach
         assert.deepStrictEqual(yield* store.recordOutbound(fresh, first), fresh)
-        assert.deepStrictEqual(yield* store.getActivity(ws, first.id), Option.some({ ...first, conversationId: fresh.id }))
+        assert.deepStrictEqual(
+          yield* store.getActivity(ws, first.id),
+          Option.some({ ...first, conversationId: fresh.id })
+        )
         // the line exists: touched (status and assignee set meanwhile survive) and attached to the earliest contact of the phone
         yield* store.updateThread({ ...fresh, status: "done", assigneeUid: "u_1", unread: 3 })
         const later = contact(ws, { firstName: "Later", phones: [{ value: phone }], createdAt: ts(2) })
-        const earliest = contact(ws, { firstName: "Earliest", phones: [{ value: "+14155550000" }, { value: phone }], createdAt: ts(1) })
+        const earliest = contact(ws, {
+          firstName: "Earliest",
+          phones: [{ value: "+14155550000" }, { value: phone }],
+          createdAt: ts(1)
+        })
         for (const c of [later, earliest]) yield* contacts.insert(c)
-        const again = thread(ws, { participant: phone, inboxId: uuid(), preview: "second", lastActivityAt: ts(20), createdAt: ts(20) })
+        const again = thread(ws, {
+          participant: phone,
+          inboxId: uuid(),
+          preview: "second",
+          lastActivityAt: ts(20),
+          createdAt: ts(20)
+        })
         const second = activity(again, { conversationId: "", body: "second", createdAt: ts(20) })
-        const touched: Thread = { ...fresh, status: "done", assigneeUid: "u_1", contactId: earliest.id, preview: "second", unread: 0, lastActivityAt: ts(20) }
+        const touched: Thread = {
+          ...fresh,
+          status: "done",
+          assigneeUid: "u_1",
+          contactId: earliest.id,
+          preview: "second",
+          unread: 0,
+          lastActivityAt: ts(20)
+        }
         assert.deepStrictEqual(yield* store.recordOutbound(again, second), touched)
         assert.deepStrictEqual(yield* get(ws, fresh.id), Option.some({ ...touched, contactName: "Earliest" }))
         assert.deepStrictEqual((yield* store.listActivities(ws, fresh.id)).map((a) => a.body), ["first", "second"])
@@ -231,30 +282,51 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
         const kept = yield* store.recordOutbound({ ...again, preview: "third", lastActivityAt: ts(30) }, third)
         assert.deepStrictEqual(kept, { ...touched, contactId: later.id, preview: "third", lastActivityAt: ts(30) })
         // the same line in another workspace is another thread
-        const theirs = thread(other, { numberE164: fresh.numberE164, participant: phone, lastActivityAt: ts(40), createdAt: ts(40) })
+        const theirs = thread(other, {
+          numberE164: fresh.numberE164,
+          participant: phone,
+          lastActivityAt: ts(40),
+          createdAt: ts(40)
+        })
         const foreign = yield* store.recordOutbound(theirs, activity(theirs, { conversationId: "", createdAt: ts(40) }))
         assert.strictEqual(foreign.id, theirs.id)
         assert.strictEqual((yield* store.listActivities(ws, fresh.id)).length, 3)
       }))
 
     it.effect("listThreads: most recent activity first, id breaking ties, keyset after, status filter, limit, tenant", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const store = yield* ConversationStore
         const ws = yield* newWorkspace
         const other = yield* newWorkspace
         // three share one instant, so their ids decide
-        const plan: ReadonlyArray<readonly [number, "open" | "done"]> = [[10, "open"], [30, "done"], [20, "open"], [20, "done"], [20, "open"], [40, "open"], [5, "done"]]
+        const plan: ReadonlyArray<readonly [number, "open" | "done"]> = [
+          [10, "open"],
+          [30, "done"],
+          [20, "open"],
+          [20, "done"],
+          [20, "open"],
+          [40, "open"],
+          [5, "done"]
+        ]
         const threads: Array<Thread> = []
-        for (const [at, status] of plan) threads.push(yield* store.insertThread(thread(ws, { lastActivityAt: ts(at), status })))
+        for (const [at, status] of plan) {
+          threads.push(yield* store.insertThread(thread(ws, { lastActivityAt: ts(at), status })))
+        }
         yield* store.insertThread(thread(other, { lastActivityAt: ts(50) }))
         const expected = [...threads].sort((a, b) =>
           a.lastActivityAt === b.lastActivityAt ? (a.id < b.id ? 1 : -1) : a.lastActivityAt < b.lastActivityAt ? 1 : -1
         )
-        const list = (status: "open" | "done" | null, limit: number, after: { lastActivityAt: string; id: string } | null) =>
-          Effect.map(store.listThreads({ workspaceId: ws, status, limit, after }), (rs) => rs.map((t) => t.id))
+        const list = (
+          status: "open" | "done" | null,
+          limit: number,
+          after: { lastActivityAt: string; id: string } | null
+        ) => Effect.map(store.listThreads({ workspaceId: ws, status, limit, after }), (rs) => rs.map((t) => t.id))
         assert.deepStrictEqual(yield* list(null, 100, null), expected.map((t) => t.id))
         for (const status of ["open", "done"] as const) {
-          assert.deepStrictEqual(yield* list(status, 100, null), expected.filter((t) => t.status === status).map((t) => t.id))
+          assert.deepStrictEqual(
+            yield* list(status, 100, null),
+            expected.filter((t) => t.status === status).map((t) => t.id)
+          )
         }
         // every page size walks the same order with no gaps or repeats
         for (const status of [null, "open", "done"] as const) {
@@ -276,11 +348,14 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
         // list items carry the contact name
         const first = (yield* store.listThreads({ workspaceId: ws, status: null, limit: 1, after: null }))[0]!
         assert.strictEqual(first.contactName, first.participant)
-        assert.deepStrictEqual(yield* store.listThreads({ workspaceId: yield* newWorkspace, status: null, limit: 10, after: null }), [])
+        assert.deepStrictEqual(
+          yield* store.listThreads({ workspaceId: yield* newWorkspace, status: null, limit: 10, after: null }),
+          []
+        )
       }))
 
     it.effect("activities: stored as given, listed oldest first, read in their workspace only", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const store = yield* ConversationStore
         const ws = yield* newWorkspace
         const other = yield* newWorkspace
@@ -307,11 +382,20 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
             { speaker: "agent", text: "Hello!", offsetSeconds: 1.5 }
           ]
         })
-        const note = activity(t, { createdAt: ts(2), type: "internal_note", direction: null, authorUid: "u_1", deliveryStatus: null, body: "call back" })
+        const note = activity(t, {
+          createdAt: ts(2),
+          type: "internal_note",
+          direction: null,
+          authorUid: "u_1",
+          deliveryStatus: null,
+          body: "call back"
+        })
         // two at the same instant: id order
         const tieA = activity(t, { createdAt: ts(4) })
         const tieB = activity(t, { createdAt: ts(4) })
-        for (const a of [mms, call, note, tieA, tieB, activity(elsewhere, { createdAt: ts(0) })]) yield* store.insertActivity(a)
+        for (const a of [mms, call, note, tieA, tieB, activity(elsewhere, { createdAt: ts(0) })]) {
+          yield* store.insertActivity(a)
+        }
         const ties = [tieA, tieB].sort((a, b) => (a.id < b.id ? -1 : 1))
         assert.deepStrictEqual(yield* store.listActivities(ws, t.id), [call, note, mms, ...ties])
         assert.deepStrictEqual(yield* store.getActivity(ws, mms.id), Option.some(mms))
@@ -322,7 +406,7 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
       }))
 
     it.effect("findByCarrierId finds an activity whatever its workspace; a carrier id is stored once", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const store = yield* ConversationStore
         const ws = yield* newWorkspace
         const t = yield* store.insertThread(thread(ws))
@@ -341,7 +425,7 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
       }))
 
     it.effect("listCalls: call and voicemail activities only, with their threads, newest first, id breaking ties, limit, tenant", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const store = yield* ConversationStore
         const ws = yield* newWorkspace
         const other = yield* newWorkspace
@@ -349,13 +433,48 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
         const t2 = yield* store.insertThread(thread(ws, { numberE164: "+14155550101" }))
         const elsewhere = yield* store.insertThread(thread(other))
         const details = { status: "completed", durationSeconds: 30 }
-        const call = activity(t, { createdAt: ts(1), type: "call", direction: "inbound", deliveryStatus: null, body: null, call: details })
-        const voicemail = activity(t2, { createdAt: ts(3), type: "voicemail", direction: "inbound", deliveryStatus: null, body: null, call: { ...details, status: "missed" } })
-        const tieA = activity(t, { createdAt: ts(2), type: "call", direction: "outbound", deliveryStatus: null, body: null, call: details })
-        const tieB = activity(t, { createdAt: ts(2), type: "call", direction: "outbound", deliveryStatus: null, body: null, call: details })
+        const call = activity(t, {
+          createdAt: ts(1),
+          type: "call",
+          direction: "inbound",
+          deliveryStatus: null,
+          body: null,
+          call: details
+        })
+        const voicemail = activity(t2, {
+          createdAt: ts(3),
+          type: "voicemail",
+          direction: "inbound",
+          deliveryStatus: null,
+          body: null,
+          call: { ...details, status: "missed" }
+        })
+        const tieA = activity(t, {
+          createdAt: ts(2),
+          type: "call",
+          direction: "outbound",
+          deliveryStatus: null,
+          body: null,
+          call: details
+        })
+        const tieB = activity(t, {
+          createdAt: ts(2),
+          type: "call",
+          direction: "outbound",
+          deliveryStatus: null,
+          body: null,
+          call: details
+        })
         const message = activity(t, { createdAt: ts(4) })
         const note = activity(t, { createdAt: ts(5), type: "internal_note", direction: null, deliveryStatus: null })
-        const foreign = activity(elsewhere, { createdAt: ts(6), type: "call", direction: "inbound", deliveryStatus: null, body: null, call: details })
+        const foreign = activity(elsewhere, {
+          createdAt: ts(6),
+          type: "call",
+          direction: "inbound",
+          deliveryStatus: null,
+          body: null,
+          call: details
+        })
         for (const a of [call, voicemail, tieA, tieB, message, note, foreign]) yield* store.insertActivity(a)
         const ties = [tieA, tieB].sort((a, b) => (a.id < b.id ? 1 : -1))
         const listed = yield* store.listCalls(ws, 10)
@@ -367,7 +486,7 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
       }))
 
     it.effect("setDeliveryStatus changes one activity, in its workspace only", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const store = yield* ConversationStore
         const ws = yield* newWorkspace
         const other = yield* newWorkspace
@@ -383,14 +502,23 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
       }))
 
     it.effect("setCallTranscript, setCallMedia and setCallSummary change one call, in its workspace only; the transcript is searchable", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const store = yield* ConversationStore
         const ws = yield* newWorkspace
         const other = yield* newWorkspace
         const t = yield* store.insertThread(thread(ws))
-        const a = activity(t, { type: "call", body: null, callTranscript: null, call: { status: "completed", summary: null, durationSeconds: 12 } })
+        const a = activity(t, {
+          type: "call",
+          body: null,
+          callTranscript: null,
+          call: { status: "completed", summary: null, durationSeconds: 12 }
+        })
         yield* store.insertActivity(a)
-        const transcript = [{ speaker: "agent" as const, text: "Hello, Zanzibar plumbing", offsetSeconds: 0 }, { speaker: "caller" as const, text: "A leak ☔", offsetSeconds: 4 }]
+        const transcript = [{ speaker: "agent" as const, text: "Hello, Zanzibar plumbing", offsetSeconds: 0 }, {
+          speaker: "caller" as const,
+          text: "A leak ☔",
+          offsetSeconds: 4
+        }]
         yield* store.setCallTranscript(other, a.id, [{ speaker: "caller", text: "not mine", offsetSeconds: 0 }])
         assert.strictEqual(Option.getOrThrow(yield* store.getActivity(ws, a.id)).callTranscript, null)
         assert.deepStrictEqual(yield* store.search(ws, ["zanzibar"], 10), [])
@@ -404,13 +532,21 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
         const after = Option.getOrThrow(yield* store.getActivity(ws, a.id))
         assert.deepStrictEqual([after.media, after.callTranscript], [media, transcript])
         yield* store.setCallSummary(other, a.id, "not mine")
-        assert.deepStrictEqual(Option.getOrThrow(yield* store.getActivity(ws, a.id)).call, { status: "completed", summary: null, durationSeconds: 12 })
+        assert.deepStrictEqual(Option.getOrThrow(yield* store.getActivity(ws, a.id)).call, {
+          status: "completed",
+          summary: null,
+          durationSeconds: 12
+        })
         yield* store.setCallSummary(ws, a.id, "Leak under the sink; \"urgent\" ☔")
-        assert.deepStrictEqual(Option.getOrThrow(yield* store.getActivity(ws, a.id)).call, { status: "completed", summary: "Leak under the sink; \"urgent\" ☔", durationSeconds: 12 })
+        assert.deepStrictEqual(Option.getOrThrow(yield* store.getActivity(ws, a.id)).call, {
+          status: "completed",
+          summary: "Leak under the sink; \"urgent\" ☔",
+          durationSeconds: 12
+        })
       }))
 
     it.effect("search: words and prefixes, AND, case-insensitive, punctuation, transcripts, newest first, limit, tenant", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const store = yield* ConversationStore
         const ws = yield* newWorkspace
         const other = yield* newWorkspace
@@ -418,7 +554,7 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
         const t2 = yield* store.insertThread(thread(ws))
         const docs: Record<string, ActivityRecord> = {}
         const add = (label: string, th: Thread, at: number, patch: Partial<ActivityRecord>) =>
-          Effect.gen(function* () {
+          Effect.gen(function*() {
             const a = activity(th, { createdAt: ts(at), ...patch })
             docs[label] = a
             yield* store.insertActivity(a)
@@ -426,7 +562,9 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
         yield* add("table", t, 1, { body: "Your TABLE for two is ready" })
         yield* add("way", t2, 2, { body: "Thanks! We're on our way, tables are hard to find." })
         yield* add("email", t, 3, { body: "E-mail me at ada@example.com or see example.com/menu/today" })
-        yield* add("numbers", t2, 4, { body: "Total $19.99 on 2024-01-05, pi is 3.14159, v1.2.3 shipped; order#123 and foo/bar" })
+        yield* add("numbers", t2, 4, {
+          body: "Total $19.99 on 2024-01-05, pi is 3.14159, v1.2.3 shipped; order#123 and foo/bar"
+        })
         yield* add("accents", t, 5, { body: "Café CRÈME brûlée à l'ÉCOLE" })
         yield* add("call", t, 6, {
           type: "call",
@@ -448,8 +586,12 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
         yield* store.insertActivity(activity(foreign, { body: "table ready reservation", createdAt: ts(9) }))
 
         const search = (q: string, limit = 100) =>
-          Effect.map(store.search(ws, words(q), limit), (hits) =>
-            hits.map((h) => Object.keys(docs).find((k) => docs[k]!.id === h.activity.id) ?? `unknown ${h.activity.id}`)
+          Effect.map(
+            store.search(ws, words(q), limit),
+            (hits) =>
+              hits.map((h) =>
+                Object.keys(docs).find((k) => docs[k]!.id === h.activity.id) ?? `unknown ${h.activity.id}`
+              )
           )
         const expectations: ReadonlyArray<readonly [string, ReadonlyArray<string>]> = [
           ["table", ["call", "way", "table"]],
@@ -512,11 +654,15 @@ contract("ConversationStore: memory", MemoryStores.layer)
  */
 const genericPlans = (url: string) => {
   /** On a fresh database (dropped after), through `options` for each session: a workspace with 3,000 analyzed contacts, each with a phone of its own. */
-  const withManyContacts = async (name: string, options: string, body: (ws: string) => Effect.Effect<void, unknown, Ports | SqlClient.SqlClient>) => {
+  const withManyContacts = async (
+    name: string,
+    options: string,
+    body: (ws: string) => Effect.Effect<void, unknown, Ports | SqlClient.SqlClient>
+  ) => {
     const db = await freshDatabase(url, name)
     try {
       await Effect.runPromise(
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const sql = yield* SqlClient.SqlClient
           const ws = yield* newWorkspace
           const seed = contact(ws, { firstName: "Many", phones: [{ value: "+14155550000" }], createdAt: ts(0) })
@@ -526,7 +672,11 @@ const genericPlans = (url: string) => {
             FROM contacts c, generate_series(1, 3000) g WHERE c.id = ${seed.id}`
           yield* sql`ANALYZE contacts`
           yield* body(ws)
-        }).pipe(Effect.provide(sqlStores(Postgres.layer({ url: Redacted.make(`${db.url}?options=${encodeURIComponent(options)}`) }))))
+        }).pipe(
+          Effect.provide(
+            sqlStores(Postgres.layer({ url: Redacted.make(`${db.url}?options=${encodeURIComponent(options)}`) }))
+          )
+        )
       )
     } finally {
       await db.drop()
@@ -536,7 +686,7 @@ const genericPlans = (url: string) => {
   const sends = <A>(ws: string, count: number, after: Effect.Effect<A, unknown, SqlClient.SqlClient>) =>
     Effect.flatMap(SqlClient.SqlClient, (sql) =>
       sql.withTransaction(
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const store = yield* ConversationStore
           for (let i = 0; i < count; i++) {
             const t = thread(ws)
@@ -544,19 +694,19 @@ const genericPlans = (url: string) => {
           }
           return yield* after
         })
-      )
-    )
+      ))
 
   describe("ConversationStore: Postgres, the send's statement under its generic plan", () => {
     it("finds the participant's contact through the phones index, not by reading the workspace's contacts", () =>
       withManyContacts("conversations_plan", "-c plan_cache_mode=force_generic_plan", (ws) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const sql = yield* SqlClient.SqlClient
           const reads = Effect.map(
             sql<{ name: string; scans: string; tuples: string }>`
               SELECT indexrelname AS name, idx_scan AS scans, idx_tup_read AS tuples FROM pg_stat_user_indexes
               WHERE indexrelname IN ('contacts_recent', 'contacts_phones')`,
-            (rows) => Object.fromEntries(rows.map((r) => [r.name, { scans: Number(r.scans), tuples: Number(r.tuples) }]))
+            (rows) =>
+              Object.fromEntries(rows.map((r) => [r.name, { scans: Number(r.scans), tuples: Number(r.tuples) }]))
           )
           const before = yield* reads
           // The sends' statistics reach the views when their connection goes idle (forced).
@@ -565,23 +715,29 @@ const genericPlans = (url: string) => {
           const after = yield* reads
           assert.isAtLeast(after["contacts_phones"]!.scans - before["contacts_phones"]!.scans, 3)
           assert.isBelow(after["contacts_recent"]!.tuples - before["contacts_recent"]!.tuples, 100)
-        })
-      ))
+        })))
 
     it("settles on the generic plan by itself (the phone hidden from custom plans), instead of planning every send", () =>
       withManyContacts("conversations_plan_auto", "-c plan_cache_mode=auto", (ws) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const sql = yield* SqlClient.SqlClient
           const plans = yield* sends(
             ws,
             10,
-            sql<{ generic: string }>`SELECT generic_plans AS generic FROM pg_prepared_statements WHERE statement LIKE '%INSERT INTO threads%'`
+            sql<
+              { generic: string }
+            >`SELECT generic_plans AS generic FROM pg_prepared_statements WHERE statement LIKE '%INSERT INTO threads%'`
           )
           assert.strictEqual(plans.length, 1)
           assert.isAtLeast(Number(plans[0]!.generic), 4)
-        })
-      ))
+        })))
   })
 }
 
-sqlContract({ name: (db) => `ConversationStore: ${db}`, adapter: sqlStores, suite: contract, database: "conversations", onPostgres: genericPlans })
+sqlContract({
+  name: (db) => `ConversationStore: ${db}`,
+  adapter: sqlStores,
+  suite: contract,
+  database: "conversations",
+  onPostgres: genericPlans
+})

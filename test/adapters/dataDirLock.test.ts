@@ -1,8 +1,8 @@
 /** The DATA_DIR lock (adapters/pglite/dataDirLock.ts) in one process; the two-process story is test/e2e/storage.test.ts. */
+import { Effect, Either } from "effect"
 import { spawnSync } from "node:child_process"
 import { existsSync, readFileSync, utimesSync, writeFileSync } from "node:fs"
 import { hostname } from "node:os"
-import { Effect, Either } from "effect"
 import { describe, expect, it } from "vitest"
 import * as DataDirLock from "../../adapters/pglite/dataDirLock.ts"
 import { tempDirs } from "../support/tempDirs.ts"

@@ -30,7 +30,9 @@ import { sqlStores } from "../support/sqlStores.ts"
 import { storesContract } from "./stores.contract.ts"
 
 const url = inject("postgresUrl")
-if (url === null && process.env["CI"] === "true") throw new Error("globalSetup provided no Postgres URL, and CI=true requires the Postgres suites to run")
+if (url === null && process.env["CI"] === "true") {
+  throw new Error("globalSetup provided no Postgres URL, and CI=true requires the Postgres suites to run")
+}
 
 type Db = "PGlite" | "Postgres"
 const DBS: ReadonlyArray<Db> = url === null ? ["PGlite"] : ["PGlite", "Postgres"]
@@ -40,15 +42,18 @@ const DBS: ReadonlyArray<Db> = url === null ? ["PGlite"] : ["PGlite", "Postgres"
  * On Postgres the finer settings ask for prepared and pipelined statements: off overrides them.
  */
 const client = (db: Db, fast: boolean): Layer.Layer<SqlClient.SqlClient, unknown> => {
-  const layer =
-    db === "PGlite"
-      ? PgliteClient.layer({})
-      : Layer.unwrapScoped(
-          Effect.map(
-            Effect.acquireRelease(Effect.promise(() => freshDatabase(url!, "fastpath")), (d) => Effect.promise(() => d.drop())),
-            (d) => Postgres.layer({ url: Redacted.make(d.url), maxConnections: 4, preparedStatements: true, pipeline: true })
-          )
-        )
+  const layer = db === "PGlite"
+    ? PgliteClient.layer({})
+    : Layer.unwrapScoped(
+      Effect.map(
+        Effect.acquireRelease(
+          Effect.promise(() => freshDatabase(url!, "fastpath")),
+          (d) => Effect.promise(() => d.drop())
+        ),
+        (d) =>
+          Postgres.layer({ url: Redacted.make(d.url), maxConnections: 4, preparedStatements: true, pipeline: true })
+      )
+    )
   return Layer.merge(layer, Layer.setTracerEnabled(false)).pipe(Layer.provide(FastPath.layer(fast)))
 }
 
@@ -56,26 +61,32 @@ const client = (db: Db, fast: boolean): Layer.Layer<SqlClient.SqlClient, unknown
 
 /** What can be seen of each piece of the fast path on a client. */
 const observed = (db: Db) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const tx = yield* Transactor
     const lean = LeanStatements.isRegistered(sql)
     // @effect/sql's transaction provides its (no-op) span as the parent inside; the lean one none.
-    const leanTransaction = Option.isNone(yield* tx.withTransaction(Effect.serviceOption(Tracer.ParentSpan), "fastpath"))
+    const leanTransaction = Option.isNone(
+      yield* tx.withTransaction(Effect.serviceOption(Tracer.ParentSpan), "fastpath")
+    )
     // A reserved connection that sends statements ahead of the next one (Postgres only).
     const leading = yield* Effect.scoped(Effect.map(sql.reserve, (conn) => leadingOf(conn) !== undefined))
     // A marked statement leaves a named statement on the connection that ran it.
     const named = yield* sql.withTransaction(
       Effect.zipRight(
         sql`${sql.literal(PREPARED)} SELECT ${1}::int AS one`,
-        sql<{ readonly n: number }>`SELECT count(*)::int AS n FROM pg_prepared_statements WHERE name LIKE 'switchboard_%'`
+        sql<
+          { readonly n: number }
+        >`SELECT count(*)::int AS n FROM pg_prepared_statements WHERE name LIKE 'switchboard_%'`
       )
     )
     let pipelined = 0
     if (db === "Postgres") {
       // The pipelined connections open when the client is made: give them a moment.
       yield* Effect.sleep(Duration.millis(300))
-      const rows = yield* sql<{ readonly n: number }>`SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = ${PIPELINE_NAME} AND datname = current_database()`
+      const rows = yield* sql<
+        { readonly n: number }
+      >`SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = ${PIPELINE_NAME} AND datname = current_database()`
       pipelined = rows[0]!.n
     }
     return { lean, leanTransaction, leading, prepared: named[0]!.n > 0, pipelined }
@@ -83,12 +94,16 @@ const observed = (db: Db) =>
 
 /** The transactor over the client; it reads the switch too. */
 const transactor = (db: Db, fast: boolean) =>
-  SqlTransactor.layer.pipe(Layer.provide(Signal.layer), Layer.provide(FastPath.layer(fast)), Layer.provideMerge(client(db, fast)))
+  SqlTransactor.layer.pipe(
+    Layer.provide(Signal.layer),
+    Layer.provide(FastPath.layer(fast)),
+    Layer.provideMerge(client(db, fast))
+  )
 
 describe("each piece of the statement path follows FAST_PATH", () => {
   for (const db of DBS) {
     it.live(`${db}: on, every piece is taken`, () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         assert.deepStrictEqual(yield* observed(db), {
           lean: true,
           leanTransaction: true,
@@ -99,8 +114,14 @@ describe("each piece of the statement path follows FAST_PATH", () => {
       }).pipe(Effect.provide(transactor(db, true))))
 
     it.live(`${db}: off, none is, whatever the finer settings say`, () =>
-      Effect.gen(function* () {
-        assert.deepStrictEqual(yield* observed(db), { lean: false, leanTransaction: false, leading: false, prepared: false, pipelined: 0 })
+      Effect.gen(function*() {
+        assert.deepStrictEqual(yield* observed(db), {
+          lean: false,
+          leanTransaction: false,
+          leading: false,
+          prepared: false,
+          pipelined: 0
+        })
       }).pipe(Effect.provide(transactor(db, false))))
   }
 })
@@ -108,7 +129,10 @@ describe("each piece of the statement path follows FAST_PATH", () => {
 // ------------------------------------------------------------------------ the store contract, off
 
 for (const db of DBS) {
-  storesContract(`${db} stores, FAST_PATH off`, SqlStores.CursorCodecLive.pipe(Layer.provideMerge(sqlStores(client(db, false)))))
+  storesContract(
+    `${db} stores, FAST_PATH off`,
+    SqlStores.CursorCodecLive.pipe(Layer.provideMerge(sqlStores(client(db, false))))
+  )
 }
 
 // ------------------------------------------------------------------------------ one journey, both ways
@@ -125,12 +149,14 @@ const normalizer = () => {
   const names = new Map<string, string>()
   const name = (kind: string, value: string) => {
     let named = names.get(value)
-    if (named === undefined) names.set(value, (named = `<${kind} ${names.size}>`))
+    if (named === undefined) names.set(value, named = `<${kind} ${names.size}>`)
     return named
   }
   const walk = (value: unknown, key?: string): unknown => {
     if (Array.isArray(value)) return value.map((v) => walk(v))
-    if (value !== null && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, walk(v, k)]))
+    if (value !== null && typeof value === "object") {
+      return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, walk(v, k)]))
+    }
     if (typeof value !== "string") return value
     if (UUID.test(value)) return name("id", value)
     if (TIME.test(value)) return name("time", value)
@@ -147,7 +173,9 @@ type App = Awaited<ReturnType<typeof makeTestApp>>
 /** The journey's answers, normalised: status, the headers a client reads, the body. */
 const journey = async (app: App) => {
   const normal = normalizer()
-  const answers: Array<{ readonly label: string; readonly status: number; readonly replayed: string | null; readonly body: unknown }> = []
+  const answers: Array<
+    { readonly label: string; readonly status: number; readonly replayed: string | null; readonly body: unknown }
+  > = []
   /** The answer's body as sent (for the next request's path); its normalised form is recorded. */
   const call = async (label: string, path: string, init: RequestInit & { json?: unknown } = {}): Promise<any> => {
     const headers = new Headers(init.headers)
@@ -158,12 +186,17 @@ const journey = async (app: App) => {
     answers.push({ label, status: res.status, replayed: res.headers.get("idempotency-replayed"), body: normal(body) })
     return body
   }
-  const seeded = await app.admin(`/workspaces/${app.workspaceId}/numbers`, { method: "POST", json: { e164: "+14155550100" } })
+  const seeded = await app.admin(`/workspaces/${app.workspaceId}/numbers`, {
+    method: "POST",
+    json: { e164: "+14155550100" }
+  })
   answers.push({ label: "seed a number", status: seeded.status, replayed: null, body: normal(await seeded.json()) })
 
   const ids: Array<string> = []
   for (const [firstName, phone] of [["Ada", "4155550101"], ["Alan", "4155550102"], ["Grace", "4155550103"]]) {
-    ids.push((await call(`create ${firstName}`, "/contacts", { method: "POST", json: { firstName, phone } })).contact.id)
+    ids.push(
+      (await call(`create ${firstName}`, "/contacts", { method: "POST", json: { firstName, phone } })).contact.id
+    )
   }
   await call("get", `/contacts/${ids[0]}`)
   await call("list", "/contacts")
@@ -171,16 +204,30 @@ const journey = async (app: App) => {
   await call("search by phone", "/contacts?q=555-0102")
   const page = await call("first page", "/contacts?limit=2")
   await call("next page", `/contacts?limit=2&cursor=${encodeURIComponent(page.nextCursor)}`)
-  await call("update", `/contacts/${ids[1]}`, { method: "PATCH", json: { company: "Analytical Engines", notes: ["met at the lab"] } })
+  await call("update", `/contacts/${ids[1]}`, {
+    method: "PATCH",
+    json: { company: "Analytical Engines", notes: ["met at the lab"] }
+  })
   await call("get the update", `/contacts/${ids[1]}`)
   await call("a body its schema refuses", "/contacts", { method: "POST", json: { firstName: 7 } })
 
   const send = { to: "(415) 555-0101", body: "Your table is ready" }
-  const sent = await call("send", "/messages", { method: "POST", json: send, headers: { "idempotency-key": "order-1" } })
+  const sent = await call("send", "/messages", {
+    method: "POST",
+    json: send,
+    headers: { "idempotency-key": "order-1" }
+  })
   await call("send again", "/messages", { method: "POST", json: send, headers: { "idempotency-key": "order-1" } })
-  await call("another body on the key", "/messages", { method: "POST", json: { ...send, body: "else" }, headers: { "idempotency-key": "order-1" } })
+  await call("another body on the key", "/messages", {
+    method: "POST",
+    json: { ...send, body: "else" },
+    headers: { "idempotency-key": "order-1" }
+  })
   await call("a second send", "/messages", { method: "POST", json: { to: "+14155550102", body: "Hello Alan" } })
-  await call("an inbound reply", "/test-helpers/inbound-messages", { method: "POST", json: { from: "+14155550101", to: "+14155550100", body: "On our way" } })
+  await call("an inbound reply", "/test-helpers/inbound-messages", {
+    method: "POST",
+    json: { from: "+14155550101", to: "+14155550100", body: "On our way" }
+  })
   await call("conversations", "/conversations")
   await call("the thread", `/conversations/${sent.conversationId}`)
 

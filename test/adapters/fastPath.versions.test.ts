@@ -12,7 +12,9 @@ const root = fileURLToPath(new URL("../..", import.meta.url))
 
 /** The installed version: the package's own package.json, or the Node running the tests. */
 const installed = (name: string): string =>
-  name === "node" ? process.versions.node : (JSON.parse(readFileSync(`${root}node_modules/${name}/package.json`, "utf8")) as { version: string }).version
+  name === "node"
+    ? process.versions.node
+    : (JSON.parse(readFileSync(`${root}node_modules/${name}/package.json`, "utf8")) as { version: string }).version
 
 // Deno reports the Node version it is compatible with; the Node server's patches are not in use there.
 const underDeno = "Deno" in globalThis

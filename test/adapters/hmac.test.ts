@@ -9,11 +9,16 @@ import { Webhook } from "standardwebhooks"
 import * as Hmac from "../../adapters/webhooks/hmac.ts"
 import { generateSecret, signatureHeader, signatureHeaderBy, WebhookHmac } from "../../core/webhooks/signing.ts"
 
-const messages = ["", "{}", JSON.stringify({ type: "message.delivered", data: { body: "héllo ✓ 👋 \u0000" } }), "x".repeat(100_000)]
+const messages = [
+  "",
+  "{}",
+  JSON.stringify({ type: "message.delivered", data: { body: "héllo ✓ 👋 \u0000" } }),
+  "x".repeat(100_000)
+]
 
 describe("webhook HMAC by node:crypto", () => {
   it.effect("signs exactly as Web Crypto does", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const node = yield* Effect.provide(WebhookHmac, Hmac.layer)
       const web = yield* WebhookHmac
       for (let i = 0; i < 5; i++) {
@@ -29,18 +34,28 @@ describe("webhook HMAC by node:crypto", () => {
     }))
 
   it.effect("its headers pass the standardwebhooks verifier, with one secret and during a rotation", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const [current, previous] = [generateSecret(), generateSecret()]
       const body = messages[2]!
       const timestamp = Math.floor(Date.now() / 1000)
-      const header = yield* signatureHeader([current, previous], "evt_rotation", timestamp, body).pipe(Effect.provide(Hmac.layer))
+      const header = yield* signatureHeader([current, previous], "evt_rotation", timestamp, body).pipe(
+        Effect.provide(Hmac.layer)
+      )
       assert.strictEqual(header.split(" ").length, 2)
       for (const secret of [current, previous]) {
-        const verified = new Webhook(secret).verify(body, { "webhook-id": "evt_rotation", "webhook-timestamp": String(timestamp), "webhook-signature": header })
+        const verified = new Webhook(secret).verify(body, {
+          "webhook-id": "evt_rotation",
+          "webhook-timestamp": String(timestamp),
+          "webhook-signature": header
+        })
         assert.deepStrictEqual(verified, JSON.parse(body))
       }
       assert.throws(() =>
-        new Webhook(generateSecret()).verify(body, { "webhook-id": "evt_rotation", "webhook-timestamp": String(timestamp), "webhook-signature": header })
+        new Webhook(generateSecret()).verify(body, {
+          "webhook-id": "evt_rotation",
+          "webhook-timestamp": String(timestamp),
+          "webhook-signature": header
+        })
       )
     }))
 })

@@ -12,14 +12,24 @@ import { Effect, Layer } from "effect"
 import * as MemoryIdempotency from "../../adapters/memory/idempotency.ts"
 import * as SqlIdempotency from "../../adapters/sql/idempotency.ts"
 import * as Migrate from "../../adapters/sql/migrate.ts"
-import { IDEMPOTENCY_LOCK_MS, IDEMPOTENCY_WINDOW_MS, IdempotencyStore, type Reservation } from "../../core/idempotency/store.ts"
+import {
+  IDEMPOTENCY_LOCK_MS,
+  IDEMPOTENCY_WINDOW_MS,
+  IdempotencyStore,
+  type Reservation
+} from "../../core/idempotency/store.ts"
 import { sqlContract } from "../support/sqlContract.ts"
 
 const uuid = () => crypto.randomUUID()
 const T0 = Date.UTC(2024, 0, 1, 12, 0, 0, 123)
 
 /** One request's hold on a fresh key; `owner` is the request's token. */
-const scopeOf = (workspaceId = uuid(), keyKind = "live", key = `key_${uuid()}`, owner = uuid()) => ({ workspaceId, keyKind, key, owner })
+const scopeOf = (workspaceId = uuid(), keyKind = "live", key = `key_${uuid()}`, owner = uuid()) => ({
+  workspaceId,
+  keyKind,
+  key,
+  owner
+})
 
 const tags = (rs: ReadonlyArray<Reservation>) => rs.map((r) => r._tag)
 const count = (rs: ReadonlyArray<Reservation>, tag: Reservation["_tag"]) => rs.filter((r) => r._tag === tag).length
@@ -28,7 +38,7 @@ const count = (rs: ReadonlyArray<Reservation>, tag: Reservation["_tag"]) => rs.f
 const contract = (name: string, adapter: Layer.Layer<IdempotencyStore, unknown>) =>
   layer(adapter, { excludeTestServices: true, timeout: "60 seconds" })(name, (it) => {
     it.effect("reserve, in progress, mismatch, replay after complete", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const store = yield* IdempotencyStore
         const s = scopeOf()
         assert.deepStrictEqual(yield* store.reserve({ ...s, requestHash: "h1", now: T0 }), { _tag: "Reserved" })
@@ -58,7 +68,7 @@ const contract = (name: string, adapter: Layer.Layer<IdempotencyStore, unknown>)
       }))
 
     it.effect("release frees a running reservation (even for another body); it never drops a stored answer", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const store = yield* IdempotencyStore
         const s = scopeOf()
         assert.strictEqual((yield* store.reserve({ ...s, requestHash: "h1", now: T0 }))._tag, "Reserved")
@@ -75,16 +85,25 @@ const contract = (name: string, adapter: Layer.Layer<IdempotencyStore, unknown>)
       }))
 
     it.effect("a stored answer expires after 24 h: the key is reserved again, with any body", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const store = yield* IdempotencyStore
         const s = scopeOf()
         yield* store.reserve({ ...s, requestHash: "h1", now: T0 })
         yield* store.complete(s, { status: 201, body: "{\"a\":1}" })
-        assert.strictEqual((yield* store.reserve({ ...s, requestHash: "h1", now: T0 + IDEMPOTENCY_WINDOW_MS }))._tag, "Replay", "still inside the window")
-        assert.strictEqual((yield* store.reserve({ ...s, requestHash: "h2", now: T0 + IDEMPOTENCY_WINDOW_MS }))._tag, "Mismatch")
+        assert.strictEqual(
+          (yield* store.reserve({ ...s, requestHash: "h1", now: T0 + IDEMPOTENCY_WINDOW_MS }))._tag,
+          "Replay",
+          "still inside the window"
+        )
+        assert.strictEqual(
+          (yield* store.reserve({ ...s, requestHash: "h2", now: T0 + IDEMPOTENCY_WINDOW_MS }))._tag,
+          "Mismatch"
+        )
         const later = T0 + IDEMPOTENCY_WINDOW_MS + 1
         assert.deepStrictEqual(yield* store.reserve({ ...s, requestHash: "h2", now: later }), { _tag: "Reserved" })
-        assert.deepStrictEqual(yield* store.reserve({ ...s, requestHash: "h2", now: later + 1 }), { _tag: "InProgress" })
+        assert.deepStrictEqual(yield* store.reserve({ ...s, requestHash: "h2", now: later + 1 }), {
+          _tag: "InProgress"
+        })
         assert.deepStrictEqual(yield* store.reserve({ ...s, requestHash: "h1", now: later + 1 }), { _tag: "Mismatch" })
         yield* store.complete(s, { status: 201, body: "{\"a\":2}" })
         assert.deepStrictEqual(yield* store.reserve({ ...s, requestHash: "h2", now: later + 2 }), {
@@ -94,19 +113,29 @@ const contract = (name: string, adapter: Layer.Layer<IdempotencyStore, unknown>)
       }))
 
     it.effect("a reservation still running after the lock is taken over; the new owner's answer is kept", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const store = yield* IdempotencyStore
         const s = scopeOf()
         yield* store.reserve({ ...s, requestHash: "h1", now: T0 })
-        assert.strictEqual((yield* store.reserve({ ...s, requestHash: "h1", now: T0 + IDEMPOTENCY_LOCK_MS }))._tag, "InProgress", "lock still held")
+        assert.strictEqual(
+          (yield* store.reserve({ ...s, requestHash: "h1", now: T0 + IDEMPOTENCY_LOCK_MS }))._tag,
+          "InProgress",
+          "lock still held"
+        )
         const later = T0 + IDEMPOTENCY_LOCK_MS + 1
         assert.deepStrictEqual(yield* store.reserve({ ...s, requestHash: "h1", now: later }), { _tag: "Reserved" })
-        assert.deepStrictEqual(yield* store.reserve({ ...s, requestHash: "h1", now: later + 1 }), { _tag: "InProgress" }, "the new lock holds")
+        assert.deepStrictEqual(yield* store.reserve({ ...s, requestHash: "h1", now: later + 1 }), {
+          _tag: "InProgress"
+        }, "the new lock holds")
         yield* store.complete(s, { status: 201, body: "{}" })
-        assert.deepStrictEqual(yield* store.reserve({ ...s, requestHash: "h1", now: later + 2 * IDEMPOTENCY_LOCK_MS }), {
-          _tag: "Replay",
-          answer: { status: 201, body: "{}" }
-        }, "a done answer is not stale")
+        assert.deepStrictEqual(
+          yield* store.reserve({ ...s, requestHash: "h1", now: later + 2 * IDEMPOTENCY_LOCK_MS }),
+          {
+            _tag: "Replay",
+            answer: { status: 201, body: "{}" }
+          },
+          "a done answer is not stale"
+        )
         // a stale reservation is free even for another body (nothing was answered for it)
         const t = scopeOf()
         yield* store.reserve({ ...t, requestHash: "h1", now: T0 })
@@ -114,17 +143,23 @@ const contract = (name: string, adapter: Layer.Layer<IdempotencyStore, unknown>)
       }))
 
     it.effect("after a takeover the previous holder's late complete, release and renew change nothing", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const store = yield* IdempotencyStore
         const first = scopeOf()
         const second = { ...first, owner: uuid() }
         assert.deepStrictEqual(yield* store.reserve({ ...first, requestHash: "h", now: T0 }), { _tag: "Reserved" })
         const later = T0 + IDEMPOTENCY_LOCK_MS + 1
-        assert.deepStrictEqual(yield* store.reserve({ ...second, requestHash: "h", now: later }), { _tag: "Reserved" }, "taken over")
+        assert.deepStrictEqual(
+          yield* store.reserve({ ...second, requestHash: "h", now: later }),
+          { _tag: "Reserved" },
+          "taken over"
+        )
         assert.isFalse(yield* store.renew(first, later + 1), "the first holder lost it")
         yield* store.release(first)
         yield* store.complete(first, { status: 201, body: "{\"from\":\"first\"}" })
-        assert.deepStrictEqual(yield* store.reserve({ ...second, owner: uuid(), requestHash: "h", now: later + 2 }), { _tag: "InProgress" }, "still the second holder's")
+        assert.deepStrictEqual(yield* store.reserve({ ...second, owner: uuid(), requestHash: "h", now: later + 2 }), {
+          _tag: "InProgress"
+        }, "still the second holder's")
         assert.isTrue(yield* store.renew(second, later + 3))
         yield* store.complete(second, { status: 201, body: "{\"from\":\"second\"}" })
         assert.deepStrictEqual(yield* store.reserve({ ...second, owner: uuid(), requestHash: "h", now: later + 4 }), {
@@ -135,29 +170,47 @@ const contract = (name: string, adapter: Layer.Layer<IdempotencyStore, unknown>)
       }))
 
     it.effect("renew keeps a long-running reservation from being taken over", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const store = yield* IdempotencyStore
         const s = scopeOf()
         yield* store.reserve({ ...s, requestHash: "h", now: T0 })
         // renewed just before each lock would lapse, for three locks' worth of time
         for (let i = 1; i <= 3; i++) assert.isTrue(yield* store.renew(s, T0 + i * IDEMPOTENCY_LOCK_MS - 1))
         const other = { ...s, owner: uuid() }
-        assert.deepStrictEqual(yield* store.reserve({ ...other, requestHash: "h", now: T0 + 3 * IDEMPOTENCY_LOCK_MS + 10 }), { _tag: "InProgress" })
+        assert.deepStrictEqual(
+          yield* store.reserve({ ...other, requestHash: "h", now: T0 + 3 * IDEMPOTENCY_LOCK_MS + 10 }),
+          { _tag: "InProgress" }
+        )
         // once renewals stop, the lock lapses and another request takes over
-        assert.deepStrictEqual(yield* store.reserve({ ...other, requestHash: "h", now: T0 + 4 * IDEMPOTENCY_LOCK_MS }), { _tag: "Reserved" })
+        assert.deepStrictEqual(
+          yield* store.reserve({ ...other, requestHash: "h", now: T0 + 4 * IDEMPOTENCY_LOCK_MS }),
+          { _tag: "Reserved" }
+        )
       }))
 
     it.effect("scopes isolate workspaces and key kinds", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const store = yield* IdempotencyStore
         const ws = uuid()
         const key = "shared-key"
         const live = scopeOf(ws, "live", key)
         yield* store.reserve({ ...live, requestHash: "h1", now: T0 })
         yield* store.complete(live, { status: 201, body: "{\"live\":true}" })
-        assert.strictEqual((yield* store.reserve({ ...scopeOf(ws, "test", key), requestHash: "h2", now: T0 }))._tag, "Reserved", "other key kind")
-        assert.strictEqual((yield* store.reserve({ ...scopeOf(uuid(), "live", key), requestHash: "h2", now: T0 }))._tag, "Reserved", "other workspace")
-        assert.strictEqual((yield* store.reserve({ ...scopeOf(ws, "live", `${key}2`), requestHash: "h2", now: T0 }))._tag, "Reserved", "other key")
+        assert.strictEqual(
+          (yield* store.reserve({ ...scopeOf(ws, "test", key), requestHash: "h2", now: T0 }))._tag,
+          "Reserved",
+          "other key kind"
+        )
+        assert.strictEqual(
+          (yield* store.reserve({ ...scopeOf(uuid(), "live", key), requestHash: "h2", now: T0 }))._tag,
+          "Reserved",
+          "other workspace"
+        )
+        assert.strictEqual(
+          (yield* store.reserve({ ...scopeOf(ws, "live", `${key}2`), requestHash: "h2", now: T0 }))._tag,
+          "Reserved",
+          "other key"
+        )
         // releasing or completing another scope leaves this one alone
         yield* store.release(scopeOf(ws, "test", key))
         yield* store.complete(scopeOf(uuid(), "live", key), { status: 500, body: "{}" })
@@ -166,14 +219,23 @@ const contract = (name: string, adapter: Layer.Layer<IdempotencyStore, unknown>)
           answer: { status: 201, body: "{\"live\":true}" }
         })
         // keys are compared exactly (case and length)
-        assert.strictEqual((yield* store.reserve({ ...scopeOf(ws, "live", "SHARED-KEY"), requestHash: "h1", now: T0 }))._tag, "Reserved")
+        assert.strictEqual(
+          (yield* store.reserve({ ...scopeOf(ws, "live", "SHARED-KEY"), requestHash: "h1", now: T0 }))._tag,
+          "Reserved"
+        )
         const long = "k".repeat(255)
-        assert.strictEqual((yield* store.reserve({ ...scopeOf(ws, "live", long), requestHash: "h1", now: T0 }))._tag, "Reserved")
-        assert.strictEqual((yield* store.reserve({ ...scopeOf(ws, "live", long), requestHash: "h1", now: T0 }))._tag, "InProgress")
+        assert.strictEqual(
+          (yield* store.reserve({ ...scopeOf(ws, "live", long), requestHash: "h1", now: T0 }))._tag,
+          "Reserved"
+        )
+        assert.strictEqual(
+          (yield* store.reserve({ ...scopeOf(ws, "live", long), requestHash: "h1", now: T0 }))._tag,
+          "InProgress"
+        )
       }))
 
     it.effect("race: 50 concurrent reserves of one key yield exactly one Reserved", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const store = yield* IdempotencyStore
         const s = scopeOf()
         const rs = yield* Effect.all(
@@ -185,7 +247,7 @@ const contract = (name: string, adapter: Layer.Layer<IdempotencyStore, unknown>)
       }))
 
     it.effect("race: 50 concurrent takeovers of one expired answer and of one stale reservation yield exactly one Reserved each", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const store = yield* IdempotencyStore
         const expired = scopeOf()
         yield* store.reserve({ ...expired, requestHash: "old", now: T0 })
@@ -193,7 +255,9 @@ const contract = (name: string, adapter: Layer.Layer<IdempotencyStore, unknown>)
         const stale = scopeOf()
         yield* store.reserve({ ...stale, requestHash: "old", now: T0 })
         const race = (s: typeof expired, now: number) =>
-          Effect.all(Array.from({ length: 50 }, () => store.reserve({ ...s, requestHash: "new", now })), { concurrency: "unbounded" })
+          Effect.all(Array.from({ length: 50 }, () => store.reserve({ ...s, requestHash: "new", now })), {
+            concurrency: "unbounded"
+          })
         const [a, b] = yield* Effect.all(
           [race(expired, T0 + IDEMPOTENCY_WINDOW_MS + 1), race(stale, T0 + IDEMPOTENCY_LOCK_MS + 1)],
           { concurrency: "unbounded" }
@@ -210,4 +274,10 @@ const sqlAdapter = (client: Layer.Layer<SqlClient.SqlClient, unknown>) =>
 
 contract("IdempotencyStore: memory", MemoryIdempotency.layer)
 
-sqlContract({ name: (db) => `IdempotencyStore: ${db}`, adapter: sqlAdapter, suite: contract, database: "idempotency", maxConnections: 10 })
+sqlContract({
+  name: (db) => `IdempotencyStore: ${db}`,
+  adapter: sqlAdapter,
+  suite: contract,
+  database: "idempotency",
+  maxConnections: 10
+})

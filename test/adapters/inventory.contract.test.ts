@@ -12,6 +12,7 @@ import { Effect, Either, Layer } from "effect"
 import { catalogue, matches, PER_CODE } from "../../adapters/carrier/simulatedInventory.ts"
 import * as SimulatedInventory from "../../adapters/carrier/simulatedInventory.ts"
 import * as MemoryStores from "../../adapters/memory/stores.ts"
+import type { E164 } from "../../core/kernel/phone.ts"
 import {
   type AvailableNumber,
   type AvailableNumbersInput,
@@ -21,7 +22,6 @@ import {
   numberTaken
 } from "../../core/numbers/inventory.ts"
 import { NumberStore, numberTypeOf, type WorkspaceNumber } from "../../core/numbers/model.ts"
-import type { E164 } from "../../core/kernel/phone.ts"
 import { defaultBilling } from "../../core/workspaces/model.ts"
 import { WorkspaceStore } from "../../core/workspaces/store.ts"
 import { sqlContract } from "../support/sqlContract.ts"
@@ -31,25 +31,26 @@ import { ts, uuid } from "./stores.contract.ts"
 type Ports = NumberInventory | NumberStore | WorkspaceStore
 
 const search = (input: AvailableNumbersInput = {}) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const query = yield* inventoryQuery(input)
     return yield* (yield* NumberInventory).search(query)
   })
 
 const e164s = (rows: ReadonlyArray<AvailableNumber>) => rows.map((r) => r.phone_number as string)
 const national = (r: AvailableNumber) => r.phone_number.slice(2)
-const region = (r: AvailableNumber, type: string) => r.region_information.find((i) => i.region_type === type)?.region_name
+const region = (r: AvailableNumber, type: string) =>
+  r.region_information.find((i) => i.region_type === type)?.region_name
 
 /** What the carrier should answer: the first `limit` matching numbers of its catalogue that no workspace holds. */
 const expected = (input: AvailableNumbersInput = {}) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const query = yield* inventoryQuery(input)
     const candidates = catalogue(query.type).filter(matches(query)).map((l) => l.view.phone_number as string)
     const taken = yield* (yield* NumberStore).taken(candidates)
     return candidates.filter((e) => !taken.has(e)).slice(0, query.limit)
   })
 
-const newWorkspace = Effect.gen(function* () {
+const newWorkspace = Effect.gen(function*() {
   const id = uuid()
   yield* (yield* WorkspaceStore).insert({ id, name: "W", billing: defaultBilling, createdAt: ts(0) })
   return id
@@ -67,7 +68,7 @@ const number = (e164: string): WorkspaceNumber => ({
 
 /** A workspace takes these numbers, as a purchase or the admin API's seeding would. */
 const hold = (e164s: ReadonlyArray<string>) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const workspaceId = yield* newWorkspace
     const store = yield* NumberStore
     for (const e of e164s) yield* store.insert(workspaceId, number(e), uuid())
@@ -93,7 +94,7 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
       }))
 
     it.effect("a default search: 20 local US numbers in carrier order (pinned), quoted at 5.00 USD a month", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const rows = yield* search()
         assert.strictEqual(rows.length, 20)
         assert.deepStrictEqual(e164s(rows), yield* expected())
@@ -105,7 +106,11 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
         for (const r of rows) {
           assert.strictEqual(r.phone_number_type, "local")
           assert.deepStrictEqual(r.cost_information, { monthly_cost: "5.00", upfront_cost: "0.00", currency: "USD" })
-          assert.deepStrictEqual(r.region_information.map((i) => i.region_type), ["rate_center", "state", "country_code"])
+          assert.deepStrictEqual(r.region_information.map((i) => i.region_type), [
+            "rate_center",
+            "state",
+            "country_code"
+          ])
           assert.strictEqual(region(r, "country_code"), "US")
         }
         // Round robin over the area codes: twenty different places.
@@ -118,7 +123,7 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
       }))
 
     it.effect("the same search answers the same list, in the same order", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const input = { contains: "42", limit: 50 }
         const first = yield* search(input)
         assert.deepStrictEqual(yield* search(input), first)
@@ -126,7 +131,7 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
       }))
 
     it.effect("limit: 1 to 50", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         assert.strictEqual((yield* search({ limit: 1 })).length, 1)
         assert.strictEqual((yield* search({ limit: 50 })).length, 50)
         // A smaller limit is a prefix of a larger one.
@@ -138,7 +143,7 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
       }))
 
     it.effect("type=toll_free: 8xx lines at 10.00 USD, with the country as their only region", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const rows = yield* search({ type: "toll_free", limit: 50 })
         assert.strictEqual(rows.length, 50)
         assert.deepStrictEqual(e164s(rows), yield* expected({ type: "toll_free", limit: 50 }))
@@ -155,7 +160,7 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
       }))
 
     it.effect("startsWith: leading digits of the national number, the area code or more", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const chicago = yield* search({ startsWith: "312" })
         assert.strictEqual(chicago.length, 20)
         for (const r of chicago) {
@@ -175,7 +180,7 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
       }))
 
     it.effect("contains: digits anywhere in the national number", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const rows = yield* search({ contains: "77", limit: 50 })
         assert.strictEqual(rows.length, 50)
         for (const r of rows) assert.include(national(r), "77")
@@ -187,7 +192,7 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
       }))
 
     it.effect("locality: the city, whatever its case and spacing; every area code of that city", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const rows = yield* search({ locality: "chicago", limit: 50 })
         assert.strictEqual(rows.length, 50)
         for (const r of rows) assert.strictEqual(region(r, "rate_center"), "CHICAGO")
@@ -199,26 +204,40 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
       }))
 
     it.effect("state: a code or a name, either case", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const il = yield* search({ state: "IL", limit: 50 })
         assert.strictEqual(il.length, 50)
         for (const r of il) assert.strictEqual(region(r, "state"), "IL")
         assert.deepStrictEqual(yield* search({ state: "illinois", limit: 50 }), il)
         assert.deepStrictEqual(yield* search({ state: "il", limit: 50 }), il)
         const tx = yield* search({ state: "Texas", limit: 50 })
-        assert.deepStrictEqual([...new Set(tx.map((r) => national(r).slice(0, 3)))].sort(), ["210", "214", "512", "713"])
+        assert.deepStrictEqual([...new Set(tx.map((r) => national(r).slice(0, 3)))].sort(), [
+          "210",
+          "214",
+          "512",
+          "713"
+        ])
         assert.deepStrictEqual(yield* search({ state: "Bavaria" }), [])
         // Toll-free lines belong to no state.
         assert.deepStrictEqual(yield* search({ type: "toll_free", state: "IL" }), [])
       }))
 
     it.effect("country: US by default, CA has its own area codes, elsewhere nothing", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const ca = yield* search({ country: "ca", limit: 50 })
         assert.strictEqual(ca.length, 50)
         for (const r of ca) assert.strictEqual(region(r, "country_code"), "CA")
-        assert.deepStrictEqual([...new Set(ca.map((r) => national(r).slice(0, 3)))].sort(), ["403", "416", "514", "604", "613"])
-        assert.deepStrictEqual(yield* search({ country: "CA", state: "Ontario", limit: 50 }), yield* search({ country: "CA", state: "ON", limit: 50 }))
+        assert.deepStrictEqual([...new Set(ca.map((r) => national(r).slice(0, 3)))].sort(), [
+          "403",
+          "416",
+          "514",
+          "604",
+          "613"
+        ])
+        assert.deepStrictEqual(
+          yield* search({ country: "CA", state: "Ontario", limit: 50 }),
+          yield* search({ country: "CA", state: "ON", limit: 50 })
+        )
         assert.deepStrictEqual(yield* search({ country: "GB" }), [])
         assert.deepStrictEqual(yield* search({ country: "CA", type: "toll_free" }), [])
         for (const r of yield* search({ limit: 50 })) assert.strictEqual(region(r, "country_code"), "US")
@@ -227,7 +246,7 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
       }))
 
     it.effect("filters combine: each result passes all of them", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const input = { startsWith: "2", contains: "5", state: "NY", locality: "New York", limit: 50 }
         const rows = yield* search(input)
         assert.isAtLeast(rows.length, 1)
@@ -241,7 +260,7 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
       }))
 
     it.effect("a number any workspace holds vanishes from every search; the next one moves up", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const input = { startsWith: "808", limit: 5 }
         const before = e164s(yield* search(input))
         assert.strictEqual(before.length, 5)
@@ -251,13 +270,18 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
         assert.strictEqual(after.length, 5)
         assert.notInclude(after, before[0]!)
         // Gone from every search that would list it.
-        assert.notInclude(e164s(yield* search({ contains: national({ phone_number: before[0]! } as AvailableNumber) })), before[0]!)
+        assert.notInclude(
+          e164s(yield* search({ contains: national({ phone_number: before[0]! } as AvailableNumber) })),
+          before[0]!
+        )
         assert.notInclude(e164s(yield* search({ state: "HI", limit: 50 })), before[2]!)
       }))
 
     it.effect("held numbers are skipped past the first window of candidates", () =>
-      Effect.gen(function* () {
-        const all = catalogue("local").filter((l) => l.national.startsWith("907")).map((l) => l.view.phone_number as string)
+      Effect.gen(function*() {
+        const all = catalogue("local").filter((l) => l.national.startsWith("907")).map((l) =>
+          l.view.phone_number as string
+        )
         const held = yield* (yield* NumberStore).taken(all)
         const candidates = all.filter((e) => !held.has(e))
         // More than one window (50) held: the search must keep asking the store.
@@ -268,7 +292,7 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
       }))
 
     it.effect("order: an available number is sold with a carrier order id; the purchase's insert then hides it", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const inventory = yield* NumberInventory
         const [first] = yield* search({ startsWith: "503", limit: 1 })
         const ordered = yield* inventory.order(first!.phone_number, "local")
@@ -284,7 +308,7 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
       }))
 
     it.effect("order: a number another workspace took after the search fails with the carrier's message", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const inventory = yield* NumberInventory
         const [n] = yield* search({ startsWith: "971", limit: 1 })
         yield* hold([n!.phone_number])
@@ -298,7 +322,7 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
       }))
 
     it.effect("order: a number the carrier never listed, or of the other type, is not for sale", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const inventory = yield* NumberInventory
         const unlisted = yield* Effect.flip(inventory.order("+15550001111" as E164, "local"))
         assert.strictEqual(unlisted.message, "Phone number +15550001111 is not available for purchase")
@@ -309,7 +333,7 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
       }))
 
     it.effect("order: of two workspaces ordering one number at once, the numbers table keeps exactly one", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const inventory = yield* NumberInventory
         const store = yield* NumberStore
         const [n] = yield* search({ startsWith: "720", limit: 1 })

@@ -22,11 +22,15 @@ const url = inject("postgresUrl")
 const skip = url === null && process.env["CI"] !== "true"
 
 /** The test's own database with one table, the service's client (one connection) and transactor over it; tracing off, as the server runs. */
-const withDatabase = <A, E>(body: (dbUrl: string) => Effect.Effect<A, E, SqlClient.SqlClient | Transactor>, options = "", preparedStatements?: boolean) =>
+const withDatabase = <A, E>(
+  body: (dbUrl: string) => Effect.Effect<A, E, SqlClient.SqlClient | Transactor>,
+  options = "",
+  preparedStatements?: boolean
+) =>
   Effect.acquireUseRelease(
     Effect.promise(() => freshDatabase(url!, "leading")),
     (db) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
         yield* sql`CREATE TABLE items (id int PRIMARY KEY, name text NOT NULL)`
         return yield* body(db.url)
@@ -34,7 +38,9 @@ const withDatabase = <A, E>(body: (dbUrl: string) => Effect.Effect<A, E, SqlClie
         Effect.provide(
           SqlTransactor.layer.pipe(
             Layer.provide(Signal.layer),
-            Layer.provideMerge(Postgres.layer({ url: Redacted.make(db.url + options), maxConnections: 1, preparedStatements }))
+            Layer.provideMerge(
+              Postgres.layer({ url: Redacted.make(db.url + options), maxConnections: 1, preparedStatements })
+            )
           )
         ),
         Effect.withTracerEnabled(false)
@@ -88,12 +94,13 @@ const diedWithCode = <A, E, R>(self: Effect.Effect<A, E, R>) =>
     return Option.getOrUndefined(Option.map(defect, (e) => ((e as { cause?: { code?: string } }).cause?.code)))
   })
 
-const insert = (id: number) => Effect.flatMap(SqlClient.SqlClient, (sql) => sql`INSERT INTO items VALUES (${id}, ${`item ${id}`})`)
+const insert = (id: number) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) => sql`INSERT INTO items VALUES (${id}, ${`item ${id}`})`)
 
 describe.skipIf(skip)("a transaction's BEGIN and lock ride with its first statement (Postgres)", () => {
   it.live("two statements with a lock: 3 round trips (BEGIN and the lock in the first), and both commit", () =>
     withDatabase((dbUrl) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const tx = yield* Transactor
         const trips = roundTrips()
         yield* tx.withTransaction(Effect.zipRight(insert(1), insert(2)), "key:a")
@@ -105,11 +112,14 @@ describe.skipIf(skip)("a transaction's BEGIN and lock ride with its first statem
 
   it.live("a SELECT as the first statement answers its own rows, not the lead's", () =>
     withDatabase(() =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
         const tx = yield* Transactor
         yield* insert(1)
-        const rows = yield* tx.withTransaction(sql<{ id: number; name: string }>`${sql.literal(PREPARED)} SELECT id, name FROM items WHERE id = ${1}`, "key:h")
+        const rows = yield* tx.withTransaction(
+          sql<{ id: number; name: string }>`${sql.literal(PREPARED)} SELECT id, name FROM items WHERE id = ${1}`,
+          "key:h"
+        )
         assert.deepStrictEqual(rows, [{ id: 1, name: "item 1" }])
       })
     ))
@@ -117,7 +127,7 @@ describe.skipIf(skip)("a transaction's BEGIN and lock ride with its first statem
   it.live("DATABASE_PREPARED_STATEMENTS=false (a pooler that keeps none): the lead prepares nothing either", () =>
     withDatabase(
       () =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const sql = yield* SqlClient.SqlClient
           const tx = yield* Transactor
           const prepared = yield* tx.withTransaction(
@@ -132,7 +142,7 @@ describe.skipIf(skip)("a transaction's BEGIN and lock ride with its first statem
 
   it.live("the lock is held before the first statement runs: a holder elsewhere keeps it waiting", () =>
     withDatabase((dbUrl) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const tx = yield* Transactor
         const release = yield* holdLock(dbUrl, "key:b")
         const waiting = yield* Effect.fork(tx.withTransaction(insert(1), "key:b"))
@@ -147,10 +157,13 @@ describe.skipIf(skip)("a transaction's BEGIN and lock ride with its first statem
 
   it.live("a failing first statement rolls the transaction back; the connection goes on", () =>
     withDatabase((dbUrl) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const tx = yield* Transactor
         yield* insert(1)
-        assert.strictEqual(yield* diedWithCode(tx.withTransaction(Effect.zipRight(insert(1), insert(2)), "key:c")), "23505")
+        assert.strictEqual(
+          yield* diedWithCode(tx.withTransaction(Effect.zipRight(insert(1), insert(2)), "key:c")),
+          "23505"
+        )
         yield* tx.withTransaction(insert(3), "key:c")
         assert.deepStrictEqual(yield* committed(dbUrl), [1, 3])
       })
@@ -159,11 +172,12 @@ describe.skipIf(skip)("a transaction's BEGIN and lock ride with its first statem
   it.live("a lock that fails (lock_timeout) is the transaction's error; the statement did not run, and runs named next time", () =>
     withDatabase(
       (dbUrl) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const sql = yield* SqlClient.SqlClient
           const tx = yield* Transactor
           // A marked statement the connection has not parsed yet: its Parse is skipped with the lock's failure.
-          const named = (id: number) => sql`${sql.literal(PREPARED)} INSERT INTO items (id, name) VALUES (${id}, ${"named"})`
+          const named = (id: number) =>
+            sql`${sql.literal(PREPARED)} INSERT INTO items (id, name) VALUES (${id}, ${"named"})`
           const release = yield* holdLock(dbUrl, "key:d")
           const code = yield* diedWithCode(tx.withTransaction(named(1), "key:d"))
           yield* release
@@ -178,7 +192,7 @@ describe.skipIf(skip)("a transaction's BEGIN and lock ride with its first statem
 
   it.live("a transaction that runs no statement sends nothing, and the next statement runs outside any transaction", () =>
     withDatabase((dbUrl) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const tx = yield* Transactor
         const trips = roundTrips()
         yield* tx.withTransaction(Effect.void, "key:e")
@@ -191,12 +205,15 @@ describe.skipIf(skip)("a transaction's BEGIN and lock ride with its first statem
 
   it.live("a first statement the client refuses (a marked SELECT *) leaves BEGIN for the next: what follows is still in the transaction", () =>
     withDatabase((dbUrl) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
         const tx = yield* Transactor
         const refused = sql`${sql.literal(PREPARED)} SELECT * FROM items WHERE id = ${1}`
         const failed = yield* Effect.either(
-          tx.withTransaction(Effect.ignore(refused).pipe(Effect.zipRight(insert(1)), Effect.zipRight(Effect.fail("then refused"))), "key:g")
+          tx.withTransaction(
+            Effect.ignore(refused).pipe(Effect.zipRight(insert(1)), Effect.zipRight(Effect.fail("then refused"))),
+            "key:g"
+          )
         )
         assert.deepStrictEqual(failed, Either.left("then refused"))
         assert.deepStrictEqual(yield* committed(dbUrl), [])
@@ -205,15 +222,24 @@ describe.skipIf(skip)("a transaction's BEGIN and lock ride with its first statem
 
   it.live("a first statement of several commands (no parameters) still runs inside the transaction and rolls back with it", () =>
     withDatabase((dbUrl) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
         const tx = yield* Transactor
         const failed = yield* Effect.either(
-          tx.withTransaction(Effect.zipRight(sql.unsafe("INSERT INTO items VALUES (1, 'a'); INSERT INTO items VALUES (2, 'b')"), Effect.fail("then refused")), "key:f")
+          tx.withTransaction(
+            Effect.zipRight(
+              sql.unsafe("INSERT INTO items VALUES (1, 'a'); INSERT INTO items VALUES (2, 'b')"),
+              Effect.fail("then refused")
+            ),
+            "key:f"
+          )
         )
         assert.deepStrictEqual(failed, Either.left("then refused"))
         assert.deepStrictEqual(yield* committed(dbUrl), [])
-        yield* tx.withTransaction(sql.unsafe("INSERT INTO items VALUES (3, 'c'); INSERT INTO items VALUES (4, 'd')"), "key:f")
+        yield* tx.withTransaction(
+          sql.unsafe("INSERT INTO items VALUES (3, 'c'); INSERT INTO items VALUES (4, 'd')"),
+          "key:f"
+        )
         assert.deepStrictEqual(yield* committed(dbUrl), [3, 4])
       })
     ))

@@ -28,9 +28,12 @@ class StepCounter extends Supervisor.AbstractSupervisor<number> {
 
 /** The fiber steps `effect` takes, tracing off (as the server runs without an OTLP endpoint). */
 const stepsOf = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const counter = new StepCounter()
-    yield* effect.pipe(Effect.supervised(counter), Effect.withRuntimeFlagsPatch(RuntimeFlagsPatch.enable(RuntimeFlags.OpSupervision)))
+    yield* effect.pipe(
+      Effect.supervised(counter),
+      Effect.withRuntimeFlagsPatch(RuntimeFlagsPatch.enable(RuntimeFlags.OpSupervision))
+    )
     return counter.steps
   }).pipe(Effect.withTracerEnabled(false))
 
@@ -40,7 +43,11 @@ const recordingTracer = () => {
   const tracer = Tracer.make({
     span: (name, parent, context, links, startTime, kind) => {
       names.push(name)
-      return Effect.runSync(Effect.makeSpan(name, { parent: Option.getOrUndefined(parent), kind, links: [...links] }).pipe(Effect.withTracerEnabled(false)))
+      return Effect.runSync(
+        Effect.makeSpan(name, { parent: Option.getOrUndefined(parent), kind, links: [...links] }).pipe(
+          Effect.withTracerEnabled(false)
+        )
+      )
     },
     context: (f) => f()
   })
@@ -55,7 +62,7 @@ sqlContract<Services>({
   adapter: (client) => SqlTransactor.layer.pipe(Layer.provide(Signal.layer), Layer.provideMerge(client)),
   suite: (name, adapter) =>
     describe(name, () => {
-      const setup = Effect.gen(function* () {
+      const setup = Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
         yield* sql`CREATE TABLE IF NOT EXISTS lean_items (id int PRIMARY KEY)`
         yield* sql`DELETE FROM lean_items`
@@ -63,7 +70,7 @@ sqlContract<Services>({
       })
 
       it.effect("the client takes the lean path: a statement in under half @effect/sql's fiber steps, a transaction without its span and in fewer steps", () =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const { sql, tx } = yield* setup
           assert.isTrue(LeanStatements.isRegistered(sql))
           const statement = () => sql`SELECT ${1}::int AS one`
@@ -77,27 +84,34 @@ sqlContract<Services>({
           const parent = tx.withTransaction(Effect.serviceOption(Tracer.ParentSpan), "lean-test")
           assert.isTrue(Option.isNone(yield* parent.pipe(Effect.withTracerEnabled(false))))
           const traced = yield* parent.pipe(Effect.withTracerEnabled(true))
-          assert.strictEqual(Option.isSome(traced) && traced.value._tag === "Span" ? traced.value.name : undefined, "sql.transaction")
+          assert.strictEqual(
+            Option.isSome(traced) && traced.value._tag === "Span" ? traced.value.name : undefined,
+            "sql.transaction"
+          )
           const leanTx = yield* stepsOf(tx.withTransaction(Effect.void, "lean-test"))
-          const stockTx = yield* stepsOf(tx.withTransaction(Effect.void, "lean-test").pipe(Effect.withTracerEnabled(true)))
+          const stockTx = yield* stepsOf(
+            tx.withTransaction(Effect.void, "lean-test").pipe(Effect.withTracerEnabled(true))
+          )
           assert.isBelow(leanTx, stockTx, `lean ${leanTx}, stock ${stockTx}`)
         }).pipe(Effect.provide(adapter)))
 
       it.effect("rows and errors come back as @effect/sql's path gives them", () =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const { sql } = yield* setup
           yield* sql`INSERT INTO lean_items ${sql.insert([{ id: 1 }, { id: 2 }])}`
-          assert.deepStrictEqual(yield* sql<{ id: number }>`SELECT id FROM lean_items ORDER BY id`, [{ id: 1 }, { id: 2 }])
+          assert.deepStrictEqual(yield* sql<{ id: number }>`SELECT id FROM lean_items ORDER BY id`, [{ id: 1 }, {
+            id: 2
+          }])
           const failed = yield* Effect.either(sql`SELECT * FROM no_such_table`)
           assert.isTrue(Either.isLeft(failed) && failed.left._tag === "SqlError")
         }).pipe(Effect.provide(adapter)))
 
       it.effect("a transaction's statements run on its connection: a failure rolls every one back", () =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const { sql, tx } = yield* setup
           const failed = yield* Effect.either(
             tx.withTransaction(
-              Effect.gen(function* () {
+              Effect.gen(function*() {
                 yield* sql`INSERT INTO lean_items (id) VALUES (10)`
                 yield* sql`INSERT INTO lean_items (id) VALUES (11)`
                 return yield* Effect.fail("stop" as const)
@@ -112,13 +126,13 @@ sqlContract<Services>({
         }).pipe(Effect.provide(adapter)))
 
       it.live("a statement outside a transaction never runs inside another fiber's open transaction", () =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const { sql, tx } = yield* setup
           const inserted = yield* Effect.makeLatch(false)
           const holder = yield* Effect.fork(
             Effect.either(
               tx.withTransaction(
-                Effect.gen(function* () {
+                Effect.gen(function*() {
                   yield* sql`INSERT INTO lean_items (id) VALUES (20)`
                   yield* inserted.open
                   yield* Effect.sleep("150 millis")
@@ -135,15 +149,18 @@ sqlContract<Services>({
         }).pipe(Effect.provide(adapter)))
 
       it.effect("with tracing on, statements and transactions still give their spans", () =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const { sql, tx } = yield* setup
           const { names, tracer } = recordingTracer()
-          yield* tx.withTransaction(sql`SELECT 1`, "lean-traced").pipe(Effect.withTracer(tracer), Effect.withTracerEnabled(true))
+          yield* tx.withTransaction(sql`SELECT 1`, "lean-traced").pipe(
+            Effect.withTracer(tracer),
+            Effect.withTracerEnabled(true)
+          )
           assert.includeMembers(names, ["sql.transaction", "sql.execute"])
         }).pipe(Effect.provide(adapter)))
 
       it.effect("a statement transformer is still applied", () =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const { sql } = yield* setup
           let seen = 0
           const rows = yield* sql<{ n: number }>`SELECT ${1}::int AS n`.pipe(

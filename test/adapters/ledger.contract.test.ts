@@ -12,9 +12,9 @@ import type { Charge } from "../../core/billing/ledger.ts"
 import { LedgerStore } from "../../core/billing/store.ts"
 import { event } from "../../core/events/catalog.ts"
 import { EventOutbox } from "../../core/events/outbox.ts"
-import { NumberStore } from "../../core/numbers/model.ts"
 import type { E164 } from "../../core/kernel/phone.ts"
 import { Transactor } from "../../core/kernel/transactor.ts"
+import { NumberStore } from "../../core/numbers/model.ts"
 import { defaultBilling } from "../../core/workspaces/model.ts"
 import { WorkspaceStore } from "../../core/workspaces/store.ts"
 import { sqlContract } from "../support/sqlContract.ts"
@@ -27,7 +27,7 @@ class Declined {
   readonly _tag = "Declined"
 }
 
-const newWorkspace = Effect.gen(function* () {
+const newWorkspace = Effect.gen(function*() {
   const id = uuid()
   yield* (yield* WorkspaceStore).insert({ id, name: "W", billing: defaultBilling, createdAt: ts(0) })
   return id
@@ -36,7 +36,11 @@ const newWorkspace = Effect.gen(function* () {
 /** A number nobody else in this run (or database) used. */
 const freshE164 = () => `+1415${String(Math.floor(Math.random() * 1e7)).padStart(7, "0")}` as E164
 
-const charge = (e164: E164 | null, amountCents = 200, description = `Local number ${e164}, prorated 12/30 days`): Charge => ({
+const charge = (
+  e164: E164 | null,
+  amountCents = 200,
+  description = `Local number ${e164}, prorated 12/30 days`
+): Charge => ({
   kind: e164 === null ? "messaging_addon" : "local_number",
   description,
   amountCents,
@@ -45,7 +49,7 @@ const charge = (e164: E164 | null, amountCents = 200, description = `Local numbe
 
 /** What a purchase leaves in the workspace: its numbers, its ledger rows, its events. */
 const traces = (workspaceId: string) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     return {
       numbers: (yield* (yield* NumberStore).list(workspaceId)).map((n) => n.e164),
       charges: (yield* (yield* LedgerStore).list(workspaceId)).map((c) => c.description),
@@ -55,13 +59,13 @@ const traces = (workspaceId: string) =>
 
 /** The transaction of a purchase (core/billing/payments.ts, step 3), then whatever `after` does inside it. */
 const purchase = <E>(workspaceId: string, e164: E164, after: Effect.Effect<void, E>) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const tx = yield* Transactor
     const numbers = yield* NumberStore
     const ledger = yield* LedgerStore
     const outbox = yield* EventOutbox
     return yield* tx.withTransaction(
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         yield* Effect.orDie(numbers.insert(workspaceId, number(e164), uuid()))
         const rows = yield* ledger.append(workspaceId, [charge(e164)])
         // the contact event stands in for the purchase's own event (the buy use case adds it to the catalog)
@@ -77,12 +81,15 @@ const purchase = <E>(workspaceId: string, e164: E164, after: Effect.Effect<void,
 const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
   layer(adapter, { excludeTestServices: true, timeout: "120 seconds" })(name, (it) => {
     it.effect("append stamps each charge with an id, USD and now, and returns the rows it wrote", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const ledger = yield* LedgerStore
         const ws = yield* newWorkspace
         const e164 = freshE164()
         const before = new Date().toISOString()
-        const rows = yield* ledger.append(ws, [charge(e164), charge(null, 160, "Messaging add-on, prorated 12/30 days — ✓ ünïcode")])
+        const rows = yield* ledger.append(ws, [
+          charge(e164),
+          charge(null, 160, "Messaging add-on, prorated 12/30 days — ✓ ünïcode")
+        ])
         const after = new Date().toISOString()
         assert.strictEqual(rows.length, 2)
         for (const row of rows) {
@@ -92,7 +99,13 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
         assert.notStrictEqual(rows[0]!.id, rows[1]!.id)
         assert.deepStrictEqual(rows, [
           { ...charge(e164), id: rows[0]!.id, workspaceId: ws, currency: "USD", createdAt: rows[0]!.createdAt },
-          { ...charge(null, 160, "Messaging add-on, prorated 12/30 days — ✓ ünïcode"), id: rows[1]!.id, workspaceId: ws, currency: "USD", createdAt: rows[0]!.createdAt }
+          {
+            ...charge(null, 160, "Messaging add-on, prorated 12/30 days — ✓ ünïcode"),
+            id: rows[1]!.id,
+            workspaceId: ws,
+            currency: "USD",
+            createdAt: rows[0]!.createdAt
+          }
         ])
         // read back exactly as written (newest first: the later row of one append comes first)
         assert.deepStrictEqual(yield* ledger.list(ws), [...rows].reverse())
@@ -102,7 +115,7 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
       }))
 
     it.effect("list is newest first and holds only the workspace's own rows", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const ledger = yield* LedgerStore
         const ws = yield* newWorkspace
         const other = yield* newWorkspace
@@ -117,16 +130,20 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
       }))
 
     it.effect("a purchase's number, ledger row and event commit together", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const ws = yield* newWorkspace
         const e164 = freshE164()
         const rows = yield* purchase(ws, e164, Effect.void)
-        assert.deepStrictEqual(yield* traces(ws), { numbers: [e164], charges: [charge(e164).description], events: ["contact.deleted"] })
+        assert.deepStrictEqual(yield* traces(ws), {
+          numbers: [e164],
+          charges: [charge(e164).description],
+          events: ["contact.deleted"]
+        })
         assert.deepStrictEqual(yield* (yield* LedgerStore).list(ws), rows)
       }))
 
     it.effect("a purchase rolled back by a failure leaves no number, no ledger row and no event", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const ws = yield* newWorkspace
         const e164 = freshE164()
         const kept = yield* (yield* LedgerStore).append(ws, [charge(null, 160, "kept")])
@@ -141,7 +158,7 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
       }))
 
     it.effect("a purchase rolled back by a defect leaves nothing either", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const ws = yield* newWorkspace
         const exit = yield* Effect.exit(purchase(ws, freshE164(), Effect.die("boom")))
         assert.strictEqual(exit._tag, "Failure")

@@ -7,10 +7,10 @@
 import { assert, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import * as MemoryStores from "../../adapters/memory/stores.ts"
+import { Transactor } from "../../core/kernel/transactor.ts"
 import { layerOutbox, sendMail } from "../../core/mail/mailer.ts"
 import type { Mail } from "../../core/mail/message.ts"
 import { MailOutbox } from "../../core/mail/store.ts"
-import { Transactor } from "../../core/kernel/transactor.ts"
 import { defaultBilling } from "../../core/workspaces/model.ts"
 import { WorkspaceStore } from "../../core/workspaces/store.ts"
 import { sqlContract } from "../support/sqlContract.ts"
@@ -19,18 +19,22 @@ import { ts, uuid } from "./stores.contract.ts"
 
 type Ports = MailOutbox | WorkspaceStore | Transactor
 
-const newWorkspace = Effect.gen(function* () {
+const newWorkspace = Effect.gen(function*() {
   const id = uuid()
   yield* (yield* WorkspaceStore).insert({ id, name: "W", billing: defaultBilling, createdAt: ts(0) })
   return id
 })
 
-const mail = (subject: string): Mail => ({ to: "Owner <owner@acme.example>", subject, text: `${subject}\nEIN ••••6789 — ✓ ünïcode` })
+const mail = (subject: string): Mail => ({
+  to: "Owner <owner@acme.example>",
+  subject,
+  text: `${subject}\nEIN ••••6789 — ✓ ünïcode`
+})
 
 const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
   layer(adapter, { excludeTestServices: true, timeout: "120 seconds" })(name, (it) => {
     it.effect("append stamps the mail with an id and now, and list reads it back exactly", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const outbox = yield* MailOutbox
         const ws = yield* newWorkspace
         const before = new Date().toISOString()
@@ -43,7 +47,7 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
       }))
 
     it.effect("list is newest first and holds only the workspace's own mail", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const outbox = yield* MailOutbox
         const ws = yield* newWorkspace
         const other = yield* newWorkspace
@@ -58,19 +62,21 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
       }))
 
     it.effect("mail kept inside a transaction that rolls back is gone", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const outbox = yield* MailOutbox
         const ws = yield* newWorkspace
         const kept = yield* outbox.append(ws, mail("kept"))
         const result = yield* Effect.either(
-          (yield* Transactor).withTransaction(Effect.zipRight(outbox.append(ws, mail("lost")), Effect.fail("declined" as const)))
+          (yield* Transactor).withTransaction(
+            Effect.zipRight(outbox.append(ws, mail("lost")), Effect.fail("declined" as const))
+          )
         )
         assert.deepStrictEqual(result._tag === "Left" ? result.left : null, "declined")
         assert.deepStrictEqual(yield* outbox.list(ws), [kept])
       }))
 
     it.effect("the outbox-only Mailer keeps the mail and returns its row", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const ws = yield* newWorkspace
         const row = yield* sendMail(ws, mail("Sent")).pipe(Effect.provide(layerOutbox))
         assert.deepStrictEqual(yield* (yield* MailOutbox).list(ws), [row])

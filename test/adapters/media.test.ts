@@ -5,24 +5,24 @@
  * followed, the 5 MB cap, the timeout, the real guard refusing loopback), signed media URLs under
  * TestClock, and the media route (`serveMedia` and the `MediaGroup` endpoint through HttpApi).
  */
+import { HttpApi, HttpApiBuilder, HttpServer, HttpServerResponse, OpenApi } from "@effect/platform"
+import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import { Effect, Exit, Layer, TestClock } from "effect"
 import { mkdtemp, readdir, readFile, rm } from "node:fs/promises"
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { HttpApi, HttpApiBuilder, HttpServer, HttpServerResponse, OpenApi } from "@effect/platform"
-import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
-import { Effect, Exit, Layer, TestClock } from "effect"
 import * as FsBlobs from "../../adapters/blobs/filesystem.ts"
 import * as MemoryBlobs from "../../adapters/blobs/memory.ts"
 import { MediaGroup } from "../../adapters/http/api/media.ts"
 import { serveMedia } from "../../adapters/http/handlers/media.ts"
 import * as Fetcher from "../../adapters/media/fetcher.ts"
-import * as OutboundHttp from "../../adapters/net/http.ts"
 import * as SignedUrls from "../../adapters/media/signedUrls.ts"
+import * as OutboundHttp from "../../adapters/net/http.ts"
+import { HostResolver, layerOutboundGuard } from "../../core/egress/guard.ts"
 import { InvalidArgument, NotFound } from "../../core/kernel/errors.ts"
 import { BlobStore, MAX_MEDIA_BYTES, MediaFetcher, type MediaTooLarge, MediaUrls } from "../../core/media/model.ts"
-import { HostResolver, layerOutboundGuard } from "../../core/egress/guard.ts"
 
 const WS = "0b7c3c4e-4a0e-4d5e-9a43-7c9d0e6f1a22"
 const OTHER_WS = "9d1f2a3b-0000-4000-8000-000000000001"
@@ -39,7 +39,21 @@ afterAll(async () => {
   if (tempDir) await rm(tempDir, { recursive: true, force: true })
 })
 
-const badNames = ["", ".", "..", "../x", "..%2Fx", ".hidden", "a/b", "a\\b", "/etc/passwd", "x\u0000y", "é", "a b", "x".repeat(201)]
+const badNames = [
+  "",
+  ".",
+  "..",
+  "../x",
+  "..%2Fx",
+  ".hidden",
+  "a/b",
+  "a\\b",
+  "/etc/passwd",
+  "x\u0000y",
+  "é",
+  "a b",
+  "x".repeat(201)
+]
 
 const blobContract = (name: string, store: () => Layer.Layer<BlobStore>) =>
   describe(`BlobStore contract: ${name}`, () => {
@@ -47,7 +61,7 @@ const blobContract = (name: string, store: () => Layer.Layer<BlobStore>) =>
 
     it.effect("put then get round-trips bytes and content type; unknown keys are null", () =>
       run(
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const blobs = yield* BlobStore
           const data = new Uint8Array([0, 1, 2, 255, 254])
           yield* blobs.put(WS, "med_1.jpg", data, "image/jpeg")
@@ -66,7 +80,7 @@ const blobContract = (name: string, store: () => Layer.Layer<BlobStore>) =>
 
     it.effect("an empty blob and an overwrite", () =>
       run(
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const blobs = yield* BlobStore
           yield* blobs.put(WS, "empty", new Uint8Array(0), "text/plain")
           assert.strictEqual((yield* blobs.get(WS, "empty"))!.bytes.byteLength, 0)
@@ -79,7 +93,7 @@ const blobContract = (name: string, store: () => Layer.Layer<BlobStore>) =>
 
     it.effect("workspaces are isolated", () =>
       run(
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const blobs = yield* BlobStore
           yield* blobs.put(WS, "shared-key", bytesOf("mine"), "text/plain")
           assert.isNull(yield* blobs.get(OTHER_WS, "shared-key"))
@@ -91,12 +105,15 @@ const blobContract = (name: string, store: () => Layer.Layer<BlobStore>) =>
 
     it.effect("traversal and malformed names: put dies, get is null", () =>
       run(
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const blobs = yield* BlobStore
           yield* blobs.put(WS, "target", bytesOf("secret"), "text/plain")
           for (const bad of badNames) {
             const asKey = yield* Effect.exit(blobs.put(WS, bad, bytesOf("x"), "text/plain"))
-            assert.isTrue(Exit.isFailure(asKey) && Exit.isInterrupted(asKey) === false, `put key ${JSON.stringify(bad)}`)
+            assert.isTrue(
+              Exit.isFailure(asKey) && Exit.isInterrupted(asKey) === false,
+              `put key ${JSON.stringify(bad)}`
+            )
             const asWs = yield* Effect.exit(blobs.put(bad, "k", bytesOf("x"), "text/plain"))
             assert.isTrue(Exit.isFailure(asWs), `put workspace ${JSON.stringify(bad)}`)
             assert.isNull(yield* blobs.get(WS, bad))
@@ -117,7 +134,7 @@ blobContract("filesystem", () => FsBlobs.layer(join(tempDir, `store-${crypto.ran
 
 describe("filesystem BlobStore", () => {
   it.effect("a traversal put dies as a defect with nothing written", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const dir = join(tempDir, "traversal")
       const blobs = FsBlobs.make(dir)
       const exit = yield* Effect.exit(blobs.put("..", "escaped", bytesOf("x"), "text/plain"))
@@ -130,7 +147,7 @@ describe("filesystem BlobStore", () => {
     }))
 
   it.effect("lays out <dir>/<workspaceId>/<key> with a dot sidecar and leaves no temp files", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const dir = join(tempDir, "layout")
       const blobs = FsBlobs.make(dir)
       yield* Effect.all(
@@ -141,7 +158,18 @@ describe("filesystem BlobStore", () => {
       const raw = yield* Effect.promise(() => readFile(join(dir, WS, "photo.png"), "utf8"))
       assert.strictEqual(raw, "PNG")
       const files = (yield* Effect.promise(() => readdir(join(dir, WS)))).sort()
-      assert.deepStrictEqual(files, [".k0.type", ".k1.type", ".k2.type", ".k3.type", ".photo.png.type", "k0", "k1", "k2", "k3", "photo.png"])
+      assert.deepStrictEqual(files, [
+        ".k0.type",
+        ".k1.type",
+        ".k2.type",
+        ".k3.type",
+        ".photo.png.type",
+        "k0",
+        "k1",
+        "k2",
+        "k3",
+        "photo.png"
+      ])
       // A fresh store over the same directory sees the blob (durable, not cached).
       const again = yield* FsBlobs.make(dir).get(WS, "photo.png")
       assert.strictEqual(again!.contentType, "image/png")
@@ -249,17 +277,26 @@ afterAll(async () => {
 const noDns = Layer.succeed(HostResolver, HostResolver.of({ resolve: () => Effect.fail("ENOTFOUND") }))
 const localResolver = Layer.succeed(
   HostResolver,
-  HostResolver.of({ resolve: (host) => (host === "media.internal.test" ? Effect.succeed(["127.0.0.1"]) : Effect.fail("ENOTFOUND")) })
+  HostResolver.of({
+    resolve: (host) => (host === "media.internal.test" ? Effect.succeed(["127.0.0.1"]) : Effect.fail("ENOTFOUND"))
+  })
 )
 /** allowPrivate: plain http to 127.0.0.1 passes the guard, as in local development. */
 const devFetcher = (options: Fetcher.FetcherOptions = {}) =>
-  Fetcher.layerWith(options).pipe(Layer.provide(layerOutboundGuard(true)), Layer.provide(noDns), Layer.provide(OutboundHttp.layer(true)))
+  Fetcher.layerWith(options).pipe(
+    Layer.provide(layerOutboundGuard(true)),
+    Layer.provide(noDns),
+    Layer.provide(OutboundHttp.layer(true))
+  )
 
 const fetchWith = (url: string, options: Fetcher.FetcherOptions = {}) =>
   Effect.flatMap(MediaFetcher, (f) => f.fetch(url)).pipe(Effect.provide(devFetcher(options)))
 
 /** The failure's message; it must be an InvalidArgument, or MediaTooLarge past the cap. */
-const failureOf = <A>(effect: Effect.Effect<A, InvalidArgument | MediaTooLarge>, expected: "InvalidArgument" | "MediaTooLarge" = "InvalidArgument") =>
+const failureOf = <A>(
+  effect: Effect.Effect<A, InvalidArgument | MediaTooLarge>,
+  expected: "InvalidArgument" | "MediaTooLarge" = "InvalidArgument"
+) =>
   Effect.map(Effect.flip(effect), (e) => {
     assert.strictEqual(e._tag, expected)
     return e.message
@@ -267,7 +304,7 @@ const failureOf = <A>(effect: Effect.Effect<A, InvalidArgument | MediaTooLarge>,
 
 describe("MediaFetcher", () => {
   it.live("fetches bytes with the content type (lower-cased) and a sanitised filename", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const got = yield* fetchWith(`${origin}/media/cat%20photo.JPG?sig=abc`)
       assert.deepStrictEqual(Array.from(got.bytes), [0xff, 0xd8, 0xff, 0xe0])
       assert.strictEqual(got.contentType, "image/jpeg")
@@ -280,13 +317,13 @@ describe("MediaFetcher", () => {
     }))
 
   it.live("exactly MAX_MEDIA_BYTES is accepted", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const got = yield* fetchWith(`${origin}/exact`)
       assert.strictEqual(got.bytes.byteLength, MAX_MEDIA_BYTES)
     }))
 
   it.live("a 404 is an InvalidArgument naming the URL and the status", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const url = `${origin}/missing`
       const message = yield* failureOf(fetchWith(url))
       assert.include(message, url)
@@ -294,7 +331,7 @@ describe("MediaFetcher", () => {
     }))
 
   it.live("a 302 is a failure and the redirect is not followed", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const before = log.filter((e) => e.path === "/target").length
       const message = yield* failureOf(fetchWith(`${origin}/moved`))
       assert.include(message, `${origin}/moved`)
@@ -304,7 +341,7 @@ describe("MediaFetcher", () => {
     }))
 
   it.live("a body over 5 MB fails without being read to the end", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const message = yield* failureOf(fetchWith(`${origin}/endless`), "MediaTooLarge")
       assert.include(message, `${origin}/endless`)
       assert.include(message, "larger than 5 MB")
@@ -316,7 +353,7 @@ describe("MediaFetcher", () => {
     }))
 
   it.live("a declared Content-Length over the cap fails at once", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const started = Date.now()
       const message = yield* failureOf(fetchWith(`${origin}/declared-huge`), "MediaTooLarge")
       assert.include(message, "larger than 5 MB")
@@ -324,7 +361,7 @@ describe("MediaFetcher", () => {
     }))
 
   it.live("a slow server fails after the timeout (headers or body)", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const started = Date.now()
       const message = yield* failureOf(fetchWith(`${origin}/slow`, { timeoutMs: 200 }))
       assert.include(message, `${origin}/slow`)
@@ -335,14 +372,14 @@ describe("MediaFetcher", () => {
     }))
 
   it.live("a connection failure names the URL", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const message = yield* failureOf(fetchWith("http://127.0.0.1:1/x.png"))
       assert.include(message, "http://127.0.0.1:1/x.png")
       assert.include(message, "could not be fetched")
     }))
 
   it.live("the URL in a failure has its control characters escaped, so it cannot forge a log line", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const message = yield* failureOf(fetchWith(`${origin}/missing?q=a\nlevel=ERROR message=forged\u2028x`))
       assert.include(message, "/missing?q=a\\u000alevel=ERROR message=forged\\u2028x")
       assert.notMatch(message, /[\n\u2028]/)
@@ -350,21 +387,22 @@ describe("MediaFetcher", () => {
     }))
 
   it.live("a very long URL is truncated in the message", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const url = `${origin}/missing?${"q".repeat(5000)}`
       const message = yield* failureOf(fetchWith(url))
       assert.isBelow(message.length, 400)
     }))
 
   it.live("the real guard (allowPrivate=false) refuses loopback, http and private DNS answers before any request", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const before = log.length
       const fetcher = Fetcher.layer.pipe(
         Layer.provide(layerOutboundGuard(false)),
         Layer.provide(localResolver),
         Layer.provide(OutboundHttp.layer(false))
       )
-      const strict = (url: string) => failureOf(Effect.flatMap(MediaFetcher, (f) => f.fetch(url)).pipe(Effect.provide(fetcher)))
+      const strict = (url: string) =>
+        failureOf(Effect.flatMap(MediaFetcher, (f) => f.fetch(url)).pipe(Effect.provide(fetcher)))
       const literal = yield* strict("https://127.0.0.1/cat.jpg")
       assert.include(literal, "https://127.0.0.1/cat.jpg")
       assert.include(literal, "loopback")
@@ -377,20 +415,27 @@ describe("MediaFetcher", () => {
     }))
 
   it.live("a host that answers the guard with a public address and the connection with a private one is not dialled (DNS rebinding)", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const before = log.length
       const port = new URL(origin).port
       const publicToTheGuard = Layer.succeed(
         HostResolver,
-        HostResolver.of({ resolve: (host) => (host === "rebind.test" ? Effect.succeed(["93.184.216.34"]) : Effect.fail("ENOTFOUND")) })
+        HostResolver.of({
+          resolve: (host) => (host === "rebind.test" ? Effect.succeed(["93.184.216.34"]) : Effect.fail("ENOTFOUND"))
+        })
       )
-      const loopbackToTheConnection: OutboundHttp.Lookup = (_host, _options, callback) => callback(null, [{ address: "127.0.0.1", family: 4 }])
+      const loopbackToTheConnection: OutboundHttp.Lookup = (_host, _options, callback) =>
+        callback(null, [{ address: "127.0.0.1", family: 4 }])
       const fetcher = Fetcher.layer.pipe(
         Layer.provide(layerOutboundGuard(false)),
         Layer.provide(publicToTheGuard),
         Layer.provide(OutboundHttp.layer(false, loopbackToTheConnection))
       )
-      const message = yield* failureOf(Effect.flatMap(MediaFetcher, (f) => f.fetch(`https://rebind.test:${port}/media/cat.jpg`)).pipe(Effect.provide(fetcher)))
+      const message = yield* failureOf(
+        Effect.flatMap(MediaFetcher, (f) => f.fetch(`https://rebind.test:${port}/media/cat.jpg`)).pipe(
+          Effect.provide(fetcher)
+        )
+      )
       assert.include(message, "rebind.test resolves to a loopback address (127.0.0.1)")
       assert.strictEqual(log.length, before)
     }))
@@ -417,22 +462,32 @@ const parts = (signed: string) => {
   const u = new URL(signed)
   const [, v1, media, workspaceId, key] = u.pathname.split("/")
   assert.strictEqual(`${v1}/${media}`, "v1/media")
-  return { workspaceId: workspaceId!, key: key!, expires: u.searchParams.get("expires")!, signature: u.searchParams.get("signature")! }
+  return {
+    workspaceId: workspaceId!,
+    key: key!,
+    expires: u.searchParams.get("expires")!,
+    signature: u.searchParams.get("signature")!
+  }
 }
 
 describe("signed media URLs", () => {
   it.effect("sign then verify; the URL shape; expiry one hour after the Clock", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       yield* TestClock.setTime(1_767_225_600_000) // 2026-01-01T00:00:00Z
       const urls = yield* MediaUrls
       const signed = yield* urls.sign(WS, "med_abc.jpg")
-      assert.match(signed, new RegExp(`^https://api\\.example\\.com/v1/media/${WS}/med_abc\\.jpg\\?expires=1767229200&signature=[A-Za-z0-9_-]{43}$`))
+      assert.match(
+        signed,
+        new RegExp(
+          `^https://api\\.example\\.com/v1/media/${WS}/med_abc\\.jpg\\?expires=1767229200&signature=[A-Za-z0-9_-]{43}$`
+        )
+      )
       const p = parts(signed)
       assert.isTrue(yield* urls.verify(p.workspaceId, p.key, p.expires, p.signature))
     }).pipe(Effect.provide(urlsLayer)))
 
   it.effect("tampering with workspace, key, expires or signature fails", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const urls = yield* MediaUrls
       const p = parts(yield* urls.sign(WS, "med_abc.jpg"))
       const flip = (s: string) => (s[0] === "A" ? "B" : "A") + s.slice(1)
@@ -452,7 +507,7 @@ describe("signed media URLs", () => {
     }).pipe(Effect.provide(urlsLayer)))
 
   it.effect("a URL expires after MEDIA_URL_TTL_SECONDS", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const urls = yield* MediaUrls
       const p = parts(yield* urls.sign(WS, "med_abc.jpg"))
       yield* TestClock.adjust("3599 seconds")
@@ -464,7 +519,7 @@ describe("signed media URLs", () => {
     }).pipe(Effect.provide(urlsLayer)))
 
   it.effect("a short secret and invalid names are defects", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const short = yield* Effect.exit(SignedUrls.make({ baseUrl: BASE, secret: new Uint8Array(8) }))
       assert.isTrue(Exit.isFailure(short))
       const urls = yield* MediaUrls
@@ -476,7 +531,7 @@ describe("signed media URLs", () => {
 
 const routeLayer = Layer.merge(urlsLayer, MemoryBlobs.layer)
 
-const seeded = Effect.gen(function* () {
+const seeded = Effect.gen(function*() {
   const blobs = yield* BlobStore
   yield* blobs.put(WS, "med_1.png", bytesOf("PNGDATA"), "image/png")
   const urls = yield* MediaUrls
@@ -485,9 +540,12 @@ const seeded = Effect.gen(function* () {
 
 describe("serveMedia", () => {
   it.effect("a good URL serves the bytes with the content type and safe headers", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const p = yield* seeded
-      const res = yield* serveMedia({ workspaceId: p.workspaceId, key: p.key }, { expires: p.expires, signature: p.signature })
+      const res = yield* serveMedia({ workspaceId: p.workspaceId, key: p.key }, {
+        expires: p.expires,
+        signature: p.signature
+      })
       const web = HttpServerResponse.toWeb(res)
       assert.strictEqual(web.status, 200)
       assert.strictEqual(web.headers.get("content-type"), "image/png")
@@ -498,14 +556,17 @@ describe("serveMedia", () => {
     }).pipe(Effect.provide(routeLayer)))
 
   it.effect("bad signature, expired, missing blob and missing params are the same NotFound", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const p = yield* seeded
       const urls = yield* MediaUrls
       const ghost = parts(yield* urls.sign(WS, "med_ghost.png"))
       const attempts = [
         serveMedia({ workspaceId: p.workspaceId, key: p.key }, { expires: p.expires, signature: ghost.signature }),
         serveMedia({ workspaceId: OTHER_WS, key: p.key }, { expires: p.expires, signature: p.signature }),
-        serveMedia({ workspaceId: ghost.workspaceId, key: ghost.key }, { expires: ghost.expires, signature: ghost.signature }),
+        serveMedia({ workspaceId: ghost.workspaceId, key: ghost.key }, {
+          expires: ghost.expires,
+          signature: ghost.signature
+        }),
         serveMedia({ workspaceId: p.workspaceId, key: p.key }, {}),
         serveMedia({ workspaceId: "..", key: p.key }, { expires: p.expires, signature: p.signature })
       ]
@@ -516,7 +577,9 @@ describe("serveMedia", () => {
         messages.add(e.message)
       }
       yield* TestClock.adjust("3601 seconds")
-      const expired = yield* Effect.flip(serveMedia({ workspaceId: p.workspaceId, key: p.key }, { expires: p.expires, signature: p.signature }))
+      const expired = yield* Effect.flip(
+        serveMedia({ workspaceId: p.workspaceId, key: p.key }, { expires: p.expires, signature: p.signature })
+      )
       assert.instanceOf(expired, NotFound)
       messages.add(expired.message)
       assert.strictEqual(messages.size, 1)
@@ -525,8 +588,10 @@ describe("serveMedia", () => {
 
 describe("MediaGroup", () => {
   class TestApi extends HttpApi.make("media-test").add(MediaGroup) {}
-  const MediaLive = HttpApiBuilder.group(TestApi, "media", (handlers) =>
-    handlers.handle("get", ({ path, urlParams }) => serveMedia(path, urlParams))
+  const MediaLive = HttpApiBuilder.group(
+    TestApi,
+    "media",
+    (handlers) => handlers.handle("get", ({ path, urlParams }) => serveMedia(path, urlParams))
   )
 
   it("documents a binary 200 and a 404 (an incomplete link too), with no security and optional string parameters", () => {
@@ -537,7 +602,9 @@ describe("MediaGroup", () => {
     // HttpApi lists its decode error (400) on every endpoint; this one's parameters never fail to decode.
     assert.deepStrictEqual(Object.keys(op!.responses).sort(), ["200", "400", "404"])
     assert.deepStrictEqual(op!.responses[200]!.content as unknown, {
-      "application/octet-stream": { schema: { type: "string", format: "binary", description: "The media bytes, with their original content type." } }
+      "application/octet-stream": {
+        schema: { type: "string", format: "binary", description: "The media bytes, with their original content type." }
+      }
     })
     assert.deepStrictEqual(op!.parameters.map((p) => `${p.in}:${p.name}:${p.required}`).sort(), [
       "path:key:true",
@@ -555,7 +622,7 @@ describe("MediaGroup", () => {
   it.live("serves through HttpApiBuilder", () => {
     // One store instance shared by the test (seeding) and the web handler's own runtime.
     const shared = Layer.merge(urlsLayer, Layer.succeed(BlobStore, MemoryBlobs.make()))
-    return Effect.gen(function* () {
+    return Effect.gen(function*() {
       const p = yield* seeded
       const { handler, dispose } = HttpApiBuilder.toWebHandler(
         Layer.mergeAll(HttpApiBuilder.api(TestApi).pipe(Layer.provide(MediaLive)), HttpServer.layerContext).pipe(
@@ -564,13 +631,21 @@ describe("MediaGroup", () => {
       )
       try {
         const good = yield* Effect.promise(() =>
-          handler(new Request(`http://localhost/v1/media/${p.workspaceId}/${p.key}?expires=${p.expires}&signature=${p.signature}`))
+          handler(
+            new Request(
+              `http://localhost/v1/media/${p.workspaceId}/${p.key}?expires=${p.expires}&signature=${p.signature}`
+            )
+          )
         )
         assert.strictEqual(good.status, 200)
         assert.strictEqual(good.headers.get("content-type"), "image/png")
         assert.strictEqual(yield* Effect.promise(() => good.text()), "PNGDATA")
         const bad = yield* Effect.promise(() =>
-          handler(new Request(`http://localhost/v1/media/${p.workspaceId}/${p.key}?expires=${p.expires}&signature=${"A".repeat(43)}`))
+          handler(
+            new Request(
+              `http://localhost/v1/media/${p.workspaceId}/${p.key}?expires=${p.expires}&signature=${"A".repeat(43)}`
+            )
+          )
         )
         assert.strictEqual(bad.status, 404)
       } finally {

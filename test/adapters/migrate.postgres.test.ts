@@ -2,12 +2,12 @@
  * Processes booting at once on an empty Postgres each run the migrations: they must take turns, not
  * race to create the migrations table (one of them failed its boot that way in CI).
  */
+import { PgClient } from "@effect/sql-pg"
+import { Effect, Layer, Redacted } from "effect"
 import { readdirSync } from "node:fs"
 import { join } from "node:path"
-import { PgClient } from "@effect/sql-pg"
-import * as Postgres from "../../adapters/postgres/PgClient.ts"
-import { Effect, Layer, Redacted } from "effect"
 import { afterAll, describe, expect, inject, it } from "vitest"
+import * as Postgres from "../../adapters/postgres/PgClient.ts"
 import * as Migrate from "../../adapters/sql/migrate.ts"
 import { freshDatabase } from "../support/postgres.ts"
 
@@ -21,11 +21,20 @@ describe.runIf(url !== null)("migrations on Postgres", () => {
       const db = await freshDatabase(url!, "migrate")
       drops.push(db.drop)
       // One pool each, as separate processes have.
-      const boot = () => Effect.runPromise(Effect.scoped(Layer.build(Migrate.layer.pipe(Layer.provide(Postgres.layer({ url: Redacted.make(db.url) }))))))
+      const boot = () =>
+        Effect.runPromise(
+          Effect.scoped(Layer.build(Migrate.layer.pipe(Layer.provide(Postgres.layer({ url: Redacted.make(db.url) })))))
+        )
       await Promise.all(Array.from({ length: 8 }, boot))
       const rows = await Effect.runPromise(
         Effect.scoped(
-          Effect.flatMap(PgClient.PgClient, (sql) => sql<{ n: number; distinct_ids: number }>`SELECT count(*)::int AS n, count(DISTINCT migration_id)::int AS distinct_ids FROM effect_sql_migrations`).pipe(
+          Effect.flatMap(
+            PgClient.PgClient,
+            (sql) =>
+              sql<
+                { n: number; distinct_ids: number }
+              >`SELECT count(*)::int AS n, count(DISTINCT migration_id)::int AS distinct_ids FROM effect_sql_migrations`
+          ).pipe(
             Effect.provide(Postgres.layer({ url: Redacted.make(db.url) }))
           )
         )

@@ -5,11 +5,14 @@ import * as Simulated from "../../adapters/payments/simulated.ts"
 import { Payments } from "../../core/billing/payments.ts"
 import { defaultBilling } from "../../core/workspaces/model.ts"
 
-const workspace = (cardDeclines = false) => ({ id: crypto.randomUUID(), billing: { ...defaultBilling, paymentMethod: true, cardDeclines } })
+const workspace = (cardDeclines = false) => ({
+  id: crypto.randomUUID(),
+  billing: { ...defaultBilling, paymentMethod: true, cardDeclines }
+})
 
 describe("simulated payments", () => {
   it.effect("collects a charge and records it for its workspace only", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       yield* TestClock.setTime(Date.parse("2024-06-19T10:00:00.000Z"))
       const payments = yield* Payments
       const recorded = yield* Simulated.SimulatedPayments
@@ -23,12 +26,15 @@ describe("simulated payments", () => {
         createdAt: "2024-06-19T10:00:00.000Z"
       })
       const second = yield* payments.charge(ws, 1000, "Toll-free number +18005550100, prorated 30/30 days")
-      assert.deepStrictEqual(yield* recorded.charges(ws.id), [{ ...payment, refunded: false }, { ...second, refunded: false }])
+      assert.deepStrictEqual(yield* recorded.charges(ws.id), [{ ...payment, refunded: false }, {
+        ...second,
+        refunded: false
+      }])
       assert.deepStrictEqual(yield* recorded.charges(workspace().id), [])
     }).pipe(Effect.provide(Simulated.layer)))
 
   it.effect("a declining card fails with 'Your card was declined' and collects nothing", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const payments = yield* Payments
       const recorded = yield* Simulated.SimulatedPayments
       const ws = workspace(true)
@@ -42,7 +48,7 @@ describe("simulated payments", () => {
     }).pipe(Effect.provide(Simulated.layer)))
 
   it.effect("a refund marks that payment only, and refunding twice changes nothing", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const payments = yield* Payments
       const recorded = yield* Simulated.SimulatedPayments
       const ws = workspace()
@@ -57,7 +63,7 @@ describe("simulated payments", () => {
     }).pipe(Effect.provide(Simulated.layer)))
 
   it.effect("an amount that is not a positive integer of cents is a defect, not a charge", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const payments = yield* Payments
       const recorded = yield* Simulated.SimulatedPayments
       const ws = workspace()

@@ -1,15 +1,16 @@
-import { mkdtemp, rm } from "node:fs/promises"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
-import { assert, describe, it, layer } from "@effect/vitest"
 import * as Migrator from "@effect/sql/Migrator"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { SqlError } from "@effect/sql/SqlError"
+import { assert, describe, it, layer } from "@effect/vitest"
 import { Cause, Chunk, Deferred, Effect, Exit, Fiber, Layer, Option, Stream, String as Str } from "effect"
+import { mkdtemp, rm } from "node:fs/promises"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import * as PgliteClient from "../../adapters/pglite/PgliteClient.ts"
 
 /** The client as the server runs it: tracing off, so statements take the lean path (adapters/sql/leanStatements.ts). */
-const served = (options: PgliteClient.PgliteClientConfig = {}) => Layer.merge(PgliteClient.layer(options), Layer.setTracerEnabled(false))
+const served = (options: PgliteClient.PgliteClientConfig = {}) =>
+  Layer.merge(PgliteClient.layer(options), Layer.setTracerEnabled(false))
 
 class Boom {
   readonly _tag = "Boom"
@@ -22,8 +23,10 @@ const names = (table: string) =>
     ))
 
 const createNamesTable = (table: string) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql`CREATE TABLE ${sql(table)} (id serial PRIMARY KEY, name text NOT NULL UNIQUE)`)
+  Effect.flatMap(
+    SqlClient.SqlClient,
+    (sql) => sql`CREATE TABLE ${sql(table)} (id serial PRIMARY KEY, name text NOT NULL UNIQUE)`
+  )
 
 layer(served(), { timeout: "60 seconds" })("PgliteClient", (it) => {
   it.effect("select / insert round trip with parameters", () =>
@@ -44,8 +47,12 @@ layer(served(), { timeout: "60 seconds" })("PgliteClient", (it) => {
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       yield* sql`CREATE TABLE fruits (id int PRIMARY KEY, name text NOT NULL)`
-      yield* sql`INSERT INTO fruits ${sql.insert([{ id: 1, name: "apple" }, { id: 2, name: "pear" }, { id: 3, name: "fig" }])}`
-      const some = yield* sql<{ id: number }>`SELECT id FROM fruits WHERE ${sql.in("name", ["apple", "fig"])} ORDER BY id`
+      yield* sql`INSERT INTO fruits ${
+        sql.insert([{ id: 1, name: "apple" }, { id: 2, name: "pear" }, { id: 3, name: "fig" }])
+      }`
+      const some = yield* sql<{ id: number }>`SELECT id FROM fruits WHERE ${
+        sql.in("name", ["apple", "fig"])
+      } ORDER BY id`
       assert.deepStrictEqual(some.map((r) => r.id), [1, 3])
       const unsafe = yield* sql.unsafe<{ name: string }>("SELECT name FROM fruits WHERE id = $1", [2])
       assert.deepStrictEqual(unsafe, [{ name: "pear" }])
@@ -162,7 +169,12 @@ layer(served(), { timeout: "60 seconds" })("PgliteClient", (it) => {
       assert.deepStrictEqual(yield* run, [])
       yield* sql`INSERT INTO accounts ${sql.insert({ email: "a@example.com", name: "A" })}`
       const applied = yield* sql<{ migration_id: number }>`SELECT migration_id FROM effect_sql_migrations ORDER BY 1`
-      assert.deepStrictEqual(applied.map((r) => r.migration_id), [1, 2])
+      assert.deepStrictEqual(
+        applied.map((r) =>
+          r.migration_id
+        ),
+        [1, 2]
+      )
     }))
 })
 

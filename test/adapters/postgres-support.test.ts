@@ -1,9 +1,9 @@
-import { assert, describe, it } from "@effect/vitest"
 import * as SqlClient from "@effect/sql/SqlClient"
-import * as Postgres from "../../adapters/postgres/PgClient.ts"
+import { assert, describe, it } from "@effect/vitest"
 import { Effect, Redacted } from "effect"
 import { inject } from "vitest"
 import * as PgliteClient from "../../adapters/pglite/PgliteClient.ts"
+import * as Postgres from "../../adapters/postgres/PgClient.ts"
 
 const url = inject("postgresUrl")
 const skip = url === null && process.env["CI"] !== "true"

@@ -7,9 +7,9 @@
  * is skipped, except under CI=true where that fails.
  */
 import { SqlClient } from "@effect/sql"
-import * as Postgres from "../../adapters/postgres/PgClient.ts"
 import { assert, describe, it, layer } from "@effect/vitest"
 import { Context, Effect, Layer, Redacted, TestClock } from "effect"
+import * as Postgres from "../../adapters/postgres/PgClient.ts"
 import * as MemoryRateLimit from "../../adapters/ratelimit/memory.ts"
 import * as Migrate from "../../adapters/sql/migrate.ts"
 import * as SqlRateLimit from "../../adapters/sql/ratelimit.ts"
@@ -24,7 +24,19 @@ const bucketKey = () => `key:${crypto.randomUUID()}`
 
 /** Bursts of `n` requests, each after a pause of `gap` ms: decisions from the port and from the pure bucket. */
 const schedule: ReadonlyArray<readonly [gap: number, n: number]> = [
-  [0, 7], [0, 1], [5, 35], [1, 1], [99, 1], [100, 2], [2_500, 5], [59_999, 3], [1, 9], [60_000, 12], [7, 1], [3_600_000, 11], [333, 4]
+  [0, 7],
+  [0, 1],
+  [5, 35],
+  [1, 1],
+  [99, 1],
+  [100, 2],
+  [2_500, 5],
+  [59_999, 3],
+  [1, 9],
+  [60_000, 12],
+  [7, 1],
+  [3_600_000, 11],
+  [333, 4]
 ]
 
 /** `stored` counts a bucket's rows, for a limiter whose buckets live in the database (shared by processes). */
@@ -46,19 +58,18 @@ const contract = <R>(
       Effect.provide(Effect.flatMap(RateLimiter, f), limiter(limit))
 
     it.effect("every decision is the pure token bucket's, at limits 1, 10 and 30", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         for (const limit of [1, 10, 30]) {
           const key = bucketKey()
           const got = yield* withLimiter(limit, (l) =>
-            Effect.gen(function* () {
+            Effect.gen(function*() {
               const decisions: Array<Decision> = []
               for (const [gap, n] of schedule) {
                 yield* TestClock.adjust(gap)
                 for (let i = 0; i < n; i++) decisions.push(yield* l.consume(key))
               }
               return decisions
-            })
-          )
+            }))
           // The same schedule through the pure bucket, starting at the TestClock's time.
           const start = (yield* TestClock.currentTimeMillis) - schedule.reduce((t, [gap]) => t + gap, 0)
           let bucket: Bucket | undefined
@@ -73,50 +84,67 @@ const contract = <R>(
             }
           }
           assert.deepStrictEqual(got, expected, `limit ${limit}`)
-          assert.isTrue(got.some((d) => !d.allowed) && got.some((d) => d.allowed), `limit ${limit} both allows and refuses`)
+          assert.isTrue(
+            got.some((d) => !d.allowed) && got.some((d) => d.allowed),
+            `limit ${limit} both allows and refuses`
+          )
         }
       }))
 
     it.effect("60 a minute: 60 at once, the 61st refused for a second, then one more every second", () =>
       withLimiter(60, (l) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const key = bucketKey()
           for (let i = 0; i < 60; i++) assert.strictEqual((yield* l.consume(key)).remaining, 59 - i)
           const refused = yield* l.consume(key)
-          assert.deepStrictEqual(refused, { allowed: false, limit: 60, remaining: 0, resetSeconds: 60, retryAfterSeconds: 1 })
+          assert.deepStrictEqual(refused, {
+            allowed: false,
+            limit: 60,
+            remaining: 0,
+            resetSeconds: 60,
+            retryAfterSeconds: 1
+          })
           yield* TestClock.adjust(999)
           assert.isFalse((yield* l.consume(key)).allowed)
           yield* TestClock.adjust(1)
           assert.isTrue((yield* l.consume(key)).allowed)
           assert.isFalse((yield* l.consume(key)).allowed)
-        })
-      ))
+        })))
 
     it.effect("buckets are independent", () =>
       withLimiter(2, (l) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const [a, b] = [bucketKey(), bucketKey()]
           yield* l.consume(a)
           yield* l.consume(a)
           assert.isFalse((yield* l.consume(a)).allowed)
-          assert.deepStrictEqual(yield* l.consume(b), { allowed: true, limit: 2, remaining: 1, resetSeconds: 30, retryAfterSeconds: 0 })
-        })
-      ))
+          assert.deepStrictEqual(yield* l.consume(b), {
+            allowed: true,
+            limit: 2,
+            remaining: 1,
+            resetSeconds: 30,
+            retryAfterSeconds: 0
+          })
+        })))
 
     it.effect("80 concurrent requests on one key at 30 a minute: exactly 30 allowed, each remaining count once", () =>
       withLimiter(30, (l) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const key = bucketKey()
-          const decisions = yield* Effect.all(Array.from({ length: 80 }, () => l.consume(key)), { concurrency: "unbounded" })
+          const decisions = yield* Effect.all(Array.from({ length: 80 }, () => l.consume(key)), {
+            concurrency: "unbounded"
+          })
           const allowed = decisions.filter((d) => d.allowed)
           assert.strictEqual(allowed.length, 30)
-          assert.deepStrictEqual(allowed.map((d) => d.remaining).sort((x, y) => x - y), Array.from({ length: 30 }, (_, i) => i))
-        })
-      ))
+          assert.deepStrictEqual(
+            allowed.map((d) => d.remaining).sort((x, y) => x - y),
+            Array.from({ length: 30 }, (_, i) => i)
+          )
+        })))
 
     if (stored !== undefined) {
       it.effect("two limiters on one database (two processes) share each bucket", () =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const key = bucketKey()
           const a = yield* withLimiter(10, (l) => Effect.forEach(Array.from({ length: 6 }), () => l.consume(key)))
           const b = yield* withLimiter(10, (l) => Effect.forEach(Array.from({ length: 6 }), () => l.consume(key)))
@@ -126,30 +154,41 @@ const contract = <R>(
 
       it.effect("a busy key's leases double up to 1% of the limit (10 at 1,000 a minute), with the bucket's own decisions", () =>
         withLimiter(1_000, (l) =>
-          Effect.gen(function* () {
+          Effect.gen(function*() {
             const key = bucketKey()
             const decisions = yield* Effect.forEach(Array.from({ length: 25 }), () => l.consume(key))
             // No time passes: the same decisions as one bucket taking a token per request.
-            assert.deepStrictEqual(decisions.map((d) => [d.allowed, d.remaining]), Array.from({ length: 25 }, (_, i) => [true, 999 - i]))
+            assert.deepStrictEqual(
+              decisions.map((d) => [d.allowed, d.remaining]),
+              Array.from({ length: 25 }, (_, i) => [true, 999 - i])
+            )
             // Leases of 1, 2, 4, 8 and 10: five upserts for 25 requests, every token spent.
             const { tokens, granted } = yield* row(key)
             assert.deepStrictEqual({ tokens, granted }, { tokens: 975, granted: 10 })
-          })
-        ).pipe(Effect.orDie))
+          })).pipe(Effect.orDie))
 
       it.effect("two processes leasing from one bucket at 200 a minute allow exactly 200 while no time passes", () =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const key = bucketKey()
           const process = Effect.map(Layer.build(limiter(200)), Context.get(RateLimiter))
           const [a, b] = [yield* process, yield* process]
-          const decisions = yield* Effect.forEach(Array.from({ length: 300 }, (_, i) => (i % 2 === 0 ? a : b)), (l) => l.consume(key))
-          assert.strictEqual(decisions.filter((d) => d.allowed).length, 200)
+          const decisions = yield* Effect.forEach(Array.from({ length: 300 }, (_, i) => (i % 2 === 0 ? a : b)), (l) =>
+            l.consume(key))
+          assert.strictEqual(
+            decisions.filter((d) =>
+              d.allowed
+            ).length,
+            200
+          )
           // Near the end one process may be refused while the other still spends a token it holds (a lease is 2).
-          assert.isTrue(decisions.slice(204).every((d) => !d.allowed), "once the held tokens are spent, every request is refused")
+          assert.isTrue(
+            decisions.slice(204).every((d) => !d.allowed),
+            "once the held tokens are spent, every request is refused"
+          )
         }).pipe(Effect.scoped))
 
       it.effect("a key not busy in each process takes one token at a time: two processes, 2 requests a second at 600 a minute, none refused", () =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const key = bucketKey()
           const process = Effect.map(Layer.build(limiter(600)), Context.get(RateLimiter))
           const [a, b] = [yield* process, yield* process]
@@ -164,7 +203,7 @@ const contract = <R>(
         }).pipe(Effect.scoped, Effect.orDie))
 
       it.effect("held tokens lapse after a second and go back to the bucket with the next upsert", () =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const key = bucketKey()
           const process = Effect.map(Layer.build(limiter(200)), Context.get(RateLimiter))
           const [a, b] = [yield* process, yield* process]
@@ -190,29 +229,31 @@ const contract = <R>(
 
       it.effect("concurrent requests share one lease at a time: 40 at once at 1,000 a minute take 7 leases, not 40", () =>
         withLimiter(1_000, (l) =>
-          Effect.gen(function* () {
+          Effect.gen(function*() {
             const key = bucketKey()
-            const decisions = yield* Effect.all(Array.from({ length: 40 }, () => l.consume(key)), { concurrency: "unbounded" })
+            const decisions = yield* Effect.all(Array.from({ length: 40 }, () => l.consume(key)), {
+              concurrency: "unbounded"
+            })
             assert.isTrue(decisions.every((d) => d.allowed))
             // Leases of 1, 2, 4, 8, 10, 10 and 10: 45 taken, 5 held.
             assert.strictEqual((yield* row(key)).tokens, 955)
-          })
-        ).pipe(Effect.orDie))
+          })).pipe(Effect.orDie))
 
       it.effect("concurrent requests on an empty bucket are all refused, with a Retry-After", () =>
         withLimiter(200, (l) =>
-          Effect.gen(function* () {
+          Effect.gen(function*() {
             const key = bucketKey()
             yield* Effect.forEach(Array.from({ length: 200 }), () => l.consume(key))
             yield* TestClock.adjust(10)
-            const decisions = yield* Effect.all(Array.from({ length: 20 }, () => l.consume(key)), { concurrency: "unbounded" })
+            const decisions = yield* Effect.all(Array.from({ length: 20 }, () => l.consume(key)), {
+              concurrency: "unbounded"
+            })
             assert.isTrue(decisions.every((d) => !d.allowed && d.retryAfterSeconds >= 1))
-          })
-        ).pipe(Effect.orDie))
+          })).pipe(Effect.orDie))
 
       it.effect("a bucket idle for a minute is swept (it was full), and starts full again", () =>
         withLimiter(5, (l) =>
-          Effect.gen(function* () {
+          Effect.gen(function*() {
             const [idle, busy] = [bucketKey(), bucketKey()]
             const count = stored
             // Sweeps run every minute from the limiter's start (t), each dropping buckets untouched for a minute.
@@ -225,8 +266,7 @@ const contract = <R>(
             assert.strictEqual(yield* count(idle), 0, "swept")
             assert.strictEqual(yield* count(busy), 1, "used within the minute: kept")
             assert.strictEqual((yield* l.consume(idle)).remaining, 4)
-          })
-        ).pipe(Effect.orDie))
+          })).pipe(Effect.orDie))
     }
   })
 
@@ -242,27 +282,40 @@ sqlContract<SqlClient.SqlClient>({
       name,
       env,
       SqlRateLimit.layer,
-      (key) => Effect.flatMap(SqlClient.SqlClient, (sql) => Effect.map(sql<{ n: number }>`SELECT count(*)::int AS n FROM rate_limits WHERE bucket = ${key}`, (rs) => rs[0]!.n)),
+      (key) =>
+        Effect.flatMap(SqlClient.SqlClient, (sql) =>
+          Effect.map(sql<{ n: number }>`SELECT count(*)::int AS n FROM rate_limits WHERE bucket = ${key}`, (rs) =>
+            rs[0]!.n)),
       (key) =>
         Effect.flatMap(SqlClient.SqlClient, (sql) =>
           Effect.map(sql<Row>`SELECT tokens, granted, at_ms FROM rate_limits WHERE bucket = ${key}`, (rs) => ({
             tokens: Number(rs[0]!.tokens),
             granted: Number(rs[0]!.granted),
             at_ms: Number(rs[0]!.at_ms)
-          }))
-        )
+          })))
     ),
   database: "ratelimit",
   maxConnections: 10,
   onPostgres: (url) =>
     describe("RateLimiter: SQL on Postgres, three pools (three processes)", () => {
       it.live("300 requests on one key spread over three pools at 90 a minute: 90 allowed in all", () =>
-        Effect.gen(function* () {
-          const db = yield* Effect.acquireRelease(Effect.promise(() => freshDatabase(url, "ratelimit3")), (db) => Effect.promise(() => db.drop()))
-          const pool = () => migrated(Postgres.layer({ url: Redacted.make(db.url), maxConnections: 5 })).pipe(Layer.orDie)
+        Effect.gen(function*() {
+          const db = yield* Effect.acquireRelease(
+            Effect.promise(() =>
+              freshDatabase(url, "ratelimit3")
+            ),
+            (db) => Effect.promise(() => db.drop())
+          )
+          const pool = () =>
+            migrated(Postgres.layer({ url: Redacted.make(db.url), maxConnections: 5 })).pipe(Layer.orDie)
           const key = bucketKey()
-          const limiters = yield* Effect.forEach([1, 2, 3], () => Effect.map(Layer.build(SqlRateLimit.layer(90).pipe(Layer.provide(pool()))), Context.get(RateLimiter)))
-          const decisions = yield* Effect.all(Array.from({ length: 300 }, (_, i) => limiters[i % 3]!.consume(key)), { concurrency: 30 })
+          const limiters = yield* Effect.forEach(
+            [1, 2, 3],
+            () => Effect.map(Layer.build(SqlRateLimit.layer(90).pipe(Layer.provide(pool()))), Context.get(RateLimiter))
+          )
+          const decisions = yield* Effect.all(Array.from({ length: 300 }, (_, i) => limiters[i % 3]!.consume(key)), {
+            concurrency: 30
+          })
           // 90 tokens, plus at most what refills during the run (1.5 a second).
           const allowed = decisions.filter((d) => d.allowed).length
           assert.isAtLeast(allowed, 90)

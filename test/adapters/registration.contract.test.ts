@@ -13,9 +13,9 @@ import { Context, Effect, Layer, Option, Schema } from "effect"
 import * as MemoryStores from "../../adapters/memory/stores.ts"
 import { textingRegistrations } from "../../adapters/sql/tables.ts"
 import { AuditLog } from "../../core/audit/store.ts"
+import { Transactor } from "../../core/kernel/transactor.ts"
 import { Registration } from "../../core/registration/record.ts"
 import { awaitingSteps, RegistrationStore } from "../../core/registration/store.ts"
-import { Transactor } from "../../core/kernel/transactor.ts"
 import { WorkspaceClock } from "../../core/workspaces/clock.ts"
 import { sqlContract } from "../support/sqlContract.ts"
 import { sqlStores } from "../support/sqlStores.ts"
@@ -84,7 +84,13 @@ const soleProprietor = (workspaceId: string): Registration =>
 /** A company's registration at `step`, with the registry's ids and last update given. */
 const company = (
   workspaceId: string,
-  patch: { step?: Registration["step"]; mock?: boolean; brandId?: string | null; campaignId?: string | null; updatedAt?: string } = {}
+  patch: {
+    step?: Registration["step"]
+    mock?: boolean
+    brandId?: string | null
+    campaignId?: string | null
+    updatedAt?: string
+  } = {}
 ): Registration =>
   Schema.decodeUnknownSync(Registration)({
     workspaceId,
@@ -136,17 +142,21 @@ class RawRegistration extends Context.Tag("test/RawRegistration")<
 const noRawRows = Layer.succeed(RawRegistration, Option.none())
 const sqlRawRows = Layer.effect(
   RawRegistration,
-  Effect.map(SqlClient.SqlClient, (sql) =>
-    Option.some((workspaceId: string) =>
-      Effect.orDie(sql`SELECT * FROM texting_registrations WHERE workspace_id = ${workspaceId}`).pipe(Effect.map((rows) => rows[0]))
-    )
+  Effect.map(
+    SqlClient.SqlClient,
+    (sql) =>
+      Option.some((workspaceId: string) =>
+        Effect.orDie(sql`SELECT * FROM texting_registrations WHERE workspace_id = ${workspaceId}`).pipe(
+          Effect.map((rows) => rows[0])
+        )
+      )
   )
 )
 
 const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
   layer(adapter, { excludeTestServices: true, timeout: "120 seconds" })(name, (it) => {
     it.effect("a registration reads back exactly, every nested field included", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const store = yield* RegistrationStore
         const sole = soleProprietor(uuid())
         const acme = company(uuid())
@@ -160,11 +170,15 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
         assert.deepStrictEqual(yield* store.get(acme.workspaceId), Option.some(acme))
         // on SQL, the raw row passes the record schema's full decode and gives the same record
         const rawRow = yield* RawRegistration
-        if (Option.isSome(rawRow)) for (const r of [sole, acme]) assert.deepStrictEqual(textingRegistrations.decodeChecked(yield* rawRow.value(r.workspaceId)), r)
+        if (Option.isSome(rawRow)) {
+          for (const r of [sole, acme]) {
+            assert.deepStrictEqual(textingRegistrations.decodeChecked(yield* rawRow.value(r.workspaceId)), r)
+          }
+        }
       }))
 
     it.effect("put replaces the workspace's registration; get of another workspace is none", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const store = yield* RegistrationStore
         const ws = uuid()
         const other = uuid()
@@ -173,7 +187,13 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
         const accepted: Registration = {
           ...soleProprietor(ws),
           step: "brand_ok",
-          brand: { ...soleProprietor(ws).brand, id: `B${uuid()}`, status: "accepted", identityStatus: "VERIFIED", failureReasons: [] },
+          brand: {
+            ...soleProprietor(ws).brand,
+            id: `B${uuid()}`,
+            status: "accepted",
+            identityStatus: "VERIFIED",
+            failureReasons: []
+          },
           lastResendAt: null,
           updatedAt: ts(60)
         }
@@ -186,7 +206,7 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
       }))
 
     it.effect("awaitingRegistry: only awaiting steps, least recently updated first (then by workspace id), at most limit", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const store = yield* RegistrationStore
         // older than anything the other tests write, so these lead the queue
         const at = (minute: number) => new Date(Date.UTC(1990, 0, 1, 0, minute, 0, 456)).toISOString()
@@ -197,9 +217,14 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
           company(tieHigh, { step: "brand_ok", updatedAt: at(2) }),
           company(uuid(), { step: "brand_pending", updatedAt: at(5) })
         ]
-        const settled = (["none", "profile_ready", "brand_failed", "brand_otp_pending", "campaign_active", "campaign_failed"] as const).map((step) =>
-          company(uuid(), { step, updatedAt: at(0) })
-        )
+        const settled = ([
+          "none",
+          "profile_ready",
+          "brand_failed",
+          "brand_otp_pending",
+          "campaign_active",
+          "campaign_failed"
+        ] as const).map((step) => company(uuid(), { step, updatedAt: at(0) }))
         for (const r of [...queue].reverse()) yield* store.put(r)
         for (const r of settled) yield* store.put(r)
         const ids = queue.map((r) => r.workspaceId)
@@ -222,7 +247,7 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
       }))
 
     it.effect("byRegistryId finds live registrations by brand and by campaign id, never mock ones or other ids", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const store = yield* RegistrationStore
         const live = company(uuid())
         const shared = `B${uuid()}`
@@ -242,28 +267,48 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
       }))
 
     it.effect("audit append stamps an id and now; list is newest first, per workspace, with the JSON detail intact", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const audit = yield* AuditLog
         const ws = uuid()
         const other = uuid()
-        const detail = { mock: false, step: "brand_pending", reasons: ["a", "b ✓"], nested: { cents: 2000, ok: true, none: null, list: [{ x: 1 }] } }
+        const detail = {
+          mock: false,
+          step: "brand_pending",
+          reasons: ["a", "b ✓"],
+          nested: { cents: 2000, ok: true, none: null, list: [{ x: 1 }] }
+        }
         const before = new Date().toISOString()
         const filed = yield* audit.append(ws, { actor: "api", action: "registration.filed", detail })
         const after = new Date().toISOString()
         assert.match(filed.id, UUID_V7)
         assert.isTrue(filed.createdAt >= before && filed.createdAt <= after, filed.createdAt)
-        assert.deepStrictEqual(filed, { id: filed.id, workspaceId: ws, actor: "api", action: "registration.filed", detail, createdAt: filed.createdAt })
+        assert.deepStrictEqual(filed, {
+          id: filed.id,
+          workspaceId: ws,
+          actor: "api",
+          action: "registration.filed",
+          detail,
+          createdAt: filed.createdAt
+        })
         const x = yield* audit.append(other, { actor: "admin", action: "workspace.updated", detail: null })
-        const resent = yield* audit.append(ws, { actor: "api", action: "registration.otp_resent", detail: "otp resent" }) // a JSON string; maybe the same millisecond as `filed`: the id orders it
+        const resent = yield* audit.append(ws, {
+          actor: "api",
+          action: "registration.otp_resent",
+          detail: "otp resent"
+        }) // a JSON string; maybe the same millisecond as `filed`: the id orders it
         yield* Effect.sleep("3 millis")
-        const polled = yield* audit.append(ws, { actor: "poller", action: "registration.brand_ok", detail: [1, "two", { three: 3 }] })
+        const polled = yield* audit.append(ws, {
+          actor: "poller",
+          action: "registration.brand_ok",
+          detail: [1, "two", { three: 3 }]
+        })
         assert.deepStrictEqual(yield* audit.list(ws), [polled, resent, filed])
         assert.deepStrictEqual(yield* audit.list(other), [x])
         assert.deepStrictEqual(yield* audit.list(uuid()), [])
       }))
 
     it.effect("the clock's offset is 0 until advanced, accumulates per workspace, and counts 20 concurrent advances", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const clock = yield* WorkspaceClock
         const ws = uuid()
         const other = uuid()
@@ -278,23 +323,29 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
         assert.strictEqual(yield* clock.offset(ws), 400 * day)
         // concurrent advances of a fresh workspace: every one counted, each answering a distinct running total
         const fresh = uuid()
-        const answers = yield* Effect.all(Array.from({ length: 20 }, () => clock.advance(fresh, 7)), { concurrency: "unbounded" })
+        const answers = yield* Effect.all(Array.from({ length: 20 }, () => clock.advance(fresh, 7)), {
+          concurrency: "unbounded"
+        })
         assert.deepStrictEqual([...answers].sort((a, b) => a - b), Array.from({ length: 20 }, (_, i) => 7 * (i + 1)))
         assert.strictEqual(yield* clock.offset(fresh), 140)
       }))
 
     it.effect("a transaction that rolls back leaves no registration and no audit entry", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const store = yield* RegistrationStore
         const audit = yield* AuditLog
         const ws = uuid()
         const kept = company(ws, { step: "brand_pending" })
         yield* store.put(kept)
-        const keptEntry = yield* audit.append(ws, { actor: "api", action: "registration.filed", detail: { mock: false } })
+        const keptEntry = yield* audit.append(ws, {
+          actor: "api",
+          action: "registration.filed",
+          detail: { mock: false }
+        })
         const fresh = company(uuid(), { step: "brand_pending" })
         const result = yield* Effect.either(
           (yield* Transactor).withTransaction(
-            Effect.gen(function* () {
+            Effect.gen(function*() {
               yield* store.put({ ...kept, step: "brand_failed", updatedAt: ts(99) })
               yield* store.put(fresh)
               yield* audit.append(ws, { actor: "api", action: "registration.failed", detail: {} })

@@ -41,9 +41,19 @@ describe("SQL rows against their record schemas (PGlite)", () => {
       expect(res.status, `${path}: ${await res.clone().text()}`).toBe(status)
       return (await res.json()) as any
     }
-    const added = await app.admin(`/workspaces/${app.workspaceId}/numbers`, { method: "POST", json: { e164: "+14155550100" } })
+    const added = await app.admin(`/workspaces/${app.workspaceId}/numbers`, {
+      method: "POST",
+      json: { e164: "+14155550100" }
+    })
     expect(added.status).toBe(201)
-    await call("/contacts", { firstName: "Ada", company: null, phone: "+14155550123", emails: [{ value: "ada@example.com", label: "work" }], properties: { plan: "gold" }, tags: ["vip"] })
+    await call("/contacts", {
+      firstName: "Ada",
+      company: null,
+      phone: "+14155550123",
+      emails: [{ value: "ada@example.com", label: "work" }],
+      properties: { plan: "gold" },
+      tags: ["vip"]
+    })
     const sent = await call("/messages", { to: "+14155550123", body: "Your table is ready" })
     await call("/test-helpers/inbound-messages", { from: "+14155550199", to: "+14155550100", body: "On our way" })
     await call("/test-helpers/delivery-status", { activityId: sent.message.id, status: "delivered" }, 200)
@@ -52,8 +62,13 @@ describe("SQL rows against their record schemas (PGlite)", () => {
     // Charges through the ledger port (with a number and without), until a use case writes them.
     const now = new Date()
     await app.runtime.runPromise(
-      Effect.flatMap(LedgerStore, (ledger) =>
-        ledger.append(app.workspaceId, [numberCharge({ e164: "+18005550100" as E164, type: "toll_free", localNumbers: 1 }, now), messagingAddonCharge(now)])
+      Effect.flatMap(
+        LedgerStore,
+        (ledger) =>
+          ledger.append(app.workspaceId, [
+            numberCharge({ e164: "+18005550100" as E164, type: "toll_free", localNumbers: 1 }, now),
+            messagingAddonCharge(now)
+          ])
       )
     )
   }, 60_000)
@@ -63,7 +78,9 @@ describe("SQL rows against their record schemas (PGlite)", () => {
     for (const [name, table] of sqlTables) {
       // The app's runtime holds the SQL stores' client (its type names the memory stores it defaults to).
       const runtime = app.runtime as unknown as ManagedRuntime.ManagedRuntime<SqlClient.SqlClient, never>
-      const rows = await runtime.runPromise(Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(`SELECT * FROM ${name}`)))
+      const rows = await runtime.runPromise(
+        Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(`SELECT * FROM ${name}`))
+      )
       expect(rows.length, name).toBeGreaterThan(0)
       for (const row of rows) expect(table.decodeChecked(row), name).toEqual(table.decode(row))
     }

@@ -2,22 +2,36 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Option, TestClock } from "effect"
 import * as Simulated from "../../adapters/carrier/simulatedRegistry.ts"
-import { type NextOutcome, OTP_TTL_MILLIS, Registry, RegistrySimulator } from "../../core/registration/registry.ts"
 import { type Application, decodeApplication } from "../../core/registration/input.ts"
+import { type NextOutcome, OTP_TTL_MILLIS, Registry, RegistrySimulator } from "../../core/registration/registry.ts"
 
 const application = (business: Record<string, unknown>): Application => {
   const decoded = decodeApplication({
-    business: { displayName: "Acme Plumbing", email: "owner@acme.example", vertical: "PROFESSIONAL", street: "1 Main St", city: "Austin", state: "TX", postalCode: "78701", ...business }
+    business: {
+      displayName: "Acme Plumbing",
+      email: "owner@acme.example",
+      vertical: "PROFESSIONAL",
+      street: "1 Main St",
+      city: "Austin",
+      state: "TX",
+      postalCode: "78701",
+      ...business
+    }
   })
   if (decoded._tag === "Left") throw new Error(decoded.left.message)
   return decoded.right
 }
 const business = application({ companyName: "Acme Plumbing LLC", ein: "12-3456789" })
-const soleProprietor = application({ entityType: "SOLE_PROPRIETOR", firstName: "Ada", lastName: "Lovelace", mobilePhone: "+15125550123" })
+const soleProprietor = application({
+  entityType: "SOLE_PROPRIETOR",
+  firstName: "Ada",
+  lastName: "Lovelace",
+  mobilePhone: "+15125550123"
+})
 
 /** Sets the workspace's next outcome, files the brand and reads it once, as a refresh would. */
 const reviewBrand = (ws: string, outcome: NextOutcome, app: Application) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const registry = yield* Registry
     yield* (yield* RegistrySimulator).setNextOutcome(ws, outcome)
     const filed = yield* registry.fileBrand(ws, app.business)
@@ -25,7 +39,7 @@ const reviewBrand = (ws: string, outcome: NextOutcome, app: Application) =>
   })
 
 /** A sole-proprietor brand waiting for the PIN texted at 2026-01-05T10:00Z, and that PIN. */
-const waitingForPin = Effect.gen(function* () {
+const waitingForPin = Effect.gen(function*() {
   yield* TestClock.setTime(Date.parse("2026-01-05T10:00:00.000Z"))
   const ws = crypto.randomUUID()
   const brand = yield* reviewBrand(ws, { brand: "otp" }, soleProprietor)
@@ -38,7 +52,7 @@ const run = <A, E>(effect: Effect.Effect<A, E, Registry | RegistrySimulator>) =>
 describe("simulated registry", () => {
   it.effect("by default a business brand is accepted and its campaign approved, each on the status read after filing", () =>
     run(
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const registry = yield* Registry
         const ws = crypto.randomUUID()
         const filed = yield* registry.fileBrand(ws, business.business)
@@ -58,10 +72,10 @@ describe("simulated registry", () => {
     ))
 
   it.effect("after a restart it recalls its own brands and campaigns (accepted, approved, or waiting for a new PIN), not other ids", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const ws = crypto.randomUUID()
       const before = yield* run(
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const registry = yield* Registry
           const brand = yield* registry.fileBrand(ws, business.business)
           yield* registry.brandStatus(ws, brand.brandId)
@@ -72,7 +86,7 @@ describe("simulated registry", () => {
       )
       // A new instance: the process restarted.
       yield* run(
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const registry = yield* Registry
           assert.strictEqual((yield* registry.brandStatus(ws, before.brand.brandId)).status, "accepted")
           assert.strictEqual((yield* registry.campaignStatus(ws, before.campaign.campaignId)).status, "approved")
@@ -89,11 +103,17 @@ describe("simulated registry", () => {
 
   it.effect("a brand rejection carries the reasons given; the next filing is accepted again", () =>
     run(
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const registry = yield* Registry
         const ws = crypto.randomUUID()
-        const brand = yield* reviewBrand(ws, { brand: "reject", reasons: ["EIN does not match the company name"] }, business)
-        assert.deepStrictEqual([brand.status, brand.failureReasons], ["rejected", ["EIN does not match the company name"]])
+        const brand = yield* reviewBrand(
+          ws,
+          { brand: "reject", reasons: ["EIN does not match the company name"] },
+          business
+        )
+        assert.deepStrictEqual([brand.status, brand.failureReasons], ["rejected", [
+          "EIN does not match the company name"
+        ]])
         const error = yield* Effect.flip(registry.fileCampaign(ws, brand.brandId, business.campaign))
         assert.strictEqual(error.reason, "rejected")
         const again = yield* registry.fileBrand(ws, business.business)
@@ -103,7 +123,7 @@ describe("simulated registry", () => {
 
   it.effect("a rejection without reasons gets a default reason", () =>
     run(
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const brand = yield* reviewBrand(crypto.randomUUID(), { brand: "reject" }, business)
         assert.deepStrictEqual([brand.status, brand.failureReasons.length], ["rejected", 1])
       })
@@ -111,10 +131,14 @@ describe("simulated registry", () => {
 
   it.effect("a campaign rejection carries its reasons; brand and campaign parts of one outcome apply to their own filings", () =>
     run(
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const registry = yield* Registry
         const ws = crypto.randomUUID()
-        yield* (yield* RegistrySimulator).setNextOutcome(ws, { brand: "accept", campaign: "reject", reasons: ["Opt-in flow is unclear"] })
+        yield* (yield* RegistrySimulator).setNextOutcome(ws, {
+          brand: "accept",
+          campaign: "reject",
+          reasons: ["Opt-in flow is unclear"]
+        })
         const filed = yield* registry.fileBrand(ws, business.business)
         assert.strictEqual((yield* registry.brandStatus(ws, filed.brandId)).status, "accepted")
         const campaign = yield* registry.fileCampaign(ws, filed.brandId, business.campaign)
@@ -128,7 +152,7 @@ describe("simulated registry", () => {
 
   it.effect("a sole proprietor told `otp` is texted a PIN; a wrong PIN is refused, the right one accepts the brand", () =>
     run(
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const registry = yield* Registry
         const { brand: filed, sent, ws } = yield* waitingForPin
         assert.deepStrictEqual([filed.status, filed.otpSentAt], ["otp_pending", "2026-01-05T10:00:00.000Z"])
@@ -136,7 +160,10 @@ describe("simulated registry", () => {
         assert.strictEqual(sent.sentAt, "2026-01-05T10:00:00.000Z")
         const wrong = sent.pin === "000000" ? "111111" : "000000"
         const refused = yield* Effect.flip(registry.verifyOtp(ws, filed.brandId, wrong))
-        assert.deepStrictEqual([refused._tag, refused._tag === "OtpRejected" && refused.reason], ["OtpRejected", "wrong"])
+        assert.deepStrictEqual([refused._tag, refused._tag === "OtpRejected" && refused.reason], [
+          "OtpRejected",
+          "wrong"
+        ])
         assert.strictEqual((yield* registry.brandStatus(ws, filed.brandId)).status, "otp_pending")
         const verified = yield* registry.verifyOtp(ws, filed.brandId, sent.pin)
         assert.strictEqual(verified.status, "accepted")
@@ -149,7 +176,7 @@ describe("simulated registry", () => {
 
   it.effect("a resent PIN replaces the old one; a PIN older than 24 hours is refused as expired", () =>
     run(
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const registry = yield* Registry
         const sim = yield* RegistrySimulator
         const { brand: filed, sent: first, ws } = yield* waitingForPin
@@ -172,7 +199,7 @@ describe("simulated registry", () => {
 
   it.effect("`otp` applies to sole proprietors only: a business brand told `otp` is accepted without a PIN", () =>
     run(
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const ws = crypto.randomUUID()
         assert.strictEqual((yield* reviewBrand(ws, { brand: "otp" }, business)).status, "accepted")
         assert.isTrue(Option.isNone(yield* (yield* RegistrySimulator).lastOtp(ws)))
@@ -181,7 +208,7 @@ describe("simulated registry", () => {
 
   it.effect("one workspace's next outcome and brands do not affect another's", () =>
     run(
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const registry = yield* Registry
         const [a, b] = [crypto.randomUUID(), crypto.randomUUID()]
         yield* (yield* RegistrySimulator).setNextOutcome(a, { brand: "reject", campaign: "reject" })

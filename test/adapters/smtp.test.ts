@@ -9,10 +9,10 @@ import { Cause, ConfigProvider, Effect, Exit, Layer, Logger, Redacted } from "ef
 import type { AddressInfo } from "node:net"
 import { SMTPServer, type SMTPServerOptions } from "smtp-server"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import * as Smtp from "../../adapters/mail/smtp.ts"
 import * as MemoryStores from "../../adapters/memory/stores.ts"
 import { ServerConfig } from "../../apps/server/config.ts"
 import { MailerLive } from "../../apps/server/main.ts"
-import * as Smtp from "../../adapters/mail/smtp.ts"
 import { type MailError, sendMail } from "../../core/mail/mailer.ts"
 import { MailOutbox } from "../../core/mail/store.ts"
 
@@ -35,9 +35,13 @@ const startServer = async (options: SMTPServerOptions) => {
     authMethods: ["PLAIN", "LOGIN"],
     logger: false,
     onAuth: (auth, _session, cb) =>
-      auth.username === USER && auth.password === PASS ? cb(null, { user: USER }) : cb(new Error("Invalid username or password")),
+      auth.username === USER && auth.password === PASS
+        ? cb(null, { user: USER })
+        : cb(new Error("Invalid username or password")),
     onRcptTo: (address, _session, cb) =>
-      address.address.startsWith("refused@") ? cb(Object.assign(new Error("Mailbox unavailable"), { responseCode: 550 })) : cb(),
+      address.address.startsWith("refused@")
+        ? cb(Object.assign(new Error("Mailbox unavailable"), { responseCode: 550 }))
+        : cb(),
     onData: (stream, session, cb) => {
       const chunks: Array<Buffer> = []
       stream.on("data", (c: Buffer) => chunks.push(c))
@@ -63,14 +67,23 @@ type Server = Awaited<ReturnType<typeof startServer>>
 const secret = (url: string) => Redacted.make(url)
 const plainUrl = (port: number, pass = PASS) => `smtp://${USER}:${encodeURIComponent(pass)}@127.0.0.1:${port}`
 /** smtp-server's built-in certificate is self-signed: trusted here through SMTP_URL's own option. */
-const tlsUrl = (port: number) => `smtps://${USER}:${encodeURIComponent(PASS)}@127.0.0.1:${port}/?tls.rejectUnauthorized=false`
+const tlsUrl = (port: number) =>
+  `smtps://${USER}:${encodeURIComponent(PASS)}@127.0.0.1:${port}/?tls.rejectUnauthorized=false`
 
 /** Sends through the SMTP Mailer over a fresh memory outbox; the exit, the outbox after it, and every log line. */
-const send = async (url: string, mail = { to: "owner@acme.example", subject: "Your registration receipt", text: "Filed.\nEIN ****6789" }) => {
+const send = async (
+  url: string,
+  mail = { to: "owner@acme.example", subject: "Your registration receipt", text: "Filed.\nEIN ****6789" }
+) => {
   const logs: Array<string> = []
-  const logger = Logger.replace(Logger.defaultLogger, Logger.make(({ message, cause }) => void logs.push(`${String(message)} ${Cause.pretty(cause)}`)))
-  const program = Effect.gen(function* () {
-    const exit = yield* Effect.exit(sendMail(WS, mail).pipe(Effect.tapErrorCause((c) => Effect.logError("mail failed", c))))
+  const logger = Logger.replace(
+    Logger.defaultLogger,
+    Logger.make(({ message, cause }) => void logs.push(`${String(message)} ${Cause.pretty(cause)}`))
+  )
+  const program = Effect.gen(function*() {
+    const exit = yield* Effect.exit(
+      sendMail(WS, mail).pipe(Effect.tapErrorCause((c) => Effect.logError("mail failed", c)))
+    )
     return { exit, kept: yield* (yield* MailOutbox).list(WS) }
   })
   const layer = Smtp.layer({ url: secret(url), from: FROM }).pipe(Layer.provideMerge(MemoryStores.layer))
@@ -102,7 +115,12 @@ describe("SMTP Mailer, plain SMTP with AUTH", () => {
     expect(Exit.isSuccess(exit)).toBe(true)
     const row = Exit.isSuccess(exit) ? exit.value : null
     expect(kept).toEqual([row])
-    expect(row).toMatchObject({ workspaceId: WS, to: "owner@acme.example", subject: "Your registration receipt", text: "Filed.\nEIN ****6789" })
+    expect(row).toMatchObject({
+      workspaceId: WS,
+      to: "owner@acme.example",
+      subject: "Your registration receipt",
+      text: "Filed.\nEIN ****6789"
+    })
     expect(smtp.received).toHaveLength(1)
     const [got] = smtp.received
     expect(got!.mailFrom).toBe("no-reply@switchboard.test")
@@ -124,7 +142,13 @@ describe("SMTP Mailer, plain SMTP with AUTH", () => {
     expect(kept).toEqual([])
     expect(smtp.received.length).toBe(before)
     expect(logs).toHaveLength(1)
-    expectNoCredentials(error.message, String(error), JSON.stringify(error), Cause.pretty(Exit.isFailure(exit) ? exit.cause : Cause.empty), ...logs)
+    expectNoCredentials(
+      error.message,
+      String(error),
+      JSON.stringify(error),
+      Cause.pretty(Exit.isFailure(exit) ? exit.cause : Cause.empty),
+      ...logs
+    )
     for (const text of [error.message, ...logs]) expect(text).not.toContain("wrong-password-xyz")
   })
 
@@ -142,7 +166,9 @@ describe("SMTP Mailer, plain SMTP with AUTH", () => {
       sendMail(WS, { to: "refused@acme.example", subject: "s", text: "t" }).pipe(
         Effect.as("sent"),
         Effect.catchTag("MailError", () => Effect.succeed("logged and went on")),
-        Effect.provide(Smtp.layer({ url: secret(plainUrl(smtp.port)), from: FROM }).pipe(Layer.provide(MemoryStores.layer))),
+        Effect.provide(
+          Smtp.layer({ url: secret(plainUrl(smtp.port)), from: FROM }).pipe(Layer.provide(MemoryStores.layer))
+        ),
         Effect.scoped
       )
     )
@@ -192,7 +218,9 @@ describe("SMTP Mailer, no server", () => {
     ["another scheme", `https://${USER}:${encodeURIComponent(PASS)}@mail.example.com`],
     ["no host", `smtp://${USER}:${encodeURIComponent(PASS)}@`]
   ])("SMTP_URL that is %s fails the layer with a MailError that shows no credentials", async (_, url) => {
-    const exit = await Effect.runPromiseExit(Effect.scoped(Layer.build(Smtp.layer({ url: secret(url), from: FROM }).pipe(Layer.provide(MemoryStores.layer)))))
+    const exit = await Effect.runPromiseExit(
+      Effect.scoped(Layer.build(Smtp.layer({ url: secret(url), from: FROM }).pipe(Layer.provide(MemoryStores.layer))))
+    )
     const error = failure(exit)
     expect(error.message).toMatch(/^SMTP_URL /)
     expectNoCredentials(error.message)
@@ -211,7 +239,7 @@ describe("server wiring (apps/server: SMTP_URL, MAIL_FROM)", () => {
   const sendWith = async (env: Record<string, string>) => {
     const mailer = MailerLive(await configOf(env)).pipe(Layer.provideMerge(MemoryStores.layer))
     return Effect.runPromise(
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         yield* sendMail(WS, { to: "owner@acme.example", subject: "Wired", text: "t" })
         return yield* (yield* MailOutbox).list(WS)
       }).pipe(Effect.provide(mailer), Effect.scoped)

@@ -6,30 +6,42 @@
 import { assert, layer, type Vitest } from "@effect/vitest"
 import { Deferred, Duration, Effect, Either, Fiber, Layer, Option } from "effect"
 import type { Principal } from "../../core/auth/principal.ts"
-import type { LedgerStore } from "../../core/billing/store.ts"
-import type { MailOutbox } from "../../core/mail/store.ts"
 import { allScopes } from "../../core/auth/scopes.ts"
+import type { LedgerStore } from "../../core/billing/store.ts"
 import { Contact } from "../../core/contacts/model.ts"
 import { searchTerms } from "../../core/contacts/rules.ts"
 import * as Contacts from "../../core/contacts/service.ts"
 import { ContactStore } from "../../core/contacts/store.ts"
-import type { DomainError } from "../../core/kernel/errors.ts"
-import { event } from "../../core/events/catalog.ts"
 import { ConversationStore } from "../../core/conversations/store.ts"
+import { event } from "../../core/events/catalog.ts"
 import { EventOutbox } from "../../core/events/outbox.ts"
 import { OutboxSignal } from "../../core/events/signal.ts"
-import { type NumberRecord, NumberStore, type WorkspaceNumber } from "../../core/numbers/model.ts"
+import type { DomainError } from "../../core/kernel/errors.ts"
 import type { CursorCodec } from "../../core/kernel/pagination.ts"
 import type { E164 } from "../../core/kernel/phone.ts"
 import { Transactor } from "../../core/kernel/transactor.ts"
+import type { MailOutbox } from "../../core/mail/store.ts"
+import { type NumberRecord, NumberStore, type WorkspaceNumber } from "../../core/numbers/model.ts"
+import { WebhookStore } from "../../core/webhooks/store.ts"
 import { defaultBilling, type Workspace } from "../../core/workspaces/model.ts"
 import * as Workspaces from "../../core/workspaces/service.ts"
 import { type ApiKeyRecord, ApiKeyStore, WorkspaceStore } from "../../core/workspaces/store.ts"
-import { WebhookStore } from "../../core/webhooks/store.ts"
 import { endpointRecord } from "../support/webhooks.ts"
 
 /** What an adapter must provide. */
-export type StorePorts = WorkspaceStore | ApiKeyStore | NumberStore | ContactStore | ConversationStore | EventOutbox | LedgerStore | MailOutbox | OutboxSignal | Transactor | CursorCodec | WebhookStore
+export type StorePorts =
+  | WorkspaceStore
+  | ApiKeyStore
+  | NumberStore
+  | ContactStore
+  | ConversationStore
+  | EventOutbox
+  | LedgerStore
+  | MailOutbox
+  | OutboxSignal
+  | Transactor
+  | CursorCodec
+  | WebhookStore
 
 class Boom {
   readonly _tag = "Boom"
@@ -42,7 +54,7 @@ export const ts = (seconds: number) => new Date(Date.UTC(2024, 0, 1) + seconds *
 
 const workspace = (name = "W"): Workspace => ({ id: uuid(), name, billing: defaultBilling, createdAt: ts(0) })
 
-const newWorkspace = Effect.gen(function* () {
+const newWorkspace = Effect.gen(function*() {
   const w = workspace()
   yield* (yield* WorkspaceStore).insert(w)
   return w.id
@@ -71,18 +83,24 @@ const insertAll = (contacts: ReadonlyArray<Contact>) =>
 const label = (c: Contact) => c.firstName ?? c.lastName ?? c.company ?? c.id
 
 const search = (workspaceId: string, q: string) =>
-  Effect.flatMap(ContactStore, (store) => store.list({ workspaceId, terms: searchTerms(q), limit: 100, after: null })).pipe(
-    Effect.map((rows) => rows.map(label))
-  )
+  Effect.flatMap(ContactStore, (store) => store.list({ workspaceId, terms: searchTerms(q), limit: 100, after: null }))
+    .pipe(
+      Effect.map((rows) => rows.map(label))
+    )
 
 /** Follows the keyset through every page of `limit`. */
 const pageThrough = (workspaceId: string, limit: number, q?: string) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const store = yield* ContactStore
     const seen: Array<Contact> = []
     let after: { createdAt: string; id: string } | null = null
     for (let i = 0; i < 100; i++) {
-      const rows: ReadonlyArray<Contact> = yield* store.list({ workspaceId, terms: q === undefined ? null : searchTerms(q), limit, after })
+      const rows: ReadonlyArray<Contact> = yield* store.list({
+        workspaceId,
+        terms: q === undefined ? null : searchTerms(q),
+        limit,
+        after
+      })
       assert.isAtMost(rows.length, limit)
       seen.push(...rows)
       const last = rows[rows.length - 1]
@@ -96,7 +114,7 @@ const newestFirst = (a: Contact, b: Contact) =>
   a.createdAt === b.createdAt ? (a.id < b.id ? 1 : -1) : a.createdAt < b.createdAt ? 1 : -1
 
 const failsWith = <R>(tag: DomainError["_tag"], self: Effect.Effect<unknown, DomainError, R>) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const result = yield* Effect.either(self)
     if (Either.isRight(result)) return assert.fail(`expected ${tag}, got success`)
     assert.strictEqual(result.left._tag, tag, result.left.message)
@@ -117,7 +135,7 @@ export const storesContract = <R = never>(
   layer(adapter, { excludeTestServices: true, timeout: options.timeout ?? "60 seconds" })(name, (it) => {
     // ---------------------------------------------------------------- WorkspaceStore
     it.effect("WorkspaceStore: insert, get, update and count", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const store = yield* WorkspaceStore
         const before = yield* store.count
         const w: Workspace = {
@@ -137,7 +155,7 @@ export const storesContract = <R = never>(
       }))
 
     it.effect("WorkspaceStore: list gives every workspace, oldest first", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const store = yield* WorkspaceStore
         // Far in the future: after every workspace other tests (or earlier runs) left in the store.
         const later = { ...workspace("later"), createdAt: "2999-01-01T00:00:02.123Z" }
@@ -151,7 +169,7 @@ export const storesContract = <R = never>(
 
     // ---------------------------------------------------------------- ApiKeyStore
     it.effect("ApiKeyStore: findByHash finds the inserted record, and only it", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const keys = yield* ApiKeyStore
         const ws = yield* newWorkspace
         const record: ApiKeyRecord = {
@@ -164,7 +182,14 @@ export const storesContract = <R = never>(
           createdAt: ts(1),
           revokedAt: null
         }
-        const other: ApiKeyRecord = { ...record, id: uuid(), kind: "test", scopes: [...allScopes], name: null, hash: record.hash.split("").reverse().join("") }
+        const other: ApiKeyRecord = {
+          ...record,
+          id: uuid(),
+          kind: "test",
+          scopes: [...allScopes],
+          name: null,
+          hash: record.hash.split("").reverse().join("")
+        }
         yield* keys.insert(record)
         yield* keys.insert(other)
         assert.deepStrictEqual(yield* keys.findByHash(record.hash), Option.some(record))
@@ -173,7 +198,7 @@ export const storesContract = <R = never>(
       }))
 
     it.effect("ApiKeyStore: revoke returns the key, is idempotent and keeps the first time", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const keys = yield* ApiKeyStore
         const ws = yield* newWorkspace
         const record: ApiKeyRecord = {
@@ -194,7 +219,7 @@ export const storesContract = <R = never>(
       }))
 
     it.effect("ApiKeyStore: get and list per workspace, revoked keys included, oldest first", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const keys = yield* ApiKeyStore
         const [a, b] = [yield* newWorkspace, yield* newWorkspace]
         const key = (workspaceId: string, at: number): ApiKeyRecord => ({
@@ -219,11 +244,18 @@ export const storesContract = <R = never>(
 
     // ---------------------------------------------------------------- NumberStore
     it.effect("NumberStore: insert and list per workspace, every field kept", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const numbers = yield* NumberStore
         const [a, b] = [yield* newWorkspace, yield* newWorkspace]
         const n1 = number(freshE164())
-        const n2 = number(freshE164(), { type: "toll_free", voiceMode: "forward", forwardTo: "+14155550000", agentId: uuid(), assignedUserId: "user-7", status: "suspended" })
+        const n2 = number(freshE164(), {
+          type: "toll_free",
+          voiceMode: "forward",
+          forwardTo: "+14155550000",
+          agentId: uuid(),
+          assignedUserId: "user-7",
+          status: "suspended"
+        })
         const n3 = number(freshE164())
         yield* numbers.insert(a, n1, uuid())
         yield* numbers.insert(a, n2, uuid())
@@ -235,10 +267,13 @@ export const storesContract = <R = never>(
       }))
 
     it.effect("NumberStore: remove takes one of the workspace's numbers, and only its own", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const numbers = yield* NumberStore
         const [a, b] = [yield* newWorkspace, yield* newWorkspace]
-        const [kept, removed] = [number(freshE164()), number(freshE164(), { voiceMode: "forward", forwardTo: "+14155550000" })]
+        const [kept, removed] = [
+          number(freshE164()),
+          number(freshE164(), { voiceMode: "forward", forwardTo: "+14155550000" })
+        ]
         yield* numbers.insert(a, kept, uuid())
         yield* numbers.insert(a, removed, uuid())
         assert.isTrue(Option.isNone(yield* numbers.remove(b, removed.e164)))
@@ -251,7 +286,7 @@ export const storesContract = <R = never>(
       }))
 
     it.effect("NumberStore: listActive gives the workspace's active numbers with their inboxes", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const numbers = yield* NumberStore
         const [a, b] = [yield* newWorkspace, yield* newWorkspace]
         const active = [number(freshE164()), number(freshE164(), { type: "toll_free" })]
@@ -260,26 +295,30 @@ export const storesContract = <R = never>(
         yield* numbers.insert(a, number(freshE164(), { status: "suspended" }), uuid())
         yield* numbers.insert(a, active[1]!, inboxes[1]!)
         yield* numbers.insert(b, number(freshE164()), uuid())
-        const byE164 = (ns: ReadonlyArray<NumberRecord>) => [...ns].sort((x, y) => (x.number.e164 < y.number.e164 ? -1 : 1))
+        const byE164 = (ns: ReadonlyArray<NumberRecord>) =>
+          [...ns].sort((x, y) => (x.number.e164 < y.number.e164 ? -1 : 1))
         const expected = active.map((n, i) => ({ workspaceId: a, inboxId: inboxes[i]!, number: n }))
         assert.deepStrictEqual(byE164(yield* numbers.listActive(a)), byE164(expected))
         assert.deepStrictEqual(yield* numbers.listActive(yield* newWorkspace), [])
       }))
 
     it.effect("NumberStore: a number already held, by any workspace, fails with taken", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const numbers = yield* NumberStore
         const [a, b] = [yield* newWorkspace, yield* newWorkspace]
         const n = number(freshE164())
         yield* numbers.insert(a, n, uuid())
-        assert.deepStrictEqual(yield* Effect.either(numbers.insert(b, { ...n, type: "toll_free" }, uuid())), Either.left("taken" as const))
+        assert.deepStrictEqual(
+          yield* Effect.either(numbers.insert(b, { ...n, type: "toll_free" }, uuid())),
+          Either.left("taken" as const)
+        )
         assert.deepStrictEqual(yield* Effect.either(numbers.insert(a, n, uuid())), Either.left("taken" as const))
         assert.deepStrictEqual(yield* numbers.list(a), [n])
         assert.deepStrictEqual(yield* numbers.list(b), [])
       }))
 
     it.effect("NumberStore: of two racing claims on one number exactly one wins", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const numbers = yield* NumberStore
         const [a, b] = [yield* newWorkspace, yield* newWorkspace]
         const n = number(freshE164())
@@ -294,7 +333,7 @@ export const storesContract = <R = never>(
       }))
 
     it.effect("NumberStore: taken names the numbers any workspace holds, whatever their status", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const numbers = yield* NumberStore
         const [a, b] = [yield* newWorkspace, yield* newWorkspace]
         const [held, suspended, otherWorkspace, free] = [freshE164(), freshE164(), freshE164(), freshE164()]
@@ -309,7 +348,7 @@ export const storesContract = <R = never>(
 
     // ---------------------------------------------------------------- ContactStore
     it.effect("ContactStore: insert and get round-trip every field", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const store = yield* ContactStore
         const ws = uuid()
         const c = contact(ws, {
@@ -334,10 +373,17 @@ export const storesContract = <R = never>(
       }))
 
     it.effect("ContactStore: update replaces the record; remove deletes it once", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const store = yield* ContactStore
         const ws = uuid()
-        const c = contact(ws, { firstName: "Ada", phones: [{ value: "+14155550100" }], tags: ["x"], properties: { a: "1" }, createdAt: ts(1), updatedAt: ts(1) })
+        const c = contact(ws, {
+          firstName: "Ada",
+          phones: [{ value: "+14155550100" }],
+          tags: ["x"],
+          properties: { a: "1" },
+          createdAt: ts(1),
+          updatedAt: ts(1)
+        })
         yield* store.insert(c)
         const next: Contact = {
           ...c,
@@ -365,7 +411,7 @@ export const storesContract = <R = never>(
       }))
 
     it.effect("ContactStore: no method reaches another workspace's contact", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const store = yield* ContactStore
         const [mine, theirs] = [uuid(), uuid()]
         const c = contact(mine, { firstName: "Ada", phones: [{ value: "+14155550123" }], createdAt: ts(1) })
@@ -383,15 +429,24 @@ export const storesContract = <R = never>(
       }))
 
     it.effect("ContactStore: findByPhones matches any listed number exactly, oldest first", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const store = yield* ContactStore
         const ws = uuid()
-        const x = contact(ws, { firstName: "X", phones: [{ value: "+14155550100" }, { value: "+14155550101", label: "work" }], createdAt: ts(2) })
+        const x = contact(ws, {
+          firstName: "X",
+          phones: [{ value: "+14155550100" }, { value: "+14155550101", label: "work" }],
+          createdAt: ts(2)
+        })
         const y = contact(ws, { firstName: "Y", phones: [{ value: "+14155550102" }], createdAt: ts(3) })
-        const z = contact(ws, { firstName: "Z", phones: [{ value: "+14155550101", label: "mobile" }], createdAt: ts(1) })
+        const z = contact(ws, {
+          firstName: "Z",
+          phones: [{ value: "+14155550101", label: "mobile" }],
+          createdAt: ts(1)
+        })
         const none = contact(ws, { firstName: "N", emails: [{ value: "+14155550100@example.com" }], createdAt: ts(0) })
         yield* insertAll([x, y, z, none])
-        const names = (phones: ReadonlyArray<string>) => store.findByPhones(ws, phones).pipe(Effect.map((cs) => cs.map(label)))
+        const names = (phones: ReadonlyArray<string>) =>
+          store.findByPhones(ws, phones).pipe(Effect.map((cs) => cs.map(label)))
         assert.deepStrictEqual(yield* names(["+14155550101"]), ["Z", "X"])
         assert.deepStrictEqual(yield* names(["+14155550102", "+14155550100"]), ["X", "Y"])
         assert.deepStrictEqual(yield* names(["+14155550100", "+14155550101"]), ["Z", "X"])
@@ -402,7 +457,7 @@ export const storesContract = <R = never>(
       }))
 
     it.effect("ContactStore: list is newest first, ties broken by id, and the keyset pages without gaps", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const ws = uuid()
         const contacts = [
           ...[1, 2, 3, 4, 5, 6].map((i) => contact(ws, { firstName: `c${i}`, createdAt: ts(i) })),
@@ -416,21 +471,37 @@ export const storesContract = <R = never>(
         assert.deepStrictEqual(all.map((c) => c.id), expected.map((c) => c.id))
         assert.deepStrictEqual(all.slice(0, 2).map(label), ["c6", "c5"])
         for (const limit of [1, 2, 3, 4, 9, 10]) {
-          assert.deepStrictEqual((yield* pageThrough(ws, limit)).map((c) => c.id), expected.map((c) => c.id), `limit ${limit}`)
+          assert.deepStrictEqual(
+            (yield* pageThrough(ws, limit)).map((c) => c.id),
+            expected.map((c) => c.id),
+            `limit ${limit}`
+          )
         }
         // `after` excludes the position itself and everything newer
         const pivot = expected[4]!
-        const rest = yield* store.list({ workspaceId: ws, terms: null, limit: 100, after: { createdAt: pivot.createdAt, id: pivot.id } })
+        const rest = yield* store.list({
+          workspaceId: ws,
+          terms: null,
+          limit: 100,
+          after: { createdAt: pivot.createdAt, id: pivot.id }
+        })
         assert.deepStrictEqual(rest.map((c) => c.id), expected.slice(5).map((c) => c.id))
       }))
 
     it.effect("ContactStore: search is a case-insensitive substring over names, company and emails only", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const ws = uuid()
         yield* insertAll([
           contact(ws, { firstName: "Ada", lastName: "Lovelace", createdAt: ts(1) }),
           contact(ws, { company: "Babbage & Co", emails: [{ value: "charles@Engines.example" }], createdAt: ts(2) }),
-          contact(ws, { firstName: "Grace", notes: ["lovelace fan"], tags: ["ada"], properties: { ada: "ada" }, source: "ada", createdAt: ts(3) }),
+          contact(ws, {
+            firstName: "Grace",
+            notes: ["lovelace fan"],
+            tags: ["ada"],
+            properties: { ada: "ada" },
+            source: "ada",
+            createdAt: ts(3)
+          }),
           contact(ws, { company: "ÉCOLE Normale", createdAt: ts(4) })
         ])
         assert.deepStrictEqual(yield* search(ws, "ada"), ["Ada"])
@@ -445,10 +516,14 @@ export const storesContract = <R = never>(
       }))
 
     it.effect("ContactStore: a phone-shaped q matches a digit substring of any one phone", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const ws = uuid()
         yield* insertAll([
-          contact(ws, { firstName: "Phone", phones: [{ value: "+14155550100" }, { value: "+442079460958" }], createdAt: ts(1) }),
+          contact(ws, {
+            firstName: "Phone",
+            phones: [{ value: "+14155550100" }, { value: "+442079460958" }],
+            createdAt: ts(1)
+          }),
           contact(ws, { firstName: "Order 100", createdAt: ts(2) }),
           contact(ws, { firstName: "Other", phones: [{ value: "+12125550199" }], createdAt: ts(3) })
         ])
@@ -464,7 +539,7 @@ export const storesContract = <R = never>(
       }))
 
     it.effect("ContactStore: LIKE metacharacters % _ and \\ in q match literally", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const ws = uuid()
         yield* insertAll([
           contact(ws, { firstName: "100% real", createdAt: ts(1) }),
@@ -487,7 +562,7 @@ export const storesContract = <R = never>(
       }))
 
     it.effect("ContactStore: search and keyset paging combine", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const ws = uuid()
         const hits = [1, 2, 3, 4, 5].map((i) => contact(ws, { firstName: `match ${i}`, createdAt: ts(i * 2) }))
         const misses = [1, 2, 3, 4].map((i) => contact(ws, { firstName: `other ${i}`, createdAt: ts(i * 2 + 1) }))
@@ -498,7 +573,7 @@ export const storesContract = <R = never>(
 
     // ---------------------------------------------------------------- EventOutbox
     it.effect("EventOutbox: appended events list in order, per workspace", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const outbox = yield* EventOutbox
         const [ws, other] = [uuid(), uuid()]
         const [c1, c2, c3] = [uuid(), uuid(), uuid()]
@@ -514,7 +589,11 @@ export const storesContract = <R = never>(
           listed.map((e) => ({ workspaceId: e.workspaceId, type: e.type, data: e.data })),
           [
             { workspaceId: ws, type: "contact.updated", data: { contactId: c1, change: "created" } },
-            { workspaceId: ws, type: "contact.updated", data: { contactId: c1, change: "updated", fields: ["firstName", "tags"] } },
+            {
+              workspaceId: ws,
+              type: "contact.updated",
+              data: { contactId: c1, change: "updated", fields: ["firstName", "tags"] }
+            },
             { workspaceId: ws, type: "contact.deleted", data: { contactId: c2 } }
           ]
         )
@@ -529,7 +608,7 @@ export const storesContract = <R = never>(
 
     // ---------------------------------------------------------------- Transactor
     it.effect("Transactor: a failure rolls back the store writes and the outbox append together", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const tx = yield* Transactor
         const store = yield* ContactStore
         const outbox = yield* EventOutbox
@@ -539,7 +618,7 @@ export const storesContract = <R = never>(
         yield* store.insert(kept)
         const result = yield* Effect.either(
           tx.withTransaction(
-            Effect.gen(function* () {
+            Effect.gen(function*() {
               yield* store.insert(doomed)
               yield* store.update({ ...kept, firstName: "Changed" })
               yield* outbox.append(ws, [event("contact.updated", { contactId: doomed.id, change: "created" })])
@@ -556,7 +635,7 @@ export const storesContract = <R = never>(
       }))
 
     it.effect("Transactor: a defect rolls back too", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const tx = yield* Transactor
         const store = yield* ContactStore
         const outbox = yield* EventOutbox
@@ -564,7 +643,7 @@ export const storesContract = <R = never>(
         const c = contact(ws, { firstName: "Doomed" })
         const exit = yield* Effect.exit(
           tx.withTransaction(
-            Effect.gen(function* () {
+            Effect.gen(function*() {
               yield* store.insert(c)
               yield* outbox.append(ws, [event("contact.deleted", { contactId: c.id })])
               return yield* Effect.die("boom")
@@ -577,14 +656,14 @@ export const storesContract = <R = never>(
       }))
 
     it.effect("Transactor: success commits the store writes and the outbox append", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const tx = yield* Transactor
         const store = yield* ContactStore
         const outbox = yield* EventOutbox
         const ws = uuid()
         const c = contact(ws, { firstName: "Committed" })
         const value = yield* tx.withTransaction(
-          Effect.gen(function* () {
+          Effect.gen(function*() {
             yield* store.insert(c)
             yield* outbox.append(ws, [event("contact.updated", { contactId: c.id, change: "created" })])
             return 42
@@ -596,7 +675,7 @@ export const storesContract = <R = never>(
       }))
 
     it.effect("Transactor.lock: a transaction taking a held key waits for the holder to end, then sees its writes", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const tx = yield* Transactor
         const store = yield* ContactStore
         const ws = uuid()
@@ -607,7 +686,7 @@ export const storesContract = <R = never>(
         const steps: Array<string> = []
         const first = yield* Effect.fork(
           tx.withTransaction(
-            Effect.gen(function* () {
+            Effect.gen(function*() {
               yield* tx.lock(key)
               yield* store.insert(contact(ws, { firstName: "First", phones: [{ value: phone }] }))
               yield* Deferred.succeed(holding, undefined)
@@ -619,7 +698,7 @@ export const storesContract = <R = never>(
         yield* Deferred.await(holding)
         const second = yield* Effect.fork(
           tx.withTransaction(
-            Effect.gen(function* () {
+            Effect.gen(function*() {
               yield* tx.lock(key)
               const seen = yield* store.findByPhones(ws, [phone])
               steps.push(`second sees ${seen.map((c) => c.firstName).join(",")}`)
@@ -635,7 +714,7 @@ export const storesContract = <R = never>(
       }))
 
     it.effect("Transactor.withTransaction(self, key): holds the key from the start, the same key lock() takes; nested too", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const tx = yield* Transactor
         const store = yield* ContactStore
         const ws = uuid()
@@ -647,7 +726,7 @@ export const storesContract = <R = never>(
         const steps: Array<string> = []
         const first = yield* Effect.fork(
           tx.withTransaction(
-            Effect.gen(function* () {
+            Effect.gen(function*() {
               yield* store.insert(contact(ws, { firstName: "First", phones: [{ value: phone }] }))
               yield* Deferred.succeed(holding, undefined)
               yield* Deferred.await(release)
@@ -657,7 +736,11 @@ export const storesContract = <R = never>(
           )
         )
         yield* Deferred.await(holding)
-        const seen = (who: string) => Effect.map(store.findByPhones(ws, [phone]), (cs) => void steps.push(`${who} sees ${cs.map((c) => c.firstName).join(",")}`))
+        const seen = (who: string) =>
+          Effect.map(
+            store.findByPhones(ws, [phone]),
+            (cs) => void steps.push(`${who} sees ${cs.map((c) => c.firstName).join(",")}`)
+          )
         const second = yield* Effect.fork(tx.withTransaction(Effect.zipRight(tx.lock(key), seen("second"))))
         // nested: the savepoint takes the key
         const third = yield* Effect.fork(tx.withTransaction(tx.withTransaction(seen("third"), key)))
@@ -670,7 +753,12 @@ export const storesContract = <R = never>(
         assert.deepStrictEqual(steps.slice(0, 1), ["first commits"])
         assert.sameMembers(steps.slice(1), ["second sees First", "third sees First"])
         // a failure rolls back and releases the key
-        const failed = yield* Effect.exit(tx.withTransaction(Effect.zipRight(store.insert(contact(ws, { firstName: "Gone" })), Effect.fail("no" as const)), key))
+        const failed = yield* Effect.exit(
+          tx.withTransaction(
+            Effect.zipRight(store.insert(contact(ws, { firstName: "Gone" })), Effect.fail("no" as const)),
+            key
+          )
+        )
         assert.isTrue(failed._tag === "Failure")
         yield* tx.withTransaction(seen("fourth"), key)
         assert.strictEqual(steps[3], "fourth sees First")
@@ -681,14 +769,14 @@ export const storesContract = <R = never>(
     const woken = (within: Duration.DurationInput) =>
       Effect.flatMap(OutboxSignal, (signal) => Effect.map(Effect.timeoutOption(signal.wait, within), Option.isSome))
     /** A workspace with an enabled webhook endpoint: its events wait for the worker (with none they are stored dispatched). */
-    const listeningWorkspace = Effect.gen(function* () {
+    const listeningWorkspace = Effect.gen(function*() {
       const ws = uuid()
       yield* (yield* WebhookStore).insertEndpoint(endpointRecord(ws))
       return ws
     })
 
     it.effect("OutboxSignal: the outermost commit that appended events wakes the worker, which then sees them", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const tx = yield* Transactor
         const outbox = yield* EventOutbox
         const signal = yield* OutboxSignal
@@ -696,9 +784,11 @@ export const storesContract = <R = never>(
         const ws = yield* listeningWorkspace
         // The waiter reads the outbox the moment it wakes, as the worker's fan-out does.
         let woke = false
-        const waiter = yield* Effect.fork(signal.wait.pipe(Effect.tap(() => (woke = true)), Effect.zipRight(outbox.list(ws))))
+        const waiter = yield* Effect.fork(
+          signal.wait.pipe(Effect.tap(() => (woke = true)), Effect.zipRight(outbox.list(ws)))
+        )
         yield* tx.withTransaction(
-          Effect.gen(function* () {
+          Effect.gen(function*() {
             yield* outbox.append(ws, [event("contact.updated", { contactId: uuid(), change: "created" })])
             yield* tx.withTransaction(outbox.append(ws, [event("contact.deleted", { contactId: uuid() })]))
             yield* Effect.sleep("50 millis")
@@ -709,14 +799,19 @@ export const storesContract = <R = never>(
       }))
 
     it.effect("OutboxSignal: a rollback, or a commit without events, wakes no one; an append outside a transaction wakes at once", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const tx = yield* Transactor
         const outbox = yield* EventOutbox
         const store = yield* ContactStore
         const ws = yield* listeningWorkspace
         yield* woken("10 millis")
         const failed = yield* Effect.exit(
-          tx.withTransaction(Effect.zipRight(outbox.append(ws, [event("contact.deleted", { contactId: uuid() })]), Effect.fail(new Boom())))
+          tx.withTransaction(
+            Effect.zipRight(
+              outbox.append(ws, [event("contact.deleted", { contactId: uuid() })]),
+              Effect.fail(new Boom())
+            )
+          )
         )
         assert.strictEqual(failed._tag, "Failure")
         assert.isFalse(yield* woken("50 millis"), "rolled back")
@@ -727,15 +822,23 @@ export const storesContract = <R = never>(
         yield* outbox.append(ws, [event("contact.deleted", { contactId: uuid() })])
         assert.isTrue(yield* woken("1 second"), "a lone append commits by itself")
         yield* tx.withTransaction(outbox.append(uuid(), [event("contact.deleted", { contactId: uuid() })]))
-        assert.isFalse(yield* woken("50 millis"), "events of a workspace without an enabled endpoint: nobody waits for them")
+        assert.isFalse(
+          yield* woken("50 millis"),
+          "events of a workspace without an enabled endpoint: nobody waits for them"
+        )
       }))
 
     // ---------------------------------------------------------------- services end to end
     it.layer(Layer.mergeAll(Contacts.layer, Workspaces.layer))("services end to end", (it) => {
-      const principal = (workspaceId: string): Principal => ({ workspaceId, keyId: uuid(), kind: "test", scopes: new Set(allScopes) })
+      const principal = (workspaceId: string): Principal => ({
+        workspaceId,
+        keyId: uuid(),
+        kind: "test",
+        scopes: new Set(allScopes)
+      })
 
       it.effect("Contacts: create, search, page 7 by 3, update, delete; events in order", () =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const svc = yield* Contacts.Contacts
           const outbox = yield* EventOutbox
           const p = principal(uuid())
@@ -743,11 +846,16 @@ export const storesContract = <R = never>(
           for (let i = 1; i <= 7; i++) {
             // distinct creation instants, so newest-first is creation order reversed
             yield* Effect.sleep(Duration.millis(3))
-            const c = yield* svc.create(p, { firstName: `Person ${i}`, phone: `+1415555020${i}`, email: `p${i}@example.com` })
+            const c = yield* svc.create(p, {
+              firstName: `Person ${i}`,
+              phone: `+1415555020${i}`,
+              email: `p${i}@example.com`
+            })
             created.push(c.id)
             assert.deepStrictEqual(yield* svc.get(p, c.id), c)
           }
-          const names = (page: { items: ReadonlyArray<{ firstName: string | null }> }) => page.items.map((c) => c.firstName)
+          const names = (page: { items: ReadonlyArray<{ firstName: string | null }> }) =>
+            page.items.map((c) => c.firstName)
           assert.deepStrictEqual(names(yield* svc.list(p, { q: "PERSON 3" })), ["Person 3"])
           assert.deepStrictEqual(names(yield* svc.list(p, { q: "555-0205" })), ["Person 5"])
           assert.deepStrictEqual(names(yield* svc.list(p, { q: "p6@" })), ["Person 6"])
@@ -759,7 +867,9 @@ export const storesContract = <R = never>(
             pages.push(names(page))
             cursor = page.nextCursor ?? undefined
           } while (cursor !== undefined)
-          assert.deepStrictEqual(pages, [["Person 7", "Person 6", "Person 5"], ["Person 4", "Person 3", "Person 2"], ["Person 1"]])
+          assert.deepStrictEqual(pages, [["Person 7", "Person 6", "Person 5"], ["Person 4", "Person 3", "Person 2"], [
+            "Person 1"
+          ]])
 
           const first = yield* svc.list(p, { limit: 3 })
           yield* failsWith("InvalidArgument", svc.list(p, { q: "person", limit: 3, cursor: first.nextCursor! }))
@@ -789,7 +899,7 @@ export const storesContract = <R = never>(
         }))
 
       it.effect("Contacts: a placeholder is adopted by a create with its phone", () =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const svc = yield* Contacts.Contacts
           const outbox = yield* EventOutbox
           const p = principal(uuid())
@@ -800,11 +910,14 @@ export const storesContract = <R = never>(
           assert.strictEqual(adopted.id, placeholder.id)
           assert.strictEqual(adopted.source, "manual")
           assert.deepStrictEqual(yield* svc.get(p, adopted.id), adopted)
-          assert.deepStrictEqual((yield* outbox.list(p.workspaceId)).map((e) => e.data), [{ contactId: adopted.id, change: "created" }])
+          assert.deepStrictEqual((yield* outbox.list(p.workspaceId)).map((e) => e.data), [{
+            contactId: adopted.id,
+            change: "created"
+          }])
         }))
 
       it.effect("Contacts: a create adopting a placeholder and a PATCH of that placeholder, at once, both land", () =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const svc = yield* Contacts.Contacts
           const p = principal(uuid())
           // One race rarely lands in the window, so run several.
@@ -812,17 +925,24 @@ export const storesContract = <R = never>(
             const phone = freshE164() as E164
             const placeholder = yield* svc.findOrCreatePlaceholder(p.workspaceId, phone)
             const [created] = yield* Effect.all(
-              [svc.create(p, { firstName: "Ada", phone }), svc.update(p, placeholder.id, { notes: [`round ${round}`] })],
+              [
+                svc.create(p, { firstName: "Ada", phone }),
+                svc.update(p, placeholder.id, { notes: [`round ${round}`] })
+              ],
               { concurrency: "unbounded" }
             )
             assert.strictEqual(created.id, placeholder.id, "adopted")
             const final = yield* svc.get(p, placeholder.id)
-            assert.deepStrictEqual([final.firstName, final.notes, final.source], ["Ada", [`round ${round}`], "manual"], `round ${round}`)
+            assert.deepStrictEqual(
+              [final.firstName, final.notes, final.source],
+              ["Ada", [`round ${round}`], "manual"],
+              `round ${round}`
+            )
           }
         }))
 
       it.effect("Contacts: PATCHes of different fields of one contact, at once, all land", () =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const svc = yield* Contacts.Contacts
           const p = principal(uuid())
           // One race rarely lands in the window, so run several.
@@ -847,7 +967,7 @@ export const storesContract = <R = never>(
         }))
 
       it.effect("Contacts: a failed update leaves the stored contact and the outbox untouched", () =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const svc = yield* Contacts.Contacts
           const outbox = yield* EventOutbox
           const p = principal(uuid())
@@ -858,13 +978,16 @@ export const storesContract = <R = never>(
         }))
 
       it.effect("Workspaces: keys authenticate by hash, scopes survive, revoked keys do not; numbers are taken once", () =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const ws = yield* Workspaces.Workspaces
           const w = yield* ws.create({ name: "E2E", billing: { identity: "verified" } })
           assert.deepStrictEqual(yield* ws.get(w.id), w)
           const key = yield* ws.createKey(w.id, { kind: "live", scopes: ["contacts:read", "webhooks:manage"] })
           const p = yield* ws.authenticate(key.token)
-          assert.deepStrictEqual([p.workspaceId, p.keyId, p.kind, [...p.scopes]], [w.id, key.id, "live", ["contacts:read", "webhooks:manage"]])
+          assert.deepStrictEqual([p.workspaceId, p.keyId, p.kind, [...p.scopes]], [w.id, key.id, "live", [
+            "contacts:read",
+            "webhooks:manage"
+          ]])
           yield* ws.revokeKey(key.id)
           yield* failsWith("Unauthenticated", ws.authenticate(key.token))
           const e164 = freshE164()

@@ -14,16 +14,20 @@ import { sqlStores, TEST_SECRETS_KEY } from "../support/sqlStores.ts"
 import { type StorePorts, storesContract } from "./stores.contract.ts"
 
 /** SQL stores over a client: migrated first, cursor secret from the database. */
-const sqlAdapter = (client: Layer.Layer<SqlClient.SqlClient, unknown>) => SqlStores.CursorCodecLive.pipe(Layer.provideMerge(sqlStores(client)))
+const sqlAdapter = (client: Layer.Layer<SqlClient.SqlClient, unknown>) =>
+  SqlStores.CursorCodecLive.pipe(Layer.provideMerge(sqlStores(client)))
 
 /** Checks only SQL adapters have: migrations are re-runnable and the cursor secret is stable across processes. */
 const sqlExtras = (it: Vitest.MethodsNonLive<StorePorts | SqlClient.SqlClient | SqlStores.ServerSecrets, true>) => {
   it.effect("SQL: migrations are applied once; the cursor secret is made once and kept", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       assert.deepStrictEqual(yield* Migrate.run, [])
       const a = (yield* SqlStores.ServerSecrets).cursor
       // another process booting on the database opens the same secret
-      const b = Context.get(yield* Effect.scoped(Layer.build(SqlStores.Secrets.layer(TEST_SECRETS_KEY))), SqlStores.ServerSecrets).cursor
+      const b = Context.get(
+        yield* Effect.scoped(Layer.build(SqlStores.Secrets.layer(TEST_SECRETS_KEY))),
+        SqlStores.ServerSecrets
+      ).cursor
       assert.strictEqual(a.length, 32)
       assert.deepStrictEqual(a, b)
       // a cursor made by one process decodes in another sharing the database
@@ -33,7 +37,10 @@ const sqlExtras = (it: Vitest.MethodsNonLive<StorePorts | SqlClient.SqlClient | 
     }))
 }
 
-storesContract("memory stores", Layer.merge(MemoryStores.layer, layerCursorCodec(crypto.getRandomValues(new Uint8Array(32)))))
+storesContract(
+  "memory stores",
+  Layer.merge(MemoryStores.layer, layerCursorCodec(crypto.getRandomValues(new Uint8Array(32))))
+)
 
 sqlContract({
   name: (db) => `${db} stores`,

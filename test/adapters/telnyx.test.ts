@@ -3,12 +3,12 @@
  * over real HTTP and real time: send mapping, 4xx rejections, bounded retries of 429/5xx, timeouts,
  * malformed bodies; Ed25519 webhook verification and parsing.
  */
-import { assert, afterAll, beforeAll, beforeEach, describe, it } from "@effect/vitest"
+import { afterAll, assert, beforeAll, beforeEach, describe, it } from "@effect/vitest"
 import { Effect, Exit, Redacted } from "effect"
 import { createServer } from "node:http"
 import * as TelnyxCarrier from "../../adapters/carrier/telnyx.ts"
 import * as TelnyxClient from "../../adapters/carrier/telnyxClient.ts"
-import { verifyAndParse, type TelnyxWebhookError } from "../../adapters/carrier/telnyxWebhooks.ts"
+import { type TelnyxWebhookError, verifyAndParse } from "../../adapters/carrier/telnyxWebhooks.ts"
 import { Carrier, type CarrierError, type OutboundMessage } from "../../core/messaging/carrier.ts"
 import {
   createEd25519Signer,
@@ -37,7 +37,7 @@ afterAll(async () => {
 beforeEach(() => fake.reset())
 
 const send = (message: OutboundMessage, config: Partial<TelnyxClient.TelnyxConfig> = {}) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const carrier = yield* Carrier
     return yield* carrier.send(message)
   }).pipe(
@@ -52,7 +52,7 @@ const send = (message: OutboundMessage, config: Partial<TelnyxClient.TelnyxConfi
   )
 
 const sendFails = (message: OutboundMessage, config: Partial<TelnyxClient.TelnyxConfig> = {}) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const started = Date.now()
     const exit = yield* Effect.exit(send(message, config))
     const ms = Date.now() - started
@@ -66,7 +66,7 @@ const sendFails = (message: OutboundMessage, config: Partial<TelnyxClient.Telnyx
 
 describe("Telnyx carrier: send", () => {
   it.live("posts the documented body with the bearer key and maps {data} to Accepted", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const accepted = yield* send(SMS)
       assert.strictEqual(fake.requests.length, 1)
       const req = fake.requests[0]!
@@ -84,11 +84,10 @@ describe("Telnyx carrier: send", () => {
       assert.strictEqual(req.answer, 200)
       const [id] = [...fake.messages.keys()]
       assert.deepStrictEqual(accepted, { carrierMessageId: id!, status: "queued" })
-    })
-  )
+    }))
 
   it.live("sends MMS with media_urls and type MMS", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const accepted = yield* send(MMS)
       assert.deepStrictEqual(fake.requests[0]!.json, {
         from: MMS.from,
@@ -100,21 +99,19 @@ describe("Telnyx carrier: send", () => {
       })
       assert.strictEqual(accepted.status, "queued")
       assert.isTrue(fake.messages.has(accepted.carrierMessageId))
-    })
-  )
+    }))
 
   it.live("a 422 is rejected at once, with Telnyx's detail", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { error } = yield* sendFails({ ...SMS, to: "5550002222" })
       assert.strictEqual(error.reason, "rejected")
       assert.include(error.message, "The 'to' parameter must be in +E.164 format.")
       assert.include(error.message, "422")
       assert.strictEqual(fake.requests.length, 1)
-    })
-  )
+    }))
 
   it.live("a 401 (wrong key) is rejected at once", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { error } = yield* sendFails(SMS, { apiKey: Redacted.make("KEY_wrong") })
       assert.strictEqual(error.reason, "rejected")
       assert.include(error.message, "401")
@@ -122,21 +119,19 @@ describe("Telnyx carrier: send", () => {
       assert.notInclude(error.message, "KEY_wrong")
       assert.strictEqual(fake.requests.length, 1)
       assert.strictEqual(fake.requests[0]!.answer, 401)
-    })
-  )
+    }))
 
   it.live("other 4xx (a scripted 403) is rejected without retry, using the title when there is no detail", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       fake.script({ type: "error", status: 403, code: "10010", title: "Authorization failed" }, 3)
       const { error } = yield* sendFails(SMS)
       assert.strictEqual(error.reason, "rejected")
       assert.include(error.message, "Authorization failed")
       assert.strictEqual(fake.requests.length, 1)
-    })
-  )
+    }))
 
   it.live("a 429 with Retry-After is retried after the requested wait, then succeeds", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       fake.script({ type: "rateLimit", retryAfterSeconds: 1 })
       const accepted = yield* send(SMS)
       assert.strictEqual(fake.requests.length, 2)
@@ -148,22 +143,20 @@ describe("Telnyx carrier: send", () => {
       assert.isAtLeast(waited, 950)
       assert.isBelow(waited, 2_500)
       assert.strictEqual(accepted.carrierMessageId, [...fake.messages.keys()][0])
-    })
-  )
+    }))
 
   it.live("a 429 without Retry-After backs off (x-ratelimit-reset) and succeeds", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       fake.script({ type: "rateLimit", retryAfterSeconds: null })
       yield* send(SMS)
       assert.deepStrictEqual(
         fake.requests.map((r) => r.answer),
         [429, 200]
       )
-    })
-  )
+    }))
 
   it.live("503 three times is unavailable after two retries (bounded)", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       fake.script({ type: "serverError", status: 503 }, 5)
       const { error, ms } = yield* sendFails(SMS)
       assert.strictEqual(error.reason, "unavailable")
@@ -177,14 +170,16 @@ describe("Telnyx carrier: send", () => {
       assert.isAtLeast(r2! - r1!, 380)
       assert.isBelow(r2! - r1!, 1_000)
       assert.isBelow(ms, 3_000)
-    })
-  )
+    }))
 
   it("Retry-After: seconds or an HTTP date, capped; x-ratelimit-reset only on a 429", () => {
     const at = Date.parse("2026-01-01T00:00:00Z")
     const h = (init: Record<string, string>) => new Headers(init)
     assert.strictEqual(TelnyxClient.retryAfterMs(429, h({ "retry-after": "2" }), at), 2_000)
-    assert.strictEqual(TelnyxClient.retryAfterMs(503, h({ "retry-after": "3600" }), at), TelnyxClient.MAX_RETRY_AFTER_MS)
+    assert.strictEqual(
+      TelnyxClient.retryAfterMs(503, h({ "retry-after": "3600" }), at),
+      TelnyxClient.MAX_RETRY_AFTER_MS
+    )
     assert.strictEqual(TelnyxClient.retryAfterMs(503, h({ "retry-after": "Thu, 01 Jan 2026 00:00:03 GMT" }), at), 3_000)
     assert.strictEqual(TelnyxClient.retryAfterMs(429, h({ "x-ratelimit-reset": "1" }), at), 1_000)
     assert.strictEqual(TelnyxClient.retryAfterMs(503, h({ "x-ratelimit-reset": "1" }), at), null)
@@ -192,7 +187,7 @@ describe("Telnyx carrier: send", () => {
   })
 
   it.live("a 502 then success is retried", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       fake.script({ type: "serverError", status: 502 })
       const accepted = yield* send(SMS)
       assert.deepStrictEqual(
@@ -200,31 +195,28 @@ describe("Telnyx carrier: send", () => {
         [502, 200]
       )
       assert.strictEqual(accepted.status, "queued")
-    })
-  )
+    }))
 
   it.live("a 500 is unavailable at once: it may have been processed, so it is not resent", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       fake.script({ type: "serverError", status: 500 })
       const { error } = yield* sendFails(SMS)
       assert.strictEqual(error.reason, "unavailable")
       assert.deepStrictEqual(fake.requests.map((r) => r.answer), [500])
-    })
-  )
+    }))
 
   it.live("a retry that meets a 4xx stops there as rejected", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       fake.script({ type: "serverError", status: 502 })
       fake.script({ type: "error", status: 422, code: "10015", title: "Bad Request", detail: "nope" })
       const { error } = yield* sendFails(SMS)
       assert.strictEqual(error.reason, "rejected")
       assert.include(error.message, "nope")
       assert.strictEqual(fake.requests.length, 2)
-    })
-  )
+    }))
 
   it.live("a hang is unavailable within the timeout, and not retried", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       fake.script({ type: "hang" }, 3)
       const { error, ms } = yield* sendFails(SMS, { timeoutMs: 300 })
       assert.strictEqual(error.reason, "unavailable")
@@ -232,46 +224,45 @@ describe("Telnyx carrier: send", () => {
       assert.isAtLeast(ms, 290)
       assert.isBelow(ms, 1_500)
       assert.strictEqual(fake.requests.length, 1)
-    })
-  )
+    }))
 
   it.live("a malformed 200 body is unavailable with a clear message, not a defect", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       fake.script({ type: "malformed" })
       const { error } = yield* sendFails(SMS)
       assert.strictEqual(error.reason, "unavailable")
       assert.include(error.message, "malformed")
       assert.include(error.message, "not JSON")
       assert.strictEqual(fake.requests.length, 1)
-    })
-  )
+    }))
 
   it.live("a 200 JSON body without data.id is unavailable", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       fake.script({ type: "malformed", body: JSON.stringify({ data: { to: [{ status: "queued" }] } }) })
       const { error } = yield* sendFails(SMS)
       assert.strictEqual(error.reason, "unavailable")
       assert.include(error.message, "malformed")
-    })
-  )
+    }))
 
   it.live("a refused connection is unavailable", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const other = yield* Effect.promise(() => startFakeTelnyx())
       const baseUrl = other.baseUrl
       yield* Effect.promise(() => other.stop())
       const { error } = yield* sendFails(SMS, { baseUrl })
       assert.strictEqual(error.reason, "unavailable")
       assert.include(error.message, "could not be reached")
-    })
-  )
+    }))
 })
 
 // ------------------------------------------------------------------------------------ webhooks
 
 const now = () => Math.floor(Date.now() / 1000)
 
-const verify = (hook: { rawBody: string; headers: Record<string, string> }, overrides: { nowSeconds?: number; publicKey?: string } = {}) =>
+const verify = (
+  hook: { rawBody: string; headers: Record<string, string> },
+  overrides: { nowSeconds?: number; publicKey?: string } = {}
+) =>
   verifyAndParse({
     rawBody: hook.rawBody,
     signature: hook.headers["telnyx-signature-ed25519"] ?? null,
@@ -281,7 +272,7 @@ const verify = (hook: { rawBody: string; headers: Record<string, string> }, over
   })
 
 const rejects = (effect: Effect.Effect<unknown, TelnyxWebhookError>, reason: TelnyxWebhookError["reason"]) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const error = yield* Effect.flip(effect)
     assert.strictEqual(error._tag, "TelnyxWebhookError")
     assert.strictEqual(error.reason, reason, error.message)
@@ -304,11 +295,10 @@ describe("Telnyx webhooks: verifyAndParse", () => {
   it.live("the public key is base64 of 32 raw bytes", () =>
     Effect.sync(() => {
       assert.strictEqual(Buffer.from(fake.publicKey, "base64").length, 32)
-    })
-  )
+    }))
 
   it.live("a signed message.received parses to Inbound with media", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const hook = fake.signedWebhook("message.received", inbound(), { eventId: "evt-1" })
       const event = yield* verify(hook)
       assert.strictEqual(event._tag, "Inbound")
@@ -325,11 +315,10 @@ describe("Telnyx webhooks: verifyAndParse", () => {
           { url: "https://media.telnyx.example/2.bin", contentType: null }
         ]
       })
-    })
-  )
+    }))
 
   it.live("message.finalized with delivery_failed parses to Status", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const hook = fake.signedWebhook(
         "message.finalized",
         statusPayload({ id: "msg-1", status: "delivery_failed", errors: [{ code: "40008", title: "Undeliverable" }] }),
@@ -340,67 +329,71 @@ describe("Telnyx webhooks: verifyAndParse", () => {
         { _tag: event._tag, eventId: event.eventId, report: event._tag === "Status" ? event.report : null },
         { _tag: "Status", eventId: "evt-2", report: { carrierMessageId: "msg-1", status: "delivery_failed" } }
       )
-    })
-  )
+    }))
 
   it.live("message.sent parses to Status sent", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const event = yield* verify(fake.signedWebhook("message.sent", statusPayload({ id: "msg-2", status: "sent" })))
       assert.strictEqual(event._tag, "Status")
       if (event._tag === "Status") assert.deepStrictEqual(event.report, { carrierMessageId: "msg-2", status: "sent" })
-    })
-  )
+    }))
 
   it.live("an unknown event type is Ignored", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const event = yield* verify(fake.signedWebhook("call.initiated", { call_control_id: "x" }, { eventId: "evt-3" }))
       assert.deepStrictEqual(
         { _tag: event._tag, eventId: event.eventId, eventType: event._tag === "Ignored" ? event.eventType : null },
         { _tag: "Ignored", eventId: "evt-3", eventType: "call.initiated" }
       )
-    })
-  )
+    }))
 
   it.live("a flipped signature byte fails on the signature", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const hook = fake.signedWebhook("message.received", inbound())
       const sig = Buffer.from(hook.headers["telnyx-signature-ed25519"], "base64")
       sig[10] = sig[10]! ^ 0x01
-      yield* rejects(verify({ ...hook, headers: { ...hook.headers, "telnyx-signature-ed25519": sig.toString("base64") } }), "signature")
-    })
-  )
+      yield* rejects(
+        verify({ ...hook, headers: { ...hook.headers, "telnyx-signature-ed25519": sig.toString("base64") } }),
+        "signature"
+      )
+    }))
 
   it.live("a body altered after signing fails on the signature", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const hook = fake.signedWebhook("message.received", inbound())
       const rawBody = hook.rawBody.replace("Photo attached", "Photo attacked")
       assert.notStrictEqual(rawBody, hook.rawBody)
       yield* rejects(verify({ ...hook, rawBody }), "signature")
       // Re-serialising the same JSON differently also breaks it: the raw bytes are what is signed.
       yield* rejects(verify({ ...hook, rawBody: JSON.stringify(JSON.parse(hook.rawBody), null, 2) }), "signature")
-    })
-  )
+    }))
 
   it.live("a timestamp 301 s old (or ahead) fails on the timestamp; 300 s is accepted", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const t = now()
-      yield* rejects(verify(fake.signedWebhook("message.received", inbound(), { timestamp: t - 301 }), { nowSeconds: t }), "timestamp")
-      yield* rejects(verify(fake.signedWebhook("message.received", inbound(), { timestamp: t + 301 }), { nowSeconds: t }), "timestamp")
-      const ok = yield* verify(fake.signedWebhook("message.received", inbound(), { timestamp: t - 300 }), { nowSeconds: t })
+      yield* rejects(
+        verify(fake.signedWebhook("message.received", inbound(), { timestamp: t - 301 }), { nowSeconds: t }),
+        "timestamp"
+      )
+      yield* rejects(
+        verify(fake.signedWebhook("message.received", inbound(), { timestamp: t + 301 }), { nowSeconds: t }),
+        "timestamp"
+      )
+      const ok = yield* verify(fake.signedWebhook("message.received", inbound(), { timestamp: t - 300 }), {
+        nowSeconds: t
+      })
       assert.strictEqual(ok._tag, "Inbound")
-    })
-  )
+    }))
 
   it.live("a timestamp changed after signing fails on the signature", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const hook = fake.signedWebhook("message.received", inbound())
       const shifted = String(Number(hook.headers["telnyx-timestamp"]) - 5)
       yield* rejects(verify({ ...hook, headers: { ...hook.headers, "telnyx-timestamp": shifted } }), "signature")
-    })
-  )
+    }))
 
   it.live("missing or garbled headers fail with the right reason", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const hook = fake.signedWebhook("message.received", inbound())
       const { "telnyx-signature-ed25519": _sig, ...noSig } = hook.headers
       const { "telnyx-timestamp": _ts, ...noTs } = hook.headers
@@ -408,41 +401,49 @@ describe("Telnyx webhooks: verifyAndParse", () => {
       yield* rejects(verify({ rawBody: hook.rawBody, headers: noTs }), "timestamp")
       yield* rejects(verify({ rawBody: hook.rawBody, headers: {} }), "timestamp")
       yield* rejects(verify({ ...hook, headers: { ...hook.headers, "telnyx-timestamp": "yesterday" } }), "timestamp")
-      yield* rejects(verify({ ...hook, headers: { ...hook.headers, "telnyx-signature-ed25519": "not base64!" } }), "signature")
+      yield* rejects(
+        verify({ ...hook, headers: { ...hook.headers, "telnyx-signature-ed25519": "not base64!" } }),
+        "signature"
+      )
       yield* rejects(verify({ ...hook, headers: { ...hook.headers, "telnyx-signature-ed25519": "AAAA" } }), "signature")
-    })
-  )
+    }))
 
   it.live("a signature made with another key fails on the signature", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const other = createEd25519Signer()
       yield* rejects(verify(fake.signedWebhook("message.received", inbound(), { signer: other })), "signature")
       // ...and verifies against that other key.
-      const ok = yield* verify(fake.signedWebhook("message.received", inbound(), { signer: other }), { publicKey: other.publicKey })
+      const ok = yield* verify(fake.signedWebhook("message.received", inbound(), { signer: other }), {
+        publicKey: other.publicKey
+      })
       assert.strictEqual(ok._tag, "Inbound")
-    })
-  )
+    }))
 
   it.live("a public key that is not 32 bytes fails on the signature", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const hook = fake.signedWebhook("message.received", inbound())
       yield* rejects(verify(hook, { publicKey: Buffer.alloc(31).toString("base64") }), "signature")
-    })
-  )
+    }))
 
   it.live("signed but malformed JSON, or missing fields, fails as malformed", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const sign = (rawBody: string) => {
         const timestamp = String(now())
         const other = createEd25519Signer()
-        return { rawBody, headers: { "telnyx-signature-ed25519": other.sign(timestamp, rawBody), "telnyx-timestamp": timestamp }, key: other.publicKey }
+        return {
+          rawBody,
+          headers: { "telnyx-signature-ed25519": other.sign(timestamp, rawBody), "telnyx-timestamp": timestamp },
+          key: other.publicKey
+        }
       }
-      for (const rawBody of [
-        "{not json",
-        JSON.stringify({ event_type: "message.received" }),
-        JSON.stringify({ data: { id: "e", event_type: "message.received", payload: { id: "m", to: [] } } }),
-        JSON.stringify({ data: { id: "e", event_type: "message.finalized", payload: { id: "m", to: [{}] } } })
-      ]) {
+      for (
+        const rawBody of [
+          "{not json",
+          JSON.stringify({ event_type: "message.received" }),
+          JSON.stringify({ data: { id: "e", event_type: "message.received", payload: { id: "m", to: [] } } }),
+          JSON.stringify({ data: { id: "e", event_type: "message.finalized", payload: { id: "m", to: [{}] } } })
+        ]
+      ) {
         const hook = sign(rawBody)
         yield* rejects(verify(hook, { publicKey: hook.key }), "malformed")
       }
@@ -450,11 +451,10 @@ describe("Telnyx webhooks: verifyAndParse", () => {
       const { from: _from, ...noFrom } = inbound()
       const error = yield* rejects(verify(fake.signedWebhook("message.received", noFrom)), "malformed")
       assert.include(error.message, "from")
-    })
-  )
+    }))
 
   it.live("deliverWebhook POSTs a signed event that a receiver verifies", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const seen: Array<string> = []
       const receiver = createServer((req, res) => {
         let body = ""
@@ -480,13 +480,16 @@ describe("Telnyx webhooks: verifyAndParse", () => {
       const { port } = receiver.address() as { port: number }
       const url = `http://127.0.0.1:${port}/telnyx`
       const a = yield* Effect.promise(() => fake.deliverWebhook(url, "message.received", inbound()))
-      const b = yield* Effect.promise(() => fake.deliverWebhook(url, "message.finalized", statusPayload({ id: "m", status: "delivered" })))
+      const b = yield* Effect.promise(() =>
+        fake.deliverWebhook(url, "message.finalized", statusPayload({ id: "m", status: "delivered" }))
+      )
       const c = yield* Effect.promise(() =>
-        fake.deliverWebhook(url, "message.sent", statusPayload({ id: "m", status: "sent" }), { signer: createEd25519Signer() })
+        fake.deliverWebhook(url, "message.sent", statusPayload({ id: "m", status: "sent" }), {
+          signer: createEd25519Signer()
+        })
       )
       yield* Effect.promise(() => new Promise<void>((done) => receiver.close(() => done())))
       assert.deepStrictEqual([a.status, b.status, c.status], [204, 204, 401])
       assert.deepStrictEqual(seen, ["Inbound", "Status", "signature"])
-    })
-  )
+    }))
 })

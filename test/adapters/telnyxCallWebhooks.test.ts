@@ -12,8 +12,8 @@ import {
   parseCallEvent,
   verifyCallEvent
 } from "../../adapters/carrier/telnyxCallWebhooks.ts"
-import type { TelnyxWebhookInput } from "../../adapters/carrier/telnyxWebhooks.ts"
 import * as TelnyxVoice from "../../adapters/carrier/telnyxVoice.ts"
+import type { TelnyxWebhookInput } from "../../adapters/carrier/telnyxWebhooks.ts"
 import { createEd25519Signer, type SignedWebhook, useFakeTelnyx } from "../support/fakeTelnyx.ts"
 
 const OURS = "+13122010001"
@@ -30,28 +30,51 @@ const input = (hook: SignedWebhook) => ({
   nowSeconds: nowSeconds()
 })
 const event = (hook: SignedWebhook) => Effect.map(verifyCallEvent(input(hook)), Option.getOrThrow)
-const voice = () => TelnyxVoice.make({ apiKey: Redacted.make(fake().apiKey), messagingProfileId: "profile-1", baseUrl: fake().baseUrl })
+const voice = () =>
+  TelnyxVoice.make({ apiKey: Redacted.make(fake().apiKey), messagingProfileId: "profile-1", baseUrl: fake().baseUrl })
 
 /** The event a documented payload parses to. */
 const parsed = (eventType: string, payload: unknown, occurredAt = "2026-11-24T03:00:30.000Z"): CarrierCallEvent => {
-  const body = JSON.stringify({ data: { record_type: "event", id: "evt-1", event_type: eventType, occurred_at: occurredAt, payload } })
+  const body = JSON.stringify({
+    data: { record_type: "event", id: "evt-1", event_type: eventType, occurred_at: occurredAt, payload }
+  })
   return Option.getOrThrow(Either.getOrThrow(parseCallEvent(body)))
 }
 
 describe("the events of a call through the fake", () => {
   it.live("an inbound call answered by the assistant and recorded: initiated, answered, hangup, recording.saved", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const ringing = fake().voice.inboundCall({ from: CALLER, to: OURS, callerName: "JANE DOE" })
       const { assistantId } = yield* voice().upsertAssistant({ name: "Front desk", instructions: "Answer politely." })
-      yield* voice().answer(ringing.callControlId, { assistantId, clientState: '{"callId":"call_7"}', record: true })
+      yield* voice().answer(ringing.callControlId, {
+        assistantId,
+        clientState: "{\"callId\":\"call_7\"}",
+        record: true
+      })
       const hooks = fake().callWebhooks(ringing.callControlId, { cause: "normal_clearing", source: "caller" })
       const events = yield* Effect.forEach(hooks, event)
       assert.deepStrictEqual(events.map((e) => e._tag), ["Initiated", "Answered", "Hangup", "RecordingSaved"])
-      const ids = { callControlId: ringing.callControlId, callLegId: ringing.callLegId, callSessionId: ringing.callSessionId }
+      const ids = {
+        callControlId: ringing.callControlId,
+        callLegId: ringing.callLegId,
+        callSessionId: ringing.callSessionId
+      }
       const [initiated, answered, hangup, recording] = events
-      assert.deepInclude(initiated, { ...ids, direction: "inbound", from: CALLER, to: OURS, callerName: "JANE DOE", clientState: null })
-      assert.deepInclude(answered, { ...ids, from: CALLER, to: OURS, clientState: '{"callId":"call_7"}' })
-      assert.deepInclude(hangup, { ...ids, cause: "normal_clearing", source: "caller", clientState: '{"callId":"call_7"}' })
+      assert.deepInclude(initiated, {
+        ...ids,
+        direction: "inbound",
+        from: CALLER,
+        to: OURS,
+        callerName: "JANE DOE",
+        clientState: null
+      })
+      assert.deepInclude(answered, { ...ids, from: CALLER, to: OURS, clientState: "{\"callId\":\"call_7\"}" })
+      assert.deepInclude(hangup, {
+        ...ids,
+        cause: "normal_clearing",
+        source: "caller",
+        clientState: "{\"callId\":\"call_7\"}"
+      })
       assert.isTrue(hangup?._tag === "Hangup" && hangup.durationSeconds !== null && hangup.durationSeconds >= 0)
       assert.isTrue(recording?._tag === "RecordingSaved")
       if (recording?._tag === "RecordingSaved") {
@@ -65,13 +88,34 @@ describe("the events of a call through the fake", () => {
     }))
 
   it.live("a dialled call carries our client_state from its first event; unanswered, it has no answer or recording", () =>
-    Effect.gen(function* () {
-      const call = yield* voice().dial({ from: OURS, to: CALLER, connectionId: "conn-1", clientState: "call_8", record: true })
-      const events = yield* Effect.forEach(fake().callWebhooks(call.callControlId, { cause: "timeout", source: "unknown" }), event)
+    Effect.gen(function*() {
+      const call = yield* voice().dial({
+        from: OURS,
+        to: CALLER,
+        connectionId: "conn-1",
+        clientState: "call_8",
+        record: true
+      })
+      const events = yield* Effect.forEach(
+        fake().callWebhooks(call.callControlId, { cause: "timeout", source: "unknown" }),
+        event
+      )
       assert.deepStrictEqual(events.map((e) => e._tag), ["Initiated", "Hangup"])
-      assert.deepInclude(events[0], { direction: "outbound", from: OURS, to: CALLER, clientState: "call_8", callerName: null })
+      assert.deepInclude(events[0], {
+        direction: "outbound",
+        from: OURS,
+        to: CALLER,
+        clientState: "call_8",
+        callerName: null
+      })
       assert.deepInclude(events[1], { cause: "timeout", source: "unknown", callSessionId: call.callSessionId })
-      const answeredCall = yield* voice().dial({ from: OURS, to: CALLER, connectionId: "conn-1", clientState: "call_9", record: true })
+      const answeredCall = yield* voice().dial({
+        from: OURS,
+        to: CALLER,
+        connectionId: "conn-1",
+        clientState: "call_9",
+        record: true
+      })
       fake().voice.pickUp(answeredCall.callControlId)
       const tags = (yield* Effect.forEach(fake().callWebhooks(answeredCall.callControlId), event)).map((e) => e._tag)
       assert.deepStrictEqual(tags, ["Initiated", "Answered", "Hangup", "RecordingSaved"])
@@ -113,22 +157,51 @@ describe("documented payloads", () => {
       to: "+13129457420",
       callerName: "+35319605860"
     })
-    const outgoing = parsed("call.initiated", { ...leg, direction: "outgoing", from: "+13129457420", to: "+35319605860", state: "bridging" })
+    const outgoing = parsed("call.initiated", {
+      ...leg,
+      direction: "outgoing",
+      from: "+13129457420",
+      to: "+35319605860",
+      state: "bridging"
+    })
     assert.deepInclude(outgoing, { direction: "outbound", callerName: null })
   })
 
   it("call.initiated from a withheld caller: `anonymous`, `restricted`, empty, null or absent `from` is taken as sent (empty when there is none)", () => {
     for (const from of ["anonymous", "Restricted", "sip:anon@sip.telnyx.com", ""]) {
-      assert.deepInclude(parsed("call.initiated", { ...leg, direction: "incoming", from, to: "+13129457420" }), { _tag: "Initiated", from })
+      assert.deepInclude(parsed("call.initiated", { ...leg, direction: "incoming", from, to: "+13129457420" }), {
+        _tag: "Initiated",
+        from
+      })
     }
-    assert.deepInclude(parsed("call.initiated", { ...leg, direction: "incoming", from: null, to: "+13129457420" }), { _tag: "Initiated", from: "" })
-    assert.deepInclude(parsed("call.initiated", { ...leg, direction: "incoming", to: "+13129457420" }), { _tag: "Initiated", from: "" })
+    assert.deepInclude(parsed("call.initiated", { ...leg, direction: "incoming", from: null, to: "+13129457420" }), {
+      _tag: "Initiated",
+      from: ""
+    })
+    assert.deepInclude(parsed("call.initiated", { ...leg, direction: "incoming", to: "+13129457420" }), {
+      _tag: "Initiated",
+      from: ""
+    })
     assert.deepInclude(parsed("call.answered", { ...leg, to: "+13129457420" }), { _tag: "Answered", from: "" })
   })
 
   it("call.answered", () => {
-    const e = parsed("call.answered", { ...leg, from: "+35319605860", to: "+13129457420", state: "answered", start_time: "2026-11-24T03:00:00.000Z" })
-    assert.deepStrictEqual(e, { _tag: "Answered", eventId: "evt-1", occurredAt: "2026-11-24T03:00:30.000Z", ...ids, clientState: state, from: "+35319605860", to: "+13129457420" })
+    const e = parsed("call.answered", {
+      ...leg,
+      from: "+35319605860",
+      to: "+13129457420",
+      state: "answered",
+      start_time: "2026-11-24T03:00:00.000Z"
+    })
+    assert.deepStrictEqual(e, {
+      _tag: "Answered",
+      eventId: "evt-1",
+      occurredAt: "2026-11-24T03:00:30.000Z",
+      ...ids,
+      clientState: state,
+      from: "+35319605860",
+      to: "+13129457420"
+    })
   })
 
   it("call.hangup: duration from start_time to end_time, else to the event's occurred_at", () => {
@@ -236,15 +309,22 @@ describe("documented payloads", () => {
   })
 
   it("call.conversation_insights.generated: only conversation_id is required (the payload is not documented); the call's ids when present", () => {
-    assert.deepStrictEqual(parsed("call.conversation_insights.generated", { conversation_id: "conv-456", insight_group_id: "g-1", results: [{ anything: 1 }] }), {
-      _tag: "InsightsGenerated",
-      eventId: "evt-1",
-      occurredAt: "2026-11-24T03:00:30.000Z",
-      conversationId: "conv-456",
-      callControlId: null,
-      callSessionId: null,
-      clientState: null
-    })
+    assert.deepStrictEqual(
+      parsed("call.conversation_insights.generated", {
+        conversation_id: "conv-456",
+        insight_group_id: "g-1",
+        results: [{ anything: 1 }]
+      }),
+      {
+        _tag: "InsightsGenerated",
+        eventId: "evt-1",
+        occurredAt: "2026-11-24T03:00:30.000Z",
+        conversationId: "conv-456",
+        callControlId: null,
+        callSessionId: null,
+        clientState: null
+      }
+    )
     assert.deepStrictEqual(parsed("call.conversation_insights.generated", { ...leg, conversation_id: "conv-456" }), {
       _tag: "InsightsGenerated",
       eventId: "evt-1",
@@ -254,16 +334,27 @@ describe("documented payloads", () => {
       callSessionId: leg.call_session_id,
       clientState: state
     })
-    const none = parseCallEvent(JSON.stringify({ data: { id: "evt-3", event_type: "call.conversation_insights.generated", payload: { call_session_id: "s" } } }))
+    const none = parseCallEvent(
+      JSON.stringify({
+        data: { id: "evt-3", event_type: "call.conversation_insights.generated", payload: { call_session_id: "s" } }
+      })
+    )
     assert.isTrue(Either.isLeft(none) && none.left.reason === "malformed")
   })
 
   it("other events are none; a call event without its ids, or a body that is no envelope, is malformed", () => {
-    const body = (eventType: string, payload: unknown) => JSON.stringify({ data: { id: "evt-2", event_type: eventType, payload } })
-    assert.isTrue(Option.isNone(Either.getOrThrow(parseCallEvent(body("call.speak.ended", { ...leg, status: "completed" })))))
-    assert.isTrue(Option.isNone(Either.getOrThrow(parseCallEvent(body("message.sent", { id: "m-1", to: [{ status: "sent" }] })))))
+    const body = (eventType: string, payload: unknown) =>
+      JSON.stringify({ data: { id: "evt-2", event_type: eventType, payload } })
+    assert.isTrue(
+      Option.isNone(Either.getOrThrow(parseCallEvent(body("call.speak.ended", { ...leg, status: "completed" }))))
+    )
+    assert.isTrue(
+      Option.isNone(Either.getOrThrow(parseCallEvent(body("message.sent", { id: "m-1", to: [{ status: "sent" }] }))))
+    )
     const noIds = parseCallEvent(body("call.hangup", { hangup_cause: "normal_clearing" }))
-    assert.isTrue(Either.isLeft(noIds) && noIds.left.reason === "malformed" && noIds.left.message.startsWith("call.hangup payload"))
+    assert.isTrue(
+      Either.isLeft(noIds) && noIds.left.reason === "malformed" && noIds.left.message.startsWith("call.hangup payload")
+    )
     const direction = parseCallEvent(body("call.initiated", { ...leg, direction: "sideways", from: "+1", to: "+2" }))
     assert.isTrue(Either.isLeft(direction) && direction.left.reason === "malformed")
     const notJson = parseCallEvent("{")
@@ -287,7 +378,7 @@ describe("verification", () => {
     })
 
   it.effect("another key's signature, a tampered body and a stale timestamp are refused before parsing", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const ringing = fake().voice.inboundCall({ from: CALLER, to: OURS })
       const payload = fake().voice.callPayload(ringing.callControlId, "call.initiated")
       const forged = fake().signedWebhook("call.initiated", payload, { signer: createEd25519Signer() })

@@ -8,6 +8,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Exit, Redacted } from "effect"
 import * as TelnyxClient from "../../adapters/carrier/telnyxClient.ts"
 import * as TelnyxInventory from "../../adapters/carrier/telnyxInventory.ts"
+import type { E164 } from "../../core/kernel/phone.ts"
 import type { CarrierError } from "../../core/messaging/carrier.ts"
 import {
   type AvailableNumbersInput,
@@ -17,7 +18,6 @@ import {
   type NumberUnavailable
 } from "../../core/numbers/inventory.ts"
 import type { NumberType } from "../../core/numbers/model.ts"
-import type { E164 } from "../../core/kernel/phone.ts"
 import { useFakeTelnyx } from "../support/fakeTelnyx.ts"
 
 const PROFILE = "40017f8e-0000-4000-8000-000000000001"
@@ -25,7 +25,9 @@ const CONNECTION = "1494404757140276705"
 
 const fake = useFakeTelnyx()
 
-type Options = Partial<TelnyxClient.TelnyxConfig> & TelnyxInventory.TelnyxInventoryOptions & { readonly noConnection?: true }
+type Options = Partial<TelnyxClient.TelnyxConfig> & TelnyxInventory.TelnyxInventoryOptions & {
+  readonly noConnection?: true
+}
 
 const withInventory = <A, E>(use: (inventory: NumberInventory) => Effect.Effect<A, E>, options: Options = {}) => {
   const { settleMs, pollMs, noConnection, ...config } = options
@@ -53,7 +55,7 @@ const order = (e164: string, type: NumberType = "local", options: Options = {}) 
 
 /** The failure of an effect: never a defect or interruption, never holding the API key. */
 const failure = <E extends CarrierError | NumberUnavailable>(effect: Effect.Effect<unknown, E>) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const started = Date.now()
     const exit = yield* Effect.exit(effect)
     const ms = Date.now() - started
@@ -68,7 +70,7 @@ const filters = (i = 0) => Object.fromEntries([...searches()[i]!.query.entries()
 
 describe("Telnyx inventory: search", () => {
   it.live("sends every filter as its deepObject parameter, with the bearer key and no body", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       yield* search({ startsWith: "312", contains: "01", locality: " Chicago ", state: "Illinois", limit: 5 })
       const req = searches()[0]!
       assert.strictEqual(req.method, "GET")
@@ -87,7 +89,7 @@ describe("Telnyx inventory: search", () => {
     }))
 
   it.live("defaults: US local, 20, with no empty filters sent", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       yield* search()
       assert.deepStrictEqual(filters(), {
         "filter[country_code]": "US",
@@ -98,7 +100,7 @@ describe("Telnyx inventory: search", () => {
     }))
 
   it.live("maps each result: the type from the filter, our retail price, Telnyx's regions", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const rows = yield* search({ locality: "chicago" })
       // The fake's voice-only Chicago number is left out by the features filter.
       assert.deepStrictEqual(
@@ -118,7 +120,7 @@ describe("Telnyx inventory: search", () => {
     }))
 
   it.live("toll-free: asks for voice only and quotes 10.00", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const rows = yield* search({ type: "toll_free" })
       assert.strictEqual(filters()["filter[phone_number_type]"], "toll_free")
       assert.strictEqual(filters()["filter[features]"], "voice")
@@ -130,10 +132,23 @@ describe("Telnyx inventory: search", () => {
     }))
 
   it.live("keeps Telnyx's order and at most `limit`, even when Telnyx sends more; regions without a name are dropped", () =>
-    Effect.gen(function* () {
-      const item = (n: string) => ({ phone_number: n, record_type: "available_phone_number", cost_information: { monthly_cost: "1.00000" } })
-      const named = { ...item("+13125550001"), region_information: [{ region_type: "state", region_name: "IL" }, { region_type: "rate_center", region_name: null }] }
-      fake().script({ type: "malformed", body: JSON.stringify({ data: [item("+13125550003"), named, item("+13125550002")] }) })
+    Effect.gen(function*() {
+      const item = (n: string) => ({
+        phone_number: n,
+        record_type: "available_phone_number",
+        cost_information: { monthly_cost: "1.00000" }
+      })
+      const named = {
+        ...item("+13125550001"),
+        region_information: [{ region_type: "state", region_name: "IL" }, {
+          region_type: "rate_center",
+          region_name: null
+        }]
+      }
+      fake().script({
+        type: "malformed",
+        body: JSON.stringify({ data: [item("+13125550003"), named, item("+13125550002")] })
+      })
       const rows = yield* search({ limit: 2 })
       assert.deepStrictEqual(
         rows.map((r) => ({ e164: r.phone_number as string, regions: r.region_information })),
@@ -145,11 +160,20 @@ describe("Telnyx inventory: search", () => {
     }))
 
   it.live("a 4xx refusing the filters is `rejected` with Telnyx's words, answered 400", () =>
-    Effect.gen(function* () {
-      fake().script({ type: "error", status: 422, code: "10015", title: "Bad Request", detail: "No coverage for this region." })
+    Effect.gen(function*() {
+      fake().script({
+        type: "error",
+        status: 422,
+        code: "10015",
+        title: "Bad Request",
+        detail: "No coverage for this region."
+      })
       const { error } = yield* failure(search({ country: "GB" }))
       assert.strictEqual(error._tag, "CarrierError")
-      assert.deepStrictEqual([(error as CarrierError).reason, error.message], ["rejected", "No coverage for this region."])
+      assert.deepStrictEqual([(error as CarrierError).reason, error.message], [
+        "rejected",
+        "No coverage for this region."
+      ])
       const answer = inventoryError(error)
       assert.strictEqual(answer._tag, "InvalidArgument")
       assert.strictEqual(answer.message, "The carrier refused the search: No coverage for this region.")
@@ -157,7 +181,7 @@ describe("Telnyx inventory: search", () => {
     }))
 
   it.live("a 401 (our key) is `unavailable`, not the caller's fault, and not retried", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { error } = yield* failure(search({}, { apiKey: Redacted.make("KEY_wrong") }))
       assert.strictEqual((error as CarrierError).reason, "unavailable")
       assert.include(error.message, "401")
@@ -167,7 +191,7 @@ describe("Telnyx inventory: search", () => {
     }))
 
   it.live("a 429 is retried after Retry-After, then answers", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       fake().script({ type: "rateLimit", retryAfterSeconds: 1 })
       const rows = yield* search({ state: "NY" })
       assert.deepStrictEqual(rows.map((r) => r.phone_number), ["+12124410010"])
@@ -176,7 +200,7 @@ describe("Telnyx inventory: search", () => {
     }))
 
   it.live("a 500 is retried too (a search changes nothing); 503 three times gives up after two retries", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       fake().script({ type: "serverError", status: 500 })
       assert.strictEqual((yield* search()).length, 5)
       assert.deepStrictEqual(fake().requests.map((r) => r.answer), [500, 200])
@@ -191,7 +215,7 @@ describe("Telnyx inventory: search", () => {
     }))
 
   it.live("a hang is `unavailable` within the timeout", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       fake().script({ type: "hang" }, 3)
       const { error, ms } = yield* failure(search({}, { timeoutMs: 300 }))
       assert.strictEqual((error as CarrierError).reason, "unavailable")
@@ -201,7 +225,7 @@ describe("Telnyx inventory: search", () => {
     }))
 
   it.live("a malformed answer is `unavailable`, not a defect", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       fake().script({ type: "malformed" })
       const { error } = yield* failure(search())
       assert.strictEqual((error as CarrierError).reason, "unavailable")
@@ -216,7 +240,7 @@ describe("Telnyx inventory: order", () => {
   const searched = (input: AvailableNumbersInput = {}) => Effect.map(search(input), (rows) => rows[0]!.phone_number)
 
   it.live("posts the number with our messaging profile and connection, waits for the order to settle, and returns it", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const e164 = yield* searched({ locality: "San Francisco" })
       const ordered = yield* order(e164)
       const [post, ...polls] = fake().requests.filter((r) => r.path.startsWith("/v2/number_orders"))
@@ -237,7 +261,7 @@ describe("Telnyx inventory: order", () => {
     }))
 
   it.live("without a connection id, none is sent; an order settled at once is not polled", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       fake().setOrderFlow({ onCreate: "success", onRetrieve: "success" })
       const e164 = yield* searched({ type: "toll_free" })
       const ordered = yield* order(e164, "toll_free", { noConnection: true })
@@ -248,7 +272,7 @@ describe("Telnyx inventory: order", () => {
     }))
 
   it.live("a number another customer took after the search fails with Telnyx's message, answered 409", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const e164 = yield* searched()
       fake().takeNumber(e164)
       const { error } = yield* failure(order(e164))
@@ -261,7 +285,7 @@ describe("Telnyx inventory: order", () => {
     }))
 
   it.live("a number no search returned is refused the same way; a refusal with only a title gives the title", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { error } = yield* failure(order("+13122010002"))
       assert.strictEqual(error._tag, "NumberUnavailable")
       assert.include(error.message, "no longer available for purchase")
@@ -271,7 +295,7 @@ describe("Telnyx inventory: order", () => {
     }))
 
   it.live("an order that fails while settling is NumberUnavailable", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       fake().setOrderFlow({ onCreate: "pending", onRetrieve: "failure" })
       const e164 = yield* searched()
       const { error } = yield* failure(order(e164))
@@ -281,7 +305,7 @@ describe("Telnyx inventory: order", () => {
     }))
 
   it.live("an order still pending after settleMs is kept as bought, after a bounded number of looks", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       fake().setOrderFlow({ onCreate: "pending", onRetrieve: "pending" })
       const e164 = yield* searched()
       const started = Date.now()
@@ -295,7 +319,7 @@ describe("Telnyx inventory: order", () => {
     }))
 
   it.live("a 403 on the order is our account's problem: `unavailable`, and no order was placed", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const e164 = yield* searched()
       fake().script({ type: "error", status: 403, code: "10010", title: "Authorization failed" })
       const { error } = yield* failure(order(e164))
@@ -306,7 +330,7 @@ describe("Telnyx inventory: order", () => {
     }))
 
   it.live("a failed look at a pending order counts as still pending: the next look settles it", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const e164 = yield* searched()
       const running = yield* Effect.fork(order(e164, "local", { pollMs: 300 }))
       // Once the order is posted, the next request (the first look) answers 404.
@@ -319,7 +343,7 @@ describe("Telnyx inventory: order", () => {
     }))
 
   it.live("a 429 on the order is retried (Telnyx did not place it)", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const e164 = yield* searched()
       fake().script({ type: "rateLimit", retryAfterSeconds: null })
       const ordered = yield* order(e164)
@@ -331,7 +355,7 @@ describe("Telnyx inventory: order", () => {
     }))
 
   it.live("a 5xx on the order is `unavailable` at once: the order may have been placed, so it is not resent", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       for (const status of [500, 503]) {
         fake().reset()
         const e164 = yield* searched()
@@ -346,7 +370,7 @@ describe("Telnyx inventory: order", () => {
     }))
 
   it.live("a hang on the order is `unavailable` within the timeout, and not resent", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const e164 = yield* searched()
       fake().script({ type: "hang" }, 3)
       const { error, ms } = yield* failure(order(e164, "local", { timeoutMs: 300 }))
@@ -358,7 +382,7 @@ describe("Telnyx inventory: order", () => {
     }))
 
   it.live("a malformed order answer is `unavailable`", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const e164 = yield* searched()
       fake().script({ type: "malformed", body: JSON.stringify({ data: { status: "pending" } }) })
       const { error } = yield* failure(order(e164))

@@ -7,8 +7,8 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Exit, Redacted, Schema } from "effect"
 import type * as TelnyxClient from "../../adapters/carrier/telnyxClient.ts"
 import * as TelnyxRegistry from "../../adapters/carrier/telnyxRegistry.ts"
-import { type OtpRejected, Registry, type RegistryError } from "../../core/registration/registry.ts"
 import { BusinessInput, CampaignInput, composeCampaign } from "../../core/registration/input.ts"
+import { type OtpRejected, Registry, type RegistryError } from "../../core/registration/registry.ts"
 import { useFakeTelnyx } from "../support/fakeTelnyx.ts"
 
 const WS = "ws_test"
@@ -16,7 +16,10 @@ const WEBHOOK = "https://switchboard.example.com/webhooks/telnyx"
 
 const fake = useFakeTelnyx()
 
-const withRegistry = <A, E>(use: (registry: Registry) => Effect.Effect<A, E>, config: Partial<TelnyxClient.TelnyxConfig> = {}) =>
+const withRegistry = <A, E>(
+  use: (registry: Registry) => Effect.Effect<A, E>,
+  config: Partial<TelnyxClient.TelnyxConfig> = {}
+) =>
   Effect.flatMap(Registry, use).pipe(
     Effect.provide(
       TelnyxRegistry.layer(
@@ -57,7 +60,10 @@ const campaign = composeCampaign(
   business,
   Schema.decodeUnknownSync(CampaignInput)({
     useCase: "ACCOUNT_NOTIFICATION",
-    samples: ["Acme: your plumber arrives at 10am. Reply STOP to opt out.", "Acme: invoice #42 is paid. Reply HELP for help."],
+    samples: [
+      "Acme: your plumber arrives at 10am. Reply STOP to opt out.",
+      "Acme: invoice #42 is paid. Reply HELP for help."
+    ],
     helpMessage: "Acme Plumbing: call 312-201-0001 for help. Reply STOP to opt out.",
     embeddedPhone: true
   })
@@ -65,7 +71,7 @@ const campaign = composeCampaign(
 
 /** The failure of an effect: never a defect, never holding the API key. */
 const failure = <E extends RegistryError | OtpRejected>(effect: Effect.Effect<unknown, E>) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const exit = yield* Effect.exit(effect)
     assert.isTrue(Exit.isFailure(exit) && exit.cause._tag === "Fail", `expected a failure, got ${String(exit)}`)
     const error = ((exit as Exit.Failure<unknown, E>).cause as unknown as { error: E }).error
@@ -73,12 +79,14 @@ const failure = <E extends RegistryError | OtpRejected>(effect: Effect.Effect<un
     return error
   })
 
-const bodyOf = (method: string, path: string) => fake().requests.find((r) => r.method === method && r.path === path)?.json as Record<string, unknown>
-const count = (method: string, path: string) => fake().requests.filter((r) => r.method === method && r.path === path).length
+const bodyOf = (method: string, path: string) =>
+  fake().requests.find((r) => r.method === method && r.path === path)?.json as Record<string, unknown>
+const count = (method: string, path: string) =>
+  fake().requests.filter((r) => r.method === method && r.path === path).length
 
 /** An accepted business brand, for campaign filings. */
 const acceptedBrand = (registry: Registry) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const { brandId } = yield* registry.fileBrand(WS, business)
     assert.strictEqual((yield* registry.brandStatus(WS, brandId)).status, "accepted")
     return brandId
@@ -87,9 +95,14 @@ const acceptedBrand = (registry: Registry) =>
 describe("Telnyx registry: brands", () => {
   it.live("files a business brand with the mapped fields, pending, then accepted on a status read", () =>
     withRegistry((registry) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const filed = yield* registry.fileBrand(WS, business)
-        assert.deepStrictEqual(filed, { brandId: filed.brandId, status: "pending", failureReasons: [], otpSentAt: null })
+        assert.deepStrictEqual(filed, {
+          brandId: filed.brandId,
+          status: "pending",
+          failureReasons: [],
+          otpSentAt: null
+        })
         assert.isTrue(fake().brands.has(filed.brandId))
         const body = bodyOf("POST", "/v2/10dlc/brand")
         assert.deepInclude(body, {
@@ -109,41 +122,50 @@ describe("Telnyx registry: brands", () => {
         assert.notProperty(body, "firstName")
         assert.notProperty(body, "businessContactEmail")
         const read = yield* registry.brandStatus(WS, filed.brandId)
-        assert.deepStrictEqual(read, { brandId: filed.brandId, status: "accepted", failureReasons: [], otpSentAt: null })
+        assert.deepStrictEqual(read, {
+          brandId: filed.brandId,
+          status: "accepted",
+          failureReasons: [],
+          otpSentAt: null
+        })
         assert.strictEqual(count("POST", `/v2/10dlc/brand/${filed.brandId}/smsOtp`), 0)
       })
-    )
-  )
+    ))
 
   it.live("a rejected brand reports the registry's reasons", () =>
     withRegistry((registry) =>
-      Effect.gen(function* () {
-        fake().setReview({ brand: { outcome: "rejected", failureReasons: "Tax ID does not match the legal company name" } })
+      Effect.gen(function*() {
+        fake().setReview({
+          brand: { outcome: "rejected", failureReasons: "Tax ID does not match the legal company name" }
+        })
         const { brandId } = yield* registry.fileBrand(WS, business)
         const read = yield* registry.brandStatus(WS, brandId)
         assert.strictEqual(read.status, "rejected")
         assert.deepStrictEqual(read.failureReasons, ["Tax ID does not match the legal company name"])
       })
-    )
-  )
+    ))
 
   it.live("a status read of an unknown brand is rejected with the registry's words", () =>
     withRegistry((registry) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const error = yield* failure(registry.brandStatus(WS, "no-such-brand"))
         assert.deepInclude(error, { _tag: "RegistryError", reason: "rejected", message: "Brand not found" })
       })
-    )
-  )
+    ))
 })
 
 describe("Telnyx registry: the sole-proprietor PIN", () => {
   it.live("the first status read texts a PIN; a wrong PIN is `wrong`, the right one accepts the brand", () =>
     withRegistry((registry) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const { brandId } = yield* registry.fileBrand(WS, soleProprietor)
         const body = bodyOf("POST", "/v2/10dlc/brand")
-        assert.deepInclude(body, { entityType: "SOLE_PROPRIETOR", firstName: "Jo", lastName: "Doe", mobilePhone: "+13122010002" })
+        assert.deepInclude(body, {
+          entityType: "SOLE_PROPRIETOR",
+          firstName: "Jo",
+          lastName: "Doe",
+          mobilePhone: "+13122010002"
+        })
         assert.notProperty(body, "ein")
 
         const waiting = yield* registry.brandStatus(WS, brandId)
@@ -161,19 +183,24 @@ describe("Telnyx registry: the sole-proprietor PIN", () => {
 
         // Telnyx's own validation (a PIN is 4 to 10 characters) in the 10DLC shape is a wrong PIN too.
         const short = yield* failure(registry.verifyOtp(WS, brandId, "12"))
-        assert.deepInclude(short, { _tag: "OtpRejected", reason: "wrong", message: "body.otpPin: ensure this value has 4 to 10 characters" })
+        assert.deepInclude(short, {
+          _tag: "OtpRejected",
+          reason: "wrong",
+          message: "body.otpPin: ensure this value has 4 to 10 characters"
+        })
 
         const accepted = yield* registry.verifyOtp(WS, brandId, pin)
         assert.strictEqual(accepted.status, "accepted")
-        assert.deepStrictEqual(bodyOf("PUT", `/v2/10dlc/brand/${brandId}/smsOtp`), { otpPin: pin === "000000" ? "111111" : "000000" })
+        assert.deepStrictEqual(bodyOf("PUT", `/v2/10dlc/brand/${brandId}/smsOtp`), {
+          otpPin: pin === "000000" ? "111111" : "000000"
+        })
         assert.strictEqual((yield* registry.brandStatus(WS, brandId)).status, "accepted")
       })
-    )
-  )
+    ))
 
   it.live("sendOtp texts a fresh PIN (the old one no longer works); an expired PIN is `expired`", () =>
     withRegistry((registry) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         fake().setReview({ otpPin: "123456" })
         const { brandId } = yield* registry.fileBrand(WS, soleProprietor)
         yield* registry.brandStatus(WS, brandId)
@@ -185,27 +212,31 @@ describe("Telnyx registry: the sole-proprietor PIN", () => {
 
         fake().otps.get(brandId)!.deliveryStatus = "EXPIRED"
         const expired = yield* failure(registry.verifyOtp(WS, brandId, "654321"))
-        assert.deepInclude(expired, { _tag: "OtpRejected", reason: "expired", message: "The OTP pin has expired. Request a new one." })
+        assert.deepInclude(expired, {
+          _tag: "OtpRejected",
+          reason: "expired",
+          message: "The OTP pin has expired. Request a new one."
+        })
       })
-    )
-  )
+    ))
 
   it.live("a rejected sole proprietor is rejected with its reasons, and no PIN is texted", () =>
     withRegistry((registry) =>
-      Effect.gen(function* () {
-        fake().setReview({ brand: { outcome: "rejected", failureReasons: "Mobile phone is not a US or Canadian mobile" } })
+      Effect.gen(function*() {
+        fake().setReview({
+          brand: { outcome: "rejected", failureReasons: "Mobile phone is not a US or Canadian mobile" }
+        })
         const { brandId } = yield* registry.fileBrand(WS, soleProprietor)
         const read = yield* registry.brandStatus(WS, brandId)
         assert.deepStrictEqual(read.failureReasons, ["Mobile phone is not a US or Canadian mobile"])
         assert.strictEqual(read.status, "rejected")
         assert.strictEqual(count("POST", `/v2/10dlc/brand/${brandId}/smsOtp`), 0)
       })
-    )
-  )
+    ))
 
   it.live("a rate-limited PIN check is unavailable, not a wrong PIN", () =>
     withRegistry((registry) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         fake().setReview({ otpPin: "123456" })
         const { brandId } = yield* registry.fileBrand(WS, soleProprietor)
         yield* registry.brandStatus(WS, brandId)
@@ -214,26 +245,32 @@ describe("Telnyx registry: the sole-proprietor PIN", () => {
         assert.deepInclude(error, { _tag: "RegistryError", reason: "unavailable" })
         assert.strictEqual(fake().otps.get(brandId)!.deliveryStatus, "DELIVERED_HANDSET")
       })
-    )
-  )
+    ))
 
   it.live("a PIN for a brand that awaits none, or a PIN sent to a business brand, is rejected with the registry's words", () =>
     withRegistry((registry) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const brandId = yield* acceptedBrand(registry)
         const verify = yield* failure(registry.verifyOtp(WS, brandId, "123456"))
-        assert.deepInclude(verify, { _tag: "RegistryError", reason: "rejected", message: "No OTP verification is pending for this brand." })
+        assert.deepInclude(verify, {
+          _tag: "RegistryError",
+          reason: "rejected",
+          message: "No OTP verification is pending for this brand."
+        })
         const send = yield* failure(registry.sendOtp(WS, brandId))
-        assert.deepInclude(send, { _tag: "RegistryError", reason: "rejected", message: "OTP verification is only available for SOLE_PROPRIETOR brands." })
+        assert.deepInclude(send, {
+          _tag: "RegistryError",
+          reason: "rejected",
+          message: "OTP verification is only available for SOLE_PROPRIETOR brands."
+        })
       })
-    )
-  )
+    ))
 })
 
 describe("Telnyx registry: campaigns", () => {
   it.live("files the campaign with the mapped fields, then reads it approved", () =>
     withRegistry((registry) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const brandId = yield* acceptedBrand(registry)
         const filed = yield* registry.fileCampaign(WS, brandId, campaign)
         assert.deepStrictEqual(filed, { campaignId: filed.campaignId, brandId, status: "pending", failureReasons: [] })
@@ -258,60 +295,92 @@ describe("Telnyx registry: campaigns", () => {
         const read = yield* registry.campaignStatus(WS, filed.campaignId)
         assert.deepStrictEqual(read, { campaignId: filed.campaignId, brandId, status: "approved", failureReasons: [] })
       })
-    )
-  )
+    ))
 
   it.live("a rejected campaign reports the registry's reasons, whichever failed state it ends in", () =>
     withRegistry((registry) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const brandId = yield* acceptedBrand(registry)
-        fake().setReview({ campaign: { outcome: "rejected", failureReasons: "Opt-in flow does not show consent", campaignStatus: "MNO_REJECTED" } })
+        fake().setReview({
+          campaign: {
+            outcome: "rejected",
+            failureReasons: "Opt-in flow does not show consent",
+            campaignStatus: "MNO_REJECTED"
+          }
+        })
         const { campaignId } = yield* registry.fileCampaign(WS, brandId, campaign)
         const read = yield* registry.campaignStatus(WS, campaignId)
         assert.strictEqual(read.status, "rejected")
         assert.deepStrictEqual(read.failureReasons, ["Opt-in flow does not show consent"])
       })
-    )
-  )
+    ))
 
   it.live("a campaign under a brand that is not verified is rejected with the registry's words", () =>
     withRegistry((registry) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const { brandId } = yield* registry.fileBrand(WS, business)
         const error = yield* failure(registry.fileCampaign(WS, brandId, campaign))
-        assert.deepInclude(error, { reason: "rejected", message: "The brand must be verified before a campaign can be created." })
+        assert.deepInclude(error, {
+          reason: "rejected",
+          message: "The brand must be verified before a campaign can be created."
+        })
       })
-    )
-  )
+    ))
 })
 
 describe("Telnyx registry: campaign statuses", () => {
   it("MNO_PROVISIONED is approved; the failed, suspended and expired states are rejected; the rest pending", () => {
     const report = (campaignStatus: string, submissionStatus = "CREATED") =>
-      TelnyxRegistry.campaignReport({ campaignId: "c", brandId: "b", campaignStatus, submissionStatus, failureReasons: null })
+      TelnyxRegistry.campaignReport({
+        campaignId: "c",
+        brandId: "b",
+        campaignStatus,
+        submissionStatus,
+        failureReasons: null
+      })
     assert.strictEqual(report("MNO_PROVISIONED").status, "approved")
-    for (const s of ["TCR_FAILED", "TELNYX_FAILED", "MNO_REJECTED", "MNO_PROVISIONING_FAILED", "TCR_SUSPENDED", "TCR_EXPIRED"]) {
+    for (
+      const s of [
+        "TCR_FAILED",
+        "TELNYX_FAILED",
+        "MNO_REJECTED",
+        "MNO_PROVISIONING_FAILED",
+        "TCR_SUSPENDED",
+        "TCR_EXPIRED"
+      ]
+    ) {
       assert.deepStrictEqual(report(s).failureReasons, [`The registry rejected the campaign (${s})`])
     }
     assert.strictEqual(report("TCR_PENDING", "FAILED").status, "rejected")
-    for (const s of ["TCR_PENDING", "TCR_ACCEPTED", "TELNYX_ACCEPTED", "MNO_PENDING", "MNO_ACCEPTED"]) assert.strictEqual(report(s).status, "pending")
+    for (const s of ["TCR_PENDING", "TCR_ACCEPTED", "TELNYX_ACCEPTED", "MNO_PENDING", "MNO_ACCEPTED"]) {
+      assert.strictEqual(report(s).status, "pending")
+    }
   })
 })
 
 describe("Telnyx registry: failures", () => {
   it.live("the v2 error envelope: rejected with its detail", () =>
     withRegistry((registry) =>
-      Effect.gen(function* () {
-        fake().script({ type: "error", status: 400, code: "10015", title: "Invalid parameter", detail: "The brand's EIN is already registered." })
+      Effect.gen(function*() {
+        fake().script({
+          type: "error",
+          status: 400,
+          code: "10015",
+          title: "Invalid parameter",
+          detail: "The brand's EIN is already registered."
+        })
         const error = yield* failure(registry.fileBrand(WS, business))
-        assert.deepInclude(error, { _tag: "RegistryError", reason: "rejected", message: "The brand's EIN is already registered." })
+        assert.deepInclude(error, {
+          _tag: "RegistryError",
+          reason: "rejected",
+          message: "The brand's EIN is already registered."
+        })
       })
-    )
-  )
+    ))
 
   it.live("the 10DLC validation shape `{detail: [{loc, msg, type}]}`: rejected with each field's message", () =>
     withRegistry((registry) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         fake().script({
           type: "validation",
           detail: [
@@ -320,14 +389,16 @@ describe("Telnyx registry: failures", () => {
           ]
         })
         const error = yield* failure(registry.fileBrand(WS, business))
-        assert.deepInclude(error, { reason: "rejected", message: "body.state: must be a 2-letter state code; body.postalCode: must be 5 digits" })
+        assert.deepInclude(error, {
+          reason: "rejected",
+          message: "body.state: must be a 2-letter state code; body.postalCode: must be 5 digits"
+        })
       })
-    )
-  )
+    ))
 
   it.live("429 on a filing is retried, then unavailable; a filing is not retried on a 500", () =>
     withRegistry((registry) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         fake().script({ type: "rateLimit", retryAfterSeconds: 0 }, 3)
         const limited = yield* failure(registry.fileBrand(WS, business))
         assert.strictEqual(limited.reason, "unavailable")
@@ -344,35 +415,34 @@ describe("Telnyx registry: failures", () => {
         assert.include(failed.message, "it may have gone through")
         assert.strictEqual(fake().requests.length, 1)
       })
-    )
-  )
+    ))
 
   it.live("a 429 that clears lets the filing through", () =>
     withRegistry((registry) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         fake().script({ type: "rateLimit", retryAfterSeconds: 0 })
         const filed = yield* registry.fileBrand(WS, business)
         assert.isTrue(fake().brands.has(filed.brandId))
         assert.strictEqual(fake().brands.size, 1)
       })
-    )
-  )
+    ))
 
   it.live("a status read retries 5xx, then is unavailable", () =>
     withRegistry((registry) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const brandId = yield* acceptedBrand(registry)
         fake().script({ type: "serverError", status: 503 }, 3)
         const error = yield* failure(registry.brandStatus(WS, brandId))
         assert.strictEqual(error.reason, "unavailable")
         assert.strictEqual(count("GET", `/v2/10dlc/brand/${brandId}`), 4)
       })
-    )
-  )
+    ))
 
   it.live("a wrong API key, a timeout and a malformed answer are unavailable", () =>
-    Effect.gen(function* () {
-      const auth = yield* failure(withRegistry((r) => r.fileBrand(WS, business), { apiKey: Redacted.make("KEY_wrong") }))
+    Effect.gen(function*() {
+      const auth = yield* failure(
+        withRegistry((r) => r.fileBrand(WS, business), { apiKey: Redacted.make("KEY_wrong") })
+      )
       assert.deepInclude(auth, { reason: "unavailable" })
       assert.include(auth.message, "refused our account")
 
@@ -380,10 +450,9 @@ describe("Telnyx registry: failures", () => {
       const hung = yield* failure(withRegistry((r) => r.campaignStatus(WS, "c-1"), { timeoutMs: 200 }))
       assert.deepInclude(hung, { reason: "unavailable", message: "Telnyx did not answer within 200 ms" })
 
-      fake().script({ type: "malformed", body: '{"status": "OK"}' })
+      fake().script({ type: "malformed", body: "{\"status\": \"OK\"}" })
       const malformed = yield* failure(withRegistry((r) => r.brandStatus(WS, "b-1")))
       assert.strictEqual(malformed.reason, "unavailable")
       assert.include(malformed.message, "malformed")
-    })
-  )
+    }))
 })

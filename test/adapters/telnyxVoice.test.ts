@@ -19,13 +19,20 @@ const CALLER = "+15550002222"
 const fake = useFakeTelnyx()
 
 const voice = (config: Partial<TelnyxConfig> = {}) =>
-  TelnyxVoice.make({ apiKey: Redacted.make(fake().apiKey), messagingProfileId: "profile-1", baseUrl: fake().baseUrl, ...config })
+  TelnyxVoice.make({
+    apiKey: Redacted.make(fake().apiKey),
+    messagingProfileId: "profile-1",
+    baseUrl: fake().baseUrl,
+    ...config
+  })
 
 /** The error an effect fails with; the test fails if it succeeds. */
 const failure = <A>(effect: Effect.Effect<A, TelnyxVoice.TelnyxVoiceError>) =>
   Effect.map(Effect.exit(effect), (exit) => {
     if (Exit.isSuccess(exit)) assert.fail(`expected a failure, got ${JSON.stringify(exit.value)}`)
-    const error = Exit.isFailure(exit) && exit.cause._tag === "Fail" ? exit.cause.error : assert.fail(`expected a TelnyxVoiceError, got ${String(exit.cause)}`)
+    const error = Exit.isFailure(exit) && exit.cause._tag === "Fail"
+      ? exit.cause.error
+      : assert.fail(`expected a TelnyxVoiceError, got ${String(exit.cause)}`)
     assert.notInclude(error.message, fake().apiKey)
     return error
   })
@@ -36,7 +43,7 @@ const fromBase64 = (text: unknown) => Buffer.from(String(text), "base64").toStri
 
 describe("dial", () => {
   it.live("sends the call with base64 client_state, command_id, record-from-answer, the assistant and the ring timeout", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const v = voice()
       const { assistantId } = yield* v.upsertAssistant({ name: "Front desk", instructions: "Answer politely." })
       const state = JSON.stringify({ callId: "call_1", note: "café ☎" })
@@ -67,27 +74,40 @@ describe("dial", () => {
       assert.strictEqual(sent("/v2/calls")[0]?.headers["authorization"], `Bearer ${fake().apiKey}`)
       const held = fake().voice.calls.get(call.callControlId)
       assert.isDefined(held)
-      assert.deepStrictEqual(call, { callControlId: held!.callControlId, callLegId: held!.callLegId, callSessionId: held!.callSessionId })
+      assert.deepStrictEqual(call, {
+        callControlId: held!.callControlId,
+        callLegId: held!.callLegId,
+        callSessionId: held!.callSessionId
+      })
       assert.isTrue(held!.recording)
       assert.strictEqual(held!.assistantId, assistantId)
     }))
 
   it.live("this call's instructions ride in the assistant object beside its id", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const v = voice()
       const { assistantId } = yield* v.upsertAssistant({ name: "Front desk", instructions: "Answer politely." })
-      yield* v.dial({ from: OURS, to: CALLER, connectionId: CONNECTION, assistantId, assistantInstructions: "Answer politely.\n\nConfirm Tuesday's visit." })
-      assert.deepStrictEqual(body("/v2/calls")["assistant"], { id: assistantId, instructions: "Answer politely.\n\nConfirm Tuesday's visit." })
+      yield* v.dial({
+        from: OURS,
+        to: CALLER,
+        connectionId: CONNECTION,
+        assistantId,
+        assistantInstructions: "Answer politely.\n\nConfirm Tuesday's visit."
+      })
+      assert.deepStrictEqual(body("/v2/calls")["assistant"], {
+        id: assistantId,
+        instructions: "Answer politely.\n\nConfirm Tuesday's visit."
+      })
     }))
 
   it.live("leaves out what was not asked for", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       yield* voice().dial({ from: OURS, to: CALLER, connectionId: CONNECTION })
       assert.deepStrictEqual(body("/v2/calls"), { connection_id: CONNECTION, from: OURS, to: CALLER })
     }))
 
   it.live("a repeated command_id places one call", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const v = voice()
       const first = yield* v.dial({ from: OURS, to: CALLER, connectionId: CONNECTION, commandId: "same" })
       const again = yield* v.dial({ from: OURS, to: CALLER, connectionId: CONNECTION, commandId: "same" })
@@ -96,7 +116,7 @@ describe("dial", () => {
     }))
 
   it.live("a 4xx is rejected in Telnyx's words", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const v = voice()
       const e164 = yield* failure(v.dial({ from: OURS, to: "5550002222", connectionId: CONNECTION }))
       assert.strictEqual(e164.reason, "rejected")
@@ -106,14 +126,16 @@ describe("dial", () => {
       assert.strictEqual(connection.message, "The 'connection_id' parameter is required.")
       const timeout = yield* failure(v.dial({ from: OURS, to: CALLER, connectionId: CONNECTION, timeoutSecs: 2 }))
       assert.include(timeout.message, "timeout_secs")
-      const assistant = yield* failure(v.dial({ from: OURS, to: CALLER, connectionId: CONNECTION, assistantId: "assistant-missing" }))
+      const assistant = yield* failure(
+        v.dial({ from: OURS, to: CALLER, connectionId: CONNECTION, assistantId: "assistant-missing" })
+      )
       assert.strictEqual(assistant.message, "Assistant assistant-missing was not found.")
       assert.strictEqual(fake().voice.calls.size, 0)
       assert.strictEqual(sent("/v2/calls").length, 4)
     }))
 
   it.live("a 429 is retried, and when the retries run out the call is unavailable", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const v = voice()
       fake().script({ type: "rateLimit", retryAfterSeconds: 0 })
       yield* v.dial({ from: OURS, to: CALLER, connectionId: CONNECTION })
@@ -128,7 +150,7 @@ describe("dial", () => {
     }))
 
   it.live("a 5xx is retried only with a command_id: without one the call may already ring", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const v = voice()
       fake().script({ type: "serverError", status: 502 })
       const error = yield* failure(v.dial({ from: OURS, to: CALLER, connectionId: CONNECTION }))
@@ -143,9 +165,11 @@ describe("dial", () => {
     }))
 
   it.live("our credentials refused, a timeout and a malformed answer are unavailable, and never show the key", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const wrongKey = "KEY_wrong_secret_value"
-      const auth = yield* failure(voice({ apiKey: Redacted.make(wrongKey) }).dial({ from: OURS, to: CALLER, connectionId: CONNECTION }))
+      const auth = yield* failure(
+        voice({ apiKey: Redacted.make(wrongKey) }).dial({ from: OURS, to: CALLER, connectionId: CONNECTION })
+      )
       assert.strictEqual(auth.reason, "unavailable")
       assert.include(auth.message, "refused our account")
       assert.notInclude(auth.message, wrongKey)
@@ -154,7 +178,7 @@ describe("dial", () => {
       assert.strictEqual(hung.reason, "unavailable")
       assert.include(hung.message, "did not answer within 200 ms")
       assert.include(hung.message, "may have gone through")
-      fake().script({ type: "malformed", body: '{"data": {"call_control_id": "v3:x"}}' })
+      fake().script({ type: "malformed", body: "{\"data\": {\"call_control_id\": \"v3:x\"}}" })
       const malformed = yield* failure(voice().dial({ from: OURS, to: CALLER, connectionId: CONNECTION }))
       assert.strictEqual(malformed.reason, "unavailable")
       assert.include(malformed.message, "malformed answer to POST /v2/calls")
@@ -165,7 +189,7 @@ describe("call commands", () => {
   const actionPath = (id: string, action: string) => `/v2/calls/${encodeURIComponent(id)}/actions/${action}`
 
   it.live("answer hands an inbound call to the assistant, recorded, with our client_state", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const v = voice()
       const { assistantId } = yield* v.upsertAssistant({ name: "Front desk", instructions: "Answer politely." })
       const ringing = fake().voice.inboundCall({ from: CALLER, to: OURS, callerName: "JANE DOE" })
@@ -187,14 +211,14 @@ describe("call commands", () => {
     }))
 
   it.live("answer with nothing asked sends an empty body", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const ringing = fake().voice.inboundCall({ from: CALLER, to: OURS })
       yield* voice().answer(ringing.callControlId)
       assert.deepStrictEqual(body(actionPath(ringing.callControlId, "answer")), {})
     }))
 
   it.live("transfer, record_start and hangup send their bodies; a command on an ended or unknown call is rejected", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const v = voice()
       const ringing = fake().voice.inboundCall({ from: CALLER, to: OURS })
       const id = ringing.callControlId
@@ -220,7 +244,7 @@ describe("call commands", () => {
     }))
 
   it.live("a command is retried on a 5xx only with a command_id", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const v = voice()
       const id = fake().voice.inboundCall({ from: CALLER, to: OURS }).callControlId
       fake().script({ type: "serverError", status: 503 })
@@ -237,11 +261,24 @@ describe("call commands", () => {
 
 describe("assistants", () => {
   it.live("creates an assistant, then updates the same one with POST /v2/ai/assistants/{id}", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const v = voice()
-      const created = yield* v.upsertAssistant({ assistantId: null, name: "Front desk", instructions: "Answer politely.", greeting: "Hi, Acme Plumbing." })
-      assert.deepStrictEqual(body("/v2/ai/assistants"), { name: "Front desk", instructions: "Answer politely.", greeting: "Hi, Acme Plumbing." })
-      const updated = yield* v.upsertAssistant({ assistantId: created.assistantId, name: "Front desk", instructions: "Book jobs." })
+      const created = yield* v.upsertAssistant({
+        assistantId: null,
+        name: "Front desk",
+        instructions: "Answer politely.",
+        greeting: "Hi, Acme Plumbing."
+      })
+      assert.deepStrictEqual(body("/v2/ai/assistants"), {
+        name: "Front desk",
+        instructions: "Answer politely.",
+        greeting: "Hi, Acme Plumbing."
+      })
+      const updated = yield* v.upsertAssistant({
+        assistantId: created.assistantId,
+        name: "Front desk",
+        instructions: "Book jobs."
+      })
       assert.strictEqual(updated.assistantId, created.assistantId)
       const update = fake().requests.find((r) => r.path === `/v2/ai/assistants/${created.assistantId}`)
       assert.strictEqual(update?.method, "POST")
@@ -253,19 +290,21 @@ describe("assistants", () => {
     }))
 
   it.live("a refused assistant is rejected in the words of either error shape", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const v = voice()
       const empty = yield* failure(v.upsertAssistant({ name: "Front desk", instructions: "" }))
       assert.strictEqual(empty.reason, "rejected")
       assert.strictEqual(empty.message, "body.instructions: ensure this value has at least 1 characters")
-      const unknown = yield* failure(v.upsertAssistant({ assistantId: "assistant-gone", name: "Front desk", instructions: "Hi" }))
+      const unknown = yield* failure(
+        v.upsertAssistant({ assistantId: "assistant-gone", name: "Front desk", instructions: "Hi" })
+      )
       assert.strictEqual(unknown.reason, "rejected")
       assert.strictEqual(unknown.message, "Assistant assistant-gone was not found.")
       assert.strictEqual(fake().voice.assistants.size, 0)
     }))
 
   it.live("an update is retried on a 5xx, a create is not", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const v = voice()
       fake().script({ type: "serverError", status: 500 })
       const error = yield* failure(v.upsertAssistant({ name: "Front desk", instructions: "Hi" }))
@@ -284,7 +323,7 @@ describe("conversationMessages", () => {
   const at = (seconds: number) => new Date(Date.UTC(2026, 10, 24, 3, 0, seconds)).toISOString()
 
   it.live("reads the transcript oldest first, speakers named, tool calls and empty lines left out, offsets in seconds", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       // Newest first, as a list endpoint may return them; the order is not documented.
       fake().voice.setConversation("conv-1", [
         { role: "user", text: "Tomorrow at 9 works.", sent_at: at(21) },
@@ -309,7 +348,7 @@ describe("conversationMessages", () => {
     }))
 
   it.live("an unknown conversation is rejected; a 5xx is retried", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const missing = yield* failure(voice().conversationMessages("conv-missing"))
       assert.strictEqual(missing.reason, "rejected")
       assert.strictEqual(missing.message, "Conversation not found.")
@@ -325,7 +364,7 @@ describe("conversationInsights", () => {
   const path = (id: string) => `/v2/ai/conversations/${id}/conversations-insights`
 
   it.live("pending while any run is pending or in progress, or none is listed; else the completed results joined, failed runs left out", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const v = voice()
       fake().voice.setInsights("conv-1", [])
       assert.deepStrictEqual(yield* v.conversationInsights("conv-1"), { _tag: "Pending" })
@@ -338,14 +377,17 @@ describe("conversationInsights", () => {
         { status: "failed", results: ["not this"] },
         { status: "completed", results: ["Sentiment: relieved."] }
       ])
-      assert.deepStrictEqual(yield* v.conversationInsights("conv-1"), { _tag: "Ready", text: "Caller's sink leaks; visit booked for 9am.\n\nSentiment: relieved." })
+      assert.deepStrictEqual(yield* v.conversationInsights("conv-1"), {
+        _tag: "Ready",
+        text: "Caller's sink leaks; visit booked for 9am.\n\nSentiment: relieved."
+      })
       fake().voice.setInsights("conv-1", [{ status: "failed" }])
       assert.deepStrictEqual(yield* v.conversationInsights("conv-1"), { _tag: "Ready", text: null })
       assert.strictEqual(sent(path("conv-1")).length, 5)
     }))
 
   it.live("an unknown conversation is rejected; a 5xx is retried", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const missing = yield* failure(voice().conversationInsights("conv-missing"))
       assert.strictEqual(missing.reason, "rejected")
       fake().voice.setInsights("conv-2", [{ status: "completed", results: ["Short call."] }])

@@ -4,16 +4,16 @@
  * before its poll; two workers claiming and recording in batches never send one event twice to one
  * endpoint. Without a Postgres URL the suite is skipped, except under CI=true where that fails.
  */
-import * as Postgres from "../../adapters/postgres/PgClient.ts"
 import { assert, describe, it } from "@effect/vitest"
 import { Duration, Effect, Layer, ManagedRuntime, Redacted } from "effect"
 import { inject } from "vitest"
+import * as Postgres from "../../adapters/postgres/PgClient.ts"
 import * as OutboxNotices from "../../adapters/sql/outboxNotices.ts"
 import * as WebhookWorker from "../../adapters/webhooks/worker.ts"
+import { HostResolver, layerOutboundGuard } from "../../core/egress/guard.ts"
 import { event } from "../../core/events/catalog.ts"
 import { EventOutbox } from "../../core/events/outbox.ts"
 import { layerWorkerLiveness } from "../../core/health/readiness.ts"
-import { HostResolver, layerOutboundGuard } from "../../core/egress/guard.ts"
 import { Transactor } from "../../core/kernel/transactor.ts"
 import { layer as WebhooksLayer } from "../../core/webhooks/service.ts"
 import { WebhookSender, WebhookStore } from "../../core/webhooks/store.ts"
@@ -63,7 +63,9 @@ const processOn = (databaseUrl: string, received: Received, worker: number, opti
     Layer.provideMerge(sqlStores(pool)),
     Layer.provideMerge(pool)
   )
-  const running = options === undefined ? Layer.empty : Layer.merge(WebhookWorker.layer(options), OutboxNotices.layer).pipe(Layer.provide(layerWorkerLiveness))
+  const running = options === undefined
+    ? Layer.empty
+    : Layer.merge(WebhookWorker.layer(options), OutboxNotices.layer).pipe(Layer.provide(layerWorkerLiveness))
   return ManagedRuntime.make(running.pipe(Layer.provideMerge(services)))
 }
 
@@ -76,19 +78,35 @@ const database = (prefix: string) =>
 const using = <R, E>(runtime: ManagedRuntime.ManagedRuntime<R, E>) =>
   Effect.acquireRelease(Effect.succeed(runtime), (r) => Effect.promise(() => r.dispose()))
 
-const newReceived = (answerMs?: number): Received => ({ counts: new Map(), firstAt: new Map(), byWorker: [0, 0, 0], inFlight: 0, maxInFlight: 0, ...(answerMs === undefined ? {} : { answerMs }) })
+const newReceived = (answerMs?: number): Received => ({
+  counts: new Map(),
+  firstAt: new Map(),
+  byWorker: [0, 0, 0],
+  inFlight: 0,
+  maxInFlight: 0,
+  ...(answerMs === undefined ? {} : { answerMs })
+})
 
 const addEndpoint = (ws: string, n: number) =>
-  Effect.flatMap(WebhookStore, (store) => store.insertEndpoint(endpointRecord(ws, { url: `https://hooks.example.com/${n}` })))
+  Effect.flatMap(
+    WebhookStore,
+    (store) => store.insertEndpoint(endpointRecord(ws, { url: `https://hooks.example.com/${n}` }))
+  )
 
 /** Appends events in one committed transaction, as any process's use case does. */
 const commit = (ws: string, count: number) =>
-  Effect.flatMap(Transactor, (tx) =>
-    tx.withTransaction(Effect.flatMap(EventOutbox, (outbox) => outbox.append(ws, Array.from({ length: count }, () => event("contact.deleted", { contactId: uuid() })))))
+  Effect.flatMap(
+    Transactor,
+    (tx) =>
+      tx.withTransaction(Effect.flatMap(EventOutbox, (outbox) =>
+        outbox.append(
+          ws,
+          Array.from({ length: count }, () => event("contact.deleted", { contactId: uuid() }))
+        )))
   )
 
 const waitUntil = (done: () => boolean, timeoutMs: number) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const deadline = Date.now() + timeoutMs
     while (!done() && Date.now() < deadline) yield* Effect.sleep("10 millis")
   })
@@ -98,7 +116,7 @@ describe.runIf(url !== null || process.env["CI"] === "true")("webhook worker on 
     "an event committed through another pool is delivered within seconds, with the worker's poll at 30 s",
     () =>
       Effect.scoped(
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           assert.isNotNull(url, "CI=true requires a Postgres URL")
           const db = yield* database("worker_notify")
           const received = newReceived()
@@ -132,7 +150,7 @@ describe.runIf(url !== null || process.env["CI"] === "true")("webhook worker on 
     "two workers claiming and recording in batches send each event to each endpoint exactly once",
     () =>
       Effect.scoped(
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           assert.isNotNull(url, "CI=true requires a Postgres URL")
           const db = yield* database("worker_batches")
           const received = newReceived()
@@ -147,14 +165,22 @@ describe.runIf(url !== null || process.env["CI"] === "true")("webhook worker on 
           const EVENTS = 400
           yield* Effect.promise(() =>
             producer.runPromise(
-              Effect.forEach(Array.from({ length: EVENTS / 10 }), () => Effect.zipRight(commit(ws, 10), Effect.sleep("3 millis")), { discard: true })
+              Effect.forEach(
+                Array.from({ length: EVENTS / 10 }),
+                () => Effect.zipRight(commit(ws, 10), Effect.sleep("3 millis")),
+                { discard: true }
+              )
             )
           )
           yield* waitUntil(() => received.counts.size >= 2 * EVENTS, 30_000)
           // Anything sent twice would arrive within a few more rounds.
           yield* Effect.sleep("300 millis")
           const twice = [...received.counts].filter(([, n]) => n > 1)
-          console.log(`two batch workers: ${received.counts.size} sends, split ${received.byWorker.slice(0, 2).join("/")}, ${twice.length} duplicates`)
+          console.log(
+            `two batch workers: ${received.counts.size} sends, split ${
+              received.byWorker.slice(0, 2).join("/")
+            }, ${twice.length} duplicates`
+          )
           assert.strictEqual(received.counts.size, 2 * EVENTS, "every event reached both endpoints")
           assert.deepStrictEqual(twice, [], "no event sent twice to one endpoint")
           assert.isAbove(received.byWorker[0]!, 0, "worker 1 delivered some")
@@ -175,7 +201,7 @@ describe.runIf(url !== null || process.env["CI"] === "true")("webhook worker on 
     "keeps at most `concurrency` attempts in flight, and uses them all when a receiver is slow",
     () =>
       Effect.scoped(
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           assert.isNotNull(url, "CI=true requires a Postgres URL")
           const db = yield* database("worker_concurrency")
           // Every answer takes 30 ms: 120 events can only finish quickly by sending several at once.

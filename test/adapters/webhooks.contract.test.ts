@@ -6,18 +6,18 @@
  * Without a Postgres URL the Postgres suites are skipped, except under CI=true where that fails.
  */
 import { SqlClient } from "@effect/sql"
-import * as Postgres from "../../adapters/postgres/PgClient.ts"
 import { assert, describe, it, layer } from "@effect/vitest"
 import { Effect, Either, Layer, ManagedRuntime, Option, Redacted } from "effect"
-import type { Principal } from "../../core/auth/principal.ts"
 import * as MemoryStores from "../../adapters/memory/stores.ts"
+import * as Postgres from "../../adapters/postgres/PgClient.ts"
+import type { Principal } from "../../core/auth/principal.ts"
+import { HostResolver, layerOutboundGuard } from "../../core/egress/guard.ts"
 import { event } from "../../core/events/catalog.ts"
 import { EventOutbox, type OutboxEvent } from "../../core/events/outbox.ts"
 import { OutboxSignal } from "../../core/events/signal.ts"
-import { HostResolver, layerOutboundGuard } from "../../core/egress/guard.ts"
 import { Transactor } from "../../core/kernel/transactor.ts"
 import type { DeliveryRecord, EndpointRecord } from "../../core/webhooks/model.ts"
-import { MAX_ENDPOINTS_PER_WORKSPACE, Webhooks, layer as WebhooksLayer } from "../../core/webhooks/service.ts"
+import { layer as WebhooksLayer, MAX_ENDPOINTS_PER_WORKSPACE, Webhooks } from "../../core/webhooks/service.ts"
 import { eventIdOf, generateSecret } from "../../core/webhooks/signing.ts"
 import { WebhookSender, WebhookStore } from "../../core/webhooks/store.ts"
 import { WorkspaceClock } from "../../core/workspaces/clock.ts"
@@ -58,21 +58,22 @@ const delivery = (e: EndpointRecord, patch: Partial<DeliveryRecord> = {}): Deliv
   ...patch
 })
 
-const insert = (...es: ReadonlyArray<EndpointRecord>) => Effect.flatMap(WebhookStore, (s) => Effect.forEach(es, s.insertEndpoint, { discard: true }))
+const insert = (...es: ReadonlyArray<EndpointRecord>) =>
+  Effect.flatMap(WebhookStore, (s) => Effect.forEach(es, s.insertEndpoint, { discard: true }))
 
 /** Deletes every endpoint made so far (and, with them, their deliveries). */
-const clearQueue = Effect.gen(function* () {
+const clearQueue = Effect.gen(function*() {
   const store = yield* WebhookStore
   for (const e of made.splice(0)) yield* store.deleteEndpoint(e.workspaceId, e.id)
 })
 
 /** Marks every outbox event not yet dispatched as dispatched. */
-const drainOutbox = Effect.gen(function* () {
+const drainOutbox = Effect.gen(function*() {
   const store = yield* WebhookStore
   const tx = yield* Transactor
   for (;;) {
     const n = yield* tx.withTransaction(
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const es = yield* store.claimOutbox(500)
         yield* store.markDispatched(es.map((e) => e.id), ts(0))
         return es.length
@@ -87,7 +88,7 @@ const ids = (rows: ReadonlyArray<{ readonly delivery: DeliveryRecord }>) => rows
 const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
   layer(adapter, { excludeTestServices: true, timeout: "60 seconds" })(name, (it) => {
     it.effect("endpoints: insert, get, list oldest first, update, delete; every call scoped to its workspace", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const store = yield* WebhookStore
         const ws = uuid()
         const other = uuid()
@@ -135,7 +136,7 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
       }))
 
     it.effect("enabledEndpoints: only enabled endpoints of the workspaces asked for", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const store = yield* WebhookStore
         const [w1, w2, w3] = [uuid(), uuid(), uuid()]
         const on1 = endpoint(w1)
@@ -143,19 +144,28 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
         const on2 = endpoint(w2)
         const on3 = endpoint(w3)
         yield* insert(on1, off1, on2, on3)
-        assert.deepStrictEqual((yield* store.enabledEndpoints([w1, w2])).map((e) => e.id).sort(), [on1.id, on2.id].sort())
+        assert.deepStrictEqual(
+          (yield* store.enabledEndpoints([w1, w2])).map((e) => e.id).sort(),
+          [on1.id, on2.id].sort()
+        )
         assert.deepStrictEqual(yield* store.enabledEndpoints([]), [])
         assert.deepStrictEqual(yield* store.enabledEndpoints([uuid()]), [])
       }))
 
     it.effect("deliveries: one per (endpoint, event), idempotent across and within inserts; reads are tenant-scoped", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const store = yield* WebhookStore
         const ws = uuid()
         const e1 = endpoint(ws)
         const e2 = endpoint(ws)
         yield* insert(e1, e2)
-        const first = delivery(e1, { error: "x", responseStatus: 503, attempts: 2, lastAttemptAt: ts(3), nextAttemptAt: ts(9) })
+        const first = delivery(e1, {
+          error: "x",
+          responseStatus: 503,
+          attempts: 2,
+          lastAttemptAt: ts(3),
+          nextAttemptAt: ts(9)
+        })
         yield* store.insertDeliveries([first])
         assert.deepStrictEqual(yield* store.getDelivery(ws, first.id), Option.some(first))
         assert.isTrue(Option.isNone(yield* store.getDelivery(uuid(), first.id)), "another workspace cannot read it")
@@ -166,15 +176,21 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
         const twinDup = delivery(e2, { eventId: twin.eventId })
         yield* store.insertDeliveries([again, sameEventOtherEndpoint, twin, twinDup])
         yield* store.insertDeliveries([])
-        assert.isTrue(Option.isNone(yield* store.getDelivery(ws, again.id)), "a second delivery of an event to one endpoint is ignored")
+        assert.isTrue(
+          Option.isNone(yield* store.getDelivery(ws, again.id)),
+          "a second delivery of an event to one endpoint is ignored"
+        )
         assert.deepStrictEqual(yield* store.getDelivery(ws, first.id), Option.some(first), "the first one is untouched")
         assert.isTrue(Option.isSome(yield* store.getDelivery(ws, sameEventOtherEndpoint.id)))
         assert.strictEqual((yield* store.listDeliveries(ws, e1.id, 100)).length, 1)
-        assert.deepStrictEqual((yield* store.listDeliveries(ws, e2.id, 100)).map((d) => d.eventId).sort(), [first.eventId, twin.eventId].sort())
+        assert.deepStrictEqual(
+          (yield* store.listDeliveries(ws, e2.id, 100)).map((d) => d.eventId).sort(),
+          [first.eventId, twin.eventId].sort()
+        )
       }))
 
     it.effect("listDeliveries: newest first (ties by id), limited, for one endpoint of one workspace", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const store = yield* WebhookStore
         const ws = uuid()
         const e = endpoint(ws)
@@ -183,15 +199,21 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
         const ds = [3, 1, 4, 2, 5].map((s) => delivery(e, { createdAt: ts(s) }))
         const [tieA, tieB] = [delivery(e, { createdAt: ts(6) }), delivery(e, { createdAt: ts(6) })]
         yield* store.insertDeliveries([...ds, tieA!, tieB!, delivery(other, { createdAt: ts(100) })])
-        const expected = [...[tieA!, tieB!].sort((x, y) => (x.id < y.id ? 1 : -1)), ...[...ds].sort((x, y) => (x.createdAt < y.createdAt ? 1 : -1))]
+        const expected = [
+          ...[tieA!, tieB!].sort((x, y) => (x.id < y.id ? 1 : -1)),
+          ...[...ds].sort((x, y) => (x.createdAt < y.createdAt ? 1 : -1))
+        ]
         assert.deepStrictEqual((yield* store.listDeliveries(ws, e.id, 200)).map((d) => d.id), expected.map((d) => d.id))
-        assert.deepStrictEqual((yield* store.listDeliveries(ws, e.id, 3)).map((d) => d.id), expected.slice(0, 3).map((d) => d.id))
+        assert.deepStrictEqual(
+          (yield* store.listDeliveries(ws, e.id, 3)).map((d) => d.id),
+          expected.slice(0, 3).map((d) => d.id)
+        )
         assert.deepStrictEqual((yield* store.listDeliveries(ws, e.id, 1)).map((d) => d.id), [expected[0]!.id])
         assert.deepStrictEqual(yield* store.listDeliveries(uuid(), e.id, 200), [], "another workspace sees none")
       }))
 
     it.effect("claimOutbox takes undispatched events oldest first up to the limit; markDispatched retires them", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const store = yield* WebhookStore
         const outbox = yield* EventOutbox
         const tx = yield* Transactor
@@ -210,10 +232,16 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
 
         const first = yield* tx.withTransaction(store.claimOutbox(2))
         assert.deepStrictEqual(first.map((e) => e.type), ["contact.updated", "contact.deleted"])
-        assert.deepStrictEqual(first[0], { ...all[0]!, data: { contactId, change: "updated", fields: ["firstName", "tags"] } })
+        assert.deepStrictEqual(first[0], {
+          ...all[0]!,
+          data: { contactId, change: "updated", fields: ["firstName", "tags"] }
+        })
         assert.strictEqual(first[0]!.workspaceId, ws)
         // not dispatched yet: claimed again
-        assert.deepStrictEqual((yield* tx.withTransaction(store.claimOutbox(2))).map((e) => e.id), first.map((e) => e.id))
+        assert.deepStrictEqual(
+          (yield* tx.withTransaction(store.claimOutbox(2))).map((e) => e.id),
+          first.map((e) => e.id)
+        )
         yield* store.markDispatched(first.map((e) => e.id), ts(10))
         const rest = yield* tx.withTransaction(store.claimOutbox(10))
         assert.deepStrictEqual(rest.map((e) => e.workspaceId), [other, ws])
@@ -225,7 +253,7 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
       }))
 
     it.effect("an event appended while its workspace has no enabled endpoint is stored dispatched: logged, never claimed, no wake-up", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const store = yield* WebhookStore
         const outbox = yield* EventOutbox
         const tx = yield* Transactor
@@ -235,22 +263,31 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
         yield* insert(endpoint(disabled, { status: "disabled" }), endpoint(enabled))
         /** Appends one event to `ws` in a transaction; whether the commit woke the worker. */
         const append = (ws: string) =>
-          Effect.gen(function* () {
+          Effect.gen(function*() {
             yield* signal.clear
             yield* tx.withTransaction(outbox.append(ws, [event("contact.deleted", { contactId: uuid() })]))
             return Option.isSome(yield* Effect.timeoutOption(signal.wait, "50 millis"))
           })
-        assert.deepStrictEqual([yield* append(none), yield* append(disabled), yield* append(enabled)], [false, false, true])
+        assert.deepStrictEqual([yield* append(none), yield* append(disabled), yield* append(enabled)], [
+          false,
+          false,
+          true
+        ])
         assert.deepStrictEqual((yield* tx.withTransaction(store.claimOutbox(10))).map((e) => e.workspaceId), [enabled])
-        for (const ws of [none, disabled, enabled]) assert.strictEqual((yield* outbox.list(ws)).length, 1, "every event stays in the log")
+        for (const ws of [none, disabled, enabled]) {
+          assert.strictEqual((yield* outbox.list(ws)).length, 1, "every event stays in the log")
+        }
         // An endpoint enabled later receives what is appended from then on.
         yield* insert(endpoint(none))
         assert.isTrue(yield* append(none))
-        assert.deepStrictEqual(new Set((yield* tx.withTransaction(store.claimOutbox(10))).map((e) => e.workspaceId)), new Set([enabled, none]))
+        assert.deepStrictEqual(
+          new Set((yield* tx.withTransaction(store.claimOutbox(10))).map((e) => e.workspaceId)),
+          new Set([enabled, none])
+        )
       }))
 
     it.effect("concurrent claim-and-dispatch transactions never take the same outbox event", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const store = yield* WebhookStore
         const outbox = yield* EventOutbox
         const tx = yield* Transactor
@@ -259,10 +296,10 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
         yield* insert(endpoint(ws))
         yield* outbox.append(ws, Array.from({ length: 40 }, () => event("contact.deleted", { contactId: uuid() })))
         const taken: Array<OutboxEvent> = []
-        const worker = Effect.gen(function* () {
+        const worker = Effect.gen(function*() {
           for (;;) {
             const n = yield* tx.withTransaction(
-              Effect.gen(function* () {
+              Effect.gen(function*() {
                 const es = yield* store.claimOutbox(5)
                 yield* Effect.sleep("20 millis")
                 taken.push(...es)
@@ -279,7 +316,7 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
       }))
 
     it.effect("claimDue: a retry comes due on its workspace's clock (the clock test helper's offset)", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const store = yield* WebhookStore
         yield* clearQueue
         const [moved, still] = [uuid(), uuid()]
@@ -291,12 +328,16 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
         yield* store.insertDeliveries([later, otherLater])
         assert.deepStrictEqual(yield* store.claimDue(ts(100), ts(160), 10), [])
         yield* (yield* WorkspaceClock).advance(moved, 300_000)
-        assert.deepStrictEqual(ids(yield* store.claimDue(ts(100), ts(160), 10)), [later.id], "only the moved workspace's retry")
+        assert.deepStrictEqual(
+          ids(yield* store.claimDue(ts(100), ts(160), 10)),
+          [later.id],
+          "only the moved workspace's retry"
+        )
         yield* clearQueue
       }))
 
     it.effect("claimDue: pending, due, unleased, enabled endpoint; oldest due first; limit; lease until", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const store = yield* WebhookStore
         yield* clearQueue
         const ws = uuid()
@@ -312,14 +353,27 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
         const failed = delivery(on, { status: "failed", nextAttemptAt: ts(1) })
         const unscheduled = delivery(on, { nextAttemptAt: null })
         const disabled = delivery(off, { nextAttemptAt: ts(1) })
-        yield* store.insertDeliveries([dueLater, dueEarly, dueExactly, future, succeeded, failed, unscheduled, disabled])
+        yield* store.insertDeliveries([
+          dueLater,
+          dueEarly,
+          dueExactly,
+          future,
+          succeeded,
+          failed,
+          unscheduled,
+          disabled
+        ])
 
         const two = yield* store.claimDue(now, ts(160), 2)
         assert.deepStrictEqual(ids(two), [dueEarly.id, dueLater.id])
         assert.deepStrictEqual(two[0]!.endpoint, on)
         assert.deepStrictEqual(two[0]!.delivery, dueEarly)
         const rest = yield* store.claimDue(now, ts(160), 10)
-        assert.deepStrictEqual(ids(rest), [dueExactly.id], "leased ones are skipped; the rest is not due, done or disabled")
+        assert.deepStrictEqual(
+          ids(rest),
+          [dueExactly.id],
+          "leased ones are skipped; the rest is not due, done or disabled"
+        )
         // later, the future one is due; the leased ones are still leased
         assert.deepStrictEqual(ids(yield* store.claimDue(ts(159), ts(300), 10)), [future.id], "still leased")
         // the lease expires (its worker died): claimable again, with the new lease
@@ -335,7 +389,7 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
       }))
 
     it.effect("recordAttempts of one attempt stores the outcome and ends the lease; tenant-scoped", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const store = yield* WebhookStore
         yield* clearQueue
         const ws = uuid()
@@ -355,42 +409,131 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
           lastAttemptAt: ts(11),
           nextAttemptAt: ts(12)
         }])
-        assert.deepStrictEqual(yield* store.getDelivery(ws, d.id), Option.some({ ...d, attempts: 1, responseStatus: 503, error: "HTTP 503", lastAttemptAt: ts(11), nextAttemptAt: ts(12) }))
+        assert.deepStrictEqual(
+          yield* store.getDelivery(ws, d.id),
+          Option.some({
+            ...d,
+            attempts: 1,
+            responseStatus: 503,
+            error: "HTTP 503",
+            lastAttemptAt: ts(11),
+            nextAttemptAt: ts(12)
+          })
+        )
         assert.deepStrictEqual(ids(yield* store.claimDue(ts(12), ts(72), 10)), [d.id])
         // another workspace's attempt record changes nothing
-        yield* store.recordAttempts([{ workspaceId: uuid(), deliveryId: d.id, status: "failed", attempts: 9, responseStatus: 1, error: "no", lastAttemptAt: ts(13), nextAttemptAt: null }])
+        yield* store.recordAttempts([{
+          workspaceId: uuid(),
+          deliveryId: d.id,
+          status: "failed",
+          attempts: 9,
+          responseStatus: 1,
+          error: "no",
+          lastAttemptAt: ts(13),
+          nextAttemptAt: null
+        }])
         assert.strictEqual(Option.getOrThrow(yield* store.getDelivery(ws, d.id)).attempts, 1)
-        yield* store.recordAttempts([{ workspaceId: ws, deliveryId: d.id, status: "succeeded", attempts: 2, responseStatus: 204, error: null, lastAttemptAt: ts(14), nextAttemptAt: null }])
+        yield* store.recordAttempts([{
+          workspaceId: ws,
+          deliveryId: d.id,
+          status: "succeeded",
+          attempts: 2,
+          responseStatus: 204,
+          error: null,
+          lastAttemptAt: ts(14),
+          nextAttemptAt: null
+        }])
         const done = Option.getOrThrow(yield* store.getDelivery(ws, d.id))
         assert.deepStrictEqual(
-          { status: done.status, attempts: done.attempts, responseStatus: done.responseStatus, error: done.error, lastAttemptAt: done.lastAttemptAt, nextAttemptAt: done.nextAttemptAt },
-          { status: "succeeded", attempts: 2, responseStatus: 204, error: null, lastAttemptAt: ts(14), nextAttemptAt: null }
+          {
+            status: done.status,
+            attempts: done.attempts,
+            responseStatus: done.responseStatus,
+            error: done.error,
+            lastAttemptAt: done.lastAttemptAt,
+            nextAttemptAt: done.nextAttemptAt
+          },
+          {
+            status: "succeeded",
+            attempts: 2,
+            responseStatus: 204,
+            error: null,
+            lastAttemptAt: ts(14),
+            nextAttemptAt: null
+          }
         )
         assert.deepStrictEqual(yield* store.claimDue(ts(10_000), ts(10_060), 10), [])
         yield* clearQueue
       }))
 
     it.effect("recordAttempts stores many outcomes at once, each on its own delivery, and ends their leases; tenant-scoped", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const store = yield* WebhookStore
         yield* clearQueue
         const ws = uuid()
         const e = endpoint(ws)
         yield* insert(e)
-        const [a, b, c] = [delivery(e, { nextAttemptAt: ts(10) }), delivery(e, { nextAttemptAt: ts(10) }), delivery(e, { nextAttemptAt: ts(10) })]
+        const [a, b, c] = [
+          delivery(e, { nextAttemptAt: ts(10) }),
+          delivery(e, { nextAttemptAt: ts(10) }),
+          delivery(e, { nextAttemptAt: ts(10) })
+        ]
         yield* store.insertDeliveries([a!, b!, c!])
         assert.sameMembers(ids(yield* store.claimDue(ts(10), ts(70), 10)), [a!.id, b!.id, c!.id])
         yield* store.recordAttempts([])
         yield* store.recordAttempts([
-          { workspaceId: ws, deliveryId: a!.id, status: "succeeded", attempts: 1, responseStatus: 200, error: null, lastAttemptAt: ts(11), nextAttemptAt: null },
-          { workspaceId: ws, deliveryId: b!.id, status: "pending", attempts: 1, responseStatus: null, error: "ECONNREFUSED 'quoted' \"x\"", lastAttemptAt: ts(11), nextAttemptAt: ts(16) },
+          {
+            workspaceId: ws,
+            deliveryId: a!.id,
+            status: "succeeded",
+            attempts: 1,
+            responseStatus: 200,
+            error: null,
+            lastAttemptAt: ts(11),
+            nextAttemptAt: null
+          },
+          {
+            workspaceId: ws,
+            deliveryId: b!.id,
+            status: "pending",
+            attempts: 1,
+            responseStatus: null,
+            error: "ECONNREFUSED 'quoted' \"x\"",
+            lastAttemptAt: ts(11),
+            nextAttemptAt: ts(16)
+          },
           // another workspace's record for c changes nothing
-          { workspaceId: uuid(), deliveryId: c!.id, status: "failed", attempts: 9, responseStatus: 1, error: "no", lastAttemptAt: ts(11), nextAttemptAt: null }
+          {
+            workspaceId: uuid(),
+            deliveryId: c!.id,
+            status: "failed",
+            attempts: 9,
+            responseStatus: 1,
+            error: "no",
+            lastAttemptAt: ts(11),
+            nextAttemptAt: null
+          }
         ])
-        assert.deepStrictEqual(yield* store.getDelivery(ws, a!.id), Option.some({ ...a!, status: "succeeded" as const, attempts: 1, responseStatus: 200, lastAttemptAt: ts(11), nextAttemptAt: null }))
+        assert.deepStrictEqual(
+          yield* store.getDelivery(ws, a!.id),
+          Option.some({
+            ...a!,
+            status: "succeeded" as const,
+            attempts: 1,
+            responseStatus: 200,
+            lastAttemptAt: ts(11),
+            nextAttemptAt: null
+          })
+        )
         assert.deepStrictEqual(
           yield* store.getDelivery(ws, b!.id),
-          Option.some({ ...b!, attempts: 1, error: "ECONNREFUSED 'quoted' \"x\"", lastAttemptAt: ts(11), nextAttemptAt: ts(16) })
+          Option.some({
+            ...b!,
+            attempts: 1,
+            error: "ECONNREFUSED 'quoted' \"x\"",
+            lastAttemptAt: ts(11),
+            nextAttemptAt: ts(16)
+          })
         )
         assert.deepStrictEqual(yield* store.getDelivery(ws, c!.id), Option.some(c!))
         // b's lease ended with its record: due again at 16 s; c is still leased until 70 s
@@ -399,7 +542,7 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
       }))
 
     it.effect("a late record of an attempt already recorded changes nothing: status never moves back", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const store = yield* WebhookStore
         yield* clearQueue
         const ws = uuid()
@@ -411,19 +554,46 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
         // A worker whose recording fell behind past the lease: the delivery was claimed and sent again,
         // and that second send's success is recorded first.
         assert.deepStrictEqual(ids(yield* store.claimDue(ts(71), ts(131), 10)), [d.id])
-        const succeeded = { workspaceId: ws, deliveryId: d.id, status: "succeeded" as const, attempts: 1, responseStatus: 200, error: null, lastAttemptAt: ts(72), nextAttemptAt: null }
+        const succeeded = {
+          workspaceId: ws,
+          deliveryId: d.id,
+          status: "succeeded" as const,
+          attempts: 1,
+          responseStatus: 200,
+          error: null,
+          lastAttemptAt: ts(72),
+          nextAttemptAt: null
+        }
         yield* store.recordAttempts([succeeded])
         // The first send's late "retry later" must not make it pending (and sent) again.
-        yield* store.recordAttempts([{ ...succeeded, status: "pending", responseStatus: 503, error: "HTTP 503", lastAttemptAt: ts(73), nextAttemptAt: ts(74) }])
-        yield* store.recordAttempts([{ ...succeeded, status: "failed", responseStatus: 500, error: "HTTP 500", lastAttemptAt: ts(75) }])
+        yield* store.recordAttempts([{
+          ...succeeded,
+          status: "pending",
+          responseStatus: 503,
+          error: "HTTP 503",
+          lastAttemptAt: ts(73),
+          nextAttemptAt: ts(74)
+        }])
+        yield* store.recordAttempts([{
+          ...succeeded,
+          status: "failed",
+          responseStatus: 500,
+          error: "HTTP 500",
+          lastAttemptAt: ts(75)
+        }])
         const stored = Option.getOrThrow(yield* store.getDelivery(ws, d.id))
-        assert.deepStrictEqual([stored.status, stored.attempts, stored.responseStatus, stored.lastAttemptAt], ["succeeded", 1, 200, ts(72)])
+        assert.deepStrictEqual([stored.status, stored.attempts, stored.responseStatus, stored.lastAttemptAt], [
+          "succeeded",
+          1,
+          200,
+          ts(72)
+        ])
         assert.deepStrictEqual(yield* store.claimDue(ts(10_000), ts(10_060), 10), [])
         yield* clearQueue
       }))
 
     it.effect("pendingDeliveries: counts pending deliveries of every workspace and names the oldest one's creation", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const store = yield* WebhookStore
         yield* clearQueue
         assert.deepStrictEqual(yield* store.pendingDeliveries(), { count: 0, oldestCreatedAt: null })
@@ -441,7 +611,7 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
       }))
 
     it.effect("setEndpointHealth: records the failing run, disables, never re-enables; tenant-scoped", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const store = yield* WebhookStore
         const ws = uuid()
         const e = endpoint(ws)
@@ -453,7 +623,10 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
         yield* store.setEndpointHealth(ws, e.id, { failingSince: ts(5), disable: true })
         assert.strictEqual(Option.getOrThrow(yield* store.getEndpoint(ws, e.id)).status, "disabled")
         yield* store.setEndpointHealth(ws, e.id, { failingSince: null, disable: false })
-        assert.deepStrictEqual(yield* store.getEndpoint(ws, e.id), Option.some({ ...e, status: "disabled", failingSince: null }))
+        assert.deepStrictEqual(
+          yield* store.getEndpoint(ws, e.id),
+          Option.some({ ...e, status: "disabled", failingSince: null })
+        )
       }))
   })
 
@@ -468,7 +641,7 @@ contract("WebhookStore: memory", MemoryStores.layer)
  * exactly once (all succeed, so no retry may duplicate one).
  */
 const twoWorkers = (databaseUrl: string) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const db = yield* Effect.acquireRelease(
       Effect.promise(() => freshDatabase(databaseUrl, "webhooks_workers")),
       (db) => Effect.promise(() => db.drop())
@@ -491,7 +664,10 @@ const twoWorkers = (databaseUrl: string) =>
                       const id = headers["webhook-id"]!
                       counts.set(id, (counts.get(id) ?? 0) + 1)
                       byWorker[worker]!++
-                    }).pipe(Effect.zipRight(Effect.sleep(`${Math.floor(Math.random() * 4)} millis`)), Effect.as({ status: 200 }))
+                    }).pipe(
+                      Effect.zipRight(Effect.sleep(`${Math.floor(Math.random() * 4)} millis`)),
+                      Effect.as({ status: 200 })
+                    )
                 })
               )
             )
@@ -504,7 +680,7 @@ const twoWorkers = (databaseUrl: string) =>
     yield* Effect.addFinalizer(() => Effect.promise(() => Promise.all([one.dispose(), two.dispose()])))
 
     const ws = uuid()
-    const setup = Effect.gen(function* () {
+    const setup = Effect.gen(function*() {
       const store = yield* WebhookStore
       yield* store.insertEndpoint(endpoint(ws, { events: ["*"] }))
       // an endpoint of another workspace must not receive anything
@@ -515,7 +691,7 @@ const twoWorkers = (databaseUrl: string) =>
     yield* Effect.promise(() => two.runPromise(Effect.void))
 
     let appended = false
-    const producer = Effect.gen(function* () {
+    const producer = Effect.gen(function*() {
       const outbox = yield* EventOutbox
       for (let i = 0; i < TOTAL / 10; i++) {
         yield* outbox.append(ws, Array.from({ length: 10 }, () => event("contact.deleted", { contactId: uuid() })))
@@ -523,7 +699,7 @@ const twoWorkers = (databaseUrl: string) =>
       }
       appended = true
     })
-    const rounds = Effect.gen(function* () {
+    const rounds = Effect.gen(function*() {
       const webhooks = yield* Webhooks
       let idle = 0
       while (idle < 5) {
@@ -533,22 +709,35 @@ const twoWorkers = (databaseUrl: string) =>
       }
     })
     const started = Date.now()
-    yield* Effect.promise(() =>
-      Promise.all([one.runPromise(producer), one.runPromise(rounds), two.runPromise(rounds)])
-    )
+    yield* Effect.promise(() => Promise.all([one.runPromise(producer), one.runPromise(rounds), two.runPromise(rounds)]))
     const outboxIds = yield* Effect.promise(() => one.runPromise(Effect.flatMap(EventOutbox, (o) => o.list(ws))))
     const expected = outboxIds.map((e) => eventIdOf(e.id))
     assert.strictEqual(expected.length, TOTAL)
     const duplicates = [...counts].filter(([, n]) => n > 1)
-    console.log(`two workers: ${counts.size} events, ${duplicates.length} duplicates, worker split ${byWorker.join("/")}, ${Date.now() - started} ms`)
+    console.log(
+      `two workers: ${counts.size} events, ${duplicates.length} duplicates, worker split ${byWorker.join("/")}, ${
+        Date.now() - started
+      } ms`
+    )
     assert.deepStrictEqual(duplicates, [], "no event delivered twice")
-    assert.deepStrictEqual([...counts.keys()].sort(), [...expected].sort(), "every event delivered, to the right endpoint only")
+    assert.deepStrictEqual(
+      [...counts.keys()].sort(),
+      [...expected].sort(),
+      "every event delivered, to the right endpoint only"
+    )
     assert.isAbove(byWorker[0]!, 0, "worker 1 delivered some")
     assert.isAbove(byWorker[1]!, 0, "worker 2 delivered some")
     const states = yield* Effect.promise(() =>
-      one.runPromise(Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ status: string; attempts: number; n: string }>`SELECT status, attempts, count(*) AS n FROM webhook_deliveries GROUP BY 1, 2`))
+      one.runPromise(Effect.flatMap(SqlClient.SqlClient, (sql) =>
+        sql<
+          { status: string; attempts: number; n: string }
+        >`SELECT status, attempts, count(*) AS n FROM webhook_deliveries GROUP BY 1, 2`))
     )
-    assert.deepStrictEqual(states.map((r) => ({ ...r, n: Number(r.n) })), [{ status: "succeeded", attempts: 1, n: TOTAL }])
+    assert.deepStrictEqual(states.map((r) => ({ ...r, n: Number(r.n) })), [{
+      status: "succeeded",
+      attempts: 1,
+      n: TOTAL
+    }])
   })
 
 /**
@@ -557,7 +746,7 @@ const twoWorkers = (databaseUrl: string) =>
  * unlocked check about a third of the time, so it runs in 6 fresh workspaces.
  */
 const capRace = (databaseUrl: string) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const db = yield* Effect.acquireRelease(
       Effect.promise(() => freshDatabase(databaseUrl, "webhooks_cap")),
       (db) => Effect.promise(() => db.drop())
@@ -579,13 +768,21 @@ const capRace = (databaseUrl: string) =>
       const p: Principal = { workspaceId: uuid(), keyId: uuid(), kind: "test", scopes: new Set(["webhooks:manage"]) }
       const create = (i: number) =>
         Effect.flatMap(Webhooks, (w) => w.create(p, { url: `https://hooks.example.com/${i}`, events: ["*"] }))
-      yield* Effect.promise(() => runtime.runPromise(Effect.forEach(Array.from({ length: MAX_ENDPOINTS_PER_WORKSPACE - 1 }, (_, i) => i), create)))
+      yield* Effect.promise(() =>
+        runtime.runPromise(Effect.forEach(Array.from({ length: MAX_ENDPOINTS_PER_WORKSPACE - 1 }, (_, i) => i), create))
+      )
       const racing = yield* Effect.promise(() =>
-        runtime.runPromise(Effect.forEach(Array.from({ length: 8 }, (_, i) => 100 + i), (i) => Effect.either(create(i)), { concurrency: "unbounded" }))
+        runtime.runPromise(
+          Effect.forEach(Array.from({ length: 8 }, (_, i) => 100 + i), (i) => Effect.either(create(i)), {
+            concurrency: "unbounded"
+          })
+        )
       )
       assert.strictEqual(racing.filter(Either.isRight).length, 1, `round ${round}: one create fits under the cap`)
       for (const lost of racing.filter(Either.isLeft)) assert.strictEqual(lost.left._tag, "InvalidArgument")
-      const stored = yield* Effect.promise(() => runtime.runPromise(Effect.flatMap(WebhookStore, (s) => s.listEndpoints(p.workspaceId))))
+      const stored = yield* Effect.promise(() =>
+        runtime.runPromise(Effect.flatMap(WebhookStore, (s) => s.listEndpoints(p.workspaceId)))
+      )
       assert.strictEqual(stored.length, MAX_ENDPOINTS_PER_WORKSPACE)
     }
   })
@@ -597,7 +794,9 @@ sqlContract({
   database: "webhooks",
   onPostgres: (url) =>
     describe("webhooks service on Postgres", () => {
-      it.live("two workers with separate pools deliver each of 300 events exactly once", () => Effect.scoped(twoWorkers(url)), 60_000)
-      it.live("racing creates at 19 endpoints admit exactly one more", () => Effect.scoped(capRace(url)), 60_000)
+      it.live("two workers with separate pools deliver each of 300 events exactly once", () =>
+        Effect.scoped(twoWorkers(url)), 60_000)
+      it.live("racing creates at 19 endpoints admit exactly one more", () =>
+        Effect.scoped(capRace(url)), 60_000)
     })
 })

@@ -1,7 +1,22 @@
 /** LOG_FORMAT and LOG_LEVEL as apps/server/logging.ts applies them: what reaches stdout, in which shape. */
+import {
+  Cause,
+  Console,
+  Effect,
+  Exit,
+  FiberId,
+  FiberRefs,
+  HashMap,
+  Layer,
+  List,
+  Logger,
+  LogLevel,
+  LogSpan,
+  Redacted,
+  Scope
+} from "effect"
 import { spawnSync } from "node:child_process"
 import { fileURLToPath } from "node:url"
-import { Cause, Console, Effect, Exit, FiberId, FiberRefs, HashMap, Layer, List, Logger, LogLevel, LogSpan, Redacted, Scope } from "effect"
 import { afterEach, describe, expect, it, vi } from "vitest"
 import * as Logging from "../../apps/server/logging.ts"
 
@@ -28,7 +43,11 @@ describe("logging", () => {
     const [line, ...rest] = written(Logging.layer("json", "info"), request)
     expect(rest).toEqual([])
     const parsed = JSON.parse(line!)
-    expect(parsed).toMatchObject({ message: "GET /healthz 200 0.2ms", logLevel: "INFO", annotations: { route: "/healthz", status: 200 } })
+    expect(parsed).toMatchObject({
+      message: "GET /healthz 200 0.2ms",
+      logLevel: "INFO",
+      annotations: { route: "/healthz", status: 200 }
+    })
     expect(Date.parse(parsed.timestamp)).not.toBeNaN()
   })
 
@@ -50,20 +69,30 @@ describe("logging", () => {
       date: new Date(0),
       ...extra
     })
-    for (const o of [
-      options("GET /v1/api/contacts/:id 200 1.2ms", { method: "GET", status: 200, durationMs: 1.2, keyId: null, odd: "\"quoted\"\n" }),
-      options(["two", "parts"], { status: 500 }, Cause.fail(new Error("boom"))),
-      options(new Error("an error as the message"), {}),
-      options("objects", { twice: [shared, shared], secret: Redacted.make("hunter2"), big: 10n }),
-      options(["one part"], { gone: undefined, none: null, nan: Number.NaN, yes: true }, Cause.empty, {
-        spans: List.make(LogSpan.make("db", -5), LogSpan.make("request", -12)),
-        date: new Date(1_700_000_000_000)
-      }),
-      options("no fiber, or two", {}, Cause.empty, { fiberId: FiberId.none }),
-      options("two fibers", { n: 1 }, Cause.empty, { fiberId: FiberId.combine(FiberId.make(3, 0), FiberId.make(4, 0)) }),
-      options([], {}),
-      options("a plain message with a cause", { n: 1 }, Cause.die("boom"))
-    ]) {
+    for (
+      const o of [
+        options("GET /v1/api/contacts/:id 200 1.2ms", {
+          method: "GET",
+          status: 200,
+          durationMs: 1.2,
+          keyId: null,
+          odd: "\"quoted\"\n"
+        }),
+        options(["two", "parts"], { status: 500 }, Cause.fail(new Error("boom"))),
+        options(new Error("an error as the message"), {}),
+        options("objects", { twice: [shared, shared], secret: Redacted.make("hunter2"), big: 10n }),
+        options(["one part"], { gone: undefined, none: null, nan: Number.NaN, yes: true }, Cause.empty, {
+          spans: List.make(LogSpan.make("db", -5), LogSpan.make("request", -12)),
+          date: new Date(1_700_000_000_000)
+        }),
+        options("no fiber, or two", {}, Cause.empty, { fiberId: FiberId.none }),
+        options("two fibers", { n: 1 }, Cause.empty, {
+          fiberId: FiberId.combine(FiberId.make(3, 0), FiberId.make(4, 0))
+        }),
+        options([], {}),
+        options("a plain message with a cause", { n: 1 }, Cause.die("boom"))
+      ]
+    ) {
       expect(Logging.jsonLogger.log(o)).toBe(Logger.jsonLogger.log(o))
     }
   })
@@ -87,7 +116,8 @@ describe("logging", () => {
 
   it("LOG_LEVEL keeps what is at least as severe, and none keeps nothing", () => {
     const all = Effect.all([Effect.logDebug("d"), Effect.logInfo("i"), Effect.logWarning("w"), Effect.logError("e")])
-    const messages = (level: Logging.LogLevelName) => written(Logging.layer("json", level), Effect.asVoid(all)).map((l) => JSON.parse(l).message)
+    const messages = (level: Logging.LogLevelName) =>
+      written(Logging.layer("json", level), Effect.asVoid(all)).map((l) => JSON.parse(l).message)
     expect(messages("debug")).toEqual(["d", "i", "w", "e"])
     expect(messages("info")).toEqual(["i", "w", "e"])
     expect(messages("warning")).toEqual(["w", "e"])
@@ -124,7 +154,10 @@ describe("logging", () => {
       import { Effect } from "effect"
       import * as Logging from "./apps/server/logging.ts"
       Effect.runFork(Effect.provide(Effect.zipRight(Effect.logInfo("before exit"), Effect.sync(() => process.exit(3))), Logging.layer("json", "info")))`
-    const run = spawnSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { cwd: root, encoding: "utf8" })
+    const run = spawnSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], {
+      cwd: root,
+      encoding: "utf8"
+    })
     expect(run.status).toBe(3)
     expect(run.stdout.split("\n").filter((l) => l !== "").map((l) => JSON.parse(l).message)).toEqual(["before exit"])
   })

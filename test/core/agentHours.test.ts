@@ -7,9 +7,17 @@
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import { inHours, isTimeZone, localTime, routeInbound } from "../../core/agent/hours.ts"
-import { type AgentConfig, type AgentRecord, type BusinessHours, newAgentConfig, type RouteAction, type Weekday, weekdays } from "../../core/agent/model.ts"
-import type { WorkspaceNumber } from "../../core/numbers/model.ts"
+import {
+  type AgentConfig,
+  type AgentRecord,
+  type BusinessHours,
+  newAgentConfig,
+  type RouteAction,
+  type Weekday,
+  weekdays
+} from "../../core/agent/model.ts"
 import type { E164 } from "../../core/kernel/phone.ts"
+import type { WorkspaceNumber } from "../../core/numbers/model.ts"
 
 /** Zones with one offset (minutes east of UTC) for 2020-2030. */
 const fixedZones: Record<string, number> = {
@@ -21,7 +29,8 @@ const fixedZones: Record<string, number> = {
   "Pacific/Pago_Pago": -660
 }
 const zone = fc.constantFrom(...Object.keys(fixedZones))
-const hhmm = (minute: number) => `${String(Math.floor(minute / 60)).padStart(2, "0")}:${String(minute % 60).padStart(2, "0")}`
+const hhmm = (minute: number) =>
+  `${String(Math.floor(minute / 60)).padStart(2, "0")}:${String(minute % 60).padStart(2, "0")}`
 
 /** Up to three ordered, non-overlapping ranges of a day (touching allowed). */
 const dayHours = fc
@@ -66,7 +75,14 @@ const agent: fc.Arbitrary<AgentRecord | null> = fc.option(
 const number: fc.Arbitrary<WorkspaceNumber> = fc.record({
   voiceMode: fc.constantFrom<WorkspaceNumber["voiceMode"]>("agent", "app", "voicemail", "forward"),
   forwardTo: fc.option(fc.constant("+14155550199"), { nil: null })
-}).map((r) => ({ e164: "+14155550100" as E164, type: "local", agentId: null, assignedUserId: null, status: "active", ...r }))
+}).map((r) => ({
+  e164: "+14155550100" as E164,
+  type: "local",
+  agentId: null,
+  assignedUserId: null,
+  status: "active",
+  ...r
+}))
 
 /** 2020-2030. */
 const instant = fc.integer({ min: Date.UTC(2020, 0, 1), max: Date.UTC(2030, 0, 1) })
@@ -91,7 +107,11 @@ const oracleRoute = (n: WorkspaceNumber, a: AgentRecord | null, at: number) => {
   if (a === null || live === null || !live.enabled) return { kind: "app" }
   const act = oracleInHours(live.businessHours, live.timezone, at) ? live.inHoursAction : live.offHoursAction
   // The agent's `forward` with no target on the number: a voicemail.
-  return act === "agent" ? { kind: "agent", agentId: a.id } : act === "forward" ? (n.forwardTo === null ? { kind: "voicemail" } : forward) : { kind: act }
+  return act === "agent"
+    ? { kind: "agent", agentId: a.id }
+    : act === "forward"
+    ? (n.forwardTo === null ? { kind: "voicemail" } : forward)
+    : { kind: act }
 }
 
 describe("routeInbound", () => {
@@ -117,7 +137,15 @@ describe("routeInbound", () => {
       updatedAt: "2026-01-01T00:00:00.000Z",
       publishedAt: "2026-01-01T00:00:00.000Z"
     }
-    const n: WorkspaceNumber = { e164: "+14155550100" as E164, type: "local", voiceMode: "agent", agentId: record.id, forwardTo: null, assignedUserId: null, status: "active" }
+    const n: WorkspaceNumber = {
+      e164: "+14155550100" as E164,
+      type: "local",
+      voiceMode: "agent",
+      agentId: record.id,
+      forwardTo: null,
+      assignedUserId: null,
+      status: "active"
+    }
     const mondayNoon = Date.parse("2026-01-05T12:00:00Z")
     expect(routeInbound(n, record, mondayNoon)).toEqual({ kind: "agent", agentId: record.id })
     expect(routeInbound(n, record, Date.parse("2026-01-05T17:00:00Z"))).toEqual({ kind: "voicemail" })
@@ -130,7 +158,10 @@ describe("routeInbound", () => {
 describe("business hours across daylight saving (America/New_York, open 09:00-17:00)", () => {
   const tz = "America/New_York"
   const at = (iso: string) => Date.parse(iso)
-  const weekdayHours: BusinessHours = { monday: [{ start: "09:00", end: "17:00" }], sunday: [{ start: "09:00", end: "17:00" }] }
+  const weekdayHours: BusinessHours = {
+    monday: [{ start: "09:00", end: "17:00" }],
+    sunday: [{ start: "09:00", end: "17:00" }]
+  }
 
   it("13:30Z on a Monday is 08:30 EST in January (off hours) and 09:30 EDT in July (in hours)", () => {
     expect(localTime(at("2026-01-05T13:30:00Z"), tz)).toEqual({ day: "monday", minute: 8 * 60 + 30 })
@@ -146,7 +177,9 @@ describe("business hours across daylight saving (America/New_York, open 09:00-17
     expect(localTime(at("2026-03-08T07:00:00Z"), tz)).toEqual({ day: "sunday", minute: 3 * 60 })
     // 02:00-03:00 does not exist that night: never open
     const skipped: BusinessHours = { sunday: [{ start: "02:00", end: "03:00" }] }
-    for (const iso of ["2026-03-08T06:59:00Z", "2026-03-08T07:00:00Z", "2026-03-08T07:30:00Z"]) expect(inHours(skipped, tz, at(iso)), iso).toBe(false)
+    for (const iso of ["2026-03-08T06:59:00Z", "2026-03-08T07:00:00Z", "2026-03-08T07:30:00Z"]) {
+      expect(inHours(skipped, tz, at(iso)), iso).toBe(false)
+    }
   })
 
   it("on 2026-11-01 (clocks go back at 06:00Z) 13:30Z is 08:30 EST again; 01:00-02:00 is open twice that night", () => {

@@ -1,7 +1,7 @@
 /** SPEC "Authentication" (key kinds by prefix, scopes, 403 naming the scope) and "Errors" (status table). */
-import { createHash } from "node:crypto"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Either, FastCheck as fc, Option } from "effect"
+import { createHash } from "node:crypto"
 import { generateToken, hashToken, parseToken } from "../../core/auth/apiKey.ts"
 import { type KeyKind, type Principal, requireScope } from "../../core/auth/principal.ts"
 import { allScopes, type Scope } from "../../core/auth/scopes.ts"
@@ -19,7 +19,8 @@ import {
 
 const kind = fc.constantFrom<KeyKind>("live", "test")
 const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-const secret = (n: number) => fc.array(fc.constantFrom(...BASE62), { minLength: n, maxLength: n }).map((cs) => cs.join(""))
+const secret = (n: number) =>
+  fc.array(fc.constantFrom(...BASE62), { minLength: n, maxLength: n }).map((cs) => cs.join(""))
 const sha256 = (s: string) => createHash("sha256").update(s, "utf8").digest("hex")
 
 describe("API keys", () => {
@@ -45,7 +46,21 @@ describe("API keys", () => {
 
   it.prop(
     "a wrong prefix is rejected",
-    [fc.constantFrom("svc_prod_", "svc_Live_", "SVC_live_", "sk_live_", "svc-live-", "svc__", "svc_live", "svc_test__", "live_", ""), secret(40)],
+    [
+      fc.constantFrom(
+        "svc_prod_",
+        "svc_Live_",
+        "SVC_live_",
+        "sk_live_",
+        "svc-live-",
+        "svc__",
+        "svc_live",
+        "svc_test__",
+        "live_",
+        ""
+      ),
+      secret(40)
+    ],
     ([prefix, s]) => assert.isTrue(Option.isNone(parseToken(prefix + s)), prefix + s)
   )
 
@@ -66,11 +81,13 @@ describe("API keys", () => {
 
   it("surrounding whitespace or a Bearer prefix is not stripped here", () => {
     const token = generateToken("live")
-    for (const t of [` ${token}`, `${token} `, `Bearer ${token}`, `${token}\n`]) assert.isTrue(Option.isNone(parseToken(t)))
+    for (const t of [` ${token}`, `${token} `, `Bearer ${token}`, `${token}\n`]) {
+      assert.isTrue(Option.isNone(parseToken(t)))
+    }
   })
 
   it.effect("the hash is the lower-case hex SHA-256 of the whole token, and stable", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       for (const k of ["live", "test"] as const) {
         const token = generateToken(k)
         const h = yield* hashToken(token)
@@ -82,7 +99,7 @@ describe("API keys", () => {
     }))
 
   it.effect("different tokens hash differently (the kind is part of the hash)", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const live = generateToken("live")
       const asTest = live.replace("svc_live_", "svc_test_")
       assert.notStrictEqual(yield* hashToken(live), yield* hashToken(asTest))
@@ -112,7 +129,10 @@ describe("scopes", () => {
     ])
   })
 
-  it.prop("requireScope passes with the scope and fails naming it without", [fc.subarray([...allScopes]), fc.constantFrom(...allScopes)], ([held, wanted]) => {
+  it.prop("requireScope passes with the scope and fails naming it without", [
+    fc.subarray([...allScopes]),
+    fc.constantFrom(...allScopes)
+  ], ([held, wanted]) => {
     const result = Effect.runSync(Effect.either(requireScope(principal(held), wanted)))
     if (held.includes(wanted)) {
       assert.isTrue(Either.isRight(result))
@@ -145,7 +165,11 @@ describe("errors", () => {
   })
 
   it("isDomainError rejects look-alikes", () => {
-    for (const u of [null, undefined, "NotFound", { _tag: "Boom" }, { _tag: 404 }, new Error("x"), { _tag: "toString" }, { _tag: "constructor" }, { _tag: "__proto__" }]) {
+    for (
+      const u of [null, undefined, "NotFound", { _tag: "Boom" }, { _tag: 404 }, new Error("x"), { _tag: "toString" }, {
+        _tag: "constructor"
+      }, { _tag: "__proto__" }]
+    ) {
       assert.isFalse(isDomainError(u), String(u))
     }
   })

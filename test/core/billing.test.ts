@@ -8,6 +8,7 @@ import { Clock, Effect, Either, Layer, TestClock } from "effect"
 import * as MemoryStores from "../../adapters/memory/stores.ts"
 import * as SimulatedPayments from "../../adapters/payments/simulated.ts"
 import { numberPurchaseGate, registrationFilingGate } from "../../core/billing/gates.ts"
+import type { Charge } from "../../core/billing/ledger.ts"
 import { Payments } from "../../core/billing/payments.ts"
 import {
   messagingAddonCharge,
@@ -17,7 +18,6 @@ import {
   prorate,
   textingSetupCharge
 } from "../../core/billing/pricing.ts"
-import type { Charge } from "../../core/billing/ledger.ts"
 import { LedgerStore } from "../../core/billing/store.ts"
 import type { E164 } from "../../core/kernel/phone.ts"
 import type { Billing } from "../../core/workspaces/model.ts"
@@ -28,15 +28,33 @@ const tollFree = "+18005550100" as E164
 /** Every billing state: each field over all its values (the owner's e-mail gates nothing). */
 const allBillingStates: ReadonlyArray<Billing> = (() => {
   const states: Array<Billing> = []
-  for (const plan of [null, "standard"])
-    for (const trial of [true, false])
-      for (const subscription of ["active", "canceled"] as const)
-        for (const paymentMethod of [true, false])
-          for (const identity of ["none", "submitted", "verified"] as const)
-            for (const mobileVerified of [true, false])
-              for (const billedVia of ["card", "app_store"] as const)
-                for (const cardDeclines of [true, false])
-                  states.push({ plan, trial, subscription, paymentMethod, identity, mobileVerified, billedVia, cardDeclines, ownerEmail: null })
+  for (const plan of [null, "standard"]) {
+    for (const trial of [true, false]) {
+      for (const subscription of ["active", "canceled"] as const) {
+        for (const paymentMethod of [true, false]) {
+          for (const identity of ["none", "submitted", "verified"] as const) {
+            for (const mobileVerified of [true, false]) {
+              for (const billedVia of ["card", "app_store"] as const) {
+                for (const cardDeclines of [true, false]) {
+                  states.push({
+                    plan,
+                    trial,
+                    subscription,
+                    paymentMethod,
+                    identity,
+                    mobileVerified,
+                    billedVia,
+                    cardDeclines,
+                    ownerEmail: null
+                  })
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
   return states
 })()
 
@@ -66,10 +84,25 @@ const june19 = new Date("2024-06-19T15:30:00.000Z")
 /** What each allowed purchase costs on June 19, written out by hand. */
 const expectedCharge = (p: NumberPurchase): Charge =>
   p.type === "toll_free"
-    ? { kind: "toll_free_number", amountCents: 400, description: `Toll-free number ${tollFree}, prorated 12/30 days`, numberE164: tollFree }
+    ? {
+      kind: "toll_free_number",
+      amountCents: 400,
+      description: `Toll-free number ${tollFree}, prorated 12/30 days`,
+      numberE164: tollFree
+    }
     : p.localNumbers === 0
-      ? { kind: "local_number", amountCents: 0, description: `Local number ${local}, included in the plan`, numberE164: local }
-      : { kind: "local_number", amountCents: 200, description: `Local number ${local}, prorated 12/30 days`, numberE164: local }
+    ? {
+      kind: "local_number",
+      amountCents: 0,
+      description: `Local number ${local}, included in the plan`,
+      numberE164: local
+    }
+    : {
+      kind: "local_number",
+      amountCents: 200,
+      description: `Local number ${local}, prorated 12/30 days`,
+      numberE164: local
+    }
 
 describe("the number gates (POST /numbers)", () => {
   it("every billing state x purchase gives CONTRACT's outcome: the first gate that applies, or allowed at its price", () => {
@@ -97,26 +130,56 @@ describe("the number gates (POST /numbers)", () => {
   })
 
   it("order: a state failing every gate hears the plan first, then identity, then mobile, then the app store", () => {
-    const worst: Billing = { plan: null, trial: true, subscription: "active", paymentMethod: false, identity: "none", mobileVerified: false, billedVia: "app_store", cardDeclines: false, ownerEmail: null }
+    const worst: Billing = {
+      plan: null,
+      trial: true,
+      subscription: "active",
+      paymentMethod: false,
+      identity: "none",
+      mobileVerified: false,
+      billedVia: "app_store",
+      cardDeclines: false,
+      ownerEmail: null
+    }
     const extra = { type: "toll_free", localNumbers: 1 } as const
-    const message = (b: Billing) => Either.match(numberPurchaseGate(b, extra), { onLeft: (e) => e.message, onRight: () => "allowed" })
+    const message = (b: Billing) =>
+      Either.match(numberPurchaseGate(b, extra), { onLeft: (e) => e.message, onRight: () => "allowed" })
     assert.strictEqual(message(worst), "Choose a plan before adding phone numbers")
     assert.strictEqual(message({ ...worst, plan: "standard" }), "Verify your identity before adding phone numbers")
-    assert.strictEqual(message({ ...worst, plan: "standard", identity: "submitted" }), "Verify your identity before adding phone numbers")
-    assert.strictEqual(message({ ...worst, plan: "standard", identity: "verified" }), "Verify your mobile number before adding phone numbers")
-    assert.strictEqual(message({ ...worst, plan: "standard", identity: "verified", mobileVerified: true }), "Workspaces billed through an app store cannot buy add-on numbers")
+    assert.strictEqual(
+      message({ ...worst, plan: "standard", identity: "submitted" }),
+      "Verify your identity before adding phone numbers"
+    )
+    assert.strictEqual(
+      message({ ...worst, plan: "standard", identity: "verified" }),
+      "Verify your mobile number before adding phone numbers"
+    )
+    assert.strictEqual(
+      message({ ...worst, plan: "standard", identity: "verified", mobileVerified: true }),
+      "Workspaces billed through an app store cannot buy add-on numbers"
+    )
     // off a trial, identity and mobile are not asked for
-    assert.strictEqual(message({ ...worst, plan: "standard", trial: false }), "Workspaces billed through an app store cannot buy add-on numbers")
+    assert.strictEqual(
+      message({ ...worst, plan: "standard", trial: false }),
+      "Workspaces billed through an app store cannot buy add-on numbers"
+    )
     assert.strictEqual(message({ ...worst, plan: "standard", trial: false, billedVia: "card" }), "allowed")
     // an app-store workspace keeps its included first local number
-    assert.isTrue(Either.isRight(numberPurchaseGate({ ...worst, plan: "standard", trial: false }, { type: "local", localNumbers: 0 })))
+    assert.isTrue(
+      Either.isRight(
+        numberPurchaseGate({ ...worst, plan: "standard", trial: false }, { type: "local", localNumbers: 0 })
+      )
+    )
   })
 })
 
 /** CONTRACT.md "Billing gates" for a live registration filing, as data. */
 const filingGatesOfContract: ReadonlyArray<readonly [string, (b: Billing, acknowledged: boolean) => boolean]> = [
   ["Filing ends your free trial: send acknowledge_trial_end: true", (b, ack) => b.trial && !ack],
-  ["Add a payment method", (b) => !b.paymentMethod || b.subscription === "canceled" || (b.trial && b.identity === "none")]
+  [
+    "Add a payment method",
+    (b) => !b.paymentMethod || b.subscription === "canceled" || (b.trial && b.identity === "none")
+  ]
 ]
 
 describe("the registration-filing gates (POST /messaging/registration, live, no mock)", () => {
@@ -127,33 +190,67 @@ describe("the registration-filing gates (POST /messaging/registration, live, no 
         const expected = filingGatesOfContract.find(([, applies]) => applies(billing, acknowledged))?.[0] ?? "allowed"
         seen.add(expected)
         const context = `acknowledge_trial_end ${acknowledged} with ${JSON.stringify(billing)}`
-        const message = Either.match(registrationFilingGate(billing, acknowledged), { onLeft: (e) => `${e._tag}: ${e.message}`, onRight: () => "allowed" })
+        const message = Either.match(registrationFilingGate(billing, acknowledged), {
+          onLeft: (e) => `${e._tag}: ${e.message}`,
+          onRight: () => "allowed"
+        })
         if (expected === "allowed") assert.strictEqual(message, "allowed", context)
-        else if (expected === "Add a payment method") assert.match(message, /^FailedPrecondition: Add a payment method \S.* \S+$/, context)
-        else assert.strictEqual(message, `FailedPrecondition: ${expected}`, context)
+        else if (expected === "Add a payment method") {
+          assert.match(message, /^FailedPrecondition: Add a payment method \S.* \S+$/, context)
+        } else assert.strictEqual(message, `FailedPrecondition: ${expected}`, context)
       }
     }
     assert.strictEqual(seen.size, 3)
   })
 
   it("the payment message says which of the three is missing", () => {
-    const ready: Billing = { plan: "standard", trial: true, subscription: "active", paymentMethod: true, identity: "submitted", mobileVerified: false, billedVia: "card", cardDeclines: false, ownerEmail: null }
-    const message = (b: Billing) => Either.match(registrationFilingGate(b, true), { onLeft: (e) => e.message, onRight: () => "allowed" })
+    const ready: Billing = {
+      plan: "standard",
+      trial: true,
+      subscription: "active",
+      paymentMethod: true,
+      identity: "submitted",
+      mobileVerified: false,
+      billedVia: "card",
+      cardDeclines: false,
+      ownerEmail: null
+    }
+    const message = (b: Billing) =>
+      Either.match(registrationFilingGate(b, true), { onLeft: (e) => e.message, onRight: () => "allowed" })
     assert.strictEqual(message(ready), "allowed")
-    assert.strictEqual(message({ ...ready, paymentMethod: false }), "Add a payment method before filing: a texting registration is charged to the card on file")
-    assert.strictEqual(message({ ...ready, subscription: "canceled" }), "Add a payment method and reactivate your subscription before filing a texting registration")
-    assert.strictEqual(message({ ...ready, identity: "none" }), "Add a payment method and submit your identity check before filing a texting registration")
+    assert.strictEqual(
+      message({ ...ready, paymentMethod: false }),
+      "Add a payment method before filing: a texting registration is charged to the card on file"
+    )
+    assert.strictEqual(
+      message({ ...ready, subscription: "canceled" }),
+      "Add a payment method and reactivate your subscription before filing a texting registration"
+    )
+    assert.strictEqual(
+      message({ ...ready, identity: "none" }),
+      "Add a payment method and submit your identity check before filing a texting registration"
+    )
     // identity matters only while on a trial, and then only whether it was submitted
     assert.strictEqual(message({ ...ready, trial: false, identity: "none" }), "allowed")
   })
 
   it.effect("a filing that passes the gates stops at a declining card, and nothing is collected", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const payments = yield* Payments
       const recorded = yield* SimulatedPayments.SimulatedPayments
       const workspace = {
         id: crypto.randomUUID(),
-        billing: { plan: "standard", trial: false, subscription: "active", paymentMethod: true, identity: "verified", mobileVerified: true, billedVia: "card", cardDeclines: true, ownerEmail: null } as const
+        billing: {
+          plan: "standard",
+          trial: false,
+          subscription: "active",
+          paymentMethod: true,
+          identity: "verified",
+          mobileVerified: true,
+          billedVia: "card",
+          cardDeclines: true,
+          ownerEmail: null
+        } as const
       }
       assert.isTrue(Either.isRight(registrationFilingGate(workspace.billing, false)))
       const setup = textingSetupCharge(local)
@@ -195,7 +292,10 @@ describe("pricing", () => {
     assert.deepStrictEqual(cents("2025-01-01T00:00:00.000Z"), [500, 1000, "prorated 31/31 days"])
     // the month is UTC's: 02:00 on March 1st at +05:00 is still February 29th
     assert.deepStrictEqual(cents("2024-03-01T02:00:00+05:00"), [17, 34, "prorated 1/29 days"])
-    assert.deepStrictEqual(at("2024-06-19T00:00:00.000Z").tollFree.description, `Toll-free number ${tollFree}, prorated 12/30 days`)
+    assert.deepStrictEqual(
+      at("2024-06-19T00:00:00.000Z").tollFree.description,
+      `Toll-free number ${tollFree}, prorated 12/30 days`
+    )
   })
 
   it("every day of four years: the rounded share, the full price on the 1st, never more on a later day, never 0", () => {
@@ -203,7 +303,20 @@ describe("pricing", () => {
       for (let day = Date.UTC(2023, 0, 1); day < Date.UTC(2027, 0, 1); day += 86_400_000) {
         const when = new Date(day + 43_200_000)
         const p = prorate(monthly, when)
-        const daysInMonth = [31, when.getUTCFullYear() % 4 === 0 ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][when.getUTCMonth()]!
+        const daysInMonth = [
+          31,
+          when.getUTCFullYear() % 4 === 0 ? 29 : 28,
+          31,
+          30,
+          31,
+          30,
+          31,
+          31,
+          30,
+          31,
+          30,
+          31
+        ][when.getUTCMonth()]!
         assert.strictEqual(p.daysInMonth, daysInMonth)
         assert.strictEqual(p.days, daysInMonth - when.getUTCDate() + 1)
         // monthly x days / daysInMonth never lands on half a cent for these prices, so Math.round agrees
@@ -230,14 +343,28 @@ describe("pricing", () => {
       numberE164: local
     })
     // a toll-free line is an add-on even as the workspace's first number
-    assert.strictEqual(numberCharge({ e164: tollFree, type: "toll_free", localNumbers: 0 }, new Date("2024-06-01T00:00:00Z")).amountCents, 1000)
-    assert.deepStrictEqual(textingSetupCharge(local), { kind: "texting_setup", description: `Texting setup for ${local}`, amountCents: 2000, numberE164: local })
-    assert.deepStrictEqual(messagingAddonCharge(june19), { kind: "messaging_addon", description: "Messaging add-on, prorated 12/30 days", amountCents: 160, numberE164: null })
+    assert.strictEqual(
+      numberCharge({ e164: tollFree, type: "toll_free", localNumbers: 0 }, new Date("2024-06-01T00:00:00Z"))
+        .amountCents,
+      1000
+    )
+    assert.deepStrictEqual(textingSetupCharge(local), {
+      kind: "texting_setup",
+      description: `Texting setup for ${local}`,
+      amountCents: 2000,
+      numberE164: local
+    })
+    assert.deepStrictEqual(messagingAddonCharge(june19), {
+      kind: "messaging_addon",
+      description: "Messaging add-on, prorated 12/30 days",
+      amountCents: 160,
+      numberE164: null
+    })
     assert.strictEqual(messagingAddonCharge(new Date("2024-07-01T00:00:00Z")).amountCents, 400)
   })
 
   it.effect("a use case prices with Clock's time, and the ledger stamps rows with it", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       yield* TestClock.setTime(Date.parse("2024-02-29T18:00:00.000Z"))
       const now = new Date(yield* Clock.currentTimeMillis)
       const charge = numberCharge({ e164: local, type: "local", localNumbers: 2 }, now)
@@ -245,9 +372,18 @@ describe("pricing", () => {
       const ledger = yield* LedgerStore
       const workspaceId = crypto.randomUUID()
       const [row] = yield* ledger.append(workspaceId, [charge])
-      assert.deepStrictEqual(row, { ...charge, id: row!.id, workspaceId, currency: "USD", createdAt: "2024-02-29T18:00:00.000Z" })
+      assert.deepStrictEqual(row, {
+        ...charge,
+        id: row!.id,
+        workspaceId,
+        currency: "USD",
+        createdAt: "2024-02-29T18:00:00.000Z"
+      })
       yield* TestClock.adjust("6 hours")
-      const next = numberCharge({ e164: local, type: "local", localNumbers: 3 }, new Date(yield* Clock.currentTimeMillis))
+      const next = numberCharge(
+        { e164: local, type: "local", localNumbers: 3 },
+        new Date(yield* Clock.currentTimeMillis)
+      )
       assert.strictEqual(next.description, `Local number ${local}, prorated 31/31 days`)
       assert.strictEqual(next.amountCents, 500)
     }).pipe(Effect.provide(Layer.fresh(MemoryStores.layer))))

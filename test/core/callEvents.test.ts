@@ -13,7 +13,10 @@ import { catalog, type DomainEvent } from "../../core/events/catalog.ts"
 
 const scenarios = CallScenario.literals
 const AGENT = "01a20307-1c76-7000-ad98-06c77d1e000d"
-const routes: ReadonlyArray<Route> = [{ kind: "agent", agentId: AGENT }, { kind: "app" }, { kind: "voicemail" }, { kind: "forward", to: "+14155550199" }]
+const routes: ReadonlyArray<Route> = [{ kind: "agent", agentId: AGENT }, { kind: "app" }, { kind: "voicemail" }, {
+  kind: "forward",
+  to: "+14155550199"
+}]
 
 const allPlans: ReadonlyArray<CallPlan> = [
   ...scenarios.flatMap((scenario) => routes.map((route): CallPlan => ({ direction: "inbound", scenario, route }))),
@@ -36,7 +39,14 @@ const rank: Record<string, number> = {
   "call.transcript.completed": 6,
   "call.summary.completed": 7
 }
-const LIVE = new Set(["call.ringing", "call.answered", "call.forwarded", "call.flow.started", "call.flow.completed", "call.flow.aborted"])
+const LIVE = new Set([
+  "call.ringing",
+  "call.answered",
+  "call.forwarded",
+  "call.flow.started",
+  "call.flow.completed",
+  "call.flow.aborted"
+])
 
 const e164 = fc.integer({ min: 2_000_000_000, max: 9_999_999_999 }).map((n) => `+1${n}`)
 const facts: fc.Arbitrary<RecordedFacts> = fc.record({
@@ -53,7 +63,10 @@ const facts: fc.Arbitrary<RecordedFacts> = fc.record({
   summary: fc.option(fc.string({ minLength: 1 }), { nil: null })
 })
 
-const eventsOf = (plan: CallPlan, f: RecordedFacts): ReadonlyArray<DomainEvent> => [...liveEvents(plan, f), ...recordedEvents(plan, f)]
+const eventsOf = (
+  plan: CallPlan,
+  f: RecordedFacts
+): ReadonlyArray<DomainEvent> => [...liveEvents(plan, f), ...recordedEvents(plan, f)]
 
 /** The table of SPEC, checked against one call's events. */
 const followsTheTable = (plan: CallPlan, f: RecordedFacts) => {
@@ -63,14 +76,19 @@ const followsTheTable = (plan: CallPlan, f: RecordedFacts) => {
   const label = JSON.stringify(plan)
 
   // SPEC's order, each type at most once.
-  for (let i = 1; i < types.length; i++) expect(rank[types[i]!]!, `${label}: ${types.join(", ")}`).toBeGreaterThan(rank[types[i - 1]!]!)
+  for (let i = 1; i < types.length; i++) {
+    expect(rank[types[i]!]!, `${label}: ${types.join(", ")}`).toBeGreaterThan(rank[types[i - 1]!]!)
+  }
   // Exactly one end.
   expect(types.filter((t) => t === "call.completed" || t === "call.missed"), label).toHaveLength(1)
 
   for (const e of events) {
     const data = e.data as Record<string, unknown>
     // Every event's data is what the catalog says, and names the call.
-    expect(() => Schema.decodeUnknownSync(catalog[e.type].data as Schema.Schema<unknown, unknown>)(data), `${label} ${e.type}`).not.toThrow()
+    expect(
+      () => Schema.decodeUnknownSync(catalog[e.type].data as Schema.Schema<unknown, unknown>)(data),
+      `${label} ${e.type}`
+    ).not.toThrow()
     expect(data["carrierCallId"], `${label} ${e.type}`).toBe(f.carrierCallId)
     // Live signals come before the timeline entry: no conversation; the rest name it.
     if (LIVE.has(e.type)) expect(data, `${label} ${e.type}`).not.toHaveProperty("conversationId")
@@ -83,10 +101,12 @@ const followsTheTable = (plan: CallPlan, f: RecordedFacts) => {
   if (plan.direction === "outbound") {
     // POST /calls: no ringing, no answered; the first event is the end; no summary event.
     expect(["call.completed", "call.missed"], label).toContain(types[0])
-    expect(has("call.answered") || has("call.ringing") || has("call.forwarded") || has("call.summary.completed"), label).toBe(false)
+    expect(has("call.answered") || has("call.ringing") || has("call.forwarded") || has("call.summary.completed"), label)
+      .toBe(false)
     expect(has("call.completed"), label).toBe(plan.scenario === "answered")
-    if (plan.scenario === "answered") expect(types).toEqual(["call.completed", "call.recording.completed", "call.transcript.completed"])
-    else expect(types).toEqual(["call.missed"])
+    if (plan.scenario === "answered") {
+      expect(types).toEqual(["call.completed", "call.recording.completed", "call.transcript.completed"])
+    } else expect(types).toEqual(["call.missed"])
     return
   }
 
@@ -103,11 +123,14 @@ const followsTheTable = (plan: CallPlan, f: RecordedFacts) => {
   expect(has("call.flow.aborted"), label).toBe(scenario === "flow_aborted")
 
   // Who answers: the route, for an answered call (or a completed flow) only.
-  const answers = (scenario === "answered" || scenario === "flow_completed") && (route.kind === "agent" || route.kind === "app")
+  const answers = (scenario === "answered" || scenario === "flow_completed") &&
+    (route.kind === "agent" || route.kind === "app")
   expect(has("call.answered"), label).toBe(answers)
   expect(has("call.forwarded"), label).toBe(route.kind === "forward" && scenario !== "flow_aborted")
   expect(has("call.answered") && has("call.forwarded"), label).toBe(false)
-  if (scenario === "missed" || scenario === "voicemail" || scenario === "flow_aborted") expect(has("call.answered"), label).toBe(false)
+  if (scenario === "missed" || scenario === "voicemail" || scenario === "flow_aborted") {
+    expect(has("call.answered"), label).toBe(false)
+  }
   const answered = events.find((e) => e.type === "call.answered")?.data as Record<string, unknown> | undefined
   if (answered !== undefined) {
     expect(answered["direction"]).toBe("inbound")
@@ -124,11 +147,14 @@ const followsTheTable = (plan: CallPlan, f: RecordedFacts) => {
   const pickedUp = (scenario === "answered" || scenario === "flow_completed") && route.kind !== "voicemail"
   expect(has("call.completed"), label).toBe(pickedUp)
   const completed = events.find((e) => e.type === "call.completed")?.data as Record<string, unknown> | undefined
-  if (completed !== undefined) expect(completed["answeredBy"]).toBe(route.kind === "agent" ? "agent" : route.kind === "app" ? "member" : undefined)
+  if (completed !== undefined) {
+    expect(completed["answeredBy"]).toBe(route.kind === "agent" ? "agent" : route.kind === "app" ? "member" : undefined)
+  }
   expect(events.find((e) => e.type === "call.missed")?.data ?? {}).not.toHaveProperty("answeredBy")
 
   // What is kept: a voicemail, or the recording of a call answered here (a forwarded call left the service).
-  const voicemail = scenario === "voicemail" || (pickedUp === false && route.kind === "voicemail" && scenario !== "missed" && scenario !== "flow_aborted")
+  const voicemail = scenario === "voicemail" ||
+    (pickedUp === false && route.kind === "voicemail" && scenario !== "missed" && scenario !== "flow_aborted")
   expect(has("call.voicemail.completed"), label).toBe(voicemail)
   expect(has("call.recording.completed"), label).toBe(pickedUp && route.kind !== "forward")
   const kept = has("call.voicemail.completed") || has("call.recording.completed")
@@ -170,11 +196,12 @@ describe("the order of call events (SPEC)", () => {
       "call.transcript.completed",
       "call.summary.completed"
     ])
-    expect(eventsOf({ direction: "inbound", scenario: "flow_aborted", route: routes[0]! }, f).map((e) => e.type)).toEqual([
-      "call.ringing",
-      "call.flow.started",
-      "call.flow.aborted",
-      "call.missed"
-    ])
+    expect(eventsOf({ direction: "inbound", scenario: "flow_aborted", route: routes[0]! }, f).map((e) => e.type))
+      .toEqual([
+        "call.ringing",
+        "call.flow.started",
+        "call.flow.aborted",
+        "call.missed"
+      ])
   })
 })

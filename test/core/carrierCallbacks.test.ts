@@ -5,10 +5,10 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Exit, Layer, Logger, Option, TestClock } from "effect"
-import { CarrierCallbacks, CarrierEvent } from "../../core/carrier/callbacks.ts"
-import { receiveCallback } from "../../core/carrier/receive.ts"
 import { Calls } from "../../core/calls/service.ts"
 import type { CarrierCallEvent } from "../../core/calls/voice.ts"
+import { CarrierCallbacks, CarrierEvent } from "../../core/carrier/callbacks.ts"
+import { receiveCallback } from "../../core/carrier/receive.ts"
 import { Internal, InvalidArgument, NotFound, Unauthenticated } from "../../core/kernel/errors.ts"
 import type { InboundMessage, StatusReport } from "../../core/messaging/carrier.ts"
 import { Messaging } from "../../core/messaging/service.ts"
@@ -17,7 +17,13 @@ import { Registrations } from "../../core/registration/service.ts"
 const UNKNOWN_NUMBER = "+15550009999"
 const UNSTORABLE = "not a number"
 
-const inbound = (to: string): InboundMessage => ({ carrierMessageId: `msg-${to}`, from: "+13125550100", to, body: "hi", media: [] })
+const inbound = (to: string): InboundMessage => ({
+  carrierMessageId: `msg-${to}`,
+  from: "+13125550100",
+  to,
+  body: "hi",
+  media: []
+})
 const report: StatusReport = { carrierMessageId: "msg-out", status: "delivered" }
 const hangup = (eventId: string): CarrierCallEvent => ({
   _tag: "Hangup",
@@ -42,7 +48,9 @@ const fakeCarrier = (events: Record<string, CarrierEvent>, seen: { now: Array<nu
       seen.now.push(now)
       if (headers["x-sig"] !== "good") return Effect.fail(new Unauthenticated({ message: "bad signature" }))
       const event = events[rawBody]
-      return event === undefined ? Effect.fail(new InvalidArgument({ message: "not a callback" })) : Effect.succeed(event)
+      return event === undefined
+        ? Effect.fail(new InvalidArgument({ message: "not a callback" }))
+        : Effect.succeed(event)
     })
 })
 
@@ -86,7 +94,9 @@ const setup = () => {
         receive: (m: InboundMessage) =>
           Effect.suspend((): Effect.Effect<unknown, NotFound | InvalidArgument> => {
             seen.received.push(m)
-            if (m.to === UNKNOWN_NUMBER) return Effect.fail(new NotFound({ message: `${m.to} is not a workspace number` }))
+            if (m.to === UNKNOWN_NUMBER) {
+              return Effect.fail(new NotFound({ message: `${m.to} is not a workspace number` }))
+            }
             if (m.to === UNSTORABLE) return Effect.fail(new InvalidArgument({ message: "to is not a phone number" }))
             return Effect.succeed({})
           }),
@@ -99,7 +109,9 @@ const setup = () => {
         onCarrierEvent: (e: CarrierCallEvent) =>
           Effect.suspend(() => {
             seen.calls.push(e)
-            return e.eventId === "evt-internal" ? Effect.fail(new Internal({ message: "store unavailable" })) : Effect.void
+            return e.eventId === "evt-internal"
+              ? Effect.fail(new Internal({ message: "store unavailable" }))
+              : Effect.void
           })
       })
     ),
@@ -109,14 +121,22 @@ const setup = () => {
         onRegistryChange: (c: { kind: string; id: string }) =>
           Effect.suspend(() => {
             seen.changes.push(c)
-            return c.id === "brand-broken" ? Effect.fail(new Internal({ message: "registry unavailable" })) : Effect.succeedNone
+            return c.id === "brand-broken"
+              ? Effect.fail(new Internal({ message: "registry unavailable" }))
+              : Effect.succeedNone
           })
       })
     ),
-    Logger.replace(Logger.defaultLogger, Logger.make(({ logLevel, message }) => void seen.logs.push({ level: logLevel.label, message })))
+    Logger.replace(
+      Logger.defaultLogger,
+      Logger.make(({ logLevel, message }) => void seen.logs.push({ level: logLevel.label, message }))
+    )
   )
   const receive = (rawBody: string, signature = "good") =>
-    receiveCallback(fakeCarrier(events, seen), { headers: { "x-sig": signature }, rawBody }).pipe(Effect.provide(services), Effect.exit)
+    receiveCallback(fakeCarrier(events, seen), { headers: { "x-sig": signature }, rawBody }).pipe(
+      Effect.provide(services),
+      Effect.exit
+    )
   return { seen, receive }
 }
 
@@ -124,7 +144,7 @@ const routed = (seen: Seen) => [seen.received.length, seen.statuses.length, seen
 
 describe("receiveCallback", () => {
   it.effect("each event reaches its service: inbound -> receive, status -> applyStatus, call -> onCarrierEvent, registry -> onRegistryChange", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { seen, receive } = setup()
       assert.isTrue(Exit.isSuccess(yield* receive("inbound")))
       assert.deepStrictEqual(seen.received, [inbound("+13122010001")])
@@ -139,54 +159,66 @@ describe("receiveCallback", () => {
     }))
 
   it.effect("an event about nothing we act on is acknowledged and reaches no service", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { seen, receive } = setup()
       assert.isTrue(Exit.isSuccess(yield* receive("ignored")))
       assert.deepStrictEqual(routed(seen), [0, 0, 0, 0])
     }))
 
   it.effect("an inbound message for a number we do not hold is acknowledged and logged, not failed", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { seen, receive } = setup()
       assert.isTrue(Exit.isSuccess(yield* receive("unknownNumber")))
       assert.deepStrictEqual(seen.received.map((m) => m.to), [UNKNOWN_NUMBER])
-      assert.deepStrictEqual(seen.logs, [{ level: "WARN", message: ["Inbound message for an unknown number", `${UNKNOWN_NUMBER} is not a workspace number`] }])
+      assert.deepStrictEqual(seen.logs, [{
+        level: "WARN",
+        message: ["Inbound message for an unknown number", `${UNKNOWN_NUMBER} is not a workspace number`]
+      }])
     }))
 
   it.effect("an inbound message that cannot be stored is acknowledged and logged", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { seen, receive } = setup()
       assert.isTrue(Exit.isSuccess(yield* receive("unstorable")))
-      assert.deepStrictEqual(seen.logs, [{ level: "WARN", message: ["Inbound message could not be stored", "to is not a phone number"] }])
+      assert.deepStrictEqual(seen.logs, [{
+        level: "WARN",
+        message: ["Inbound message could not be stored", "to is not a phone number"]
+      }])
     }))
 
   it.effect("a registration that cannot move forward is acknowledged and logged", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { seen, receive } = setup()
       assert.isTrue(Exit.isSuccess(yield* receive("brandFails")))
       assert.deepStrictEqual(seen.changes, [{ kind: "brand", id: "brand-broken" }])
       assert.deepStrictEqual(seen.logs, [
-        { level: "WARN", message: ["10DLC webhook: the registration could not be moved forward", "registry unavailable"] }
+        {
+          level: "WARN",
+          message: ["10DLC webhook: the registration could not be moved forward", "registry unavailable"]
+        }
       ])
     }))
 
   it.effect("a call step that fails Internal fails, so the carrier delivers it again", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { seen, receive } = setup()
       assert.deepStrictEqual(yield* receive("callFails"), Exit.fail(new Internal({ message: "store unavailable" })))
       assert.strictEqual(seen.calls.length, 1)
     }))
 
   it.effect("the port's refusals fail as they are, and nothing reaches a service", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { seen, receive } = setup()
-      assert.deepStrictEqual(yield* receive("inbound", "forged"), Exit.fail(new Unauthenticated({ message: "bad signature" })))
+      assert.deepStrictEqual(
+        yield* receive("inbound", "forged"),
+        Exit.fail(new Unauthenticated({ message: "bad signature" }))
+      )
       assert.deepStrictEqual(yield* receive("{not json"), Exit.fail(new InvalidArgument({ message: "not a callback" })))
       assert.deepStrictEqual(routed(seen), [0, 0, 0, 0])
     }))
 
   it.effect("the port is given the time from the Clock, for the signature's freshness", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { seen, receive } = setup()
       yield* TestClock.setTime(1_790_000_000_000)
       yield* receive("ignored")

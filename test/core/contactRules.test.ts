@@ -39,29 +39,33 @@ const contact = (patch: Partial<Contact> = {}): Contact =>
 
 describe("identity requirement", () => {
   it("any one identity field is enough", () => {
-    for (const input of [
-      { firstName: "Ada" },
-      { lastName: "Lovelace" },
-      { company: "Analytical Engines" },
-      { phone: "4155550100" },
-      { phones: ["4155550100"] },
-      { phones: [{ value: "4155550100", label: "work" }] },
-      { email: "ada@example.com" },
-      { emails: ["ada@example.com"] }
-    ] satisfies Array<ContactInput>) {
+    for (
+      const input of [
+        { firstName: "Ada" },
+        { lastName: "Lovelace" },
+        { company: "Analytical Engines" },
+        { phone: "4155550100" },
+        { phones: ["4155550100"] },
+        { phones: [{ value: "4155550100", label: "work" }] },
+        { email: "ada@example.com" },
+        { emails: ["ada@example.com"] }
+      ] satisfies Array<ContactInput>
+    ) {
       assert.isTrue(hasIdentity(input), JSON.stringify(input))
     }
   })
 
   it("non-identity fields, blanks, nulls and empty lists are not", () => {
-    for (const input of [
-      {},
-      { firstName: "   " },
-      { firstName: null, lastName: null, company: null },
-      { lastName: "" },
-      { phones: [], emails: [] },
-      { notes: ["met at the fair"], tags: ["vip"], properties: { plan: "gold" } }
-    ] satisfies Array<ContactInput>) {
+    for (
+      const input of [
+        {},
+        { firstName: "   " },
+        { firstName: null, lastName: null, company: null },
+        { lastName: "" },
+        { phones: [], emails: [] },
+        { notes: ["met at the fair"], tags: ["vip"], properties: { plan: "gold" } }
+      ] satisfies Array<ContactInput>
+    ) {
       assert.isFalse(hasIdentity(input), JSON.stringify(input))
     }
   })
@@ -75,7 +79,9 @@ describe("phones", () => {
 
   it("the phone scalar becomes the primary (first) number", () => {
     assert.deepStrictEqual(ok(EMPTY, { phone: "415 555 0100" }).phones, [{ value: A }])
-    assert.deepStrictEqual(ok(EMPTY, { phones: [B, C], phone: "(415) 555-0100" }).phones, [{ value: A }, { value: B }, { value: C }])
+    assert.deepStrictEqual(ok(EMPTY, { phones: [B, C], phone: "(415) 555-0100" }).phones, [{ value: A }, { value: B }, {
+      value: C
+    }])
   })
 
   it("the phone scalar is not duplicated when the list already holds it, in any format", () => {
@@ -102,12 +108,16 @@ describe("phones", () => {
 
 describe("emails", () => {
   it("are trimmed, validated and deduplicated case-insensitively, keeping the first spelling", () => {
-    const changes = ok(EMPTY, { emails: [" Ada@Example.com ", "ada@example.COM", { value: "ada@work.org", label: "work" }] })
+    const changes = ok(EMPTY, {
+      emails: [" Ada@Example.com ", "ada@example.COM", { value: "ada@work.org", label: "work" }]
+    })
     assert.deepStrictEqual(changes.emails, [{ value: "Ada@Example.com" }, { value: "ada@work.org", label: "work" }])
   })
 
   it("the email scalar becomes primary unless already present in another case", () => {
-    assert.deepStrictEqual(ok(EMPTY, { emails: ["b@x.io"], email: "a@x.io" }).emails, [{ value: "a@x.io" }, { value: "b@x.io" }])
+    assert.deepStrictEqual(ok(EMPTY, { emails: ["b@x.io"], email: "a@x.io" }).emails, [{ value: "a@x.io" }, {
+      value: "b@x.io"
+    }])
     assert.deepStrictEqual(ok(EMPTY, { emails: ["a@x.io"], email: "A@X.IO" }).emails, [{ value: "a@x.io" }])
     const current = { phones: [], emails: [{ value: "a@x.io" }] }
     assert.deepStrictEqual(ok(current, { email: "A@x.io" }).emails, [{ value: "a@x.io" }])
@@ -152,7 +162,9 @@ describe("ContactInput schema", () => {
   const decode = Schema.decodeUnknownEither(ContactInput)
 
   it("accepts strings or {value, label} for phones and emails", () => {
-    assert.isTrue(Either.isRight(decode({ phones: ["+14155550100", { value: "+14155550101", label: "work" }], emails: ["a@b.co"] })))
+    assert.isTrue(
+      Either.isRight(decode({ phones: ["+14155550100", { value: "+14155550101", label: "work" }], emails: ["a@b.co"] }))
+    )
   })
 
   it("rejects unknown fields and wrong types", () => {
@@ -163,15 +175,17 @@ describe("ContactInput schema", () => {
   })
 
   it("rejects NUL characters in text (Postgres cannot store them)", () => {
-    for (const bad of [
-      { firstName: "A\u0000" },
-      { company: "\u0000" },
-      { notes: ["x\u0000y"] },
-      { tags: ["\u0000"] },
-      { properties: { "k\u0000": "v" } },
-      { properties: { k: "v\u0000" } },
-      { phones: [{ value: "+14155550100", label: "w\u0000" }] }
-    ]) {
+    for (
+      const bad of [
+        { firstName: "A\u0000" },
+        { company: "\u0000" },
+        { notes: ["x\u0000y"] },
+        { tags: ["\u0000"] },
+        { properties: { "k\u0000": "v" } },
+        { properties: { k: "v\u0000" } },
+        { phones: [{ value: "+14155550100", label: "w\u0000" }] }
+      ]
+    ) {
       assert.isTrue(Either.isLeft(decode(bad)), JSON.stringify(bad))
     }
   })
@@ -206,7 +220,9 @@ describe("search semantics", () => {
   const m = (q: string) => matches(ada, searchTerms(q))
 
   it("case-insensitive substring over first name, last name, company and emails", () => {
-    for (const q of ["ada", "ADA", "love", "LACE", "analytical", "engines ltd", "@engines.EX", "ada@engines.example"]) assert.isTrue(m(q), q)
+    for (const q of ["ada", "ADA", "love", "LACE", "analytical", "engines ltd", "@engines.EX", "ada@engines.example"]) {
+      assert.isTrue(m(q), q)
+    }
   })
 
   it("does not search notes, tags, properties or the source", () => {
@@ -214,7 +230,9 @@ describe("search semantics", () => {
   })
 
   it("digit substring over phones when q looks like a phone fragment", () => {
-    for (const q of ["555-0100", "(415) 555", "+1 415", "4155550100", "14155550100", "2079 4609", "+44 20"]) assert.isTrue(m(q), q)
+    for (const q of ["555-0100", "(415) 555", "+1 415", "4155550100", "14155550100", "2079 4609", "+44 20"]) {
+      assert.isTrue(m(q), q)
+    }
     // digits of two different numbers are never joined
     assert.isFalse(m("0100442"))
     // a query with letters is not a phone fragment
@@ -234,7 +252,9 @@ describe("search semantics", () => {
     const c = contact({ firstName: "Ana", lastName: "Garcia_Lopez", emails: [{ value: "ana.garcia@example.com" }] })
     for (const q of ["garcia_", "a.g", "ana garcia", "garcia@ex"]) assert.isTrue(matches(c, searchTerms(q)), q)
     // the letters that spell separators are never matched by the letters themselves, nor one separator by another
-    for (const q of ["anaqgarcia", "garcia.l", "ana_garcia", "garcia lopez", "a-g"]) assert.isFalse(matches(c, searchTerms(q)), q)
+    for (const q of ["anaqgarcia", "garcia.l", "ana_garcia", "garcia lopez", "a-g"]) {
+      assert.isFalse(matches(c, searchTerms(q)), q)
+    }
   })
 
   it.prop(

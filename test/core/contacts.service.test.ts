@@ -5,12 +5,12 @@ import * as MemoryStores from "../../adapters/memory/stores.ts"
 import type { Principal } from "../../core/auth/principal.ts"
 import { allScopes, type Scope } from "../../core/auth/scopes.ts"
 import * as Contacts from "../../core/contacts/service.ts"
-import * as ContactTools from "../../core/tools/contacts.ts"
 import { ContactStore } from "../../core/contacts/store.ts"
-import type { DomainError } from "../../core/kernel/errors.ts"
 import { EventOutbox } from "../../core/events/outbox.ts"
+import type { DomainError } from "../../core/kernel/errors.ts"
 import { layerCursorCodec } from "../../core/kernel/pagination.ts"
 import type { E164 } from "../../core/kernel/phone.ts"
+import * as ContactTools from "../../core/tools/contacts.ts"
 
 /** A fresh in-memory database per test. */
 const TestLayer = Contacts.layer.pipe(
@@ -29,18 +29,21 @@ const principal = (scopes: ReadonlyArray<Scope> = allScopes, workspaceId = crypt
 
 /** Fails the test unless `self` fails with `tag`; returns the error. */
 const failsWith = <R>(tag: DomainError["_tag"], self: Effect.Effect<unknown, DomainError, R>) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const result = yield* Effect.either(self)
     if (Either.isRight(result)) return assert.fail(`expected ${tag}, got success ${JSON.stringify(result.right)}`)
     assert.strictEqual(result.left._tag, tag, result.left.message)
     return result.left
   })
 
-const events = (p: Principal) => Effect.flatMap(EventOutbox, (o) => o.list(p.workspaceId)).pipe(Effect.map((es) => es.map((e) => ({ type: e.type, data: e.data }))))
+const events = (p: Principal) =>
+  Effect.flatMap(EventOutbox, (o) => o.list(p.workspaceId)).pipe(
+    Effect.map((es) => es.map((e) => ({ type: e.type, data: e.data })))
+  )
 
 /** Creates contacts one second apart, oldest first; returns their ids oldest first. */
 const seed = (p: Principal, names: ReadonlyArray<string>) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const svc = yield* Contacts.Contacts
     const ids: Array<string> = []
     for (const firstName of names) {
@@ -52,7 +55,7 @@ const seed = (p: Principal, names: ReadonlyArray<string>) =>
 
 /** Every page of a listing, following nextCursor until null. */
 const allPages = (p: Principal, params: { q?: string; limit: number }) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const svc = yield* Contacts.Contacts
     const pages: Array<ReadonlyArray<string>> = []
     let cursor: string | undefined
@@ -67,7 +70,7 @@ const allPages = (p: Principal, params: { q?: string; limit: number }) =>
 
 describe("Contacts: create, get, update, remove", () => {
   it.effect("create stores a manual contact and emits contact.updated {created}", () =>
-    run(Effect.gen(function* () {
+    run(Effect.gen(function*() {
       const svc = yield* Contacts.Contacts
       const p = principal()
       yield* TestClock.adjust("1 hour")
@@ -95,17 +98,23 @@ describe("Contacts: create, get, update, remove", () => {
         createdAt: "1970-01-01T01:00:00.000Z"
       })
       assert.deepStrictEqual(yield* svc.get(p, created.id), created)
-      assert.deepStrictEqual(yield* events(p), [{ type: "contact.updated", data: { contactId: created.id, change: "created" } }])
+      assert.deepStrictEqual(yield* events(p), [{
+        type: "contact.updated",
+        data: { contactId: created.id, change: "created" }
+      }])
     })))
 
   it.effect("create without an identity field, or with a malformed one, is InvalidArgument and stores nothing", () =>
-    run(Effect.gen(function* () {
+    run(Effect.gen(function*() {
       const svc = yield* Contacts.Contacts
       const p = principal()
       yield* failsWith("InvalidArgument", svc.create(p, {}))
       yield* failsWith("InvalidArgument", svc.create(p, { notes: ["x"], tags: ["y"] }))
       yield* failsWith("InvalidArgument", svc.create(p, { firstName: "  " }))
-      const e = yield* failsWith("InvalidArgument", svc.create(p, { firstName: "Ada", phones: ["+14155550100", "nope"] }))
+      const e = yield* failsWith(
+        "InvalidArgument",
+        svc.create(p, { firstName: "Ada", phones: ["+14155550100", "nope"] })
+      )
       assert.include(e.message, "phones[1]")
       const e2 = yield* failsWith("InvalidArgument", svc.create(p, { firstName: "Ada", emails: ["bad"] }))
       assert.include(e2.message, "emails[0]")
@@ -114,7 +123,7 @@ describe("Contacts: create, get, update, remove", () => {
     })))
 
   it.effect("update changes only sent fields, replaces arrays wholesale, null clears, and lists the sent fields", () =>
-    run(Effect.gen(function* () {
+    run(Effect.gen(function*() {
       const svc = yield* Contacts.Contacts
       const p = principal()
       const c = yield* svc.create(p, {
@@ -138,25 +147,31 @@ describe("Contacts: create, get, update, remove", () => {
       assert.strictEqual(cleared.createdAt, c.createdAt)
       assert.deepStrictEqual((yield* events(p)).slice(1), [
         // `company` re-sent with its current value is still listed: touched, not changed
-        { type: "contact.updated", data: { contactId: c.id, change: "updated", fields: ["company", "lastName", "properties", "tags"] } },
+        {
+          type: "contact.updated",
+          data: { contactId: c.id, change: "updated", fields: ["company", "lastName", "properties", "tags"] }
+        },
         { type: "contact.updated", data: { contactId: c.id, change: "updated", fields: ["phone"] } },
         { type: "contact.updated", data: { contactId: c.id, change: "updated", fields: ["notes", "phones"] } }
       ])
     })))
 
   it.effect("an invalid update is InvalidArgument and changes nothing, with no event", () =>
-    run(Effect.gen(function* () {
+    run(Effect.gen(function*() {
       const svc = yield* Contacts.Contacts
       const p = principal()
       const c = yield* svc.create(p, { firstName: "Ada", phone: "+14155550100" })
-      const e = yield* failsWith("InvalidArgument", svc.update(p, c.id, { firstName: "Bob", phones: ["+14155550101", "x"] }))
+      const e = yield* failsWith(
+        "InvalidArgument",
+        svc.update(p, c.id, { firstName: "Bob", phones: ["+14155550101", "x"] })
+      )
       assert.include(e.message, "phones[1]")
       assert.deepStrictEqual(yield* svc.get(p, c.id), c)
       assert.strictEqual((yield* events(p)).length, 1)
     })))
 
   it.effect("remove deletes permanently, emits contact.deleted {contactId}, then answers NotFound", () =>
-    run(Effect.gen(function* () {
+    run(Effect.gen(function*() {
       const svc = yield* Contacts.Contacts
       const p = principal()
       const c = yield* svc.create(p, { firstName: "Ada" })
@@ -169,7 +184,7 @@ describe("Contacts: create, get, update, remove", () => {
     })))
 
   it.effect("a malformed or unknown id is NotFound", () =>
-    run(Effect.gen(function* () {
+    run(Effect.gen(function*() {
       const svc = yield* Contacts.Contacts
       const p = principal()
       for (const id of ["abc", "", "123", "00000000-0000-0000-0000-00000000000g", crypto.randomUUID()]) {
@@ -181,7 +196,7 @@ describe("Contacts: create, get, update, remove", () => {
     })))
 
   it.effect("another workspace's contact is NotFound for every operation and stays untouched", () =>
-    run(Effect.gen(function* () {
+    run(Effect.gen(function*() {
       const svc = yield* Contacts.Contacts
       const owner = principal()
       const other = principal()
@@ -197,28 +212,32 @@ describe("Contacts: create, get, update, remove", () => {
 
   // The scope is the capability's (core/tools); the service trusts its caller.
   it.effect("each operation's capability checks its scope and names it in PermissionDenied", () =>
-    run(Effect.gen(function* () {
+    run(Effect.gen(function*() {
       const svc = yield* Contacts.Contacts
       const ws = crypto.randomUUID()
       const full = principal(allScopes, ws)
       const readOnly = principal(["contacts:read"], ws)
       const writeOnly = principal(["contacts:write"], ws)
       const c = yield* svc.create(full, { firstName: "Ada" })
-      for (const denied of [
-        ContactTools.createContact.run(readOnly, { firstName: "B" }),
-        ContactTools.updateContact.run(readOnly, { id: c.id, firstName: "B" }),
-        ContactTools.deleteContact.run(readOnly, { id: c.id }),
-        // the scope is checked before the id: no existence oracle
-        ContactTools.deleteContact.run(readOnly, { id: crypto.randomUUID() })
-      ]) {
+      for (
+        const denied of [
+          ContactTools.createContact.run(readOnly, { firstName: "B" }),
+          ContactTools.updateContact.run(readOnly, { id: c.id, firstName: "B" }),
+          ContactTools.deleteContact.run(readOnly, { id: c.id }),
+          // the scope is checked before the id: no existence oracle
+          ContactTools.deleteContact.run(readOnly, { id: crypto.randomUUID() })
+        ]
+      ) {
         const e = yield* failsWith("PermissionDenied", denied)
         assert.include(e.message, "contacts:write")
       }
-      for (const denied of [
-        ContactTools.getContact.run(writeOnly, { id: c.id }),
-        ContactTools.listContacts.run(writeOnly, {}),
-        ContactTools.getContact.run(writeOnly, { id: "nope" })
-      ]) {
+      for (
+        const denied of [
+          ContactTools.getContact.run(writeOnly, { id: c.id }),
+          ContactTools.listContacts.run(writeOnly, {}),
+          ContactTools.getContact.run(writeOnly, { id: "nope" })
+        ]
+      ) {
         const e = yield* failsWith("PermissionDenied", denied)
         assert.include(e.message, "contacts:read")
       }
@@ -230,7 +249,7 @@ describe("Contacts: create, get, update, remove", () => {
 
 describe("Contacts: list and paging", () => {
   it.effect("newest created first, as summaries with the primary phone", () =>
-    run(Effect.gen(function* () {
+    run(Effect.gen(function*() {
       const svc = yield* Contacts.Contacts
       const p = principal()
       yield* TestClock.adjust("1 second")
@@ -248,21 +267,21 @@ describe("Contacts: list and paging", () => {
     })))
 
   it.effect("pages in order with no gaps or repeats; a short last page ends with a null cursor", () =>
-    run(Effect.gen(function* () {
+    run(Effect.gen(function*() {
       const p = principal()
       yield* seed(p, ["c1", "c2", "c3", "c4", "c5"])
       assert.deepStrictEqual(yield* allPages(p, { limit: 2 }), [["c5", "c4"], ["c3", "c2"], ["c1"]])
     })))
 
   it.effect("an exactly full last page yields one more request with an empty list and a null cursor", () =>
-    run(Effect.gen(function* () {
+    run(Effect.gen(function*() {
       const p = principal()
       yield* seed(p, ["c1", "c2", "c3", "c4"])
       assert.deepStrictEqual(yield* allPages(p, { limit: 2 }), [["c4", "c3"], ["c2", "c1"], []])
     })))
 
   it.effect("default limit is 50", () =>
-    run(Effect.gen(function* () {
+    run(Effect.gen(function*() {
       const svc = yield* Contacts.Contacts
       const p = principal()
       yield* seed(p, Array.from({ length: 51 }, (_, i) => `c${i}`))
@@ -275,7 +294,7 @@ describe("Contacts: list and paging", () => {
     })))
 
   it.effect("equal creation times are ordered by id and still paged without gaps", () =>
-    run(Effect.gen(function* () {
+    run(Effect.gen(function*() {
       const svc = yield* Contacts.Contacts
       const p = principal()
       // the TestClock does not move: every contact has the same createdAt
@@ -292,7 +311,7 @@ describe("Contacts: list and paging", () => {
     })))
 
   it.effect("pages are stable under concurrent inserts", () =>
-    run(Effect.gen(function* () {
+    run(Effect.gen(function*() {
       const svc = yield* Contacts.Contacts
       const p = principal()
       yield* seed(p, ["c1", "c2", "c3", "c4"])
@@ -303,7 +322,7 @@ describe("Contacts: list and paging", () => {
     })))
 
   it.effect("search: case-insensitive over names, company and emails; digits over phones", () =>
-    run(Effect.gen(function* () {
+    run(Effect.gen(function*() {
       const svc = yield* Contacts.Contacts
       const p = principal()
       yield* TestClock.adjust("1 second")
@@ -312,7 +331,8 @@ describe("Contacts: list and paging", () => {
       yield* svc.create(p, { company: "Babbage & Co", email: "charles@Engines.example" })
       yield* TestClock.adjust("1 second")
       yield* svc.create(p, { firstName: "Grace", notes: ["lovelace fan"] })
-      const names = (q: string) => svc.list(p, { q }).pipe(Effect.map((page) => page.items.map((c) => c.firstName ?? c.company)))
+      const names = (q: string) =>
+        svc.list(p, { q }).pipe(Effect.map((page) => page.items.map((c) => c.firstName ?? c.company)))
       assert.deepStrictEqual(yield* names("LOVE"), ["Ada"])
       assert.deepStrictEqual(yield* names("engines"), ["Babbage & Co"])
       assert.deepStrictEqual(yield* names("(415) 555-01"), ["Ada"])
@@ -322,7 +342,7 @@ describe("Contacts: list and paging", () => {
     })))
 
   it.effect("a cursor is bound to its q: another q, or none, is InvalidArgument", () =>
-    run(Effect.gen(function* () {
+    run(Effect.gen(function*() {
       const svc = yield* Contacts.Contacts
       const p = principal()
       yield* seed(p, ["ann", "anna", "anne", "bob"])
@@ -338,7 +358,7 @@ describe("Contacts: list and paging", () => {
     })))
 
   it.effect("a cursor from another workspace, a modified one and a stale one are InvalidArgument", () =>
-    run(Effect.gen(function* () {
+    run(Effect.gen(function*() {
       const svc = yield* Contacts.Contacts
       const p = principal()
       const other = principal()
@@ -362,7 +382,7 @@ describe("Contacts: placeholders", () => {
   const phone = "+14155550100" as E164
 
   it.effect("an unknown number gets a placeholder, once, with no event", () =>
-    run(Effect.gen(function* () {
+    run(Effect.gen(function*() {
       const svc = yield* Contacts.Contacts
       const p = principal()
       const placeholder = yield* svc.findOrCreatePlaceholder(p.workspaceId, phone)
@@ -379,7 +399,7 @@ describe("Contacts: placeholders", () => {
     })))
 
   it.effect("creating a contact with the placeholder's phone adopts it: same id, manual, event created", () =>
-    run(Effect.gen(function* () {
+    run(Effect.gen(function*() {
       const svc = yield* Contacts.Contacts
       const p = principal()
       const placeholder = yield* svc.findOrCreatePlaceholder(p.workspaceId, phone)
@@ -393,11 +413,14 @@ describe("Contacts: placeholders", () => {
       assert.strictEqual(created.createdAt, placeholder.createdAt)
       assert.deepStrictEqual(yield* svc.get(p, placeholder.id), created)
       assert.strictEqual((yield* svc.list(p, {})).items.length, 1)
-      assert.deepStrictEqual(yield* events(p), [{ type: "contact.updated", data: { contactId: placeholder.id, change: "created" } }])
+      assert.deepStrictEqual(yield* events(p), [{
+        type: "contact.updated",
+        data: { contactId: placeholder.id, change: "created" }
+      }])
     })))
 
   it.effect("adoption through a secondary phone keeps every number once, the new primary first", () =>
-    run(Effect.gen(function* () {
+    run(Effect.gen(function*() {
       const svc = yield* Contacts.Contacts
       const p = principal()
       const placeholder = yield* svc.findOrCreatePlaceholder(p.workspaceId, phone)
@@ -407,7 +430,7 @@ describe("Contacts: placeholders", () => {
     })))
 
   it.effect("a named contact, or another workspace's placeholder, is not adopted", () =>
-    run(Effect.gen(function* () {
+    run(Effect.gen(function*() {
       const svc = yield* Contacts.Contacts
       const p = principal()
       const elsewhere = yield* svc.findOrCreatePlaceholder(crypto.randomUUID(), phone)
@@ -423,7 +446,7 @@ describe("Contacts: placeholders", () => {
     })))
 
   it.effect("after a delete, the same number makes a fresh placeholder", () =>
-    run(Effect.gen(function* () {
+    run(Effect.gen(function*() {
       const svc = yield* Contacts.Contacts
       const p = principal()
       const c = yield* svc.create(p, { firstName: "Ada", phone })

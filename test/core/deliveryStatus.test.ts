@@ -61,11 +61,15 @@ describe("advance", () => {
     assert.deepStrictEqual(all.filter(isTerminal), ["delivered", "failed", "received"])
   })
 
-  it.prop("never moves backward: the result ranks at least as high as the current status", [status, status], ([current, reported]) => {
-    const next = advance(current, reported)
-    assert.isTrue(next === current || next === reported)
-    assert.isAtLeast(rankOf(next), rankOf(current))
-  })
+  it.prop(
+    "never moves backward: the result ranks at least as high as the current status",
+    [status, status],
+    ([current, reported]) => {
+      const next = advance(current, reported)
+      assert.isTrue(next === current || next === reported)
+      assert.isAtLeast(rankOf(next), rankOf(current))
+    }
+  )
 
   it.prop("a higher-ranked report on a non-terminal status is taken", [status, status], ([current, reported]) => {
     const next = advance(current, reported)
@@ -73,7 +77,10 @@ describe("advance", () => {
     else assert.strictEqual(next, current)
   })
 
-  it.prop("terminal statuses never change", [fc.constantFrom<DeliveryStatus>("delivered", "failed", "received"), fc.array(status)], ([terminal, reports]) => {
+  it.prop("terminal statuses never change", [
+    fc.constantFrom<DeliveryStatus>("delivered", "failed", "received"),
+    fc.array(status)
+  ], ([terminal, reports]) => {
     assert.strictEqual(reports.reduce(advance, terminal), terminal)
   })
 
@@ -95,7 +102,10 @@ describe("advance", () => {
 
   it.prop(
     "order of arrival of non-terminal reports does not matter",
-    [fc.constantFrom<DeliveryStatus>("queued", "simulated"), fc.array(fc.constantFrom<DeliveryStatus>("queued", "sent"), { maxLength: 10 })],
+    [
+      fc.constantFrom<DeliveryStatus>("queued", "simulated"),
+      fc.array(fc.constantFrom<DeliveryStatus>("queued", "sent"), { maxLength: 10 })
+    ],
     ([start, reports]) => {
       const forward = reports.reduce(advance, start)
       const backward = [...reports].reverse().reduce(advance, start)

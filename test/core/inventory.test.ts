@@ -12,30 +12,45 @@ import {
   AvailableNumbersInput,
   inventoryError,
   inventoryQuery,
-  NumberUnavailable,
   numberTaken,
+  NumberUnavailable,
   retailCost
 } from "../../core/numbers/inventory.ts"
 import { regionCode } from "../../core/numbers/regions.ts"
 
 /** The 400 message a caller would read, or the decoded input. */
-const decode = (raw: unknown) => Either.mapLeft(Schema.decodeUnknownEither(AvailableNumbersInput, { errors: "all" })(raw), (e) => invalidInput(e).message)
+const decode = (raw: unknown) =>
+  Either.mapLeft(
+    Schema.decodeUnknownEither(AvailableNumbersInput, { errors: "all" })(raw),
+    (e) => invalidInput(e).message
+  )
 
 const query = (raw: unknown) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const input = yield* Either.match(decode(raw), { onLeft: (m) => Effect.dieMessage(m), onRight: Effect.succeed })
     return yield* inventoryQuery(input)
   })
 
 describe("AvailableNumbersInput", () => {
   it("accepts every SPEC filter", () => {
-    const input = { country: "us", type: "toll_free" as const, contains: "800", locality: "Chicago", state: "IL", limit: 50 }
+    const input = {
+      country: "us",
+      type: "toll_free" as const,
+      contains: "800",
+      locality: "Chicago",
+      state: "IL",
+      limit: 50
+    }
     assert.deepStrictEqual(decode(input), Either.right(input))
-    assert.deepStrictEqual(decode({ type: "local", startsWith: "312" }), Either.right({ type: "local", startsWith: "312" }))
+    assert.deepStrictEqual(
+      decode({ type: "local", startsWith: "312" }),
+      Either.right({ type: "local", startsWith: "312" })
+    )
   })
 
   it("refuses malformed filters, naming each field", () => {
-    const refused = (raw: unknown) => Either.getLeft(decode(raw)).pipe((o) => (o._tag === "Some" ? o.value : "accepted"))
+    const refused = (raw: unknown) =>
+      Either.getLeft(decode(raw)).pipe((o) => (o._tag === "Some" ? o.value : "accepted"))
     assert.strictEqual(refused({ country: "USA" }), "country: must be an ISO 3166 alpha-2 country code, such as US")
     assert.strictEqual(refused({ country: "1A" }), "country: must be an ISO 3166 alpha-2 country code, such as US")
     assert.include(refused({ type: "mobile" }), "type: expected")
@@ -56,7 +71,7 @@ describe("AvailableNumbersInput", () => {
 
 describe("inventoryQuery", () => {
   it.effect("applies SPEC's defaults: US, local, 20", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       assert.deepStrictEqual(yield* query({}), {
         country: "US",
         type: "local",
@@ -69,15 +84,30 @@ describe("inventoryQuery", () => {
     }))
 
   it.effect("upper-cases the country, tidies the locality, and turns a state's name into its code", () =>
-    Effect.gen(function* () {
-      const q = yield* query({ country: "ca", locality: "  Saint   John ", state: "new brunswick", startsWith: "506", contains: "12", limit: 3 })
-      assert.deepStrictEqual(q, { country: "CA", type: "local", startsWith: "506", contains: "12", locality: "Saint John", state: "NB", limit: 3 })
+    Effect.gen(function*() {
+      const q = yield* query({
+        country: "ca",
+        locality: "  Saint   John ",
+        state: "new brunswick",
+        startsWith: "506",
+        contains: "12",
+        limit: 3
+      })
+      assert.deepStrictEqual(q, {
+        country: "CA",
+        type: "local",
+        startsWith: "506",
+        contains: "12",
+        locality: "Saint John",
+        state: "NB",
+        limit: 3
+      })
       assert.strictEqual((yield* query({ state: "district of columbia" })).state, "DC")
       assert.strictEqual((yield* query({ state: "ny" })).state, "NY")
     }))
 
   it.effect("startsWith with type=toll_free is a 400 naming the field, not a silently ignored filter", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const error = yield* Effect.flip(query({ type: "toll_free", startsWith: "800" }))
       assert.strictEqual(error._tag, "InvalidArgument")
       assert.match(error.message, /^startsWith: applies to local numbers only/)
@@ -115,12 +145,23 @@ describe("the quote and the failures", () => {
 
   it("a number not for sale is 409 with the carrier's words; refused filters 400; a carrier down 500", () => {
     const taken = inventoryError(numberTaken("+13125550100"))
-    assert.deepStrictEqual([taken._tag, taken.message], ["FailedPrecondition", "Phone number +13125550100 is no longer available"])
+    assert.deepStrictEqual([taken._tag, taken.message], [
+      "FailedPrecondition",
+      "Phone number +13125550100 is no longer available"
+    ])
     const theirs = inventoryError(new NumberUnavailable({ e164: "+1", message: "Sold out." }))
     assert.deepStrictEqual([theirs._tag, theirs.message], ["FailedPrecondition", "Sold out."])
     const refused = inventoryError(new CarrierError({ reason: "rejected", message: "No coverage." }))
-    assert.deepStrictEqual([refused._tag, refused.message], ["InvalidArgument", "The carrier refused the search: No coverage."])
-    const down = inventoryError(new CarrierError({ reason: "unavailable", message: "Telnyx did not answer within 10000 ms" }))
-    assert.deepStrictEqual([down._tag, down.message], ["Internal", "The carrier is unavailable (Telnyx did not answer within 10000 ms); retry later"])
+    assert.deepStrictEqual([refused._tag, refused.message], [
+      "InvalidArgument",
+      "The carrier refused the search: No coverage."
+    ])
+    const down = inventoryError(
+      new CarrierError({ reason: "unavailable", message: "Telnyx did not answer within 10000 ms" })
+    )
+    assert.deepStrictEqual([down._tag, down.message], [
+      "Internal",
+      "The carrier is unavailable (Telnyx did not answer within 10000 ms); retry later"
+    ])
   })
 })

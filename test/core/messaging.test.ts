@@ -15,17 +15,17 @@ import * as Contacts from "../../core/contacts/service.ts"
 import { ContactStore } from "../../core/contacts/store.ts"
 import type { ActivityRecord } from "../../core/conversations/model.ts"
 import * as Conversations from "../../core/conversations/service.ts"
-import { searchMessages, sendMessage } from "../../core/tools/conversations.ts"
 import { ConversationStore } from "../../core/conversations/store.ts"
-import { type DomainError, InvalidArgument } from "../../core/kernel/errors.ts"
 import { EventOutbox } from "../../core/events/outbox.ts"
+import { type DomainError, InvalidArgument } from "../../core/kernel/errors.ts"
+import { layerCursorCodec } from "../../core/kernel/pagination.ts"
 import { BlobStore, MediaFetcher, MediaUrls } from "../../core/media/model.ts"
 import { Carrier, CarrierError, type InboundMessage, type OutboundMessage } from "../../core/messaging/carrier.ts"
-import { RegistrationGate, type TextingState } from "../../core/registration/gate.ts"
 import * as Messaging from "../../core/messaging/service.ts"
 import * as ActivityViews from "../../core/messaging/views.ts"
 import { NumberStore, numberTypeOf } from "../../core/numbers/model.ts"
-import { layerCursorCodec } from "../../core/kernel/pagination.ts"
+import { RegistrationGate, type TextingState } from "../../core/registration/gate.ts"
+import { searchMessages, sendMessage } from "../../core/tools/conversations.ts"
 
 // ---------------------------------------------------------------------------------- fakes
 
@@ -50,10 +50,11 @@ const fakeCarrier = Layer.effect(
         Effect.suspend(() => {
           f.attempts.push(m)
           const next = f.script.shift()
-          return next ? Effect.fail(next) : Effect.succeed({ carrierMessageId: `car_${crypto.randomUUID()}`, status: "queued" as const })
+          return next
+            ? Effect.fail(next)
+            : Effect.succeed({ carrierMessageId: `car_${crypto.randomUUID()}`, status: "queued" as const })
         })
-    })
-  )
+    }))
 )
 
 const fakeGate = Layer.effect(
@@ -65,8 +66,7 @@ const fakeGate = Layer.effect(
           f.gateCalls.push(ws)
           return f.texting
         })
-    })
-  )
+    }))
 )
 
 const PNG = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 1, 2, 3])
@@ -80,8 +80,8 @@ const fakeFetcher = Layer.succeed(
       url.startsWith("https://media.example/") && url.endsWith(".png")
         ? Effect.succeed({ bytes: PNG, contentType: "image/png", filename: url.split("/").pop()! })
         : url.startsWith("https://media.example/") && url.endsWith(".pdf")
-          ? Effect.succeed({ bytes: PDF, contentType: "application/pdf", filename: url.split("/").pop()! })
-          : Effect.fail(new InvalidArgument({ message: `url ${url} could not be fetched: the server answered 404` }))
+        ? Effect.succeed({ bytes: PDF, contentType: "application/pdf", filename: url.split("/").pop()! })
+        : Effect.fail(new InvalidArgument({ message: `url ${url} could not be fetched: the server answered 404` }))
   })
 )
 
@@ -111,7 +111,11 @@ const TOLL_FREE = "+18005550100"
 const ADA = "+14155550123"
 const BOB = "+14155550124"
 
-const principal = (kind: "live" | "test", workspaceId: string, scopes: ReadonlyArray<Scope> = allScopes): Principal => ({
+const principal = (
+  kind: "live" | "test",
+  workspaceId: string,
+  scopes: ReadonlyArray<Scope> = allScopes
+): Principal => ({
   workspaceId,
   keyId: crypto.randomUUID(),
   kind,
@@ -120,7 +124,7 @@ const principal = (kind: "live" | "test", workspaceId: string, scopes: ReadonlyA
 
 /** A workspace with the given numbers (active), each with its own inbox. */
 const workspace = (numbers: ReadonlyArray<string> = [LOCAL]) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const store = yield* NumberStore
     const ws = crypto.randomUUID()
     const inboxes: Record<string, string> = {}
@@ -128,7 +132,15 @@ const workspace = (numbers: ReadonlyArray<string> = [LOCAL]) =>
       const inboxId = crypto.randomUUID()
       inboxes[e164] = inboxId
       const inserted = yield* Effect.either(
-        store.insert(ws, { e164: e164 as never, type: numberTypeOf(e164), voiceMode: "app", agentId: null, forwardTo: null, assignedUserId: null, status: "active" }, inboxId)
+        store.insert(ws, {
+          e164: e164 as never,
+          type: numberTypeOf(e164),
+          voiceMode: "app",
+          agentId: null,
+          forwardTo: null,
+          assignedUserId: null,
+          status: "active"
+        }, inboxId)
       )
       assert.isTrue(Either.isRight(inserted))
     }
@@ -137,7 +149,7 @@ const workspace = (numbers: ReadonlyArray<string> = [LOCAL]) =>
 
 /** Fails the test unless `self` fails with `tag`; returns the error. */
 const failsWith = <A, R>(tag: DomainError["_tag"], self: Effect.Effect<A, DomainError, R>) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const result = yield* Effect.either(self)
     if (Either.isRight(result)) return assert.fail(`expected ${tag}, got success ${JSON.stringify(result.right)}`)
     assert.strictEqual(result.left._tag, tag, result.left.message)
@@ -145,11 +157,13 @@ const failsWith = <A, R>(tag: DomainError["_tag"], self: Effect.Effect<A, Domain
   })
 
 const events = (ws: string) =>
-  Effect.flatMap(EventOutbox, (o) => o.list(ws)).pipe(Effect.map((es) => es.map((e) => ({ type: e.type, data: e.data as Record<string, unknown> }))))
+  Effect.flatMap(EventOutbox, (o) => o.list(ws)).pipe(
+    Effect.map((es) => es.map((e) => ({ type: e.type, data: e.data as Record<string, unknown> })))
+  )
 
 /** Everything a refused send must not leave behind. */
 const nothingStored = (ws: string) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const store = yield* ConversationStore
     assert.deepStrictEqual(yield* store.listThreads({ workspaceId: ws, status: null, limit: 100, after: null }), [])
     assert.deepStrictEqual(yield* events(ws), [])
@@ -157,7 +171,12 @@ const nothingStored = (ws: string) =>
   })
 
 let seq = 0
-const inbound = (to: string, from: string, body: string | null, extra: Partial<InboundMessage> = {}): InboundMessage => ({
+const inbound = (
+  to: string,
+  from: string,
+  body: string | null,
+  extra: Partial<InboundMessage> = {}
+): InboundMessage => ({
   carrierMessageId: `in_${++seq}_${crypto.randomUUID()}`,
   from,
   to,
@@ -175,7 +194,7 @@ const tick = TestClock.adjust("1 second")
 
 describe("send: gates", () => {
   it.effect("no active number: 409 with the documented reason, for test and live keys alike", () =>
-    run(Effect.gen(function* () {
+    run(Effect.gen(function*() {
       const m = yield* Messaging.Messaging
       const f = yield* FakesTag
       const { ws, live, test } = yield* workspace([])
@@ -188,13 +207,16 @@ describe("send: gates", () => {
     })))
 
   it.effect("toll-free numbers cannot text: neither as the only number nor as an explicit from", () =>
-    run(Effect.gen(function* () {
+    run(Effect.gen(function*() {
       const m = yield* Messaging.Messaging
       const f = yield* FakesTag
       const only = yield* workspace([TOLL_FREE])
       for (const p of [only.test, only.live]) {
         const e = yield* failsWith("FailedPrecondition", m.send(p, { to: ADA, body: "hi" }))
-        assert.strictEqual(e.message, `${TOLL_FREE} is toll-free: texting from toll-free numbers is unavailable; send from a local number`)
+        assert.strictEqual(
+          e.message,
+          `${TOLL_FREE} is toll-free: texting from toll-free numbers is unavailable; send from a local number`
+        )
       }
       yield* nothingStored(only.ws)
       const both = yield* workspace(["+18885550100", LOCAL])
@@ -202,12 +224,15 @@ describe("send: gates", () => {
       const sent = yield* m.send(both.test, { to: ADA, body: "hi" })
       assert.strictEqual((yield* thread(both.ws, sent.conversationId)).numberE164, LOCAL)
       const e = yield* failsWith("FailedPrecondition", m.send(both.test, { to: ADA, from: "+18885550100", body: "hi" }))
-      assert.strictEqual(e.message, "+18885550100 is toll-free: texting from toll-free numbers is unavailable; send from a local number")
+      assert.strictEqual(
+        e.message,
+        "+18885550100 is toll-free: texting from toll-free numbers is unavailable; send from a local number"
+      )
       assert.lengthOf(f.attempts, 0)
     })))
 
   it.effect("live keys: every texting state but approved is a 409 saying what is missing; nothing is sent or stored", () =>
-    run(Effect.gen(function* () {
+    run(Effect.gen(function*() {
       const m = yield* Messaging.Messaging
       const f = yield* FakesTag
       const { ws, live } = yield* workspace()
@@ -219,7 +244,10 @@ describe("send: gates", () => {
       ]
       for (const [state, message] of expected) {
         f.texting = state
-        const e = yield* failsWith("FailedPrecondition", m.send(live, { to: ADA, body: "hi", mediaUrls: ["https://media.example/a.png"] }))
+        const e = yield* failsWith(
+          "FailedPrecondition",
+          m.send(live, { to: ADA, body: "hi", mediaUrls: ["https://media.example/a.png"] })
+        )
         assert.strictEqual(e.message, message, state)
       }
       assert.deepStrictEqual(f.gateCalls, [ws, ws, ws, ws])
@@ -228,13 +256,17 @@ describe("send: gates", () => {
     })))
 
   it.effect("test keys skip the registration gate, never reach the carrier, and record `simulated`", () =>
-    run(Effect.gen(function* () {
+    run(Effect.gen(function*() {
       const m = yield* Messaging.Messaging
       const f = yield* FakesTag
       const store = yield* ConversationStore
       f.texting = "not_filed"
       const { ws, test } = yield* workspace()
-      const sent = yield* m.send(test, { to: ADA, body: "hello from a test key", mediaUrls: ["https://media.example/a.png"] })
+      const sent = yield* m.send(test, {
+        to: ADA,
+        body: "hello from a test key",
+        mediaUrls: ["https://media.example/a.png"]
+      })
       assert.strictEqual(sent.simulated, true)
       assert.strictEqual(sent.message.deliveryStatus, "simulated")
       assert.strictEqual(sent.message.direction, "outbound")
@@ -248,7 +280,7 @@ describe("send: gates", () => {
     })))
 
   it.effect("a scope other than messages:send is 403", () =>
-    run(Effect.gen(function* () {
+    run(Effect.gen(function*() {
       const { ws } = yield* workspace()
       const p = principal("test", ws, allScopes.filter((s) => s !== "messages:send"))
       // The scope is the capability's (core/tools); the service trusts its caller.
@@ -262,7 +294,7 @@ describe("send: gates", () => {
 
 describe("send: live key through the carrier", () => {
   it.effect("approved: the carrier gets from, to, body and signed media URLs; the message is stored queued with the carrier id", () =>
-    run(Effect.gen(function* () {
+    run(Effect.gen(function*() {
       const m = yield* Messaging.Messaging
       const f = yield* FakesTag
       const store = yield* ConversationStore
@@ -286,7 +318,9 @@ describe("send: live key through the carrier", () => {
         assert.strictEqual(url.origin, "https://api.test")
         const [, v1, media, wsPart, key] = url.pathname.split("/")
         assert.deepStrictEqual([v1, media, wsPart], ["v1", "media", ws])
-        assert.isTrue(yield* urls.verify(ws, key!, url.searchParams.get("expires")!, url.searchParams.get("signature")!))
+        assert.isTrue(
+          yield* urls.verify(ws, key!, url.searchParams.get("expires")!, url.searchParams.get("signature")!)
+        )
         assert.deepStrictEqual((yield* blobs.get(ws, key!))?.bytes, expectedBytes[i])
       }
 
@@ -299,7 +333,9 @@ describe("send: live key through the carrier", () => {
           { contentType: "application/pdf", size: PDF.byteLength, filename: "bill.pdf" }
         ]
       )
-      for (const x of sent.message.media) assert.match(x.url!, /^https:\/\/api\.test\/v1\/media\/.+\?expires=\d+&signature=/)
+      for (const x of sent.message.media) {
+        assert.match(x.url!, /^https:\/\/api\.test\/v1\/media\/.+\?expires=\d+&signature=/)
+      }
       const stored = Option.getOrThrow(yield* store.getActivity(ws, sent.message.id))
       assert.strictEqual(stored.deliveryStatus, "queued")
       assert.match(stored.carrierMessageId!, /^car_/)
@@ -311,7 +347,7 @@ describe("send: live key through the carrier", () => {
     })))
 
   it.effect("carrier `rejected`: 409 naming the refusal, nothing stored", () =>
-    run(Effect.gen(function* () {
+    run(Effect.gen(function*() {
       const m = yield* Messaging.Messaging
       const f = yield* FakesTag
       const { ws, live } = yield* workspace()
@@ -323,7 +359,7 @@ describe("send: live key through the carrier", () => {
     })))
 
   it.effect("carrier `unavailable`: Internal (500, retryable), nothing stored; a retry then succeeds once", () =>
-    run(Effect.gen(function* () {
+    run(Effect.gen(function*() {
       const m = yield* Messaging.Messaging
       const f = yield* FakesTag
       const store = yield* ConversationStore
@@ -341,7 +377,7 @@ describe("send: live key through the carrier", () => {
 
 describe("send: to, conversationId and from", () => {
   it.effect("exactly one of to and conversationId", () =>
-    run(Effect.gen(function* () {
+    run(Effect.gen(function*() {
       const m = yield* Messaging.Messaging
       const { ws, test } = yield* workspace()
       const first = yield* m.send(test, { to: ADA, body: "hi" })
@@ -352,7 +388,7 @@ describe("send: to, conversationId and from", () => {
     })))
 
   it.effect("unknown, malformed or foreign conversationId: 404", () =>
-    run(Effect.gen(function* () {
+    run(Effect.gen(function*() {
       const m = yield* Messaging.Messaging
       const a = yield* workspace()
       const b = yield* workspace([LOCAL_2])
@@ -365,7 +401,7 @@ describe("send: to, conversationId and from", () => {
     })))
 
   it.effect("from must be one of the workspace's numbers (404 otherwise); it picks the thread's number", () =>
-    run(Effect.gen(function* () {
+    run(Effect.gen(function*() {
       const m = yield* Messaging.Messaging
       const f = yield* FakesTag
       const { ws, live, inboxes } = yield* workspace([LOCAL, LOCAL_2])
@@ -390,7 +426,7 @@ describe("send: to, conversationId and from", () => {
     })))
 
   it.effect("with conversationId, from is ignored: the reply goes from the thread's number to its participant", () =>
-    run(Effect.gen(function* () {
+    run(Effect.gen(function*() {
       const m = yield* Messaging.Messaging
       const f = yield* FakesTag
       const store = yield* ConversationStore
@@ -405,7 +441,7 @@ describe("send: to, conversationId and from", () => {
     })))
 
   it.effect("sending to a number reuses its thread", () =>
-    run(Effect.gen(function* () {
+    run(Effect.gen(function*() {
       const m = yield* Messaging.Messaging
       const store = yield* ConversationStore
       const { ws, test } = yield* workspace()
@@ -417,13 +453,17 @@ describe("send: to, conversationId and from", () => {
     })))
 
   it.effect("an unfetchable media URL is InvalidArgument naming mediaUrls[i]; nothing is sent or stored", () =>
-    run(Effect.gen(function* () {
+    run(Effect.gen(function*() {
       const m = yield* Messaging.Messaging
       const f = yield* FakesTag
       const { ws, live } = yield* workspace()
       const e = yield* failsWith(
         "InvalidArgument",
-        m.send(live, { to: ADA, body: "x", mediaUrls: ["https://media.example/ok.png", "https://elsewhere.example/missing.png"] })
+        m.send(live, {
+          to: ADA,
+          body: "x",
+          mediaUrls: ["https://media.example/ok.png", "https://elsewhere.example/missing.png"]
+        })
       )
       assert.match(e.message, /^mediaUrls\[1\]: /)
       assert.include(e.message, "https://elsewhere.example/missing.png")
@@ -445,12 +485,14 @@ class ProbeTag extends Context.Tag("test/SendProbe")<ProbeTag, Probe>() {}
 const recorded = <I, S extends object>(tag: Context.Tag<I, S>, port: string) =>
   Layer.effect(
     tag,
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const inner = yield* tag
       const { calls } = yield* ProbeTag
       const methods = Object.entries(inner as Record<string, (...args: Array<unknown>) => Effect.Effect<unknown>>)
       return Object.fromEntries(
-        methods.map(([method, f]) => [method, (...args: Array<unknown>) => Effect.suspend(() => (calls.push(`${port}.${method}`), f(...args)))])
+        methods.map(([method, f]) => [method, (...args: Array<unknown>) =>
+          Effect.suspend(() => (calls.push(`${port}.${method}`), f(...args)))]
+        )
       ) as S
     })
   )
@@ -459,16 +501,26 @@ const probedCarrier = Layer.effect(
   Carrier,
   Effect.map(ProbeTag, (probe) =>
     Carrier.of({
-      send: () => Effect.as(Effect.suspend(() => probe.duringCarrier), { carrierMessageId: `car_${crypto.randomUUID()}`, status: "queued" as const })
-    })
-  )
+      send: () =>
+        Effect.as(Effect.suspend(() => probe.duringCarrier), {
+          carrierMessageId: `car_${crypto.randomUUID()}`,
+          status: "queued" as const
+        })
+    }))
 )
 
 /** Messaging over recorded stores and the probed carrier; everything else as in TestLayer. */
-class ProbedMessaging extends Context.Tag("test/ProbedMessaging")<ProbedMessaging, Context.Tag.Service<Messaging.Messaging>>() {}
+class ProbedMessaging
+  extends Context.Tag("test/ProbedMessaging")<ProbedMessaging, Context.Tag.Service<Messaging.Messaging>>()
+{}
 const ProbedLayer = Layer.effect(ProbedMessaging, Messaging.make).pipe(
   Layer.provide(
-    Layer.mergeAll(recorded(ConversationStore, "ConversationStore"), recorded(NumberStore, "NumberStore"), recorded(ContactStore, "ContactStore"), probedCarrier)
+    Layer.mergeAll(
+      recorded(ConversationStore, "ConversationStore"),
+      recorded(NumberStore, "NumberStore"),
+      recorded(ContactStore, "ContactStore"),
+      probedCarrier
+    )
   ),
   Layer.provideMerge(Layer.sync(ProbeTag, (): Probe => ({ calls: [], duringCarrier: Effect.void }))),
   Layer.provideMerge(TestLayer)
@@ -476,7 +528,7 @@ const ProbedLayer = Layer.effect(ProbedMessaging, Messaging.make).pipe(
 
 /** The store calls `self` makes. */
 const callsOf = <A, E, R>(self: Effect.Effect<A, E, R>) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const { calls } = yield* ProbeTag
     calls.length = 0
     yield* self
@@ -485,7 +537,7 @@ const callsOf = <A, E, R>(self: Effect.Effect<A, E, R>) =>
 
 describe("send: each row read once", () => {
   it.effect("the senders listed once; the thread, its contact and the activity stored in one call", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const m = yield* ProbedMessaging
       const { live } = yield* workspace()
       const sent = yield* m.send(live, { to: ADA, body: "one" })
@@ -505,7 +557,7 @@ describe("send: each row read once", () => {
     }).pipe(Effect.provide(ProbedLayer)))
 
   it.effect("with conversationId, a status set and a contact deleted while the carrier holds the message survive the send", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const m = yield* ProbedMessaging
       const conv = yield* Conversations.Conversations
       const contacts = yield* Contacts.Contacts
@@ -521,7 +573,13 @@ describe("send: each row read once", () => {
       yield* m.send(live, { conversationId: before.id, body: "Booked" })
       const after = yield* thread(ws, before.id)
       assert.deepStrictEqual(
-        { status: after.status, contactId: after.contactId, contactName: after.contactName, preview: after.preview, unread: after.unread },
+        {
+          status: after.status,
+          contactId: after.contactId,
+          contactName: after.contactName,
+          preview: after.preview,
+          unread: after.unread
+        },
         { status: "done", contactId: null, contactName: ADA, preview: "Booked", unread: 0 }
       )
       assert.isTrue(after.lastActivityAt > before.lastActivityAt)
@@ -532,19 +590,25 @@ describe("send: each row read once", () => {
 
 describe("message events", () => {
   it.effect("send emits message.delivered without deliveryStatus", () =>
-    run(Effect.gen(function* () {
+    run(Effect.gen(function*() {
       const m = yield* Messaging.Messaging
       const { ws, live, test, inboxes } = yield* workspace()
       const a = yield* m.send(live, { to: ADA, body: "live" })
       const b = yield* m.send(test, { to: BOB, body: "test" })
       assert.deepStrictEqual(yield* events(ws), [
-        { type: "message.delivered", data: { conversationId: a.conversationId, inboxId: inboxes[LOCAL], activityId: a.message.id } },
-        { type: "message.delivered", data: { conversationId: b.conversationId, inboxId: inboxes[LOCAL], activityId: b.message.id } }
+        {
+          type: "message.delivered",
+          data: { conversationId: a.conversationId, inboxId: inboxes[LOCAL], activityId: a.message.id }
+        },
+        {
+          type: "message.delivered",
+          data: { conversationId: b.conversationId, inboxId: inboxes[LOCAL], activityId: b.message.id }
+        }
       ])
     })))
 
   it.effect("inbound emits message.received with numberE164, conversationId, inboxId, activityId and contactId", () =>
-    run(Effect.gen(function* () {
+    run(Effect.gen(function*() {
       const m = yield* Messaging.Messaging
       const { ws, inboxes } = yield* workspace([LOCAL, LOCAL_2])
       const got = yield* m.receive(inbound(LOCAL_2, ADA, "hello"))
@@ -553,19 +617,26 @@ describe("message events", () => {
       assert.deepStrictEqual(yield* events(ws), [
         {
           type: "message.received",
-          data: { numberE164: LOCAL_2, conversationId: got.conversationId, inboxId: inboxes[LOCAL_2], activityId: got.id, contactId: t.contactId }
+          data: {
+            numberE164: LOCAL_2,
+            conversationId: got.conversationId,
+            inboxId: inboxes[LOCAL_2],
+            activityId: got.id,
+            contactId: t.contactId
+          }
         }
       ])
     })))
 
   it.effect("status reports: message.delivered with deliveryStatus, message.failed with the carrier word, nothing for stale or unknown reports", () =>
-    run(Effect.gen(function* () {
+    run(Effect.gen(function*() {
       const m = yield* Messaging.Messaging
       const store = yield* ConversationStore
       const { ws, live, inboxes } = yield* workspace()
       const ok = yield* m.send(live, { to: ADA, body: "will arrive" })
       const bad = yield* m.send(live, { to: BOB, body: "will fail" })
-      const carrierId = (id: string) => Effect.map(store.getActivity(ws, id), (a) => Option.getOrThrow(a).carrierMessageId!)
+      const carrierId = (id: string) =>
+        Effect.map(store.getActivity(ws, id), (a) => Option.getOrThrow(a).carrierMessageId!)
       const okId = yield* carrierId(ok.message.id)
       const badId = yield* carrierId(bad.message.id)
       const before = (yield* events(ws)).length
@@ -589,14 +660,17 @@ describe("message events", () => {
       assert.deepStrictEqual(ev, [
         { type: "message.delivered", data: { ...base(ok.message.id, ok.conversationId), deliveryStatus: "sent" } },
         { type: "message.delivered", data: { ...base(ok.message.id, ok.conversationId), deliveryStatus: "delivered" } },
-        { type: "message.failed", data: { ...base(bad.message.id, bad.conversationId), deliveryStatus: "delivery_failed" } }
+        {
+          type: "message.failed",
+          data: { ...base(bad.message.id, bad.conversationId), deliveryStatus: "delivery_failed" }
+        }
       ])
       assert.strictEqual(Option.getOrThrow(yield* store.getActivity(ws, ok.message.id)).deliveryStatus, "delivered")
       assert.strictEqual(Option.getOrThrow(yield* store.getActivity(ws, bad.message.id)).deliveryStatus, "failed")
     })))
 
   it.effect("a status report never touches an inbound message", () =>
-    run(Effect.gen(function* () {
+    run(Effect.gen(function*() {
       const m = yield* Messaging.Messaging
       const store = yield* ConversationStore
       const { ws } = yield* workspace()
@@ -613,7 +687,7 @@ describe("message events", () => {
 
 describe("inbound messages", () => {
   it.effect("an unknown sender gets a placeholder contact (source inbound, no contact event) and a thread", () =>
-    run(Effect.gen(function* () {
+    run(Effect.gen(function*() {
       const m = yield* Messaging.Messaging
       const contacts = yield* ContactStore
       const { ws, inboxes } = yield* workspace()
@@ -639,7 +713,7 @@ describe("inbound messages", () => {
     })))
 
   it.effect("sending to an unknown number creates no contact; the reply creates the placeholder and attaches the thread", () =>
-    run(Effect.gen(function* () {
+    run(Effect.gen(function*() {
       const m = yield* Messaging.Messaging
       const contacts = yield* ContactStore
       const { ws, test } = yield* workspace()
@@ -657,17 +731,21 @@ describe("inbound messages", () => {
     })))
 
   it.effect("an inbound text whose media cannot be fetched is stored without that media, not lost", () =>
-    run(Effect.gen(function* () {
+    run(Effect.gen(function*() {
       const m = yield* Messaging.Messaging
       const { ws } = yield* workspace()
-      const got = yield* m.receive(inbound(LOCAL, ADA, "See attached", { media: [{ url: "https://media.example/missing", contentType: "image/png" }] }))
+      const got = yield* m.receive(
+        inbound(LOCAL, ADA, "See attached", {
+          media: [{ url: "https://media.example/missing", contentType: "image/png" }]
+        })
+      )
       assert.strictEqual(got.body, "See attached")
       assert.deepStrictEqual(got.media, [])
       assert.deepStrictEqual((yield* events(ws)).map((e) => e.type), ["message.received"])
     })))
 
   it.effect("a second text from the same number reuses the thread and the contact", () =>
-    run(Effect.gen(function* () {
+    run(Effect.gen(function*() {
       const m = yield* Messaging.Messaging
       const store = yield* ConversationStore
       const { ws } = yield* workspace()
@@ -685,7 +763,7 @@ describe("inbound messages", () => {
     })))
 
   it.effect("a known contact's text lands on its thread with its name", () =>
-    run(Effect.gen(function* () {
+    run(Effect.gen(function*() {
       const m = yield* Messaging.Messaging
       const contacts = yield* Contacts.Contacts
       const { ws, test } = yield* workspace()
@@ -697,7 +775,7 @@ describe("inbound messages", () => {
     })))
 
   it.effect("inbound reopens a done thread and counts as unread; an outbound message resets unread", () =>
-    run(Effect.gen(function* () {
+    run(Effect.gen(function*() {
       const m = yield* Messaging.Messaging
       const conv = yield* Conversations.Conversations
       const { ws, test } = yield* workspace()
@@ -723,7 +801,7 @@ describe("inbound messages", () => {
     })))
 
   it.effect("deleting the contact detaches its threads (raw number as name); the next text creates a fresh contact", () =>
-    run(Effect.gen(function* () {
+    run(Effect.gen(function*() {
       const m = yield* Messaging.Messaging
       const contacts = yield* Contacts.Contacts
       const contactStore = yield* ContactStore
@@ -760,7 +838,7 @@ describe("inbound messages", () => {
     })))
 
   it.effect("an inbound with a carrier id already stored is stored once", () =>
-    run(Effect.gen(function* () {
+    run(Effect.gen(function*() {
       const m = yield* Messaging.Messaging
       const store = yield* ConversationStore
       const { ws } = yield* workspace()
@@ -774,11 +852,13 @@ describe("inbound messages", () => {
     })))
 
   it.effect("inbound MMS: media are fetched, stored and shown as signed URLs; a text-less MMS previews as an attachment note", () =>
-    run(Effect.gen(function* () {
+    run(Effect.gen(function*() {
       const m = yield* Messaging.Messaging
       const conv = yield* Conversations.Conversations
       const { ws, test } = yield* workspace()
-      const got = yield* m.receive(inbound(LOCAL, ADA, null, { media: [{ url: "https://media.example/photo.png", contentType: "image/png" }] }))
+      const got = yield* m.receive(
+        inbound(LOCAL, ADA, null, { media: [{ url: "https://media.example/photo.png", contentType: "image/png" }] })
+      )
       assert.lengthOf(got.media, 1)
       assert.strictEqual((yield* thread(ws, got.conversationId)).preview, "[1 attachment]")
       const read = yield* conv.get(test, got.conversationId)
@@ -789,7 +869,7 @@ describe("inbound messages", () => {
     })))
 
   it.effect("inbound to a number nobody holds is NotFound and stores nothing", () =>
-    run(Effect.gen(function* () {
+    run(Effect.gen(function*() {
       const m = yield* Messaging.Messaging
       const { ws } = yield* workspace()
       yield* failsWith("NotFound", m.receive(inbound("+14155550911", ADA, "hi")))
@@ -799,7 +879,12 @@ describe("inbound messages", () => {
 
 // ---------------------------------------------------------------------------------- search
 
-const callActivity = (ws: string, conversationId: string, createdAt: string, transcript: ReadonlyArray<string>): ActivityRecord => ({
+const callActivity = (
+  ws: string,
+  conversationId: string,
+  createdAt: string,
+  transcript: ReadonlyArray<string>
+): ActivityRecord => ({
   id: crypto.randomUUID(),
   workspaceId: ws,
   conversationId,
@@ -812,13 +897,17 @@ const callActivity = (ws: string, conversationId: string, createdAt: string, tra
   carrierMessageId: null,
   call: { status: "completed", durationSeconds: 42 },
   aiTags: [],
-  callTranscript: transcript.map((text, i) => ({ speaker: i % 2 === 0 ? "caller" : "agent", text, offsetSeconds: i * 5 })),
+  callTranscript: transcript.map((text, i) => ({
+    speaker: i % 2 === 0 ? "caller" : "agent",
+    text,
+    offsetSeconds: i * 5
+  })),
   createdAt
 })
 
 describe("search", () => {
   it.effect("words and prefixes, case-insensitive, every word must match, bodies and transcripts, newest first, limit", () =>
-    run(Effect.gen(function* () {
+    run(Effect.gen(function*() {
       const m = yield* Messaging.Messaging
       const conv = yield* Conversations.Conversations
       const store = yield* ConversationStore
@@ -837,7 +926,8 @@ describe("search", () => {
       yield* tick
       yield* m.send(other.test, { to: ADA, body: "a table in another workspace" })
 
-      const ids = (q: string, limit = 25) => Effect.map(conv.search(test, q, limit), (rs) => rs.map((r) => r.activityId))
+      const ids = (q: string, limit = 25) =>
+        Effect.map(conv.search(test, q, limit), (rs) => rs.map((r) => r.activityId))
       // prefix, case-insensitive, newest first; the transcript counts
       assert.deepStrictEqual(yield* ids("tab"), [callId.id, b.id, a.message.id])
       assert.deepStrictEqual(yield* ids("TaBlE"), [callId.id, b.id, a.message.id])

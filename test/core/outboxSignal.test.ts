@@ -9,7 +9,7 @@ import * as Signal from "../../core/events/signal.ts"
 import type { Transactor } from "../../core/kernel/transactor.ts"
 
 it.live("an interruption during COMMIT still wakes the worker for the committed events", () =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const signal = yield* Effect.provide(Signal.OutboxSignal, Signal.layer)
     const committing = yield* Deferred.make<void>()
     let committed = false
@@ -19,7 +19,9 @@ it.live("an interruption during COMMIT still wakes the worker for the committed 
         Effect.uninterruptibleMask((restore) =>
           Effect.zipLeft(
             restore(self),
-            Effect.zipRight(Deferred.succeed(committing, undefined), Effect.sleep("50 millis")).pipe(Effect.tap(() => (committed = true)))
+            Effect.zipRight(Deferred.succeed(committing, undefined), Effect.sleep("50 millis")).pipe(
+              Effect.tap(() => (committed = true))
+            )
           )
         )
     }

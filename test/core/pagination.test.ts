@@ -39,7 +39,10 @@ const mutation: fc.Arbitrary<Mutation> = fc.oneof(
   fc.record({
     kind: fc.constant("replace" as const),
     at: fc.nat(),
-    char: fc.oneof(fc.constantFrom(...B64URL, ".", "=", "+", "/"), fc.string({ minLength: 1, maxLength: 1, unit: "grapheme" }))
+    char: fc.oneof(
+      fc.constantFrom(...B64URL, ".", "=", "+", "/"),
+      fc.string({ minLength: 1, maxLength: 1, unit: "grapheme" })
+    )
   }),
   fc.record({ kind: fc.constant("flip" as const), at: fc.nat(), bit: fc.integer({ min: 0, max: 6 }) }),
   fc.record({ kind: fc.constant("truncate" as const), keep: fc.nat() }),
@@ -67,18 +70,18 @@ const mutate = (cursor: string, m: Mutation): string | null => {
 describe("cursor codec", () => {
   it("decodes what it encoded, under the same scope", () =>
     property(fc.record({ scope, position }), ({ position, scope }) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const c = shared
         const cursor = yield* c.encode(scope, position)
-      assert.match(cursor, /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/)
-      assert.deepStrictEqual(yield* c.decode(scope, cursor), position)
-    })))
+        assert.match(cursor, /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/)
+        assert.deepStrictEqual(yield* c.decode(scope, cursor), position)
+      })))
 
   it("rejects any modification (replace, bit flip, truncate, append) with InvalidArgument", () =>
     property(
       fc.record({ scope, position, m: mutation }),
       ({ m, position, scope }) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const c = shared
           const cursor = yield* c.encode(scope, position)
           const modified = mutate(cursor, m)
@@ -91,9 +94,12 @@ describe("cursor codec", () => {
   // Exhaustive over the last characters of each part, where base64 padding bits live: a random
   // position rarely lands there, and a lenient decoder accepts some of those edits.
   it.effect("rejects every base64url replacement of the characters at the ends of each part", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const c = yield* codec
-      const cursor = yield* c.encode("contacts:ws:q", ["2024-05-06T07:08:09.010Z", "2b5f7f0e-8a1d-4a57-9e3b-6e2f7a0c1d2e"])
+      const cursor = yield* c.encode("contacts:ws:q", [
+        "2024-05-06T07:08:09.010Z",
+        "2b5f7f0e-8a1d-4a57-9e3b-6e2f7a0c1d2e"
+      ])
       const dot = cursor.indexOf(".")
       const near = (i: number) => i < 4 || Math.abs(i - dot) <= 4 || i >= cursor.length - 4
       for (let i = 0; i < cursor.length; i++) {
@@ -108,14 +114,14 @@ describe("cursor codec", () => {
 
   it("decodes only under its own scope", () =>
     property(fc.record({ a: scope, b: scope, position }), ({ a, b, position }) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         if (a === b) return
         const cursor = yield* shared.encode(a, position)
         expectInvalid(yield* Effect.either(shared.decode(b, cursor)), cursor)
       })))
 
   it.effect("scopes differing only by case or a trailing space are different scopes", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const c = yield* codec
       const cursor = yield* c.encode("contacts:w:ada", [1])
       for (const other of ["contacts:w:Ada", "contacts:w:ada ", "contacts:w:", "contacts:w:ad"]) {
@@ -124,7 +130,7 @@ describe("cursor codec", () => {
     }))
 
   it.effect("a cursor signed with another secret is rejected", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const mine = yield* codec
       const theirs = yield* makeCursorCodec(new Uint8Array(32).fill(8))
       const cursor = yield* theirs.encode("s", ["x"])
@@ -132,7 +138,7 @@ describe("cursor codec", () => {
     }))
 
   it.effect("garbage is rejected, never a defect", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const c = yield* codec
       for (const garbage of ["", ".", "..", "abc", "abc.def", "a.b.c", "eyJzIjoicyJ9.", "%%%.###", "x".repeat(5000)]) {
         expectInvalid(yield* Effect.either(c.decode("s", garbage)), garbage)
@@ -141,12 +147,12 @@ describe("cursor codec", () => {
 
   it("arbitrary strings are rejected", () =>
     property(fc.string({ maxLength: 200 }), (garbage) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         expectInvalid(yield* Effect.either(shared.decode("s", garbage)), garbage)
       })))
 
   it.effect("an explicit maxAgeMs: valid up to the limit, expired one millisecond after", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const c = yield* makeCursorCodec(SECRET, 1_000)
       const cursor = yield* c.encode("s", ["p"])
       yield* TestClock.adjust("1000 millis")
@@ -159,7 +165,7 @@ describe("cursor codec", () => {
     }))
 
   it.effect("the default lifetime is 24 hours", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const c = yield* codec
       const cursor = yield* c.encode("s", ["p"])
       yield* TestClock.adjust("23 hours")

@@ -30,7 +30,10 @@ const usFormats: ReadonlyArray<(n: { area: string; exchange: string; line: strin
 
 /** Strings made of phone characters only, so a good share of them parse. */
 const phoneish = fc
-  .tuple(fc.boolean(), fc.array(fc.constantFrom(..."0123456789", "0123456789", " ", "-", ".", "(", ")"), { minLength: 1, maxLength: 20 }))
+  .tuple(
+    fc.boolean(),
+    fc.array(fc.constantFrom(..."0123456789", "0123456789", " ", "-", ".", "(", ")"), { minLength: 1, maxLength: 20 })
+  )
   .map(([plus, cs]) => (plus ? "+" : "") + cs.join(""))
 
 const isE164 = Schema.is(E164)
@@ -51,7 +54,10 @@ describe("normalizePhone", () => {
     assert.deepStrictEqual(normalizePhone(out.right), Either.right(out.right))
   }, { fastCheck: { numRuns: 1000 } })
 
-  it.prop("idempotent on international numbers", [fc.constantFrom("+44", "+49", "+33", "+39", "+61", "+81", "+1", "+52", "+86"), fc.integer({ min: 4, max: 14 }).chain(digits)], ([cc, rest]) => {
+  it.prop("idempotent on international numbers", [
+    fc.constantFrom("+44", "+49", "+33", "+39", "+61", "+81", "+1", "+52", "+86"),
+    fc.integer({ min: 4, max: 14 }).chain(digits)
+  ], ([cc, rest]) => {
     const out = normalizePhone(`${cc} ${rest}`)
     if (Either.isLeft(out)) return
     assert.isTrue(out.right.startsWith(cc))
@@ -84,7 +90,23 @@ describe("normalizePhone", () => {
   )
 
   it("rejects empty, too short, too long and punctuation-only input", () => {
-    for (const bad of ["", "   ", "+", "()", "---", "123", "555-0100", "+1 415", "12345678901234567890", "+1".padEnd(40, "5"), "+0 415 555 0100", "4155550100 ext 12", "415555O100"]) {
+    for (
+      const bad of [
+        "",
+        "   ",
+        "+",
+        "()",
+        "---",
+        "123",
+        "555-0100",
+        "+1 415",
+        "12345678901234567890",
+        "+1".padEnd(40, "5"),
+        "+0 415 555 0100",
+        "4155550100 ext 12",
+        "415555O100"
+      ]
+    ) {
       assert.isTrue(Either.isLeft(normalizePhone(bad)), JSON.stringify(bad))
     }
   })

@@ -93,7 +93,10 @@ describe("token bucket", () => {
     "over any schedule, allowed requests never exceed limit + refill, and the headers stay in range",
     [
       fc.integer({ min: 1, max: 1200 }),
-      fc.array(fc.tuple(fc.integer({ min: 0, max: 5_000 }), fc.integer({ min: 1, max: 50 })), { minLength: 1, maxLength: 60 })
+      fc.array(fc.tuple(fc.integer({ min: 0, max: 5_000 }), fc.integer({ min: 1, max: 50 })), {
+        minLength: 1,
+        maxLength: 60
+      })
     ],
     ([limit, schedule]) => {
       let bucket: Bucket | undefined
@@ -106,8 +109,7 @@ describe("token bucket", () => {
           const [next, d] = consume(bucket, now, limit)
           bucket = next
           if (d.allowed) allowed++
-          const inRange =
-            d.limit === limit &&
+          const inRange = d.limit === limit &&
             d.remaining >= 0 &&
             d.remaining <= limit - 1 &&
             d.resetSeconds >= 0 &&

@@ -27,7 +27,12 @@ const sole = {
   lastName: "Lovelace",
   mobilePhone: "(415) 555-0100"
 }
-const optIn = { method: "web_form", url: "https://acme.example/sms", location: "footer of the home page", formConfirmed: true }
+const optIn = {
+  method: "web_form",
+  url: "https://acme.example/sms",
+  location: "footer of the home page",
+  formConfirmed: true
+}
 
 const ok = (input: unknown): Application => {
   const result = decodeApplication(input)
@@ -79,20 +84,30 @@ describe("business input", () => {
 
   it("EIN: 9 digits, one optional dash after the second", () => {
     for (const ein of ["12345678", "1234567890", "12-345-6789", "AB-3456789", "123-456789"]) {
-      expect(refused({ business: { ...business, ein } })).toBe("business.ein: must be 9 digits (an EIN, dash optional: 12-3456789)")
+      expect(refused({ business: { ...business, ein } })).toBe(
+        "business.ein: must be 9 digits (an EIN, dash optional: 12-3456789)"
+      )
     }
   })
 
   it("phones: E.164 or 10-digit US, anything else refused naming the field", () => {
     expect(ok({ business: { ...business, phone: "+442071838750" } }).business.phone).toBe("+442071838750")
     expect(ok({ business: { ...business, phone: "415.555.0100" } }).business.phone).toBe("+14155550100")
-    expect(refused({ business: { ...business, phone: "12345" } })).toBe(`business.phone: "12345" is not a valid phone number`)
-    expect(refused({ business: { ...sole, mobilePhone: "call me" } })).toBe(`business.mobilePhone: "call me" is not a phone number`)
+    expect(refused({ business: { ...business, phone: "12345" } })).toBe(
+      `business.phone: "12345" is not a valid phone number`
+    )
+    expect(refused({ business: { ...sole, mobilePhone: "call me" } })).toBe(
+      `business.mobilePhone: "call me" is not a phone number`
+    )
   })
 
   it("enumerations, email, country, unknown fields", () => {
-    expect(refused({ business: { ...business, entityType: "LLC" } })).toMatch(/^business\.entityType: expected "PRIVATE_PROFIT" or /)
-    expect(refused({ business: { ...business, vertical: "PLUMBING" } })).toMatch(/^business\.vertical: expected "AGRICULTURE" or /)
+    expect(refused({ business: { ...business, entityType: "LLC" } })).toMatch(
+      /^business\.entityType: expected "PRIVATE_PROFIT" or /
+    )
+    expect(refused({ business: { ...business, vertical: "PLUMBING" } })).toMatch(
+      /^business\.vertical: expected "AGRICULTURE" or /
+    )
     expect(refused({ business: { ...business, email: "acme" } })).toBe("business.email: must be an email address")
     expect(refused({ business: { ...business, country: "USA" } })).toMatch(/^business\.country: /)
     expect(refused({ business: { ...business, ein2: "x" } })).toBe("business.ein2: unknown field")
@@ -105,7 +120,9 @@ describe("campaign input", () => {
     const { campaign } = ok({ business })
     expect(campaign.useCase).toBe("MIXED")
     expect(campaign.optinKeywords).toBe("START")
-    expect(campaign.description).toBe("Acme Plumbing sends mixed text messages to customers who have opted in to receive them.")
+    expect(campaign.description).toBe(
+      "Acme Plumbing sends mixed text messages to customers who have opted in to receive them."
+    )
     expect(campaign.messageFlow).toMatch(/^End users opt in by texting START to Acme Plumbing's number/)
     expect(ok({ business, campaign: { useCase: "ACCOUNT_NOTIFICATION" } }).campaign.description).toBe(
       "Acme Plumbing sends account notification text messages to customers who have opted in to receive them."
@@ -121,23 +138,34 @@ describe("campaign input", () => {
   it("description: at least 40 characters; kept as given", () => {
     const description = "Appointment reminders and service updates for plumbing customers."
     expect(ok({ business, campaign: { description } }).campaign.description).toBe(description)
-    expect(refused({ business, campaign: { description: "too short" } })).toBe("campaign.description: must be at least 40 characters")
+    expect(refused({ business, campaign: { description: "too short" } })).toBe(
+      "campaign.description: must be at least 40 characters"
+    )
   })
 
   it("samples: at most 5", () => {
     expect(ok({ business, campaign: { samples: ["a", "b", "c", "d", "e"] } }).campaign.samples).toHaveLength(5)
-    expect(refused({ business, campaign: { samples: ["a", "b", "c", "d", "e", "f"] } })).toBe("campaign.samples: at most 5 samples")
+    expect(refused({ business, campaign: { samples: ["a", "b", "c", "d", "e", "f"] } })).toBe(
+      "campaign.samples: at most 5 samples"
+    )
   })
 
   it("messageFlow: 40 to 2048 characters", () => {
     expect(ok({ business, campaign: { messageFlow: "x".repeat(40) } }).campaign.messageFlow).toBe("x".repeat(40))
     expect(ok({ business, campaign: { messageFlow: "x".repeat(2048) } }).campaign.messageFlow).toHaveLength(2048)
-    expect(refused({ business, campaign: { messageFlow: "x".repeat(39) } })).toBe("campaign.messageFlow: must be at least 40 characters")
-    expect(refused({ business, campaign: { messageFlow: "x".repeat(2049) } })).toMatch(/^campaign\.messageFlow: expected a string at most 2048 character/)
+    expect(refused({ business, campaign: { messageFlow: "x".repeat(39) } })).toBe(
+      "campaign.messageFlow: must be at least 40 characters"
+    )
+    expect(refused({ business, campaign: { messageFlow: "x".repeat(2049) } })).toMatch(
+      /^campaign\.messageFlow: expected a string at most 2048 character/
+    )
   })
 
   it("optIn: composes the carrier-ready flow, and overrides messageFlow", () => {
-    const { campaign } = ok({ business, campaign: { optIn: { ...optIn, screenshotUrl: "https://cdn.acme.example/form.png" }, messageFlow: "y".repeat(50) } })
+    const { campaign } = ok({
+      business,
+      campaign: { optIn: { ...optIn, screenshotUrl: "https://cdn.acme.example/form.png" }, messageFlow: "y".repeat(50) }
+    })
     expect(campaign.messageFlow).toContain("web form at https://acme.example/sms (footer of the home page)")
     expect(campaign.messageFlow).toContain("unchecked, optional, standalone SMS consent checkbox")
     expect(campaign.messageFlow).toContain("A screenshot of the form: https://cdn.acme.example/form.png")
@@ -146,17 +174,24 @@ describe("campaign input", () => {
 
   it("optIn at its longest still composes a valid messageFlow", () => {
     const url = "https://acme.example/" + "p".repeat(600 - 21)
-    const { campaign } = ok({ business, campaign: { optIn: { ...optIn, url, location: "l".repeat(300), screenshotUrl: url } } })
+    const { campaign } = ok({
+      business,
+      campaign: { optIn: { ...optIn, url, location: "l".repeat(300), screenshotUrl: url } }
+    })
     expect(campaign.messageFlow.length).toBeLessThanOrEqual(2048)
   })
 
   it("optIn: method web_form only; url, location and formConfirmed required; formConfirmed must be true", () => {
-    expect(refused({ business, campaign: { optIn: { ...optIn, method: "paper" } } })).toBe(`campaign.optIn.method: expected "web_form", got "paper"`)
+    expect(refused({ business, campaign: { optIn: { ...optIn, method: "paper" } } })).toBe(
+      `campaign.optIn.method: expected "web_form", got "paper"`
+    )
     for (const field of ["method", "url", "location", "formConfirmed"]) {
       const { [field]: _, ...rest } = optIn as Record<string, unknown>
       expect(refused({ business, campaign: { optIn: rest } })).toBe(`campaign.optIn.${field}: is required`)
     }
-    expect(refused({ business, campaign: { optIn: { ...optIn, formConfirmed: false } } })).toMatch(/^campaign\.optIn\.formConfirmed: must be true/)
+    expect(refused({ business, campaign: { optIn: { ...optIn, formConfirmed: false } } })).toMatch(
+      /^campaign\.optIn\.formConfirmed: must be true/
+    )
   })
 
   it("optIn urls: public https only", () => {
@@ -168,16 +203,26 @@ describe("campaign input", () => {
       ["not a url", /not a valid absolute URL/]
     ]
     for (const [url, why] of cases) {
-      expect(refused({ business, campaign: { optIn: { ...optIn, url } } })).toMatch(new RegExp(`^campaign\\.optIn\\.url: must be a public https URL: .*${why.source}`))
-      expect(refused({ business, campaign: { optIn: { ...optIn, screenshotUrl: url } } })).toMatch(/^campaign\.optIn\.screenshotUrl: must be a public https URL/)
+      expect(refused({ business, campaign: { optIn: { ...optIn, url } } })).toMatch(
+        new RegExp(`^campaign\\.optIn\\.url: must be a public https URL: .*${why.source}`)
+      )
+      expect(refused({ business, campaign: { optIn: { ...optIn, screenshotUrl: url } } })).toMatch(
+        /^campaign\.optIn\.screenshotUrl: must be a public https URL/
+      )
     }
   })
 
   it("useCase and optinKeywords formats; booleans", () => {
-    expect(refused({ business, campaign: { useCase: "mixed use" } })).toBe("campaign.useCase: must be a registry use case such as MIXED")
+    expect(refused({ business, campaign: { useCase: "mixed use" } })).toBe(
+      "campaign.useCase: must be a registry use case such as MIXED"
+    )
     expect(ok({ business, campaign: { optinKeywords: "START,JOIN" } }).campaign.optinKeywords).toBe("START,JOIN")
-    expect(refused({ business, campaign: { optinKeywords: "START, JOIN" } })).toBe("campaign.optinKeywords: must be keywords separated by commas, without spaces")
-    expect(refused({ business, campaign: { embeddedLink: "yes" } })).toBe(`campaign.embeddedLink: expected boolean, got "yes"`)
+    expect(refused({ business, campaign: { optinKeywords: "START, JOIN" } })).toBe(
+      "campaign.optinKeywords: must be keywords separated by commas, without spaces"
+    )
+    expect(refused({ business, campaign: { embeddedLink: "yes" } })).toBe(
+      `campaign.embeddedLink: expected boolean, got "yes"`
+    )
   })
 
   it("reports every offending field of both parts at once", () => {
@@ -190,11 +235,19 @@ describe("campaign input", () => {
 describe("a US address and website the registry accepts", () => {
   it("a state by code or name (filed as its code), a ZIP code; an unknown state, a bad ZIP, a non-http website are 400 naming the field", () => {
     expect(ok({ business: { ...business, state: "Illinois" } }).business.state).toBe("IL")
-    expect(ok({ business: { ...business, state: "il", postalCode: "62701-1234", website: "https://acme.example" } }).business.state).toBe("IL")
+    expect(
+      ok({ business: { ...business, state: "il", postalCode: "62701-1234", website: "https://acme.example" } }).business
+        .state
+    ).toBe("IL")
     expect(refused({ business: { ...business, state: "ZZ" } })).toContain("business.state: must be a US state")
-    expect(refused({ business: { ...business, postalCode: "x" } })).toContain("business.postalCode: must be a US ZIP code")
-    expect(refused({ business: { ...business, website: "javascript:alert(1)" } })).toContain("business.website: must be an http or https URL")
+    expect(refused({ business: { ...business, postalCode: "x" } })).toContain(
+      "business.postalCode: must be a US ZIP code"
+    )
+    expect(refused({ business: { ...business, website: "javascript:alert(1)" } })).toContain(
+      "business.website: must be an http or https URL"
+    )
     // Another country's address is left to its registry.
-    expect(ok({ business: { ...business, country: "CA", state: "Ontario", postalCode: "M5V 2T6" } }).business.state).toBe("ON")
+    expect(ok({ business: { ...business, country: "CA", state: "Ontario", postalCode: "M5V 2T6" } }).business.state)
+      .toBe("ON")
   })
 })

@@ -1,7 +1,16 @@
 /** SPEC "Messaging registration `step`": the pure pipeline, by example and over random event sequences. */
 import { describe, expect, it } from "@effect/vitest"
 import { Either, FastCheck as fc } from "effect"
-import { canText, initial, InvalidTransition, RegistrationEvent as E, type RegistrationEvent, type RegistrationState, steps, transition } from "../../core/registration/machine.ts"
+import {
+  canText,
+  initial,
+  InvalidTransition,
+  type RegistrationEvent,
+  RegistrationEvent as E,
+  type RegistrationState,
+  steps,
+  transition
+} from "../../core/registration/machine.ts"
 
 /** Applies events in order, failing the test on the first invalid one; returns every step visited. */
 const run = (events: ReadonlyArray<RegistrationEvent>, from: RegistrationState = initial) => {
@@ -19,23 +28,51 @@ const filed = (soleProprietor: boolean) => [E.ProfileCreated(), E.Filed({ solePr
 describe("documented paths", () => {
   it("business: profile, filing, brand accepted, campaign submitted and approved", () => {
     const { state, visited } = run([...filed(false), E.BrandAccepted(), E.CampaignSubmitted(), E.CampaignApproved()])
-    expect(visited).toEqual(["none", "profile_ready", "brand_pending", "brand_ok", "campaign_pending", "campaign_active"])
+    expect(visited).toEqual([
+      "none",
+      "profile_ready",
+      "brand_pending",
+      "brand_ok",
+      "campaign_pending",
+      "campaign_active"
+    ])
     expect(canText(state)).toBe(true)
   })
 
   it("sole proprietor: the brand waits for the PIN, then the campaign is created and approved", () => {
-    const { state, visited } = run([...filed(true), E.BrandNeedsOtp(), E.OtpVerified(), E.CampaignSubmitted(), E.CampaignApproved()])
-    expect(visited).toEqual(["none", "profile_ready", "brand_pending", "brand_otp_pending", "brand_ok", "campaign_pending", "campaign_active"])
+    const { state, visited } = run([
+      ...filed(true),
+      E.BrandNeedsOtp(),
+      E.OtpVerified(),
+      E.CampaignSubmitted(),
+      E.CampaignApproved()
+    ])
+    expect(visited).toEqual([
+      "none",
+      "profile_ready",
+      "brand_pending",
+      "brand_otp_pending",
+      "brand_ok",
+      "campaign_pending",
+      "campaign_active"
+    ])
     expect(canText(state)).toBe(true)
   })
 
   it("a business brand never waits for a PIN", () => {
     const { state } = run(filed(false))
-    expect(transition(state, E.BrandNeedsOtp())).toEqual(Either.left(new InvalidTransition({ step: "brand_pending", event: "BrandNeedsOtp" })))
+    expect(transition(state, E.BrandNeedsOtp())).toEqual(
+      Either.left(new InvalidTransition({ step: "brand_pending", event: "BrandNeedsOtp" }))
+    )
   })
 
   it("brand rejected, then resubmitted and accepted", () => {
-    const { state, visited } = run([...filed(false), E.BrandRejected(), E.Filed({ soleProprietor: false }), E.BrandAccepted()])
+    const { state, visited } = run([
+      ...filed(false),
+      E.BrandRejected(),
+      E.Filed({ soleProprietor: false }),
+      E.BrandAccepted()
+    ])
     expect(visited).toEqual(["none", "profile_ready", "brand_pending", "brand_failed", "brand_pending", "brand_ok"])
     expect(canText(state)).toBe(false)
   })
@@ -45,7 +82,14 @@ describe("documented paths", () => {
   })
 
   it("campaign rejected, then a new filing restarts at the brand; it may change the entity type", () => {
-    const { state, visited } = run([...filed(false), E.BrandAccepted(), E.CampaignSubmitted(), E.CampaignRejected(), E.Filed({ soleProprietor: true }), E.BrandNeedsOtp()])
+    const { state, visited } = run([
+      ...filed(false),
+      E.BrandAccepted(),
+      E.CampaignSubmitted(),
+      E.CampaignRejected(),
+      E.Filed({ soleProprietor: true }),
+      E.BrandNeedsOtp()
+    ])
     expect(visited.slice(-3)).toEqual(["campaign_failed", "brand_pending", "brand_otp_pending"])
     expect(state).toEqual({ step: "brand_otp_pending", soleProprietor: true })
   })
@@ -84,7 +128,9 @@ const sequences = fc.array(fc.record({ anyEvent: fc.boolean(), pick: fc.nat() })
 
 /** Every (state, event, result) of a sequence; an invalid event leaves the state as it was, as a caller would. */
 const walk = (choices: ReadonlyArray<{ anyEvent: boolean; pick: number }>) => {
-  const trace: Array<{ before: RegistrationState; event: RegistrationEvent; after: RegistrationState; valid: boolean }> = []
+  const trace: Array<
+    { before: RegistrationState; event: RegistrationEvent; after: RegistrationState; valid: boolean }
+  > = []
   let state = initial
   for (const { anyEvent, pick } of choices) {
     const valid = everyEvent.filter((e) => Either.isRight(transition(state, e)))
@@ -130,7 +176,9 @@ describe("properties over random event sequences", () => {
     fc.assert(
       fc.property(sequences, (events) => {
         for (const t of walk(events)) {
-          if ((t.before.step === "brand_failed" || t.before.step === "campaign_failed") && t.after.step !== t.before.step) {
+          if (
+            (t.before.step === "brand_failed" || t.before.step === "campaign_failed") && t.after.step !== t.before.step
+          ) {
             expect(t.event._tag).toBe("Filed")
             expect(t.after.step).toBe("brand_pending")
           }

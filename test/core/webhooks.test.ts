@@ -10,12 +10,18 @@ import { Webhook } from "standardwebhooks"
 import * as MemoryStores from "../../adapters/memory/stores.ts"
 import type { Principal } from "../../core/auth/principal.ts"
 import { allScopes, type Scope } from "../../core/auth/scopes.ts"
-import { event, type DomainEvent } from "../../core/events/catalog.ts"
-import { EventOutbox } from "../../core/events/outbox.ts"
-import { blockedRange, HostResolver, layerOutboundGuard, OutboundGuard, parseOutboundUrl } from "../../core/egress/guard.ts"
 import {
-  classify,
+  blockedRange,
+  HostResolver,
+  layerOutboundGuard,
+  OutboundGuard,
+  parseOutboundUrl
+} from "../../core/egress/guard.ts"
+import { type DomainEvent, event } from "../../core/events/catalog.ts"
+import { EventOutbox } from "../../core/events/outbox.ts"
+import {
   ATTEMPT_TIMEOUT_MS,
+  classify,
   DISABLE_AFTER_MS,
   LEASE_MS,
   MAX_ATTEMPTS,
@@ -23,7 +29,7 @@ import {
   RETRY_SCHEDULE_SECONDS,
   shouldDisable
 } from "../../core/webhooks/policy.ts"
-import { MAX_PREVIOUS_SECRETS, Webhooks, layer as WebhooksLayer } from "../../core/webhooks/service.ts"
+import { layer as WebhooksLayer, MAX_PREVIOUS_SECRETS, Webhooks } from "../../core/webhooks/service.ts"
 import { eventIdOf, generateSecret, signatureHeader } from "../../core/webhooks/signing.ts"
 import { WebhookSender, WebhookStore } from "../../core/webhooks/store.ts"
 
@@ -97,7 +103,7 @@ const endpointRecord = (workspaceId: string, id: string) =>
   Effect.flatMap(WebhookStore, (s) => s.getEndpoint(workspaceId, id)).pipe(Effect.map(Option.getOrThrow))
 
 const onlyDelivery = (p: Principal, endpointId: string) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const ds = yield* (yield* Webhooks).deliveries(p, endpointId, 200)
     assert.strictEqual(ds.length, 1, JSON.stringify(ds))
     return ds[0]!
@@ -128,15 +134,23 @@ describe("signing (Standard Webhooks)", () => {
   })
 
   it.effect("standardwebhooks verifies what we sign, for many generated secrets and bodies", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const now = Math.floor(Date.now() / 1000)
       for (let i = 0; i < 40; i++) {
         const secret = generateSecret()
         const id = eventIdOf(crypto.randomUUID())
-        const body = JSON.stringify({ type: "contact.updated", timestamp: new Date().toISOString(), data: { n: i, text: "héllo ✓ \u2028" } })
+        const body = JSON.stringify({
+          type: "contact.updated",
+          timestamp: new Date().toISOString(),
+          data: { n: i, text: "héllo ✓ \u2028" }
+        })
         const signature = yield* signatureHeader([secret], id, now, body)
         assert.match(signature, /^v1,[A-Za-z0-9+/]+=*$/)
-        const parsed = new Webhook(secret).verify(body, { "webhook-id": id, "webhook-timestamp": String(now), "webhook-signature": signature })
+        const parsed = new Webhook(secret).verify(body, {
+          "webhook-id": id,
+          "webhook-timestamp": String(now),
+          "webhook-signature": signature
+        })
         assert.deepStrictEqual(parsed, JSON.parse(body))
         // the official signer computes exactly our header
         assert.strictEqual(new Webhook(secret).sign(id, new Date(now * 1000), body), signature)
@@ -144,11 +158,12 @@ describe("signing (Standard Webhooks)", () => {
     }))
 
   it.effect("a tampered body, timestamp or id, or another secret, fails verification", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const secret = generateSecret()
       const id = "evt_0123456789abcdef0123456789abcdef"
       const now = Math.floor(Date.now() / 1000)
-      const body = '{"type":"contact.deleted","timestamp":"2026-08-17T10:00:00.000Z","data":{"contactId":"x"}}'
+      const body =
+        "{\"type\":\"contact.deleted\",\"timestamp\":\"2026-08-17T10:00:00.000Z\",\"data\":{\"contactId\":\"x\"}}"
       const signature = yield* signatureHeader([secret], id, now, body)
       const good = { "webhook-id": id, "webhook-timestamp": String(now), "webhook-signature": signature }
       const wh = new Webhook(secret)
@@ -161,12 +176,15 @@ describe("signing (Standard Webhooks)", () => {
       // and a replay far outside the 5-minute tolerance is refused even with a valid signature
       const old = now - 3600
       const oldSig = yield* signatureHeader([secret], id, old, body)
-      assert.throws(() => wh.verify(body, { ...good, "webhook-timestamp": String(old), "webhook-signature": oldSig }), /too old/)
+      assert.throws(
+        () => wh.verify(body, { ...good, "webhook-timestamp": String(old), "webhook-signature": oldSig }),
+        /too old/
+      )
     }))
 
   it.effect("deliveries carry webhook-id/-timestamp/-signature over the exact body; standardwebhooks verifies them", () => {
     const h = harness()
-    return Effect.gen(function* () {
+    return Effect.gen(function*() {
       yield* TestClock.setTime(Date.now())
       const svc = yield* Webhooks
       const p = principal()
@@ -190,7 +208,7 @@ describe("signing (Standard Webhooks)", () => {
 
   it.effect("rotation: for 24 h both secrets sign (two space-separated signatures), then only the new one", () => {
     const h = harness()
-    return Effect.gen(function* () {
+    return Effect.gen(function*() {
       // Set the test clock so the pings' timestamps land near real time, which the verifier checks.
       const real = Date.now()
       const rotatedAt = real - 24 * HOUR + 60_000
@@ -227,7 +245,7 @@ describe("signing (Standard Webhooks)", () => {
 
   it.effect("a second rotation within 24 h keeps the first replaced secret signing until its own 24 h are up", () => {
     const h = harness()
-    return Effect.gen(function* () {
+    return Effect.gen(function*() {
       const real = Date.now()
       const firstRotation = real - 24 * HOUR + 60_000
       const secondRotation = firstRotation + 2 * HOUR
@@ -245,7 +263,12 @@ describe("signing (Standard Webhooks)", () => {
       yield* svc.test(p, created.id)
       const during = h.sent[0]!
       assert.strictEqual(during.headers["webhook-signature"]!.split(" ").length, 3)
-      for (const [name, secret] of [["original", created.secret], ["first", first.secret], ["second", second.secret]] as const) {
+      for (
+        const [name, secret] of [["original", created.secret], ["first", first.secret], [
+          "second",
+          second.secret
+        ]] as const
+      ) {
         assert.isTrue(Either.isRight(verifies(secret, during)), `${name} secret verifies`)
       }
 
@@ -255,14 +278,17 @@ describe("signing (Standard Webhooks)", () => {
       const later = h.sent[1]!
       assert.strictEqual(later.headers["webhook-signature"]!.split(" ").length, 2)
       assert.isTrue(Either.isLeft(verifies(created.secret, later)), "the original secret no longer signs")
-      assert.isTrue(Either.isRight(verifies(first.secret, later)), "the first replacement signs until 24 h after the second rotation")
+      assert.isTrue(
+        Either.isRight(verifies(first.secret, later)),
+        "the first replacement signs until 24 h after the second rotation"
+      )
       assert.isTrue(Either.isRight(verifies(second.secret, later)))
     }).pipe(Effect.provide(h.layer))
   })
 
   it.effect("rotating in a loop keeps at most MAX_PREVIOUS_SECRETS old secrets signing, the newest ones", () => {
     const h = harness()
-    return Effect.gen(function* () {
+    return Effect.gen(function*() {
       yield* TestClock.setTime(Date.now() - 60_000)
       const svc = yield* Webhooks
       const p = principal()
@@ -272,8 +298,14 @@ describe("signing (Standard Webhooks)", () => {
       yield* svc.test(p, created.id)
       const sent = h.sent[0]!
       assert.strictEqual(sent.headers["webhook-signature"]!.split(" ").length, MAX_PREVIOUS_SECRETS + 1)
-      assert.isTrue(Either.isRight(verifies(secrets[secrets.length - 1 - MAX_PREVIOUS_SECRETS]!, sent)), "the 10th newest old secret signs")
-      assert.isTrue(Either.isLeft(verifies(secrets[secrets.length - 2 - MAX_PREVIOUS_SECRETS]!, sent)), "the 11th is retired early")
+      assert.isTrue(
+        Either.isRight(verifies(secrets[secrets.length - 1 - MAX_PREVIOUS_SECRETS]!, sent)),
+        "the 10th newest old secret signs"
+      )
+      assert.isTrue(
+        Either.isLeft(verifies(secrets[secrets.length - 2 - MAX_PREVIOUS_SECRETS]!, sent)),
+        "the 11th is retired early"
+      )
     }).pipe(Effect.provide(h.layer))
   })
 })
@@ -305,7 +337,9 @@ describe("retry policy", () => {
   })
 
   it("classify: 2xx succeeds; 3xx fails and is not followed; 410 is Gone; 4xx/5xx and network errors fail", () => {
-    for (const status of [200, 201, 202, 204, 299]) assert.deepStrictEqual(classify({ status }), { _tag: "Succeeded", responseStatus: status })
+    for (const status of [200, 201, 202, 204, 299]) {
+      assert.deepStrictEqual(classify({ status }), { _tag: "Succeeded", responseStatus: status })
+    }
     for (const status of [300, 301, 302, 303, 307, 308]) {
       const o = classify({ status })
       assert.strictEqual(o._tag, "Failed")
@@ -318,7 +352,11 @@ describe("retry policy", () => {
       assert.strictEqual(o._tag, "Failed", String(status))
       assert.strictEqual(o.responseStatus, status)
     }
-    assert.deepStrictEqual(classify({ error: "ECONNREFUSED" }), { _tag: "Failed", responseStatus: null, error: "ECONNREFUSED" })
+    assert.deepStrictEqual(classify({ error: "ECONNREFUSED" }), {
+      _tag: "Failed",
+      responseStatus: null,
+      error: "ECONNREFUSED"
+    })
   })
 
   it("shouldDisable: only after 5 days of continuous failure", () => {
@@ -334,7 +372,7 @@ describe("retry policy", () => {
 describe("delivery state machine (TestClock, memory stores, fake sender)", () => {
   it.effect("an event fans out only to enabled endpoints of its workspace subscribed to its type or *", () => {
     const h = harness()
-    return Effect.gen(function* () {
+    return Effect.gen(function*() {
       const svc = yield* Webhooks
       const a = principal()
       const b = principal()
@@ -359,13 +397,17 @@ describe("delivery state machine (TestClock, memory stores, fake sender)", () =>
 
       assert.strictEqual(yield* svc.deliverDue(100, 8), 3)
       const byUrl = Object.fromEntries(h.sent.map((s) => [s.url, JSON.parse(s.body).type]))
-      assert.deepStrictEqual(byUrl, { [`${HOOK}/star`]: "contact.updated", [`${HOOK}/updated`]: "contact.updated", [`${HOOK}/other`]: "contact.deleted" })
+      assert.deepStrictEqual(byUrl, {
+        [`${HOOK}/star`]: "contact.updated",
+        [`${HOOK}/updated`]: "contact.updated",
+        [`${HOOK}/other`]: "contact.deleted"
+      })
     }).pipe(Effect.provide(h.layer))
   })
 
   it.effect("a failing receiver gets retries at the schedule's times with the same webhook-id, then succeeded", () => {
     const h = harness()
-    return Effect.gen(function* () {
+    return Effect.gen(function*() {
       const svc = yield* Webhooks
       const p = principal()
       const ep = yield* svc.create(p, { url: HOOK, events: ["*"] })
@@ -412,7 +454,7 @@ describe("delivery state machine (TestClock, memory stores, fake sender)", () =>
 
   it.effect("8 failed attempts make the delivery failed; the last error and status are kept", () => {
     const h = harness()
-    return Effect.gen(function* () {
+    return Effect.gen(function*() {
       const svc = yield* Webhooks
       const p = principal()
       const ep = yield* svc.create(p, { url: HOOK, events: ["contact.deleted"] })
@@ -449,7 +491,7 @@ describe("delivery state machine (TestClock, memory stores, fake sender)", () =>
 
   it.effect("410 Gone disables the endpoint at once; its other deliveries are not attempted", () => {
     const h = harness()
-    return Effect.gen(function* () {
+    return Effect.gen(function*() {
       const svc = yield* Webhooks
       const p = principal()
       const ep = yield* svc.create(p, { url: HOOK, events: ["*"] })
@@ -473,7 +515,7 @@ describe("delivery state machine (TestClock, memory stores, fake sender)", () =>
 
   it.effect("an endpoint failing continuously for 5 days is disabled", () => {
     const h = harness()
-    return Effect.gen(function* () {
+    return Effect.gen(function*() {
       const svc = yield* Webhooks
       const p = principal()
       const ep = yield* svc.create(p, { url: HOOK, events: ["*"] })
@@ -504,13 +546,13 @@ describe("delivery state machine (TestClock, memory stores, fake sender)", () =>
 
   it.effect("a success resets the failure clock: 4 days failing, a success, 2 more days failing -> still enabled", () => {
     const h = harness()
-    return Effect.gen(function* () {
+    return Effect.gen(function*() {
       const svc = yield* Webhooks
       const p = principal()
       const ep = yield* svc.create(p, { url: HOOK, events: ["*"] })
       const t0 = yield* Clock.currentTimeMillis
       const deliverAt = (ms: number, answer: Answer) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           yield* TestClock.setTime(ms)
           h.script.length = 0
           for (let i = 0; i < 100; i++) h.script.push(answer)
@@ -535,7 +577,7 @@ describe("delivery state machine (TestClock, memory stores, fake sender)", () =>
 
   it.effect("a disabled endpoint's pending deliveries are not attempted until it is enabled again", () => {
     const h = harness()
-    return Effect.gen(function* () {
+    return Effect.gen(function*() {
       const svc = yield* Webhooks
       const p = principal()
       const ep = yield* svc.create(p, { url: HOOK, events: ["*"] })
@@ -555,7 +597,7 @@ describe("delivery state machine (TestClock, memory stores, fake sender)", () =>
 
   it.effect("a user's disable is not undone by a failing attempt that was already in flight", () => {
     const h = harness()
-    return Effect.gen(function* () {
+    return Effect.gen(function*() {
       const svc = yield* Webhooks
       const store = yield* WebhookStore
       const p = principal()
@@ -574,7 +616,7 @@ describe("delivery state machine (TestClock, memory stores, fake sender)", () =>
 
   it.effect("a delivery being attempted stays leased: another worker cannot take it until the lease ends", () => {
     const h = harness({ sendMs: 10_000 })
-    return Effect.gen(function* () {
+    return Effect.gen(function*() {
       const svc = yield* Webhooks
       const store = yield* WebhookStore
       const p = principal()
@@ -585,7 +627,8 @@ describe("delivery state machine (TestClock, memory stores, fake sender)", () =>
       const [claimed] = yield* svc.claimDue(10)
       // the worker that claimed it dies: nobody else may claim it before the lease ends
       assert.isAtLeast(LEASE_MS, ATTEMPT_TIMEOUT_MS + 5_000, "a lease outlasts one attempt (DNS check + request)")
-      const other = (at: number) => store.claimDue(new Date(at).toISOString(), new Date(at + LEASE_MS).toISOString(), 10)
+      const other = (at: number) =>
+        store.claimDue(new Date(at).toISOString(), new Date(at + LEASE_MS).toISOString(), 10)
       assert.deepStrictEqual(yield* other(start + LEASE_MS - 1), [])
       const retaken = yield* other(start + LEASE_MS + 1)
       assert.deepStrictEqual(retaken.map((r) => r.delivery.id), [claimed!.delivery.id])
@@ -596,7 +639,7 @@ describe("delivery state machine (TestClock, memory stores, fake sender)", () =>
   it.effect("a long batch keeps its lease: no other worker takes a delivery still waiting its turn", () => {
     const h = harness({ sendMs: 14_000 })
     const settle = Effect.promise(() => new Promise((r) => setTimeout(r, 3)))
-    return Effect.gen(function* () {
+    return Effect.gen(function*() {
       const svc = yield* Webhooks
       const store = yield* WebhookStore
       const p = principal()
@@ -623,7 +666,7 @@ describe("delivery state machine (TestClock, memory stores, fake sender)", () =>
 
   it.effect("test sends a signed ping with an evt_test_ id now and records it", () => {
     const h = harness()
-    return Effect.gen(function* () {
+    return Effect.gen(function*() {
       yield* TestClock.setTime(Date.now())
       const svc = yield* Webhooks
       const p = principal()
@@ -704,8 +747,12 @@ const guardHarness = (allowPrivate: boolean) => {
   return { dns, lookups, check }
 }
 
-const rejects = (self: Effect.Effect<unknown, { readonly _tag: string; readonly message: string }>, why: RegExp, what: string) =>
-  Effect.gen(function* () {
+const rejects = (
+  self: Effect.Effect<unknown, { readonly _tag: string; readonly message: string }>,
+  why: RegExp,
+  what: string
+) =>
+  Effect.gen(function*() {
     const r = yield* Effect.either(self)
     if (Either.isRight(r)) return assert.fail(`${what} was accepted`)
     assert.strictEqual(r.left._tag, "InvalidArgument", what)
@@ -722,7 +769,7 @@ describe("outbound URL guard (SSRF)", () => {
   })
 
   it.effect("rejects http, credentials, localhost names and malformed URLs, naming the reason", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const g = guardHarness(false)
       g.dns.set("hooks.example.com", [PUBLIC_V4])
       yield* rejects(g.check("http://hooks.example.com/x"), /must use https/, "http")
@@ -738,21 +785,36 @@ describe("outbound URL guard (SSRF)", () => {
     }))
 
   it.effect("names a refused URL without its credentials, with control characters escaped, capped", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const g = guardHarness(false)
-      const credentials = yield* rejects(g.check("https://ops:hunter2@hooks.example.com/x"), /credentials/, "credentials")
-      assert.strictEqual(credentials, "url https://hooks.example.com/x is not allowed: credentials in URLs are not accepted")
-      const forged = yield* rejects(g.check("http://hooks.example.com/x\nlevel=ERROR message=forged"), /must use https/, "newline")
+      const credentials = yield* rejects(
+        g.check("https://ops:hunter2@hooks.example.com/x"),
+        /credentials/,
+        "credentials"
+      )
+      assert.strictEqual(
+        credentials,
+        "url https://hooks.example.com/x is not allowed: credentials in URLs are not accepted"
+      )
+      const forged = yield* rejects(
+        g.check("http://hooks.example.com/x\nlevel=ERROR message=forged"),
+        /must use https/,
+        "newline"
+      )
       assert.include(forged, "/x\\u000alevel=ERROR")
       assert.notInclude(forged, "\n")
-      const long = yield* rejects(g.check(`ftp://u:p@hooks.example.com/${"\u202e".repeat(1000)}`), /must use https/, "long")
+      const long = yield* rejects(
+        g.check(`ftp://u:p@hooks.example.com/${"\u202e".repeat(1000)}`),
+        /must use https/,
+        "long"
+      )
       assert.isBelow(long.length, 300)
       assert.notInclude(long, "u:p@")
       assert.notInclude(long, "\u202e")
     }))
 
   it.effect("rejects every private range as a literal, including decimal, hex, octal and short IPv4 forms", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const g = guardHarness(false)
       for (const [address, why] of blocked) {
         const message = yield* rejects(g.check(`https://${bracket(address)}/hook`), why, address)
@@ -760,14 +822,25 @@ describe("outbound URL guard (SSRF)", () => {
         const p = yield* Effect.either(parseOutboundUrl(`https://${bracket(address)}:8443/hook`, false))
         assert.isTrue(Either.isLeft(p), `parseOutboundUrl ${address}`)
       }
-      for (const url of ["https://2130706433/", "https://0x7f.1/", "https://0x7f000001/", "https://017700000001/", "https://127.1/", "https://0/", "https://3232235777/", "https://0xa9.0xfe.0xa9.0xfe/"]) {
+      for (
+        const url of [
+          "https://2130706433/",
+          "https://0x7f.1/",
+          "https://0x7f000001/",
+          "https://017700000001/",
+          "https://127.1/",
+          "https://0/",
+          "https://3232235777/",
+          "https://0xa9.0xfe.0xa9.0xfe/"
+        ]
+      ) {
         yield* rejects(g.check(url), /loopback|unspecified|private|linkLocal/, url)
       }
       assert.deepStrictEqual(g.lookups, [], "literals never reach DNS")
     }))
 
   it.effect("rejects a public-looking name that resolves to any private address (and any mix with one)", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const g = guardHarness(false)
       for (const [address, why] of blocked) {
         g.dns.set("innocent.example.com", [address])
@@ -783,20 +856,35 @@ describe("outbound URL guard (SSRF)", () => {
     }))
 
   it.effect("accepts public addresses, as literals and by name", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const g = guardHarness(false)
       g.dns.set("hooks.example.com", [PUBLIC_V4, "2606:2800:220:1:248:1893:25c8:1946"])
-      for (const url of ["https://hooks.example.com/a?b=c", `https://${PUBLIC_V4}/x`, "https://[2606:4700:4700::1111]/x", "https://hooks.example.com:8443/"]) {
+      for (
+        const url of [
+          "https://hooks.example.com/a?b=c",
+          `https://${PUBLIC_V4}/x`,
+          "https://[2606:4700:4700::1111]/x",
+          "https://hooks.example.com:8443/"
+        ]
+      ) {
         const ok = yield* Effect.either(g.check(url))
         assert.isTrue(Either.isRight(ok), `${url}: ${Either.isLeft(ok) ? ok.left.message : ""}`)
       }
     }))
 
   it.effect("allowPrivate lifts the scheme and address checks (but still refuses credentials)", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const g = guardHarness(true)
       g.dns.set("internal.example.com", ["10.0.0.5"])
-      for (const url of ["http://127.0.0.1:8080/hook", "https://localhost/x", "http://[::1]:9/x", "https://internal.example.com/", "https://169.254.169.254/"]) {
+      for (
+        const url of [
+          "http://127.0.0.1:8080/hook",
+          "https://localhost/x",
+          "http://[::1]:9/x",
+          "https://internal.example.com/",
+          "https://169.254.169.254/"
+        ]
+      ) {
         const ok = yield* Effect.either(g.check(url))
         assert.isTrue(Either.isRight(ok), `${url}: ${Either.isLeft(ok) ? ok.left.message : ""}`)
       }
@@ -807,12 +895,20 @@ describe("outbound URL guard (SSRF)", () => {
 
   it.effect("create refuses private targets and stores nothing", () => {
     const h = harness()
-    return Effect.gen(function* () {
+    return Effect.gen(function*() {
       const svc = yield* Webhooks
       const p = principal()
       h.dns.set("evil.example.com", ["169.254.169.254"])
-      yield* rejects(svc.create(p, { url: "https://evil.example.com/hook", events: ["*"] }), /linkLocal.*169\.254\.169\.254/, "metadata by name")
-      yield* rejects(svc.create(p, { url: "https://[::ffff:127.0.0.1]/", events: ["*"] }), /IPv4-mapped/, "mapped literal")
+      yield* rejects(
+        svc.create(p, { url: "https://evil.example.com/hook", events: ["*"] }),
+        /linkLocal.*169\.254\.169\.254/,
+        "metadata by name"
+      )
+      yield* rejects(
+        svc.create(p, { url: "https://[::ffff:127.0.0.1]/", events: ["*"] }),
+        /IPv4-mapped/,
+        "mapped literal"
+      )
       yield* rejects(svc.create(p, { url: "http://hooks.example.com/", events: ["*"] }), /https/, "http")
       const ep = yield* svc.create(p, { url: HOOK, events: ["*"] })
       yield* rejects(svc.update(p, ep.id, { url: "https://2130706433/" }), /loopback/, "patch to loopback")
@@ -822,7 +918,7 @@ describe("outbound URL guard (SSRF)", () => {
 
   it.effect("DNS rebinding: public at registration, private at delivery -> the attempt fails with the reason, nothing is sent", () => {
     const h = harness()
-    return Effect.gen(function* () {
+    return Effect.gen(function*() {
       const svc = yield* Webhooks
       const p = principal()
       h.dns.set("rebind.example.com", [PUBLIC_V4])

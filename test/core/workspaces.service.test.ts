@@ -1,15 +1,15 @@
 /** Workspaces, keys and numbers (CONTRACT "Admin API", first boot; SPEC "Authentication") over memory. */
-import { createHash } from "node:crypto"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Either, Layer, Option, TestClock } from "effect"
+import { createHash } from "node:crypto"
 import { MemoryDb } from "../../adapters/memory/db.ts"
 import * as MemoryStores from "../../adapters/memory/stores.ts"
 import { parseToken } from "../../core/auth/apiKey.ts"
 import { allScopes } from "../../core/auth/scopes.ts"
-import type { DomainError } from "../../core/kernel/errors.ts"
 import { LedgerStore } from "../../core/billing/store.ts"
-import { NumberStore, numberTypeOf } from "../../core/numbers/model.ts"
+import type { DomainError } from "../../core/kernel/errors.ts"
 import type { E164 } from "../../core/kernel/phone.ts"
+import { NumberStore, numberTypeOf } from "../../core/numbers/model.ts"
 import { defaultBilling } from "../../core/workspaces/model.ts"
 import * as Workspaces from "../../core/workspaces/service.ts"
 import { ApiKeyStore } from "../../core/workspaces/store.ts"
@@ -20,7 +20,7 @@ const run = <A, E>(self: Effect.Effect<A, E, Layer.Layer.Success<typeof TestLaye
 const sha256 = (s: string) => createHash("sha256").update(s).digest("hex")
 
 const failsWith = <R>(tag: DomainError["_tag"], self: Effect.Effect<unknown, DomainError, R>) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const result = yield* Effect.either(self)
     if (Either.isRight(result)) return assert.fail(`expected ${tag}, got success`)
     assert.strictEqual(result.left._tag, tag, result.left.message)
@@ -29,7 +29,7 @@ const failsWith = <R>(tag: DomainError["_tag"], self: Effect.Effect<unknown, Dom
 
 describe("bootstrap", () => {
   it.effect("first boot creates one ready workspace and one all-scope test key, once", () =>
-    run(Effect.gen(function* () {
+    run(Effect.gen(function*() {
       const ws = yield* Workspaces.Workspaces
       const db = yield* MemoryDb
       const first = yield* ws.bootstrap
@@ -53,7 +53,7 @@ describe("bootstrap", () => {
     })))
 
   it.effect("does nothing when a workspace already exists", () =>
-    run(Effect.gen(function* () {
+    run(Effect.gen(function*() {
       const ws = yield* Workspaces.Workspaces
       const db = yield* MemoryDb
       yield* ws.create({ name: "Existing" })
@@ -64,7 +64,7 @@ describe("bootstrap", () => {
 
 describe("API keys", () => {
   it.effect("only the SHA-256 of a key is stored, never the token", () =>
-    run(Effect.gen(function* () {
+    run(Effect.gen(function*() {
       const ws = yield* Workspaces.Workspaces
       const db = yield* MemoryDb
       const w = yield* ws.create({ name: "W" })
@@ -74,32 +74,62 @@ describe("API keys", () => {
       assert.strictEqual(stored.hash, sha256(created.token))
       assert.notProperty(stored, "token")
       const secretPart = created.token.slice("svc_live_".length)
-      const everything = JSON.stringify({ keys: [...db.state.keys.values()], workspaces: [...db.state.workspaces.values()] })
+      const everything = JSON.stringify({
+        keys: [...db.state.keys.values()],
+        workspaces: [...db.state.workspaces.values()]
+      })
       assert.notInclude(everything, secretPart)
       assert.deepStrictEqual(
         { ...stored },
-        { id: created.id, workspaceId: w.id, kind: "live", scopes: [...allScopes], name: "server", hash: sha256(created.token), createdAt: created.createdAt, revokedAt: null }
+        {
+          id: created.id,
+          workspaceId: w.id,
+          kind: "live",
+          scopes: [...allScopes],
+          name: "server",
+          hash: sha256(created.token),
+          createdAt: created.createdAt,
+          revokedAt: null
+        }
       )
     })))
 
   it.effect("authenticate resolves a key to its workspace, kind and scopes", () =>
-    run(Effect.gen(function* () {
+    run(Effect.gen(function*() {
       const ws = yield* Workspaces.Workspaces
       const w = yield* ws.create({ name: "W" })
-      const key = yield* ws.createKey(w.id, { kind: "live", scopes: ["contacts:read", "contacts:read", "numbers:read"] })
+      const key = yield* ws.createKey(w.id, {
+        kind: "live",
+        scopes: ["contacts:read", "contacts:read", "numbers:read"]
+      })
       assert.deepStrictEqual(key.scopes, ["contacts:read", "numbers:read"])
       assert.isNull(key.name)
       const p = yield* ws.authenticate(key.token)
-      assert.deepStrictEqual({ ...p, scopes: [...p.scopes] }, { workspaceId: w.id, keyId: key.id, kind: "live", scopes: ["contacts:read", "numbers:read"] })
+      assert.deepStrictEqual({ ...p, scopes: [...p.scopes] }, {
+        workspaceId: w.id,
+        keyId: key.id,
+        kind: "live",
+        scopes: ["contacts:read", "numbers:read"]
+      })
     })))
 
   it.effect("unknown, malformed and revoked keys are Unauthenticated", () =>
-    run(Effect.gen(function* () {
+    run(Effect.gen(function*() {
       const ws = yield* Workspaces.Workspaces
       const w = yield* ws.create({ name: "W" })
       const key = yield* ws.createKey(w.id, { kind: "test" })
       const unknown = `svc_test_${"A".repeat(40)}`
-      for (const bad of [unknown, "", "svc_test_", "Bearer " + key.token, key.token + "x", key.token.replace("svc_test_", "svc_live_"), key.token.toUpperCase()]) {
+      for (
+        const bad of [
+          unknown,
+          "",
+          "svc_test_",
+          "Bearer " + key.token,
+          key.token + "x",
+          key.token.replace("svc_test_", "svc_live_"),
+          key.token.toUpperCase()
+        ]
+      ) {
         yield* failsWith("Unauthenticated", ws.authenticate(bad))
       }
       yield* ws.authenticate(key.token) // cached now
@@ -110,7 +140,7 @@ describe("API keys", () => {
     })))
 
   it.effect("a revocation by another process is honoured within KEY_CACHE_MS", () =>
-    run(Effect.gen(function* () {
+    run(Effect.gen(function*() {
       const ws = yield* Workspaces.Workspaces
       // a second service instance over the same database, as another server process would be
       const elsewhere = yield* Workspaces.make
@@ -123,7 +153,7 @@ describe("API keys", () => {
     })))
 
   it.effect("revoking keeps the first revocation time; unknown or malformed ids are NotFound", () =>
-    run(Effect.gen(function* () {
+    run(Effect.gen(function*() {
       const ws = yield* Workspaces.Workspaces
       const keys = yield* ApiKeyStore
       const w = yield* ws.create({ name: "W" })
@@ -140,7 +170,7 @@ describe("API keys", () => {
     })))
 
   it.effect("keys for an unknown or malformed workspace are NotFound", () =>
-    run(Effect.gen(function* () {
+    run(Effect.gen(function*() {
       const ws = yield* Workspaces.Workspaces
       const db = yield* MemoryDb
       yield* failsWith("NotFound", ws.createKey(crypto.randomUUID(), { kind: "live" }))
@@ -151,7 +181,7 @@ describe("API keys", () => {
 
 describe("workspaces", () => {
   it.effect("create applies CONTRACT's default billing; update merges billing fields", () =>
-    run(Effect.gen(function* () {
+    run(Effect.gen(function*() {
       const ws = yield* Workspaces.Workspaces
       const w = yield* ws.create({ name: "Acme", billing: { plan: null } })
       assert.deepStrictEqual(w.billing, {
@@ -178,14 +208,26 @@ describe("workspaces", () => {
 
 describe("numbers", () => {
   it("a +1 8xx toll-free prefix decides the type", () => {
-    for (const n of ["+18005550100", "+18335550100", "+18445550100", "+18555550100", "+18665550100", "+18775550100", "+18885550100"]) {
+    for (
+      const n of [
+        "+18005550100",
+        "+18335550100",
+        "+18445550100",
+        "+18555550100",
+        "+18665550100",
+        "+18775550100",
+        "+18885550100"
+      ]
+    ) {
       assert.strictEqual(numberTypeOf(n), "toll_free", n)
     }
-    for (const n of ["+18105550100", "+18995550100", "+14155550100", "+448005550100"]) assert.strictEqual(numberTypeOf(n), "local", n)
+    for (const n of ["+18105550100", "+18995550100", "+14155550100", "+448005550100"]) {
+      assert.strictEqual(numberTypeOf(n), "local", n)
+    }
   })
 
   it.effect("addNumber normalizes, types, and refuses a taken number", () =>
-    run(Effect.gen(function* () {
+    run(Effect.gen(function*() {
       const ws = yield* Workspaces.Workspaces
       const numbers = yield* NumberStore
       const a = yield* ws.create({ name: "A" })
@@ -212,14 +254,19 @@ describe("numbers", () => {
     })))
 
   it.effect("removeNumber takes a seeded number, normalized; refuses one with a ledger charge (bought), a foreign or unknown one", () =>
-    run(Effect.gen(function* () {
+    run(Effect.gen(function*() {
       const ws = yield* Workspaces.Workspaces
       const ledger = yield* LedgerStore
       const a = yield* ws.create({ name: "A" })
       const b = yield* ws.create({ name: "B" })
       const seeded = yield* ws.addNumber(a.id, { e164: "+14155550100" })
       const bought = yield* ws.addNumber(a.id, { e164: "+14155550101" })
-      yield* ledger.append(a.id, [{ kind: "local_number", description: "Local number +14155550101", amountCents: 500, numberE164: bought.e164 }])
+      yield* ledger.append(a.id, [{
+        kind: "local_number",
+        description: "Local number +14155550101",
+        amountCents: 500,
+        numberE164: bought.e164
+      }])
       yield* failsWith("NotFound", ws.removeNumber(b.id, seeded.e164))
       yield* failsWith("NotFound", ws.removeNumber(a.id, "not a number"))
       yield* failsWith("NotFound", ws.removeNumber(crypto.randomUUID(), seeded.e164))
@@ -231,11 +278,19 @@ describe("numbers", () => {
     })))
 
   it.effect("listKeys and getKey show a key without its hash; unknown workspaces and keys are NotFound", () =>
-    run(Effect.gen(function* () {
+    run(Effect.gen(function*() {
       const ws = yield* Workspaces.Workspaces
       const a = yield* ws.create({ name: "A" })
       const created = yield* ws.createKey(a.id, { kind: "live", scopes: ["contacts:read"], name: "crm" })
-      const view = { id: created.id, workspaceId: a.id, kind: "live" as const, scopes: ["contacts:read" as const], name: "crm", createdAt: created.createdAt, revokedAt: null }
+      const view = {
+        id: created.id,
+        workspaceId: a.id,
+        kind: "live" as const,
+        scopes: ["contacts:read" as const],
+        name: "crm",
+        createdAt: created.createdAt,
+        revokedAt: null
+      }
       assert.deepStrictEqual(yield* ws.listKeys(a.id), [view])
       assert.deepStrictEqual(yield* ws.getKey(created.id), view)
       yield* failsWith("NotFound", ws.getKey(crypto.randomUUID()))

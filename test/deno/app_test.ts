@@ -16,7 +16,11 @@ Deno.test("contacts round trip and the error envelope under Deno", async () => {
   const app = await makeTestApp()
   try {
     const auth = { authorization: `Bearer ${app.testKey}` }
-    const created = await app.fetch("/v1/api/contacts", { method: "POST", headers: auth, json: { firstName: "Grace", phone: "(415) 555-0199" } })
+    const created = await app.fetch("/v1/api/contacts", {
+      method: "POST",
+      headers: auth,
+      json: { firstName: "Grace", phone: "(415) 555-0199" }
+    })
     assertEquals(created.status, 201, "create status")
     const { contact } = await created.json()
     assertEquals(contact.phones, [{ value: "+14155550199" }], "normalized phone")
@@ -30,7 +34,11 @@ Deno.test("contacts round trip and the error envelope under Deno", async () => {
     assertEquals(body.error.code, "unauthenticated", "401 code")
     assertEquals(body.error.requestId, unauth.headers.get("x-request-id"), "request id echoed in body")
 
-    const big = await app.fetch("/v1/api/contacts", { method: "POST", headers: auth, json: { firstName: "x".repeat(1_100_000) } })
+    const big = await app.fetch("/v1/api/contacts", {
+      method: "POST",
+      headers: auth,
+      json: { firstName: "x".repeat(1_100_000) }
+    })
     assertEquals(big.status, 400, "oversized body")
     assertEquals((await big.json()).error.message, "Request body exceeds 1 MiB", "oversized message")
 
@@ -48,7 +56,11 @@ Deno.test("the library path (FAST_PATH=false: HttpApiBuilder's group and web han
     const answers = await Promise.all(
       apps.map(async (app) => {
         const auth = { authorization: `Bearer ${app.testKey}`, "x-request-id": "req_deno" }
-        const created = await app.fetch("/v1/api/contacts", { method: "POST", headers: auth, json: { firstName: "Grace" } })
+        const created = await app.fetch("/v1/api/contacts", {
+          method: "POST",
+          headers: auth,
+          json: { firstName: "Grace" }
+        })
         const { contact } = await created.json()
         const got = await app.fetch(`/v1/api/contacts/${contact.id}`, { headers: auth })
         const refused = await app.fetch("/v1/api/contacts", { method: "POST", headers: auth, json: { firstName: 7 } })
@@ -71,7 +83,8 @@ Deno.test("the outbound HTTP client dials only public addresses under Deno too (
     return new Response("ok")
   })
   const url = `http://rebind.test:${server.addr.port}/hook`
-  const loopback: any = (_host: string, _options: unknown, callback: any) => callback(null, [{ address: "127.0.0.1", family: 4 }])
+  const loopback: any = (_host: string, _options: unknown, callback: any) =>
+    callback(null, [{ address: "127.0.0.1", family: 4 }])
   const get = (allowPrivate: boolean) =>
     Effect.runPromise(
       Effect.flatMap(OutboundHttp.OutboundHttp, (http) =>
@@ -80,8 +93,7 @@ Deno.test("the outbound HTTP client dials only public addresses under Deno too (
             async (res) => `status ${res.status} ${await res.text()}`,
             (e) => OutboundHttp.describeFetchError(e)
           )
-        )
-      ).pipe(Effect.provide(OutboundHttp.layer(allowPrivate, loopback)))
+        )).pipe(Effect.provide(OutboundHttp.layer(allowPrivate, loopback)))
     )
   try {
     assertEquals(await get(false), "rebind.test resolves to a loopback address (127.0.0.1)", "blocked")
@@ -101,7 +113,11 @@ Deno.test("webhook secrets seal and open under Deno, and the key file is made wi
     const file = `${dir}/secrets.key`
     const key = await Effect.runPromise(Secrets.loadKey(undefined, file))
     assertEquals((await Deno.stat(file)).mode & 0o777, 0o600, "key file mode")
-    assertEquals([...(await Effect.runPromise(Secrets.loadKey(undefined, file)))], [...key], "the same key on the next boot")
+    assertEquals(
+      [...(await Effect.runPromise(Secrets.loadKey(undefined, file)))],
+      [...key],
+      "the same key on the next boot"
+    )
     const sealer = Secrets.makeSealer(key)
     const sealed = sealer.seal("whsec_c2VjcmV0", "ctx")
     assertEquals(sealer.open(sealed, "ctx"), "whsec_c2VjcmV0", "round trip")

@@ -32,12 +32,17 @@ describe.each(examples)("docs/embedding.md: %s", (heading) => {
     dir = await mkdtemp(join(root, "scratch", "readme-"))
     example = codeBlockUnder(await readFile(join(root, "docs", "embedding.md"), "utf8"), heading)
     await writeFile(join(dir, "example.ts"), example)
-    await writeFile(join(dir, "tsconfig.json"), JSON.stringify({ extends: "../../tsconfig.json", include: ["example.ts"] }))
+    await writeFile(
+      join(dir, "tsconfig.json"),
+      JSON.stringify({ extends: "../../tsconfig.json", include: ["example.ts"] })
+    )
   })
   afterAll(() => rm(dir, { recursive: true, force: true }))
 
   it("typechecks against the package exports", async () => {
-    const tsc = await run(process.execPath, [join(root, "node_modules/typescript/bin/tsc"), "--noEmit", "-p", dir], { cwd: root }).catch((e: { stdout: string }) => e)
+    const tsc = await run(process.execPath, [join(root, "node_modules/typescript/bin/tsc"), "--noEmit", "-p", dir], {
+      cwd: root
+    }).catch((e: { stdout: string }) => e)
     expect(tsc.stdout).toBe("")
   }, 60_000)
 

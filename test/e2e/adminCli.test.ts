@@ -26,9 +26,17 @@ afterAll(async () => {
   rmSync(dataDir, { recursive: true, force: true })
 })
 
-const admin = (...args: Array<string>) => run(resolve(root, "node_modules/.bin/tsx"), ["apps/cli/main.ts", ...args], { cwd: root, env: { ...process.env, ...env } })
+const admin = (...args: Array<string>) =>
+  run(resolve(root, "node_modules/.bin/tsx"), ["apps/cli/main.ts", ...args], {
+    cwd: root,
+    env: { ...process.env, ...env }
+  })
 const out = async (...args: Array<string>) => JSON.parse((await admin(...args)).stdout)
-const refused = (...args: Array<string>) => admin(...args).then(() => null, (e: { code: number; stderr: string }) => ({ code: e.code, error: JSON.parse(e.stderr).error }))
+const refused = (...args: Array<string>) =>
+  admin(...args).then(
+    () => null,
+    (e: { code: number; stderr: string }) => ({ code: e.code, error: JSON.parse(e.stderr).error })
+  )
 
 describe("admin CLI: what an operator who lost the first-boot output needs", () => {
   it("the first-boot message names the next steps", () => {
@@ -55,19 +63,33 @@ describe("admin CLI: what an operator who lost the first-boot output needs", () 
 
   it("lists and shows keys without their token or hash, revoked ones marked; revokes", async () => {
     const { workspace } = await out("workspace", "create", "Keys")
-    const created = (await out("key", "create", workspace.id, "--kind", "live", "--scopes", "contacts:read", "--name", "crm")).key
+    const created =
+      (await out("key", "create", workspace.id, "--kind", "live", "--scopes", "contacts:read", "--name", "crm")).key
     const other = (await out("key", "create", workspace.id, "--kind", "test")).key
     const listed = await admin("key", "list", workspace.id)
     expect(listed.stdout).not.toContain(created.token)
     expect(listed.stdout).not.toMatch(/"(token|hash)"/)
-    const view = { id: created.id, workspaceId: workspace.id, kind: "live", scopes: ["contacts:read"], name: "crm", createdAt: created.createdAt, revokedAt: null }
-    expect(JSON.parse(listed.stdout).keys).toEqual([view, expect.objectContaining({ id: other.id, kind: "test", revokedAt: null })])
+    const view = {
+      id: created.id,
+      workspaceId: workspace.id,
+      kind: "live",
+      scopes: ["contacts:read"],
+      name: "crm",
+      createdAt: created.createdAt,
+      revokedAt: null
+    }
+    expect(JSON.parse(listed.stdout).keys).toEqual([
+      view,
+      expect.objectContaining({ id: other.id, kind: "test", revokedAt: null })
+    ])
     expect(await out("key", "get", created.id)).toEqual({ key: view })
     expect(await out("key", "revoke", created.id)).toEqual({ revoked: true })
     const revoked = (await out("key", "get", created.id)).key
     expect(revoked.revokedAt).toEqual(expect.any(String))
     expect((await out("key", "list", workspace.id)).keys[0]).toEqual(revoked)
-    const before = await fetch(`${server.baseUrl}/v1/api/contacts`, { headers: { authorization: `Bearer ${created.token}` } })
+    const before = await fetch(`${server.baseUrl}/v1/api/contacts`, {
+      headers: { authorization: `Bearer ${created.token}` }
+    })
     expect(before.status).toBe(401)
     expect(await refused("key", "get", crypto.randomUUID())).toMatchObject({ code: 1, error: { code: "not_found" } })
     expect(await refused("key", "list", crypto.randomUUID())).toMatchObject({ code: 1, error: { code: "not_found" } })
@@ -83,13 +105,26 @@ describe("admin CLI: what an operator who lost the first-boot output needs", () 
     expect(await refused("number", "remove", other.id, e164)).toMatchObject({ code: 1, error: { code: "not_found" } })
     expect(await out("number", "remove", workspace.id, e164)).toEqual({ deleted: true })
     expect(await out("number", "list", workspace.id)).toEqual({ numbers: [] })
-    expect(await refused("number", "remove", workspace.id, e164)).toMatchObject({ code: 1, error: { code: "not_found" } })
+    expect(await refused("number", "remove", workspace.id, e164)).toMatchObject({
+      code: 1,
+      error: { code: "not_found" }
+    })
     expect(await out("number", "add", other.id, e164)).toEqual({ number })
   }, 240_000)
 
   it("lists every new command in its help", async () => {
     const help = (await admin("--help")).stdout
-    for (const command of ["workspace list", "key list <", "key get <", "number list <", "number remove <", "db dump <", "db load <"]) {
+    for (
+      const command of [
+        "workspace list",
+        "key list <",
+        "key get <",
+        "number list <",
+        "number remove <",
+        "db dump <",
+        "db load <"
+      ]
+    ) {
       expect(help).toContain(`  ${command}`)
     }
   })

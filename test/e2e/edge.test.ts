@@ -37,7 +37,10 @@ afterAll(async () => {
 const call = async (path: string, init: { json?: unknown; token?: string } = {}) => {
   const res = await fetch(`${server.baseUrl}${path}`, {
     method: init.json === undefined ? "GET" : "POST",
-    headers: { authorization: `Bearer ${init.token ?? server.testKey}`, ...(init.json === undefined ? {} : { "content-type": "application/json" }) },
+    headers: {
+      authorization: `Bearer ${init.token ?? server.testKey}`,
+      ...(init.json === undefined ? {} : { "content-type": "application/json" })
+    },
     ...(init.json === undefined ? {} : { body: JSON.stringify(init.json) })
   })
   return { status: res.status, body: (await res.json()) as any }
@@ -46,11 +49,15 @@ const call = async (path: string, init: { json?: unknown; token?: string } = {})
 describe("Node's parser and timeouts answer the envelope (defects 5 and 6)", () => {
   it("a malformed request is 400, a URL over 16 KB is 431, each with a request id", async () => {
     expectEnvelope(await exchange(port, ["GET /v1/api/contacts HTTP/1.1\r\nHost: a\r\nBad Header: x\r\n\r\n"]), 400)
-    expectEnvelope(await exchange(port, [`GET /v1/api/contacts?q=${"a".repeat(17 * 1024)} HTTP/1.1\r\nHost: a\r\n\r\n`]), 431)
+    expectEnvelope(
+      await exchange(port, [`GET /v1/api/contacts?q=${"a".repeat(17 * 1024)} HTTP/1.1\r\nHost: a\r\n\r\n`]),
+      431
+    )
   })
 
   it("a body that trickles in is cut with 408 at REQUEST_TIMEOUT_MS", async () => {
-    const head = `POST /v1/api/contacts HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer ${server.testKey}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"firstName":"`
+    const head =
+      `POST /v1/api/contacts HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer ${server.testKey}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"firstName":"`
     const res = await exchange(port, [head, ...Array.from({ length: 100 }, () => ["a", 100]).flat()])
     expect(expectEnvelope(res, 408)).toMatch(/the whole request 2 s/)
     expect(res.closedAfterMs).toBeGreaterThanOrEqual(REQUEST_TIMEOUT_MS - 50)
@@ -58,10 +65,15 @@ describe("Node's parser and timeouts answer the envelope (defects 5 and 6)", () 
   })
 
   it("a chunked body past 1 MiB is refused once 1 MiB has arrived, without waiting for (or reading) the rest", async () => {
-    const head = `POST /v1/api/contacts HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer ${server.testKey}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`
+    const head =
+      `POST /v1/api/contacts HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer ${server.testKey}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`
     const data = `{"firstName":"Ada","notes":["${"y".repeat(1200 * 1024)}`
     // The body never ends: only a server that stops at the limit answers before REQUEST_TIMEOUT_MS (408).
-    const res = await exchange(port, [head, `${Buffer.byteLength(data).toString(16)}\r\n${data}\r\n`, REQUEST_TIMEOUT_MS * 3])
+    const res = await exchange(port, [
+      head,
+      `${Buffer.byteLength(data).toString(16)}\r\n${data}\r\n`,
+      REQUEST_TIMEOUT_MS * 3
+    ])
     expect(expectEnvelope(res, 400)).toBe("Request body exceeds 1 MiB")
   })
 })
@@ -77,20 +89,28 @@ describe("under Deno, whose server has no timeouts of its own", () => {
         pull: async (c) => {
           await new Promise((r) => setTimeout(r, 100))
           if (sent++ > 100) c.close()
-          else c.enqueue(new TextEncoder().encode(sent === 1 ? '{"firstName":"' : "a"))
+          else c.enqueue(new TextEncoder().encode(sent === 1 ? "{\"firstName\":\"" : "a"))
         }
       })
       const started = Date.now()
       const res = await fetch(`${deno.baseUrl}/v1/api/contacts`, {
         method: "POST",
-        headers: { authorization: `Bearer ${deno.testKey}`, "content-type": "application/json", "x-request-id": "deno_slow_1" },
+        headers: {
+          authorization: `Bearer ${deno.testKey}`,
+          "content-type": "application/json",
+          "x-request-id": "deno_slow_1"
+        },
         body,
         duplex: "half"
       } as RequestInit)
       expect(res.status).toBe(408)
       expect(res.headers.get("x-request-id")).toBe("deno_slow_1")
       expect(await res.json()).toEqual({
-        error: { code: "invalid_argument", message: "The request body did not arrive within 2 s", requestId: "deno_slow_1" }
+        error: {
+          code: "invalid_argument",
+          message: "The request body did not arrive within 2 s",
+          requestId: "deno_slow_1"
+        }
       })
       expect(Date.now() - started).toBeLessThan(REQUEST_TIMEOUT_MS + 1500)
     } finally {
@@ -105,22 +125,35 @@ describe("caller-supplied URLs in answers and logs (defect 11)", () => {
   const forged = "level=ERROR message=forged-by-a-caller"
 
   it("a refused webhook URL is echoed without its credentials or a raw newline", async () => {
-    const res = await call("/v1/api/webhooks", { json: { url: `https://ops:${secret}@hooks.example.com/in\n${forged}`, events: ["*"] } })
+    const res = await call("/v1/api/webhooks", {
+      json: { url: `https://ops:${secret}@hooks.example.com/in\n${forged}`, events: ["*"] }
+    })
     expect(res.status).toBe(400)
-    expect(res.body.error.message).toMatch(/^url https:\/\/hooks\.example\.com\/in\\u000alevel=ERROR .* credentials in URLs are not accepted$/)
+    expect(res.body.error.message).toMatch(
+      /^url https:\/\/hooks\.example\.com\/in\\u000alevel=ERROR .* credentials in URLs are not accepted$/
+    )
     expect(res.body.error.message).not.toContain(secret)
   })
 
   it("inbound media that cannot be stored is logged without credentials, on one line", async () => {
     const workspaceId = /\(([0-9a-f-]{36})\) on first boot/.exec(server.output())?.[1]
-    expect((await call(`/v1/admin/workspaces/${workspaceId}/numbers`, { json: { e164: NUMBER }, token: ADMIN_TOKEN })).status).toBe(201)
+    expect(
+      (await call(`/v1/admin/workspaces/${workspaceId}/numbers`, { json: { e164: NUMBER }, token: ADMIN_TOKEN })).status
+    ).toBe(201)
     const got = await call("/v1/api/test-helpers/inbound-messages", {
-      json: { from: "+14155550123", to: NUMBER, body: "see attached", mediaUrls: [`https://ops:${secret}@media.example.com/a.png\n${forged}`] }
+      json: {
+        from: "+14155550123",
+        to: NUMBER,
+        body: "see attached",
+        mediaUrls: [`https://ops:${secret}@media.example.com/a.png\n${forged}`]
+      }
     })
     expect(got.status).toBe(201)
     expect(got.body.message.media).toEqual([])
     const started = Date.now()
-    while (!server.output().includes("Inbound media could not be stored") && Date.now() - started < 5000) await new Promise((r) => setTimeout(r, 50))
+    while (!server.output().includes("Inbound media could not be stored") && Date.now() - started < 5000) {
+      await new Promise((r) => setTimeout(r, 50))
+    }
     const lines = server.output().split("\n")
     // The URL as the warning shows it, escaped on its own line: the app writes the newline as
     // `\u000a`, and the JSON log line (LOG_FORMAT's default off a terminal) escapes that backslash.

@@ -32,7 +32,12 @@ beforeAll(async () => {
     startServer("deno", env(false)),
     database === undefined
       ? undefined
-      : startServer("node", { ...env(false), DATABASE_URL: database.url, DATABASE_PREPARED_STATEMENTS: "true", DATABASE_PIPELINE: "true" })
+      : startServer("node", {
+        ...env(false),
+        DATABASE_URL: database.url,
+        DATABASE_PREPARED_STATEMENTS: "true",
+        DATABASE_PIPELINE: "true"
+      })
   ])
   Object.assign(servers, { on, nodeOff, denoOff, postgresOff })
 }, 180_000)
@@ -53,12 +58,14 @@ const normalizer = () => {
   const names = new Map<string, string>()
   const name = (kind: string, value: string) => {
     let named = names.get(value)
-    if (named === undefined) names.set(value, (named = `<${kind} ${names.size}>`))
+    if (named === undefined) names.set(value, named = `<${kind} ${names.size}>`)
     return named
   }
   const walk = (value: unknown, key?: string): unknown => {
     if (Array.isArray(value)) return value.map((v) => walk(v))
-    if (value !== null && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, walk(v, k)]))
+    if (value !== null && typeof value === "object") {
+      return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, walk(v, k)]))
+    }
     if (typeof value !== "string") return value
     if (UUID.test(value)) return name("id", value)
     if (TIME.test(value)) return name("time", value)
@@ -81,11 +88,25 @@ interface Step {
   readonly key?: boolean
 }
 
-const json = (method: string, body: string): RequestInit => ({ method, body, headers: { "content-type": "application/json" } })
+const json = (method: string, body: string): RequestInit => ({
+  method,
+  body,
+  headers: { "content-type": "application/json" }
+})
 
 const STEPS: ReadonlyArray<Step> = [
-  { label: "create a contact", path: () => "/v1/api/contacts", init: json("POST", JSON.stringify({ firstName: "Ada", phone: "4155550101" })), key: true },
-  { label: "create another", path: () => "/v1/api/contacts", init: json("POST", JSON.stringify({ firstName: "Alan", company: "Bletchley" })), key: true },
+  {
+    label: "create a contact",
+    path: () => "/v1/api/contacts",
+    init: json("POST", JSON.stringify({ firstName: "Ada", phone: "4155550101" })),
+    key: true
+  },
+  {
+    label: "create another",
+    path: () => "/v1/api/contacts",
+    init: json("POST", JSON.stringify({ firstName: "Alan", company: "Bletchley" })),
+    key: true
+  },
   { label: "get it", path: (ids) => `/v1/api/contacts/${ids[0]}`, key: true },
   { label: "HEAD of it", path: (ids) => `/v1/api/contacts/${ids[0]}`, init: { method: "HEAD" }, key: true },
   { label: "list", path: () => "/v1/api/contacts", key: true },
@@ -93,12 +114,25 @@ const STEPS: ReadonlyArray<Step> = [
   { label: "an unknown id: 404", path: () => "/v1/api/contacts/01a21198-c398-7000-b35f-2897e71eb2d8", key: true },
   { label: "a malformed id: 404", path: () => "/v1/api/contacts/not-a-uuid", key: true },
   { label: "no key: 401", path: () => "/v1/api/contacts" },
-  { label: "a wrong key: 401", path: () => "/v1/api/contacts", init: { headers: { authorization: "Bearer svc_test_nope" } } },
-  { label: "a body its schema refuses: 400", path: () => "/v1/api/contacts", init: json("POST", JSON.stringify({ firstName: 7 })), key: true },
+  {
+    label: "a wrong key: 401",
+    path: () => "/v1/api/contacts",
+    init: { headers: { authorization: "Bearer svc_test_nope" } }
+  },
+  {
+    label: "a body its schema refuses: 400",
+    path: () => "/v1/api/contacts",
+    init: json("POST", JSON.stringify({ firstName: 7 })),
+    key: true
+  },
   { label: "malformed JSON: 400", path: () => "/v1/api/contacts", init: json("POST", "{"), key: true },
   { label: "a query outside its bounds: 400", path: () => "/v1/api/contacts?limit=0", key: true },
   { label: "an unknown route: 404", path: () => "/v1/api/nothing-here", key: true },
-  { label: "a preflight", path: () => "/v1/api/contacts", init: { method: "OPTIONS", headers: { origin: "https://example.com", "access-control-request-method": "POST" } } },
+  {
+    label: "a preflight",
+    path: () => "/v1/api/contacts",
+    init: { method: "OPTIONS", headers: { origin: "https://example.com", "access-control-request-method": "POST" } }
+  },
   { label: "delete", path: (ids) => `/v1/api/contacts/${ids[1]}`, init: { method: "DELETE" }, key: true },
   { label: "the OpenAPI document", path: () => "/v1/api/openapi.json" },
   { label: "a probe", path: () => "/healthz" }
@@ -148,21 +182,28 @@ describe("FAST_PATH=true and FAST_PATH=false serve the same API", () => {
   it("Deno with it off answers every request as Node with it on", async () => {
     // Node's keep-alive headers aside: Deno.serve sends none, whichever way the app is served.
     const transport = new Set(["connection", "keep-alive"])
-    const strip = (list: Awaited<ReturnType<typeof ask>>) => list.map((a) => ({ ...a, headers: a.headers.filter((h) => !transport.has(h.split(":")[0]!)) }))
+    const strip = (list: Awaited<ReturnType<typeof ask>>) =>
+      list.map((a) => ({ ...a, headers: a.headers.filter((h) => !transport.has(h.split(":")[0]!)) }))
     expect(strip(await answers(servers.denoOff!))).toEqual(strip(await answers(servers.on!)))
   })
 
-  it.skipIf(postgresUrl === null)("Node with it off on Postgres answers as Node with it on, with no pipelined connection", async () => {
-    expect(await answers(servers.postgresOff!)).toEqual(await answers(servers.on!))
-    const client = new pg.Client({ connectionString: database!.url })
-    await client.connect()
-    try {
-      const { rows } = await client.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1 AND datname = current_database()", [PIPELINE_NAME])
-      expect(rows[0].n).toBe(0)
-    } finally {
-      await client.end()
+  it.skipIf(postgresUrl === null)(
+    "Node with it off on Postgres answers as Node with it on, with no pipelined connection",
+    async () => {
+      expect(await answers(servers.postgresOff!)).toEqual(await answers(servers.on!))
+      const client = new pg.Client({ connectionString: database!.url })
+      await client.connect()
+      try {
+        const { rows } = await client.query(
+          "SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1 AND datname = current_database()",
+          [PIPELINE_NAME]
+        )
+        expect(rows[0].n).toBe(0)
+      } finally {
+        await client.end()
+      }
     }
-  })
+  )
 
   it("where they differ by design: a request Node's parser refuses gets the envelope with it on, Node's bare status line with it off", async () => {
     const port = (s: RunningServer) => Number(new URL(s.baseUrl).port)

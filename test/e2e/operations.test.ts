@@ -27,7 +27,8 @@ const jsonLines = (output: string) =>
 
 /** No Effect internals or stack frames in what an operator reads. */
 // A stack frame is a line of its own (`    at fn (file:1:2)`); boot log lines may say "opened at <dir>" beside a time.
-const expectNoStack = (text: string) => expect(text).not.toMatch(/^\s+at .+:\d+:\d+\)?$|FiberFailure|node_modules|\[Symbol|_op/m)
+const expectNoStack = (text: string) =>
+  expect(text).not.toMatch(/^\s+at .+:\d+:\d+\)?$|FiberFailure|node_modules|\[Symbol|_op/m)
 
 /** Booted once by the first suite; the failing starts below reuse it warm (faster than a first boot). */
 const dataDir = tempDir()
@@ -50,7 +51,9 @@ describe("a booted server", () => {
 
   it("writes one JSON access-log line per request, with timestamp, level, message and ids, never the key", async () => {
     const key = server.testKey!
-    const res = await fetch(`${server.baseUrl}/v1/api/contacts?limit=5`, { headers: { authorization: `Bearer ${key}`, "x-request-id": "ops-log-1" } })
+    const res = await fetch(`${server.baseUrl}/v1/api/contacts?limit=5`, {
+      headers: { authorization: `Bearer ${key}`, "x-request-id": "ops-log-1" }
+    })
     expect(res.status).toBe(200)
     let line: Record<string, any> | undefined
     for (let i = 0; i < 50 && line === undefined; i++) {
@@ -60,7 +63,14 @@ describe("a booted server", () => {
     expect(line).toMatchObject({
       logLevel: "INFO",
       message: expect.stringMatching(/^GET \/v1\/api\/contacts 200 [\d.]+ms$/),
-      annotations: { method: "GET", route: "/v1/api/contacts", status: 200, requestId: "ops-log-1", workspaceId: expect.any(String), keyId: expect.any(String) }
+      annotations: {
+        method: "GET",
+        route: "/v1/api/contacts",
+        status: 200,
+        requestId: "ops-log-1",
+        workspaceId: expect.any(String),
+        keyId: expect.any(String)
+      }
     })
     expect(Date.parse(line!["timestamp"])).not.toBeNaN()
     // The key is shown once, in the first-boot banner, never in a log line.
@@ -81,8 +91,8 @@ describe("a booted server", () => {
 
 describe("a start that cannot succeed", () => {
   it.each([
-    [{ PORT: "abc" }, 'Configuration error: PORT: expected an integer value but received "abc"'],
-    [{ CARRIER: "foo" }, 'Configuration error: CARRIER: expected one of (simulated, telnyx) but received "foo"'],
+    [{ PORT: "abc" }, "Configuration error: PORT: expected an integer value but received \"abc\""],
+    [{ CARRIER: "foo" }, "Configuration error: CARRIER: expected one of (simulated, telnyx) but received \"foo\""],
     [{ SECRETS_KEY: "not-hex" }, "Configuration error: SECRETS_KEY: must be 64 hex digits"],
     [
       { CARRIER: "telnyx", TELNYX_API_KEY: "KEY_x" },
@@ -117,7 +127,9 @@ describe("under Deno", () => {
     expect(await server.stop()).toBe(0)
     const messages = jsonLines(server.output()).map((l) => String(l["message"]))
     const at = (pattern: RegExp) => messages.findIndex((m) => pattern.test(m))
-    const order = [/^Listening on/, /^Stopping$/, /^Draining: 0 request\(s\) in flight$/, /^Stopped \(\d+ ms\)$/].map(at)
+    const order = [/^Listening on/, /^Stopping$/, /^Draining: 0 request\(s\) in flight$/, /^Stopped \(\d+ ms\)$/].map(
+      at
+    )
     expect(order, server.output()).toEqual([...order].sort((a, b) => a - b))
     expect(order.every((i) => i >= 0), server.output()).toBe(true)
   }, 120_000)
@@ -133,9 +145,12 @@ describe("under Deno", () => {
     afterAll(() => new Promise((done) => busy.close(done)))
 
     it.each<[Record<string, string>, string]>([
-      [{ PORT: "abc" }, 'Configuration error: PORT: expected an integer value but received "abc"'],
+      [{ PORT: "abc" }, "Configuration error: PORT: expected an integer value but received \"abc\""],
       [{ SECRETS_KEY: "not-hex" }, "Configuration error: SECRETS_KEY: must be 64 hex digits"],
-      [{ CARRIER: "telnyx", TELNYX_API_KEY: "KEY_x" }, "Configuration error: CARRIER=telnyx needs TELNYX_PUBLIC_KEY, TELNYX_MESSAGING_PROFILE_ID, TELNYX_CONNECTION_ID"],
+      [
+        { CARRIER: "telnyx", TELNYX_API_KEY: "KEY_x" },
+        "Configuration error: CARRIER=telnyx needs TELNYX_PUBLIC_KEY, TELNYX_MESSAGING_PROFILE_ID, TELNYX_CONNECTION_ID"
+      ],
       // The port another process listens on.
       [{ PORT: "busy" }, "Port busy is already in use (HOST 127.0.0.1); set PORT to another port"]
     ])("%o prints one line naming it and exits 1", async (env, line) => {

@@ -64,7 +64,12 @@ const npmStart = async () => {
   expect(alive(server)).toBe(true)
   expect(await portOpen(port)).toBe(true)
   const gone = async () => {
-    await until("every process of the group gone", () => groupMembers(npm.pid!).length === 0 && !alive(server), 10_000, output)
+    await until(
+      "every process of the group gone",
+      () => groupMembers(npm.pid!).length === 0 && !alive(server),
+      10_000,
+      output
+    )
     expect(await portOpen(port)).toBe(false)
   }
   return { npm: npm.pid!, server, output, gone }
@@ -82,31 +87,35 @@ const inOrder = (output: string, lines: ReadonlyArray<RegExp>) => {
 }
 
 describe("npm start", () => {
-  it("stops on SIGTERM to the npm process, leaving no process behind; boot and shutdown are logged in order", async () => {
-    const run = await npmStart()
-    // On the embedded database npm start gives --expose-gc: the first boot's garbage (PGlite's initdb) is collected once it listens.
-    await until("the memory line", () => /Memory after boot/.test(run.output()), 10_000, run.output)
-    process.kill(run.npm, "SIGTERM")
-    await run.gone()
-    const out = run.output()
-    inOrder(out, [
-      /Configuration read \(pid \d+, modules loaded in \d+ ms\)/,
-      /Database: embedded PGlite opened at .*\/pglite \(\d+ ms\)/,
-      /Migrations: [1-9]\d* applied \(\d+ ms\)/,
-      /Secrets loaded \(\d+ ms\)/,
-      /Listening on http:\/\/127\.0\.0\.1:\d+ \(booted in \d+ ms\)/,
-      /Memory after boot: \d+ MB resident, garbage collected in \d+ ms/,
-      /Stopping/,
-      /Draining: 0 request\(s\) in flight/,
-      /Stopped \(\d+ ms\)/
-    ])
-    // Started concurrently: each logged once, before Listening.
-    const listening = out.search(/Listening on/)
-    for (const started of [/Webhook worker started \(\d+ ms\)/, /Registry poller started \(\d+ ms\)/]) {
-      expect(out.search(started)).toBeGreaterThan(-1)
-      expect(out.search(started)).toBeLessThan(listening)
-    }
-  }, 120_000)
+  it(
+    "stops on SIGTERM to the npm process, leaving no process behind; boot and shutdown are logged in order",
+    async () => {
+      const run = await npmStart()
+      // On the embedded database npm start gives --expose-gc: the first boot's garbage (PGlite's initdb) is collected once it listens.
+      await until("the memory line", () => /Memory after boot/.test(run.output()), 10_000, run.output)
+      process.kill(run.npm, "SIGTERM")
+      await run.gone()
+      const out = run.output()
+      inOrder(out, [
+        /Configuration read \(pid \d+, modules loaded in \d+ ms\)/,
+        /Database: embedded PGlite opened at .*\/pglite \(\d+ ms\)/,
+        /Migrations: [1-9]\d* applied \(\d+ ms\)/,
+        /Secrets loaded \(\d+ ms\)/,
+        /Listening on http:\/\/127\.0\.0\.1:\d+ \(booted in \d+ ms\)/,
+        /Memory after boot: \d+ MB resident, garbage collected in \d+ ms/,
+        /Stopping/,
+        /Draining: 0 request\(s\) in flight/,
+        /Stopped \(\d+ ms\)/
+      ])
+      // Started concurrently: each logged once, before Listening.
+      const listening = out.search(/Listening on/)
+      for (const started of [/Webhook worker started \(\d+ ms\)/, /Registry poller started \(\d+ ms\)/]) {
+        expect(out.search(started)).toBeGreaterThan(-1)
+        expect(out.search(started)).toBeLessThan(listening)
+      }
+    },
+    120_000
+  )
 
   it("stops once on Ctrl-C (SIGINT to the whole group: npm relays it a second time)", async () => {
     const run = await npmStart()

@@ -94,7 +94,10 @@ describe.runIf(url !== null)("three processes on one Postgres", () => {
     const key = first.testKey!
 
     const api = (server: RunningServer, token: string, path: string, init: RequestInit = {}) =>
-      fetch(`${server.baseUrl}/v1/api${path}`, { ...init, headers: { authorization: `Bearer ${token}`, "content-type": "application/json" } })
+      fetch(`${server.baseUrl}/v1/api${path}`, {
+        ...init,
+        headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }
+      })
     const admin = async (server: RunningServer, method: string, path: string, body?: unknown) => {
       const res = await fetch(`${server.baseUrl}/v1/admin${path}`, {
         method,
@@ -117,7 +120,9 @@ describe.runIf(url !== null)("three processes on one Postgres", () => {
     const allowed = statuses.flat().filter((s) => s === 200).length
     const refused = statuses.flat().filter((s) => s === 429).length
     console.log(
-      `rate limit ${LIMIT}/min, 150 requests round robin over 3 processes in ${limitSeconds.toFixed(1)} s: ${allowed} allowed, ${refused} refused ` +
+      `rate limit ${LIMIT}/min, 150 requests round robin over 3 processes in ${
+        limitSeconds.toFixed(1)
+      } s: ${allowed} allowed, ${refused} refused ` +
         `(per process allowed: ${statuses.map((p) => p.filter((s) => s === 200).length).join("/")})`
     )
     expect(allowed + refused).toBe(150)
@@ -148,10 +153,15 @@ describe.runIf(url !== null)("three processes on one Postgres", () => {
 
     // (c) 1,000 events (contacts created through all three) delivered by the three workers to one receiver.
     const keys = [key]
-    for (let i = 1; i < PRODUCER_KEYS; i++) keys.push((await admin(servers[i % 3]!, "POST", `/workspaces/${workspaceId}/keys`, { kind: "test" })).key.token)
+    for (let i = 1; i < PRODUCER_KEYS; i++) {
+      keys.push((await admin(servers[i % 3]!, "POST", `/workspaces/${workspaceId}/keys`, { kind: "test" })).key.token)
+    }
     // The first key spent its allowance in (a): it sends no more.
     keys[0] = (await admin(first, "POST", `/workspaces/${workspaceId}/keys`, { kind: "test" })).key.token
-    const created = await api(first, keys[0]!, "/webhooks", { method: "POST", body: JSON.stringify({ url: receiver.url, events: ["*"] }) })
+    const created = await api(first, keys[0]!, "/webhooks", {
+      method: "POST",
+      body: JSON.stringify({ url: receiver.url, events: ["*"] })
+    })
     expect(created.status).toBe(201)
 
     const produceStarted = Date.now()
@@ -159,7 +169,10 @@ describe.runIf(url !== null)("three processes on one Postgres", () => {
     const producer = async () => {
       while (next < EVENTS) {
         const i = next++
-        const res = await api(servers[i % 3]!, keys[i % PRODUCER_KEYS]!, "/contacts", { method: "POST", body: JSON.stringify({ firstName: `Contact ${i}` }) })
+        const res = await api(servers[i % 3]!, keys[i % PRODUCER_KEYS]!, "/contacts", {
+          method: "POST",
+          body: JSON.stringify({ firstName: `Contact ${i}` })
+        })
         if (res.status !== 201) throw new Error(`create ${i}: ${res.status} ${await res.text()}`)
         await res.arrayBuffer()
       }
@@ -178,7 +191,9 @@ describe.runIf(url !== null)("three processes on one Postgres", () => {
     while (missing().length > 0 && Date.now() - produceStarted < 60_000) await sleep(50)
     const deliveredMs = Date.now() - produceStarted
     const extra = [...receiver.counts.values()].reduce((s, n) => s + n - 1, 0)
-    const attempts = Number((await client.query<{ n: string }>("SELECT count(*) AS n FROM webhook_attempts")).rows[0]!.n)
+    const attempts = Number(
+      (await client.query<{ n: string }>("SELECT count(*) AS n FROM webhook_attempts")).rows[0]!.n
+    )
     console.log(
       `${EVENTS} events created over 3 processes in ${producedMs} ms; all delivered by the 3 workers ${deliveredMs} ms after the first create; ` +
         `${receiver.counts.size} distinct events received, ${extra} duplicate deliveries, ${attempts} attempts recorded; ` +
@@ -191,34 +206,46 @@ describe.runIf(url !== null)("three processes on one Postgres", () => {
     for (const s of servers) expect(await s.stop()).toBe(0)
   }, 150_000)
 
-  it("an event committed by an API-only replica (WEBHOOK_WORKER=false) wakes the worker process at once, not at its 30 s poll", async () => {
-    const db = await freshDatabase(url!, "e2e_replica")
-    cleanups.push(db.drop)
-    const receiver = await startReceiver()
-    cleanups.push(receiver.close)
-    const env = { DATABASE_URL: db.url, ADMIN_TOKEN, OUTBOUND_ALLOW_PRIVATE: "true", WEBHOOK_POLL_MS: "30000" }
-    const worker = await startServer("node", env)
-    cleanups.push(() => worker.stop())
-    const replica = await startServer("node", { ...env, WEBHOOK_WORKER: "false" })
-    cleanups.push(() => replica.stop())
-    const key = worker.testKey!
-    const api = (server: RunningServer, path: string, body: unknown) =>
-      fetch(`${server.baseUrl}/v1/api${path}`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify(body) })
-    expect((await api(worker, "/webhooks", { url: receiver.url, events: ["*"] })).status).toBe(201)
-    // Past the worker's first rounds: from here it sleeps on its 30 s poll unless woken.
-    await sleep(1_000)
-    const latencies: Array<number> = []
-    for (let i = 0; i < 3; i++) {
-      const before = receiver.counts.size
-      const started = Date.now()
-      expect((await api(replica, "/contacts", { firstName: `Replica ${i}` })).status).toBe(201)
-      while (receiver.counts.size === before && Date.now() - started < 10_000) await sleep(10)
-      latencies.push(Date.now() - started)
-      expect(receiver.counts.size, `event ${i + 1} delivered`).toBe(before + 1)
-    }
-    console.log(`contact created through the API-only replica, received from the worker process after ${latencies.join(" / ")} ms (poll 30 s)`)
-    for (const ms of latencies) expect(ms).toBeLessThan(5_000)
-    expect(await replica.stop()).toBe(0)
-    expect(await worker.stop()).toBe(0)
-  }, 90_000)
+  it(
+    "an event committed by an API-only replica (WEBHOOK_WORKER=false) wakes the worker process at once, not at its 30 s poll",
+    async () => {
+      const db = await freshDatabase(url!, "e2e_replica")
+      cleanups.push(db.drop)
+      const receiver = await startReceiver()
+      cleanups.push(receiver.close)
+      const env = { DATABASE_URL: db.url, ADMIN_TOKEN, OUTBOUND_ALLOW_PRIVATE: "true", WEBHOOK_POLL_MS: "30000" }
+      const worker = await startServer("node", env)
+      cleanups.push(() => worker.stop())
+      const replica = await startServer("node", { ...env, WEBHOOK_WORKER: "false" })
+      cleanups.push(() => replica.stop())
+      const key = worker.testKey!
+      const api = (server: RunningServer, path: string, body: unknown) =>
+        fetch(`${server.baseUrl}/v1/api${path}`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+          body: JSON.stringify(body)
+        })
+      expect((await api(worker, "/webhooks", { url: receiver.url, events: ["*"] })).status).toBe(201)
+      // Past the worker's first rounds: from here it sleeps on its 30 s poll unless woken.
+      await sleep(1_000)
+      const latencies: Array<number> = []
+      for (let i = 0; i < 3; i++) {
+        const before = receiver.counts.size
+        const started = Date.now()
+        expect((await api(replica, "/contacts", { firstName: `Replica ${i}` })).status).toBe(201)
+        while (receiver.counts.size === before && Date.now() - started < 10_000) await sleep(10)
+        latencies.push(Date.now() - started)
+        expect(receiver.counts.size, `event ${i + 1} delivered`).toBe(before + 1)
+      }
+      console.log(
+        `contact created through the API-only replica, received from the worker process after ${
+          latencies.join(" / ")
+        } ms (poll 30 s)`
+      )
+      for (const ms of latencies) expect(ms).toBeLessThan(5_000)
+      expect(await replica.stop()).toBe(0)
+      expect(await worker.stop()).toBe(0)
+    },
+    90_000
+  )
 })

@@ -2,13 +2,13 @@
  * End to end: the real server process under Node (PGlite and Postgres) and under Deno (PGlite),
  * driven over real sockets with the key it prints at first boot, as a new user would with curl.
  */
+import { Effect, Redacted } from "effect"
 import { execFile } from "node:child_process"
 import { request } from "node:http"
 import { resolve } from "node:path"
 import { promisify } from "node:util"
-import * as Postgres from "../../adapters/postgres/PgClient.ts"
-import { Effect, Redacted } from "effect"
 import { describe, expect, inject, it } from "vitest"
+import * as Postgres from "../../adapters/postgres/PgClient.ts"
 import * as SqlLedger from "../../adapters/sql/ledger.ts"
 import { numberCharge, textingSetupCharge } from "../../core/billing/pricing.ts"
 import { LedgerStore } from "../../core/billing/store.ts"
@@ -35,15 +35,21 @@ const contactsJourney = async (baseUrl: string, key: string) => {
   }
   const search = (await (await call("/v1/api/contacts?q=a")).json()) as { contacts: Array<{ firstName: string }> }
   expect(search.contacts.map((c) => c.firstName)).toEqual(["Grace", "Alan", "Ada"])
-  const byPhone = (await (await call("/v1/api/contacts?q=555-0102")).json()) as { contacts: Array<{ firstName: string }> }
+  const byPhone = (await (await call("/v1/api/contacts?q=555-0102")).json()) as {
+    contacts: Array<{ firstName: string }>
+  }
   expect(byPhone.contacts.map((c) => c.firstName)).toEqual(["Alan"])
 
-  const page1 = (await (await call("/v1/api/contacts?limit=2")).json()) as { contacts: Array<{ id: string }>; nextCursor: string }
-  expect(page1.contacts.map((c) => c.id)).toEqual([ids[2], ids[1]])
-  const page2 = (await (await call(`/v1/api/contacts?limit=2&cursor=${encodeURIComponent(page1.nextCursor)}`)).json()) as {
+  const page1 = (await (await call("/v1/api/contacts?limit=2")).json()) as {
     contacts: Array<{ id: string }>
-    nextCursor: string | null
+    nextCursor: string
   }
+  expect(page1.contacts.map((c) => c.id)).toEqual([ids[2], ids[1]])
+  const page2 =
+    (await (await call(`/v1/api/contacts?limit=2&cursor=${encodeURIComponent(page1.nextCursor)}`)).json()) as {
+      contacts: Array<{ id: string }>
+      nextCursor: string | null
+    }
   expect(page2).toMatchObject({ contacts: [{ id: ids[0] }], nextCursor: null })
 
   const del = await call(`/v1/api/contacts/${ids[0]}`, { method: "DELETE" })
@@ -59,13 +65,26 @@ const contactsJourney = async (baseUrl: string, key: string) => {
 /** PATCHes of different fields of one contact, all at once: each keeps the others' changes. */
 const concurrentPatches = async (baseUrl: string, key: string) => {
   const call = (path: string, init: RequestInit = {}) =>
-    fetch(`${baseUrl}${path}`, { ...init, headers: { authorization: `Bearer ${key}`, "content-type": "application/json" } })
-  const created = await call("/v1/api/contacts", { method: "POST", body: JSON.stringify({ firstName: "Lin", phone: "4155550177" }) })
+    fetch(`${baseUrl}${path}`, {
+      ...init,
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }
+    })
+  const created = await call("/v1/api/contacts", {
+    method: "POST",
+    body: JSON.stringify({ firstName: "Lin", phone: "4155550177" })
+  })
   const { contact } = (await created.json()) as { contact: { id: string } }
-  const patches = Array.from({ length: 16 }, (_, i) => (i % 2 === 0 ? { company: `Company ${i}` } : { notes: [`note ${i}`] }))
-  const answers = await Promise.all(patches.map((p) => call(`/v1/api/contacts/${contact.id}`, { method: "PATCH", body: JSON.stringify(p) })))
+  const patches = Array.from(
+    { length: 16 },
+    (_, i) => (i % 2 === 0 ? { company: `Company ${i}` } : { notes: [`note ${i}`] })
+  )
+  const answers = await Promise.all(
+    patches.map((p) => call(`/v1/api/contacts/${contact.id}`, { method: "PATCH", body: JSON.stringify(p) }))
+  )
   for (const a of answers) expect(a.status).toBe(200)
-  const final = ((await (await call(`/v1/api/contacts/${contact.id}`)).json()) as { contact: { firstName: string; company: string | null; notes: Array<string> } }).contact
+  const final = ((await (await call(`/v1/api/contacts/${contact.id}`)).json()) as {
+    contact: { firstName: string; company: string | null; notes: Array<string> }
+  }).contact
   expect(final.firstName).toBe("Lin")
   expect(final.company).toMatch(/^Company \d+$/)
   expect(final.notes).toHaveLength(1)
@@ -81,7 +100,9 @@ describe.each(["node", "deno"] as const)("server under %s with embedded PGlite",
 
     const again = await startServer(runtime, { DATA_DIR: dataDir })
     expect(again.testKey).toBeNull()
-    const res = await fetch(`${again.baseUrl}/v1/api/contacts`, { headers: { authorization: `Bearer ${server.testKey}` } })
+    const res = await fetch(`${again.baseUrl}/v1/api/contacts`, {
+      headers: { authorization: `Bearer ${server.testKey}` }
+    })
     const body = (await res.json()) as { contacts: Array<{ firstName: string }> }
     expect(body.contacts.map((c) => c.firstName)).toEqual(["Grace", "Alan"])
     expect(await again.stop()).toBe(0)
@@ -109,17 +130,24 @@ describe("admin CLI", () => {
   const run = promisify(execFile)
   const root = resolve(import.meta.dirname, "../..")
   const admin = (env: Record<string, string>, ...args: Array<string>) =>
-    run(resolve(root, "node_modules/.bin/tsx"), ["apps/cli/main.ts", ...args], { cwd: root, env: { ...process.env, ...env } })
+    run(resolve(root, "node_modules/.bin/tsx"), ["apps/cli/main.ts", ...args], {
+      cwd: root,
+      env: { ...process.env, ...env }
+    })
 
   it("creates a workspace and a scoped live key that the public API accepts, then revokes it", async () => {
     const server = await startServer("node", { DATA_DIR: tempDir(), ADMIN_TOKEN: "cli-admin-token" })
     const env = { SWITCHBOARD_URL: server.baseUrl, ADMIN_TOKEN: "cli-admin-token" }
     try {
-      const ws = JSON.parse((await admin(env, "workspace", "create", "Acme", "--billing", '{"plan":null}')).stdout)
+      const ws = JSON.parse((await admin(env, "workspace", "create", "Acme", "--billing", "{\"plan\":null}")).stdout)
       expect(ws.workspace).toMatchObject({ name: "Acme", billing: { plan: null, trial: true } })
-      const key = JSON.parse((await admin(env, "key", "create", ws.workspace.id, "--kind", "live", "--scopes", "contacts:read")).stdout).key
+      const key = JSON.parse(
+        (await admin(env, "key", "create", ws.workspace.id, "--kind", "live", "--scopes", "contacts:read")).stdout
+      ).key
       expect(key.token).toMatch(/^svc_live_/)
-      const list = await fetch(`${server.baseUrl}/v1/api/contacts`, { headers: { authorization: `Bearer ${key.token}` } })
+      const list = await fetch(`${server.baseUrl}/v1/api/contacts`, {
+        headers: { authorization: `Bearer ${key.token}` }
+      })
       expect(list.status).toBe(200)
       const write = await fetch(`${server.baseUrl}/v1/api/contacts`, {
         method: "POST",
@@ -128,7 +156,9 @@ describe("admin CLI", () => {
       })
       expect(write.status).toBe(403)
       expect(JSON.parse((await admin(env, "key", "revoke", key.id)).stdout)).toEqual({ revoked: true })
-      const after = await fetch(`${server.baseUrl}/v1/api/contacts`, { headers: { authorization: `Bearer ${key.token}` } })
+      const after = await fetch(`${server.baseUrl}/v1/api/contacts`, {
+        headers: { authorization: `Bearer ${key.token}` }
+      })
       expect(after.status).toBe(401)
       await expect(admin({ ...env, ADMIN_TOKEN: "wrong" }, "workspace", "get", ws.workspace.id)).rejects.toMatchObject({
         stderr: expect.stringContaining("unauthenticated")
@@ -140,7 +170,19 @@ describe("admin CLI", () => {
 
   it("runs every other command, prints JSON, and exits 1 with the envelope on a refused request", async () => {
     const help = await admin({}, "--help")
-    for (const command of ["workspace create", "workspace get", "workspace update", "key create", "key revoke", "number add", "ledger", "audit-log", "mail"]) {
+    for (
+      const command of [
+        "workspace create",
+        "workspace get",
+        "workspace update",
+        "key create",
+        "key revoke",
+        "number add",
+        "ledger",
+        "audit-log",
+        "mail"
+      ]
+    ) {
       expect(help.stdout).toContain(`  ${command} <`)
     }
     const server = await startServer("node", { DATA_DIR: tempDir(), ADMIN_TOKEN: "cli-admin-token" })
@@ -149,12 +191,32 @@ describe("admin CLI", () => {
     try {
       const { workspace } = await out("workspace", "create", "Acme")
       expect(await out("workspace", "get", workspace.id)).toEqual({ workspace })
-      const updated = await out("workspace", "update", workspace.id, "--name", "Acme Dental", "--billing", '{"trial":false}')
-      expect(updated.workspace).toEqual({ ...workspace, name: "Acme Dental", billing: { ...workspace.billing, trial: false } })
+      const updated = await out(
+        "workspace",
+        "update",
+        workspace.id,
+        "--name",
+        "Acme Dental",
+        "--billing",
+        "{\"trial\":false}"
+      )
+      expect(updated.workspace).toEqual({
+        ...workspace,
+        name: "Acme Dental",
+        billing: { ...workspace.billing, trial: false }
+      })
       const key = (await out("key", "create", workspace.id, "--kind", "test", "--name", "ci")).key
       expect(key).toMatchObject({ kind: "test", name: "ci", token: expect.stringMatching(/^svc_test_/) })
       expect(await out("number", "add", workspace.id, "+14155550142")).toEqual({
-        number: { e164: "+14155550142", type: "local", voiceMode: "app", agentId: null, forwardTo: null, assignedUserId: null, status: "active" }
+        number: {
+          e164: "+14155550142",
+          type: "local",
+          voiceMode: "app",
+          agentId: null,
+          forwardTo: null,
+          assignedUserId: null,
+          status: "active"
+        }
       })
       expect(await out("ledger", workspace.id)).toEqual({ charges: [] })
       expect(await out("audit-log", workspace.id)).toEqual({ entries: [] })
@@ -162,7 +224,10 @@ describe("admin CLI", () => {
       // Refused by the server: its envelope, exit 1.
       const taken = await admin(env, "number", "add", workspace.id, "+14155550142").then(() => null, (e) => e)
       expect(taken.code).toBe(1)
-      expect(JSON.parse(taken.stderr).error).toMatchObject({ code: "failed_precondition", requestId: expect.any(String) })
+      expect(JSON.parse(taken.stderr).error).toMatchObject({
+        code: "failed_precondition",
+        requestId: expect.any(String)
+      })
       const missing = await admin(env, "workspace", "get", crypto.randomUUID()).then(() => null, (e) => e)
       expect(missing.code).toBe(1)
       expect(JSON.parse(missing.stderr).error).toMatchObject({ code: "not_found" })
@@ -175,7 +240,9 @@ describe("admin CLI", () => {
       // Refused by the admin API's schema before sending: the same code and message, exit 1.
       const bad = await admin(env, "key", "create", workspace.id, "--kind", "bogus").then(() => null, (e) => e)
       expect(bad.code).toBe(1)
-      expect(JSON.parse(bad.stderr)).toEqual({ error: { code: "invalid_argument", message: 'kind: expected "live" or "test", got "bogus"' } })
+      expect(JSON.parse(bad.stderr)).toEqual({
+        error: { code: "invalid_argument", message: "kind: expected \"live\" or \"test\", got \"bogus\"" }
+      })
       const usage = await admin(env, "ledger").then(() => null, (e) => e)
       expect(usage.code).toBe(1)
       expect(usage.stderr).toContain("Usage: npm run admin")
@@ -184,34 +251,60 @@ describe("admin CLI", () => {
     }
   }, 240_000)
   const url = inject("postgresUrl")
-  it.runIf(url !== null || process.env.CI === "true")("ledger prints the charges another process wrote through the ledger port (shared Postgres)", async () => {
-    if (url === null) throw new Error("CI needs Postgres")
-    const db = await freshDatabase(url, "e2e_ledger")
-    const server = await startServer("node", { DATABASE_URL: db.url, DATA_DIR: tempDir(), ADMIN_TOKEN: "cli-admin-token" }).catch(async (e) => {
-      await db.drop()
-      throw e
-    })
-    const env = { SWITCHBOARD_URL: server.baseUrl, ADMIN_TOKEN: "cli-admin-token" }
-    const out = async (...args: Array<string>) => JSON.parse((await admin(env, ...args)).stdout)
-    try {
-      const { workspace } = await out("workspace", "create", "Acme")
-      const e164 = "+14155550142" as E164
-      const rows = await Effect.runPromise(
-        Effect.flatMap(LedgerStore, (ledger) =>
-          ledger.append(workspace.id, [numberCharge({ e164, type: "local", localNumbers: 1 }, new Date("2024-02-29T12:00:00Z")), textingSetupCharge(e164)])
-        ).pipe(Effect.provide(SqlLedger.layer), Effect.provide(Postgres.layer({ url: Redacted.make(db.url) })))
-      )
-      expect(await out("ledger", workspace.id)).toEqual({
-        charges: [
-          { id: rows[1]!.id, kind: "texting_setup", description: "Texting setup for +14155550142", amountCents: 2000, currency: "USD", numberE164: e164, createdAt: rows[1]!.createdAt },
-          { id: rows[0]!.id, kind: "local_number", description: "Local number +14155550142, prorated 1/29 days", amountCents: 17, currency: "USD", numberE164: e164, createdAt: rows[0]!.createdAt }
-        ]
+  it.runIf(url !== null || process.env.CI === "true")(
+    "ledger prints the charges another process wrote through the ledger port (shared Postgres)",
+    async () => {
+      if (url === null) throw new Error("CI needs Postgres")
+      const db = await freshDatabase(url, "e2e_ledger")
+      const server = await startServer("node", {
+        DATABASE_URL: db.url,
+        DATA_DIR: tempDir(),
+        ADMIN_TOKEN: "cli-admin-token"
+      }).catch(async (e) => {
+        await db.drop()
+        throw e
       })
-    } finally {
-      expect(await server.stop()).toBe(0)
-      await db.drop()
-    }
-  }, 120_000)
+      const env = { SWITCHBOARD_URL: server.baseUrl, ADMIN_TOKEN: "cli-admin-token" }
+      const out = async (...args: Array<string>) => JSON.parse((await admin(env, ...args)).stdout)
+      try {
+        const { workspace } = await out("workspace", "create", "Acme")
+        const e164 = "+14155550142" as E164
+        const rows = await Effect.runPromise(
+          Effect.flatMap(LedgerStore, (ledger) =>
+            ledger.append(workspace.id, [
+              numberCharge({ e164, type: "local", localNumbers: 1 }, new Date("2024-02-29T12:00:00Z")),
+              textingSetupCharge(e164)
+            ])).pipe(Effect.provide(SqlLedger.layer), Effect.provide(Postgres.layer({ url: Redacted.make(db.url) })))
+        )
+        expect(await out("ledger", workspace.id)).toEqual({
+          charges: [
+            {
+              id: rows[1]!.id,
+              kind: "texting_setup",
+              description: "Texting setup for +14155550142",
+              amountCents: 2000,
+              currency: "USD",
+              numberE164: e164,
+              createdAt: rows[1]!.createdAt
+            },
+            {
+              id: rows[0]!.id,
+              kind: "local_number",
+              description: "Local number +14155550142, prorated 1/29 days",
+              amountCents: 17,
+              currency: "USD",
+              numberE164: e164,
+              createdAt: rows[0]!.createdAt
+            }
+          ]
+        })
+      } finally {
+        expect(await server.stop()).toBe(0)
+        await db.drop()
+      }
+    },
+    120_000
+  )
 })
 
 describe.each(["node", "deno"] as const)("graceful shutdown under %s", (runtime) => {
@@ -223,7 +316,11 @@ describe.each(["node", "deno"] as const)("graceful shutdown under %s", (runtime)
         `${server.baseUrl}/v1/api/contacts`,
         {
           method: "POST",
-          headers: { authorization: `Bearer ${server.testKey}`, "content-type": "application/json", "content-length": Buffer.byteLength(body) }
+          headers: {
+            authorization: `Bearer ${server.testKey}`,
+            "content-type": "application/json",
+            "content-length": Buffer.byteLength(body)
+          }
         },
         (res) => {
           let text = ""

@@ -18,7 +18,10 @@ const run = promisify(execFile)
 const tempDir = tempDirs("storage")
 
 const api = (baseUrl: string, key: string) => (path: string, init: RequestInit = {}) =>
-  fetch(`${baseUrl}${path}`, { ...init, headers: { authorization: `Bearer ${key}`, "content-type": "application/json" } })
+  fetch(`${baseUrl}${path}`, {
+    ...init,
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }
+  })
 
 const createContact = async (baseUrl: string, key: string, firstName: string) => {
   const res = await api(baseUrl, key)("/v1/api/contacts", { method: "POST", body: JSON.stringify({ firstName }) })
@@ -35,7 +38,11 @@ const contactNames = async (baseUrl: string, key: string) => {
 /** A server start as an operator types it (`npm start` by default); resolves with its exit code and output once it exits. */
 const start = (env: Record<string, string>, command = ["npm", "start", "--silent"]) =>
   new Promise<{ code: number | null; output: string }>((done) => {
-    const child = spawn(command[0]!, command.slice(1), { cwd: root, env: { ...process.env, PORT: "0", NO_COLOR: "1", ...env }, stdio: ["ignore", "pipe", "pipe"] })
+    const child = spawn(command[0]!, command.slice(1), {
+      cwd: root,
+      env: { ...process.env, PORT: "0", NO_COLOR: "1", ...env },
+      stdio: ["ignore", "pipe", "pipe"]
+    })
     let output = ""
     child.stdout.on("data", (d) => (output += d))
     child.stderr.on("data", (d) => (output += d))
@@ -47,9 +54,13 @@ const start = (env: Record<string, string>, command = ["npm", "start", "--silent
   })
 
 const admin = (env: Record<string, string>, ...args: Array<string>) =>
-  run(resolve(root, "node_modules/.bin/tsx"), ["apps/cli/main.ts", ...args], { cwd: root, env: { ...process.env, ...env } })
+  run(resolve(root, "node_modules/.bin/tsx"), ["apps/cli/main.ts", ...args], {
+    cwd: root,
+    env: { ...process.env, ...env }
+  })
 
-const failure = (p: Promise<unknown>) => p.then(() => ({ code: 0, stderr: "" }), (e: { code: number; stderr: string }) => e)
+const failure = (p: Promise<unknown>) =>
+  p.then(() => ({ code: 0, stderr: "" }), (e: { code: number; stderr: string }) => e)
 
 describe("the embedded database (PGlite in DATA_DIR)", () => {
   it(
@@ -62,10 +73,21 @@ describe("the embedded database (PGlite in DATA_DIR)", () => {
       expect(holder).toMatchObject({ pid: expect.any(Number), host: expect.any(String), since: expect.any(String) })
 
       // A second server on the same DATA_DIR: one line naming the holder, exit non-zero.
-      const deno = [resolve(root, "node_modules/deno/deno"), "run", "--allow-env", "--allow-net", "--allow-read", "--allow-write", "--allow-sys", "apps/server/deno.ts"]
+      const deno = [
+        resolve(root, "node_modules/deno/deno"),
+        "run",
+        "--allow-env",
+        "--allow-net",
+        "--allow-read",
+        "--allow-write",
+        "--allow-sys",
+        "apps/server/deno.ts"
+      ]
       for (const second of [await start({ DATA_DIR: dataDir }), await start({ DATA_DIR: dataDir }, deno)]) {
         expect(second.code).not.toBe(0)
-        expect(second.output).toContain(`DATA_DIR ${dataDir} is in use by process ${holder.pid} on ${holder.host} since ${holder.since}`)
+        expect(second.output).toContain(
+          `DATA_DIR ${dataDir} is in use by process ${holder.pid} on ${holder.host} since ${holder.since}`
+        )
         expect(second.output).not.toMatch(/\n\s+at /)
       }
       // So do the admin CLI's commands that open the files.
@@ -76,9 +98,12 @@ describe("the embedded database (PGlite in DATA_DIR)", () => {
       // Writes in flight when the process is killed: every acknowledged one survives.
       const acknowledged: Array<string> = []
       const writer = async (w: number) => {
-        for (let i = 0; ; i++) {
+        for (let i = 0;; i++) {
           const name = `w${w}-${i}`
-          const res = await api(first.baseUrl, key)("/v1/api/contacts", { method: "POST", body: JSON.stringify({ firstName: name }) }).catch(() => null)
+          const res = await api(first.baseUrl, key)("/v1/api/contacts", {
+            method: "POST",
+            body: JSON.stringify({ firstName: name })
+          }).catch(() => null)
           if (res === null) return
           if (res.status === 201) acknowledged.push(name)
         }
@@ -104,7 +129,10 @@ describe("the embedded database (PGlite in DATA_DIR)", () => {
       expect(existsSync(join(dataDir, "pglite.lock"))).toBe(false)
       const restored = tempDir()
       copyFileSync(join(dataDir, "secrets.key"), join(restored, "secrets.key"))
-      expect(JSON.parse((await admin({ DATA_DIR: restored }, "db", "load", backup)).stdout)).toEqual({ loaded: backup, into: join(restored, "pglite") })
+      expect(JSON.parse((await admin({ DATA_DIR: restored }, "db", "load", backup)).stdout)).toEqual({
+        loaded: backup,
+        into: join(restored, "pglite")
+      })
       const again = await failure(admin({ DATA_DIR: restored }, "db", "load", backup))
       expect(again.code).toBe(1)
       expect(again.stderr).toContain("already holds a database")
@@ -125,7 +153,12 @@ describe("Postgres backup and restore", () => {
   const url = inject("postgresUrl")
   // pg_dump and pg_restore sit with the server binaries, which PATH may only link (initdb, pg_ctl, postgres).
   const server = findPostgresBinDir()
-  const bin = [server && realpathSync(join(server, "postgres")), ...(existsSync("/usr/lib/postgresql") ? readdirSync("/usr/lib/postgresql").map((v) => `/usr/lib/postgresql/${v}/bin/postgres`) : [])]
+  const bin = [
+    server && realpathSync(join(server, "postgres")),
+    ...(existsSync("/usr/lib/postgresql")
+      ? readdirSync("/usr/lib/postgresql").map((v) => `/usr/lib/postgresql/${v}/bin/postgres`)
+      : [])
+  ]
     .map((p) => p && dirname(p))
     .find((dir) => dir && existsSync(join(dir, "pg_dump")) && existsSync(join(dir, "pg_restore"))) ?? null
   it.runIf((url !== null && bin !== null) || process.env.CI === "true")(

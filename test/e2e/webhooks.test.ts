@@ -84,9 +84,15 @@ describe.runIf(runs)("webhook durability: SIGKILL while deliveries are pending, 
     const key = server.testKey!
     expect(key).toMatch(/^svc_test_/)
     const call = (base: string, path: string, init: RequestInit = {}) =>
-      fetch(`${base}/v1/api${path}`, { ...init, headers: { authorization: `Bearer ${key}`, "content-type": "application/json" } })
+      fetch(`${base}/v1/api${path}`, {
+        ...init,
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }
+      })
 
-    const created = await call(server.baseUrl, "/webhooks", { method: "POST", body: JSON.stringify({ url: receiver.url, events: ["*"] }) })
+    const created = await call(server.baseUrl, "/webhooks", {
+      method: "POST",
+      body: JSON.stringify({ url: receiver.url, events: ["*"] })
+    })
     expect(created.status).toBe(201)
 
     // A slow receiver keeps deliveries pending while the events pour in: each answer is held 10 s
@@ -98,7 +104,10 @@ describe.runIf(runs)("webhook durability: SIGKILL while deliveries are pending, 
     const producer = async () => {
       while (next < EVENTS) {
         const i = next++
-        const res = await call(server.baseUrl, "/contacts", { method: "POST", body: JSON.stringify({ firstName: `Contact ${i}` }) })
+        const res = await call(server.baseUrl, "/contacts", {
+          method: "POST",
+          body: JSON.stringify({ firstName: `Contact ${i}` })
+        })
         if (res.status !== 201) throw new Error(`create ${i}: ${res.status} ${await res.text()}`)
         await res.arrayBuffer()
       }
@@ -110,7 +119,9 @@ describe.runIf(runs)("webhook durability: SIGKILL while deliveries are pending, 
     const signal = await server.kill()
     expect(signal).toBe("SIGKILL")
     const atKill = receiver.counts.size
-    console.log(`produced ${EVENTS} events in ${produceMs} ms; receiver had ${atKill} distinct events when the server was SIGKILLed`)
+    console.log(
+      `produced ${EVENTS} events in ${produceMs} ms; receiver had ${atKill} distinct events when the server was SIGKILLed`
+    )
     expect(atKill, "deliveries were still pending at the kill").toBeLessThan(EVENTS)
 
     // Every event the crashed process committed is in the outbox.
@@ -128,7 +139,10 @@ describe.runIf(runs)("webhook durability: SIGKILL while deliveries are pending, 
     // Done when every event has arrived and no delivery is left pending: the ones the killed process
     // had in flight (leased, unanswered) are retried once their lease ends.
     const pendingCount = async () =>
-      Number((await client.query<{ n: string }>("SELECT count(*) AS n FROM webhook_deliveries WHERE status <> 'succeeded'")).rows[0]!.n)
+      Number(
+        (await client.query<{ n: string }>("SELECT count(*) AS n FROM webhook_deliveries WHERE status <> 'succeeded'"))
+          .rows[0]!.n
+      )
     let allReceivedMs: number | null = null
     for (;;) {
       const missingNow = [...expected].some((id) => !receiver.counts.has(id))
@@ -143,7 +157,9 @@ describe.runIf(runs)("webhook durability: SIGKILL while deliveries are pending, 
     const duplicates = [...receiver.counts.values()].filter((n) => n > 1)
     const extra = duplicates.reduce((s, n) => s + n - 1, 0)
     console.log(
-      `after restart: ${receiver.counts.size - missing.length}/${EVENTS} distinct events received (all by ${allReceivedMs} ms), ` +
+      `after restart: ${
+        receiver.counts.size - missing.length
+      }/${EVENTS} distinct events received (all by ${allReceivedMs} ms), ` +
         `every delivery settled after ${recoveredMs} ms; ${duplicates.length} events arrived more than once (${extra} extra requests); ` +
         `${missing.length} missing; whole test ${Date.now() - t0} ms`
     )
@@ -152,7 +168,9 @@ describe.runIf(runs)("webhook durability: SIGKILL while deliveries are pending, 
     expect(receiver.contactIds.size).toBe(EVENTS)
 
     // and the database agrees: every delivery succeeded, none left leased or pending
-    const states = await client.query<{ status: string; n: string }>("SELECT status, count(*) AS n FROM webhook_deliveries GROUP BY status")
+    const states = await client.query<{ status: string; n: string }>(
+      "SELECT status, count(*) AS n FROM webhook_deliveries GROUP BY status"
+    )
     expect(states.rows.map((r) => [r.status, Number(r.n)])).toEqual([["succeeded", EVENTS]])
     expect(await server.stop()).toBe(0)
   }, 120_000)

@@ -9,7 +9,9 @@ import { fuzzProperty, newStats } from "./property.ts"
 import { startWorld } from "./world.ts"
 
 const runs = Number(process.env["FUZZ_RUNS"] ?? 10_000)
-const seed = process.env["FUZZ_SEED"] === undefined ? Math.floor(Math.random() * 2 ** 31) : Number(process.env["FUZZ_SEED"])
+const seed = process.env["FUZZ_SEED"] === undefined
+  ? Math.floor(Math.random() * 2 ** 31)
+  : Number(process.env["FUZZ_SEED"])
 console.log(`fuzz: seed ${seed}, ${runs} runs`)
 
 const world = await startWorld()
@@ -20,7 +22,9 @@ try {
 } finally {
   await world.close()
 }
-for (const [key, failure] of [...stats.failures].sort(([a], [b]) => a.localeCompare(b))) console.log(`\n=== ${key}\n${failure.reproduction}`)
+for (const [key, failure] of [...stats.failures].sort(([a], [b]) => a.localeCompare(b))) {
+  console.log(`\n=== ${key}\n${failure.reproduction}`)
+}
 console.log(
   `\nfuzz: seed ${seed}: ${stats.requests} requests in ${((Date.now() - started) / 1000).toFixed(1)} s, ` +
     `${stats.failing} failing, ${stats.fiveXX} 5xx, ${stats.nonEnvelope} without the envelope, ${stats.failures.size} kinds of failure`

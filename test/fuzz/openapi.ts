@@ -52,8 +52,14 @@ export const readDocument = (doc: any): Document => {
       const parameters = [...(item.parameters ?? []), ...(op.parameters ?? [])]
         .map((p: any) => resolve(p))
         .filter((p: any) => p.in === "path" || p.in === "query" || p.in === "header")
-        .map((p: any): Parameter => ({ name: p.name, in: p.in, required: p.required === true || p.in === "path", schema: p.schema ?? {} }))
-      const jsonSchema = (content: Record<string, any> | undefined) => Object.entries<any>(content ?? {}).find(([type]) => /json/i.test(type))?.[1].schema
+        .map((p: any): Parameter => ({
+          name: p.name,
+          in: p.in,
+          required: p.required === true || p.in === "path",
+          schema: p.schema ?? {}
+        }))
+      const jsonSchema = (content: Record<string, any> | undefined) =>
+        Object.entries<any>(content ?? {}).find(([type]) => /json/i.test(type))?.[1].schema
       const answers = new Map<number, JsonSchema>()
       for (const [status, response] of Object.entries<any>(op.responses ?? {})) {
         const schema = jsonSchema(resolve(response).content)

@@ -7,8 +7,8 @@
  * at the first failure (shrunk); `npm run fuzz` runs it with a random seed and counts every failure.
  */
 import fc from "fast-check"
-import { clip, describeRequest, type FuzzRequest, operationRequest } from "./requests.ts"
 import { type RawResponse, send } from "./rawHttp.ts"
+import { clip, describeRequest, type FuzzRequest, operationRequest } from "./requests.ts"
 import { mismatch } from "./shape.ts"
 import type { World } from "./world.ts"
 
@@ -55,12 +55,20 @@ export const violations = (world: World, req: FuzzRequest, res: RawResponse): Ar
   const found: Array<Violation> = []
   const op = world.document.operations.find((o) => o.id === req.operation)!
   if (res.status >= 500) found.push({ kind: "5xx", detail: `answered ${res.status}` })
-  if (!op.statuses.has(res.status)) found.push({ kind: "undocumented status", detail: `${res.status} is not among ${[...op.statuses].join(", ")}` })
+  if (!op.statuses.has(res.status)) {
+    found.push({ kind: "undocumented status", detail: `${res.status} is not among ${[...op.statuses].join(", ")}` })
+  }
   const requestId = res.headers["x-request-id"]
-  if (requestId === undefined || requestId === "") found.push({ kind: "no request id", detail: "no X-Request-Id header" })
+  if (requestId === undefined || requestId === "") {
+    found.push({ kind: "no request id", detail: "no X-Request-Id header" })
+  }
   const sent = req.headers.find(([n]) => n.toLowerCase() === "x-request-id")?.[1]
   // A 431 means the head was too large to read: the id the client sent may be in the part dropped.
-  if (sent !== undefined && REQUEST_ID.test(sent) && req.headers.filter(([n]) => n.toLowerCase() === "x-request-id").length === 1 && requestId !== sent && res.status !== 431) {
+  if (
+    sent !== undefined && REQUEST_ID.test(sent) &&
+    req.headers.filter(([n]) => n.toLowerCase() === "x-request-id").length === 1 &&
+    requestId !== sent && res.status !== 431
+  ) {
     found.push({ kind: "request id mismatch", detail: `sent a valid X-Request-Id ${sent}, got back ${requestId}` })
   }
   if (res.status < 200 || res.status >= 300) {
@@ -72,10 +80,16 @@ export const violations = (world: World, req: FuzzRequest, res: RawResponse): Ar
       // not JSON: reported below
     }
     const keys = error !== null && typeof error === "object" ? Object.keys(error).sort().join(",") : ""
-    if (keys !== "code,message,requestId" || typeof error.code !== "string" || typeof error.message !== "string" || typeof error.requestId !== "string") {
+    if (
+      keys !== "code,message,requestId" || typeof error.code !== "string" || typeof error.message !== "string" ||
+      typeof error.requestId !== "string"
+    ) {
       found.push({ kind: "no envelope", detail: `content-type ${res.headers["content-type"]}` })
     } else if (error.requestId !== requestId) {
-      found.push({ kind: "request id mismatch", detail: `envelope requestId ${error.requestId}, X-Request-Id ${requestId}` })
+      found.push({
+        kind: "request id mismatch",
+        detail: `envelope requestId ${error.requestId}, X-Request-Id ${requestId}`
+      })
     }
   }
   const schema = op.answers.get(res.status)
@@ -89,10 +103,17 @@ export const violations = (world: World, req: FuzzRequest, res: RawResponse): Ar
     if (miss !== undefined) found.push({ kind: "undocumented shape", detail: miss })
   }
   const forbidden = op.body !== undefined && res.status >= 200 && res.status < 300 ? forbiddenText(req.body) : undefined
-  if (forbidden !== undefined) found.push({ kind: "accepted NUL or lone surrogate", detail: `the body held ${JSON.stringify(clip(forbidden, 80))}` })
+  if (forbidden !== undefined) {
+    found.push({
+      kind: "accepted NUL or lone surrogate",
+      detail: `the body held ${JSON.stringify(clip(forbidden, 80))}`
+    })
+  }
   // The admin API is the operator's, over every workspace (it lists them all): the check is the API keys'.
   const leaked = op.path.startsWith("/v1/admin/") ? [] : world.foreign.filter((s) => res.body.includes(s))
-  if (leaked.length > 0) found.push({ kind: "cross-workspace data", detail: `the answer holds ${leaked.slice(0, 3).join(", ")}` })
+  if (leaked.length > 0) {
+    found.push({ kind: "cross-workspace data", detail: `the answer holds ${leaked.slice(0, 3).join(", ")}` })
+  }
   return found
 }
 
@@ -111,7 +132,11 @@ const serverLog = async (world: World, requestId: string | undefined) => {
 const answer = (res: RawResponse | undefined, log: ReadonlyArray<string>) =>
   res === undefined
     ? "no answer"
-    : [`answer ${res.status} x-request-id=${res.headers["x-request-id"]} content-type=${res.headers["content-type"]}`, `  ${JSON.stringify(clip(res.body))}`, ...log.map((l) => `server log:\n${l}`)].join("\n")
+    : [
+      `answer ${res.status} x-request-id=${res.headers["x-request-id"]} content-type=${res.headers["content-type"]}`,
+      `  ${JSON.stringify(clip(res.body))}`,
+      ...log.map((l) => `server log:\n${l}`)
+    ].join("\n")
 
 export interface FuzzStats {
   requests: number
@@ -125,10 +150,18 @@ export interface FuzzStats {
   readonly failures: Map<string, { readonly reproduction: string; readonly size: number }>
 }
 
-export const newStats = (): FuzzStats => ({ requests: 0, failing: 0, fiveXX: 0, nonEnvelope: 0, operations: new Set(), failures: new Map() })
+export const newStats = (): FuzzStats => ({
+  requests: 0,
+  failing: 0,
+  fiveXX: 0,
+  nonEnvelope: 0,
+  operations: new Set(),
+  failures: new Map()
+})
 
 /** Any generated request, to a uniformly chosen operation of the document. */
-export const requests = (world: World): fc.Arbitrary<FuzzRequest> => fc.oneof(...world.document.operations.map((op) => operationRequest(op, world)))
+export const requests = (world: World): fc.Arbitrary<FuzzRequest> =>
+  fc.oneof(...world.document.operations.map((op) => operationRequest(op, world)))
 
 /**
  * The property. `onFailure: "throw"` fails the run (fast-check then shrinks it); `"count"` records
@@ -151,13 +184,18 @@ export const fuzzProperty = (world: World, stats: FuzzStats, onFailure: "throw" 
     if (found.length === 0) return
     stats.failing++
     const log = res !== undefined && res.status >= 500 ? await serverLog(world, res.headers["x-request-id"]) : []
-    const text = `${found.map((v) => `${v.kind}: ${v.detail}`).join("\n")}\n${describeRequest(req)}\n${answer(res, log)}`
+    const text = `${found.map((v) => `${v.kind}: ${v.detail}`).join("\n")}\n${describeRequest(req)}\n${
+      answer(res, log)
+    }`
     if (onFailure === "throw") throw new Error(text)
     // One entry per kind of failure, status, operation and (for a 5xx) the error the server logged.
     const lines = log[0]?.split("\n") ?? []
     const cause = (lines.find((l) => l.includes("[cause]:")) ?? lines[1])?.trim()
-    const key = `${[...new Set(found.map((v) => v.kind))].sort().join(", ")}: ${res?.status ?? "-"} on ${req.operation}${cause === undefined ? "" : ` (${cause})`}`
-    const size = req.target.length + (req.body?.length ?? 0) + req.headers.reduce((n, [a, b]) => n + a.length + b.length, 0)
+    const key = `${[...new Set(found.map((v) => v.kind))].sort().join(", ")}: ${
+      res?.status ?? "-"
+    } on ${req.operation}${cause === undefined ? "" : ` (${cause})`}`
+    const size = req.target.length + (req.body?.length ?? 0) +
+      req.headers.reduce((n, [a, b]) => n + a.length + b.length, 0)
     const seen = stats.failures.get(key)
     if (seen === undefined || size < seen.size) stats.failures.set(key, { reproduction: text, size })
   })

@@ -26,7 +26,9 @@ export interface RawResponse {
 const headerBytes = (req: RawRequest, host: string, body: Buffer | null) => {
   const lines = [`${req.method} ${req.target} HTTP/1.1`, `host: ${host}`, "connection: close"]
   for (const [name, value] of req.headers) lines.push(`${name}: ${value}`)
-  if (body !== null && !req.headers.some(([n]) => n.toLowerCase() === "content-length")) lines.push(`content-length: ${body.length}`)
+  if (body !== null && !req.headers.some(([n]) => n.toLowerCase() === "content-length")) {
+    lines.push(`content-length: ${body.length}`)
+  }
   return Buffer.from(lines.join("\r\n") + "\r\n\r\n", "utf8")
 }
 
@@ -47,7 +49,9 @@ const dechunk = (raw: Buffer): Buffer => {
 
 const parse = (raw: Buffer): RawResponse => {
   const end = raw.indexOf("\r\n\r\n")
-  if (end < 0) throw new Error(`no complete response head in ${JSON.stringify(raw.subarray(0, 200).toString("latin1"))}`)
+  if (end < 0) {
+    throw new Error(`no complete response head in ${JSON.stringify(raw.subarray(0, 200).toString("latin1"))}`)
+  }
   const [statusLine = "", ...lines] = raw.subarray(0, end).toString("latin1").split("\r\n")
   const status = /^HTTP\/1\.[01] (\d{3})/.exec(statusLine)
   if (status === null) throw new Error(`malformed status line ${JSON.stringify(statusLine)}`)
@@ -60,7 +64,11 @@ const parse = (raw: Buffer): RawResponse => {
   }
   const rest = raw.subarray(end + 4)
   const length = Number(headers["content-length"])
-  const body = /chunked/i.test(headers["transfer-encoding"] ?? "") ? dechunk(rest) : Number.isInteger(length) ? rest.subarray(0, length) : rest
+  const body = /chunked/i.test(headers["transfer-encoding"] ?? "")
+    ? dechunk(rest)
+    : Number.isInteger(length)
+    ? rest.subarray(0, length)
+    : rest
   return { status: Number(status[1]), headers, body: body.toString("utf8") }
 }
 

@@ -6,7 +6,7 @@
 import fc from "fast-check"
 import type { Operation } from "./openapi.ts"
 import type { RawRequest } from "./rawHttp.ts"
-import { hostileString, toJson, type ValueContext, valueArbitraries } from "./values.ts"
+import { hostileString, toJson, valueArbitraries, type ValueContext } from "./values.ts"
 
 /** The security scheme of the operator's token; every other scheme of the document takes API keys. */
 export const ADMIN_SCHEME = "adminToken"
@@ -28,7 +28,10 @@ export interface FuzzRequest extends RawRequest {
   readonly operation: string
 }
 
-export const clip = (s: string, max = 600) => (s.length <= max ? s : `${s.slice(0, max - 100)}…${s.slice(-100)} (${s.length} characters)`)
+export const clip = (
+  s: string,
+  max = 600
+) => (s.length <= max ? s : `${s.slice(0, max - 100)}…${s.slice(-100)} (${s.length} characters)`)
 
 /** The request as a person would send it again (long values clipped, their length given). */
 export const describeRequest = (req: FuzzRequest) =>
@@ -41,8 +44,12 @@ export const describeRequest = (req: FuzzRequest) =>
 
 /** Percent-encodes everything but RFC 3986 unreserved characters (lone surrogates become U+FFFD). */
 export const encode = (s: string) =>
-  Array.from(Buffer.from(s, "utf8"), (b) =>
-    /[A-Za-z0-9\-._~]/.test(String.fromCharCode(b)) ? String.fromCharCode(b) : `%${b.toString(16).toUpperCase().padStart(2, "0")}`
+  Array.from(
+    Buffer.from(s, "utf8"),
+    (b) =>
+      /[A-Za-z0-9\-._~]/.test(String.fromCharCode(b))
+        ? String.fromCharCode(b)
+        : `%${b.toString(16).toUpperCase().padStart(2, "0")}`
   ).join("")
 
 /** Malformed path segments, already as they go on the wire. */
@@ -84,7 +91,19 @@ const junkSegment: fc.Arbitrary<string> = fc.oneof(
   fc.constantFrom("a b", "a\u0000b", "a\tb", "\u00e9", "a\rb", "<>", "a#b", "a?b=c")
 )
 
-const junkQuery: fc.Arbitrary<string> = fc.constantFrom("&", "&&", "=", "a=%", "=x", "%00=%00", "a[b]=c", "a=1&a=2", "%zz=1", ";", "a=b=c")
+const junkQuery: fc.Arbitrary<string> = fc.constantFrom(
+  "&",
+  "&&",
+  "=",
+  "a=%",
+  "=x",
+  "%00=%00",
+  "a[b]=c",
+  "a=1&a=2",
+  "%zz=1",
+  ";",
+  "a=b=c"
+)
 
 /** `arbitrary` once in `every` requests, else null (which it shrinks to). */
 const rarely = <T>(arbitrary: fc.Arbitrary<T>, every: number): fc.Arbitrary<T | null> =>
@@ -121,10 +140,26 @@ const contentTypes = fc.constantFrom(
 
 /** Bodies that are not the JSON of any value: broken, empty, wrongly encoded. */
 const rawBody: fc.Arbitrary<{ text: string; encoding: "utf8" | "latin1" }> = fc.oneof(
-  fc.constantFrom("", "{", "}", "nul", "{'a':1}", '{"a":1,}', '{"a":1}garbage', "[1,2", '"unterminated', "\ufeff{}", "{}{}", '{"a":1,"a":2}', "\u0000")
+  fc.constantFrom(
+    "",
+    "{",
+    "}",
+    "nul",
+    "{'a':1}",
+    "{\"a\":1,}",
+    "{\"a\":1}garbage",
+    "[1,2",
+    "\"unterminated",
+    "\ufeff{}",
+    "{}{}",
+    "{\"a\":1,\"a\":2}",
+    "\u0000"
+  )
     .map((text) => ({ text, encoding: "utf8" as const })),
   // Invalid UTF-8: lone continuation bytes, overlong forms, a surrogate encoded as UTF-8.
-  fc.constantFrom('{"firstName":"\xff\xfe"}', "\xc0\xae", '{"a":"\xed\xa0\x80"}', "\x80\x80\x80").map((text) => ({ text, encoding: "latin1" as const })),
+  fc.constantFrom("{\"firstName\":\"\xff\xfe\"}", "\xc0\xae", "{\"a\":\"\xed\xa0\x80\"}", "\x80\x80\x80").map((
+    text
+  ) => ({ text, encoding: "latin1" as const })),
   fc.string({ unit: "binary-ascii", maxLength: 200 }).map((text) => ({ text, encoding: "latin1" as const })),
   // Just over the documented 1 MiB limit.
   fc.constant({ text: `{"a":"${"x".repeat(1024 * 1024)}"}`, encoding: "utf8" as const })
@@ -142,10 +177,20 @@ export const operationRequest = (op: Operation, ctx: RequestContext): fc.Arbitra
     const bearer = (token: string) => [["authorization", `Bearer ${token}`] as const]
     const wrong = fc.oneof(
       fc.constant([]),
-      fc.constantFrom("Bearer", "Bearer ", "Basic dXNlcjpwYXNz", "Bearer svc_test_short", `Bearer ${credentials.full}x`, `Token ${credentials.full}`, `Bearer  ${credentials.full}`)
+      fc.constantFrom(
+        "Bearer",
+        "Bearer ",
+        "Basic dXNlcjpwYXNz",
+        "Bearer svc_test_short",
+        `Bearer ${credentials.full}x`,
+        `Token ${credentials.full}`,
+        `Bearer  ${credentials.full}`
+      )
         .map((v) => [["authorization", v] as const]),
       fc.stringMatching(/^[0-9A-Za-z]{40}$/).map((s) => bearer(`svc_test_${s}`)),
-      fc.constant([["authorization", `Bearer ${credentials.full}`], ["authorization", `Bearer ${credentials.live}`]] as const),
+      fc.constant(
+        [["authorization", `Bearer ${credentials.full}`], ["authorization", `Bearer ${credentials.live}`]] as const
+      ),
       hostileString.map((s) => [["authorization", `Bearer ${s}`] as const])
     )
     if (op.security.includes(ADMIN_SCHEME)) {
@@ -165,7 +210,10 @@ export const operationRequest = (op: Operation, ctx: RequestContext): fc.Arbitra
         { weight: 2, arbitrary: wrong }
       )
     }
-    return fc.oneof({ weight: 8, arbitrary: fc.constant([]) }, { weight: 1, arbitrary: fc.constant(bearer(credentials.full)) }, { weight: 1, arbitrary: wrong })
+    return fc.oneof({ weight: 8, arbitrary: fc.constant([]) }, {
+      weight: 1,
+      arbitrary: fc.constant(bearer(credentials.full))
+    }, { weight: 1, arbitrary: wrong })
   })()
 
   // Path: each `{param}` is a real value, another value of its schema, or a malformed segment.
@@ -204,10 +252,21 @@ export const operationRequest = (op: Operation, ctx: RequestContext): fc.Arbitra
           return p.required ? fc.option(pair, { freq: 15 }) : rarely(pair, 3)
         })
       ),
-      rarely(fc.oneof(junkQuery, fc.tuple(fc.string({ maxLength: 10 }), hostileString).map(([k, v]) => `${encode(k)}=${encode(v)}`)), 10)
+      rarely(
+        fc.oneof(
+          junkQuery,
+          fc.tuple(fc.string({ maxLength: 10 }), hostileString).map(([k, v]) => `${encode(k)}=${encode(v)}`)
+        ),
+        10
+      )
     )
     .map(([params, junk]) => {
-      const pairs = params.flatMap((p) => (p === null ? [] : [`${encode(p[0])}=${encode(p[1])}`, ...(p[2] === null ? [] : [`${encode(p[0])}=${encode(p[2])}`])]))
+      const pairs = params.flatMap((
+        p
+      ) => (p === null
+        ? []
+        : [`${encode(p[0])}=${encode(p[1])}`, ...(p[2] === null ? [] : [`${encode(p[0])}=${encode(p[2])}`])])
+      )
       if (junk !== null) pairs.push(junk)
       return pairs.length === 0 ? "" : `?${pairs.join("&")}`
     })
@@ -219,7 +278,12 @@ export const operationRequest = (op: Operation, ctx: RequestContext): fc.Arbitra
       fc.option(
         fc.oneof(
           { withCrossShrink: true },
-          { weight: 4, arbitrary: p.name.toLowerCase() === "idempotency-key" ? idempotencyKey : values.param(p.schema, p.name).map(asText) },
+          {
+            weight: 4,
+            arbitrary: p.name.toLowerCase() === "idempotency-key"
+              ? idempotencyKey
+              : values.param(p.schema, p.name).map(asText)
+          },
           { weight: 1, arbitrary: hostileString }
         ).map((v) => [p.name, v] as const),
         { freq: p.required ? 20 : 2 }
@@ -235,7 +299,12 @@ export const operationRequest = (op: Operation, ctx: RequestContext): fc.Arbitra
   const jsonBody = op.body === undefined ? fc.constant(null) : values.value(op.body, "")
   const body = fc.oneof(
     { withCrossShrink: true },
-    { weight: op.body === undefined ? 1 : 12, arbitrary: jsonBody.map((v) => (v === null && op.body === undefined ? null : { text: toJson(v), encoding: "utf8" as const })) },
+    {
+      weight: op.body === undefined ? 1 : 12,
+      arbitrary: jsonBody.map((
+        v
+      ) => (v === null && op.body === undefined ? null : { text: toJson(v), encoding: "utf8" as const }))
+    },
     { weight: 1, arbitrary: rawBody },
     { weight: op.body === undefined ? 12 : 1, arbitrary: fc.constant(null) }
   )

@@ -53,10 +53,10 @@ const confineAll = (ctx: ValueContext, v: unknown): unknown =>
   typeof v === "string"
     ? isUrl(v) ? ctx.confine(v) : v
     : Array.isArray(v)
-      ? v.map((x) => confineAll(ctx, x))
-      : v !== null && typeof v === "object"
-        ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, confineAll(ctx, x)]))
-        : v
+    ? v.map((x) => confineAll(ctx, x))
+    : v !== null && typeof v === "object"
+    ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, confineAll(ctx, x)]))
+    : v
 
 /** Hostile text: what a store, a log line, a regex or a URL parser may choke on. */
 export const hostileString: fc.Arbitrary<string> = fc.oneof(
@@ -97,7 +97,19 @@ export const hostileString: fc.Arbitrary<string> = fc.oneof(
 
 /** Unicode and length edges that are still text. */
 const unicodeString: fc.Arbitrary<string> = fc.oneof(
-  fc.constantFrom("Zoë Ñuñez", "🎉", "👨‍👩‍👧‍👦", "e\u0301", "\u200b", "   ", "\t", "﷽", "𝔘𝔫𝔦𝔠𝔬𝔡𝔢", "日本語テキスト", "مرحبا"),
+  fc.constantFrom(
+    "Zoë Ñuñez",
+    "🎉",
+    "👨‍👩‍👧‍👦",
+    "e\u0301",
+    "\u200b",
+    "   ",
+    "\t",
+    "﷽",
+    "𝔘𝔫𝔦𝔠𝔬𝔡𝔢",
+    "日本語テキスト",
+    "مرحبا"
+  ),
   fc.string({ unit: "grapheme", maxLength: 30 })
 )
 
@@ -113,15 +125,20 @@ const hostileJson: fc.Arbitrary<unknown> = fc.oneof(
     new RawJson("-0", "-0")
   ),
   repeat("nestedArrays", 1, 20_000, (n) => "[".repeat(n) + "]".repeat(n)),
-  repeat("nestedObjects", 1, 20_000, (n) => '{"a":'.repeat(n) + "1" + "}".repeat(n)),
-  repeat("bigArray", 1_000, 200_000, (n) => `[${Array(n).fill('"a"').join(",")}]`),
+  repeat("nestedObjects", 1, 20_000, (n) => "{\"a\":".repeat(n) + "1" + "}".repeat(n)),
+  repeat("bigArray", 1_000, 200_000, (n) => `[${Array(n).fill("\"a\"").join(",")}]`),
   repeat("manyKeys", 1_000, 60_000, (n) => `{${Array.from({ length: n }, (_, i) => `"k${i}":"v"`).join(",")}}`),
   fc.dictionary(hostileString, fc.constant("v"), { maxKeys: 3 }),
   fc.anything({ maxDepth: 3 })
-  )
+)
 
 export const valueArbitraries = (ctx: ValueContext) => {
-  const examplesOf = (s: JsonSchema): Array<unknown> => [...(Array.isArray(s.examples) ? s.examples : []), ...(s.example === undefined ? [] : [s.example])]
+  const examplesOf = (
+    s: JsonSchema
+  ): Array<unknown> => [
+    ...(Array.isArray(s.examples) ? s.examples : []),
+    ...(s.example === undefined ? [] : [s.example])
+  ]
 
   const branches = (s: JsonSchema): Array<JsonSchema> | undefined => s.anyOf ?? s.oneOf
 
@@ -129,12 +146,15 @@ export const valueArbitraries = (ctx: ValueContext) => {
   const typesOf = (s: JsonSchema): Array<string> => {
     if (Array.isArray(s.type)) return s.type
     if (typeof s.type === "string") return [s.type]
-    if (s.properties !== undefined || s.additionalProperties !== undefined || s.patternProperties !== undefined) return ["object"]
+    if (s.properties !== undefined || s.additionalProperties !== undefined || s.patternProperties !== undefined) {
+      return ["object"]
+    }
     if (s.items !== undefined || s.prefixItems !== undefined) return ["array"]
     return []
   }
 
-  const inLength = (s: JsonSchema) => (v: string) => v.length >= (s.minLength ?? 0) && v.length <= (s.maxLength ?? Infinity)
+  const inLength = (s: JsonSchema) => (v: string) =>
+    v.length >= (s.minLength ?? 0) && v.length <= (s.maxLength ?? Infinity)
 
   const validString = (s: JsonSchema, name: string): fc.Arbitrary<string> => {
     const min: number = s.minLength ?? 0
@@ -142,14 +162,20 @@ export const valueArbitraries = (ctx: ValueContext) => {
     const options: Array<fc.Arbitrary<string>> = []
     const known = ctx.known(name).filter(inLength(s))
     if (known.length > 0) options.push(fc.constantFrom(...known))
-    const examples = examplesOf(s).filter((e): e is string => typeof e === "string").map((e) => confineAll(ctx, e) as string)
+    const examples = examplesOf(s).filter((e): e is string => typeof e === "string").map((e) =>
+      confineAll(ctx, e) as string
+    )
     if (examples.length > 0) options.push(fc.constantFrom(...examples))
     switch (s.format) {
       case "uuid":
         options.push(fc.uuid())
         break
       case "date-time":
-        options.push(fc.date({ min: new Date("2000-01-01"), max: new Date("2100-01-01"), noInvalidDate: true }).map((d) => d.toISOString()))
+        options.push(
+          fc.date({ min: new Date("2000-01-01"), max: new Date("2100-01-01"), noInvalidDate: true }).map((d) =>
+            d.toISOString()
+          )
+        )
         break
       case "email":
         options.push(fc.emailAddress().filter(inLength(s)))
@@ -172,8 +198,12 @@ export const valueArbitraries = (ctx: ValueContext) => {
   }
 
   const validNumber = (s: JsonSchema, integer: boolean): fc.Arbitrary<number> => {
-    const low = typeof s.exclusiveMinimum === "number" ? s.exclusiveMinimum + (integer ? 1 : Number.EPSILON) : (s.minimum ?? -1e6)
-    const high = typeof s.exclusiveMaximum === "number" ? s.exclusiveMaximum - (integer ? 1 : Number.EPSILON) : (s.maximum ?? 1e6)
+    const low = typeof s.exclusiveMinimum === "number"
+      ? s.exclusiveMinimum + (integer ? 1 : Number.EPSILON)
+      : (s.minimum ?? -1e6)
+    const high = typeof s.exclusiveMaximum === "number"
+      ? s.exclusiveMaximum - (integer ? 1 : Number.EPSILON)
+      : (s.maximum ?? 1e6)
     return integer
       ? fc.integer({ min: Math.ceil(low), max: Math.floor(high) })
       : fc.double({ min: low, max: high, noNaN: true, noDefaultInfinity: true })
@@ -183,25 +213,40 @@ export const valueArbitraries = (ctx: ValueContext) => {
   const validObject = (s: JsonSchema, depth: number): fc.Arbitrary<Record<string, unknown>> => {
     const properties: Record<string, JsonSchema> = s.properties ?? {}
     const required = new Set<string>(s.required ?? [])
-    const examples = examplesOf(s).filter((e): e is Record<string, unknown> => e !== null && typeof e === "object" && !Array.isArray(e))
+    const examples = examplesOf(s).filter((e): e is Record<string, unknown> =>
+      e !== null && typeof e === "object" && !Array.isArray(e)
+    )
     const property = (k: string, p: JsonSchema) => {
       const seen = examples.filter((e) => k in e).map((e) => confineAll(ctx, e[k]))
-      return seen.length === 0 ? value(p, k, depth + 1) : fc.oneof({ withCrossShrink: true }, fc.constantFrom(...seen), value(p, k, depth + 1))
+      return seen.length === 0
+        ? value(p, k, depth + 1)
+        : fc.oneof({ withCrossShrink: true }, fc.constantFrom(...seen), value(p, k, depth + 1))
     }
     const fixed = fc.record(
       Object.fromEntries(Object.entries(properties).map(([k, p]) => [k, property(k, p)])),
       { requiredKeys: Object.keys(properties).filter((k) => required.has(k)) }
     )
-    const open = s.additionalProperties !== undefined && s.additionalProperties !== false ? s.additionalProperties : Object.values(s.patternProperties ?? {})[0]
+    const open = s.additionalProperties !== undefined && s.additionalProperties !== false
+      ? s.additionalProperties
+      : Object.values(s.patternProperties ?? {})[0]
     if (open === undefined) return fixed as fc.Arbitrary<Record<string, unknown>>
-    const extra = fc.dictionary(fc.string({ minLength: 1, maxLength: 20 }), value(open === true ? {} : open, "", depth + 1), { maxKeys: 4 })
+    const extra = fc.dictionary(
+      fc.string({ minLength: 1, maxLength: 20 }),
+      value(open === true ? {} : open, "", depth + 1),
+      { maxKeys: 4 }
+    )
     return fc.tuple(extra, fixed).map(([e, f]) => ({ ...e, ...f }))
   }
 
   const validArray = (s: JsonSchema, name: string, depth: number): fc.Arbitrary<Array<unknown>> => {
-    if (Array.isArray(s.prefixItems)) return fc.tuple(...s.prefixItems.map((p: JsonSchema) => value(p, name, depth + 1)))
+    if (Array.isArray(s.prefixItems)) {
+      return fc.tuple(...s.prefixItems.map((p: JsonSchema) => value(p, name, depth + 1)))
+    }
     const min: number = s.minItems ?? 0
-    return fc.array(value(s.items ?? {}, name, depth + 1), { minLength: min, maxLength: Math.min(s.maxItems ?? Infinity, min + 4) })
+    return fc.array(value(s.items ?? {}, name, depth + 1), {
+      minLength: min,
+      maxLength: Math.min(s.maxItems ?? Infinity, min + 4)
+    })
   }
 
   /** A value the schema accepts. */
@@ -245,7 +290,13 @@ export const valueArbitraries = (ctx: ValueContext) => {
     const options: Array<fc.Arbitrary<unknown>> = []
     for (const t of typesOf(s)) {
       if (t === "string") {
-        const lengths = [0, s.minLength, s.minLength === undefined ? undefined : s.minLength - 1, s.maxLength, s.maxLength === undefined ? undefined : s.maxLength + 1]
+        const lengths = [
+          0,
+          s.minLength,
+          s.minLength === undefined ? undefined : s.minLength - 1,
+          s.maxLength,
+          s.maxLength === undefined ? undefined : s.maxLength + 1
+        ]
           .filter((n): n is number => typeof n === "number" && n >= 0)
         options.push(
           fc.constantFrom(...lengths).map((n) => "a".repeat(n)),
@@ -255,11 +306,15 @@ export const valueArbitraries = (ctx: ValueContext) => {
         )
       } else if (t === "integer" || t === "number") {
         const edges = [0, -1, 1, -0, 0.5, 2 ** 53, 2 ** 53 + 2, -(2 ** 53), Number.MAX_VALUE, Number.MIN_VALUE]
-        for (const b of [s.minimum, s.maximum, s.exclusiveMinimum, s.exclusiveMaximum]) if (typeof b === "number") edges.push(b, b - 1, b + 1)
+        for (const b of [s.minimum, s.maximum, s.exclusiveMinimum, s.exclusiveMaximum]) {
+          if (typeof b === "number") edges.push(b, b - 1, b + 1)
+        }
         options.push(fc.constantFrom(...edges))
       } else if (t === "array") {
         const item = depth >= MAX_DEPTH ? fc.constant(null) : valid(s.items ?? {}, name, depth + 1)
-        const counts = [0, s.minItems, s.maxItems, s.maxItems === undefined ? undefined : s.maxItems + 1].filter((n): n is number => typeof n === "number")
+        const counts = [0, s.minItems, s.maxItems, s.maxItems === undefined ? undefined : s.maxItems + 1].filter((
+          n
+        ): n is number => typeof n === "number")
         options.push(fc.constantFrom(...counts).chain((n) => fc.array(item, { minLength: n, maxLength: n })))
       } else if (t === "object") {
         options.push(fc.constant({}))
@@ -277,10 +332,20 @@ export const valueArbitraries = (ctx: ValueContext) => {
       return fc.oneof(
         hostileJson,
         // An unknown field (or a key that means something to a JavaScript object).
-        fc.tuple(base, fc.oneof(fc.constantFrom("__proto__", "constructor", "prototype", "", "unknownField"), hostileString), fc.jsonValue({ maxDepth: 1 }))
+        fc.tuple(
+          base,
+          fc.oneof(fc.constantFrom("__proto__", "constructor", "prototype", "", "unknownField"), hostileString),
+          fc.jsonValue({ maxDepth: 1 })
+        )
           .map(([o, k, v]) => ({ ...o, [k]: v })),
         // A field left out, required or not.
-        ...(keys.length === 0 ? [] : [fc.tuple(base, fc.constantFrom(...keys)).map(([o, k]) => Object.fromEntries(Object.entries(o).filter(([x]) => x !== k)))])
+        ...(keys.length === 0
+          ? []
+          : [
+            fc.tuple(base, fc.constantFrom(...keys)).map(([o, k]) =>
+              Object.fromEntries(Object.entries(o).filter(([x]) => x !== k))
+            )
+          ])
       )
     }
     if (!typesOf(s).includes("string") && branches(s) === undefined) return hostileJson
@@ -289,8 +354,14 @@ export const valueArbitraries = (ctx: ValueContext) => {
       {
         weight: 3,
         arbitrary: fc
-          .tuple(valid(s, name, depth), fc.constantFrom("\u0000", "\u0000", "\ud800", "\udc00", "\u001b", "\r\n"), fc.nat())
-          .map(([v, c, at]) => (typeof v === "string" ? v.slice(0, at % (v.length + 1)) + c + v.slice(at % (v.length + 1)) : c))
+          .tuple(
+            valid(s, name, depth),
+            fc.constantFrom("\u0000", "\u0000", "\ud800", "\udc00", "\u001b", "\r\n"),
+            fc.nat()
+          )
+          .map((
+            [v, c, at]
+          ) => (typeof v === "string" ? v.slice(0, at % (v.length + 1)) + c + v.slice(at % (v.length + 1)) : c))
       },
       { weight: 3, arbitrary: hostileString },
       { weight: 1, arbitrary: hostileJson }
@@ -302,11 +373,11 @@ export const valueArbitraries = (ctx: ValueContext) => {
     depth >= MAX_DEPTH
       ? valid(schema, name, depth)
       : fc.oneof(
-          { withCrossShrink: true },
-          { weight: 24, arbitrary: valid(schema, name, depth) },
-          { weight: 1, arbitrary: boundary(schema, name, depth) },
-          { weight: 2, arbitrary: hostile(schema, name, depth) }
-        )
+        { withCrossShrink: true },
+        { weight: 24, arbitrary: valid(schema, name, depth) },
+        { weight: 1, arbitrary: boundary(schema, name, depth) },
+        { weight: 2, arbitrary: hostile(schema, name, depth) }
+      )
 
   return {
     valid: (s: JsonSchema, name: string) => valid(s, name, 0),

@@ -26,7 +26,10 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 const E164 = /^\+[1-9]\d{6,14}$/
 
 /** A 1x1 PNG, served for every media URL. */
-const PNG = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==", "base64")
+const PNG = Buffer.from(
+  "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==",
+  "base64"
+)
 
 const startReceiver = async (): Promise<{ origin: string; close: () => Promise<void> }> => {
   const server: Server = createServer((req, res) => {
@@ -61,7 +64,7 @@ class Pools {
   private add(name: string, value: string) {
     if (value.length === 0 || value.length > 500) return
     let pool = this.pools.get(name)
-    if (pool === undefined) this.pools.set(name, (pool = new Set()))
+    if (pool === undefined) this.pools.set(name, pool = new Set())
     pool.add(value)
   }
 
@@ -123,7 +126,13 @@ class Pools {
 
 /** Every string value anywhere in a JSON value. */
 const strings = (value: unknown): Array<string> =>
-  typeof value === "string" ? [value] : Array.isArray(value) ? value.flatMap(strings) : value !== null && typeof value === "object" ? Object.values(value).flatMap(strings) : []
+  typeof value === "string"
+    ? [value]
+    : Array.isArray(value)
+    ? value.flatMap(strings)
+    : value !== null && typeof value === "object"
+    ? Object.values(value).flatMap(strings)
+    : []
 
 export const startWorld = async (): Promise<World> => {
   const dataDir = mkdtempSync(join(tmpdir(), "switchboard-fuzz-"))
@@ -131,7 +140,12 @@ export const startWorld = async (): Promise<World> => {
   const adminToken = `admin-${randomBytes(16).toString("hex")}`
   // A per-key limit no fuzz run reaches, so 429 never hides another answer; private addresses
   // allowed so media and webhook URLs reach the receiver (the suite never names an outside host).
-  const server = await startServer("node", { DATA_DIR: dataDir, ADMIN_TOKEN: adminToken, RATE_LIMIT_PER_MINUTE: "100000000", OUTBOUND_ALLOW_PRIVATE: "true" })
+  const server = await startServer("node", {
+    DATA_DIR: dataDir,
+    ADMIN_TOKEN: adminToken,
+    RATE_LIMIT_PER_MINUTE: "100000000",
+    OUTBOUND_ALLOW_PRIVATE: "true"
+  })
   const close = async () => {
     await server.stop()
     await receiver.close()
@@ -141,7 +155,10 @@ export const startWorld = async (): Promise<World> => {
     const call = async (path: string, token: string, method = "GET", body?: unknown) => {
       const res = await fetch(`${server.baseUrl}${path}`, {
         method,
-        headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+        headers: {
+          authorization: `Bearer ${token}`,
+          ...(body === undefined ? {} : { "content-type": "application/json" })
+        },
         ...(body === undefined ? {} : { body: JSON.stringify(body) })
       })
       // JSON, except a text answer such as GET /metrics (harvested as one string).
@@ -165,7 +182,8 @@ export const startWorld = async (): Promise<World> => {
         name,
         billing: { plan: "standard", trial: false, paymentMethod: true, identity: "verified", mobileVerified: true }
       })
-      const key = async (spec: Record<string, unknown>) => (await call(`/v1/admin/workspaces/${workspace.id}/keys`, adminToken, "POST", { kind: "test", ...spec })).key
+      const key = async (spec: Record<string, unknown>) =>
+        (await call(`/v1/admin/workspaces/${workspace.id}/keys`, adminToken, "POST", { kind: "test", ...spec })).key
       return { workspace, key }
     }
 
@@ -189,8 +207,18 @@ export const startWorld = async (): Promise<World> => {
       })
       await post("/v1/api/contacts", { firstName: `${text} second` })
       await post("/v1/api/webhooks", { url: `${receiver.origin}/${text}`, events: ["*"], label: `${text} label` })
-      await post("/v1/api/test-helpers/inbound-messages", { from: "+12025550143", to: number, body: `${text} inbound`, mediaUrls: [`${receiver.origin}/${text}.png`] })
-      await post("/v1/api/messages", { to: "+12025550143", from: number, body: `${text} outbound`, mediaUrls: [`${receiver.origin}/${text}.png`] })
+      await post("/v1/api/test-helpers/inbound-messages", {
+        from: "+12025550143",
+        to: number,
+        body: `${text} inbound`,
+        mediaUrls: [`${receiver.origin}/${text}.png`]
+      })
+      await post("/v1/api/messages", {
+        to: "+12025550143",
+        from: number,
+        body: `${text} outbound`,
+        mediaUrls: [`${receiver.origin}/${text}.png`]
+      })
     }
     await seed(otherKey.token, otherNumber, marker, (answer) => foreignAnswers.push(answer))
 
@@ -205,17 +233,33 @@ export const startWorld = async (): Promise<World> => {
     await call(`/v1/admin/keys/${revokedKey.id}`, adminToken, "DELETE")
     // A key the fuzzer may revoke; the keys it authenticates with stay out of the pools.
     pools.harvest(await fuzzed.key({ name: "sacrificial" }), "", "key")
-    for (const e164 of numbers) pools.harvest(await call(`/v1/admin/workspaces/${fuzzed.workspace.id}/numbers`, adminToken, "POST", { e164 }))
+    for (const e164 of numbers) {
+      pools.harvest(await call(`/v1/admin/workspaces/${fuzzed.workspace.id}/numbers`, adminToken, "POST", { e164 }))
+    }
     await seed(full.token, numbers[0]!, "fuzz", (answer) => pools.harvest(answer))
     // A sole proprietor's mock registration waiting for its PIN, so the PIN routes have one to check.
     await call("/v1/api/test-helpers/registry", full.token, "POST", { brand: "otp" })
     await call("/v1/api/messaging/registration", full.token, "POST", {
-      business: { entityType: "SOLE_PROPRIETOR", displayName: "Fuzz", firstName: "F", lastName: "Z", mobilePhone: "+12025550144", email: "f@example.org", vertical: "RETAIL", street: "1 St", city: "C", state: "CA", postalCode: "94105" }
+      business: {
+        entityType: "SOLE_PROPRIETOR",
+        displayName: "Fuzz",
+        firstName: "F",
+        lastName: "Z",
+        mobilePhone: "+12025550144",
+        email: "f@example.org",
+        vertical: "RETAIL",
+        street: "1 St",
+        city: "C",
+        state: "CA",
+        postalCode: "94105"
+      }
     })
     await call("/v1/api/messaging/refresh", full.token, "POST")
     // Every list the document has (a page of one where it pages), for more real ids and cursors.
     for (const op of document.operations) {
-      if (op.method !== "GET" || op.parameters.some((p) => p.in === "path" || p.required) || op.security.length === 0) continue
+      if (op.method !== "GET" || op.parameters.some((p) => p.in === "path" || p.required) || op.security.length === 0) {
+        continue
+      }
       // Not the operator's views: they list every workspace, so a value harvested there (the other
       // workspace's marker) echoed back by a create would read as a leak.
       if (op.security.includes(ADMIN_SCHEME)) continue
@@ -226,7 +270,11 @@ export const startWorld = async (): Promise<World> => {
 
     const foreign = [
       marker,
-      ...new Set(foreignAnswers.flatMap(strings).filter((s) => UUID.test(s) || s.startsWith("whsec_") || s.startsWith("svc_") || s.includes(marker)))
+      ...new Set(
+        foreignAnswers.flatMap(strings).filter((s) =>
+          UUID.test(s) || s.startsWith("whsec_") || s.startsWith("svc_") || s.includes(marker)
+        )
+      )
     ]
     const credentials: Credentials = { full: full.token, live, scoped, revoked: revokedKey.token, adminToken }
     return {

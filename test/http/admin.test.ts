@@ -5,8 +5,8 @@ import { AuditLog } from "../../core/audit/store.ts"
 import type { Charge } from "../../core/billing/ledger.ts"
 import { numberCharge, textingSetupCharge } from "../../core/billing/pricing.ts"
 import { LedgerStore } from "../../core/billing/store.ts"
-import { sendMail } from "../../core/mail/mailer.ts"
 import type { E164 } from "../../core/kernel/phone.ts"
+import { sendMail } from "../../core/mail/mailer.ts"
 import { ADMIN_TOKEN, makeTestApp } from "../support/app.ts"
 import { bearer, expectError, UUID } from "./helpers.ts"
 
@@ -55,7 +55,11 @@ describe("admin API disabled (no ADMIN_TOKEN)", () => {
   })
 
   it("answers 404 before validating a body", async () => {
-    const res = await app.fetch("/v1/admin/workspaces", { method: "POST", headers: bearer(ADMIN_TOKEN), json: { bogus: true } })
+    const res = await app.fetch("/v1/admin/workspaces", {
+      method: "POST",
+      headers: bearer(ADMIN_TOKEN),
+      json: { bogus: true }
+    })
     await expectError(res, 404, "not_found")
   })
 
@@ -73,7 +77,11 @@ describe("admin API", () => {
 
   it("answers 401 unauthenticated with a missing or wrong token on every route", async () => {
     for (const [method, path, json] of routes(app.workspaceId, someId)) {
-      for (const headers of [{}, bearer("wrong"), bearer(`${ADMIN_TOKEN}x`), bearer(app.testKey), { authorization: ADMIN_TOKEN }, { authorization: `Basic ${ADMIN_TOKEN}` }]) {
+      for (
+        const headers of [{}, bearer("wrong"), bearer(`${ADMIN_TOKEN}x`), bearer(app.testKey), {
+          authorization: ADMIN_TOKEN
+        }, { authorization: `Basic ${ADMIN_TOKEN}` }]
+      ) {
         const res = await app.fetch(`/v1/admin${path}`, { method, headers, ...(json === undefined ? {} : { json }) })
         await expectError(res, 401, "unauthenticated")
       }
@@ -106,12 +114,20 @@ describe("admin API", () => {
       })
       expect(res.status).toBe(201)
       const { workspace } = (await res.json()) as any
-      expect(workspace.billing).toEqual({ ...defaultBilling, trial: false, paymentMethod: true, ownerEmail: "owner@example.com" })
+      expect(workspace.billing).toEqual({
+        ...defaultBilling,
+        trial: false,
+        paymentMethod: true,
+        ownerEmail: "owner@example.com"
+      })
     })
 
     it("patches billing by merging fields, and the name", async () => {
       const { workspaceId } = await app.createWorkspace("Patchable")
-      const p1 = await app.admin(`/workspaces/${workspaceId}`, { method: "PATCH", json: { billing: { identity: "verified" } } })
+      const p1 = await app.admin(`/workspaces/${workspaceId}`, {
+        method: "PATCH",
+        json: { billing: { identity: "verified" } }
+      })
       expect(p1.status).toBe(200)
       expect(((await p1.json()) as any).workspace.billing).toMatchObject({ ...defaultBilling, identity: "verified" })
       const p2 = await app.admin(`/workspaces/${workspaceId}`, {
@@ -120,7 +136,12 @@ describe("admin API", () => {
       })
       const { workspace } = (await p2.json()) as any
       expect(workspace.name).toBe("Renamed")
-      expect(workspace.billing).toMatchObject({ ...defaultBilling, identity: "verified", plan: null, billedVia: "app_store" })
+      expect(workspace.billing).toMatchObject({
+        ...defaultBilling,
+        identity: "verified",
+        plan: null,
+        billedVia: "app_store"
+      })
       const get = await app.admin(`/workspaces/${workspaceId}`)
       expect(((await get.json()) as any).workspace).toEqual(workspace)
     })
@@ -144,16 +165,31 @@ describe("admin API", () => {
     it("answers 404 for an unknown or malformed workspace id", async () => {
       for (const id of [someId, "nope"]) {
         await expectError(await app.admin(`/workspaces/${id}`), 404, "not_found")
-        await expectError(await app.admin(`/workspaces/${id}`, { method: "PATCH", json: { name: "x" } }), 404, "not_found")
-        await expectError(await app.admin(`/workspaces/${id}/keys`, { method: "POST", json: { kind: "test" } }), 404, "not_found")
-        await expectError(await app.admin(`/workspaces/${id}/numbers`, { method: "POST", json: { e164: "+14155550198" } }), 404, "not_found")
+        await expectError(
+          await app.admin(`/workspaces/${id}`, { method: "PATCH", json: { name: "x" } }),
+          404,
+          "not_found"
+        )
+        await expectError(
+          await app.admin(`/workspaces/${id}/keys`, { method: "POST", json: { kind: "test" } }),
+          404,
+          "not_found"
+        )
+        await expectError(
+          await app.admin(`/workspaces/${id}/numbers`, { method: "POST", json: { e164: "+14155550198" } }),
+          404,
+          "not_found"
+        )
       }
     })
   })
 
   describe("keys", () => {
     it("creates a live key with every scope by default, showing the token once", async () => {
-      const res = await app.admin(`/workspaces/${app.workspaceId}/keys`, { method: "POST", json: { kind: "live", name: "CI" } })
+      const res = await app.admin(`/workspaces/${app.workspaceId}/keys`, {
+        method: "POST",
+        json: { kind: "live", name: "CI" }
+      })
       expect(res.status).toBe(201)
       const { key } = (await res.json()) as any
       expect(Object.keys(key).sort()).toEqual(["createdAt", "id", "kind", "name", "scopes", "token"])
@@ -200,7 +236,11 @@ describe("admin API", () => {
         [{ kind: "live", expires: "never" }, "expires"]
       ]
       for (const [json, field] of cases) {
-        const error = await expectError(await app.admin(`/workspaces/${app.workspaceId}/keys`, { method: "POST", json }), 400, "invalid_argument")
+        const error = await expectError(
+          await app.admin(`/workspaces/${app.workspaceId}/keys`, { method: "POST", json }),
+          400,
+          "invalid_argument"
+        )
         expect(error.message, JSON.stringify(json)).toContain(field)
       }
     })
@@ -221,7 +261,10 @@ describe("admin API", () => {
 
   describe("numbers", () => {
     it("seeds an active number answering 201 {number} with voiceMode app; a duplicate is 409", async () => {
-      const res = await app.admin(`/workspaces/${app.workspaceId}/numbers`, { method: "POST", json: { e164: "+14155550150" } })
+      const res = await app.admin(`/workspaces/${app.workspaceId}/numbers`, {
+        method: "POST",
+        json: { e164: "+14155550150" }
+      })
       expect(res.status).toBe(201)
       expect(await res.json()).toEqual({
         number: {
@@ -234,7 +277,10 @@ describe("admin API", () => {
           status: "active"
         }
       })
-      const dup = await app.admin(`/workspaces/${app.workspaceId}/numbers`, { method: "POST", json: { e164: "+14155550150" } })
+      const dup = await app.admin(`/workspaces/${app.workspaceId}/numbers`, {
+        method: "POST",
+        json: { e164: "+14155550150" }
+      })
       const error = await expectError(dup, 409, "failed_precondition")
       expect(error.message).toContain("+14155550150")
       // Taken by any workspace, not only this one.
@@ -247,10 +293,21 @@ describe("admin API", () => {
     })
 
     it("derives toll-free from the number and normalizes 10-digit input", async () => {
-      const tollFree = await app.admin(`/workspaces/${app.workspaceId}/numbers`, { method: "POST", json: { e164: "+18005550151", type: "local" } })
+      const tollFree = await app.admin(`/workspaces/${app.workspaceId}/numbers`, {
+        method: "POST",
+        json: { e164: "+18005550151", type: "local" }
+      })
       expect(tollFree.status).toBe(201)
-      expect(((await tollFree.json()) as any).number).toMatchObject({ e164: "+18005550151", type: "toll_free", voiceMode: "app", status: "active" })
-      const local = await app.admin(`/workspaces/${app.workspaceId}/numbers`, { method: "POST", json: { e164: "(415) 555-0152" } })
+      expect(((await tollFree.json()) as any).number).toMatchObject({
+        e164: "+18005550151",
+        type: "toll_free",
+        voiceMode: "app",
+        status: "active"
+      })
+      const local = await app.admin(`/workspaces/${app.workspaceId}/numbers`, {
+        method: "POST",
+        json: { e164: "(415) 555-0152" }
+      })
       expect(local.status).toBe(201)
       expect(((await local.json()) as any).number.e164).toBe("+14155550152")
     })
@@ -287,15 +344,33 @@ describe("admin API", () => {
       const e164 = "+14155550123" as E164
       const append = (charge: Charge) =>
         app.runtime.runPromise(Effect.flatMap(LedgerStore, (ledger) => ledger.append(workspaceId, [charge])))
-      const [bought] = await append(numberCharge({ e164, type: "local", localNumbers: 1 }, new Date("2024-06-19T00:00:00Z")))
+      const [bought] = await append(
+        numberCharge({ e164, type: "local", localNumbers: 1 }, new Date("2024-06-19T00:00:00Z"))
+      )
       await new Promise((r) => setTimeout(r, 3))
       const [setup] = await append(textingSetupCharge(e164))
       const res = await app.admin(`/workspaces/${workspaceId}/ledger`)
       expect(res.status).toBe(200)
       expect(await res.json()).toEqual({
         charges: [
-          { id: setup!.id, kind: "texting_setup", description: "Texting setup for +14155550123", amountCents: 2000, currency: "USD", numberE164: e164, createdAt: setup!.createdAt },
-          { id: bought!.id, kind: "local_number", description: "Local number +14155550123, prorated 12/30 days", amountCents: 200, currency: "USD", numberE164: e164, createdAt: bought!.createdAt }
+          {
+            id: setup!.id,
+            kind: "texting_setup",
+            description: "Texting setup for +14155550123",
+            amountCents: 2000,
+            currency: "USD",
+            numberE164: e164,
+            createdAt: setup!.createdAt
+          },
+          {
+            id: bought!.id,
+            kind: "local_number",
+            description: "Local number +14155550123, prorated 12/30 days",
+            amountCents: 200,
+            currency: "USD",
+            numberE164: e164,
+            createdAt: bought!.createdAt
+          }
         ]
       })
       expect(await (await app.admin(`/workspaces/${other.workspaceId}/ledger`)).json()).toEqual({ charges: [] })
@@ -305,8 +380,14 @@ describe("admin API", () => {
       const { workspaceId } = await app.createWorkspace("Audited")
       const other = await app.createWorkspace("Not audited")
       const append = (action: string, detail: unknown) =>
-        app.runtime.runPromise(Effect.flatMap(AuditLog, (log) => log.append(workspaceId, { actor: "api", action, detail })))
-      const filed = await append("registration.filed", { mock: false, business: { entityType: "PRIVATE_PROFIT" }, reasons: ["a", "b"] })
+        app.runtime.runPromise(
+          Effect.flatMap(AuditLog, (log) => log.append(workspaceId, { actor: "api", action, detail }))
+        )
+      const filed = await append("registration.filed", {
+        mock: false,
+        business: { entityType: "PRIVATE_PROFIT" },
+        reasons: ["a", "b"]
+      })
       await new Promise((r) => setTimeout(r, 3))
       const resent = await append("registration.otp_resent", null)
       const res = await app.admin(`/workspaces/${workspaceId}/audit-log`)
@@ -314,7 +395,13 @@ describe("admin API", () => {
       expect(await res.json()).toEqual({
         entries: [
           { id: resent.id, actor: "api", action: "registration.otp_resent", detail: null, createdAt: resent.createdAt },
-          { id: filed.id, actor: "api", action: "registration.filed", detail: { mock: false, business: { entityType: "PRIVATE_PROFIT" }, reasons: ["a", "b"] }, createdAt: filed.createdAt }
+          {
+            id: filed.id,
+            actor: "api",
+            action: "registration.filed",
+            detail: { mock: false, business: { entityType: "PRIVATE_PROFIT" }, reasons: ["a", "b"] },
+            createdAt: filed.createdAt
+          }
         ]
       })
       expect(filed.id).toMatch(UUID)
@@ -325,7 +412,9 @@ describe("admin API", () => {
       const { workspaceId } = await app.createWorkspace("Mailed")
       const other = await app.createWorkspace("Not mailed")
       const send = (subject: string) =>
-        app.runtime.runPromise(sendMail(workspaceId, { to: "owner@acme.example", subject, text: `${subject}\nline two ✓` }))
+        app.runtime.runPromise(
+          sendMail(workspaceId, { to: "owner@acme.example", subject, text: `${subject}\nline two ✓` })
+        )
       const first = await send("Receipt one")
       await new Promise((r) => setTimeout(r, 3))
       const second = await send("Receipt two")
@@ -334,7 +423,12 @@ describe("admin API", () => {
       expect(await res.json()).toEqual({
         mail: [second, first].map(({ workspaceId: _, ...view }) => view)
       })
-      expect(second).toMatchObject({ to: "owner@acme.example", subject: "Receipt two", text: "Receipt two\nline two ✓", id: expect.stringMatching(UUID) })
+      expect(second).toMatchObject({
+        to: "owner@acme.example",
+        subject: "Receipt two",
+        text: "Receipt two\nline two ✓",
+        id: expect.stringMatching(UUID)
+      })
       expect(await (await app.admin(`/workspaces/${other.workspaceId}/mail`)).json()).toEqual({ mail: [] })
     })
   })

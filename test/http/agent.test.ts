@@ -12,7 +12,7 @@ import { newActivity } from "../../core/conversations/model.ts"
 import { ConversationStore } from "../../core/conversations/store.ts"
 import type { makeTestApp } from "../support/app.ts"
 import { makeSqlTestApp } from "../support/sqlApp.ts"
-import { bearer, expectError, UUID, expectOk } from "./helpers.ts"
+import { bearer, expectError, expectOk, UUID } from "./helpers.ts"
 
 type App = Awaited<ReturnType<typeof makeTestApp>>
 
@@ -38,8 +38,10 @@ const call = (key: string, method: string, path: string, json?: unknown) =>
 const ok = expectOk
 const getAgent = async (key: string) => ok(await call(key, "GET", "/agent"))
 const patch = async (key: string, json: unknown) => ok(await call(key, "PATCH", "/agent", json))
-const numbers = async (key: string) => (await ok(await call(key, "GET", "/numbers"))).numbers as Array<Record<string, unknown>>
-const stored = (workspaceId: string) => app.runtime.runPromise(Effect.flatMap(AgentStore, (s) => s.get(workspaceId))).then(Option.getOrThrow)
+const numbers = async (key: string) =>
+  (await ok(await call(key, "GET", "/numbers"))).numbers as Array<Record<string, unknown>>
+const stored = (workspaceId: string) =>
+  app.runtime.runPromise(Effect.flatMap(AgentStore, (s) => s.get(workspaceId))).then(Option.getOrThrow)
 const enc = (e164: string) => encodeURIComponent(e164)
 
 const defaults = {
@@ -79,10 +81,24 @@ describe("GET, PATCH /agent and POST /agent/publish", () => {
     const { key } = await workspace()
     const { agent } = await patch(key, {})
     expect(agent.id).toMatch(UUID)
-    expect(Object.keys(agent)).toEqual(["id", ...Object.keys(defaults).slice(0, 6), "status", ...Object.keys(defaults).slice(7)])
+    expect(Object.keys(agent)).toEqual([
+      "id",
+      ...Object.keys(defaults).slice(0, 6),
+      "status",
+      ...Object.keys(defaults).slice(7)
+    ])
     expect(agent).toEqual({ id: agent.id, ...defaults })
-    const jobs = [{ name: "book", instructions: "Offer the next slot." }, { name: "quote", instructions: "Ask for the address." }]
-    const edited = await patch(key, { name: "Front desk", greeting: "Hello!", timezone: "America/New_York", businessHours: { monday: [{ start: "09:00", end: "12:00" }, { start: "12:00", end: "17:00" }] }, jobs })
+    const jobs = [{ name: "book", instructions: "Offer the next slot." }, {
+      name: "quote",
+      instructions: "Ask for the address."
+    }]
+    const edited = await patch(key, {
+      name: "Front desk",
+      greeting: "Hello!",
+      timezone: "America/New_York",
+      businessHours: { monday: [{ start: "09:00", end: "12:00" }, { start: "12:00", end: "17:00" }] },
+      jobs
+    })
     expect(edited.agent).toEqual({
       ...defaults,
       id: agent.id,
@@ -93,7 +109,13 @@ describe("GET, PATCH /agent and POST /agent/publish", () => {
       jobs
     })
     const again = await patch(key, { greeting: null, jobs: [jobs[1]], offHoursAction: "forward", enabled: false })
-    expect(again.agent).toEqual({ ...edited.agent, greeting: null, jobs: [jobs[1]], offHoursAction: "forward", enabled: false })
+    expect(again.agent).toEqual({
+      ...edited.agent,
+      greeting: null,
+      jobs: [jobs[1]],
+      offHoursAction: "forward",
+      enabled: false
+    })
     expect((await getAgent(key)).agent).toEqual(again.agent)
   })
 
@@ -131,11 +153,23 @@ describe("GET, PATCH /agent and POST /agent/publish", () => {
       [{ businessHours: { timezone: "Nowhere/City" } }, "businessHours.timezone: must be an IANA time zone"],
       [{ businessHours: { monday: [{ start: "9:00", end: "17:00" }] } }, "businessHours.monday.0.start"],
       [{ businessHours: { monday: [{ start: "09:00", end: "24:00" }] } }, "businessHours.monday.0.end"],
-      [{ businessHours: { monday: [{ start: "17:00", end: "09:00" }] } }, "businessHours.monday: 17:00-09:00: start must be before end"],
-      [{ businessHours: { monday: [{ start: "09:00", end: "09:00" }] } }, "businessHours.monday: 09:00-09:00: start must be before end"],
-      [{ businessHours: { friday: [{ start: "12:00", end: "18:00" }, { start: "09:00", end: "12:30" }] } }, "businessHours.friday: 09:00-12:30 and 12:00-18:00 overlap"],
+      [
+        { businessHours: { monday: [{ start: "17:00", end: "09:00" }] } },
+        "businessHours.monday: 17:00-09:00: start must be before end"
+      ],
+      [
+        { businessHours: { monday: [{ start: "09:00", end: "09:00" }] } },
+        "businessHours.monday: 09:00-09:00: start must be before end"
+      ],
+      [
+        { businessHours: { friday: [{ start: "12:00", end: "18:00" }, { start: "09:00", end: "12:30" }] } },
+        "businessHours.friday: 09:00-12:30 and 12:00-18:00 overlap"
+      ],
       [{ businessHours: { funday: [] } }, "businessHours.funday: unknown field"],
-      [{ businessHours: { monday: [{ start: "09:00", end: "17:00", lunch: true }] } }, "businessHours.monday.0.lunch: unknown field"],
+      [
+        { businessHours: { monday: [{ start: "09:00", end: "17:00", lunch: true }] } },
+        "businessHours.monday.0.lunch: unknown field"
+      ],
       [{ name: "" }, "name"],
       [{ name: "x".repeat(101) }, "name"],
       [{ greeting: "a\u0000b" }, "greeting: must not contain NUL characters"],
@@ -161,7 +195,15 @@ describe("GET, PATCH /agent and POST /agent/publish", () => {
     const thisMonth = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1, 0, 0, 1)).toISOString()
     const lastMonth = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 0, 23, 59, 59)).toISOString()
     const activity = (createdAt: string, call: Record<string, unknown>) =>
-      newActivity({ id: crypto.randomUUID(), workspaceId, conversationId: crypto.randomUUID(), type: "call", direction: "inbound", call, createdAt })
+      newActivity({
+        id: crypto.randomUUID(),
+        workspaceId,
+        conversationId: crypto.randomUUID(),
+        type: "call",
+        direction: "inbound",
+        call,
+        createdAt
+      })
     await app.runtime.runPromise(
       Effect.flatMap(ConversationStore, (s) =>
         Effect.forEach(
@@ -172,8 +214,7 @@ describe("GET, PATCH /agent and POST /agent/publish", () => {
             activity(lastMonth, { answeredBy: "agent", durationSeconds: 600 })
           ],
           (a) => s.insertActivity(a)
-        )
-      )
+        ))
     )
     expect((await getAgent(key)).creditUsage.usedMinutes).toBe(3)
   })
@@ -186,18 +227,25 @@ describe("POST /numbers/{e164}/connect and /disconnect", () => {
     await expectError(await call(key, "POST", `/numbers/${enc(other.e164)}/connect`), 404, "not_found")
     await expectError(await call(key, "POST", `/numbers/${enc("+16285550000")}/connect`), 404, "not_found")
     await expectError(await call(key, "POST", "/numbers/not-a-number/connect"), 400, "invalid_argument")
-    expect((await expectError(await call(key, "POST", `/numbers/${enc(e164)}/connect`), 409, "failed_precondition")).message).toBe("Create an agent first")
+    expect(
+      (await expectError(await call(key, "POST", `/numbers/${enc(e164)}/connect`), 409, "failed_precondition")).message
+    ).toBe("Create an agent first")
     const { agent } = await patch(key, {})
     expect(await ok(await call(key, "POST", `/numbers/${enc(e164)}/connect`))).toEqual({ ok: true, voiceMode: "agent" })
-    expect(await numbers(key)).toEqual([expect.objectContaining({ e164, voiceMode: "agent", agentId: agent.id, forwardTo: null })])
+    expect(await numbers(key)).toEqual([
+      expect.objectContaining({ e164, voiceMode: "agent", agentId: agent.id, forwardTo: null })
+    ])
     // the other workspace's number is untouched
-    expect(await numbers(other.key)).toEqual([expect.objectContaining({ e164: other.e164, voiceMode: "app", agentId: null })])
+    expect(await numbers(other.key)).toEqual([
+      expect.objectContaining({ e164: other.e164, voiceMode: "app", agentId: null })
+    ])
   })
 
   it("disconnect: app by default (no body), voicemail, or forward to forwardTo; each clears agentId", async () => {
     const { key, e164 } = await workspace()
     await patch(key, {})
-    const connect = async () => expect((await ok(await call(key, "POST", `/numbers/${enc(e164)}/connect`))).voiceMode).toBe("agent")
+    const connect = async () =>
+      expect((await ok(await call(key, "POST", `/numbers/${enc(e164)}/connect`))).voiceMode).toBe("agent")
     const disconnect = (json?: unknown) => call(key, "POST", `/numbers/${enc(e164)}/disconnect`, json)
     const routing = async () => {
       const [n] = await numbers(key)
@@ -211,7 +259,10 @@ describe("POST /numbers/{e164}/connect and /disconnect", () => {
     expect(await ok(await disconnect({ mode: "voicemail" }))).toEqual({ ok: true, voiceMode: "voicemail" })
     expect(await routing()).toEqual(["voicemail", null, null])
     await connect()
-    expect(await ok(await disconnect({ mode: "forward", forwardTo: "(415) 555-0199" }))).toEqual({ ok: true, voiceMode: "forward" })
+    expect(await ok(await disconnect({ mode: "forward", forwardTo: "(415) 555-0199" }))).toEqual({
+      ok: true,
+      voiceMode: "forward"
+    })
     expect(await routing()).toEqual(["forward", null, "+14155550199"])
     // connecting again keeps forwardTo, where an agent action `forward` sends calls
     await connect()
@@ -260,7 +311,8 @@ describe("the OpenAPI document", () => {
 describe("scope agent:manage", () => {
   it("every agent route is 403 without it, and works with it alone", async () => {
     const { workspaceId, e164 } = await workspace()
-    const without = (await app.createKey(workspaceId, { scopes: ["numbers:read", "numbers:manage", "calls:place"] })).token
+    const without =
+      (await app.createKey(workspaceId, { scopes: ["numbers:read", "numbers:manage", "calls:place"] })).token
     const only = (await app.createKey(workspaceId, { scopes: ["agent:manage"] })).token
     const routes: Array<[string, string, unknown?]> = [
       ["GET", "/agent"],
@@ -274,7 +326,9 @@ describe("scope agent:manage", () => {
       expect(error.message).toBe("This key lacks the scope agent:manage")
     }
     expect((await getAgent(only)).agent).toBeNull()
-    for (const [method, path, json] of routes) expect((await call(only, method, path, json)).status, `${method} ${path}`).toBe(200)
+    for (const [method, path, json] of routes) {
+      expect((await call(only, method, path, json)).status, `${method} ${path}`).toBe(200)
+    }
     expect((await getAgent(only)).agent).toMatchObject({ name: "x", status: "published" })
   })
 })

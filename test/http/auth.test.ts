@@ -35,19 +35,29 @@ describe("authentication", () => {
   })
 
   it("answers 401 on every contacts route, before validating the body or the id", async () => {
-    await expectError(await app.fetch("/v1/api/contacts", { method: "POST", json: { nope: 1 } }), 401, "unauthenticated")
+    await expectError(
+      await app.fetch("/v1/api/contacts", { method: "POST", json: { nope: 1 } }),
+      401,
+      "unauthenticated"
+    )
     await expectError(await app.fetch("/v1/api/contacts/not-a-uuid"), 401, "unauthenticated")
     await expectError(
       await app.fetch(`/v1/api/contacts/${crypto.randomUUID()}`, { method: "PATCH", json: { firstName: "x" } }),
       401,
       "unauthenticated"
     )
-    await expectError(await app.fetch(`/v1/api/contacts/${crypto.randomUUID()}`, { method: "DELETE" }), 401, "unauthenticated")
+    await expectError(
+      await app.fetch(`/v1/api/contacts/${crypto.randomUUID()}`, { method: "DELETE" }),
+      401,
+      "unauthenticated"
+    )
   })
 
   it("accepts the valid key, and the bearer scheme case-insensitively", async () => {
     expect((await app.fetch("/v1/api/contacts", { headers: bearer(app.testKey) })).status).toBe(200)
-    expect((await app.fetch("/v1/api/contacts", { headers: { authorization: `bearer ${app.testKey}` } })).status).toBe(200)
+    expect((await app.fetch("/v1/api/contacts", { headers: { authorization: `bearer ${app.testKey}` } })).status).toBe(
+      200
+    )
   })
 
   it("does not accept a key in the query string", async () => {
@@ -66,7 +76,11 @@ describe("authentication", () => {
     const revoke = await app.admin(`/keys/${key.id}`, { method: "DELETE" })
     expect(revoke.status).toBe(200)
     expect(await revoke.json()).toEqual({ revoked: true })
-    const error = await expectError(await app.fetch("/v1/api/contacts", { headers: bearer(key.token) }), 401, "unauthenticated")
+    const error = await expectError(
+      await app.fetch("/v1/api/contacts", { headers: bearer(key.token) }),
+      401,
+      "unauthenticated"
+    )
     expect(error.message).toBe("Missing, malformed, unknown or revoked API key")
     // Other keys of the workspace keep working.
     expect((await app.fetch("/v1/api/contacts", { headers: bearer(app.testKey) })).status).toBe(200)
@@ -97,7 +111,11 @@ describe("scopes", () => {
       [`/v1/api/contacts/${contactId}`, { method: "DELETE" }]
     ]
     for (const [path, init] of writes) {
-      const error = await expectError(await app.fetch(path, { ...init, headers: bearer(readOnly) }), 403, "permission_denied")
+      const error = await expectError(
+        await app.fetch(path, { ...init, headers: bearer(readOnly) }),
+        403,
+        "permission_denied"
+      )
       expect(error.message).toContain("contacts:write")
     }
     // Nothing changed.
@@ -107,7 +125,11 @@ describe("scopes", () => {
 
   it("answers 403 naming contacts:read to a key with only contacts:write", async () => {
     const writeOnly = (await app.createKey(app.workspaceId, { scopes: ["contacts:write"] })).token
-    const error = await expectError(await app.fetch("/v1/api/contacts", { headers: bearer(writeOnly) }), 403, "permission_denied")
+    const error = await expectError(
+      await app.fetch("/v1/api/contacts", { headers: bearer(writeOnly) }),
+      403,
+      "permission_denied"
+    )
     expect(error.message).toContain("contacts:read")
     const get = await app.fetch(`/v1/api/contacts/${contactId}`, { headers: bearer(writeOnly) })
     expect((await expectError(get, 403, "permission_denied")).message).toContain("contacts:read")
@@ -115,7 +137,11 @@ describe("scopes", () => {
 
   it("answers 403 to a key with unrelated scopes", async () => {
     const other = (await app.createKey(app.workspaceId, { scopes: ["webhooks:manage", "numbers:read"] })).token
-    const error = await expectError(await app.fetch("/v1/api/contacts", { headers: bearer(other) }), 403, "permission_denied")
+    const error = await expectError(
+      await app.fetch("/v1/api/contacts", { headers: bearer(other) }),
+      403,
+      "permission_denied"
+    )
     expect(error.message).toContain("contacts:read")
   })
 })
@@ -131,10 +157,18 @@ describe("workspace isolation", () => {
   it("answers 404 to another workspace's key for GET, PATCH and DELETE", async () => {
     const path = `/v1/api/contacts/${contactA.id}`
     const get = await expectError(await app.fetch(path, { headers: bearer(keyB) }), 404, "not_found")
-    await expectError(await app.fetch(path, { method: "PATCH", headers: bearer(keyB), json: { firstName: "Mallory" } }), 404, "not_found")
+    await expectError(
+      await app.fetch(path, { method: "PATCH", headers: bearer(keyB), json: { firstName: "Mallory" } }),
+      404,
+      "not_found"
+    )
     await expectError(await app.fetch(path, { method: "DELETE", headers: bearer(keyB) }), 404, "not_found")
     // The same answer as for an id that exists nowhere.
-    const unknown = await expectError(await app.fetch(`/v1/api/contacts/${crypto.randomUUID()}`, { headers: bearer(keyB) }), 404, "not_found")
+    const unknown = await expectError(
+      await app.fetch(`/v1/api/contacts/${crypto.randomUUID()}`, { headers: bearer(keyB) }),
+      404,
+      "not_found"
+    )
     expect(get.message).toBe(unknown.message)
     // A's contact is untouched.
     const res = await app.fetch(path, { headers: bearer(app.testKey) })
@@ -165,7 +199,11 @@ describe("workspace isolation", () => {
     for (const id of ["not-a-uuid", "123", `${contactA.id}x`, contactA.id.toUpperCase().replace(/-/g, ""), "%20"]) {
       const path = `/v1/api/contacts/${id}`
       await expectError(await app.fetch(path, { headers: bearer(app.testKey) }), 404, "not_found")
-      await expectError(await app.fetch(path, { method: "PATCH", headers: bearer(app.testKey), json: { firstName: "x" } }), 404, "not_found")
+      await expectError(
+        await app.fetch(path, { method: "PATCH", headers: bearer(app.testKey), json: { firstName: "x" } }),
+        404,
+        "not_found"
+      )
       await expectError(await app.fetch(path, { method: "DELETE", headers: bearer(app.testKey) }), 404, "not_found")
     }
   })

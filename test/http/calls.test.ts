@@ -110,11 +110,17 @@ const putAgent = async (token: string, cfg: AgentConfig, publish = true): Promis
 }
 
 /** A number's routing through `POST /numbers/{e164}/connect` (agent) or `/disconnect` (the other modes). */
-const route = async (e164: string, routing: { readonly voiceMode: WorkspaceNumber["voiceMode"]; readonly forwardTo?: string }, token = key) => {
-  const res =
-    routing.voiceMode === "agent"
-      ? await as(token)(`/numbers/${encodeURIComponent(e164)}/connect`, { method: "POST" })
-      : await as(token)(`/numbers/${encodeURIComponent(e164)}/disconnect`, { method: "POST", json: { mode: routing.voiceMode, ...(routing.forwardTo === undefined ? {} : { forwardTo: routing.forwardTo }) } })
+const route = async (
+  e164: string,
+  routing: { readonly voiceMode: WorkspaceNumber["voiceMode"]; readonly forwardTo?: string },
+  token = key
+) => {
+  const res = routing.voiceMode === "agent"
+    ? await as(token)(`/numbers/${encodeURIComponent(e164)}/connect`, { method: "POST" })
+    : await as(token)(`/numbers/${encodeURIComponent(e164)}/disconnect`, {
+      method: "POST",
+      json: { mode: routing.voiceMode, ...(routing.forwardTo === undefined ? {} : { forwardTo: routing.forwardTo }) }
+    })
   expect((await ok(res)).voiceMode).toBe(routing.voiceMode)
 }
 
@@ -131,7 +137,9 @@ beforeAll(async () => {
   await seedNumber(workspaceId, NUMBER)
   agentId = await putAgent(key, config())
   await route(NUMBER, { voiceMode: "agent" })
-  secret = (await ok(await call("/webhooks", { method: "POST", json: { url: receiver.url, events: ["*"] } }), 201)).webhook.secret
+  secret =
+    (await ok(await call("/webhooks", { method: "POST", json: { url: receiver.url, events: ["*"] } }), 201)).webhook
+      .secret
 })
 afterAll(async () => {
   await close()
@@ -176,8 +184,23 @@ const inboundCall = async (scenario: string, count: number, extra: Record<string
 }
 
 const CALL_FIELDS = [
-  "agentId", "answeredBy", "carrierCallId", "conversationId", "createdAt", "direction", "durationSeconds", "endedAt", "from", "id", "numberE164",
-  "recordingUrl", "status", "summary", "to", "transcript", "type"
+  "agentId",
+  "answeredBy",
+  "carrierCallId",
+  "conversationId",
+  "createdAt",
+  "direction",
+  "durationSeconds",
+  "endedAt",
+  "from",
+  "id",
+  "numberE164",
+  "recordingUrl",
+  "status",
+  "summary",
+  "to",
+  "transcript",
+  "type"
 ]
 
 // ------------------------------------------------------------------------------------ inbound
@@ -185,20 +208,67 @@ const CALL_FIELDS = [
 describe("inbound calls through POST /test-helpers/inbound-calls", () => {
   it("answered by the published agent: ringing, answered, completed, recording, transcript, summary, one carrierCallId; in GET /calls, searchable, recording served", async () => {
     const { call: c, carrierCallId, events, types } = await inboundCall("answered", 6, { durationSeconds: 90 })
-    expect(types).toEqual(["call.ringing", "call.answered", "call.completed", "call.recording.completed", "call.transcript.completed", "call.summary.completed"])
+    expect(types).toEqual([
+      "call.ringing",
+      "call.answered",
+      "call.completed",
+      "call.recording.completed",
+      "call.transcript.completed",
+      "call.summary.completed"
+    ])
     expect(carrierCallId).toMatch(/^sim_call_/)
     const [ringing, answered, completed, recording, transcript, summary] = events.map((e) => e.data)
-    expect(ringing).toEqual({ numberE164: NUMBER, from: CALLER, callerName: null, carrierCallId, direction: "inbound", routedBy: "number" })
-    expect(answered).toEqual({ answeredBy: "agent", direction: "inbound", numberE164: NUMBER, from: CALLER, carrierCallId, agentId })
-    const ref = { conversationId: c.conversationId, inboxId: expect.stringMatching(UUID), activityId: c.id, numberE164: NUMBER, carrierCallId }
+    expect(ringing).toEqual({
+      numberE164: NUMBER,
+      from: CALLER,
+      callerName: null,
+      carrierCallId,
+      direction: "inbound",
+      routedBy: "number"
+    })
+    expect(answered).toEqual({
+      answeredBy: "agent",
+      direction: "inbound",
+      numberE164: NUMBER,
+      from: CALLER,
+      carrierCallId,
+      agentId
+    })
+    const ref = {
+      conversationId: c.conversationId,
+      inboxId: expect.stringMatching(UUID),
+      activityId: c.id,
+      numberE164: NUMBER,
+      carrierCallId
+    }
     expect(completed).toEqual({ ...ref, answeredBy: "agent" })
     expect(recording).toEqual(ref)
     expect(transcript).toEqual(ref)
-    expect(summary).toEqual({ conversationId: c.conversationId, activityId: c.id, carrierCallId, summaryText: c.summary })
+    expect(summary).toEqual({
+      conversationId: c.conversationId,
+      activityId: c.id,
+      carrierCallId,
+      summaryText: c.summary
+    })
 
     expect(Object.keys(c).sort()).toEqual(CALL_FIELDS)
-    expect(c).toMatchObject({ type: "call", direction: "inbound", status: "completed", from: CALLER, to: NUMBER, numberE164: NUMBER, durationSeconds: 90, answeredBy: "agent", agentId, carrierCallId })
-    expect(c.transcript[0]).toEqual({ speaker: "agent", text: "Thanks for calling Luigi's, this is the assistant.", offsetSeconds: 0 })
+    expect(c).toMatchObject({
+      type: "call",
+      direction: "inbound",
+      status: "completed",
+      from: CALLER,
+      to: NUMBER,
+      numberE164: NUMBER,
+      durationSeconds: 90,
+      answeredBy: "agent",
+      agentId,
+      carrierCallId
+    })
+    expect(c.transcript[0]).toEqual({
+      speaker: "agent",
+      text: "Thanks for calling Luigi's, this is the assistant.",
+      offsetSeconds: 0
+    })
     expect(c.transcript.map((t: any) => t.speaker)).toEqual(["agent", "caller", "agent", "caller"])
     expect(new Date(c.endedAt).getTime() - new Date(c.createdAt).getTime()).toBe(90_000)
 
@@ -221,8 +291,18 @@ describe("inbound calls through POST /test-helpers/inbound-calls", () => {
     expect(thread.conversation.participants).toEqual([CALLER])
     expect(thread.conversation.unread).toBeGreaterThan(0)
     const activity = thread.activities.find((a: any) => a.id === c.id)
-    expect(activity).toMatchObject({ type: "call", direction: "inbound", callTranscript: c.transcript, call: { status: "completed", carrierCallId, answeredBy: "agent", agentId } })
-    expect(activity.media).toEqual([{ url: expect.stringContaining("/v1/media/"), contentType: "audio/wav", size: expect.any(Number), filename: "recording.wav" }])
+    expect(activity).toMatchObject({
+      type: "call",
+      direction: "inbound",
+      callTranscript: c.transcript,
+      call: { status: "completed", carrierCallId, answeredBy: "agent", agentId }
+    })
+    expect(activity.media).toEqual([{
+      url: expect.stringContaining("/v1/media/"),
+      contentType: "audio/wav",
+      size: expect.any(Number),
+      filename: "recording.wav"
+    }])
     const contacts = await ok(await call(`/contacts?q=${encodeURIComponent("4155550177")}`))
     expect(contacts.contacts).toHaveLength(1)
 
@@ -235,14 +315,33 @@ describe("inbound calls through POST /test-helpers/inbound-calls", () => {
     const { call: c, types, events } = await inboundCall("missed", 2)
     expect(types).toEqual(["call.ringing", "call.missed"])
     expect(events[1]!.data).not.toHaveProperty("answeredBy")
-    expect(c).toMatchObject({ type: "call", status: "missed", answeredBy: null, recordingUrl: null, transcript: null, summary: null, durationSeconds: 0 })
+    expect(c).toMatchObject({
+      type: "call",
+      status: "missed",
+      answeredBy: null,
+      recordingUrl: null,
+      transcript: null,
+      summary: null,
+      durationSeconds: 0
+    })
   })
 
   it("voicemail: ringing, missed, voicemail, transcript, summary; a voicemail with its audio", async () => {
     const { call: c, types, events } = await inboundCall("voicemail", 5)
-    expect(types).toEqual(["call.ringing", "call.missed", "call.voicemail.completed", "call.transcript.completed", "call.summary.completed"])
+    expect(types).toEqual([
+      "call.ringing",
+      "call.missed",
+      "call.voicemail.completed",
+      "call.transcript.completed",
+      "call.summary.completed"
+    ])
     expect(events[4]!.data).not.toHaveProperty("summaryText")
-    expect(c).toMatchObject({ type: "voicemail", status: "missed", answeredBy: null, recordingUrl: expect.stringContaining("/v1/media/") })
+    expect(c).toMatchObject({
+      type: "voicemail",
+      status: "missed",
+      answeredBy: null,
+      recordingUrl: expect.stringContaining("/v1/media/")
+    })
     expect(c.transcript.map((t: any) => t.speaker)).toEqual(["caller"])
     const found = await ok(await call("/messages/search?q=voicemail%20reservation"))
     expect(found.results.map((r: any) => [r.activityId, r.type])).toContainEqual([c.id, "voicemail"])
@@ -251,7 +350,14 @@ describe("inbound calls through POST /test-helpers/inbound-calls", () => {
   it("a call flow: flow.started and flow.completed before the answer, or flow.aborted then missed", async () => {
     const completed = await inboundCall("flow_completed", 8)
     expect(completed.types).toEqual([
-      "call.ringing", "call.flow.started", "call.flow.completed", "call.answered", "call.completed", "call.recording.completed", "call.transcript.completed", "call.summary.completed"
+      "call.ringing",
+      "call.flow.started",
+      "call.flow.completed",
+      "call.answered",
+      "call.completed",
+      "call.recording.completed",
+      "call.transcript.completed",
+      "call.summary.completed"
     ])
     expect(completed.events[0]!.data["routedBy"]).toBe("flow")
     expect(completed.events[2]!.data).toMatchObject({ terminal: "astra", numberE164: NUMBER, flowVersion: 1 })
@@ -265,7 +371,13 @@ describe("inbound calls through POST /test-helpers/inbound-calls", () => {
     try {
       const { call: c, types, events } = await inboundCall("answered", 3)
       expect(types).toEqual(["call.ringing", "call.forwarded", "call.completed"])
-      expect(events[1]!.data).toEqual({ forwardedTo: OUTSIDE, numberE164: NUMBER, from: CALLER, carrierCallId: c.carrierCallId, direction: "inbound" })
+      expect(events[1]!.data).toEqual({
+        forwardedTo: OUTSIDE,
+        numberE164: NUMBER,
+        from: CALLER,
+        carrierCallId: c.carrierCallId,
+        direction: "inbound"
+      })
       expect(events[2]!.data).not.toHaveProperty("answeredBy")
       expect(c).toMatchObject({ status: "completed", answeredBy: null, recordingUrl: null, transcript: null })
     } finally {
@@ -277,8 +389,22 @@ describe("inbound calls through POST /test-helpers/inbound-calls", () => {
     await route(NUMBER, { voiceMode: "app" })
     try {
       const { call: c, types, events } = await inboundCall("answered", 6)
-      expect(types).toEqual(["call.ringing", "call.answered", "call.completed", "call.recording.completed", "call.transcript.completed", "call.summary.completed"])
-      expect(events[1]!.data).toEqual({ answeredBy: "member", direction: "inbound", numberE164: NUMBER, from: CALLER, carrierCallId: c.carrierCallId, memberUid: "team" })
+      expect(types).toEqual([
+        "call.ringing",
+        "call.answered",
+        "call.completed",
+        "call.recording.completed",
+        "call.transcript.completed",
+        "call.summary.completed"
+      ])
+      expect(events[1]!.data).toEqual({
+        answeredBy: "member",
+        direction: "inbound",
+        numberE164: NUMBER,
+        from: CALLER,
+        carrierCallId: c.carrierCallId,
+        memberUid: "team"
+      })
       expect(events[2]!.data["answeredBy"]).toBe("member")
       expect(events[5]!.data).not.toHaveProperty("summaryText")
       expect(c).toMatchObject({ answeredBy: "member", agentId: null, status: "completed" })
@@ -292,13 +418,24 @@ describe("inbound calls through POST /test-helpers/inbound-calls", () => {
     await route(NUMBER, { voiceMode: "voicemail" })
     try {
       const { call: c, types } = await inboundCall("answered", 5)
-      expect(types).toEqual(["call.ringing", "call.missed", "call.voicemail.completed", "call.transcript.completed", "call.summary.completed"])
+      expect(types).toEqual([
+        "call.ringing",
+        "call.missed",
+        "call.voicemail.completed",
+        "call.transcript.completed",
+        "call.summary.completed"
+      ])
       expect(c.type).toBe("voicemail")
     } finally {
       await route(NUMBER, { voiceMode: "agent" })
     }
     // Open on no day at all: always off hours, so the agent's offHoursAction (voicemail) applies.
-    await putAgent(key, config({ businessHours: { monday: [], tuesday: [], wednesday: [], thursday: [], friday: [], saturday: [], sunday: [] } }))
+    await putAgent(
+      key,
+      config({
+        businessHours: { monday: [], tuesday: [], wednesday: [], thursday: [], friday: [], saturday: [], sunday: [] }
+      })
+    )
     try {
       const { call: c } = await inboundCall("answered", 5)
       expect(c).toMatchObject({ type: "voicemail", agentId: null })
@@ -309,13 +446,28 @@ describe("inbound calls through POST /test-helpers/inbound-calls", () => {
 
   it("refusals: a live key 403, a number of another workspace or none 404, a bad scenario or field 400", async () => {
     const live = await app.createKey(workspaceId, { kind: "live" })
-    await expectError(await as(live.token)("/test-helpers/inbound-calls", { method: "POST", json: { from: CALLER, to: NUMBER, scenario: "answered" } }), 403, "permission_denied")
+    await expectError(
+      await as(live.token)("/test-helpers/inbound-calls", {
+        method: "POST",
+        json: { from: CALLER, to: NUMBER, scenario: "answered" }
+      }),
+      403,
+      "permission_denied"
+    )
     const other = await app.createWorkspace("Other calls workspace")
-    await expectError(await as(other.key)("/test-helpers/inbound-calls", { method: "POST", json: { from: CALLER, to: NUMBER, scenario: "answered" } }), 404, "not_found")
+    await expectError(
+      await as(other.key)("/test-helpers/inbound-calls", {
+        method: "POST",
+        json: { from: CALLER, to: NUMBER, scenario: "answered" }
+      }),
+      404,
+      "not_found"
+    )
     await expectError(await inbound("answered", { to: "+14155550999" }), 404, "not_found")
     await expectError(await inbound("hung_up"), 400, "invalid_argument")
     await expectError(await inbound("answered", { durationSeconds: 0 }), 400, "invalid_argument")
-    expect((await expectError(await inbound("answered", { colour: "red" }), 400, "invalid_argument")).message).toContain("colour")
+    expect((await expectError(await inbound("answered", { colour: "red" }), 400, "invalid_argument")).message)
+      .toContain("colour")
     await expectError(await inbound("answered", { from: "not a phone" }), 400, "invalid_argument")
     // The other workspace sees none of these calls.
     expect((await ok(await as(other.key)("/calls"))).calls).toEqual([])
@@ -328,27 +480,77 @@ describe("a withheld caller (inbound-calls `from` null)", () => {
   it("answered by the agent, then a voicemail: every event and call says from null; both in the number's one withheld thread, with no contact; texting it is 409", async () => {
     const contactsBefore = (await ok(await call("/contacts?limit=200"))).contacts.length
     const answered = await inboundCall("answered", 6, { from: null })
-    expect(answered.types).toEqual(["call.ringing", "call.answered", "call.completed", "call.recording.completed", "call.transcript.completed", "call.summary.completed"])
+    expect(answered.types).toEqual([
+      "call.ringing",
+      "call.answered",
+      "call.completed",
+      "call.recording.completed",
+      "call.transcript.completed",
+      "call.summary.completed"
+    ])
     const carrierCallId = answered.carrierCallId
-    expect(answered.events[0]!.data).toEqual({ numberE164: NUMBER, from: null, callerName: null, carrierCallId, direction: "inbound", routedBy: "number" })
-    expect(answered.events[1]!.data).toEqual({ answeredBy: "agent", direction: "inbound", numberE164: NUMBER, from: null, carrierCallId, agentId })
-    expect(answered.events[2]!.data).toMatchObject({ conversationId: answered.call.conversationId, activityId: answered.call.id, answeredBy: "agent" })
-    expect(answered.call).toMatchObject({ type: "call", status: "completed", from: null, to: NUMBER, answeredBy: "agent", agentId })
+    expect(answered.events[0]!.data).toEqual({
+      numberE164: NUMBER,
+      from: null,
+      callerName: null,
+      carrierCallId,
+      direction: "inbound",
+      routedBy: "number"
+    })
+    expect(answered.events[1]!.data).toEqual({
+      answeredBy: "agent",
+      direction: "inbound",
+      numberE164: NUMBER,
+      from: null,
+      carrierCallId,
+      agentId
+    })
+    expect(answered.events[2]!.data).toMatchObject({
+      conversationId: answered.call.conversationId,
+      activityId: answered.call.id,
+      answeredBy: "agent"
+    })
+    expect(answered.call).toMatchObject({
+      type: "call",
+      status: "completed",
+      from: null,
+      to: NUMBER,
+      answeredBy: "agent",
+      agentId
+    })
 
     const voicemail = await inboundCall("voicemail", 5, { from: null })
-    expect(voicemail.types).toEqual(["call.ringing", "call.missed", "call.voicemail.completed", "call.transcript.completed", "call.summary.completed"])
+    expect(voicemail.types).toEqual([
+      "call.ringing",
+      "call.missed",
+      "call.voicemail.completed",
+      "call.transcript.completed",
+      "call.summary.completed"
+    ])
     expect(voicemail.events[0]!.data["from"]).toBeNull()
     expect(voicemail.call).toMatchObject({ type: "voicemail", status: "missed", from: null, to: NUMBER })
     expect(voicemail.call.conversationId).toBe(answered.call.conversationId)
 
     // GET /calls lists both with from null.
     const { calls } = await ok(await call("/calls?limit=200"))
-    for (const c of [answered.call, voicemail.call]) expect(calls.find((x: any) => x.id === c.id)).toMatchObject({ from: null, to: NUMBER, conversationId: c.conversationId })
+    for (const c of [answered.call, voicemail.call]) {
+      expect(calls.find((x: any) => x.id === c.id)).toMatchObject({
+        from: null,
+        to: NUMBER,
+        conversationId: c.conversationId
+      })
+    }
 
     // The thread: listed, named, no participants and no contact; the activities' call objects say from null.
     const id = answered.call.conversationId
     const listed = (await ok(await call("/conversations?limit=100"))).conversations.find((t: any) => t.id === id)
-    expect(listed).toMatchObject({ numberE164: NUMBER, participants: [], contactName: "Withheld caller", unread: 2, preview: "Voicemail" })
+    expect(listed).toMatchObject({
+      numberE164: NUMBER,
+      participants: [],
+      contactName: "Withheld caller",
+      unread: 2,
+      preview: "Voicemail"
+    })
     const thread = await ok(await call(`/conversations/${id}`))
     expect(thread.activities.map((a: any) => [a.id, a.type, a.call.from, a.call.to])).toEqual([
       [answered.call.id, "call", null, NUMBER],
@@ -356,11 +558,19 @@ describe("a withheld caller (inbound-calls `from` null)", () => {
     ])
     expect((await ok(await call("/contacts?limit=200"))).contacts).toHaveLength(contactsBefore)
     const found = await ok(await call("/messages/search?q=voicemail%20reservation&limit=100"))
-    expect(found.results.find((r: any) => r.activityId === voicemail.call.id)).toMatchObject({ conversationId: id, participants: [], numberE164: NUMBER })
+    expect(found.results.find((r: any) => r.activityId === voicemail.call.id)).toMatchObject({
+      conversationId: id,
+      participants: [],
+      numberE164: NUMBER
+    })
 
     // Nobody to text: a clear 409, nothing stored, no event.
     const events = await deliveriesOf(0, async () => {
-      const refused = await expectError(await call("/messages", { method: "POST", json: { conversationId: id, body: "Sorry we missed you" } }), 409, "failed_precondition")
+      const refused = await expectError(
+        await call("/messages", { method: "POST", json: { conversationId: id, body: "Sorry we missed you" } }),
+        409,
+        "failed_precondition"
+      )
       expect(refused.message).toContain("conversationId: this conversation is with withheld callers")
     })
     expect(events).toEqual([])
@@ -369,7 +579,9 @@ describe("a withheld caller (inbound-calls `from` null)", () => {
 
   it("a number calling itself is a 400 naming from, however it is written", async () => {
     for (const from of [NUMBER, "(415) 555-0160"]) {
-      expect((await expectError(await inbound("answered", { from }), 400, "invalid_argument")).message).toBe("from: must not be the number called (to)")
+      expect((await expectError(await inbound("answered", { from }), 400, "invalid_argument")).message).toBe(
+        "from: must not be the number called (to)"
+      )
     }
   })
 })
@@ -383,20 +595,34 @@ describe("routing rules", () => {
     await putAgent(ws.key, cfg)
     await route(e164, { voiceMode: "agent" }, ws.key)
     const ring = async () =>
-      (await ok(await as(ws.key)("/test-helpers/inbound-calls", { method: "POST", json: { from: CALLER, to: e164, scenario: "answered" } }), 201)).call
+      (await ok(
+        await as(ws.key)("/test-helpers/inbound-calls", {
+          method: "POST",
+          json: { from: CALLER, to: e164, scenario: "answered" }
+        }),
+        201
+      )).call
     return { ...ws, ring }
   }
 
   it("an agent action forward goes to the number's forwardTo; a number without one takes a voicemail", async () => {
     const e164 = "+14155550163"
     const ws = await workspaceWith(e164, config({ inHoursAction: "forward" }))
-    expect(await ws.ring()).toMatchObject({ type: "voicemail", status: "missed", answeredBy: null, agentId: null, recordingUrl: expect.any(String) })
+    expect(await ws.ring()).toMatchObject({
+      type: "voicemail",
+      status: "missed",
+      answeredBy: null,
+      agentId: null,
+      recordingUrl: expect.any(String)
+    })
     // A forwardTo set while forwarding is kept by connect: the agent's forward now reaches it.
     await route(e164, { voiceMode: "forward", forwardTo: OUTSIDE }, ws.key)
     await route(e164, { voiceMode: "agent" }, ws.key)
     const forwarded = await ws.ring()
     expect(forwarded).toMatchObject({ type: "call", status: "completed", answeredBy: null, recordingUrl: null })
-    const activity = (await ok(await as(ws.key)(`/conversations/${forwarded.conversationId}`))).activities.find((a: any) => a.id === forwarded.id)
+    const activity = (await ok(await as(ws.key)(`/conversations/${forwarded.conversationId}`))).activities.find((
+      a: any
+    ) => a.id === forwarded.id)
     expect(activity.call.forwardedTo).toBe(OUTSIDE)
   })
 
@@ -405,14 +631,22 @@ describe("routing rules", () => {
     // where now is between 02:00 and 22:00, so the range stays in the day); in the other it is then
     // 12 hours off, closed.
     const utcMinute = Math.floor(Date.now() / 60_000) % 1440
-    const zones = [{ zone: "Etc/GMT-6", minute: (utcMinute + 360) % 1440 }, { zone: "Etc/GMT+6", minute: (utcMinute + 1080) % 1440 }]
+    const zones = [{ zone: "Etc/GMT-6", minute: (utcMinute + 360) % 1440 }, {
+      zone: "Etc/GMT+6",
+      minute: (utcMinute + 1080) % 1440
+    }]
     const hoursZone = zones.find((z) => z.minute >= 120 && z.minute <= 1320)!
     const agentZone = zones.find((z) => z !== hoursZone)!
     const hhmm = (m: number) => `${String(Math.floor(m / 60)).padStart(2, "0")}:${String(m % 60).padStart(2, "0")}`
-    const week = Object.fromEntries(weekdays.map((d) => [d, [{ start: hhmm(hoursZone.minute - 60), end: hhmm(hoursZone.minute + 60) }]]))
+    const week = Object.fromEntries(
+      weekdays.map((d) => [d, [{ start: hhmm(hoursZone.minute - 60), end: hhmm(hoursZone.minute + 60) }]])
+    )
 
     const e164 = "+14155550164"
-    const ws = await workspaceWith(e164, config({ timezone: agentZone.zone, businessHours: { timezone: hoursZone.zone, ...week } }))
+    const ws = await workspaceWith(
+      e164,
+      config({ timezone: agentZone.zone, businessHours: { timezone: hoursZone.zone, ...week } })
+    )
     expect(await ws.ring()).toMatchObject({ type: "call", answeredBy: "agent" })
     // The same hours without their own zone are read in the agent's: off hours, voicemail.
     await putAgent(ws.key, config({ timezone: agentZone.zone, businessHours: week }))
@@ -436,7 +670,9 @@ describe("GET /calls", () => {
     await expectError(await call("/calls?limit=0"), 400, "invalid_argument")
     await expectError(await call("/calls?limit=201"), 400, "invalid_argument")
     const narrow = await app.createKey(workspaceId, { scopes: ["calls:place"] })
-    expect((await expectError(await as(narrow.token)("/calls"), 403, "permission_denied")).message).toContain("conversations:read")
+    expect((await expectError(await as(narrow.token)("/calls"), 403, "permission_denied")).message).toContain(
+      "conversations:read"
+    )
   })
 })
 
@@ -446,23 +682,56 @@ describe("POST /calls", () => {
   it("a test key: simulated, answered by the callee with the agent, events completed, recording, transcript (no answered); Idempotency-Key replays", async () => {
     let body: any
     const events = await deliveriesOf(3, async () => {
-      body = await ok(await call("/calls", { method: "POST", headers: { "idempotency-key": "call-1" }, json: { to: "+1 415 555 0199", job: "Confirm bookings" } }), 201)
+      body = await ok(
+        await call("/calls", {
+          method: "POST",
+          headers: { "idempotency-key": "call-1" },
+          json: { to: "+1 415 555 0199", job: "Confirm bookings" }
+        }),
+        201
+      )
     })
-    expect(events.map((e) => e.type)).toEqual(["call.completed", "call.recording.completed", "call.transcript.completed"])
+    expect(events.map((e) => e.type)).toEqual([
+      "call.completed",
+      "call.recording.completed",
+      "call.transcript.completed"
+    ])
     const c = body.call
     expect(body).toEqual({ call: expect.any(Object), conversationId: c.conversationId, simulated: true })
-    expect(c).toMatchObject({ type: "call", direction: "outbound", status: "completed", from: NUMBER, to: "+14155550199", numberE164: NUMBER, answeredBy: "agent", agentId, durationSeconds: 45 })
+    expect(c).toMatchObject({
+      type: "call",
+      direction: "outbound",
+      status: "completed",
+      from: NUMBER,
+      to: "+14155550199",
+      numberE164: NUMBER,
+      answeredBy: "agent",
+      agentId,
+      durationSeconds: 45
+    })
     expect(c.transcript.map((t: any) => t.speaker)).toEqual(["agent", "callee", "agent", "callee"])
     expect(c.summary).toContain("Confirm bookings")
-    for (const e of events) expect(e.data).toMatchObject({ carrierCallId: c.carrierCallId, conversationId: c.conversationId, activityId: c.id, numberE164: NUMBER })
+    for (const e of events) {
+      expect(e.data).toMatchObject({
+        carrierCallId: c.carrierCallId,
+        conversationId: c.conversationId,
+        activityId: c.id,
+        numberE164: NUMBER
+      })
+    }
     expect(events[0]!.data["answeredBy"]).toBe("agent")
 
     // The same key replays the answer and sends nothing more.
-    const replay = await call("/calls", { method: "POST", headers: { "idempotency-key": "call-1" }, json: { to: "+1 415 555 0199", job: "Confirm bookings" } })
+    const replay = await call("/calls", {
+      method: "POST",
+      headers: { "idempotency-key": "call-1" },
+      json: { to: "+1 415 555 0199", job: "Confirm bookings" }
+    })
     expect(replay.headers.get("idempotency-replayed")).toBe("true")
     expect(await ok(replay, 201)).toEqual(body)
     await new Promise((r) => setTimeout(r, 150))
-    expect((await ok(await call("/calls?limit=200"))).calls.filter((x: any) => x.direction === "outbound")).toHaveLength(1)
+    expect((await ok(await call("/calls?limit=200"))).calls.filter((x: any) => x.direction === "outbound"))
+      .toHaveLength(1)
   })
 
   it("a test key's call uses none of the agent's minutes; a call to a premium-rate number or to the workspace's own number is 400", async () => {
@@ -470,26 +739,64 @@ describe("POST /calls", () => {
     await ok(await call("/calls", { method: "POST", json: { to: "+14155550197" } }), 201)
     expect((await ok(await call("/agent"))).creditUsage.usedMinutes).toBe(before)
     for (const to of ["+19005550123", "(976) 555-0123"]) {
-      expect((await expectError(await call("/calls", { method: "POST", json: { to } }), 400, "invalid_argument")).message).toContain("to: premium-rate numbers")
+      expect(
+        (await expectError(await call("/calls", { method: "POST", json: { to } }), 400, "invalid_argument")).message
+      ).toContain("to: premium-rate numbers")
     }
-    expect((await expectError(await call("/calls", { method: "POST", json: { to: NUMBER } }), 400, "invalid_argument")).message).toBe("to: is one of this workspace's own numbers")
+    expect(
+      (await expectError(await call("/calls", { method: "POST", json: { to: NUMBER } }), 400, "invalid_argument"))
+        .message
+    ).toBe("to: is one of this workspace's own numbers")
   })
 
   it("a live key dials the simulated voice carrier: not `simulated`, from the number named", async () => {
     const live = await app.createKey(workspaceId, { kind: "live" })
-    const body = await ok(await as(live.token)("/calls", { method: "POST", json: { to: "+14155550198", from: NUMBER, instructions: "Ask about the party of six." } }), 201)
+    const body = await ok(
+      await as(live.token)("/calls", {
+        method: "POST",
+        json: { to: "+14155550198", from: NUMBER, instructions: "Ask about the party of six." }
+      }),
+      201
+    )
     expect(body).not.toHaveProperty("simulated")
-    expect(body.call).toMatchObject({ direction: "outbound", status: "completed", carrierCallId: expect.stringMatching(/^sim_call_/), recordingUrl: expect.any(String) })
+    expect(body.call).toMatchObject({
+      direction: "outbound",
+      status: "completed",
+      carrierCallId: expect.stringMatching(/^sim_call_/),
+      recordingUrl: expect.any(String)
+    })
     expect(body.call.summary).toContain("party of six")
   })
 
   it("refusals: 403 without calls:place, 400 bad to, unknown job or field, 404 a from not in the workspace, 409 no published agent or no active number", async () => {
     const narrow = await app.createKey(workspaceId, { scopes: ["conversations:read"] })
-    expect((await expectError(await as(narrow.token)("/calls", { method: "POST", json: { to: CALLER } }), 403, "permission_denied")).message).toContain("calls:place")
+    expect(
+      (await expectError(
+        await as(narrow.token)("/calls", { method: "POST", json: { to: CALLER } }),
+        403,
+        "permission_denied"
+      )).message
+    ).toContain("calls:place")
     await expectError(await call("/calls", { method: "POST", json: { to: "12" } }), 400, "invalid_argument")
-    expect((await expectError(await call("/calls", { method: "POST", json: { to: CALLER, job: "Sell timeshares" } }), 400, "invalid_argument")).message).toContain("job")
-    expect((await expectError(await call("/calls", { method: "POST", json: { to: CALLER, colour: "red" } }), 400, "invalid_argument")).message).toContain("colour")
-    await expectError(await call("/calls", { method: "POST", json: { to: CALLER, from: "+14155550111" } }), 404, "not_found")
+    expect(
+      (await expectError(
+        await call("/calls", { method: "POST", json: { to: CALLER, job: "Sell timeshares" } }),
+        400,
+        "invalid_argument"
+      )).message
+    ).toContain("job")
+    expect(
+      (await expectError(
+        await call("/calls", { method: "POST", json: { to: CALLER, colour: "red" } }),
+        400,
+        "invalid_argument"
+      )).message
+    ).toContain("colour")
+    await expectError(
+      await call("/calls", { method: "POST", json: { to: CALLER, from: "+14155550111" } }),
+      404,
+      "not_found"
+    )
 
     // No agent, a draft never published, a disabled one: 409.
     const other = await app.createWorkspace("No agent")
@@ -504,7 +811,13 @@ describe("POST /calls", () => {
     // A published agent but no number.
     const bare = await app.createWorkspace("No number")
     await putAgent(bare.key, config())
-    expect((await expectError(await as(bare.key)("/calls", { method: "POST", json: { to: CALLER } }), 409, "failed_precondition")).message).toContain("no active phone number")
+    expect(
+      (await expectError(
+        await as(bare.key)("/calls", { method: "POST", json: { to: CALLER } }),
+        409,
+        "failed_precondition"
+      )).message
+    ).toContain("no active phone number")
   })
 
   it("an unpublished agent answers no inbound call: the number rings the team", async () => {
@@ -512,7 +825,13 @@ describe("POST /calls", () => {
     await seedNumber(ws.workspaceId, "+14155550162")
     await putAgent(ws.key, config(), false)
     await route("+14155550162", { voiceMode: "agent" }, ws.key)
-    const body = await ok(await as(ws.key)("/test-helpers/inbound-calls", { method: "POST", json: { from: CALLER, to: "+14155550162", scenario: "answered" } }), 201)
+    const body = await ok(
+      await as(ws.key)("/test-helpers/inbound-calls", {
+        method: "POST",
+        json: { from: CALLER, to: "+14155550162", scenario: "answered" }
+      }),
+      201
+    )
     expect(body.call).toMatchObject({ answeredBy: "member", agentId: null })
   })
 })

@@ -65,7 +65,8 @@ const routes = (): Array<Route> => {
     onEndpoint: ({ endpoint, mergedAnnotations }) => {
       const tool = Context.getOption(mergedAnnotations, Capability)
       if (Option.isNone(tool)) return
-      const of = (schema: Option.Option<{ readonly ast: AST.AST }>): Array<string> => Option.match(schema, { onNone: () => [], onSome: (s) => fields(s.ast) })
+      const of = (schema: Option.Option<{ readonly ast: AST.AST }>): Array<string> =>
+        Option.match(schema, { onNone: () => [], onSome: (s) => fields(s.ast) })
       found.push({
         tool: tool.value,
         parameters: [...of(endpoint.pathSchema), ...of(endpoint.urlParamsSchema), ...of(endpoint.payloadSchema)].sort(),
@@ -90,23 +91,50 @@ describe("the capability table and the REST API", () => {
   it("the check fails on an untied endpoint, an unknown tool, a tool tied twice and a tool tied to nothing", () => {
     const endpoints = apiEndpoints()
     const untied = endpoints.map((e) => (e.tool === "contacts_get" ? { ...e, tool: undefined } : e))
-    expect(problems(untied, names)).toEqual(["GET /v1/api/contacts/:id offers no tool", "contacts_get is tied to no endpoint"])
+    expect(problems(untied, names)).toEqual([
+      "GET /v1/api/contacts/:id offers no tool",
+      "contacts_get is tied to no endpoint"
+    ])
     const unknown = endpoints.map((e) => (e.tool === "contacts_get" ? { ...e, tool: "contacts_fetch" } : e))
-    expect(problems(unknown, names)).toEqual(["GET /v1/api/contacts/:id names contacts_fetch, not in the table", "contacts_get is tied to no endpoint"])
+    expect(problems(unknown, names)).toEqual([
+      "GET /v1/api/contacts/:id names contacts_fetch, not in the table",
+      "contacts_get is tied to no endpoint"
+    ])
     const twice = endpoints.map((e) => (e.tool === "contacts_get" ? { ...e, tool: "contacts_list" } : e))
-    expect(problems(twice, names)).toEqual(["contacts_list is tied to 2 endpoints", "contacts_get is tied to no endpoint"])
-    const helper = endpoints.map((e) => (e.group === "testHelpers" && e.name === "otp" ? { ...e, tool: "messaging_status" } : e))
-    expect(problems(helper, names)).toContain("GET /v1/api/test-helpers/otp is not a public capability but names messaging_status")
+    expect(problems(twice, names)).toEqual([
+      "contacts_list is tied to 2 endpoints",
+      "contacts_get is tied to no endpoint"
+    ])
+    const helper = endpoints.map((
+      e
+    ) => (e.group === "testHelpers" && e.name === "otp" ? { ...e, tool: "messaging_status" } : e))
+    expect(problems(helper, names)).toContain(
+      "GET /v1/api/test-helpers/otp is not a public capability but names messaging_status"
+    )
   })
 
   it("lists the endpoint of each tool by method and path", () => {
-    expect(capabilityEndpoints()).toContainEqual({ method: "PATCH", path: "/v1/api/contacts/:id", tool: "contacts_update" })
-    expect(capabilityEndpoints()).toContainEqual({ method: "POST", path: "/v1/api/numbers/:e164/connect", tool: "numbers_connect" })
-    expect(capabilityEndpoints()).toContainEqual({ method: "GET", path: "/v1/api/webhook-events", tool: "webhooks_event_types" })
+    expect(capabilityEndpoints()).toContainEqual({
+      method: "PATCH",
+      path: "/v1/api/contacts/:id",
+      tool: "contacts_update"
+    })
+    expect(capabilityEndpoints()).toContainEqual({
+      method: "POST",
+      path: "/v1/api/numbers/:e164/connect",
+      tool: "numbers_connect"
+    })
+    expect(capabilityEndpoints()).toContainEqual({
+      method: "GET",
+      path: "/v1/api/webhook-events",
+      tool: "webhooks_event_types"
+    })
   })
 
   it("each tool takes its route's path, query and body parameters by the same names, flat", () => {
-    for (const r of routes()) expect([...new Set(fields(byName.get(r.tool)!.input.ast))].sort(), r.tool).toEqual([...new Set(r.parameters)])
+    for (const r of routes()) {
+      expect([...new Set(fields(byName.get(r.tool)!.input.ast))].sort(), r.tool).toEqual([...new Set(r.parameters)])
+    }
   })
 
   it("each route requires exactly its tool's scope, and takes an Idempotency-Key exactly where the tool does", () => {
@@ -115,13 +143,23 @@ describe("the capability table and the REST API", () => {
       expect(r.scopes, r.tool).toEqual([t.scope])
       expect(r.idempotencyKey, r.tool).toBe(t.idempotencyKey)
     }
-    expect(tools.filter((t) => t.idempotencyKey).map((t) => t.name).sort()).toEqual(["calls_place", "messages_send", "numbers_buy"])
+    expect(tools.filter((t) => t.idempotencyKey).map((t) => t.name).sort()).toEqual([
+      "calls_place",
+      "messages_send",
+      "numbers_buy"
+    ])
   })
 
   it("the OpenAPI document names each operation's tool as x-mcp-tool, with the tool's scope as its security requirement", () => {
-    const doc = OpenApi.fromApi(Api) as unknown as { paths: Record<string, Record<string, { "x-mcp-tool"?: string; security?: Array<Record<string, Array<string>>> }>> }
-    const named = Object.values(doc.paths).flatMap((item) => Object.values(item).flatMap((op) => (op["x-mcp-tool"] === undefined ? [] : [op])))
+    const doc = OpenApi.fromApi(Api) as unknown as {
+      paths: Record<string, Record<string, { "x-mcp-tool"?: string; security?: Array<Record<string, Array<string>>> }>>
+    }
+    const named = Object.values(doc.paths).flatMap((item) =>
+      Object.values(item).flatMap((op) => (op["x-mcp-tool"] === undefined ? [] : [op]))
+    )
     expect(named.map((op) => op["x-mcp-tool"]).sort()).toEqual([...names].sort())
-    for (const op of named) expect(op.security, op["x-mcp-tool"]).toEqual([{ apiKey: [byName.get(op["x-mcp-tool"]!)!.scope] }])
+    for (const op of named) {
+      expect(op.security, op["x-mcp-tool"]).toEqual([{ apiKey: [byName.get(op["x-mcp-tool"]!)!.scope] }])
+    }
   })
 })

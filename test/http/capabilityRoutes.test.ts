@@ -6,7 +6,12 @@
 import { Effect, Layer, Option } from "effect"
 import { describe, expect, it } from "vitest"
 import * as SimulatedVoice from "../../adapters/carrier/simulatedVoice.ts"
-import { buildCapabilityHandlers, CAPABILITY_GROUPS, capabilityEndpoints, handlerOptions } from "../../adapters/http/capabilities.ts"
+import {
+  buildCapabilityHandlers,
+  CAPABILITY_GROUPS,
+  capabilityEndpoints,
+  handlerOptions
+} from "../../adapters/http/capabilities.ts"
 import { AgentStore } from "../../core/agent/store.ts"
 import { Voice } from "../../core/calls/voice.ts"
 import { tools } from "../../core/tools/index.ts"
@@ -61,8 +66,7 @@ describe("capability routes", () => {
               await gate
               return { assistantId: request.assistantId ?? `asst_${++created}` }
             })
-        })
-      )
+        }))
     ).pipe(Layer.provide(SimulatedVoice.layer))
     const app = await makeTestApp({ voice })
     const { workspaceId, key } = await app.createWorkspace("Publish")
@@ -77,7 +81,8 @@ describe("capability routes", () => {
     release()
     await first
     // The use case runs to its end without the client: the assistant's id is stored.
-    const stored = async () => Option.getOrThrow(await app.runtime.runPromise(Effect.flatMap(AgentStore, (s) => s.get(workspaceId))))
+    const stored = async () =>
+      Option.getOrThrow(await app.runtime.runPromise(Effect.flatMap(AgentStore, (s) => s.get(workspaceId))))
     await expect.poll(async () => (await stored()).carrierAssistantId, { timeout: 10_000 }).toBe("asst_1")
     expect((await stored()).published).not.toBeNull()
 

@@ -14,9 +14,24 @@ const signer = createEd25519Signer()
 
 /** A Telnyx event Switchboard does not act on, signed with `signer`. */
 const signedEvent = () => {
-  const rawBody = JSON.stringify({ data: { record_type: "event", id: crypto.randomUUID(), event_type: "number_order.completed", occurred_at: new Date().toISOString(), payload: { id: "order-1" } } })
+  const rawBody = JSON.stringify({
+    data: {
+      record_type: "event",
+      id: crypto.randomUUID(),
+      event_type: "number_order.completed",
+      occurred_at: new Date().toISOString(),
+      payload: { id: "order-1" }
+    }
+  })
   const timestamp = String(Math.floor(Date.now() / 1000))
-  return { rawBody, headers: { "content-type": "application/json", "telnyx-timestamp": timestamp, "telnyx-signature-ed25519": signer.sign(timestamp, rawBody) } }
+  return {
+    rawBody,
+    headers: {
+      "content-type": "application/json",
+      "telnyx-timestamp": timestamp,
+      "telnyx-signature-ed25519": signer.sign(timestamp, rawBody)
+    }
+  }
 }
 
 const post = (app: App, name: string) => {
@@ -61,6 +76,8 @@ describe("carrier callback route", () => {
     const paths = Object.keys(doc.paths).filter((p) => p.startsWith("/v1/carrier"))
     expect(paths).toEqual(["/v1/carrier/{name}"])
     expect(doc.paths["/v1/carrier/{name}"].post.operationId).toBe("carrier.callback")
-    expect(Object.keys(doc.paths["/v1/carrier/{name}"].post.responses)).toEqual(expect.arrayContaining(["200", "400", "401", "404"]))
+    expect(Object.keys(doc.paths["/v1/carrier/{name}"].post.responses)).toEqual(
+      expect.arrayContaining(["200", "400", "401", "404"])
+    )
   })
 })

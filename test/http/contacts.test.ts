@@ -47,7 +47,19 @@ const list = async (query = "") => {
   return body as { contacts: Array<any>; nextCursor: string | null }
 }
 
-const detailFields = ["company", "createdAt", "emails", "firstName", "id", "lastName", "notes", "phones", "properties", "source", "tags"]
+const detailFields = [
+  "company",
+  "createdAt",
+  "emails",
+  "firstName",
+  "id",
+  "lastName",
+  "notes",
+  "phones",
+  "properties",
+  "source",
+  "tags"
+]
 
 describe("POST /contacts", () => {
   it("answers 201 {contact} with every detail field", async () => {
@@ -121,7 +133,13 @@ describe("POST /contacts", () => {
   })
 
   it("answers 400 when no identity field is given", async () => {
-    for (const json of [{}, { tags: ["vip"], notes: ["n"], properties: { a: "b" } }, { firstName: "  ", phones: [], emails: [] }, { firstName: null, company: null }]) {
+    for (
+      const json of [{}, { tags: ["vip"], notes: ["n"], properties: { a: "b" } }, {
+        firstName: "  ",
+        phones: [],
+        emails: []
+      }, { firstName: null, company: null }]
+    ) {
       const error = await expectError(await call("/contacts", { method: "POST", json }), 400, "invalid_argument")
       expect(error.message, JSON.stringify(json)).toMatch(/firstName/)
     }
@@ -143,18 +161,25 @@ describe("POST /contacts", () => {
   })
 
   it("does not duplicate a scalar already in the array", async () => {
-    const c = await create({ phone: "(415) 555-0105", phones: [{ value: "+14155550105", label: "cell" }], email: "X@Example.com", emails: ["x@example.com"] })
+    const c = await create({
+      phone: "(415) 555-0105",
+      phones: [{ value: "+14155550105", label: "cell" }],
+      email: "X@Example.com",
+      emails: ["x@example.com"]
+    })
     expect(c.phones).toEqual([{ value: "+14155550105", label: "cell" }])
     expect(c.emails).toEqual([{ value: "x@example.com" }])
   })
 
   it("normalizes a 10-digit US phone to E.164", async () => {
-    for (const [input, e164] of [
-      ["4155550106", "+14155550106"],
-      ["(415) 555-0107", "+14155550107"],
-      ["415.555.0108", "+14155550108"],
-      ["+1 415 555 0109", "+14155550109"]
-    ]) {
+    for (
+      const [input, e164] of [
+        ["4155550106", "+14155550106"],
+        ["(415) 555-0107", "+14155550107"],
+        ["415.555.0108", "+14155550108"],
+        ["+1 415 555 0109", "+14155550109"]
+      ]
+    ) {
       const c = await create({ phone: input })
       expect(c.phones, input).toEqual([{ value: e164 }])
     }
@@ -177,7 +202,11 @@ describe("POST /contacts", () => {
   })
 
   it("answers 400 naming the field for an invalid email", async () => {
-    const error = await expectError(await call("/contacts", { method: "POST", json: { email: "not-an-email" } }), 400, "invalid_argument")
+    const error = await expectError(
+      await call("/contacts", { method: "POST", json: { email: "not-an-email" } }),
+      400,
+      "invalid_argument"
+    )
     expect(error.message).toContain("email")
     const error2 = await expectError(
       await call("/contacts", { method: "POST", json: { firstName: "A", emails: ["a@example.com", "nope"] } }),
@@ -253,22 +282,28 @@ describe("PATCH /contacts/{id}", () => {
     expect(updated).toEqual({ ...c, firstName: null, lastName: null, company: null })
   })
 
-  it.each(["phones", "emails", "notes", "tags", "properties", "phone", "email"])("answers 400 for %s: null, naming it", async (field) => {
-    const c = await create(full)
-    const error = await expectError(
-      await call(`/contacts/${c.id}`, { method: "PATCH", json: { [field]: null } }),
-      400,
-      "invalid_argument"
-    )
-    expect(error.message).toContain(field)
-    const res = await call(`/contacts/${c.id}`)
-    expect(((await res.json()) as any).contact).toEqual(c)
-  })
+  it.each(["phones", "emails", "notes", "tags", "properties", "phone", "email"])(
+    "answers 400 for %s: null, naming it",
+    async (field) => {
+      const c = await create(full)
+      const error = await expectError(
+        await call(`/contacts/${c.id}`, { method: "PATCH", json: { [field]: null } }),
+        400,
+        "invalid_argument"
+      )
+      expect(error.message).toContain(field)
+      const res = await call(`/contacts/${c.id}`)
+      expect(((await res.json()) as any).contact).toEqual(c)
+    }
+  )
 
   it("answers 400 for an invalid phone and changes nothing", async () => {
     const c = await create(full)
     const error = await expectError(
-      await call(`/contacts/${c.id}`, { method: "PATCH", json: { firstName: "Changed", phones: ["+14155550124", "bogus"] } }),
+      await call(`/contacts/${c.id}`, {
+        method: "PATCH",
+        json: { firstName: "Changed", phones: ["+14155550124", "bogus"] }
+      }),
       400,
       "invalid_argument"
     )
@@ -278,7 +313,11 @@ describe("PATCH /contacts/{id}", () => {
   })
 
   it("answers 404 for an unknown id", async () => {
-    await expectError(await call(`/contacts/${crypto.randomUUID()}`, { method: "PATCH", json: { firstName: "x" } }), 404, "not_found")
+    await expectError(
+      await call(`/contacts/${crypto.randomUUID()}`, { method: "PATCH", json: { firstName: "x" } }),
+      404,
+      "not_found"
+    )
   })
 })
 
@@ -297,7 +336,11 @@ describe("DELETE /contacts/{id}", () => {
 
 describe("GET /contacts", () => {
   it("lists summaries, newest created first", async () => {
-    const a = await create({ firstName: "First", phones: ["+14155550130", "+14155550131"], emails: ["first@example.com"] })
+    const a = await create({
+      firstName: "First",
+      phones: ["+14155550130", "+14155550131"],
+      emails: ["first@example.com"]
+    })
     const b = await create({ lastName: "Second", company: "Co" })
     const c = await create({ email: "third@example.com" })
     const { contacts, nextCursor } = await list()
@@ -307,7 +350,9 @@ describe("GET /contacts", () => {
       { id: b.id, firstName: null, lastName: "Second", company: "Co", phone: null, createdAt: b.createdAt },
       { id: a.id, firstName: "First", lastName: null, company: null, phone: "+14155550130", createdAt: a.createdAt }
     ])
-    for (const s of contacts) expect(Object.keys(s).sort()).toEqual(["company", "createdAt", "firstName", "id", "lastName", "phone"])
+    for (const s of contacts) {
+      expect(Object.keys(s).sort()).toEqual(["company", "createdAt", "firstName", "id", "lastName", "phone"])
+    }
   })
 
   it("reflects updates in the summary and the primary phone", async () => {

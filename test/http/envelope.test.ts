@@ -37,7 +37,11 @@ describe("request bodies", () => {
 
   it("rejects an unknown field, naming it", async () => {
     const error = await expectError(
-      await app.fetch("/v1/api/contacts", { method: "POST", headers: auth, json: { firstName: "Ada", nickname: "Countess" } }),
+      await app.fetch("/v1/api/contacts", {
+        method: "POST",
+        headers: auth,
+        json: { firstName: "Ada", nickname: "Countess" }
+      }),
       400,
       "invalid_argument"
     )
@@ -48,7 +52,11 @@ describe("request bodies", () => {
     const created = await app.fetch("/v1/api/contacts", { method: "POST", headers: auth, json: { firstName: "Ada" } })
     const id = ((await created.json()) as any).contact.id
     const error = await expectError(
-      await app.fetch(`/v1/api/contacts/${id}`, { method: "PATCH", headers: auth, json: { firstName: "B", middleName: "x" } }),
+      await app.fetch(`/v1/api/contacts/${id}`, {
+        method: "PATCH",
+        headers: auth,
+        json: { firstName: "B", middleName: "x" }
+      }),
       400,
       "invalid_argument"
     )
@@ -72,7 +80,14 @@ describe("request bodies", () => {
   })
 
   it("answers a path with a trailing slash 404, not the route without it (`/conversations/` was the list, found by the fuzz suite)", async () => {
-    for (const path of ["/v1/api/conversations/", "/v1/api/contacts/", "/v1/api/contacts/ct_1/", "/v1/api/contacts/?limit=1"]) {
+    for (
+      const path of [
+        "/v1/api/conversations/",
+        "/v1/api/contacts/",
+        "/v1/api/contacts/ct_1/",
+        "/v1/api/contacts/?limit=1"
+      ]
+    ) {
       await expectError(await app.fetch(path, { headers: auth }), 404, "not_found")
     }
     expect((await app.fetch("/v1/api/conversations", { headers: auth })).status).toBe(200)
@@ -132,7 +147,16 @@ describe("request bodies", () => {
   })
 
   it("rejects a non-JSON content type", async () => {
-    for (const contentType of ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "application/xml", "application/merge-patch+json", "application/jsonl"]) {
+    for (
+      const contentType of [
+        "text/plain",
+        "application/x-www-form-urlencoded",
+        "multipart/form-data; boundary=x",
+        "application/xml",
+        "application/merge-patch+json",
+        "application/jsonl"
+      ]
+    ) {
       const error = await expectError(
         await post("{\"firstName\":\"Ada\"}", { "content-type": contentType }),
         400,
@@ -167,7 +191,11 @@ describe("a body that does not arrive in time (the web handler: Deno and these t
       } as RequestInit)
     )
     const error = await expectError(res, 408, "invalid_argument")
-    expect(error).toEqual({ code: "invalid_argument", message: "The request body did not arrive within 0.3 s", requestId: "slow_body_1" })
+    expect(error).toEqual({
+      code: "invalid_argument",
+      message: "The request body did not arrive within 0.3 s",
+      requestId: "slow_body_1"
+    })
     expect(res.headers.get("access-control-allow-origin")).toBe("*")
     expect(Date.now() - started).toBeGreaterThanOrEqual(250)
     expect(reached).toBe(false)
@@ -196,7 +224,11 @@ describe("routes", () => {
 
 describe("query parameters", () => {
   it.each(["0", "201", "abc", "-1", "1.5", "", "1e3"])("rejects limit=%s", async (limit) => {
-    const error = await expectError(await app.fetch(`/v1/api/contacts?limit=${limit}`, { headers: auth }), 400, "invalid_argument")
+    const error = await expectError(
+      await app.fetch(`/v1/api/contacts?limit=${limit}`, { headers: auth }),
+      400,
+      "invalid_argument"
+    )
     expect(error.message).toContain("limit")
   })
 
@@ -218,14 +250,25 @@ describe("query parameters", () => {
     })
 
     it("accepts the cursor verbatim", async () => {
-      const res = await app.fetch(`/v1/api/contacts?q=cursor&limit=1&cursor=${encodeURIComponent(cursor)}`, { headers: auth })
+      const res = await app.fetch(`/v1/api/contacts?q=cursor&limit=1&cursor=${encodeURIComponent(cursor)}`, {
+        headers: auth
+      })
       expect(res.status).toBe(200)
       expect(((await res.json()) as any).contacts).toHaveLength(1)
     })
 
     it("rejects a modified cursor", async () => {
       const flip = (s: string, i: number) => s.slice(0, i) + (s[i] === "A" ? "B" : "A") + s.slice(i + 1)
-      const tampered = [flip(cursor, 0), flip(cursor, cursor.length - 1), flip(cursor, cursor.indexOf(".") - 1), `${cursor}x`, cursor.slice(1), "garbage", `${cursor}.x`, "a.b"]
+      const tampered = [
+        flip(cursor, 0),
+        flip(cursor, cursor.length - 1),
+        flip(cursor, cursor.indexOf(".") - 1),
+        `${cursor}x`,
+        cursor.slice(1),
+        "garbage",
+        `${cursor}.x`,
+        "a.b"
+      ]
       for (const bad of tampered) {
         const error = await expectError(
           await app.fetch(`/v1/api/contacts?q=cursor&limit=1&cursor=${encodeURIComponent(bad)}`, { headers: auth }),
@@ -250,7 +293,9 @@ describe("query parameters", () => {
     it("rejects a cursor from another workspace", async () => {
       const other = await app.createWorkspace("Cursor B")
       const error = await expectError(
-        await app.fetch(`/v1/api/contacts?q=cursor&limit=1&cursor=${encodeURIComponent(cursor)}`, { headers: bearer(other.key) }),
+        await app.fetch(`/v1/api/contacts?q=cursor&limit=1&cursor=${encodeURIComponent(cursor)}`, {
+          headers: bearer(other.key)
+        }),
         400,
         "invalid_argument"
       )
@@ -326,8 +371,7 @@ describe("defects", () => {
           ...store,
           get: () => Effect.die(new Error("secret-connection-string: store exploded")),
           list: () => Effect.dieMessage("store exploded in list")
-        })
-      )
+        }))
     )
     broken = await makeTestApp({ stores: Layer.provideMerge(dying, MemoryStores.layer) })
   })
@@ -345,7 +389,11 @@ describe("defects", () => {
   })
 
   it("keeps serving the routes that still work", async () => {
-    const res = await broken.fetch("/v1/api/contacts", { method: "POST", headers: bearer(broken.testKey), json: { firstName: "Ada" } })
+    const res = await broken.fetch("/v1/api/contacts", {
+      method: "POST",
+      headers: bearer(broken.testKey),
+      json: { firstName: "Ada" }
+    })
     expect(res.status).toBe(201)
   })
 })

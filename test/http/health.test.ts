@@ -1,15 +1,15 @@
 /** GET /healthz and /readyz (api/health.ts), and the access log of every request (accessLog.ts). */
 import { HttpApi } from "@effect/platform"
+import { SqlClient } from "@effect/sql"
 import { Effect, Exit, Layer, Logger, type LogLevel, type ManagedRuntime, Scope } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { Readiness, type StoreReadiness } from "../../core/health/readiness.ts"
-import * as MemoryStores from "../../adapters/memory/stores.ts"
 import { routeMatcher } from "../../adapters/http/accessLog.ts"
 import { Api } from "../../adapters/http/api.ts"
+import * as MemoryStores from "../../adapters/memory/stores.ts"
 import * as WebhookWorker from "../../adapters/webhooks/worker.ts"
+import { Readiness, type StoreReadiness } from "../../core/health/readiness.ts"
 import { makeTestApp } from "../support/app.ts"
 import { makeSqlTestApp } from "../support/sqlApp.ts"
-import { SqlClient } from "@effect/sql"
 import { bearer } from "./helpers.ts"
 
 type App = Awaited<ReturnType<typeof makeTestApp>>
@@ -33,7 +33,10 @@ describe("GET /healthz and /readyz", () => {
     expect(live.headers.get("cache-control")).toBe("no-store")
     expect(live.headers.get("x-request-id")).toMatch(/^req_/)
     const { status, body } = await readyz(app)
-    expect({ status, body }).toEqual({ status: 200, body: { status: "ok", checks: { database: "ok", migrations: "ok", webhookWorker: "ok" } } })
+    expect({ status, body }).toEqual({
+      status: 200,
+      body: { status: "ok", checks: { database: "ok", migrations: "ok", webhookWorker: "ok" } }
+    })
   })
 
   it("are never refused by the per-address rate limit (2 a minute here), and do not use it up", async () => {
@@ -55,11 +58,17 @@ describe("GET /healthz and /readyz", () => {
 describe("GET /readyz when a check fails", () => {
   it("answers 503 naming a database that does not answer", async () => {
     const down: StoreReadiness = { database: "unreachable", migrations: "unknown" }
-    const stores = Layer.merge(MemoryStores.layer, Layer.succeed(Readiness, Readiness.of({ check: Effect.succeed(down) })))
+    const stores = Layer.merge(
+      MemoryStores.layer,
+      Layer.succeed(Readiness, Readiness.of({ check: Effect.succeed(down) }))
+    )
     const app = await makeTestApp({ stores })
     try {
       const { status, body } = await readyz(app)
-      expect({ status, body }).toEqual({ status: 503, body: { status: "unavailable", checks: { ...down, webhookWorker: "disabled" } } })
+      expect({ status, body }).toEqual({
+        status: 503,
+        body: { status: "unavailable", checks: { ...down, webhookWorker: "disabled" } }
+      })
       // Liveness does not depend on the database.
       expect((await app.fetch("/healthz")).status).toBe(200)
     } finally {
@@ -90,7 +99,10 @@ describe("GET /readyz when a check fails", () => {
       expect(await readyz(app)).toMatchObject({ status: 200, body: { checks: { webhookWorker: "ok" } } })
       await app.runtime.runPromise(Scope.close(scope, Exit.void))
       const { status, body } = await readyz(app)
-      expect({ status, body }).toEqual({ status: 503, body: { status: "unavailable", checks: { database: "ok", migrations: "ok", webhookWorker: "stopped" } } })
+      expect({ status, body }).toEqual({
+        status: 503,
+        body: { status: "unavailable", checks: { database: "ok", migrations: "ok", webhookWorker: "stopped" } }
+      })
     } finally {
       await app.close()
     }
@@ -103,11 +115,19 @@ describe("GET /readyz when a check fails", () => {
     const sql = (query: string) => runtime.runPromise(Effect.flatMap(SqlClient.SqlClient, (c) => c.unsafe(query)))
     try {
       expect((await readyz(app)).status).toBe(200)
-      const [last] = (await sql("SELECT migration_id, name FROM effect_sql_migrations ORDER BY migration_id DESC LIMIT 1")) as Array<{ migration_id: number; name: string }>
+      const [last] =
+        (await sql("SELECT migration_id, name FROM effect_sql_migrations ORDER BY migration_id DESC LIMIT 1")) as Array<
+          { migration_id: number; name: string }
+        >
       await sql(`DELETE FROM effect_sql_migrations WHERE migration_id = ${Number(last!.migration_id)}`)
       const { status, body } = await readyz(app)
-      expect({ status, body }).toEqual({ status: 503, body: { status: "unavailable", checks: { database: "ok", migrations: "pending", webhookWorker: "disabled" } } })
-      await sql(`INSERT INTO effect_sql_migrations (migration_id, name) VALUES (${Number(last!.migration_id)}, '${last!.name}')`)
+      expect({ status, body }).toEqual({
+        status: 503,
+        body: { status: "unavailable", checks: { database: "ok", migrations: "pending", webhookWorker: "disabled" } }
+      })
+      await sql(
+        `INSERT INTO effect_sql_migrations (migration_id, name) VALUES (${Number(last!.migration_id)}, '${last!.name}')`
+      )
       expect((await readyz(app)).status).toBe(200)
     } finally {
       await close()
@@ -120,7 +140,11 @@ describe("the access log", () => {
   const recorder = Logger.replace(
     Logger.defaultLogger,
     Logger.make(({ logLevel, message, annotations }) => {
-      lines.push({ level: logLevel, message: Array.isArray(message) ? message[0] : message, annotations: Object.fromEntries(annotations) })
+      lines.push({
+        level: logLevel,
+        message: Array.isArray(message) ? message[0] : message,
+        annotations: Object.fromEntries(annotations)
+      })
     })
   )
   let app: App
@@ -134,14 +158,22 @@ describe("the access log", () => {
   it("writes one Info line per request with the route template, status, duration and ids, never the raw path or query", async () => {
     lines.length = 0
     const id = crypto.randomUUID()
-    const res = await app.fetch(`/v1/api/contacts/${id}?secret=hunter2`, { headers: { ...bearer(app.testKey), "x-request-id": "probe-1" } })
+    const res = await app.fetch(`/v1/api/contacts/${id}?secret=hunter2`, {
+      headers: { ...bearer(app.testKey), "x-request-id": "probe-1" }
+    })
     expect(res.status).toBe(400) // `secret` is no parameter of the route
     expect(lines).toHaveLength(1)
     const line = last()
     expect(line.level._tag).toBe("Info")
     expect(line.message).toMatch(/^GET \/v1\/api\/contacts\/:id 400 [\d.]+ms$/)
     const { durationMs, keyId, ...rest } = line.annotations
-    expect(rest).toEqual({ method: "GET", route: "/v1/api/contacts/:id", status: 400, requestId: "probe-1", workspaceId: app.workspaceId })
+    expect(rest).toEqual({
+      method: "GET",
+      route: "/v1/api/contacts/:id",
+      status: 400,
+      requestId: "probe-1",
+      workspaceId: app.workspaceId
+    })
     expect(typeof durationMs).toBe("number")
     expect(keyId).toMatch(/\S/)
     const text = JSON.stringify(lines)
@@ -152,21 +184,29 @@ describe("the access log", () => {
     lines.length = 0
     await app.fetch("/v1/api/contacts", { headers: bearer("svc_test_not_a_real_key") })
     await app.fetch("/v1/api/nowhere/at/all")
-    await app.fetch("/v1/api/contacts", { method: "OPTIONS", headers: { origin: "https://x.example", "access-control-request-method": "POST" } })
+    await app.fetch("/v1/api/contacts", {
+      method: "OPTIONS",
+      headers: { origin: "https://x.example", "access-control-request-method": "POST" }
+    })
     await app.fetch("/readyz")
-    expect(lines.map((l) => [l.annotations["route"], l.annotations["status"], "workspaceId" in l.annotations])).toEqual([
-      ["/v1/api/contacts", 401, false],
-      ["(unmatched)", 404, false],
-      ["/v1/api/contacts", 204, false],
-      ["/readyz", 200, false]
-    ])
+    expect(lines.map((l) => [l.annotations["route"], l.annotations["status"], "workspaceId" in l.annotations])).toEqual(
+      [
+        ["/v1/api/contacts", 401, false],
+        ["(unmatched)", 404, false],
+        ["/v1/api/contacts", 204, false],
+        ["/readyz", 200, false]
+      ]
+    )
     expect(JSON.stringify(lines)).not.toContain("svc_test_not_a_real_key")
   })
 
   it("logs every endpoint under its own template, a static segment winning over a parameter as in the router", () => {
     const match = routeMatcher(Api, [["GET", "/v1/api/openapi.json"]])
     const endpoints: Array<[string, string]> = []
-    HttpApi.reflect(Api, { onGroup: () => {}, onEndpoint: ({ endpoint }) => void endpoints.push([endpoint.method, endpoint.path]) })
+    HttpApi.reflect(Api, {
+      onGroup: () => {},
+      onEndpoint: ({ endpoint }) => void endpoints.push([endpoint.method, endpoint.path])
+    })
     expect(endpoints.length).toBeGreaterThan(40)
     for (const [method, path] of endpoints) {
       const concrete = path.replace(/:[^/]+/g, "9f1c2e4a-0000-4000-8000-000000000000")

@@ -2,14 +2,20 @@
  * SPEC "Conversations", "Messages", "Events" (message.*) and CONTRACT.md (test helpers, idempotency,
  * media, search, cursors) over HTTP, with the whole app in-process on the memory stores.
  */
-import { createServer, type Server } from "node:http"
 import { Effect, Layer } from "effect"
+import { createServer, type Server } from "node:http"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { ConversationStore } from "../../core/conversations/store.ts"
 import { EventOutbox } from "../../core/events/outbox.ts"
 import { RegistrationGate } from "../../core/registration/gate.ts"
 import { makeTestApp } from "../support/app.ts"
-import { createEd25519Signer, inboundPayload, startFakeTelnyx, statusPayload, type FakeTelnyx } from "../support/fakeTelnyx.ts"
+import {
+  createEd25519Signer,
+  type FakeTelnyx,
+  inboundPayload,
+  startFakeTelnyx,
+  statusPayload
+} from "../support/fakeTelnyx.ts"
 import { bearer, expectError, tick, UUID } from "./helpers.ts"
 
 type App = Awaited<ReturnType<typeof makeTestApp>>
@@ -29,7 +35,8 @@ const client = (app: App, key: string) => {
   return {
     call,
     get: (path: string) => call(path),
-    post: (path: string, json: unknown, headers: Record<string, string> = {}) => call(path, { method: "POST", json, headers }),
+    post: (path: string, json: unknown, headers: Record<string, string> = {}) =>
+      call(path, { method: "POST", json, headers }),
     patch: (path: string, json: unknown) => call(path, { method: "PATCH", json })
   }
 }
@@ -55,14 +62,43 @@ const newUser = async (app: App, withNumber = true) => {
 }
 
 const eventsOf = (app: App, ws: string) =>
-  app.runtime.runPromise(Effect.flatMap(EventOutbox, (o) => o.list(ws))).then((es) => es.map((e) => ({ type: e.type, data: e.data as any })))
+  app.runtime.runPromise(Effect.flatMap(EventOutbox, (o) => o.list(ws))).then((es) =>
+    es.map((e) => ({ type: e.type, data: e.data as any }))
+  )
 
-const inbound = (c: ReturnType<typeof client>, json: Record<string, unknown>) => c.post("/test-helpers/inbound-messages", json)
+const inbound = (c: ReturnType<typeof client>, json: Record<string, unknown>) =>
+  c.post("/test-helpers/inbound-messages", json)
 
-const activityFields = ["aiTags", "authorUid", "body", "call", "callTranscript", "createdAt", "deliveryStatus", "direction", "id", "media", "type"]
-const summaryFields = ["assigneeUid", "contactName", "id", "inboxId", "lastActivityAt", "numberE164", "participants", "preview", "status", "unread"]
+const activityFields = [
+  "aiTags",
+  "authorUid",
+  "body",
+  "call",
+  "callTranscript",
+  "createdAt",
+  "deliveryStatus",
+  "direction",
+  "id",
+  "media",
+  "type"
+]
+const summaryFields = [
+  "assigneeUid",
+  "contactName",
+  "id",
+  "inboxId",
+  "lastActivityAt",
+  "numberE164",
+  "participants",
+  "preview",
+  "status",
+  "unread"
+]
 
-const approved = Layer.succeed(RegistrationGate, RegistrationGate.of({ textingState: () => Effect.succeed("approved" as const) }))
+const approved = Layer.succeed(
+  RegistrationGate,
+  RegistrationGate.of({ textingState: () => Effect.succeed("approved" as const) })
+)
 
 let app: App
 beforeAll(async () => {
@@ -98,10 +134,17 @@ describe("must-show flows", () => {
     expect(Object.keys(got).sort()).toEqual(["contactId", "conversationId", "message"])
     expect(got.conversationId).toBe(sent.conversationId)
     expect(got.contactId).toMatch(UUID)
-    expect(got.message).toMatchObject({ direction: "inbound", deliveryStatus: "received", body: "Thanks, we are on our way" })
+    expect(got.message).toMatchObject({
+      direction: "inbound",
+      deliveryStatus: "received",
+      body: "Thanks, we are on our way"
+    })
     await tick()
 
-    const reply = await ok(await c.post("/messages", { conversationId: sent.conversationId, body: "See you soon" }), 201)
+    const reply = await ok(
+      await c.post("/messages", { conversationId: sent.conversationId, body: "See you soon" }),
+      201
+    )
     expect(reply.conversationId).toBe(sent.conversationId)
     expect(reply.message.deliveryStatus).toBe("simulated")
 
@@ -173,7 +216,11 @@ describe("must-show flows", () => {
     // and with no number at all, the number is what is missing
     const bare = await newUser(app, false)
     const bareLive = client(app, (await app.createKey(bare.ws, { kind: "live" })).token)
-    const e2 = await expectError(await bareLive.post("/messages", { to: ADA, body: "hello" }), 409, "failed_precondition")
+    const e2 = await expectError(
+      await bareLive.post("/messages", { to: ADA, body: "hello" }),
+      409,
+      "failed_precondition"
+    )
     expect(e2.message).toBe("The workspace has no active phone number: add one before texting")
   })
 
@@ -212,7 +259,11 @@ describe("must-show flows", () => {
   it("(c) a send before the workspace has a number is 409, and the same key sends once the number is added (no failure stored)", async () => {
     const { ws, c, number } = await newUser(app, false)
     const body = { to: ADA, body: "Your table is ready" }
-    const refused = await expectError(await c.post("/messages", body, { "idempotency-key": "order-42" }), 409, "failed_precondition")
+    const refused = await expectError(
+      await c.post("/messages", body, { "idempotency-key": "order-42" }),
+      409,
+      "failed_precondition"
+    )
     expect(refused.message).toBe("The workspace has no active phone number: add one before texting")
     await seedNumber(app, ws, number)
     const sent = await c.post("/messages", body, { "idempotency-key": "order-42" })
@@ -223,7 +274,11 @@ describe("must-show flows", () => {
     expect(replay.headers.get("idempotency-replayed")).toBe("true")
     expect(await ok(replay, 201)).toEqual(first)
     // A 400 is not stored either: the same key with the body fixed runs.
-    await expectError(await c.post("/messages", { to: "not a phone", body: "x" }, { "idempotency-key": "order-43" }), 400, "invalid_argument")
+    await expectError(
+      await c.post("/messages", { to: "not a phone", body: "x" }, { "idempotency-key": "order-43" }),
+      400,
+      "invalid_argument"
+    )
     expect((await c.post("/messages", { to: BOB, body: "x" }, { "idempotency-key": "order-43" })).status).toBe(201)
   })
 })
@@ -234,7 +289,11 @@ describe("POST /messages validation", () => {
   it("body: required, 1 to 1600 characters", async () => {
     const { c } = await newUser(app)
     expect((await c.post("/messages", { to: ADA, body: "x".repeat(1600) })).status).toBe(201)
-    const long = await expectError(await c.post("/messages", { to: ADA, body: "x".repeat(1601) }), 400, "invalid_argument")
+    const long = await expectError(
+      await c.post("/messages", { to: ADA, body: "x".repeat(1601) }),
+      400,
+      "invalid_argument"
+    )
     expect(long.message).toMatch(/body/)
     await expectError(await c.post("/messages", { to: ADA, body: "" }), 400, "invalid_argument")
     await expectError(await c.post("/messages", { to: ADA }), 400, "invalid_argument")
@@ -244,15 +303,31 @@ describe("POST /messages validation", () => {
   it("more than 10 mediaUrls, an unknown field, both or neither of to and conversationId: 400", async () => {
     const { c } = await newUser(app)
     const urls = Array.from({ length: 11 }, (_, i) => `https://media.example/${i}.png`)
-    const many = await expectError(await c.post("/messages", { to: ADA, body: "x", mediaUrls: urls }), 400, "invalid_argument")
+    const many = await expectError(
+      await c.post("/messages", { to: ADA, body: "x", mediaUrls: urls }),
+      400,
+      "invalid_argument"
+    )
     expect(many.message).toMatch(/mediaUrls/)
-    const unknown = await expectError(await c.post("/messages", { to: ADA, body: "x", priority: "high" }), 400, "invalid_argument")
+    const unknown = await expectError(
+      await c.post("/messages", { to: ADA, body: "x", priority: "high" }),
+      400,
+      "invalid_argument"
+    )
     expect(unknown.message).toMatch(/priority/)
     await expectError(await c.post("/messages", { body: "x" }), 400, "invalid_argument")
     const first = await ok(await c.post("/messages", { to: ADA, body: "x" }), 201)
-    await expectError(await c.post("/messages", { to: ADA, conversationId: first.conversationId, body: "x" }), 400, "invalid_argument")
+    await expectError(
+      await c.post("/messages", { to: ADA, conversationId: first.conversationId, body: "x" }),
+      400,
+      "invalid_argument"
+    )
     await expectError(await c.post("/messages", { to: "not a number", body: "x" }), 400, "invalid_argument")
-    await expectError(await c.call("/messages", { method: "POST", body: "{nope", headers: { "content-type": "application/json" } }), 400, "invalid_argument")
+    await expectError(
+      await c.call("/messages", { method: "POST", body: "{nope", headers: { "content-type": "application/json" } }),
+      400,
+      "invalid_argument"
+    )
   })
 
   it("conversationId unknown, malformed or of another workspace: 404; from not a workspace number: 404", async () => {
@@ -294,7 +369,10 @@ describe("MMS media", () => {
 
   it("outbound media are fetched once, stored and returned as signed URLs that serve the bytes with their type", async () => {
     const { c, number } = await newUser(app)
-    const sent = await ok(await c.post("/messages", { to: ADA, body: "menu", mediaUrls: [`${base}/cat.png`, `${base}/menu.pdf`] }), 201)
+    const sent = await ok(
+      await c.post("/messages", { to: ADA, body: "menu", mediaUrls: [`${base}/cat.png`, `${base}/menu.pdf`] }),
+      201
+    )
     expect(sent.message.media.map((m: any) => [m.contentType, m.size, m.filename])).toEqual([
       ["image/png", PNG.byteLength, "cat.png"],
       ["application/pdf", PDF.byteLength, "menu.pdf"]
@@ -366,7 +444,11 @@ describe("MMS media", () => {
     )
     expect(e.message).toMatch(/^mediaUrls\[1\]/)
     expect(e.message).toContain("/missing.png")
-    const bad = await expectError(await c.post("/messages", { to: ADA, body: "x", mediaUrls: ["ftp://example.com/a.png"] }), 400, "invalid_argument")
+    const bad = await expectError(
+      await c.post("/messages", { to: ADA, body: "x", mediaUrls: ["ftp://example.com/a.png"] }),
+      400,
+      "invalid_argument"
+    )
     expect(bad.message).toMatch(/^mediaUrls\[0\]/)
     expect((await ok(await c.get("/conversations"), 200)).conversations).toEqual([])
     expect(await eventsOf(app, ws)).toEqual([])
@@ -397,7 +479,9 @@ describe("GET /conversations and PATCH /conversations/{id}", () => {
   it("most recent activity first; status filter; cursor pages with an exactly full last page ending in an empty page", async () => {
     const { c, ids } = await fiveThreads()
     const done = ids[2]!
-    expect((await ok(await c.patch(`/conversations/${done}`, { status: "done" }), 200)).conversation.status).toBe("done")
+    expect((await ok(await c.patch(`/conversations/${done}`, { status: "done" }), 200)).conversation.status).toBe(
+      "done"
+    )
     const all = await page(c, "")
     expect(all.conversations.map((t) => t.id)).toEqual([...ids].reverse())
     expect(all.nextCursor).toBeNull()
@@ -417,13 +501,31 @@ describe("GET /conversations and PATCH /conversations/{id}", () => {
     const cursor = p1.nextCursor!
     const mid = Math.floor(cursor.length / 2)
     const modified = `${cursor.slice(0, mid)}${cursor[mid] === "A" ? "B" : "A"}${cursor.slice(mid + 1)}`
-    await expectError(await c.get(`/conversations?status=open&limit=2&cursor=${encodeURIComponent(modified)}`), 400, "invalid_argument")
-    await expectError(await c.get(`/conversations?status=done&limit=2&cursor=${encodeURIComponent(cursor)}`), 400, "invalid_argument")
-    await expectError(await c.get(`/conversations?limit=2&cursor=${encodeURIComponent(cursor)}`), 400, "invalid_argument")
+    await expectError(
+      await c.get(`/conversations?status=open&limit=2&cursor=${encodeURIComponent(modified)}`),
+      400,
+      "invalid_argument"
+    )
+    await expectError(
+      await c.get(`/conversations?status=done&limit=2&cursor=${encodeURIComponent(cursor)}`),
+      400,
+      "invalid_argument"
+    )
+    await expectError(
+      await c.get(`/conversations?limit=2&cursor=${encodeURIComponent(cursor)}`),
+      400,
+      "invalid_argument"
+    )
     // another workspace cannot use it either
     const other = await newUser(app)
-    await expectError(await other.c.get(`/conversations?status=open&limit=2&cursor=${encodeURIComponent(cursor)}`), 400, "invalid_argument")
-    for (const q of ["?limit=0", "?limit=101", "?status=closed"]) await expectError(await c.get(`/conversations${q}`), 400, "invalid_argument")
+    await expectError(
+      await other.c.get(`/conversations?status=open&limit=2&cursor=${encodeURIComponent(cursor)}`),
+      400,
+      "invalid_argument"
+    )
+    for (const q of ["?limit=0", "?limit=101", "?status=closed"]) {
+      await expectError(await c.get(`/conversations${q}`), 400, "invalid_argument")
+    }
     expect((await page(c, "?limit=100")).conversations).toHaveLength(5)
   })
 
@@ -444,16 +546,30 @@ describe("GET /conversations and PATCH /conversations/{id}", () => {
     expect(Object.keys(done)).toEqual(["conversation"])
     expect(Object.keys(done.conversation).sort()).toEqual(summaryFields)
     expect(done.conversation).toMatchObject({ id: got.conversationId, status: "done", unread: 0 })
-    expect((await ok(await c.get(`/conversations/${got.conversationId}`), 200)).conversation).toMatchObject({ status: "done", unread: 0 })
+    expect((await ok(await c.get(`/conversations/${got.conversationId}`), 200)).conversation).toMatchObject({
+      status: "done",
+      unread: 0
+    })
     // inbound reopens it and counts as unread
     await ok(await inbound(c, { from: ADA, to: number, body: "three" }), 201)
-    expect((await ok(await c.get(`/conversations/${got.conversationId}`), 200)).conversation).toMatchObject({ status: "open", unread: 1 })
+    expect((await ok(await c.get(`/conversations/${got.conversationId}`), 200)).conversation).toMatchObject({
+      status: "open",
+      unread: 1
+    })
     const reopened = await ok(await c.patch(`/conversations/${got.conversationId}`, { status: "open" }), 200)
     expect(reopened.conversation).toMatchObject({ status: "open", unread: 0 })
 
-    const unknown = await expectError(await c.patch(`/conversations/${got.conversationId}`, { status: "done", starred: true }), 400, "invalid_argument")
+    const unknown = await expectError(
+      await c.patch(`/conversations/${got.conversationId}`, { status: "done", starred: true }),
+      400,
+      "invalid_argument"
+    )
     expect(unknown.message).toMatch(/starred/)
-    await expectError(await c.patch(`/conversations/${got.conversationId}`, { status: "archived" }), 400, "invalid_argument")
+    await expectError(
+      await c.patch(`/conversations/${got.conversationId}`, { status: "archived" }),
+      400,
+      "invalid_argument"
+    )
     await expectError(await c.patch(`/conversations/${got.conversationId}`, {}), 400, "invalid_argument")
     await expectError(await c.patch(`/conversations/${crypto.randomUUID()}`, { status: "done" }), 404, "not_found")
     await expectError(await c.patch("/conversations/nope", { status: "done" }), 404, "not_found")
@@ -467,7 +583,11 @@ describe("GET /conversations and PATCH /conversations/{id}", () => {
     const got = await ok(await inbound(theirs.c, { from: ADA, to: theirs.number, body: "private" }), 201)
     await expectError(await mine.c.get(`/conversations/${got.conversationId}`), 404, "not_found")
     await expectError(await mine.c.patch(`/conversations/${got.conversationId}`, { status: "done" }), 404, "not_found")
-    await expectError(await mine.c.post("/messages", { conversationId: got.conversationId, body: "x" }), 404, "not_found")
+    await expectError(
+      await mine.c.post("/messages", { conversationId: got.conversationId, body: "x" }),
+      404,
+      "not_found"
+    )
     expect((await ok(await mine.c.get("/messages/search?q=private"), 200)).results).toEqual([])
     expect((await ok(await mine.c.get("/conversations"), 200)).conversations).toEqual([])
     expect((await ok(await theirs.c.get(`/conversations/${got.conversationId}`), 200)).conversation.status).toBe("open")
@@ -475,10 +595,13 @@ describe("GET /conversations and PATCH /conversations/{id}", () => {
 
   it("a deleted contact leaves its thread under the raw number; the next text creates a fresh contact", async () => {
     const { c, number } = await newUser(app)
-    const contact = (await ok(await c.post("/contacts", { firstName: "Ada", lastName: "Lovelace", phone: ADA }), 201)).contact
+    const contact =
+      (await ok(await c.post("/contacts", { firstName: "Ada", lastName: "Lovelace", phone: ADA }), 201)).contact
     const got = await ok(await inbound(c, { from: ADA, to: number, body: "hi" }), 201)
     expect(got.contactId).toBe(contact.id)
-    expect((await ok(await c.get(`/conversations/${got.conversationId}`), 200)).conversation.contactName).toBe("Ada Lovelace")
+    expect((await ok(await c.get(`/conversations/${got.conversationId}`), 200)).conversation.contactName).toBe(
+      "Ada Lovelace"
+    )
     await ok(await c.call(`/contacts/${contact.id}`, { method: "DELETE" }), 200)
     const after = await ok(await c.get(`/conversations/${got.conversationId}`), 200)
     expect(after.conversation.contactName).toBe(ADA)
@@ -501,7 +624,9 @@ describe("GET /messages/search", () => {
     expect((await ok(await c.get("/messages/search?q=reserv&limit=100"), 200)).results).toHaveLength(30)
     const newest = (await ok(await c.get("/messages/search?q=reservation&limit=3"), 200)).results
     expect(newest.map((r: any) => r.body)).toEqual(["reservation 29", "reservation 28", "reservation 27"])
-    expect((await ok(await c.get("/messages/search?q=RESERVATION%2017"), 200)).results.map((r: any) => r.body)).toEqual(["reservation 17"])
+    expect((await ok(await c.get("/messages/search?q=RESERVATION%2017"), 200)).results.map((r: any) => r.body)).toEqual(
+      ["reservation 17"]
+    )
     for (const q of ["", "?q=", "?q=x&limit=0", "?q=x&limit=101", "?q=%3F%21"]) {
       await expectError(await c.get(`/messages/search${q}`), 400, "invalid_argument")
     }
@@ -515,20 +640,37 @@ describe("scopes", () => {
     const { ws, number, c } = await newUser(app)
     const got = await ok(await inbound(c, { from: ADA, to: number, body: "hello" }), 201)
     const all = ["contacts:read", "contacts:write", "conversations:read", "conversations:write", "messages:send"]
-    const without = async (scope: string) => client(app, (await app.createKey(ws, { kind: "test", scopes: all.filter((s) => s !== scope) })).token)
+    const without = async (scope: string) =>
+      client(app, (await app.createKey(ws, { kind: "test", scopes: all.filter((s) => s !== scope) })).token)
 
     const noSend = await without("messages:send")
-    expect((await expectError(await noSend.post("/messages", { to: ADA, body: "x" }), 403, "permission_denied")).message).toContain("messages:send")
+    expect(
+      (await expectError(await noSend.post("/messages", { to: ADA, body: "x" }), 403, "permission_denied")).message
+    ).toContain("messages:send")
     const noRead = await without("conversations:read")
     for (const path of ["/conversations", `/conversations/${got.conversationId}`, "/messages/search?q=hello"]) {
-      expect((await expectError(await noRead.get(path), 403, "permission_denied")).message).toContain("conversations:read")
+      expect((await expectError(await noRead.get(path), 403, "permission_denied")).message).toContain(
+        "conversations:read"
+      )
     }
     const noWrite = await without("conversations:write")
-    const e = await expectError(await noWrite.patch(`/conversations/${got.conversationId}`, { status: "done" }), 403, "permission_denied")
+    const e = await expectError(
+      await noWrite.patch(`/conversations/${got.conversationId}`, { status: "done" }),
+      403,
+      "permission_denied"
+    )
     expect(e.message).toContain("conversations:write")
     // a 403 on an idempotent send stores nothing: the same key works once the scope is there
-    await expectError(await noSend.post("/messages", { to: ADA, body: "x" }, { "idempotency-key": "scoped" }), 403, "permission_denied")
-    expect((await c.post("/messages", { to: ADA, body: "x" }, { "idempotency-key": "scoped" })).headers.get("idempotency-replayed")).toBeNull()
+    await expectError(
+      await noSend.post("/messages", { to: ADA, body: "x" }, { "idempotency-key": "scoped" }),
+      403,
+      "permission_denied"
+    )
+    expect(
+      (await c.post("/messages", { to: ADA, body: "x" }, { "idempotency-key": "scoped" })).headers.get(
+        "idempotency-replayed"
+      )
+    ).toBeNull()
     expect((await ok(await c.get(`/conversations/${got.conversationId}`), 200)).conversation.status).toBe("open")
   })
 })
@@ -542,7 +684,11 @@ describe("test helpers", () => {
     const live = client(app, (await app.createKey(ws, { kind: "live" })).token)
     const e = await expectError(await inbound(live, { from: ADA, to: number, body: "x" }), 403, "permission_denied")
     expect(e.message).toMatch(/test keys/)
-    await expectError(await live.post("/test-helpers/delivery-status", { activityId: crypto.randomUUID(), status: "delivered" }), 403, "permission_denied")
+    await expectError(
+      await live.post("/test-helpers/delivery-status", { activityId: crypto.randomUUID(), status: "delivered" }),
+      403,
+      "permission_denied"
+    )
     await expectError(await inbound(c, { from: ADA, to: other.number, body: "x" }), 404, "not_found")
     await expectError(await inbound(c, { from: ADA, to: "+14155550999", body: "x" }), 404, "not_found")
     await expectError(await inbound(c, { from: ADA, to: number, body: "x", extra: true }), 400, "invalid_argument")
@@ -554,7 +700,10 @@ describe("test helpers", () => {
     const { ws, number, c } = await newUser(app)
     const sent = await ok(await c.post("/messages", { to: ADA, body: "status please" }), 201)
     const status = (activityId: string, s: string) => c.post("/test-helpers/delivery-status", { activityId, status: s })
-    expect((await ok(await status(sent.message.id, "sent"), 200)).message).toMatchObject({ id: sent.message.id, deliveryStatus: "sent" })
+    expect((await ok(await status(sent.message.id, "sent"), 200)).message).toMatchObject({
+      id: sent.message.id,
+      deliveryStatus: "sent"
+    })
     expect((await ok(await status(sent.message.id, "delivered"), 200)).message.deliveryStatus).toBe("delivered")
     expect((await ok(await status(sent.message.id, "sent"), 200)).message.deliveryStatus).toBe("delivered")
     expect((await ok(await status(sent.message.id, "delivery_failed"), 200)).message.deliveryStatus).toBe("delivered")
@@ -571,7 +720,10 @@ describe("test helpers", () => {
     const failing = await ok(await c.post("/messages", { to: BOB, body: "will fail" }), 201)
     expect((await ok(await status(failing.message.id, "sending_failed"), 200)).message.deliveryStatus).toBe("failed")
     const last = (await eventsOf(app, ws)).at(-1)!
-    expect(last).toMatchObject({ type: "message.failed", data: { activityId: failing.message.id, deliveryStatus: "sending_failed" } })
+    expect(last).toMatchObject({
+      type: "message.failed",
+      data: { activityId: failing.message.id, deliveryStatus: "sending_failed" }
+    })
 
     const got = await ok(await inbound(c, { from: ADA, to: number, body: "inbound" }), 201)
     await expectError(await status(got.message.id, "delivered"), 404, "not_found")
@@ -580,7 +732,11 @@ describe("test helpers", () => {
     await expectError(await status(sent.message.id, "teleported"), 400, "invalid_argument")
     // another workspace's message is unknown here
     const other = await newUser(app)
-    await expectError(await other.c.post("/test-helpers/delivery-status", { activityId: failing.message.id, status: "delivered" }), 404, "not_found")
+    await expectError(
+      await other.c.post("/test-helpers/delivery-status", { activityId: failing.message.id, status: "delivered" }),
+      404,
+      "not_found"
+    )
   })
 
   it("with testHelpers: false the routes are 404", async () => {
@@ -588,7 +744,11 @@ describe("test helpers", () => {
     try {
       const c = client(off, off.testKey)
       await expectError(await inbound(c, { from: ADA, to: "+14155550100", body: "x" }), 404, "not_found")
-      await expectError(await c.post("/test-helpers/delivery-status", { activityId: crypto.randomUUID(), status: "delivered" }), 404, "not_found")
+      await expectError(
+        await c.post("/test-helpers/delivery-status", { activityId: crypto.randomUUID(), status: "delivered" }),
+        404,
+        "not_found"
+      )
     } finally {
       await off.close()
     }
@@ -623,9 +783,18 @@ describe("Telnyx webhook route", () => {
     expect(await ok(await deliver("message.received", payload), 200)).toEqual({ ok: true })
     const list = await ok(await c.get("/conversations"), 200)
     expect(list.conversations).toHaveLength(1)
-    expect(list.conversations[0]).toMatchObject({ numberE164: number, participants: [ADA], unread: 1, preview: "Booking for 4 tonight?" })
+    expect(list.conversations[0]).toMatchObject({
+      numberE164: number,
+      participants: [ADA],
+      unread: 1,
+      preview: "Booking for 4 tonight?"
+    })
     const thread = await ok(await c.get(`/conversations/${list.conversations[0].id}`), 200)
-    expect(thread.activities.map((a: any) => [a.direction, a.deliveryStatus, a.body])).toEqual([["inbound", "received", "Booking for 4 tonight?"]])
+    expect(thread.activities.map((a: any) => [a.direction, a.deliveryStatus, a.body])).toEqual([[
+      "inbound",
+      "received",
+      "Booking for 4 tonight?"
+    ]])
     // Telnyx repeats events: the same message is stored once
     expect((await deliver("message.received", payload)).status).toBe(200)
     expect((await ok(await c.get(`/conversations/${list.conversations[0].id}`), 200)).activities).toHaveLength(1)
@@ -633,27 +802,44 @@ describe("Telnyx webhook route", () => {
 
     // a live send (registration approved) then carrier reports
     const live = client(telnyxApp, (await telnyxApp.createKey(ws, { kind: "live" })).token)
-    const sent = await ok(await live.post("/messages", { conversationId: list.conversations[0].id, body: "Yes, see you at 8" }), 201)
+    const sent = await ok(
+      await live.post("/messages", { conversationId: list.conversations[0].id, body: "Yes, see you at 8" }),
+      201
+    )
     expect(sent.message.deliveryStatus).toBe("queued")
     expect(sent.simulated).toBeUndefined()
     const carrierId = await telnyxApp.runtime.runPromise(
-      Effect.flatMap(ConversationStore, (s) => s.getActivity(ws, sent.message.id)).pipe(Effect.map((a) => a._tag === "Some" ? a.value.carrierMessageId : null))
+      Effect.flatMap(ConversationStore, (s) => s.getActivity(ws, sent.message.id)).pipe(
+        Effect.map((a) => a._tag === "Some" ? a.value.carrierMessageId : null)
+      )
     )
     expect(carrierId).toEqual(expect.any(String))
-    expect((await deliver("message.finalized", statusPayload({ id: carrierId!, status: "delivered" }))).status).toBe(200)
+    expect((await deliver("message.finalized", statusPayload({ id: carrierId!, status: "delivered" }))).status).toBe(
+      200
+    )
     expect((await deliver("message.sent", statusPayload({ id: carrierId!, status: "sent" }))).status).toBe(200)
     const after = await ok(await c.get(`/conversations/${list.conversations[0].id}`), 200)
     expect(after.activities.at(-1)).toMatchObject({ id: sent.message.id, deliveryStatus: "delivered" })
     // unknown message ids and event types are acknowledged
-    expect((await deliver("message.finalized", statusPayload({ id: "unknown-id", status: "delivered" }))).status).toBe(200)
+    expect((await deliver("message.finalized", statusPayload({ id: "unknown-id", status: "delivered" }))).status).toBe(
+      200
+    )
     expect((await deliver("number_order.completed", { id: "x" })).status).toBe(200)
   })
 
   it("a bad signature or a stale timestamp is 401; malformed JSON is 400; nothing is stored", async () => {
     const { ws, number, c } = await newUser(telnyxApp)
     const payload = inboundPayload({ from: BOB, to: number, text: "forged" })
-    await expectError(await deliver("message.received", payload, { signer: createEd25519Signer() }), 401, "unauthenticated")
-    await expectError(await deliver("message.received", payload, { timestamp: Math.floor(Date.now() / 1000) - 1000 }), 401, "unauthenticated")
+    await expectError(
+      await deliver("message.received", payload, { signer: createEd25519Signer() }),
+      401,
+      "unauthenticated"
+    )
+    await expectError(
+      await deliver("message.received", payload, { timestamp: Math.floor(Date.now() / 1000) - 1000 }),
+      401,
+      "unauthenticated"
+    )
     const hook = fake.signedWebhook("message.received", payload)
     await expectError(await post(hook.rawBody.replace("forged", "FORGED"), hook.headers), 401, "unauthenticated")
     const { "telnyx-signature-ed25519": _omit, ...unsigned } = hook.headers
@@ -661,7 +847,11 @@ describe("Telnyx webhook route", () => {
     const now = String(Math.floor(Date.now() / 1000))
     const raw = "{not json"
     await expectError(
-      await post(raw, { "content-type": "application/json", "telnyx-timestamp": now, "telnyx-signature-ed25519": signer.sign(now, raw) }),
+      await post(raw, {
+        "content-type": "application/json",
+        "telnyx-timestamp": now,
+        "telnyx-signature-ed25519": signer.sign(now, raw)
+      }),
       400,
       "invalid_argument"
     )
@@ -671,6 +861,10 @@ describe("Telnyx webhook route", () => {
 
   it("without telnyxPublicKey the route is 404", async () => {
     const hook = fake.signedWebhook("message.received", inboundPayload({ from: ADA, to: "+14155550100", text: "hi" }))
-    await expectError(await app.fetch("/v1/carrier/telnyx", { method: "POST", headers: hook.headers, body: hook.rawBody }), 404, "not_found")
+    await expectError(
+      await app.fetch("/v1/carrier/telnyx", { method: "POST", headers: hook.headers, body: hook.rawBody }),
+      404,
+      "not_found"
+    )
   })
 })

@@ -7,27 +7,37 @@
 import { Effect, Layer, Redacted } from "effect"
 import type { AddressInfo } from "node:net"
 import { SMTPServer } from "smtp-server"
-import * as Postgres from "../../adapters/postgres/PgClient.ts"
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
 import * as SimulatedRegistry from "../../adapters/carrier/simulatedRegistry.ts"
 import * as TelnyxRegistry from "../../adapters/carrier/telnyxRegistry.ts"
 import * as Smtp from "../../adapters/mail/smtp.ts"
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
 import { SimulatedPayments } from "../../adapters/payments/simulated.ts"
+import * as Postgres from "../../adapters/postgres/PgClient.ts"
 import { registrationGateMessages } from "../../core/billing/gates.ts"
 import { gateMessage, layer as textingGate } from "../../core/registration/gate.ts"
 import { pollOnce } from "../../core/registration/poller.ts"
 import { makeTestApp } from "../support/app.ts"
 import { brandUpdatePayload, campaignUpdatePayload, type FakeTelnyx, startFakeTelnyx } from "../support/fakeTelnyx.ts"
 import { freshDatabase } from "../support/postgres.ts"
+import { business, soleProprietor } from "../support/registration.ts"
 import { makeSqlTestApp } from "../support/sqlApp.ts"
 import { sqlStores } from "../support/sqlStores.ts"
 import { bearer, expectError } from "./helpers.ts"
-import { business, soleProprietor } from "../support/registration.ts"
 
 type App = Awaited<ReturnType<typeof makeTestApp>>
 
 /** Billing that passes every filing gate without a trial to end. */
-const ready = { plan: "standard", trial: false, subscription: "active", paymentMethod: true, identity: "verified", mobileVerified: true, billedVia: "card", cardDeclines: false, ownerEmail: "owner@acme.example" }
+const ready = {
+  plan: "standard",
+  trial: false,
+  subscription: "active",
+  paymentMethod: true,
+  identity: "verified",
+  mobileVerified: true,
+  billedVia: "card",
+  cardDeclines: false,
+  ownerEmail: "owner@acme.example"
+}
 
 let app: App
 let close: () => Promise<void>
@@ -44,7 +54,9 @@ const workspace = async (billing: Record<string, unknown> = ready, numbers: Read
   const test = (await app.createKey(workspaceId, { kind: "test" })).token
   const e164s: Array<string> = []
   for (const type of numbers) {
-    const e164 = type === "local" ? `+1217555${String(nextNumber++).padStart(4, "0")}` : `+1888555${String(nextNumber++).padStart(4, "0")}`
+    const e164 = type === "local"
+      ? `+1217555${String(nextNumber++).padStart(4, "0")}`
+      : `+1888555${String(nextNumber++).padStart(4, "0")}`
     const res = await app.admin(`/workspaces/${workspaceId}/numbers`, { method: "POST", json: { e164, type } })
     expect(res.status, await res.clone().text()).toBe(201)
     e164s.push(e164)
@@ -60,33 +72,58 @@ const ok = async (res: Response, status = 200) => {
   return (await res.json()) as any
 }
 
-const messaging = async (token: string) => (await ok(await app.fetch("/v1/api/messaging", { headers: bearer(token) }))).messaging
+const messaging = async (token: string) =>
+  (await ok(await app.fetch("/v1/api/messaging", { headers: bearer(token) }))).messaging
 const refresh = async (token: string) => (await ok(await post(token, "/messaging/refresh"))).messaging
-const ledger = async (workspaceId: string) => ((await (await app.admin(`/workspaces/${workspaceId}/ledger`)).json()) as { charges: Array<any> }).charges
-const audit = async (workspaceId: string) => ((await (await app.admin(`/workspaces/${workspaceId}/audit-log`)).json()) as { entries: Array<any> }).entries
-const mail = async (workspaceId: string) => ((await (await app.admin(`/workspaces/${workspaceId}/mail`)).json()) as { mail: Array<any> }).mail
-const billing = async (workspaceId: string) => ((await (await app.admin(`/workspaces/${workspaceId}`)).json()) as { workspace: { billing: any } }).workspace.billing
-const payments = (workspaceId: string) => app.runtime.runPromise(Effect.flatMap(SimulatedPayments, (p) => p.charges(workspaceId)))
+const ledger = async (workspaceId: string) =>
+  ((await (await app.admin(`/workspaces/${workspaceId}/ledger`)).json()) as { charges: Array<any> }).charges
+const audit = async (workspaceId: string) =>
+  ((await (await app.admin(`/workspaces/${workspaceId}/audit-log`)).json()) as { entries: Array<any> }).entries
+const mail = async (workspaceId: string) =>
+  ((await (await app.admin(`/workspaces/${workspaceId}/mail`)).json()) as { mail: Array<any> }).mail
+const billing = async (workspaceId: string) =>
+  ((await (await app.admin(`/workspaces/${workspaceId}`)).json()) as { workspace: { billing: any } }).workspace.billing
+const payments = (workspaceId: string) =>
+  app.runtime.runPromise(Effect.flatMap(SimulatedPayments, (p) => p.charges(workspaceId)))
 
 /** A text from the workspace's first number with a live key. */
-const text = (token: string, from: string) => post(token, "/messages", { to: "+12175550111", from, body: "Your plumber is on the way" })
+const text = (token: string, from: string) =>
+  post(token, "/messages", { to: "+12175550111", from, body: "Your plumber is on the way" })
 
 describe("the business path, live key", () => {
   it("files (ending the trial, charging the plan and each local number's setup), moves through review to campaign_active, and then texts", async () => {
     const ws = await workspace({ ...ready, trial: true, identity: "submitted" }, ["local", "local", "toll_free"])
-    expect(await messaging(ws.live)).toEqual({ step: "none", canText: false, messagingProfileId: null, brand: null, campaign: null })
-    await expectError(await text(ws.live, ws.numbers[0]!), 409, "failed_precondition").then((e) => expect(e.message).toBe(gateMessage.not_filed))
+    expect(await messaging(ws.live)).toEqual({
+      step: "none",
+      canText: false,
+      messagingProfileId: null,
+      brand: null,
+      campaign: null
+    })
+    await expectError(await text(ws.live, ws.numbers[0]!), 409, "failed_precondition").then((e) =>
+      expect(e.message).toBe(gateMessage.not_filed)
+    )
 
-    const filed = await ok(await post(ws.live, "/messaging/registration", { business, acknowledge_trial_end: true }), 201)
+    const filed = await ok(
+      await post(ws.live, "/messaging/registration", { business, acknowledge_trial_end: true }),
+      201
+    )
     expect(filed.mock).toBeUndefined()
-    expect(filed.messaging).toMatchObject({ step: "brand_pending", canText: false, brand: { status: "pending", identityStatus: "UNVERIFIED", failureReasons: [] }, campaign: { status: "staged", useCase: "MIXED" } })
+    expect(filed.messaging).toMatchObject({
+      step: "brand_pending",
+      canText: false,
+      brand: { status: "pending", identityStatus: "UNVERIFIED", failureReasons: [] },
+      campaign: { status: "staged", useCase: "MIXED" }
+    })
     expect(filed.messaging.brand).not.toHaveProperty("otpSentAt")
     expect(typeof filed.messaging.messagingProfileId).toBe("string")
 
     // The purchase: the trial is over, the plan and two setups (not the toll-free line) are charged once.
     expect((await billing(ws.workspaceId)).trial).toBe(false)
     const charges = await ledger(ws.workspaceId)
-    expect(charges.map((c) => [c.kind, c.numberE164]).sort()).toEqual([["plan", null], ["texting_setup", ws.numbers[0]], ["texting_setup", ws.numbers[1]]].sort())
+    expect(charges.map((c) => [c.kind, c.numberE164]).sort()).toEqual(
+      [["plan", null], ["texting_setup", ws.numbers[0]], ["texting_setup", ws.numbers[1]]].sort()
+    )
     expect(charges.filter((c) => c.kind === "texting_setup").every((c) => c.amountCents === 2000)).toBe(true)
     const paid = await payments(ws.workspaceId)
     expect(paid).toHaveLength(1)
@@ -100,9 +137,15 @@ describe("the business path, live key", () => {
     expect(receipt.text).not.toContain("123456789")
     expect(receipt.text).not.toContain("2175550142")
 
-    await expectError(await text(ws.live, ws.numbers[0]!), 409, "failed_precondition").then((e) => expect(e.message).toBe(gateMessage.in_review))
+    await expectError(await text(ws.live, ws.numbers[0]!), 409, "failed_precondition").then((e) =>
+      expect(e.message).toBe(gateMessage.in_review)
+    )
     const accepted = await refresh(ws.live)
-    expect(accepted).toMatchObject({ step: "campaign_pending", brand: { status: "accepted", identityStatus: "VERIFIED" }, campaign: { status: "pending" } })
+    expect(accepted).toMatchObject({
+      step: "campaign_pending",
+      brand: { status: "accepted", identityStatus: "VERIFIED" },
+      campaign: { status: "pending" }
+    })
     expect(accepted.campaign.submittedAt).not.toBeNull()
     const active = await refresh(ws.live)
     expect(active).toMatchObject({ step: "campaign_active", canText: true, campaign: { status: "approved" } })
@@ -121,14 +164,27 @@ describe("the business path, live key", () => {
     await ok(await post(ws.live, "/messaging/registration", { business }), 201)
     await refresh(ws.live)
     const failed = await refresh(ws.live)
-    expect(failed).toMatchObject({ step: "campaign_failed", canText: false, campaign: { status: "rejected", failureReasons: ["Opt-in flow is unclear"] } })
-    await expectError(await text(ws.live, ws.numbers[0]!), 409, "failed_precondition").then((e) => expect(e.message).toBe(gateMessage.rejected))
+    expect(failed).toMatchObject({
+      step: "campaign_failed",
+      canText: false,
+      campaign: { status: "rejected", failureReasons: ["Opt-in flow is unclear"] }
+    })
+    await expectError(await text(ws.live, ws.numbers[0]!), 409, "failed_precondition").then((e) =>
+      expect(e.message).toBe(gateMessage.rejected)
+    )
     const added = "+12175559876"
     await ok(await app.admin(`/workspaces/${ws.workspaceId}/numbers`, { method: "POST", json: { e164: added } }), 201)
 
     // The same business: its accepted brand is kept (not filed again) and the new campaign goes in at once.
-    const refiled = await ok(await post(ws.live, "/messaging/registration", { business, campaign: { useCase: "CUSTOMER_CARE" } }), 201)
-    expect(refiled.messaging).toMatchObject({ step: "campaign_pending", brand: { status: "accepted", identityStatus: "VERIFIED" }, campaign: { status: "pending", useCase: "CUSTOMER_CARE" } })
+    const refiled = await ok(
+      await post(ws.live, "/messaging/registration", { business, campaign: { useCase: "CUSTOMER_CARE" } }),
+      201
+    )
+    expect(refiled.messaging).toMatchObject({
+      step: "campaign_pending",
+      brand: { status: "accepted", identityStatus: "VERIFIED" },
+      campaign: { status: "pending", useCase: "CUSTOMER_CARE" }
+    })
     const setups = (await ledger(ws.workspaceId)).filter((c) => c.kind === "texting_setup").map((c) => c.numberE164)
     expect(setups.sort()).toEqual([ws.numbers[0], added].sort())
     const entries = await audit(ws.workspaceId)
@@ -143,7 +199,12 @@ describe("the business path, live key", () => {
     await ok(await post(ws.live, "/messaging/registration", { business }), 201)
     await refresh(ws.live)
     expect((await refresh(ws.live)).step).toBe("campaign_failed")
-    const refiled = await ok(await post(ws.live, "/messaging/registration", { business: { ...business, displayName: "Acme Plumbing & Heating" } }), 201)
+    const refiled = await ok(
+      await post(ws.live, "/messaging/registration", {
+        business: { ...business, displayName: "Acme Plumbing & Heating" }
+      }),
+      201
+    )
     expect(refiled.messaging).toMatchObject({ step: "brand_pending", brand: { status: "pending" } })
     expect((await audit(ws.workspaceId))[0].detail.brandKept).toBe(false)
   })
@@ -155,9 +216,14 @@ describe("the sole-proprietor path, live key", () => {
     await ok(await post(ws.test, "/test-helpers/registry", { brand: "otp" }))
     await ok(await post(ws.live, "/messaging/registration", { business: soleProprietor }), 201)
     const waiting = await refresh(ws.live)
-    expect(waiting).toMatchObject({ step: "brand_otp_pending", brand: { status: "otp_pending", otpMobileLast4: "0199" } })
+    expect(waiting).toMatchObject({
+      step: "brand_otp_pending",
+      brand: { status: "otp_pending", otpMobileLast4: "0199" }
+    })
     expect(Date.parse(waiting.brand.otpSentAt)).not.toBeNaN()
-    await expectError(await text(ws.live, ws.numbers[0]!), 409, "failed_precondition").then((e) => expect(e.message).toBe(gateMessage.awaiting_pin))
+    await expectError(await text(ws.live, ws.numbers[0]!), 409, "failed_precondition").then((e) =>
+      expect(e.message).toBe(gateMessage.awaiting_pin)
+    )
 
     const { pin } = await ok(await app.fetch("/v1/api/test-helpers/otp", { headers: bearer(ws.test) }))
     expect(pin).toMatch(/^\d{6}$/)
@@ -166,7 +232,11 @@ describe("the sole-proprietor path, live key", () => {
     expect((await messaging(ws.live)).step).toBe("brand_otp_pending")
 
     const verified = (await ok(await post(ws.live, "/messaging/otp/verify", { pin }))).messaging
-    expect(verified).toMatchObject({ step: "campaign_pending", brand: { status: "accepted", identityStatus: "VERIFIED" }, campaign: { status: "pending" } })
+    expect(verified).toMatchObject({
+      step: "campaign_pending",
+      brand: { status: "accepted", identityStatus: "VERIFIED" },
+      campaign: { status: "pending" }
+    })
     await expectError(await post(ws.live, "/messaging/otp/verify", { pin }), 409, "failed_precondition")
     expect((await refresh(ws.live)).step).toBe("campaign_active")
     const sent = await ok(await text(ws.live, ws.numbers[0]!), 201)
@@ -185,7 +255,11 @@ describe("the PIN's expiry and the resend limit, on the workspace clock", () => 
 
     const clock = await ok(await post(ws.test, "/test-helpers/clock", { advanceSeconds: 24 * 3600 + 1 }))
     expect(clock.clock.offsetSeconds).toBe(24 * 3600 + 1)
-    const expired = await expectError(await post(ws.test, "/messaging/otp/verify", { pin: first }), 400, "invalid_argument")
+    const expired = await expectError(
+      await post(ws.test, "/messaging/otp/verify", { pin: first }),
+      400,
+      "invalid_argument"
+    )
     expect(expired.message).toContain("expired")
 
     // The filing's own PIN does not count: the first resend is allowed, a second within a minute is not.
@@ -199,7 +273,9 @@ describe("the PIN's expiry and the resend limit, on the workspace clock", () => 
     await ok(await post(ws.test, "/messaging/otp/resend"))
 
     const fresh = (await ok(await app.fetch("/v1/api/test-helpers/otp", { headers: bearer(ws.test) }))).pin
-    expect((await ok(await post(ws.test, "/messaging/otp/verify", { pin: fresh }))).messaging.step).toBe("campaign_pending")
+    expect((await ok(await post(ws.test, "/messaging/otp/verify", { pin: fresh }))).messaging.step).toBe(
+      "campaign_pending"
+    )
   })
 
   it("five wrong PINs void the PIN (a refresh does not reset the count); a resent PIN verifies", async () => {
@@ -209,28 +285,41 @@ describe("the PIN's expiry and the resend limit, on the workspace clock", () => 
     await refresh(ws.test)
     const pin = (await ok(await app.fetch("/v1/api/test-helpers/otp", { headers: bearer(ws.test) }))).pin
     const wrong = pin === "000000" ? "111111" : "000000"
-    for (let i = 0; i < 4; i++) await expectError(await post(ws.test, "/messaging/otp/verify", { pin: wrong }), 400, "invalid_argument")
+    for (let i = 0; i < 4; i++) {
+      await expectError(await post(ws.test, "/messaging/otp/verify", { pin: wrong }), 400, "invalid_argument")
+    }
     await refresh(ws.test)
     await expectError(await post(ws.test, "/messaging/otp/verify", { pin: wrong }), 400, "invalid_argument")
     const voided = await expectError(await post(ws.test, "/messaging/otp/verify", { pin }), 400, "invalid_argument")
     expect(voided.message).toContain("5 wrong PINs")
     await ok(await post(ws.test, "/messaging/otp/resend"))
     const fresh = (await ok(await app.fetch("/v1/api/test-helpers/otp", { headers: bearer(ws.test) }))).pin
-    expect((await ok(await post(ws.test, "/messaging/otp/verify", { pin: fresh }))).messaging.step).toBe("campaign_pending")
+    expect((await ok(await post(ws.test, "/messaging/otp/verify", { pin: fresh }))).messaging.step).toBe(
+      "campaign_pending"
+    )
   })
 
   it("the clock and the other helpers answer test keys only", async () => {
     const ws = await workspace(ready, [])
     await expectError(await post(ws.live, "/test-helpers/clock", { advanceSeconds: 60 }), 403, "permission_denied")
     await expectError(await post(ws.live, "/test-helpers/registry", { brand: "reject" }), 403, "permission_denied")
-    await expectError(await app.fetch("/v1/api/test-helpers/otp", { headers: bearer(ws.live) }), 403, "permission_denied")
+    await expectError(
+      await app.fetch("/v1/api/test-helpers/otp", { headers: bearer(ws.live) }),
+      403,
+      "permission_denied"
+    )
     await expectError(await app.fetch("/v1/api/test-helpers/otp", { headers: bearer(ws.test) }), 404, "not_found")
     await expectError(await post(ws.test, "/test-helpers/clock", { advanceSeconds: 0 }), 400, "invalid_argument")
   })
 
   it("moves the idempotency window of test keys: a key replays within 24 hours and runs afresh after", async () => {
     const ws = await workspace(ready, ["local"])
-    const send = () => app.fetch("/v1/api/messages", { method: "POST", headers: { ...bearer(ws.test), "idempotency-key": "k1" }, json: { to: "+12175550111", from: ws.numbers[0], body: "hi" } })
+    const send = () =>
+      app.fetch("/v1/api/messages", {
+        method: "POST",
+        headers: { ...bearer(ws.test), "idempotency-key": "k1" },
+        json: { to: "+12175550111", from: ws.numbers[0], body: "hi" }
+      })
     const first = await ok(await send(), 201)
     const replay = await send()
     expect(replay.headers.get("idempotency-replayed")).toBe("true")
@@ -251,18 +340,34 @@ describe("every documented 409 of the registration endpoints, with nothing filed
     expect(await mail(ws.workspaceId)).toEqual([])
   }
   const cases: ReadonlyArray<[string, Record<string, unknown>, boolean, string]> = [
-    ["a trial without acknowledge_trial_end", { ...ready, trial: true, identity: "submitted" }, false, registrationGateMessages.acknowledgeTrialEnd],
+    [
+      "a trial without acknowledge_trial_end",
+      { ...ready, trial: true, identity: "submitted" },
+      false,
+      registrationGateMessages.acknowledgeTrialEnd
+    ],
     ["no payment method", { ...ready, paymentMethod: false }, true, registrationGateMessages.paymentMethod],
     ["a canceled subscription", { ...ready, subscription: "canceled" }, true, registrationGateMessages.subscription],
-    ["a trial without an identity check", { ...ready, trial: true, identity: "none" }, true, registrationGateMessages.identity],
+    [
+      "a trial without an identity check",
+      { ...ready, trial: true, identity: "none" },
+      true,
+      registrationGateMessages.identity
+    ],
     ["a declined card", { ...ready, cardDeclines: true }, true, "Your card was declined"]
   ]
   for (const [name, state, acknowledge, message] of cases) {
     it(name, async () => {
       const ws = await workspace(state, ["local"])
-      const error = await expectError(await post(ws.live, "/messaging/registration", { business, acknowledge_trial_end: acknowledge }), 409, "failed_precondition")
+      const error = await expectError(
+        await post(ws.live, "/messaging/registration", { business, acknowledge_trial_end: acknowledge }),
+        409,
+        "failed_precondition"
+      )
       expect(error.message).toBe(message)
-      if (message !== registrationGateMessages.acknowledgeTrialEnd && message !== "Your card was declined") expect(error.message.startsWith("Add a payment method")).toBe(true)
+      if (message !== registrationGateMessages.acknowledgeTrialEnd && message !== "Your card was declined") {
+        expect(error.message.startsWith("Add a payment method")).toBe(true)
+      }
       await nothingHappened(ws)
       expect((await billing(ws.workspaceId)).trial).toBe(state["trial"])
     })
@@ -275,7 +380,11 @@ describe("every documented 409 of the registration endpoints, with nothing filed
     await nothingHappened(ws)
     await ok(await post(ws.live, "/messaging/registration", { business }), 201)
     const charged = await ledger(ws.workspaceId)
-    const again = await expectError(await post(ws.live, "/messaging/registration", { business }), 409, "failed_precondition")
+    const again = await expectError(
+      await post(ws.live, "/messaging/registration", { business }),
+      409,
+      "failed_precondition"
+    )
     expect(again.message).toContain("already in progress")
     expect(await ledger(ws.workspaceId)).toEqual(charged)
     expect(await payments(ws.workspaceId)).toHaveLength(1)
@@ -283,7 +392,10 @@ describe("every documented 409 of the registration endpoints, with nothing filed
 
   it("two filings at once: one is filed and charged, the other is refused", async () => {
     const ws = await workspace(ready, ["local"])
-    const answers = await Promise.all([post(ws.live, "/messaging/registration", { business }), post(ws.live, "/messaging/registration", { business })])
+    const answers = await Promise.all([
+      post(ws.live, "/messaging/registration", { business }),
+      post(ws.live, "/messaging/registration", { business })
+    ])
     expect(answers.map((r) => r.status).sort()).toEqual([201, 409])
     expect(await payments(ws.workspaceId)).toHaveLength(1)
     expect((await ledger(ws.workspaceId)).filter((c) => c.kind === "texting_setup")).toHaveLength(1)
@@ -302,7 +414,10 @@ describe("mock mode", () => {
     const entries = await audit(ws.workspaceId)
     expect(entries.find((e) => e.action === "messaging.registration.filed").detail.mock).toBe(true)
     // No owner email on this workspace: no receipt, and the audit log says why.
-    expect(entries.find((e) => e.action === "messaging.receipt.unsent")).toMatchObject({ actor: "system", detail: { reason: expect.stringContaining("ownerEmail") } })
+    expect(entries.find((e) => e.action === "messaging.receipt.unsent")).toMatchObject({
+      actor: "system",
+      detail: { reason: expect.stringContaining("ownerEmail") }
+    })
     expect(await mail(ws.workspaceId)).toEqual([])
     await refresh(ws.test)
     expect((await refresh(ws.test)).step).toBe("campaign_active")
@@ -312,12 +427,27 @@ describe("mock mode", () => {
 
   it("rejects bad input with 400 naming the field, and leaves the step unchanged", async () => {
     const ws = await workspace(ready, [])
-    const error = await expectError(await post(ws.test, "/messaging/registration", { business: { ...business, ein: "12-345" } }), 400, "invalid_argument")
+    const error = await expectError(
+      await post(ws.test, "/messaging/registration", { business: { ...business, ein: "12-345" } }),
+      400,
+      "invalid_argument"
+    )
     expect(error.message).toContain("ein")
-    await expectError(await post(ws.test, "/messaging/registration", { business, campaign: { samples: ["a", "b", "c", "d", "e", "f"] } }), 400, "invalid_argument")
+    await expectError(
+      await post(ws.test, "/messaging/registration", {
+        business,
+        campaign: { samples: ["a", "b", "c", "d", "e", "f"] }
+      }),
+      400,
+      "invalid_argument"
+    )
     await expectError(await post(ws.test, "/messaging/registration", { business, extra: 1 }), 400, "invalid_argument")
     // Every missing field in one answer.
-    const missing = await expectError(await post(ws.test, "/messaging/registration", { business: {} }), 400, "invalid_argument")
+    const missing = await expectError(
+      await post(ws.test, "/messaging/registration", { business: {} }),
+      400,
+      "invalid_argument"
+    )
     expect(missing.message).toContain("business.displayName")
     expect(missing.message).toContain("business.email")
     expect((await messaging(ws.test)).step).toBe("none")
@@ -326,22 +456,46 @@ describe("mock mode", () => {
 
 describe("mock registrations and a real carrier", () => {
   it("with a real carrier (mockOpensLiveTexting off), a mock registration does not let live keys text; a live one does", async () => {
-    const real = await makeTestApp({ registration: textingGate({ preApprovedCampaign: false, mockOpensLiveTexting: false }) })
+    const real = await makeTestApp({
+      registration: textingGate({ preApprovedCampaign: false, mockOpensLiveTexting: false })
+    })
     try {
       const { workspaceId } = await real.createWorkspace("Real carrier", ready)
       const live = (await real.createKey(workspaceId, { kind: "live" })).token
       await real.admin(`/workspaces/${workspaceId}/numbers`, { method: "POST", json: { e164: "+12175550156" } })
-      const send = () => real.fetch("/v1/api/messages", { method: "POST", headers: bearer(live), json: { to: "+12175550111", from: "+12175550156", body: "hi" } })
+      const send = () =>
+        real.fetch("/v1/api/messages", {
+          method: "POST",
+          headers: bearer(live),
+          json: { to: "+12175550111", from: "+12175550156", body: "hi" }
+        })
       const refresh = () => real.fetch("/v1/api/messaging/refresh", { method: "POST", headers: bearer(live) })
-      expect((await real.fetch("/v1/api/messaging/registration", { method: "POST", headers: bearer(live), json: { business, mock: true } })).status).toBe(201)
+      expect(
+        (await real.fetch("/v1/api/messaging/registration", {
+          method: "POST",
+          headers: bearer(live),
+          json: { business, mock: true }
+        })).status
+      ).toBe(201)
       await refresh()
       expect((await ok(await refresh())).messaging.step).toBe("campaign_active")
-      await expectError(await send(), 409, "failed_precondition").then((e) => expect(e.message).toBe(gateMessage.not_filed))
+      await expectError(await send(), 409, "failed_precondition").then((e) =>
+        expect(e.message).toBe(gateMessage.not_filed)
+      )
       // A live filing replaces the mock registration, is charged, and opens texting once approved.
-      const filed = await ok(await real.fetch("/v1/api/messaging/registration", { method: "POST", headers: bearer(live), json: { business } }), 201)
+      const filed = await ok(
+        await real.fetch("/v1/api/messaging/registration", {
+          method: "POST",
+          headers: bearer(live),
+          json: { business }
+        }),
+        201
+      )
       expect(filed.mock).toBeUndefined()
       expect(filed.messaging.step).toBe("brand_pending")
-      expect((await real.admin(`/workspaces/${workspaceId}/ledger`).then((r) => r.json())).charges.map((c: any) => c.kind)).toEqual(["texting_setup"])
+      expect(
+        (await real.admin(`/workspaces/${workspaceId}/ledger`).then((r) => r.json())).charges.map((c: any) => c.kind)
+      ).toEqual(["texting_setup"])
       await refresh()
       expect((await ok(await refresh())).messaging.step).toBe("campaign_active")
       expect((await ok(await send(), 201)).message.deliveryStatus).toBe("queued")
@@ -353,20 +507,39 @@ describe("mock registrations and a real carrier", () => {
 
 describe("the pre-approved campaign rule (PREAPPROVED_CAMPAIGN)", () => {
   it("on, a registration in carrier review texts from a live key; a PIN still awaited or a rejection does not", async () => {
-    const preApproved = await makeTestApp({ registration: textingGate({ preApprovedCampaign: true, mockOpensLiveTexting: true }) })
+    const preApproved = await makeTestApp({
+      registration: textingGate({ preApprovedCampaign: true, mockOpensLiveTexting: true })
+    })
     try {
       const { workspaceId } = await preApproved.createWorkspace("Pre-approved", ready)
       const live = (await preApproved.createKey(workspaceId, { kind: "live" })).token
       const test = (await preApproved.createKey(workspaceId, { kind: "test" })).token
       await preApproved.admin(`/workspaces/${workspaceId}/numbers`, { method: "POST", json: { e164: "+12175550155" } })
-      const send = () => preApproved.fetch("/v1/api/messages", { method: "POST", headers: bearer(live), json: { to: "+12175550111", from: "+12175550155", body: "hi" } })
+      const send = () =>
+        preApproved.fetch("/v1/api/messages", {
+          method: "POST",
+          headers: bearer(live),
+          json: { to: "+12175550111", from: "+12175550155", body: "hi" }
+        })
       await expectError(await send(), 409, "failed_precondition")
-      await preApproved.fetch("/v1/api/test-helpers/registry", { method: "POST", headers: bearer(test), json: { brand: "otp" } })
-      expect((await preApproved.fetch("/v1/api/messaging/registration", { method: "POST", headers: bearer(live), json: { business: soleProprietor } })).status).toBe(201)
+      await preApproved.fetch("/v1/api/test-helpers/registry", {
+        method: "POST",
+        headers: bearer(test),
+        json: { brand: "otp" }
+      })
+      expect(
+        (await preApproved.fetch("/v1/api/messaging/registration", {
+          method: "POST",
+          headers: bearer(live),
+          json: { business: soleProprietor }
+        })).status
+      ).toBe(201)
       // brand_pending: in carrier review, on the pre-approved campaign.
       expect((await ok(await send(), 201)).message.deliveryStatus).toBe("queued")
       await preApproved.fetch("/v1/api/messaging/refresh", { method: "POST", headers: bearer(live) })
-      await expectError(await send(), 409, "failed_precondition").then((e) => expect(e.message).toBe(gateMessage.awaiting_pin))
+      await expectError(await send(), 409, "failed_precondition").then((e) =>
+        expect(e.message).toBe(gateMessage.awaiting_pin)
+      )
     } finally {
       await preApproved.close()
     }
@@ -377,7 +550,9 @@ describe("progress without a client", () => {
   it("the poller moves registrations in review forward with nobody calling refresh", async () => {
     const ws = await workspace(ready, ["local"])
     await ok(await post(ws.live, "/messaging/registration", { business }), 201)
-    for (let i = 0; i < 5 && (await messaging(ws.live)).step !== "campaign_active"; i++) await app.runtime.runPromise(pollOnce)
+    for (let i = 0; i < 5 && (await messaging(ws.live)).step !== "campaign_active"; i++) {
+      await app.runtime.runPromise(pollOnce)
+    }
     expect(await messaging(ws.live)).toMatchObject({ step: "campaign_active", canText: true })
     expect((await ledger(ws.workspaceId)).filter((c) => c.kind === "messaging_addon")).toHaveLength(1)
     // Polling again changes nothing and charges nothing more.
@@ -398,19 +573,31 @@ describe("the receipt, through a real SMTP server", () => {
         const chunks: Array<Buffer> = []
         stream.on("data", (c: Buffer) => chunks.push(c))
         stream.on("end", () => {
-          received.push({ to: session.envelope.rcptTo.map((r) => r.address), raw: Buffer.concat(chunks).toString("utf8") })
+          received.push({
+            to: session.envelope.rcptTo.map((r) => r.address),
+            raw: Buffer.concat(chunks).toString("utf8")
+          })
           cb()
         })
       }
     })
     await new Promise<void>((resolve) => smtp.listen(0, "127.0.0.1", resolve))
     const port = (smtp.server.address() as AddressInfo).port
-    const mailed = await makeTestApp({ mailer: Smtp.layer({ url: Redacted.make(`smtp://127.0.0.1:${port}`), from: "Switchboard <no-reply@switchboard.test>" }).pipe(Layer.orDie) })
+    const mailed = await makeTestApp({
+      mailer: Smtp.layer({
+        url: Redacted.make(`smtp://127.0.0.1:${port}`),
+        from: "Switchboard <no-reply@switchboard.test>"
+      }).pipe(Layer.orDie)
+    })
     try {
       const { workspaceId } = await mailed.createWorkspace("Receipts", ready)
       const live = (await mailed.createKey(workspaceId, { kind: "live" })).token
       await mailed.admin(`/workspaces/${workspaceId}/numbers`, { method: "POST", json: { e164: "+12175550123" } })
-      const res = await mailed.fetch("/v1/api/messaging/registration", { method: "POST", headers: bearer(live), json: { business: { ...business, mobilePhone: "+12175550188" } } })
+      const res = await mailed.fetch("/v1/api/messaging/registration", {
+        method: "POST",
+        headers: bearer(live),
+        json: { business: { ...business, mobilePhone: "+12175550188" } }
+      })
       expect(res.status, await res.clone().text()).toBe(201)
       expect(received).toHaveLength(1)
       expect(received[0]!.to).toEqual(["owner@acme.example"])
@@ -434,7 +621,11 @@ describe("with the Telnyx 10DLC registry (the fake Telnyx server)", () => {
   let telnyx: App
   const registry = () =>
     Layer.merge(
-      TelnyxRegistry.layer({ apiKey: Redacted.make(fake.apiKey), messagingProfileId: "profile-live", baseUrl: fake.baseUrl }),
+      TelnyxRegistry.layer({
+        apiKey: Redacted.make(fake.apiKey),
+        messagingProfileId: "profile-live",
+        baseUrl: fake.baseUrl
+      }),
       SimulatedRegistry.layerMock
     )
   beforeAll(async () => {
@@ -447,17 +638,25 @@ describe("with the Telnyx 10DLC registry (the fake Telnyx server)", () => {
   })
   const liveWorkspace = async (on: App = telnyx) => {
     const { workspaceId } = await on.createWorkspace("Telnyx texting", ready)
-    await on.admin(`/workspaces/${workspaceId}/numbers`, { method: "POST", json: { e164: `+1217555${String(nextNumber++).padStart(4, "0")}` } })
+    await on.admin(`/workspaces/${workspaceId}/numbers`, {
+      method: "POST",
+      json: { e164: `+1217555${String(nextNumber++).padStart(4, "0")}` }
+    })
     return { workspaceId, live: (await on.createKey(workspaceId, { kind: "live" })).token }
   }
-  const file = (on: App, token: string) => on.fetch("/v1/api/messaging/registration", { method: "POST", headers: bearer(token), json: { business } })
+  const file = (on: App, token: string) =>
+    on.fetch("/v1/api/messaging/registration", { method: "POST", headers: bearer(token), json: { business } })
 
   it("a filing the registry refuses is 409 in the registry's words, and its charge is refunded", async () => {
     const ws = await liveWorkspace()
-    fake.script({ type: "validation", detail: [{ loc: ["body", "state"], msg: "State must be a 2-letter code", type: "value_error" }] })
+    fake.script({
+      type: "validation",
+      detail: [{ loc: ["body", "state"], msg: "State must be a 2-letter code", type: "value_error" }]
+    })
     const error = await expectError(await file(telnyx, ws.live), 409, "failed_precondition")
     expect(error.message).toContain("State must be a 2-letter code")
-    expect((await telnyx.fetch("/v1/api/messaging", { headers: bearer(ws.live) }).then((r) => r.json())).messaging.step).toBe("none")
+    expect((await telnyx.fetch("/v1/api/messaging", { headers: bearer(ws.live) }).then((r) => r.json())).messaging.step)
+      .toBe("none")
     expect(await telnyx.admin(`/workspaces/${ws.workspaceId}/ledger`).then((r) => r.json())).toEqual({ charges: [] })
     const paid = await telnyx.runtime.runPromise(Effect.flatMap(SimulatedPayments, (p) => p.charges(ws.workspaceId)))
     expect(paid.map((c) => c.refunded)).toEqual([true])
@@ -473,11 +672,13 @@ describe("with the Telnyx 10DLC registry (the fake Telnyx server)", () => {
       return telnyx.fetch("/v1/carrier/telnyx", { method: "POST", headers: hook.headers, body: hook.rawBody })
     }
     expect((await deliver("10dlc.brand.update", brandUpdatePayload(brandId))).status).toBe(200)
-    const afterBrand = (await telnyx.fetch("/v1/api/messaging", { headers: bearer(ws.live) }).then((r) => r.json())).messaging
+    const afterBrand =
+      (await telnyx.fetch("/v1/api/messaging", { headers: bearer(ws.live) }).then((r) => r.json())).messaging
     expect(afterBrand).toMatchObject({ step: "campaign_pending", brand: { status: "accepted" } })
     const campaignId = [...fake.campaigns.keys()].at(-1)!
     expect((await deliver("10dlc.campaign.update", campaignUpdatePayload(campaignId, brandId))).status).toBe(200)
-    expect((await telnyx.fetch("/v1/api/messaging", { headers: bearer(ws.live) }).then((r) => r.json())).messaging).toMatchObject({ step: "campaign_active", canText: true })
+    expect((await telnyx.fetch("/v1/api/messaging", { headers: bearer(ws.live) }).then((r) => r.json())).messaging)
+      .toMatchObject({ step: "campaign_active", canText: true })
   })
 
   it("two processes polling one database move each registration once and charge its add-on once", async () => {
@@ -498,15 +699,21 @@ describe("with the Telnyx 10DLC registry (the fake Telnyx server)", () => {
       // Both processes poll at once, rounds until nothing is left in review.
       for (let round = 0; round < 4; round++) await Promise.all(processes.map((p) => p.runtime.runPromise(pollOnce)))
       for (const ws of workspaces) {
-        expect((await processes[1]!.fetch("/v1/api/messaging", { headers: bearer(ws.live) }).then((r) => r.json())).messaging.step).toBe("campaign_active")
-        const charges = (await processes[1]!.admin(`/workspaces/${ws.workspaceId}/ledger`).then((r) => r.json())).charges as Array<{ kind: string }>
+        expect(
+          (await processes[1]!.fetch("/v1/api/messaging", { headers: bearer(ws.live) }).then((r) => r.json())).messaging
+            .step
+        ).toBe("campaign_active")
+        const charges = (await processes[1]!.admin(`/workspaces/${ws.workspaceId}/ledger`).then((r) => r.json()))
+          .charges as Array<{ kind: string }>
         expect(charges.filter((c) => c.kind === "messaging_addon")).toHaveLength(1)
         expect(charges.filter((c) => c.kind === "texting_setup")).toHaveLength(1)
       }
       // One campaign filed per brand at the registry, whichever process filed it.
       expect(fake.campaigns.size).toBeGreaterThanOrEqual(4)
       const perBrand = new Map<string, number>()
-      for (const c of fake.campaigns.values()) perBrand.set(String(c["brandId"]), (perBrand.get(String(c["brandId"])) ?? 0) + 1)
+      for (const c of fake.campaigns.values()) {
+        perBrand.set(String(c["brandId"]), (perBrand.get(String(c["brandId"])) ?? 0) + 1)
+      }
       expect([...perBrand.values()].every((n) => n === 1)).toBe(true)
     } finally {
       for (const p of processes) await p.close()

@@ -14,7 +14,16 @@ import { bearer, expectError } from "./helpers.ts"
 type App = Awaited<ReturnType<typeof makeTestApp>>
 
 /** Billing that passes every gate: a plan, off trial, a card that pays. */
-const ready = { plan: "standard", trial: false, subscription: "active", paymentMethod: true, identity: "verified", mobileVerified: true, billedVia: "card", cardDeclines: false }
+const ready = {
+  plan: "standard",
+  trial: false,
+  subscription: "active",
+  paymentMethod: true,
+  identity: "verified",
+  mobileVerified: true,
+  billedVia: "card",
+  cardDeclines: false
+}
 
 let app: App
 let close: () => Promise<void>
@@ -34,15 +43,20 @@ const workspace = async (billing: Record<string, unknown> = ready) => {
 const search = async (token: string, query = "limit=5") => {
   const res = await app.fetch(`/v1/api/numbers/available?${query}`, { headers: bearer(token) })
   expect(res.status, await res.clone().text()).toBe(200)
-  return ((await res.json()) as { available: Array<{ phone_number: string; phone_number_type: string; cost_information: { monthly_cost: string } }> }).available
+  return ((await res.json()) as {
+    available: Array<{ phone_number: string; phone_number_type: string; cost_information: { monthly_cost: string } }>
+  }).available
 }
 
 const buy = (token: string, json: unknown, headers: Record<string, string> = {}) =>
   app.fetch("/v1/api/numbers", { method: "POST", headers: { ...bearer(token), ...headers }, json })
 
-const ledger = async (workspaceId: string) => ((await (await app.admin(`/workspaces/${workspaceId}/ledger`)).json()) as { charges: Array<any> }).charges
-const owned = async (token: string) => ((await (await app.fetch("/v1/api/numbers", { headers: bearer(token) })).json()) as { numbers: Array<any> }).numbers
-const payments = (workspaceId: string) => app.runtime.runPromise(Effect.flatMap(SimulatedPayments, (p) => p.charges(workspaceId)))
+const ledger = async (workspaceId: string) =>
+  ((await (await app.admin(`/workspaces/${workspaceId}/ledger`)).json()) as { charges: Array<any> }).charges
+const owned = async (token: string) =>
+  ((await (await app.fetch("/v1/api/numbers", { headers: bearer(token) })).json()) as { numbers: Array<any> }).numbers
+const payments = (workspaceId: string) =>
+  app.runtime.runPromise(Effect.flatMap(SimulatedPayments, (p) => p.charges(workspaceId)))
 const events = (workspaceId: string) => app.runtime.runPromise(Effect.flatMap(EventOutbox, (o) => o.list(workspaceId)))
 
 describe("GET /numbers/available", () => {
@@ -50,11 +64,21 @@ describe("GET /numbers/available", () => {
     const { live } = await workspace()
     const first = await search(live, "startsWith=415&limit=3")
     expect(first).toHaveLength(3)
-    expect(first.every((n) => n.phone_number.startsWith("+1415") && n.phone_number_type === "local" && n.cost_information.monthly_cost === "5.00")).toBe(true)
+    expect(
+      first.every((n) =>
+        n.phone_number.startsWith("+1415") && n.phone_number_type === "local" &&
+        n.cost_information.monthly_cost === "5.00"
+      )
+    ).toBe(true)
     expect(await search(live, "startsWith=415&limit=3")).toEqual(first)
     const tollFree = await search(live, "type=toll_free&limit=2")
-    expect(tollFree.every((n) => n.phone_number_type === "toll_free" && n.cost_information.monthly_cost === "10.00")).toBe(true)
-    await expectError(await app.fetch("/v1/api/numbers/available?limit=51", { headers: bearer(live) }), 400, "invalid_argument")
+    expect(tollFree.every((n) => n.phone_number_type === "toll_free" && n.cost_information.monthly_cost === "10.00"))
+      .toBe(true)
+    await expectError(
+      await app.fetch("/v1/api/numbers/available?limit=51", { headers: bearer(live) }),
+      400,
+      "invalid_argument"
+    )
   })
 })
 
@@ -65,7 +89,15 @@ describe("POST /numbers", () => {
     const res = await buy(live, { phoneNumber: a!.phone_number })
     expect(res.status, await res.clone().text()).toBe(201)
     expect(await res.json()).toEqual({
-      number: { e164: a!.phone_number, type: "local", voiceMode: "app", agentId: null, forwardTo: null, assignedUserId: null, status: "active" }
+      number: {
+        e164: a!.phone_number,
+        type: "local",
+        voiceMode: "app",
+        agentId: null,
+        forwardTo: null,
+        assignedUserId: null,
+        status: "active"
+      }
     })
     expect((await buy(live, { phoneNumber: b!.phone_number })).status).toBe(201)
     const [tollFree] = await search(live, "type=toll_free&limit=1")
@@ -95,29 +127,48 @@ describe("POST /numbers", () => {
   it("answers each documented 409 from the matching billing state, and leaves nothing behind", async () => {
     const cases: Array<[string, Record<string, unknown>, string, number]> = [
       ["no plan", { ...ready, plan: null }, numberGateMessages.plan, 0],
-      ["trial, identity not verified", { ...ready, trial: true, identity: "submitted" }, numberGateMessages.identity, 0],
+      [
+        "trial, identity not verified",
+        { ...ready, trial: true, identity: "submitted" },
+        numberGateMessages.identity,
+        0
+      ],
       ["trial, mobile not verified", { ...ready, trial: true, mobileVerified: false }, numberGateMessages.mobile, 0],
       ["app store, a second local number", { ...ready, billedVia: "app_store" }, numberGateMessages.appStore, 1],
       ["a declined card, a second local number", { ...ready, cardDeclines: true }, "Your card was declined", 1]
     ]
     for (const [name, billing, message, seeded] of cases) {
       const { workspaceId, live, test } = await workspace(billing)
-      if (seeded > 0) await app.admin(`/workspaces/${workspaceId}/numbers`, { method: "POST", json: { e164: `+1415555${String(1000 + cases.findIndex(([n]) => n === name)).padStart(4, "0")}` } })
+      if (seeded > 0) {
+        await app.admin(`/workspaces/${workspaceId}/numbers`, {
+          method: "POST",
+          json: { e164: `+1415555${String(1000 + cases.findIndex(([n]) => n === name)).padStart(4, "0")}` }
+        })
+      }
       const before = await owned(live)
       const eventsBefore = await events(workspaceId)
       const [candidate] = await search(live, "startsWith=646&limit=1")
-      const error = await expectError(await buy(live, { phoneNumber: candidate!.phone_number }), 409, "failed_precondition")
+      const error = await expectError(
+        await buy(live, { phoneNumber: candidate!.phone_number }),
+        409,
+        "failed_precondition"
+      )
       expect(error.message, name).toBe(message)
       expect(await owned(live), name).toEqual(before)
       expect(await ledger(workspaceId), name).toEqual([])
       expect(await payments(workspaceId), name).toEqual([])
       expect(await events(workspaceId), name).toEqual(eventsBefore)
       // Test keys meet the same gates (a declined card only matters to a live purchase).
-      if (message !== "Your card was declined") await expectError(await buy(test, { phoneNumber: candidate!.phone_number }), 409, "failed_precondition")
+      if (message !== "Your card was declined") {
+        await expectError(await buy(test, { phoneNumber: candidate!.phone_number }), 409, "failed_precondition")
+      }
     }
     const appStore = await workspace({ ...ready, billedVia: "app_store" })
     const [tollFree] = await search(appStore.live, "type=toll_free&limit=1")
-    expect((await expectError(await buy(appStore.live, { phoneNumber: tollFree!.phone_number }), 409, "failed_precondition")).message).toBe(numberGateMessages.appStore)
+    expect(
+      (await expectError(await buy(appStore.live, { phoneNumber: tollFree!.phone_number }), 409, "failed_precondition"))
+        .message
+    ).toBe(numberGateMessages.appStore)
   })
 
   it("with a test key adds the number without ordering or charging (simulated)", async () => {
@@ -138,12 +189,20 @@ describe("POST /numbers", () => {
     const again = await expectError(await buy(live, { phoneNumber: n!.phone_number }), 409, "failed_precondition")
     expect(again.message).toBe(`${n!.phone_number} is already one of this workspace's numbers`)
     expect((await expectError(await buy(live, {}), 400, "invalid_argument")).message).toMatch(/^phoneNumber: /)
-    expect((await expectError(await buy(live, { phoneNumber: "not a number" }), 400, "invalid_argument")).message).toMatch(/^phoneNumber: /)
-    expect((await expectError(await buy(live, { phoneNumber: n!.phone_number, colour: "red" }), 400, "invalid_argument")).message).toMatch(/colour/)
+    expect((await expectError(await buy(live, { phoneNumber: "not a number" }), 400, "invalid_argument")).message)
+      .toMatch(/^phoneNumber: /)
+    expect(
+      (await expectError(await buy(live, { phoneNumber: n!.phone_number, colour: "red" }), 400, "invalid_argument"))
+        .message
+    ).toMatch(/colour/)
     const reader = (await app.createKey(workspaceId, { kind: "live", scopes: ["numbers:read"] })).token
     expect((await app.fetch("/v1/api/numbers", { headers: bearer(reader) })).status).toBe(200)
     await expectError(await buy(reader, { phoneNumber: n!.phone_number }), 403, "permission_denied")
-    await expectError(await app.fetch("/v1/api/numbers/available", { headers: bearer(reader) }), 403, "permission_denied")
+    await expectError(
+      await app.fetch("/v1/api/numbers/available", { headers: bearer(reader) }),
+      403,
+      "permission_denied"
+    )
     expect(await ledger(workspaceId)).toHaveLength(1)
   })
 
@@ -157,7 +216,9 @@ describe("POST /numbers", () => {
     expect(retried.status).toBe(201)
     expect(retried.headers.get("idempotency-replayed")).toBe("true")
     expect(await retried.json()).toEqual(await first.json())
-    const raced = await Promise.all(Array.from({ length: 20 }, () => buy(live, { phoneNumber: b!.phone_number }, { "idempotency-key": "buy-b" })))
+    const raced = await Promise.all(
+      Array.from({ length: 20 }, () => buy(live, { phoneNumber: b!.phone_number }, { "idempotency-key": "buy-b" }))
+    )
     const statuses = raced.map((r) => r.status)
     // One runs; the others replay it or, while it runs past the wait, answer 409 (CONTRACT "Idempotency").
     expect(statuses.filter((s) => s === 201).length).toBeGreaterThanOrEqual(1)
@@ -170,13 +231,23 @@ describe("POST /numbers", () => {
   it("lets exactly one of two workspaces racing for a number own it; the other gets the carrier's message and pays nothing", async () => {
     const one = await workspace()
     const two = await workspace()
-    for (const w of [one, two]) await app.admin(`/workspaces/${w.workspaceId}/numbers`, { method: "POST", json: { e164: `+1415555${w === one ? "8001" : "8002"}` } })
+    for (const w of [one, two]) {
+      await app.admin(`/workspaces/${w.workspaceId}/numbers`, {
+        method: "POST",
+        json: { e164: `+1415555${w === one ? "8001" : "8002"}` }
+      })
+    }
     const [n] = await search(one.live, "startsWith=305&limit=1")
-    const answers = await Promise.all([buy(one.live, { phoneNumber: n!.phone_number }), buy(two.live, { phoneNumber: n!.phone_number })])
+    const answers = await Promise.all([
+      buy(one.live, { phoneNumber: n!.phone_number }),
+      buy(two.live, { phoneNumber: n!.phone_number })
+    ])
     expect(answers.map((r) => r.status).sort()).toEqual([201, 409])
     const loser = answers[0]!.status === 409 ? one : two
     const winner = loser === one ? two : one
-    expect((await expectError(answers.find((r) => r.status === 409)!, 409, "failed_precondition")).message).toBe(`Phone number ${n!.phone_number} is no longer available`)
+    expect((await expectError(answers.find((r) => r.status === 409)!, 409, "failed_precondition")).message).toBe(
+      `Phone number ${n!.phone_number} is no longer available`
+    )
     expect(await ledger(loser.workspaceId)).toEqual([])
     expect((await payments(loser.workspaceId)).filter((p) => !p.refunded)).toEqual([])
     expect((await ledger(winner.workspaceId)).map((r) => r.numberE164)).toEqual([n!.phone_number])
@@ -190,11 +261,17 @@ describe("the texting gate and numbers", () => {
     const [tf] = await search(test, "type=toll_free&limit=1")
     expect((await buy(test, { phoneNumber: tf!.phone_number })).status).toBe(201)
     const error = await expectError(
-      await app.fetch("/v1/api/messages", { method: "POST", headers: bearer(test), json: { to: "+14155550123", from: tf!.phone_number, body: "hi" } }),
+      await app.fetch("/v1/api/messages", {
+        method: "POST",
+        headers: bearer(test),
+        json: { to: "+14155550123", from: tf!.phone_number, body: "hi" }
+      }),
       409,
       "failed_precondition"
     )
-    expect(error.message).toBe(`${tf!.phone_number} is toll-free: texting from toll-free numbers is unavailable; send from a local number`)
+    expect(error.message).toBe(
+      `${tf!.phone_number} is toll-free: texting from toll-free numbers is unavailable; send from a local number`
+    )
   })
 })
 
@@ -207,6 +284,8 @@ describe("E164Param, the {e164} of number routes", () => {
     expect(decoded._tag === "Right" ? decoded.right.e164 : decoded.left.message).toBe("+14155550100")
     // A + that a form decoder turned into a space is still the number.
     expect(decode({ e164: " 14155550100" })._tag).toBe("Right")
-    for (const bad of ["14155550100", "+1", "+1415555010a", "", "%2B14155550100"]) expect(decode({ e164: bad })._tag, bad).toBe("Left")
+    for (const bad of ["14155550100", "+1", "+1415555010a", "", "%2B14155550100"]) {
+      expect(decode({ e164: bad })._tag, bad).toBe("Left")
+    }
   })
 })

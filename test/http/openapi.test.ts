@@ -1,7 +1,7 @@
 /** SPEC "Versioning" and "Conventions: Spec": the served OpenAPI 3.1 document. */
-import { allScopes } from "../../core/auth/scopes.ts"
 import { Validator } from "@seriousme/openapi-schema-validator"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { allScopes } from "../../core/auth/scopes.ts"
 import { makeTestApp } from "../support/app.ts"
 import { expectRateHeaders } from "./helpers.ts"
 
@@ -69,7 +69,9 @@ describe("GET /v1/api/openapi.json", () => {
   it("never mentions the framework's internal error shapes", () => {
     const text = JSON.stringify(doc)
     expect(text).not.toContain("HttpApiDecodeError")
-    expect(text).not.toMatch(/"#\/components\/schemas\/(Issue|InvalidArgument|Unauthenticated|PermissionDenied|NotFound|FailedPrecondition|ResourceExhausted|Internal)"/)
+    expect(text).not.toMatch(
+      /"#\/components\/schemas\/(Issue|InvalidArgument|Unauthenticated|PermissionDenied|NotFound|FailedPrecondition|ResourceExhausted|Internal)"/
+    )
   })
 
   it("describes the error envelope exactly", () => {
@@ -77,7 +79,15 @@ describe("GET /v1/api/openapi.json", () => {
     expect(envelope.required).toEqual(["error"])
     expect(envelope.properties.error.required.sort()).toEqual(["code", "message", "requestId"])
     expect(envelope.properties.error.properties.code.enum.sort()).toEqual(
-      ["failed_precondition", "internal", "invalid_argument", "not_found", "permission_denied", "resource_exhausted", "unauthenticated"]
+      [
+        "failed_precondition",
+        "internal",
+        "invalid_argument",
+        "not_found",
+        "permission_denied",
+        "resource_exhausted",
+        "unauthenticated"
+      ]
     )
   })
 
@@ -113,7 +123,9 @@ describe("GET /v1/api/openapi.json", () => {
       }
     }
     expect(doc.paths["/v1/api/contacts"].post.security).toEqual([{ apiKey: ["contacts:write"] }])
-    expect(doc.paths["/v1/api/test-helpers/inbound-messages"].post.security).toEqual([{ apiKey: ["messages:send", "conversations:write"] }])
+    expect(doc.paths["/v1/api/test-helpers/inbound-messages"].post.security).toEqual([{
+      apiKey: ["messages:send", "conversations:write"]
+    }])
     expect(schemes.apiKey).toMatchObject({ type: "http", scheme: "bearer" })
   })
 
@@ -142,30 +154,35 @@ describe("GET /v1/api/openapi.json", () => {
     for (const [method, path] of operations()) {
       if (!path.startsWith("/v1/api/contacts")) continue
       const concrete = path.replace("{id}", crypto.randomUUID())
-      const res = await app.fetch(concrete, { method, ...(method === "POST" || method === "PATCH" ? { json: {} } : {}) })
+      const res = await app.fetch(concrete, {
+        method,
+        ...(method === "POST" || method === "PATCH" ? { json: {} } : {})
+      })
       expect(res.status, `${method} ${path}`).toBe(401)
     }
   })
 
   it("lists the admin routes of CONTRACT.md", () => {
     const documented = operations().map(([m, p]) => `${m} ${p}`)
-    for (const route of [
-      "POST /v1/admin/workspaces",
-      "GET /v1/admin/workspaces/{id}",
-      "PATCH /v1/admin/workspaces/{id}",
-      "POST /v1/admin/workspaces/{id}/keys",
-      "DELETE /v1/admin/keys/{keyId}",
-      "POST /v1/admin/workspaces/{id}/numbers",
-      "GET /v1/admin/workspaces/{id}/ledger",
-      "GET /v1/admin/workspaces/{id}/audit-log",
-      "GET /v1/admin/workspaces/{id}/mail",
-      // Issue 20: what an operator lists, shows and removes.
-      "GET /v1/admin/workspaces",
-      "GET /v1/admin/workspaces/{id}/keys",
-      "GET /v1/admin/keys/{keyId}",
-      "GET /v1/admin/workspaces/{id}/numbers",
-      "DELETE /v1/admin/workspaces/{id}/numbers/{e164}"
-    ]) {
+    for (
+      const route of [
+        "POST /v1/admin/workspaces",
+        "GET /v1/admin/workspaces/{id}",
+        "PATCH /v1/admin/workspaces/{id}",
+        "POST /v1/admin/workspaces/{id}/keys",
+        "DELETE /v1/admin/keys/{keyId}",
+        "POST /v1/admin/workspaces/{id}/numbers",
+        "GET /v1/admin/workspaces/{id}/ledger",
+        "GET /v1/admin/workspaces/{id}/audit-log",
+        "GET /v1/admin/workspaces/{id}/mail",
+        // Issue 20: what an operator lists, shows and removes.
+        "GET /v1/admin/workspaces",
+        "GET /v1/admin/workspaces/{id}/keys",
+        "GET /v1/admin/keys/{keyId}",
+        "GET /v1/admin/workspaces/{id}/numbers",
+        "DELETE /v1/admin/workspaces/{id}/numbers/{e164}"
+      ]
+    ) {
       expect(documented).toContain(route)
     }
   })
@@ -179,10 +196,29 @@ describe("GET /v1/api/openapi.json", () => {
   it("documents the contact detail with every SPEC field", () => {
     const contact = doc.components.schemas.Contact
     expect(Object.keys(contact.properties).sort()).toEqual(
-      ["company", "createdAt", "emails", "firstName", "id", "lastName", "notes", "phones", "properties", "source", "tags"]
+      [
+        "company",
+        "createdAt",
+        "emails",
+        "firstName",
+        "id",
+        "lastName",
+        "notes",
+        "phones",
+        "properties",
+        "source",
+        "tags"
+      ]
     )
     const summary = doc.components.schemas.ContactSummary
-    expect(Object.keys(summary.properties).sort()).toEqual(["company", "createdAt", "firstName", "id", "lastName", "phone"])
+    expect(Object.keys(summary.properties).sort()).toEqual([
+      "company",
+      "createdAt",
+      "firstName",
+      "id",
+      "lastName",
+      "phone"
+    ])
   })
 
   it("names a server and says to use the deployment's base URL", () => {
@@ -193,7 +229,9 @@ describe("GET /v1/api/openapi.json", () => {
 
   it("gives every operation and webhook a summary and a unique operationId", () => {
     const ids = new Set<string>()
-    const webhooks = Object.entries<any>(doc.webhooks).map(([type, item]): [string, string, any] => ["POST", `webhook ${type}`, item.post])
+    const webhooks = Object.entries<any>(doc.webhooks).map((
+      [type, item]
+    ): [string, string, any] => ["POST", `webhook ${type}`, item.post])
     expect(webhooks.length).toBeGreaterThan(0)
     for (const [method, path, op] of [...operations(), ...webhooks]) {
       expect(op.summary, `${method} ${path}`).toMatch(/\S/)
@@ -209,7 +247,9 @@ describe("GET /v1/api/openapi.json", () => {
     const names = doc.tags.map((t: any) => t.name)
     expect(new Set(names).size).toBe(names.length)
     for (const tag of doc.tags) expect(tag.description, tag.name).toMatch(/\S/)
-    for (const [method, path, op] of operations()) for (const tag of op.tags) expect(names, `${method} ${path}`).toContain(tag)
+    for (const [method, path, op] of operations()) {
+      for (const tag of op.tags) expect(names, `${method} ${path}`).toContain(tag)
+    }
   })
 
   it("documents every `limit` as the integer it is, with its range", () => {
@@ -226,7 +266,9 @@ describe("GET /v1/api/openapi.json", () => {
 
   it("carries no automatic texts from the schema library, but keeps the keywords they repeated", () => {
     const text = JSON.stringify(doc)
-    expect(text).not.toMatch(/character\(s\)|item\(s\)|"title":"(maxLength|minLength|maxItems|minItems|between|int)\b|a string matching the pattern|to be decoded into|a Universally Unique Identifier/)
+    expect(text).not.toMatch(
+      /character\(s\)|item\(s\)|"title":"(maxLength|minLength|maxItems|minItems|between|int)\b|a string matching the pattern|to be decoded into|a Universally Unique Identifier/
+    )
     const q = doc.paths["/v1/api/contacts"].get.parameters.find((p: any) => p.name === "q")
     expect(q.schema.maxLength).toBe(200)
     expect(doc.components.schemas.Contact.properties.phones.items.properties.label.maxLength).toBe(64)
@@ -247,7 +289,9 @@ describe("GET /v1/api/openapi.json", () => {
     expect(e164.description).toMatch(/E\.164/)
     expect(e164.pattern).toBeDefined()
     for (const [method, path, op] of operations()) {
-      for (const p of op.parameters ?? []) if (p.in !== "header") expect(p.description, `${method} ${path} ${p.name}`).toMatch(/\S/)
+      for (const p of op.parameters ?? []) {
+        if (p.in !== "header") expect(p.description, `${method} ${path} ${p.name}`).toMatch(/\S/)
+      }
     }
   })
 })

@@ -97,7 +97,9 @@ describe("429 resource_exhausted", () => {
 
   it("limits a key across workspaces independently", async () => {
     const b = await app.createWorkspace("Limited B")
-    for (let i = 0; i < 5; i++) expect((await app.fetch("/v1/api/contacts", { headers: bearer(b.key) })).status).toBe(200)
+    for (let i = 0; i < 5; i++) {
+      expect((await app.fetch("/v1/api/contacts", { headers: bearer(b.key) })).status).toBe(200)
+    }
     await expectError(await app.fetch("/v1/api/contacts", { headers: bearer(b.key) }), 429, "resource_exhausted")
   })
 })
@@ -142,12 +144,14 @@ describe("CORS", () => {
   afterAll(() => app.close())
 
   it("answers a preflight with 2xx, any origin and the headers a client needs", async () => {
-    for (const [path, method] of [
-      ["/v1/api/contacts", "POST"],
-      [`/v1/api/contacts/${crypto.randomUUID()}`, "PATCH"],
-      [`/v1/api/contacts/${crypto.randomUUID()}`, "DELETE"],
-      ["/v1/api/contacts", "GET"]
-    ] as const) {
+    for (
+      const [path, method] of [
+        ["/v1/api/contacts", "POST"],
+        [`/v1/api/contacts/${crypto.randomUUID()}`, "PATCH"],
+        [`/v1/api/contacts/${crypto.randomUUID()}`, "DELETE"],
+        ["/v1/api/contacts", "GET"]
+      ] as const
+    ) {
       const res = await preflight(app, path, method)
       expect(res.status).toBeGreaterThanOrEqual(200)
       expect(res.status).toBeLessThan(300)
@@ -189,7 +193,9 @@ describe("behind a reverse proxy (TRUST_PROXY)", () => {
   /** Keyless requests until the per-address limit (2) refuses one; returns the statuses. */
   const flood = async (app: App, forwardedFor: string, n = 3) => {
     const statuses: Array<number> = []
-    for (let i = 0; i < n; i++) statuses.push((await app.fetch("/v1/api/contacts", { headers: { "x-forwarded-for": forwardedFor } })).status)
+    for (let i = 0; i < n; i++) {
+      statuses.push((await app.fetch("/v1/api/contacts", { headers: { "x-forwarded-for": forwardedFor } })).status)
+    }
     return statuses
   }
 
@@ -208,10 +214,21 @@ describe("behind a reverse proxy (TRUST_PROXY)", () => {
     expect(await flood(app, "198.51.100.7, 203.0.113.1", 1)).toEqual([429])
     expect(await flood(app, " 198.51.100.8 ,203.0.113.2", 1)).toEqual([429])
     // Unknown routes and the admin token's per-address bucket follow the same address.
-    await expectError(await app.fetch("/v1/api/nowhere", { headers: { "x-forwarded-for": "203.0.113.1" } }), 429, "resource_exhausted")
+    await expectError(
+      await app.fetch("/v1/api/nowhere", { headers: { "x-forwarded-for": "203.0.113.1" } }),
+      429,
+      "resource_exhausted"
+    )
     const admin = (forwardedFor: string) =>
-      app.fetch("/v1/admin/workspaces/x", { headers: { authorization: "Bearer wrong", "x-forwarded-for": forwardedFor } }).then((r) => r.status)
-    expect([await admin("203.0.113.9"), await admin("203.0.113.9"), await admin("203.0.113.9"), await admin("203.0.113.10")]).toEqual([401, 401, 429, 401])
+      app.fetch("/v1/admin/workspaces/x", {
+        headers: { authorization: "Bearer wrong", "x-forwarded-for": forwardedFor }
+      }).then((r) => r.status)
+    expect([
+      await admin("203.0.113.9"),
+      await admin("203.0.113.9"),
+      await admin("203.0.113.9"),
+      await admin("203.0.113.10")
+    ]).toEqual([401, 401, 429, 401])
     await app.close()
   })
 

@@ -8,13 +8,24 @@
  *   path itself (decoders in their order, success encodings, raw handlers, security middleware,
  *   error encoding), and shows the switch off is the library's own group.
  */
-import { HttpApi, HttpApiBuilder, HttpApiEndpoint, HttpApiError, HttpApiGroup, HttpApiMiddleware, HttpApiSchema, HttpApiSecurity, HttpServer, HttpServerResponse } from "@effect/platform"
+import {
+  HttpApi,
+  HttpApiBuilder,
+  HttpApiEndpoint,
+  HttpApiError,
+  HttpApiGroup,
+  HttpApiMiddleware,
+  HttpApiSchema,
+  HttpApiSecurity,
+  HttpServer,
+  HttpServerResponse
+} from "@effect/platform"
 import { Context, Effect, Layer, Logger, LogLevel, Option, Redacted, Schema } from "effect"
-import * as FastPath from "../../adapters/fastPath.ts"
-import { group } from "../../adapters/http/router.ts"
-import { toWebHandler } from "../../adapters/http/app.ts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import * as FastPath from "../../adapters/fastPath.ts"
+import { toWebHandler } from "../../adapters/http/app.ts"
 import { HttpAppLive } from "../../adapters/http/app.ts"
+import { group } from "../../adapters/http/router.ts"
 import { withBodyLimit } from "../../adapters/http/web.ts"
 import { ADMIN_TOKEN, makeTestApp } from "../support/app.ts"
 
@@ -83,17 +94,46 @@ describe("the app: router.ts against HttpApiBuilder's group and serving (FAST_PA
     ["a list with its query", () => ["/v1/api/contacts?limit=5&q=ada", { headers: key() }]],
     ["a query outside its bounds", () => ["/v1/api/contacts?limit=0", { headers: key() }]],
     ["an unknown query parameter", () => ["/v1/api/contacts?nope=1", { headers: key() }]],
-    ["a body its schema refuses", () => ["/v1/api/contacts", { method: "POST", headers: key(), json: { firstName: 7 } }]],
-    ["malformed JSON", () => ["/v1/api/contacts", { method: "POST", headers: { ...key(), "content-type": "application/json" }, body: "{" }]],
-    ["a header its schema refuses", () => ["/v1/api/messages", { method: "POST", headers: { ...key(), "idempotency-key": "x".repeat(300) }, json: { to: "+14155550123", body: "hi" } }]],
+    [
+      "a body its schema refuses",
+      () => ["/v1/api/contacts", { method: "POST", headers: key(), json: { firstName: 7 } }]
+    ],
+    [
+      "malformed JSON",
+      () => ["/v1/api/contacts", {
+        method: "POST",
+        headers: { ...key(), "content-type": "application/json" },
+        body: "{"
+      }]
+    ],
+    [
+      "a header its schema refuses",
+      () => ["/v1/api/messages", {
+        method: "POST",
+        headers: { ...key(), "idempotency-key": "x".repeat(300) },
+        json: { to: "+14155550123", body: "hi" }
+      }]
+    ],
     ["an unknown route", () => ["/v1/api/nothing-here", { headers: key() }]],
     ["a method the route lacks", () => [`/v1/api/contacts/${contactId}`, { method: "PUT", headers: key(), json: {} }]],
     ["HEAD of a read", () => [`/v1/api/contacts/${contactId}`, { method: "HEAD", headers: key() }]],
-    ["a preflight", () => ["/v1/api/contacts", { method: "OPTIONS", headers: { origin: "https://example.com", "access-control-request-method": "POST" } }]],
+    [
+      "a preflight",
+      () => ["/v1/api/contacts", {
+        method: "OPTIONS",
+        headers: { origin: "https://example.com", "access-control-request-method": "POST" }
+      }]
+    ],
     ["no key", () => ["/v1/api/contacts", {}]],
-    ["a key without the route's scope", () => ["/v1/api/webhooks", { headers: { authorization: `Bearer ${readOnlyKey}` } }]],
+    [
+      "a key without the route's scope",
+      () => ["/v1/api/webhooks", { headers: { authorization: `Bearer ${readOnlyKey}` } }]
+    ],
     ["the admin API", () => ["/v1/admin/workspaces", { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } }]],
-    ["the admin API with a wrong token", () => ["/v1/admin/workspaces", { headers: { authorization: "Bearer wrong" } }]],
+    [
+      "the admin API with a wrong token",
+      () => ["/v1/admin/workspaces", { headers: { authorization: "Bearer wrong" } }]
+    ],
     ["the OpenAPI document", () => ["/v1/api/openapi.json", {}]],
     ["a probe", () => ["/healthz", {}]]
   ]
@@ -109,7 +149,9 @@ describe("the app: router.ts against HttpApiBuilder's group and serving (FAST_PA
 // ---- the handler path, against HttpApiBuilder's own group
 
 class Caller extends Context.Tag("test/router/Caller")<Caller, string>() {}
-class Nope extends Schema.TaggedError<Nope>()("Nope", { why: Schema.String }, HttpApiSchema.annotations({ status: 404 })) {}
+class Nope
+  extends Schema.TaggedError<Nope>()("Nope", { why: Schema.String }, HttpApiSchema.annotations({ status: 404 }))
+{}
 class Guard extends HttpApiMiddleware.Tag<Guard>()("test/router/Guard", {
   security: { bearer: HttpApiSecurity.bearer },
   provides: Caller,
@@ -119,30 +161,62 @@ class Items extends HttpApiGroup.make("items")
   .add(
     HttpApiEndpoint.get("read", "/items/:id")
       .setPath(Schema.Struct({ id: Schema.NumberFromString }))
-      .setUrlParams(Schema.Struct({ tags: Schema.optional(Schema.Array(Schema.String)), q: Schema.optional(Schema.String) }))
+      .setUrlParams(
+        Schema.Struct({ tags: Schema.optional(Schema.Array(Schema.String)), q: Schema.optional(Schema.String) })
+      )
       .setHeaders(Schema.Struct({ "x-n": Schema.optional(Schema.NumberFromString) }))
-      .addSuccess(Schema.Struct({ id: Schema.Number, tags: Schema.optional(Schema.Array(Schema.String)), q: Schema.optional(Schema.String), n: Schema.optional(Schema.Number), text: Schema.String }))
+      .addSuccess(
+        Schema.Struct({
+          id: Schema.Number,
+          tags: Schema.optional(Schema.Array(Schema.String)),
+          q: Schema.optional(Schema.String),
+          n: Schema.optional(Schema.Number),
+          text: Schema.String
+        })
+      )
       .addError(Nope)
   )
-  .add(HttpApiEndpoint.post("create", "/items").setPayload(Schema.Struct({ name: Schema.String })).addSuccess(Schema.Struct({ name: Schema.String }), { status: 201 }))
+  .add(
+    HttpApiEndpoint.post("create", "/items").setPayload(Schema.Struct({ name: Schema.String })).addSuccess(
+      Schema.Struct({ name: Schema.String }),
+      { status: 201 }
+    )
+  )
   .add(HttpApiEndpoint.get("text", "/text").addSuccess(HttpApiSchema.Text()))
   .add(HttpApiEndpoint.get("bytes", "/bytes").addSuccess(HttpApiSchema.Uint8Array()))
   .add(HttpApiEndpoint.post("empty", "/empty").addSuccess(HttpApiSchema.NoContent))
   .add(HttpApiEndpoint.get("unknown", "/unknown").addSuccess(Schema.Unknown))
   .add(HttpApiEndpoint.get("raw", "/raw"))
-  .add(HttpApiEndpoint.get("guarded", "/guarded").addSuccess(Schema.Struct({ caller: Schema.String })).middleware(Guard))
-  .add(HttpApiEndpoint.get("effectful", "/effectful/:id").setPath(Schema.Struct({ id: Schema.String.pipe(Schema.filterEffect(() => Effect.promise(() => Promise.resolve(true)))) }))) {}
+  .add(
+    HttpApiEndpoint.get("guarded", "/guarded").addSuccess(Schema.Struct({ caller: Schema.String })).middleware(Guard)
+  )
+  .add(
+    HttpApiEndpoint.get("effectful", "/effectful/:id").setPath(
+      Schema.Struct({ id: Schema.String.pipe(Schema.filterEffect(() => Effect.promise(() => Promise.resolve(true)))) })
+    )
+  )
+{}
 class ItemsApi extends HttpApi.make("items").add(Items) {}
 
 const GuardLive = Layer.succeed(
   Guard,
-  Guard.of({ bearer: (token) => (Redacted.value(token) === "good" ? Effect.succeed("ada") : Effect.fail(new HttpApiError.Unauthorized())) })
+  Guard.of({
+    bearer: (
+      token
+    ) => (Redacted.value(token) === "good" ? Effect.succeed("ada") : Effect.fail(new HttpApiError.Unauthorized()))
+  })
 )
 const build = (handlers: any) =>
   handlers
     .handle("read", ({ path, urlParams, headers }: any) =>
-      path.id === 404 ? Effect.fail(new Nope({ why: "four oh four" })) : Effect.succeed({ id: path.id, ...urlParams, ...(headers["x-n"] === undefined ? {} : { n: headers["x-n"] }), text: "Zoë ✓ 😀" })
-    )
+      path.id === 404
+        ? Effect.fail(new Nope({ why: "four oh four" }))
+        : Effect.succeed({
+          id: path.id,
+          ...urlParams,
+          ...(headers["x-n"] === undefined ? {} : { n: headers["x-n"] }),
+          text: "Zoë ✓ 😀"
+        }))
     .handle("create", ({ payload }: any) => Effect.succeed({ name: payload.name }), { uninterruptible: true })
     .handle("text", () => Effect.succeed("plain Zoë"))
     .handle("bytes", () => Effect.succeed(new TextEncoder().encode("bytes")))
@@ -155,7 +229,10 @@ const build = (handlers: any) =>
 const itemsApp = (served: "library" | "ours") => {
   // `build` is typed loosely to serve both sides; the layer needs nothing once Guard is given.
   const groupLive = group(ItemsApi, "items", build) as Layer.Layer<HttpApiGroup.ApiGroup<"items", "items">>
-  const layer = Layer.mergeAll(HttpApiBuilder.api(ItemsApi).pipe(Layer.provide(groupLive), Layer.provide(GuardLive)), HttpServer.layerContext)
+  const layer = Layer.mergeAll(
+    HttpApiBuilder.api(ItemsApi).pipe(Layer.provide(groupLive), Layer.provide(GuardLive)),
+    HttpServer.layerContext
+  )
   return toWebHandler(layer.pipe(Layer.provideMerge(FastPath.layer(served === "ours"))))
 }
 
@@ -173,8 +250,16 @@ describe("router.ts's handler path against HttpApiBuilder.group (FAST_PATH on an
     ["a header its schema refuses", "/items/7", { headers: { "x-n": "many" } }],
     ["a declared error", "/items/404", {}],
     ["HEAD of a read", "/items/7", { method: "HEAD" }],
-    ["a 201 with a body", "/items", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "Zoë" }) }],
-    ["a body its schema refuses", "/items", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: 7 }) }],
+    ["a 201 with a body", "/items", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ name: "Zoë" })
+    }],
+    ["a body its schema refuses", "/items", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ name: 7 })
+    }],
     ["a text answer", "/text", {}],
     ["a bytes answer", "/bytes", {}],
     ["no content", "/empty", { method: "POST" }],
@@ -192,7 +277,8 @@ describe("router.ts's handler path against HttpApiBuilder.group (FAST_PATH on an
   })
   for (const [name, path, init] of cases) {
     it(`${name}: the same status, headers and body`, async () => {
-      const ask = (server: { handler: (request: Request) => Promise<Response> }) => server.handler(new Request(`http://test.local${path}`, init)).then(seen)
+      const ask = (server: { handler: (request: Request) => Promise<Response> }) =>
+        server.handler(new Request(`http://test.local${path}`, init)).then(seen)
       expect(await ask(servers.ours)).toEqual(await ask(servers.library))
     })
   }

@@ -11,9 +11,9 @@
  * repeated webhooks record nothing twice. `POST /calls` sends the call's job and extra instructions
  * to the assistant in the dial. A withheld caller (`anonymous`) is taken like any other.
  */
+import { Effect, Option, Redacted } from "effect"
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
-import { Effect, Option, Redacted } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as TelnyxVoiceAdapter from "../../adapters/carrier/telnyxVoiceAdapter.ts"
 import { AgentStore } from "../../core/agent/store.ts"
@@ -53,7 +53,12 @@ beforeAll(async () => {
   audioBase = `http://127.0.0.1:${(audioServer.address() as AddressInfo).port}`
   fake = await startFakeTelnyx()
   app = await makeTestApp({
-    voice: TelnyxVoiceAdapter.layer({ apiKey: Redacted.make(fake.apiKey), messagingProfileId: "profile-1", baseUrl: fake.baseUrl, connectionId: CONNECTION }),
+    voice: TelnyxVoiceAdapter.layer({
+      apiKey: Redacted.make(fake.apiKey),
+      messagingProfileId: "profile-1",
+      baseUrl: fake.baseUrl,
+      connectionId: CONNECTION
+    }),
     telnyxPublicKey: fake.publicKey
   })
 })
@@ -73,7 +78,14 @@ const stored = (workspaceId: string) =>
 describe("POST /agent/publish on Telnyx", () => {
   it("creates the assistant on the first publish and updates the same one on the next", async () => {
     const { workspaceId, key } = await app.createWorkspace("Publish")
-    await ok(await call(key, "PATCH", "/agent", { name: "Front desk", greeting: "Acme, how can I help?", instructions: "Book repairs.", tone: "warm" }))
+    await ok(
+      await call(key, "PATCH", "/agent", {
+        name: "Front desk",
+        greeting: "Acme, how can I help?",
+        instructions: "Book repairs.",
+        tone: "warm"
+      })
+    )
     expect((await stored(workspaceId)).carrierAssistantId).toBeNull()
 
     expect((await ok(await call(key, "POST", "/agent/publish"))).agent.status).toBe("published")
@@ -81,10 +93,21 @@ describe("POST /agent/publish on Telnyx", () => {
     const id = first.carrierAssistantId
     expect(id).not.toBeNull()
     const created = fake.voice.assistants.get(id!)!
-    expect(created).toMatchObject({ name: "Front desk", greeting: "Acme, how can I help?", instructions: "Book repairs.\n\nTone: warm." })
+    expect(created).toMatchObject({
+      name: "Front desk",
+      greeting: "Acme, how can I help?",
+      instructions: "Book repairs.\n\nTone: warm."
+    })
 
     const before = fake.voice.assistants.size
-    await ok(await call(key, "PATCH", "/agent", { name: "Night desk", instructions: "Take messages.", tone: null, jobs: [{ name: "Reminder", instructions: "Confirm the visit." }] }))
+    await ok(
+      await call(key, "PATCH", "/agent", {
+        name: "Night desk",
+        instructions: "Take messages.",
+        tone: null,
+        jobs: [{ name: "Reminder", instructions: "Confirm the visit." }]
+      })
+    )
     await ok(await call(key, "POST", "/agent/publish"))
     expect((await stored(workspaceId)).carrierAssistantId).toBe(id)
     expect(fake.voice.assistants.size).toBe(before)
@@ -107,7 +130,13 @@ describe("POST /agent/publish on Telnyx", () => {
     const { workspaceId, key } = await app.createWorkspace("Refused")
     await ok(await call(key, "PATCH", "/agent", { name: "Desk" }))
 
-    fake.script({ type: "error", status: 422, code: "10015", title: "Bad request", detail: "instructions are too long" })
+    fake.script({
+      type: "error",
+      status: 422,
+      code: "10015",
+      title: "Bad request",
+      detail: "instructions are too long"
+    })
     const refused = await expectError(await call(key, "POST", "/agent/publish"), 409, "failed_precondition")
     expect(refused.message).toContain("instructions are too long")
     let agent = await stored(workspaceId)
@@ -143,7 +172,8 @@ const callWorkspace = async () => {
   return { workspaceId, key, e164, agentId: agent.id, assistantId: agent.carrierAssistantId! }
 }
 
-const post = (w: SignedWebhook) => app.fetch("/v1/carrier/telnyx", { method: "POST", headers: w.headers, body: w.rawBody })
+const post = (w: SignedWebhook) =>
+  app.fetch("/v1/carrier/telnyx", { method: "POST", headers: w.headers, body: w.rawBody })
 const deliver = async (w: SignedWebhook, status = 200) => {
   const res = await post(w)
   expect(res.status, await res.clone().text()).toBe(status)
@@ -164,7 +194,8 @@ const recordingBytes = async (url: string) => {
   return new Uint8Array(await res.arrayBuffer())
 }
 /** Telnyx's insights webhook; its payload is not documented, so the tests send only what the adapter reads. */
-const insightsGenerated = (payload: Record<string, unknown>) => fake.signedWebhook("call.conversation_insights.generated", payload)
+const insightsGenerated = (payload: Record<string, unknown>) =>
+  fake.signedWebhook("call.conversation_insights.generated", payload)
 /** A call through its hangup, answered by the agent. */
 const agentCallEnded = async (e164: string) => {
   const leg = fake.voice.inboundCall({ from: CALLER, to: e164 })
@@ -175,7 +206,10 @@ const agentCallEnded = async (e164: string) => {
 }
 const events = (workspaceId: string) =>
   app.runtime.runPromise(Effect.flatMap(EventOutbox, (o) => o.list(workspaceId))).then((all) =>
-    all.filter((e) => e.type.startsWith("call.")).map((e) => ({ type: e.type, data: e.data as Record<string, unknown> }))
+    all.filter((e) => e.type.startsWith("call.")).map((e) => ({
+      type: e.type,
+      data: e.data as Record<string, unknown>
+    }))
   )
 const calls = async (key: string) => (await ok(await call(key, "GET", "/calls"))).calls as Array<Record<string, any>>
 
@@ -202,7 +236,16 @@ describe("inbound Telnyx calls through webhooks", () => {
 
     let history = await calls(key)
     expect(history).toHaveLength(1)
-    expect(history[0]).toMatchObject({ direction: "inbound", status: "completed", answeredBy: "agent", agentId, from: CALLER, to: e164, carrierCallId: leg.callSessionId, transcript: null })
+    expect(history[0]).toMatchObject({
+      direction: "inbound",
+      status: "completed",
+      answeredBy: "agent",
+      agentId,
+      from: CALLER,
+      to: e164,
+      carrierCallId: leg.callSessionId,
+      transcript: null
+    })
 
     fake.voice.setConversation("conv-1", [
       { role: "assistant", text: "Hello!", sent_at: new Date(Date.now() + 1000).toISOString() },
@@ -221,17 +264,32 @@ describe("inbound Telnyx calls through webhooks", () => {
     await deliver(ended)
     await deliver(ended)
     history = await calls(key)
-    const audio = await app.fetch(new URL(history[0]!["recordingUrl"]).pathname + new URL(history[0]!["recordingUrl"]).search)
+    const audio = await app.fetch(
+      new URL(history[0]!["recordingUrl"]).pathname + new URL(history[0]!["recordingUrl"]).search
+    )
     expect(audio.status).toBe(200)
     expect(new Uint8Array(await audio.arrayBuffer())).toEqual(AUDIO)
-    expect(history[0]!["transcript"].map((t: any) => [t.speaker, t.text])).toEqual([["agent", "Hello!"], ["caller", "I need a plumber."]])
+    expect(history[0]!["transcript"].map((t: any) => [t.speaker, t.text])).toEqual([["agent", "Hello!"], [
+      "caller",
+      "I need a plumber."
+    ]])
 
     const sent = await events(workspaceId)
-    expect(sent.map((e) => e.type)).toEqual(["call.ringing", "call.answered", "call.completed", "call.recording.completed", "call.transcript.completed"])
+    expect(sent.map((e) => e.type)).toEqual([
+      "call.ringing",
+      "call.answered",
+      "call.completed",
+      "call.recording.completed",
+      "call.transcript.completed"
+    ])
     for (const e of sent) expect(e.data["carrierCallId"], e.type).toBe(leg.callSessionId)
     expect(sent[0]!.data).toMatchObject({ numberE164: e164, from: CALLER, callerName: "ADA L", direction: "inbound" })
     expect(sent[1]!.data).toMatchObject({ answeredBy: "agent", agentId })
-    expect(sent[2]!.data).toMatchObject({ answeredBy: "agent", activityId: history[0]!["id"], conversationId: history[0]!["conversationId"] })
+    expect(sent[2]!.data).toMatchObject({
+      answeredBy: "agent",
+      activityId: history[0]!["id"],
+      conversationId: history[0]!["conversationId"]
+    })
     expect(sent[3]!.data).toMatchObject({ activityId: history[0]!["id"] })
     expect(sent[4]!.data).toMatchObject({ activityId: history[0]!["id"] })
   })
@@ -249,10 +307,23 @@ describe("inbound Telnyx calls through webhooks", () => {
 
     const sent = await events(workspaceId)
     expect(sent.map((e) => e.type)).toEqual(["call.ringing", "call.answered", "call.completed"])
-    expect(sent[0]!.data).toMatchObject({ numberE164: e164, from: null, carrierCallId: leg.callSessionId, direction: "inbound" })
+    expect(sent[0]!.data).toMatchObject({
+      numberE164: e164,
+      from: null,
+      carrierCallId: leg.callSessionId,
+      direction: "inbound"
+    })
     expect(sent[1]!.data).toMatchObject({ answeredBy: "agent", agentId, from: null })
     const [c] = await calls(key)
-    expect(c).toMatchObject({ direction: "inbound", status: "completed", answeredBy: "agent", agentId, from: null, to: e164, carrierCallId: leg.callSessionId })
+    expect(c).toMatchObject({
+      direction: "inbound",
+      status: "completed",
+      answeredBy: "agent",
+      agentId,
+      from: null,
+      to: e164,
+      carrierCallId: leg.callSessionId
+    })
     expect(sent[2]!.data).toMatchObject({ conversationId: c!["conversationId"], activityId: c!["id"] })
     const thread = await ok(await call(key, "GET", `/conversations/${c!["conversationId"]}`))
     expect(thread.conversation).toMatchObject({ numberE164: e164, participants: [], contactName: "Withheld caller" })
@@ -263,12 +334,22 @@ describe("inbound Telnyx calls through webhooks", () => {
     await deliver(webhook(other.callControlId, "call.initiated"))
     await deliver(webhook(other.callControlId, "call.hangup"))
     const [missed] = await calls(key)
-    expect(missed).toMatchObject({ status: "missed", from: null, carrierCallId: other.callSessionId, conversationId: c!["conversationId"] })
+    expect(missed).toMatchObject({
+      status: "missed",
+      from: null,
+      carrierCallId: other.callSessionId,
+      conversationId: c!["conversationId"]
+    })
   })
 
   it("forward: transferred, ringing then forwarded, completed when the outside line picked up", async () => {
     const { workspaceId, key, e164 } = await callWorkspace()
-    await ok(await call(key, "POST", `/numbers/${encodeURIComponent(e164)}/disconnect`, { mode: "forward", forwardTo: OUTSIDE }))
+    await ok(
+      await call(key, "POST", `/numbers/${encodeURIComponent(e164)}/disconnect`, {
+        mode: "forward",
+        forwardTo: OUTSIDE
+      })
+    )
     const leg = fake.voice.inboundCall({ from: CALLER, to: e164 })
     await deliver(webhook(leg.callControlId, "call.initiated"))
     expect(fake.voice.calls.get(leg.callControlId)!.transferredTo).toBe(OUTSIDE)
@@ -299,7 +380,11 @@ describe("inbound Telnyx calls through webhooks", () => {
     await deliver(webhook(vmLeg.callControlId, "call.answered"))
     await deliver(webhook(vmLeg.callControlId, "call.hangup"))
     await deliver(recordingSaved(vmLeg.callControlId))
-    expect((await events(vm.workspaceId)).map((e) => e.type)).toEqual(["call.ringing", "call.missed", "call.voicemail.completed"])
+    expect((await events(vm.workspaceId)).map((e) => e.type)).toEqual([
+      "call.ringing",
+      "call.missed",
+      "call.voicemail.completed"
+    ])
     const voicemail = (await calls(vm.key))[0]!
     expect(voicemail).toMatchObject({ status: "missed", type: "voicemail" })
     expect(voicemail["recordingUrl"]).toEqual(expect.any(String))
@@ -316,15 +401,29 @@ describe("inbound Telnyx calls through webhooks", () => {
     expect(fake.voice.calls.get(leg.callControlId)!.state).toBe("answered")
 
     fake.voice.setConversation("conv-2", [{ role: "assistant", text: "Hi" }])
-    const ended = fake.signedWebhook("call.conversation.ended", { conversation_id: "conv-2", assistant_id: assistantId, call_control_id: leg.callControlId, call_session_id: leg.callSessionId })
+    const ended = fake.signedWebhook("call.conversation.ended", {
+      conversation_id: "conv-2",
+      assistant_id: assistantId,
+      call_control_id: leg.callControlId,
+      call_session_id: leg.callSessionId
+    })
     await deliver(ended, 500)
     await deliver(webhook(leg.callControlId, "call.answered"))
     await deliver(webhook(leg.callControlId, "call.hangup"))
-    const missing = fake.signedWebhook("call.recording.saved", { ...fake.voice.callPayload(leg.callControlId, "call.recording.saved"), recording_urls: { mp3: `${audioBase.replace(/:\d+$/, ":9")}/gone.mp3` } })
+    const missing = fake.signedWebhook("call.recording.saved", {
+      ...fake.voice.callPayload(leg.callControlId, "call.recording.saved"),
+      recording_urls: { mp3: `${audioBase.replace(/:\d+$/, ":9")}/gone.mp3` }
+    })
     await deliver(missing, 500) // the download failed: Telnyx delivers it again
     await deliver(recordingSaved(leg.callControlId))
     await deliver(ended)
-    expect((await events(workspaceId)).map((e) => e.type)).toEqual(["call.ringing", "call.answered", "call.completed", "call.recording.completed", "call.transcript.completed"])
+    expect((await events(workspaceId)).map((e) => e.type)).toEqual([
+      "call.ringing",
+      "call.answered",
+      "call.completed",
+      "call.recording.completed",
+      "call.transcript.completed"
+    ])
 
     const stranger = fake.voice.inboundCall({ from: CALLER, to: "+16285559999" })
     await deliver(webhook(stranger.callControlId, "call.initiated"))
@@ -344,10 +443,21 @@ describe("the AI summary of a Telnyx call", () => {
     await deliver(insightsGenerated({ conversation_id: "conv-sum", client_state: ourState }), 500)
     await deliver(insightsGenerated({ conversation_id: "conv-stranger" }))
 
-    fake.voice.setConversation("conv-sum", [{ role: "assistant", text: "Hello!" }, { role: "user", text: "My sink leaks." }])
-    const ended = fake.signedWebhook("call.conversation.ended", { conversation_id: "conv-sum", assistant_id: assistantId, call_control_id: leg.callControlId, call_session_id: leg.callSessionId })
+    fake.voice.setConversation("conv-sum", [{ role: "assistant", text: "Hello!" }, {
+      role: "user",
+      text: "My sink leaks."
+    }])
+    const ended = fake.signedWebhook("call.conversation.ended", {
+      conversation_id: "conv-sum",
+      assistant_id: assistantId,
+      call_control_id: leg.callControlId,
+      call_session_id: leg.callSessionId
+    })
     await deliver(ended, 500) // waits for the recording, but names the conversation
-    fake.voice.setInsights("conv-sum", [{ status: "completed", results: ["Caller's sink leaks; a plumber visits at 9am."] }])
+    fake.voice.setInsights("conv-sum", [{
+      status: "completed",
+      results: ["Caller's sink leaks; a plumber visits at 9am."]
+    }])
     // Only the conversation id: the call is found by it. Before the transcript: delivered again (SPEC's order).
     const insights = insightsGenerated({ conversation_id: "conv-sum" })
     await deliver(insights, 500)
@@ -355,11 +465,18 @@ describe("the AI summary of a Telnyx call", () => {
 
     await deliver(recordingSaved(leg.callControlId))
     await deliver(ended)
-    fake.voice.setInsights("conv-sum", [{ status: "completed", results: ["Caller's sink leaks."] }, { status: "in_progress" }])
+    fake.voice.setInsights("conv-sum", [{ status: "completed", results: ["Caller's sink leaks."] }, {
+      status: "in_progress"
+    }])
     await deliver(insights, 500) // still being made
-    expect(fake.requests.filter((r) => r.path === "/v2/ai/conversations/conv-sum/conversations-insights")).toHaveLength(1)
+    expect(fake.requests.filter((r) => r.path === "/v2/ai/conversations/conv-sum/conversations-insights")).toHaveLength(
+      1
+    )
 
-    fake.voice.setInsights("conv-sum", [{ status: "completed", results: ["Caller's sink leaks.", "A plumber visits at 9am."] }, { status: "failed" }])
+    fake.voice.setInsights("conv-sum", [{
+      status: "completed",
+      results: ["Caller's sink leaks.", "A plumber visits at 9am."]
+    }, { status: "failed" }])
     await deliver(insights)
     await deliver(insights)
     await deliver(insightsGenerated({ conversation_id: "conv-sum" })) // a new event id for the same insights
@@ -369,7 +486,14 @@ describe("the AI summary of a Telnyx call", () => {
     const thread = await ok(await call(key, "GET", `/conversations/${item!["conversationId"]}`))
     expect(JSON.stringify(thread)).toContain("A plumber visits at 9am.")
     const sent = await events(workspaceId)
-    expect(sent.map((e) => e.type)).toEqual(["call.ringing", "call.answered", "call.completed", "call.recording.completed", "call.transcript.completed", "call.summary.completed"])
+    expect(sent.map((e) => e.type)).toEqual([
+      "call.ringing",
+      "call.answered",
+      "call.completed",
+      "call.recording.completed",
+      "call.transcript.completed",
+      "call.summary.completed"
+    ])
     expect(sent[5]!.data).toEqual({
       conversationId: item!["conversationId"],
       activityId: item!["id"],
@@ -384,13 +508,26 @@ describe("the AI summary of a Telnyx call", () => {
     const leg = await agentCallEnded(e164)
     await deliver(recordingSaved(leg.callControlId))
     // No conversation "conv-gone" at the fake: its messages answer 404, a refusal (logged, acknowledged).
-    await deliver(fake.signedWebhook("call.conversation.ended", { conversation_id: "conv-gone", assistant_id: assistantId, call_control_id: leg.callControlId, call_session_id: leg.callSessionId }))
+    await deliver(
+      fake.signedWebhook("call.conversation.ended", {
+        conversation_id: "conv-gone",
+        assistant_id: assistantId,
+        call_control_id: leg.callControlId,
+        call_session_id: leg.callSessionId
+      })
+    )
     fake.voice.setInsights("conv-gone", [{ status: "completed", results: ["Caller asked for opening hours."] }])
     await deliver(insightsGenerated({ conversation_id: "conv-gone" }))
     const [item] = await calls(key)
     expect(item).toMatchObject({ summary: "Caller asked for opening hours.", transcript: [] })
     const sent = await events(workspaceId)
-    expect(sent.map((e) => e.type)).toEqual(["call.ringing", "call.answered", "call.completed", "call.recording.completed", "call.summary.completed"])
+    expect(sent.map((e) => e.type)).toEqual([
+      "call.ringing",
+      "call.answered",
+      "call.completed",
+      "call.recording.completed",
+      "call.summary.completed"
+    ])
   })
 
   it("an outbound call keeps its summary on the activity (SPEC's outbound order has no summary event); found by the call's id when the webhook names it", async () => {
@@ -407,10 +544,21 @@ describe("the AI summary of a Telnyx call", () => {
     // Not named by a conversation.ended yet: found by call_session_id, and still after the transcript.
     const insights = insightsGenerated({ conversation_id: "conv-out-sum", call_session_id: leg.callSessionId })
     await deliver(insights, 500)
-    await deliver(fake.signedWebhook("call.conversation.ended", { conversation_id: "conv-out-sum", assistant_id: assistantId, call_control_id: leg.callControlId, call_session_id: leg.callSessionId }))
+    await deliver(
+      fake.signedWebhook("call.conversation.ended", {
+        conversation_id: "conv-out-sum",
+        assistant_id: assistantId,
+        call_control_id: leg.callControlId,
+        call_session_id: leg.callSessionId
+      })
+    )
     await deliver(insights)
     expect((await calls(live))[0]).toMatchObject({ id: placed.call.id, summary: "Reminder confirmed." })
-    expect((await events(workspaceId)).map((e) => e.type)).toEqual(["call.completed", "call.recording.completed", "call.transcript.completed"])
+    expect((await events(workspaceId)).map((e) => e.type)).toEqual([
+      "call.completed",
+      "call.recording.completed",
+      "call.transcript.completed"
+    ])
   })
 })
 
@@ -431,11 +579,20 @@ describe("Telnyx recordings larger than message media", () => {
     await deliver(refused) // again: acknowledged without another download (the same file would be refused)
     expect(hugeRequests).toBe(1)
     fake.voice.setConversation("conv-huge", [{ role: "assistant", text: "Hello!" }])
-    await deliver(fake.signedWebhook("call.conversation.ended", { conversation_id: "conv-huge", assistant_id: assistantId, call_control_id: huge.callControlId, call_session_id: huge.callSessionId }))
+    await deliver(
+      fake.signedWebhook("call.conversation.ended", {
+        conversation_id: "conv-huge",
+        assistant_id: assistantId,
+        call_control_id: huge.callControlId,
+        call_session_id: huge.callSessionId
+      })
+    )
     const hugeCall = (await calls(key)).find((c) => c["carrierCallId"] === huge.callSessionId)!
     expect(hugeCall).toMatchObject({ status: "completed", recordingUrl: null })
     expect(hugeCall["transcript"]).toHaveLength(1)
-    const types = (await events(workspaceId)).filter((e) => e.data["carrierCallId"] === huge.callSessionId).map((e) => e.type)
+    const types = (await events(workspaceId)).filter((e) => e.data["carrierCallId"] === huge.callSessionId).map((e) =>
+      e.type
+    )
     expect(types).toEqual(["call.ringing", "call.answered", "call.completed", "call.transcript.completed"])
   })
 })
@@ -443,10 +600,18 @@ describe("Telnyx recordings larger than message media", () => {
 describe("POST /calls with a live key on Telnyx", () => {
   it("sends the agent's, the job's and the call's own instructions to the assistant in the dial", async () => {
     const { workspaceId, key, assistantId } = await callWorkspace()
-    await ok(await call(key, "PATCH", "/agent", { instructions: "You work for Acme Plumbing.", jobs: [{ name: "Reminder", instructions: "Confirm tomorrow's visit." }] }))
+    await ok(
+      await call(key, "PATCH", "/agent", {
+        instructions: "You work for Acme Plumbing.",
+        jobs: [{ name: "Reminder", instructions: "Confirm tomorrow's visit." }]
+      })
+    )
     await ok(await call(key, "POST", "/agent/publish"))
     const live = (await app.createKey(workspaceId, { kind: "live" })).token
-    const placed = await ok(await call(live, "POST", "/calls", { to: CALLER, job: "Reminder", instructions: "Mention the side gate." }), 201)
+    const placed = await ok(
+      await call(live, "POST", "/calls", { to: CALLER, job: "Reminder", instructions: "Mention the side gate." }),
+      201
+    )
     const leg = [...fake.voice.calls.values()].find((c) => c.callSessionId === placed.call.carrierCallId)!
     expect(leg.commands.find((c) => c.action === "dial")!.body["assistant"]).toEqual({
       id: assistantId,
@@ -459,12 +624,30 @@ describe("POST /calls with a live key on Telnyx", () => {
     const live = (await app.createKey(workspaceId, { kind: "live" })).token
     const placed = await ok(await call(live, "POST", "/calls", { to: CALLER }), 201)
     expect(placed.simulated).toBeUndefined()
-    expect(placed.call).toMatchObject({ status: "in_progress", direction: "outbound", from: e164, to: CALLER, agentId, endedAt: null, recordingUrl: null })
+    expect(placed.call).toMatchObject({
+      status: "in_progress",
+      direction: "outbound",
+      from: e164,
+      to: CALLER,
+      agentId,
+      endedAt: null,
+      recordingUrl: null
+    })
 
     const leg = [...fake.voice.calls.values()].find((c) => c.callSessionId === placed.call.carrierCallId)!
     const dial = leg.commands.find((c) => c.action === "dial")!.body
-    expect(dial).toMatchObject({ connection_id: CONNECTION, from: e164, to: CALLER, assistant: { id: assistantId }, record: "record-from-answer", command_id: `dial-${placed.call.id}` })
-    expect(JSON.parse(Buffer.from(String(dial["client_state"]), "base64").toString("utf8"))).toEqual({ workspaceId, callId: placed.call.id })
+    expect(dial).toMatchObject({
+      connection_id: CONNECTION,
+      from: e164,
+      to: CALLER,
+      assistant: { id: assistantId },
+      record: "record-from-answer",
+      command_id: `dial-${placed.call.id}`
+    })
+    expect(JSON.parse(Buffer.from(String(dial["client_state"]), "base64").toString("utf8"))).toEqual({
+      workspaceId,
+      callId: placed.call.id
+    })
 
     fake.voice.pickUp(leg.callControlId)
     await deliver(webhook(leg.callControlId, "call.initiated")) // outbound: nothing to route
@@ -472,10 +655,24 @@ describe("POST /calls with a live key on Telnyx", () => {
     await deliver(webhook(leg.callControlId, "call.hangup"))
     await deliver(recordingSaved(leg.callControlId))
     fake.voice.setConversation("conv-out", [{ role: "assistant", text: "Hi, this is Desk." }])
-    await deliver(fake.signedWebhook("call.conversation.ended", { conversation_id: "conv-out", assistant_id: assistantId, call_control_id: leg.callControlId, call_session_id: leg.callSessionId }))
+    await deliver(
+      fake.signedWebhook("call.conversation.ended", {
+        conversation_id: "conv-out",
+        assistant_id: assistantId,
+        call_control_id: leg.callControlId,
+        call_session_id: leg.callSessionId
+      })
+    )
 
     const [recorded] = await calls(live)
-    expect(recorded).toMatchObject({ id: placed.call.id, conversationId: placed.conversationId, status: "completed", answeredBy: "agent", direction: "outbound", carrierCallId: leg.callSessionId })
+    expect(recorded).toMatchObject({
+      id: placed.call.id,
+      conversationId: placed.conversationId,
+      status: "completed",
+      answeredBy: "agent",
+      direction: "outbound",
+      carrierCallId: leg.callSessionId
+    })
     expect(recorded!["transcript"]).toHaveLength(1)
     const sent = await events(workspaceId)
     expect(sent.map((e) => e.type)).toEqual(["call.completed", "call.recording.completed", "call.transcript.completed"])
@@ -483,17 +680,41 @@ describe("POST /calls with a live key on Telnyx", () => {
   })
 
   it("an answer or hangup of a dialed call not stored yet is refused (500) so Telnyx delivers it again; a stranger's is acknowledged", async () => {
-    const ours = fake.signedWebhook("call.answered", { call_control_id: "v3:early", call_session_id: "early-session", client_state: Buffer.from(JSON.stringify({ workspaceId: "w", callId: "c" })).toString("base64"), from: "+13125550100", to: CALLER })
+    const ours = fake.signedWebhook("call.answered", {
+      call_control_id: "v3:early",
+      call_session_id: "early-session",
+      client_state: Buffer.from(JSON.stringify({ workspaceId: "w", callId: "c" })).toString("base64"),
+      from: "+13125550100",
+      to: CALLER
+    })
     await deliver(ours, 500)
-    const hangup = fake.signedWebhook("call.hangup", { call_control_id: "v3:early", call_session_id: "early-session", client_state: Buffer.from(JSON.stringify({ workspaceId: "w", callId: "c" })).toString("base64"), hangup_cause: "normal_clearing" })
+    const hangup = fake.signedWebhook("call.hangup", {
+      call_control_id: "v3:early",
+      call_session_id: "early-session",
+      client_state: Buffer.from(JSON.stringify({ workspaceId: "w", callId: "c" })).toString("base64"),
+      hangup_cause: "normal_clearing"
+    })
     await deliver(hangup, 500)
-    await deliver(fake.signedWebhook("call.answered", { call_control_id: "v3:other", call_session_id: "other-session", from: "+13125550100", to: CALLER }))
+    await deliver(
+      fake.signedWebhook("call.answered", {
+        call_control_id: "v3:other",
+        call_session_id: "other-session",
+        from: "+13125550100",
+        to: CALLER
+      })
+    )
   })
 
   it("a Telnyx refusal of the dial is 409 and records nothing", async () => {
     const { workspaceId } = await callWorkspace()
     const live = (await app.createKey(workspaceId, { kind: "live" })).token
-    fake.script({ type: "error", status: 422, code: "10016", title: "Invalid phone number", detail: "to is not dialable" })
+    fake.script({
+      type: "error",
+      status: 422,
+      code: "10016",
+      title: "Invalid phone number",
+      detail: "to is not dialable"
+    })
     const refused = await expectError(await call(live, "POST", "/calls", { to: CALLER }), 409, "failed_precondition")
     expect(refused.message).toContain("to is not dialable")
     expect(await calls(live)).toEqual([])

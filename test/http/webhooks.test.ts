@@ -3,14 +3,14 @@
  * every route's status and body, validation, scope and tenant isolation, the OpenAPI `webhooks`
  * section, and real deliveries to a local receiver verified by the official `standardwebhooks`.
  */
-import { createServer, type IncomingHttpHeaders, type Server } from "node:http"
 import { Effect, Layer } from "effect"
+import { createServer, type IncomingHttpHeaders, type Server } from "node:http"
 import { Webhook } from "standardwebhooks"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
-import * as Sender from "../../adapters/webhooks/sender.ts"
 import * as OutboundHttp from "../../adapters/net/http.ts"
-import { catalog, eventTypes } from "../../core/events/catalog.ts"
+import * as Sender from "../../adapters/webhooks/sender.ts"
 import { HostResolver, layerOutboundGuard } from "../../core/egress/guard.ts"
+import { catalog, eventTypes } from "../../core/events/catalog.ts"
 import { makeTestApp } from "../support/app.ts"
 import { bearer, expectError, UUID } from "./helpers.ts"
 
@@ -107,10 +107,22 @@ const ok = async (res: Response, status = 200) => {
 }
 
 const create = async (json: Record<string, unknown> = {}) =>
-  (await ok(await call("/webhooks", { method: "POST", json: { url: receiver.url(), events: ["*"], ...json } }), 201)).webhook
+  (await ok(await call("/webhooks", { method: "POST", json: { url: receiver.url(), events: ["*"], ...json } }), 201))
+    .webhook
 
 const ENDPOINT_FIELDS = ["apiVersion", "createdAt", "events", "id", "label", "status", "url"]
-const DELIVERY_FIELDS = ["attempts", "createdAt", "error", "eventId", "eventType", "id", "lastAttemptAt", "nextAttemptAt", "responseStatus", "status"]
+const DELIVERY_FIELDS = [
+  "attempts",
+  "createdAt",
+  "error",
+  "eventId",
+  "eventType",
+  "id",
+  "lastAttemptAt",
+  "nextAttemptAt",
+  "responseStatus",
+  "status"
+]
 
 /** The catalog of SPEC "Events", in the SPEC's order. */
 const SPEC_EVENTS = [
@@ -137,12 +149,21 @@ const SPEC_EVENTS = [
 
 describe("webhook endpoints: routes and bodies", () => {
   it("POST /webhooks answers 201 {webhook} with the secret, once", async () => {
-    const res = await call("/webhooks", { method: "POST", json: { url: receiver.url("/a"), events: ["contact.updated", "contact.deleted"] } })
+    const res = await call("/webhooks", {
+      method: "POST",
+      json: { url: receiver.url("/a"), events: ["contact.updated", "contact.deleted"] }
+    })
     const body = await ok(res, 201)
     expect(Object.keys(body)).toEqual(["webhook"])
     const w = body.webhook
     expect(Object.keys(w).sort()).toEqual([...ENDPOINT_FIELDS, "secret"].sort())
-    expect(w).toMatchObject({ url: receiver.url("/a"), events: ["contact.updated", "contact.deleted"], label: null, status: "enabled", apiVersion: null })
+    expect(w).toMatchObject({
+      url: receiver.url("/a"),
+      events: ["contact.updated", "contact.deleted"],
+      label: null,
+      status: "enabled",
+      apiVersion: null
+    })
     expect(w.id).toMatch(UUID)
     expect(Number.isNaN(Date.parse(w.createdAt))).toBe(false)
     expect(w.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/)
@@ -184,12 +205,34 @@ describe("webhook endpoints: routes and bodies", () => {
     )
     expect(Object.keys(body)).toEqual(["webhook"])
     expect(Object.keys(body.webhook).sort()).toEqual(ENDPOINT_FIELDS)
-    expect(body.webhook).toEqual({ ...w, secret: undefined, url: receiver.url("/moved"), events: ["*"], label: "new", status: "disabled", apiVersion: "2026-08-17" } as any)
+    expect(body.webhook).toEqual(
+      {
+        ...w,
+        secret: undefined,
+        url: receiver.url("/moved"),
+        events: ["*"],
+        label: "new",
+        status: "disabled",
+        apiVersion: "2026-08-17"
+      } as any
+    )
     // a partial patch keeps the rest; null clears the label
-    const again = await ok(await call(`/webhooks/${w.id}`, { method: "PATCH", json: { label: null, status: "enabled" } }))
-    expect(again.webhook).toMatchObject({ url: receiver.url("/moved"), events: ["*"], label: null, status: "enabled", apiVersion: "2026-08-17" })
+    const again = await ok(
+      await call(`/webhooks/${w.id}`, { method: "PATCH", json: { label: null, status: "enabled" } })
+    )
+    expect(again.webhook).toMatchObject({
+      url: receiver.url("/moved"),
+      events: ["*"],
+      label: null,
+      status: "enabled",
+      apiVersion: "2026-08-17"
+    })
     expect((await ok(await call(`/webhooks/${w.id}`))).webhook).toEqual(again.webhook)
-    await expectError(await call(`/webhooks/${crypto.randomUUID()}`, { method: "PATCH", json: { label: "x" } }), 404, "not_found")
+    await expectError(
+      await call(`/webhooks/${crypto.randomUUID()}`, { method: "PATCH", json: { label: "x" } }),
+      404,
+      "not_found"
+    )
   })
 
   it("DELETE /webhooks/{id} answers {deleted: true}; afterwards every route 404s", async () => {
@@ -229,7 +272,14 @@ describe("webhook endpoints: routes and bodies", () => {
     expect(Object.keys(body)).toEqual(["delivery"])
     const d = body.delivery
     expect(Object.keys(d).sort()).toEqual(DELIVERY_FIELDS)
-    expect(d).toMatchObject({ eventType: "ping", status: "succeeded", attempts: 1, responseStatus: 200, error: null, nextAttemptAt: null })
+    expect(d).toMatchObject({
+      eventType: "ping",
+      status: "succeeded",
+      attempts: 1,
+      responseStatus: 200,
+      error: null,
+      nextAttemptAt: null
+    })
     expect(d.eventId).toMatch(/^evt_test_[0-9a-f]{32}$/)
     expect(d.id).toMatch(UUID)
     expect(receiver.got.length).toBe(before + 1)
@@ -256,7 +306,9 @@ describe("webhook endpoints: routes and bodies", () => {
 
   it("the sender does not follow redirects: a 3xx is a failed attempt and the target is never called", async () => {
     const w = await create({ url: receiver.url("/redirecting") })
-    receiver.answer = (path) => (path === "/redirecting" ? { status: 302, headers: { location: receiver.url("/target") } } : { status: 200 })
+    receiver.answer = (
+      path
+    ) => (path === "/redirecting" ? { status: 302, headers: { location: receiver.url("/target") } } : { status: 200 })
     const before = receiver.got.length
     const { delivery } = await ok(await call(`/webhooks/${w.id}/test`, { method: "POST" }))
     expect(delivery).toMatchObject({ status: "pending", responseStatus: 302 })
@@ -294,7 +346,10 @@ describe("webhook endpoints: routes and bodies", () => {
     expect(Object.keys(all)).toEqual(["deliveries"])
     expect(all.deliveries.map((d: any) => d.id)).toEqual([...ids].reverse())
     for (const d of all.deliveries) expect(Object.keys(d).sort()).toEqual(DELIVERY_FIELDS)
-    expect((await ok(await call(`/webhooks/${w.id}/deliveries?limit=2`))).deliveries.map((d: any) => d.id)).toEqual([ids[3], ids[2]])
+    expect((await ok(await call(`/webhooks/${w.id}/deliveries?limit=2`))).deliveries.map((d: any) => d.id)).toEqual([
+      ids[3],
+      ids[2]
+    ])
     expect((await ok(await call(`/webhooks/${w.id}/deliveries?limit=1`))).deliveries).toHaveLength(1)
     expect((await ok(await call(`/webhooks/${w.id}/deliveries?limit=200`))).deliveries).toHaveLength(4)
     for (const bad of ["0", "201", "-1", "1.5", "abc", ""]) {
@@ -349,14 +404,25 @@ describe("webhook endpoints: validation, scope and tenant isolation", () => {
       ["hooks.example.com", ["93.184.216.34"]],
       ["sneaky.example.com", ["10.0.0.7"]]
     ])
-    const resolver = Layer.succeed(HostResolver, HostResolver.of({ resolve: (h) => Effect.suspend(() => (dns.has(h) ? Effect.succeed(dns.get(h)!) : Effect.fail("ENOTFOUND"))) }))
+    const resolver = Layer.succeed(
+      HostResolver,
+      HostResolver.of({
+        resolve: (h) => Effect.suspend(() => (dns.has(h) ? Effect.succeed(dns.get(h)!) : Effect.fail("ENOTFOUND")))
+      })
+    )
     const strict = await makeTestApp({
-      outbound: Layer.merge(layerOutboundGuard(false).pipe(Layer.provide(resolver)), Sender.layer).pipe(Layer.provideMerge(OutboundHttp.layer(false)))
+      outbound: Layer.merge(layerOutboundGuard(false).pipe(Layer.provide(resolver)), Sender.layer).pipe(
+        Layer.provideMerge(OutboundHttp.layer(false))
+      )
     })
     try {
       const s = callWith(strict, strict.testKey)
       const reject = async (url: string, pattern: RegExp) => {
-        const e = await expectError(await s("/webhooks", { method: "POST", json: { url, events: ["*"] } }), 400, "invalid_argument")
+        const e = await expectError(
+          await s("/webhooks", { method: "POST", json: { url, events: ["*"] } }),
+          400,
+          "invalid_argument"
+        )
         expect(e.message).toMatch(pattern)
       }
       await reject("http://hooks.example.com/x", /must use https/)
@@ -368,8 +434,15 @@ describe("webhook endpoints: validation, scope and tenant isolation", () => {
       await reject("https://sneaky.example.com/x", /private address \(10\.0\.0\.7\)/)
       await reject("https://user:pw@hooks.example.com/x", /credentials/)
       await reject("https://nowhere.example.com/x", /does not resolve/)
-      const created = await ok(await s("/webhooks", { method: "POST", json: { url: "https://hooks.example.com/x", events: ["*"] } }), 201)
-      const e = await expectError(await s(`/webhooks/${created.webhook.id}`, { method: "PATCH", json: { url: "http://hooks.example.com/y" } }), 400, "invalid_argument")
+      const created = await ok(
+        await s("/webhooks", { method: "POST", json: { url: "https://hooks.example.com/x", events: ["*"] } }),
+        201
+      )
+      const e = await expectError(
+        await s(`/webhooks/${created.webhook.id}`, { method: "PATCH", json: { url: "http://hooks.example.com/y" } }),
+        400,
+        "invalid_argument"
+      )
       expect(e.message).toMatch(/https/)
       expect((await ok(await s("/webhooks"))).webhooks.map((w: any) => w.url)).toEqual(["https://hooks.example.com/x"])
     } finally {
@@ -408,7 +481,11 @@ describe("webhook endpoints: validation, scope and tenant isolation", () => {
     const as = callWith(app, other.key)
     expect((await ok(await as("/webhooks"))).webhooks).toEqual([])
     await expectError(await as(`/webhooks/${theirs.id}`), 404, "not_found")
-    await expectError(await as(`/webhooks/${theirs.id}`, { method: "PATCH", json: { url: receiver.url("/stolen") } }), 404, "not_found")
+    await expectError(
+      await as(`/webhooks/${theirs.id}`, { method: "PATCH", json: { url: receiver.url("/stolen") } }),
+      404,
+      "not_found"
+    )
     await expectError(await as(`/webhooks/${theirs.id}/rotate`, { method: "POST" }), 404, "not_found")
     await expectError(await as(`/webhooks/${theirs.id}/test`, { method: "POST" }), 404, "not_found")
     await expectError(await as(`/webhooks/${theirs.id}/deliveries`), 404, "not_found")
@@ -434,8 +511,18 @@ describe("OpenAPI webhooks section", () => {
       expect(schema.properties.type).toEqual({ const: type })
       expect(schema.properties.data.type).toBe("object")
     }
-    expect(doc.webhooks["contact.updated"].post.requestBody.content["application/json"].schema.properties.data.required).toContain("contactId")
-    for (const path of ["/v1/api/webhooks", "/v1/api/webhooks/{id}", "/v1/api/webhooks/{id}/rotate", "/v1/api/webhooks/{id}/test", "/v1/api/webhooks/{id}/deliveries", "/v1/api/webhook-events"]) {
+    expect(doc.webhooks["contact.updated"].post.requestBody.content["application/json"].schema.properties.data.required)
+      .toContain("contactId")
+    for (
+      const path of [
+        "/v1/api/webhooks",
+        "/v1/api/webhooks/{id}",
+        "/v1/api/webhooks/{id}/rotate",
+        "/v1/api/webhooks/{id}/test",
+        "/v1/api/webhooks/{id}/deliveries",
+        "/v1/api/webhook-events"
+      ]
+    ) {
       expect(doc.paths[path], path).toBeDefined()
     }
   })
@@ -458,7 +545,13 @@ describe("live delivery with the background worker", () => {
 
   it("contact.updated (create, patch with fields) and contact.deleted reach a local receiver within 1 s, verified by standardwebhooks", async () => {
     const as = callWith(live, live.testKey)
-    const w = (await ok(await as("/webhooks", { method: "POST", json: { url: hooks.url("/crm"), events: ["contact.updated", "contact.deleted"] } }), 201)).webhook
+    const w = (await ok(
+      await as("/webhooks", {
+        method: "POST",
+        json: { url: hooks.url("/crm"), events: ["contact.updated", "contact.deleted"] }
+      }),
+      201
+    )).webhook
 
     const latencies: Array<number> = []
     const step = async (request: () => Promise<Response>, status: number) => {
@@ -474,14 +567,24 @@ describe("live delivery with the background worker", () => {
       return { body, event: verify(w.secret, got) }
     }
 
-    const created = await step(() => as("/contacts", { method: "POST", json: { firstName: "Ada", phone: "4155550101" } }), 201)
+    const created = await step(
+      () => as("/contacts", { method: "POST", json: { firstName: "Ada", phone: "4155550101" } }),
+      201
+    )
     const id = created.body.contact.id
     expect(created.event).toMatchObject({ type: "contact.updated", data: { contactId: id, change: "created" } })
     expect(created.event.data).not.toHaveProperty("fields")
     expect(Object.keys(created.event.data).sort()).toEqual(["change", "contactId"])
 
-    const patched = await step(() => as(`/contacts/${id}`, { method: "PATCH", json: { tags: ["vip"], firstName: "Ada" } }), 200)
-    expect(patched.event).toEqual({ type: "contact.updated", timestamp: expect.any(String), data: { contactId: id, change: "updated", fields: ["firstName", "tags"] } })
+    const patched = await step(
+      () => as(`/contacts/${id}`, { method: "PATCH", json: { tags: ["vip"], firstName: "Ada" } }),
+      200
+    )
+    expect(patched.event).toEqual({
+      type: "contact.updated",
+      timestamp: expect.any(String),
+      data: { contactId: id, change: "updated", fields: ["firstName", "tags"] }
+    })
 
     const deleted = await step(() => as(`/contacts/${id}`, { method: "DELETE" }), 200)
     expect(deleted.event).toEqual({ type: "contact.deleted", timestamp: expect.any(String), data: { contactId: id } })
@@ -509,7 +612,10 @@ describe("live delivery with the background worker", () => {
     try {
       let calls = 0
       flaky.answer = () => ({ status: ++calls < 3 ? 503 : 200 })
-      const w = (await ok(await as("/webhooks", { method: "POST", json: { url: flaky.url("/flaky"), events: ["contact.updated"] } }), 201)).webhook
+      const w = (await ok(
+        await as("/webhooks", { method: "POST", json: { url: flaky.url("/flaky"), events: ["contact.updated"] } }),
+        201
+      )).webhook
       await ok(await as("/contacts", { method: "POST", json: { firstName: "Retry" } }), 201)
       await flaky.waitFor(1, 3000)
       // The next attempts are due 5 s and then 5 min later; on the moved clock both are due now.
@@ -532,8 +638,16 @@ describe("live delivery with the background worker", () => {
     const as = callWith(live, live.testKey)
     const only = await startReceiver()
     try {
-      await ok(await as("/webhooks", { method: "POST", json: { url: only.url("/deleted-only"), events: ["contact.deleted"] } }), 201)
-      const off = (await ok(await as("/webhooks", { method: "POST", json: { url: only.url("/off"), events: ["*"] } }), 201)).webhook
+      await ok(
+        await as("/webhooks", {
+          method: "POST",
+          json: { url: only.url("/deleted-only"), events: ["contact.deleted"] }
+        }),
+        201
+      )
+      const off =
+        (await ok(await as("/webhooks", { method: "POST", json: { url: only.url("/off"), events: ["*"] } }), 201))
+          .webhook
       await ok(await as(`/webhooks/${off.id}`, { method: "PATCH", json: { status: "disabled" } }))
       const c = (await ok(await as("/contacts", { method: "POST", json: { firstName: "Grace" } }), 201)).contact
       await new Promise((r) => setTimeout(r, 300))

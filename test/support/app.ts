@@ -1,37 +1,37 @@
 /** The HTTP app in-process over the in-memory adapters, as a fetch-style handler. */
 import { HttpServer } from "@effect/platform"
 import { Effect, Layer, Logger, LogLevel, ManagedRuntime, Option, Redacted } from "effect"
-import * as MemoryStores from "../../adapters/memory/stores.ts"
-import * as RateLimit from "../../adapters/ratelimit/memory.ts"
-import * as FastPath from "../../adapters/fastPath.ts"
-import { HttpAppLive, toWebHandler } from "../../adapters/http/app.ts"
-import { withBodyLimit } from "../../adapters/http/web.ts"
-import * as Dns from "../../adapters/net/dns.ts"
-import * as Sender from "../../adapters/webhooks/sender.ts"
-import * as OutboundHttp from "../../adapters/net/http.ts"
-import * as WebhookWorker from "../../adapters/webhooks/worker.ts"
 import * as MemoryBlobs from "../../adapters/blobs/memory.ts"
 import * as SimulatedCarrier from "../../adapters/carrier/simulated.ts"
 import * as SimulatedInventory from "../../adapters/carrier/simulatedInventory.ts"
 import * as SimulatedRegistry from "../../adapters/carrier/simulatedRegistry.ts"
 import * as SimulatedVoice from "../../adapters/carrier/simulatedVoice.ts"
 import * as TelnyxCallbacks from "../../adapters/carrier/telnyxCallbacks.ts"
-import * as SimulatedPayments from "../../adapters/payments/simulated.ts"
+import * as FastPath from "../../adapters/fastPath.ts"
+import { HttpAppLive, toWebHandler } from "../../adapters/http/app.ts"
+import { withBodyLimit } from "../../adapters/http/web.ts"
 import * as MediaFetcher from "../../adapters/media/fetcher.ts"
 import * as SignedUrls from "../../adapters/media/signedUrls.ts"
-import { CoreLive } from "../../core/layer.ts"
+import * as MemoryStores from "../../adapters/memory/stores.ts"
+import * as Dns from "../../adapters/net/dns.ts"
+import * as OutboundHttp from "../../adapters/net/http.ts"
+import * as SimulatedPayments from "../../adapters/payments/simulated.ts"
+import * as RateLimit from "../../adapters/ratelimit/memory.ts"
+import * as Sender from "../../adapters/webhooks/sender.ts"
+import * as WebhookWorker from "../../adapters/webhooks/worker.ts"
 import type { Voice } from "../../core/calls/voice.ts"
+import { layerOutboundGuard, type OutboundGuard } from "../../core/egress/guard.ts"
+import { layerCursorCodec } from "../../core/kernel/pagination.ts"
+import { CoreLive } from "../../core/layer.ts"
+import { layerOutbox as MailerOutbox, type Mailer } from "../../core/mail/mailer.ts"
+import type { MailOutbox } from "../../core/mail/store.ts"
 import type { Carrier } from "../../core/messaging/carrier.ts"
 import type { NumberInventory } from "../../core/numbers/inventory.ts"
 import type { NumberStore } from "../../core/numbers/model.ts"
-import { layerOutbox as MailerOutbox, type Mailer } from "../../core/mail/mailer.ts"
-import type { MailOutbox } from "../../core/mail/store.ts"
 import * as TextingGate from "../../core/registration/gate.ts"
 import type { MockRegistry, Registry, RegistrySimulator } from "../../core/registration/registry.ts"
 import type { RegistrationStore } from "../../core/registration/store.ts"
-import { layerOutboundGuard, type OutboundGuard } from "../../core/egress/guard.ts"
 import type { WebhookSender } from "../../core/webhooks/store.ts"
-import { layerCursorCodec } from "../../core/kernel/pagination.ts"
 import { Workspaces } from "../../core/workspaces/service.ts"
 
 export const ADMIN_TOKEN = "admin-secret-for-tests"
@@ -109,7 +109,9 @@ export const makeTestApp = async (options: TestAppOptions = {}) => {
         options.voice ?? SimulatedVoice.layer,
         SimulatedPayments.layer,
         options.mailer ?? MailerOutbox,
-        options.telnyxPublicKey === undefined ? Layer.empty : TelnyxCallbacks.layer({ publicKey: Redacted.make(options.telnyxPublicKey) })
+        options.telnyxPublicKey === undefined
+          ? Layer.empty
+          : TelnyxCallbacks.layer({ publicKey: Redacted.make(options.telnyxPublicKey) })
       ).pipe(
         Layer.provideMerge(options.outbound ?? defaultOutbound())
       )
@@ -117,19 +119,28 @@ export const makeTestApp = async (options: TestAppOptions = {}) => {
     Layer.provideMerge(layerCursorCodec(crypto.getRandomValues(new Uint8Array(32)))),
     Layer.provideMerge(options.stores ?? MemoryStores.layer)
   )
-  const adminToken = options.adminToken === null ? Option.none() : Option.some(Redacted.make(options.adminToken ?? ADMIN_TOKEN))
+  const adminToken = options.adminToken === null
+    ? Option.none()
+    : Option.some(Redacted.make(options.adminToken ?? ADMIN_TOKEN))
   // Read by the SQL clients and transactor as the stores are built, and by the router below.
   const fastPath = FastPath.layer(options.fastPath ?? true)
   const runtime = ManagedRuntime.make(
-    (options.webhookWorker ? Layer.provideMerge(WebhookWorker.layer({ pollMs: options.webhookPollMs ?? 20 }), base) : base).pipe(Layer.provide(fastPath))
+    (options.webhookWorker
+      ? Layer.provideMerge(WebhookWorker.layer({ pollMs: options.webhookPollMs ?? 20 }), base)
+      : base).pipe(Layer.provide(fastPath))
   )
   const context = await runtime.runtime()
   const { handler: raw, dispose } = toWebHandler(
-    Layer.mergeAll(HttpAppLive({
-      adminToken,
-      testHelpers: options.testHelpers ?? true,
-      trustProxy: options.trustProxy ?? 0
-    }), HttpServer.layerContext, options.logger ?? Logger.minimumLogLevel(LogLevel.Warning), Layer.setTracerEnabled(false)).pipe(
+    Layer.mergeAll(
+      HttpAppLive({
+        adminToken,
+        testHelpers: options.testHelpers ?? true,
+        trustProxy: options.trustProxy ?? 0
+      }),
+      HttpServer.layerContext,
+      options.logger ?? Logger.minimumLogLevel(LogLevel.Warning),
+      Layer.setTracerEnabled(false)
+    ).pipe(
       Layer.provide(Layer.succeedContext(context.context)),
       Layer.provideMerge(fastPath)
     )
@@ -160,7 +171,10 @@ export const makeTestApp = async (options: TestAppOptions = {}) => {
     workspaceId: string,
     key: { kind?: "live" | "test"; scopes?: ReadonlyArray<string>; name?: string } = {}
   ): Promise<AdminKey> => {
-    const body = await expectOk(await admin(`/workspaces/${workspaceId}/keys`, { method: "POST", json: { kind: "test", ...key } }), 201)
+    const body = await expectOk(
+      await admin(`/workspaces/${workspaceId}/keys`, { method: "POST", json: { kind: "test", ...key } }),
+      201
+    )
     return body.key
   }
   /** A fresh workspace with one all-scope test key, through the admin API. */

@@ -84,7 +84,12 @@ export const statusPayload = (input: StatusInput): Record<string, unknown> => ({
   direction: "outbound",
   type: "SMS",
   from: { phone_number: input.from ?? "+15550000001", carrier: "Telnyx", line_type: "Wireless" },
-  to: [{ phone_number: input.to ?? "+15550000002", carrier: "T-Mobile USA", line_type: "Wireless", status: input.status }],
+  to: [{
+    phone_number: input.to ?? "+15550000002",
+    carrier: "T-Mobile USA",
+    line_type: "Wireless",
+    status: input.status
+  }],
   errors: input.errors ?? [],
   sent_at: new Date().toISOString(),
   completed_at: null
@@ -102,7 +107,12 @@ export const brandUpdatePayload = (brandId: string, eventType = "BRAND_ADD"): Re
 })
 
 /** A `10dlc.campaign.update` payload as the SDK's `CampaignStatusUpdate` types it. */
-export const campaignUpdatePayload = (campaignId: string, brandId: string, type = "MNO_REVIEW", status = "ACCEPTED"): Record<string, unknown> => ({
+export const campaignUpdatePayload = (
+  campaignId: string,
+  brandId: string,
+  type = "MNO_REVIEW",
+  status = "ACCEPTED"
+): Record<string, unknown> => ({
   brandId,
   campaignId,
   cspId: "FAKECSP",
@@ -126,7 +136,12 @@ export interface FakeListing {
   readonly features: ReadonlyArray<string>
 }
 
-const local = (phoneNumber: string, locality: string, administrativeArea: string, features = ["sms", "mms", "voice"]): FakeListing => ({
+const local = (
+  phoneNumber: string,
+  locality: string,
+  administrativeArea: string,
+  features = ["sms", "mms", "voice"]
+): FakeListing => ({
   phoneNumber,
   type: "local",
   locality,
@@ -143,8 +158,22 @@ export const DEFAULT_INVENTORY: ReadonlyArray<FakeListing> = [
   local("+13122010003", "Chicago", "IL", ["voice"]),
   local("+12124410010", "New York", "NY"),
   local("+14152990020", "San Francisco", "CA"),
-  { phoneNumber: "+18885550123", type: "toll_free", locality: "", administrativeArea: "", rateCenter: "", features: ["sms", "voice"] },
-  { phoneNumber: "+18445550177", type: "toll_free", locality: "", administrativeArea: "", rateCenter: "", features: ["sms", "voice"] }
+  {
+    phoneNumber: "+18885550123",
+    type: "toll_free",
+    locality: "",
+    administrativeArea: "",
+    rateCenter: "",
+    features: ["sms", "voice"]
+  },
+  {
+    phoneNumber: "+18445550177",
+    type: "toll_free",
+    locality: "",
+    administrativeArea: "",
+    rateCenter: "",
+    features: ["sms", "voice"]
+  }
 ]
 
 /** What an order is on creation, and what it becomes when retrieved. */
@@ -179,9 +208,29 @@ export interface FakeOtp {
 
 const ENTITY_TYPES = ["PRIVATE_PROFIT", "PUBLIC_PROFIT", "NON_PROFIT", "GOVERNMENT", "SOLE_PROPRIETOR"]
 const VERTICALS = [
-  "AGRICULTURE", "COMMUNICATION", "CONSTRUCTION", "EDUCATION", "ENERGY", "ENTERTAINMENT", "FINANCIAL", "GAMBLING",
-  "GOVERNMENT", "HEALTHCARE", "HOSPITALITY", "HUMAN_RESOURCES", "INSURANCE", "LEGAL", "MANUFACTURING", "NGO",
-  "POLITICAL", "POSTAL", "PROFESSIONAL", "REAL_ESTATE", "RETAIL", "TECHNOLOGY", "TRANSPORTATION"
+  "AGRICULTURE",
+  "COMMUNICATION",
+  "CONSTRUCTION",
+  "EDUCATION",
+  "ENERGY",
+  "ENTERTAINMENT",
+  "FINANCIAL",
+  "GAMBLING",
+  "GOVERNMENT",
+  "HEALTHCARE",
+  "HOSPITALITY",
+  "HUMAN_RESOURCES",
+  "INSURANCE",
+  "LEGAL",
+  "MANUFACTURING",
+  "NGO",
+  "POLITICAL",
+  "POSTAL",
+  "PROFESSIONAL",
+  "REAL_ESTATE",
+  "RETAIL",
+  "TECHNOLOGY",
+  "TRANSPORTATION"
 ]
 
 /** One FastAPI validation failure (`HTTPValidationError.detail[]`, research §6). */
@@ -203,7 +252,13 @@ export type FakeFault =
   /** 200 with a body that is not a Telnyx message (default: truncated JSON). */
   | { readonly type: "malformed"; readonly body?: string }
   /** Any status with a v2 error envelope. */
-  | { readonly type: "error"; readonly status: number; readonly code: string; readonly title: string; readonly detail?: string }
+  | {
+    readonly type: "error"
+    readonly status: number
+    readonly code: string
+    readonly title: string
+    readonly detail?: string
+  }
   /** The 10DLC validation shape `{detail: [{loc, msg, type}]}` (default 422). */
   | { readonly type: "validation"; readonly status?: number; readonly detail: ReadonlyArray<FieldError> }
 
@@ -293,7 +348,11 @@ export interface TelnyxError {
 }
 
 export const startFakeTelnyx = async (
-  options: { readonly apiKey?: string; readonly signer?: Ed25519Signer; readonly inventory?: ReadonlyArray<FakeListing> } = {}
+  options: {
+    readonly apiKey?: string
+    readonly signer?: Ed25519Signer
+    readonly inventory?: ReadonlyArray<FakeListing>
+  } = {}
 ): Promise<FakeTelnyx> => {
   const inventory = options.inventory ?? DEFAULT_INVENTORY
   /** Numbers a search returned: only these can be ordered (research §1: "a number can only be ordered if a recent search returned it"). */
@@ -320,8 +379,12 @@ export const startFakeTelnyx = async (
     res.end(text)
     return status
   }
-  const errors = (res: ServerResponse, status: number, list: ReadonlyArray<TelnyxError>, headers?: Record<string, string>) =>
-    send(res, status, { errors: list }, headers)
+  const errors = (
+    res: ServerResponse,
+    status: number,
+    list: ReadonlyArray<TelnyxError>,
+    headers?: Record<string, string>
+  ) => send(res, status, { errors: list }, headers)
   const voice = makeFakeVoice({ send, errors })
 
   const applyFault = (res: ServerResponse, fault: FakeFault): number | "hang" => {
@@ -331,7 +394,11 @@ export const startFakeTelnyx = async (
         return errors(
           res,
           429,
-          [{ code: "10011", title: "Too many requests", detail: "You have exceeded the maximum number of allowed requests." }],
+          [{
+            code: "10011",
+            title: "Too many requests",
+            detail: "You have exceeded the maximum number of allowed requests."
+          }],
           after === null ? {} : { "retry-after": String(after) }
         )
       }
@@ -344,7 +411,7 @@ export const startFakeTelnyx = async (
         res.once("close", () => hanging.delete(res))
         return "hang"
       case "malformed":
-        return send(res, 200, fault.body ?? '{"data": {"id": "')
+        return send(res, 200, fault.body ?? "{\"data\": {\"id\": \"")
       case "error":
         return errors(res, fault.status, [
           { code: fault.code, title: fault.title, ...(fault.detail === undefined ? {} : { detail: fault.detail }) }
@@ -362,22 +429,47 @@ export const startFakeTelnyx = async (
   let review: Review = DEFAULT_REVIEW
 
   const invalid = (res: ServerResponse, list: ReadonlyArray<FieldError>) => send(res, 422, { detail: list })
-  const missingField = (field: string): FieldError => ({ loc: ["body", field], msg: "field required", type: "value_error.missing" })
-  const notFound = (res: ServerResponse, what: string) => errors(res, 404, [{ code: "10005", title: "Resource not found", detail: `${what} not found` }])
-  const refuse = (res: ServerResponse, title: string, detail: string) => errors(res, 400, [{ code: "10015", title, detail }])
-  const fields = (json: unknown) => (typeof json === "object" && json !== null && !Array.isArray(json) ? json : {}) as Record<string, unknown>
+  const missingField = (field: string): FieldError => ({
+    loc: ["body", field],
+    msg: "field required",
+    type: "value_error.missing"
+  })
+  const notFound = (res: ServerResponse, what: string) =>
+    errors(res, 404, [{ code: "10005", title: "Resource not found", detail: `${what} not found` }])
+  const refuse = (res: ServerResponse, title: string, detail: string) =>
+    errors(res, 400, [{ code: "10015", title, detail }])
+  const fields = (json: unknown) =>
+    (typeof json === "object" && json !== null && !Array.isArray(json) ? json : {}) as Record<string, unknown>
   const text = (v: unknown) => typeof v === "string" && v.trim() !== ""
 
   const createBrand = (res: ServerResponse, json: unknown): number => {
     const b = fields(json)
     const list: Array<FieldError> = []
-    for (const f of ["entityType", "displayName", "country", "email", "vertical"]) if (!text(b[f])) list.push(missingField(f))
-    if (text(b["entityType"]) && !ENTITY_TYPES.includes(b["entityType"] as string)) list.push({ loc: ["body", "entityType"], msg: "value is not a valid enumeration member", type: "type_error.enum" })
-    if (text(b["vertical"]) && !VERTICALS.includes(b["vertical"] as string)) list.push({ loc: ["body", "vertical"], msg: "value is not a valid enumeration member", type: "type_error.enum" })
+    for (const f of ["entityType", "displayName", "country", "email", "vertical"]) {
+      if (!text(b[f])) list.push(missingField(f))
+    }
+    if (text(b["entityType"]) && !ENTITY_TYPES.includes(b["entityType"] as string)) {
+      list.push({
+        loc: ["body", "entityType"],
+        msg: "value is not a valid enumeration member",
+        type: "type_error.enum"
+      })
+    }
+    if (text(b["vertical"]) && !VERTICALS.includes(b["vertical"] as string)) {
+      list.push({ loc: ["body", "vertical"], msg: "value is not a valid enumeration member", type: "type_error.enum" })
+    }
     const sole = b["entityType"] === "SOLE_PROPRIETOR"
-    for (const f of sole ? ["firstName", "lastName", "mobilePhone"] : ["companyName"]) if (!text(b[f])) list.push(missingField(f))
-    for (const f of ["mobilePhone", "phone"]) if (b[f] !== undefined && !(typeof b[f] === "string" && E164.test(b[f]))) list.push({ loc: ["body", f], msg: "must be in +E.164 format", type: "value_error" })
-    if (b["ein"] !== undefined && !(typeof b["ein"] === "string" && /^\d{9}$/.test(b["ein"]))) list.push({ loc: ["body", "ein"], msg: "EIN must be 9 digits", type: "value_error" })
+    for (const f of sole ? ["firstName", "lastName", "mobilePhone"] : ["companyName"]) {
+      if (!text(b[f])) list.push(missingField(f))
+    }
+    for (const f of ["mobilePhone", "phone"]) {
+      if (b[f] !== undefined && !(typeof b[f] === "string" && E164.test(b[f]))) {
+        list.push({ loc: ["body", f], msg: "must be in +E.164 format", type: "value_error" })
+      }
+    }
+    if (b["ein"] !== undefined && !(typeof b["ein"] === "string" && /^\d{9}$/.test(b["ein"]))) {
+      list.push({ loc: ["body", "ein"], msg: "EIN must be 9 digits", type: "value_error" })
+    }
     if (list.length > 0) return invalid(res, list)
     const now = new Date().toISOString()
     const brand = {
@@ -401,10 +493,9 @@ export const startFakeTelnyx = async (
     if (!brand) return notFound(res, "Brand")
     if (brand["status"] === "REGISTRATION_PENDING" && review.brand) {
       const sole = brand["entityType"] === "SOLE_PROPRIETOR"
-      const settled =
-        review.brand.outcome === "accepted"
-          ? { status: "OK", identityStatus: sole ? "SELF_DECLARED" : "VERIFIED" }
-          : { status: "REGISTRATION_FAILED", identityStatus: "UNVERIFIED", failureReasons: review.brand.failureReasons }
+      const settled = review.brand.outcome === "accepted"
+        ? { status: "OK", identityStatus: sole ? "SELF_DECLARED" : "VERIFIED" }
+        : { status: "REGISTRATION_FAILED", identityStatus: "UNVERIFIED", failureReasons: review.brand.failureReasons }
       brands.set(brandId, { ...brand, ...settled, updatedAt: new Date().toISOString() })
     }
     const campaignsCount = [...campaigns.values()].filter((c) => c["brandId"] === brandId).length
@@ -418,11 +509,21 @@ export const startFakeTelnyx = async (
     const list: Array<FieldError> = []
     for (const f of ["pinSms", "successSms"]) {
       if (!text(b[f])) list.push(missingField(f))
-      else if ((b[f] as string).length > 500) list.push({ loc: ["body", f], msg: "ensure this value has at most 500 characters", type: "value_error.any_str.max_length" })
+      else if ((b[f] as string).length > 500) {
+        list.push({
+          loc: ["body", f],
+          msg: "ensure this value has at most 500 characters",
+          type: "value_error.any_str.max_length"
+        })
+      }
     }
-    if (text(b["pinSms"]) && !(b["pinSms"] as string).includes("@OTP_PIN@")) list.push({ loc: ["body", "pinSms"], msg: "must contain @OTP_PIN@", type: "value_error" })
+    if (text(b["pinSms"]) && !(b["pinSms"] as string).includes("@OTP_PIN@")) {
+      list.push({ loc: ["body", "pinSms"], msg: "must contain @OTP_PIN@", type: "value_error" })
+    }
     if (list.length > 0) return invalid(res, list)
-    if (brand["entityType"] !== "SOLE_PROPRIETOR") return refuse(res, "Invalid brand", "OTP verification is only available for SOLE_PROPRIETOR brands.")
+    if (brand["entityType"] !== "SOLE_PROPRIETOR") {
+      return refuse(res, "Invalid brand", "OTP verification is only available for SOLE_PROPRIETOR brands.")
+    }
     if (brand["identityStatus"] === "VERIFIED") return refuse(res, "Invalid brand", "The brand is already verified.")
     const otp: FakeOtp = {
       pin: review.otpPin ?? String(Math.floor(Math.random() * 1_000_000)).padStart(6, "0"),
@@ -437,7 +538,11 @@ export const startFakeTelnyx = async (
   const otpStatus = (res: ServerResponse, brandId: string): number => {
     const otp = otps.get(brandId)
     const brand = brands.get(brandId)
-    if (!otp || !brand) return send(res, 404, { detail: [{ loc: ["path", "brandId"], msg: "No OTP request found for this brand", type: "not_found" }] })
+    if (!otp || !brand) {
+      return send(res, 404, {
+        detail: [{ loc: ["path", "brandId"], msg: "No OTP request found for this brand", type: "not_found" }]
+      })
+    }
     const { pin: _pin, ...status } = otp
     return send(res, 200, { brandId, mobilePhone: brand["mobilePhone"], ...status })
   }
@@ -447,11 +552,19 @@ export const startFakeTelnyx = async (
     if (!brand) return notFound(res, "Brand")
     const pin = fields(json)["otpPin"]
     if (typeof pin !== "string" || pin.length < 4 || pin.length > 10) {
-      return invalid(res, [{ loc: ["body", "otpPin"], msg: "ensure this value has 4 to 10 characters", type: "value_error" }])
+      return invalid(res, [{
+        loc: ["body", "otpPin"],
+        msg: "ensure this value has 4 to 10 characters",
+        type: "value_error"
+      }])
     }
     const otp = otps.get(brandId)
-    if (!otp || otp.deliveryStatus === "VERIFIED") return refuse(res, "No OTP pending", "No OTP verification is pending for this brand.")
-    if (otp.deliveryStatus === "EXPIRED") return refuse(res, "OTP expired", "The OTP pin has expired. Request a new one.")
+    if (!otp || otp.deliveryStatus === "VERIFIED") {
+      return refuse(res, "No OTP pending", "No OTP verification is pending for this brand.")
+    }
+    if (otp.deliveryStatus === "EXPIRED") {
+      return refuse(res, "OTP expired", "The OTP pin has expired. Request a new one.")
+    }
     if (pin !== otp.pin) return refuse(res, "Invalid OTP", "The OTP pin is invalid.")
     otp.deliveryStatus = "VERIFIED"
     brands.set(brandId, { ...brand, status: "OK", identityStatus: "VERIFIED", updatedAt: new Date().toISOString() })
@@ -494,10 +607,13 @@ export const startFakeTelnyx = async (
     const campaign = campaigns.get(campaignId)
     if (!campaign) return notFound(res, "Campaign")
     if (campaign["campaignStatus"] === "TCR_PENDING" && review.campaign) {
-      const settled =
-        review.campaign.outcome === "approved"
-          ? { campaignStatus: "MNO_PROVISIONED", submissionStatus: "CREATED" }
-          : { campaignStatus: review.campaign.campaignStatus ?? "TELNYX_FAILED", submissionStatus: "CREATED", failureReasons: review.campaign.failureReasons }
+      const settled = review.campaign.outcome === "approved"
+        ? { campaignStatus: "MNO_PROVISIONED", submissionStatus: "CREATED" }
+        : {
+          campaignStatus: review.campaign.campaignStatus ?? "TELNYX_FAILED",
+          submissionStatus: "CREATED",
+          failureReasons: review.campaign.failureReasons
+        }
       campaigns.set(campaignId, { ...campaign, ...settled })
     }
     return send(res, 200, campaigns.get(campaignId))
@@ -524,7 +640,11 @@ export const startFakeTelnyx = async (
 
   const createMessage = (res: ServerResponse, json: unknown): number => {
     if (typeof json !== "object" || json === null || Array.isArray(json)) {
-      return errors(res, 400, [{ code: "10015", title: "Bad Request", detail: "The request body must be a JSON object." }])
+      return errors(res, 400, [{
+        code: "10015",
+        title: "Bad Request",
+        detail: "The request body must be a JSON object."
+      }])
     }
     const b = json as Record<string, unknown>
     const invalid: Array<TelnyxError> = []
@@ -548,16 +668,34 @@ export const startFakeTelnyx = async (
       else if (typeof v !== "string" || !E164.test(v)) notE164(field)
     }
     const mediaUrls = b["media_urls"]
-    if (mediaUrls !== undefined && (!Array.isArray(mediaUrls) || !mediaUrls.every((u) => typeof u === "string" && /^https?:\/\//.test(u)))) {
-      invalid.push({ code: "10015", title: "Invalid parameter", detail: "'media_urls' must be an array of URLs.", source: { pointer: "/media_urls" } })
+    if (
+      mediaUrls !== undefined &&
+      (!Array.isArray(mediaUrls) || !mediaUrls.every((u) => typeof u === "string" && /^https?:\/\//.test(u)))
+    ) {
+      invalid.push({
+        code: "10015",
+        title: "Invalid parameter",
+        detail: "'media_urls' must be an array of URLs.",
+        source: { pointer: "/media_urls" }
+      })
     }
     const type = b["type"]
     if (type !== undefined && type !== "SMS" && type !== "MMS") {
-      invalid.push({ code: "10015", title: "Invalid parameter", detail: "'type' must be SMS or MMS.", source: { pointer: "/type" } })
+      invalid.push({
+        code: "10015",
+        title: "Invalid parameter",
+        detail: "'type' must be SMS or MMS.",
+        source: { pointer: "/type" }
+      })
     }
     const text = b["text"]
     if (text !== undefined && typeof text !== "string") {
-      invalid.push({ code: "10015", title: "Invalid parameter", detail: "'text' must be a string.", source: { pointer: "/text" } })
+      invalid.push({
+        code: "10015",
+        title: "Invalid parameter",
+        detail: "'text' must be a string.",
+        source: { pointer: "/text" }
+      })
     }
     const media = Array.isArray(mediaUrls) ? (mediaUrls as Array<string>) : []
     const isMms = type === "MMS" || media.length > 0
@@ -565,7 +703,12 @@ export const startFakeTelnyx = async (
     if (!isMms && (typeof text !== "string" || text === "")) missing("text")
     const profile = b["messaging_profile_id"]
     if (profile !== undefined && typeof profile !== "string") {
-      invalid.push({ code: "10015", title: "Invalid parameter", detail: "'messaging_profile_id' must be a string.", source: { pointer: "/messaging_profile_id" } })
+      invalid.push({
+        code: "10015",
+        title: "Invalid parameter",
+        detail: "'messaging_profile_id' must be a string.",
+        source: { pointer: "/messaging_profile_id" }
+      })
     }
     if (invalid.length > 0) return errors(res, 422, invalid)
 
@@ -602,12 +745,19 @@ export const startFakeTelnyx = async (
     const country = query.get("filter[country_code]")
     if (!country) {
       return errors(res, 422, [
-        { code: "10004", title: "Missing required parameter", detail: "Country code is always required.", source: { pointer: "/filter/country_code" } }
+        {
+          code: "10004",
+          title: "Missing required parameter",
+          detail: "Country code is always required.",
+          source: { pointer: "/filter/country_code" }
+        }
       ])
     }
     const filters = [...query.entries()].filter(([k]) => k.startsWith("filter["))
     // Wildcards in any filter give no results (research §1).
-    if (filters.some(([, v]) => /[*%]/.test(v))) return send(res, 200, { data: [], meta: { total_results: 0, best_effort_results: 0 } })
+    if (filters.some(([, v]) => /[*%]/.test(v))) {
+      return send(res, 200, { data: [], meta: { total_results: 0, best_effort_results: 0 } })
+    }
     const get = (k: string) => query.get(k) ?? undefined
     const type = get("filter[phone_number_type]")
     const ndc = get("filter[national_destination_code]")
@@ -616,7 +766,9 @@ export const startFakeTelnyx = async (
     const contains = get("filter[phone_number][contains]")
     const locality = get("filter[locality]")?.toLowerCase()
     const area = get("filter[administrative_area]")?.toUpperCase()
-    const features = query.getAll("filter[features]").concat(query.getAll("filter[features][]")).flatMap((f) => f.split(",")).filter(Boolean)
+    const features = query.getAll("filter[features]").concat(query.getAll("filter[features][]")).flatMap((f) =>
+      f.split(",")
+    ).filter(Boolean)
     const limit = Number(get("filter[limit]") ?? "50")
     const found = inventory.filter((n) => {
       // The national number, less the NDC when one is given (research §1: starts_with/contains "exclude the NDC").
@@ -647,14 +799,18 @@ export const startFakeTelnyx = async (
         region_information: [
           ...(n.type === "local"
             ? [
-                { region_type: "rate_center", region_name: n.rateCenter },
-                { region_type: "state", region_name: n.administrativeArea }
-              ]
+              { region_type: "rate_center", region_name: n.rateCenter },
+              { region_type: "state", region_name: n.administrativeArea }
+            ]
             : []),
           { region_type: "country_code", region_name: "US" }
         ],
         // What Telnyx charges us; the adapter quotes our retail price instead.
-        cost_information: { monthly_cost: n.type === "local" ? "1.00000" : "2.00000", upfront_cost: "1.00000", currency: "USD" },
+        cost_information: {
+          monthly_cost: n.type === "local" ? "1.00000" : "2.00000",
+          upfront_cost: "1.00000",
+          currency: "USD"
+        },
         features: n.features.map((name) => ({ name }))
       })),
       meta: { total_results: found.length, best_effort_results: 0 }
@@ -663,7 +819,12 @@ export const startFakeTelnyx = async (
 
   const orderView = (order: Record<string, unknown>, status: string): Record<string, unknown> => {
     const lines = order["phone_numbers"] as Array<Record<string, unknown>>
-    return { ...order, status, updated_at: new Date().toISOString(), phone_numbers: lines.map((l) => ({ ...l, status })) }
+    return {
+      ...order,
+      status,
+      updated_at: new Date().toISOString(),
+      phone_numbers: lines.map((l) => ({ ...l, status }))
+    }
   }
 
   const createOrder = (res: ServerResponse, json: unknown): number => {
@@ -671,21 +832,38 @@ export const startFakeTelnyx = async (
     const lines = b["phone_numbers"]
     if (!Array.isArray(lines) || lines.length === 0) {
       return errors(res, 422, [
-        { code: "10004", title: "Missing required parameter", detail: "The 'phone_numbers' parameter is required.", source: { pointer: "/phone_numbers" } }
+        {
+          code: "10004",
+          title: "Missing required parameter",
+          detail: "The 'phone_numbers' parameter is required.",
+          source: { pointer: "/phone_numbers" }
+        }
       ])
     }
-    const numbers = lines.map((l) => (typeof l === "object" && l !== null ? (l as Record<string, unknown>)["phone_number"] : undefined))
+    const numbers = lines.map((
+      l
+    ) => (typeof l === "object" && l !== null ? (l as Record<string, unknown>)["phone_number"] : undefined))
     const bad = numbers.find((n) => typeof n !== "string" || !E164.test(n))
     if (bad !== undefined) {
       return errors(res, 422, [
-        { code: "10016", title: "Phone number must be in +E.164 format", detail: "The 'phone_number' parameter must be in +E.164 format.", source: { pointer: "/phone_numbers/0/phone_number" } }
+        {
+          code: "10016",
+          title: "Phone number must be in +E.164 format",
+          detail: "The 'phone_number' parameter must be in +E.164 format.",
+          source: { pointer: "/phone_numbers/0/phone_number" }
+        }
       ])
     }
     // The code and wording of this refusal are not documented (research §2): the adapter must rely on neither.
     const unavailable = (numbers as Array<string>).find((n) => !searched.has(n) || owned.has(n))
     if (unavailable !== undefined) {
       return errors(res, 422, [
-        { code: "85001", title: "Number not available", detail: `The phone number ${unavailable} is no longer available for purchase.`, source: { pointer: "/phone_numbers/0/phone_number" } }
+        {
+          code: "85001",
+          title: "Number not available",
+          detail: `The phone number ${unavailable} is no longer available for purchase.`,
+          source: { pointer: "/phone_numbers/0/phone_number" }
+        }
       ])
     }
     for (const n of numbers as Array<string>) owned.add(n)
@@ -719,14 +897,22 @@ export const startFakeTelnyx = async (
   const settleOrder = (res: ServerResponse, order: Record<string, unknown>, status: OrderFlow["onCreate"]): number => {
     const view = orderView(order, status)
     orders.set(String(order["id"]), view)
-    if (status === "failure") for (const l of view["phone_numbers"] as Array<{ phone_number: string }>) owned.delete(l.phone_number)
+    if (status === "failure") {
+      for (const l of view["phone_numbers"] as Array<{ phone_number: string }>) owned.delete(l.phone_number)
+    }
     return send(res, 200, { data: view })
   }
 
   const handle = (req: IncomingMessage, res: ServerResponse, body: string) => {
     const path = (req.url ?? "/").split("?")[0] ?? "/"
     const headers: Record<string, string> = {}
-    for (const [k, v] of Object.entries(req.headers)) if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(", ") : v
+    for (const [k, v] of Object.entries(req.headers)) {
+      if (v !== undefined) {
+        headers[k] = Array.isArray(v)
+          ? v.join(", ")
+          : v
+      }
+    }
     let json: unknown = undefined
     try {
       json = JSON.parse(body)
@@ -743,7 +929,11 @@ export const startFakeTelnyx = async (
       }
       if (req.method === "POST" && path === "/v2/messages") {
         if (json === undefined) {
-          return errors(res, 400, [{ code: "10015", title: "Bad Request", detail: "The request body is not valid JSON." }])
+          return errors(res, 400, [{
+            code: "10015",
+            title: "Bad Request",
+            detail: "The request body is not valid JSON."
+          }])
         }
         return createMessage(res, json)
       }
@@ -758,17 +948,33 @@ export const startFakeTelnyx = async (
       const order = /^\/v2\/number_orders\/([^/]+)$/.exec(path)
       if (req.method === "GET" && order) {
         const known = orders.get(decodeURIComponent(order[1]!))
-        if (!known) return errors(res, 404, [{ code: "10005", title: "Resource not found", detail: "The requested number order was not found." }])
-        return known["status"] === "pending" ? settleOrder(res, known, orderFlow.onRetrieve) : send(res, 200, { data: known })
+        if (!known) {
+          return errors(res, 404, [{
+            code: "10005",
+            title: "Resource not found",
+            detail: "The requested number order was not found."
+          }])
+        }
+        return known["status"] === "pending"
+          ? settleOrder(res, known, orderFlow.onRetrieve)
+          : send(res, 200, { data: known })
       }
       const found = /^\/v2\/messages\/([^/]+)$/.exec(path)
       if (req.method === "GET" && found) {
         const message = messages.get(decodeURIComponent(found[1]!))
         return message
           ? send(res, 200, { data: message })
-          : errors(res, 404, [{ code: "10005", title: "Resource not found", detail: "The requested message was not found." }])
+          : errors(res, 404, [{
+            code: "10005",
+            title: "Resource not found",
+            detail: "The requested message was not found."
+          }])
       }
-      return errors(res, 404, [{ code: "10005", title: "Resource not found", detail: `No route for ${req.method} ${path}.` }])
+      return errors(res, 404, [{
+        code: "10005",
+        title: "Resource not found",
+        detail: `No route for ${req.method} ${path}.`
+      }])
     })()
     const query = new URLSearchParams((req.url ?? "").split("?")[1] ?? "")
     requests.push({ method: req.method ?? "GET", path, query, headers, body, json, at: Date.now(), answer })
@@ -831,7 +1037,8 @@ export const startFakeTelnyx = async (
     },
     signedWebhook,
     voice,
-    callWebhooks: (callControlId, hangup) => voice.lifecycle(callControlId, hangup).map(([type, payload]) => signedWebhook(type, payload)),
+    callWebhooks: (callControlId, hangup) =>
+      voice.lifecycle(callControlId, hangup).map(([type, payload]) => signedWebhook(type, payload)),
     deliverWebhook: async (url, eventType, payload, opts = {}) => {
       const meta = opts.meta ?? (eventType === "message.received" ? undefined : { attempt: 1, deliveredTo: url })
       const hook = signedWebhook(eventType, payload, meta === undefined ? opts : { ...opts, meta })
@@ -867,7 +1074,7 @@ export const startFakeTelnyx = async (
 }
 
 /** One fake for the test file (call at its top level): started before its tests, reset before each, stopped after. */
-export const useFakeTelnyx = (): (() => FakeTelnyx) => {
+export const useFakeTelnyx = (): () => FakeTelnyx => {
   let fake: FakeTelnyx | undefined
   beforeAll(async () => {
     fake = await startFakeTelnyx()

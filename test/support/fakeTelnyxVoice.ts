@@ -101,14 +101,18 @@ export interface FakeVoice {
    * The events of the call from its start to its end, as Telnyx sends them: initiated, answered
    * (if it was), hangup (ending it now if it is still up), recording.saved (if it was recorded).
    */
-  readonly lifecycle: (callControlId: string, hangup?: HangupInput) => ReadonlyArray<readonly [string, Record<string, unknown>]>
+  readonly lifecycle: (
+    callControlId: string,
+    hangup?: HangupInput
+  ) => ReadonlyArray<readonly [string, Record<string, unknown>]>
   readonly route: (method: string, path: string, json: unknown, res: ServerResponse) => number | undefined
   readonly reset: () => void
 }
 
 type Action = "answer" | "transfer" | "hangup" | "record_start"
 
-const fields = (json: unknown) => (typeof json === "object" && json !== null && !Array.isArray(json) ? json : {}) as Record<string, unknown>
+const fields = (json: unknown) =>
+  (typeof json === "object" && json !== null && !Array.isArray(json) ? json : {}) as Record<string, unknown>
 const text = (v: unknown): v is string => typeof v === "string" && v.trim() !== ""
 const now = () => new Date().toISOString()
 const v3 = () => `v3:${randomUUID().replace(/-/g, "")}`
@@ -128,7 +132,12 @@ export const makeFakeVoice = (reply: Reply): FakeVoice => {
     detail: `The '${field}' parameter is required.`,
     source: { pointer: `/${field}` }
   })
-  const invalid = (field: string, detail: string): TelnyxError => ({ code: "10015", title: "Invalid parameter", detail, source: { pointer: `/${field}` } })
+  const invalid = (field: string, detail: string): TelnyxError => ({
+    code: "10015",
+    title: "Invalid parameter",
+    detail,
+    source: { pointer: `/${field}` }
+  })
   const notE164 = (field: string): TelnyxError => ({
     code: "10016",
     title: "Phone number must be in +E.164 format",
@@ -146,9 +155,15 @@ export const makeFakeVoice = (reply: Reply): FakeVoice => {
     return assistants.has(id) ? [] : [invalid("assistant/id", `Assistant ${id} was not found.`)]
   }
   const recordError = (b: Record<string, unknown>): ReadonlyArray<TelnyxError> => [
-    ...(b["record"] === undefined || b["record"] === "record-from-answer" ? [] : [invalid("record", "'record' must be 'record-from-answer'.")]),
-    ...(b["record_format"] === undefined || b["record_format"] === "mp3" || b["record_format"] === "wav" ? [] : [invalid("record_format", "'record_format' must be wav or mp3.")]),
-    ...(b["record_channels"] === undefined || b["record_channels"] === "single" || b["record_channels"] === "dual" ? [] : [invalid("record_channels", "'record_channels' must be single or dual.")])
+    ...(b["record"] === undefined || b["record"] === "record-from-answer"
+      ? []
+      : [invalid("record", "'record' must be 'record-from-answer'.")]),
+    ...(b["record_format"] === undefined || b["record_format"] === "mp3" || b["record_format"] === "wav"
+      ? []
+      : [invalid("record_format", "'record_format' must be wav or mp3.")]),
+    ...(b["record_channels"] === undefined || b["record_channels"] === "single" || b["record_channels"] === "dual"
+      ? []
+      : [invalid("record_channels", "'record_channels' must be single or dual.")])
   ]
 
   const dialed = (call: FakeCall) => ({
@@ -169,10 +184,15 @@ export const makeFakeVoice = (reply: Reply): FakeVoice => {
     if (!text(b["connection_id"])) list.push(missing("connection_id"))
     for (const f of ["from", "to"]) {
       if (b[f] === undefined || b[f] === "") list.push(missing(f))
-      else if (!(typeof b[f] === "string" && (E164.test(b[f] as string) || (f === "to" && /^sips?:/.test(b[f] as string))))) list.push(notE164(f))
+      else if (
+        !(typeof b[f] === "string" && (E164.test(b[f] as string) || (f === "to" && /^sips?:/.test(b[f] as string))))
+      ) list.push(notE164(f))
     }
     const timeout = b["timeout_secs"]
-    if (timeout !== undefined && !(typeof timeout === "number" && Number.isInteger(timeout) && timeout >= 5 && timeout <= 600)) {
+    if (
+      timeout !== undefined &&
+      !(typeof timeout === "number" && Number.isInteger(timeout) && timeout >= 5 && timeout <= 600)
+    ) {
       list.push(invalid("timeout_secs", "'timeout_secs' must be an integer between 5 and 600."))
     }
     list.push(...clientStateError(b), ...assistantError(b), ...recordError(b))
@@ -233,9 +253,13 @@ export const makeFakeVoice = (reply: Reply): FakeVoice => {
         break
       case "record_start":
         if (b["format"] === undefined) list.push(missing("format"))
-        else if (b["format"] !== "mp3" && b["format"] !== "wav") list.push(invalid("format", "'format' must be wav or mp3."))
+        else if (b["format"] !== "mp3" && b["format"] !== "wav") {
+          list.push(invalid("format", "'format' must be wav or mp3."))
+        }
         if (b["channels"] === undefined) list.push(missing("channels"))
-        else if (b["channels"] !== "single" && b["channels"] !== "dual") list.push(invalid("channels", "'channels' must be single or dual."))
+        else if (b["channels"] !== "single" && b["channels"] !== "dual") {
+          list.push(invalid("channels", "'channels' must be single or dual."))
+        }
         if (list.length > 0) return list
         call.recording = true
         break
@@ -249,7 +273,13 @@ export const makeFakeVoice = (reply: Reply): FakeVoice => {
     const b = fields(json)
     const commandId = text(b["command_id"]) ? `${callControlId}:${b["command_id"]}` : null
     if (commandId !== null && commandAnswers.has(commandId)) return send(res, 200, commandAnswers.get(commandId))
-    if (call.state === "ended") return errors(res, 422, [{ code: "90018", title: "Call has already ended", detail: "This call is no longer active and can't receive commands." }])
+    if (call.state === "ended") {
+      return errors(res, 422, [{
+        code: "90018",
+        title: "Call has already ended",
+        detail: "This call is no longer active and can't receive commands."
+      }])
+    }
     const refused = apply(call, action, b)
     if (refused.length > 0) return errors(res, 422, refused)
     // A command's client_state is echoed in the call's later webhooks.
@@ -265,8 +295,18 @@ export const makeFakeVoice = (reply: Reply): FakeVoice => {
   const validation = (res: ServerResponse, list: ReadonlyArray<FieldError>) => send(res, 422, { detail: list })
   const assistantFields = (b: Record<string, unknown>, create: boolean): ReadonlyArray<FieldError> =>
     ["name", "instructions"].flatMap((f): ReadonlyArray<FieldError> => {
-      if (b[f] === undefined) return create ? [{ loc: ["body", f], msg: "field required", type: "value_error.missing" }] : []
-      return text(b[f]) ? [] : [{ loc: ["body", f], msg: "ensure this value has at least 1 characters", type: "value_error.any_str.min_length" }]
+      if (b[f] === undefined) {
+        return create
+          ? [{ loc: ["body", f], msg: "field required", type: "value_error.missing" }]
+          : []
+      }
+      return text(b[f])
+        ? []
+        : [{
+          loc: ["body", f],
+          msg: "ensure this value has at least 1 characters",
+          type: "value_error.any_str.min_length"
+        }]
     })
 
   const createAssistant = (res: ServerResponse, json: unknown): number => {
@@ -290,7 +330,13 @@ export const makeFakeVoice = (reply: Reply): FakeVoice => {
 
   const updateAssistant = (res: ServerResponse, id: string, json: unknown): number => {
     const known = assistants.get(id)
-    if (!known) return errors(res, 404, [{ code: "10005", title: "Resource not found", detail: `Assistant ${id} was not found.` }])
+    if (!known) {
+      return errors(res, 404, [{
+        code: "10005",
+        title: "Resource not found",
+        detail: `Assistant ${id} was not found.`
+      }])
+    }
     const b = fields(json)
     const list = assistantFields(b, false)
     if (list.length > 0) return validation(res, list)
@@ -308,26 +354,36 @@ export const makeFakeVoice = (reply: Reply): FakeVoice => {
     if (assistant && method === "POST") return updateAssistant(res, decodeURIComponent(assistant[1]!), json)
     if (assistant && method === "GET") {
       const known = assistants.get(decodeURIComponent(assistant[1]!))
-      return known ? send(res, 200, known) : errors(res, 404, [{ code: "10005", title: "Resource not found", detail: "Assistant not found." }])
+      return known
+        ? send(res, 200, known)
+        : errors(res, 404, [{ code: "10005", title: "Resource not found", detail: "Assistant not found." }])
     }
     const conversation = /^\/v2\/ai\/conversations\/([^/]+)\/messages$/.exec(path)
     if (conversation && method === "GET") {
       const messages = conversations.get(decodeURIComponent(conversation[1]!))
       return messages
-        ? send(res, 200, { data: messages, meta: { page_number: 1, page_size: messages.length, total_pages: 1, total_results: messages.length } })
+        ? send(res, 200, {
+          data: messages,
+          meta: { page_number: 1, page_size: messages.length, total_pages: 1, total_results: messages.length }
+        })
         : errors(res, 404, [{ code: "10005", title: "Resource not found", detail: "Conversation not found." }])
     }
     const insight = /^\/v2\/ai\/conversations\/([^/]+)\/conversations-insights$/.exec(path)
     if (insight && method === "GET") {
       const runs = insights.get(decodeURIComponent(insight[1]!))
-      if (!runs) return errors(res, 404, [{ code: "10005", title: "Resource not found", detail: "Conversation not found." }])
+      if (!runs) {
+        return errors(res, 404, [{ code: "10005", title: "Resource not found", detail: "Conversation not found." }])
+      }
       const data = runs.map((r, i) => ({
         id: `insight-run-${i}`,
         status: r.status,
         created_at: now(),
         conversation_insights: (r.results ?? []).map((result, j) => ({ insight_id: `insight-${j}`, result }))
       }))
-      return send(res, 200, { data, meta: { page_number: 1, page_size: data.length, total_pages: 1, total_results: data.length } })
+      return send(res, 200, {
+        data,
+        meta: { page_number: 1, page_size: data.length, total_pages: 1, total_results: data.length }
+      })
     }
     return undefined
   }
@@ -382,7 +438,8 @@ export const makeFakeVoice = (reply: Reply): FakeVoice => {
         }
       case "call.recording.saved": {
         const recording = randomUUID()
-        const url = (ext: string) => `https://s3.amazonaws.com/telnyx-recordings-fake/${recording}.${ext}?X-Amz-Expires=600`
+        const url = (ext: string) =>
+          `https://s3.amazonaws.com/telnyx-recordings-fake/${recording}.${ext}?X-Amz-Expires=600`
         return {
           call_leg_id: call.callLegId,
           call_session_id: call.callSessionId,
@@ -434,14 +491,19 @@ export const makeFakeVoice = (reply: Reply): FakeVoice => {
     callPayload,
     lifecycle: (callControlId, hangup) => {
       const call = known(callControlId)
-      const events: Array<readonly [string, Record<string, unknown>]> = [["call.initiated", callPayload(callControlId, "call.initiated")]]
+      const events: Array<readonly [string, Record<string, unknown>]> = [[
+        "call.initiated",
+        callPayload(callControlId, "call.initiated")
+      ]]
       if (call.answeredAt !== null) events.push(["call.answered", callPayload(callControlId, "call.answered")])
       if (call.state !== "ended") {
         call.state = "ended"
         call.endedAt = now()
       }
       events.push(["call.hangup", callPayload(callControlId, "call.hangup", hangup)])
-      if (call.recording && call.answeredAt !== null) events.push(["call.recording.saved", callPayload(callControlId, "call.recording.saved")])
+      if (call.recording && call.answeredAt !== null) {
+        events.push(["call.recording.saved", callPayload(callControlId, "call.recording.saved")])
+      }
       return events
     },
     route,

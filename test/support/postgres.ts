@@ -9,6 +9,7 @@
  * the same time. With no Postgres binaries it returns `null` (callers skip), or
  * throws when `CI=true` (a missing Postgres is then a failure).
  */
+import { Effect } from "effect"
 import { execFile, spawnSync } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import { accessSync, constants as fsConstants, existsSync, readdirSync } from "node:fs"
@@ -16,7 +17,6 @@ import { chown, mkdtemp, readFile, rm } from "node:fs/promises"
 import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { delimiter, join } from "node:path"
-import { Effect } from "effect"
 import pg from "pg"
 
 export interface PostgresHandle {
@@ -81,10 +81,15 @@ interface RunResult {
 const run = (file: string, args: ReadonlyArray<string>, asPostgresUser: boolean) =>
   new Promise<RunResult>((resolve) => {
     const [cmd, argv] = asPostgresUser ? ["runuser", ["-u", "postgres", "--", file, ...args]] : [file, [...args]]
-    execFile(cmd, argv, { env: { ...process.env, LC_ALL: "C" }, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
-      const code = error ? (typeof error.code === "number" ? error.code : 1) : 0
-      resolve({ code, stdout: String(stdout), stderr: String(stderr) })
-    })
+    execFile(
+      cmd,
+      argv,
+      { env: { ...process.env, LC_ALL: "C" }, maxBuffer: 16 * 1024 * 1024 },
+      (error, stdout, stderr) => {
+        const code = error ? (typeof error.code === "number" ? error.code : 1) : 0
+        resolve({ code, stdout: String(stdout), stderr: String(stderr) })
+      }
+    )
   })
 
 const runOrThrow = async (file: string, args: ReadonlyArray<string>, asPostgresUser: boolean) => {
@@ -178,7 +183,12 @@ export const startPostgres = async (options: StartPostgresOptions = {}): Promise
     if (started) {
       spawnSync(asRoot ? "runuser" : pgCtl, [
         ...(asRoot ? ["-u", "postgres", "--", pgCtl] : []),
-        "stop", "-D", dataDir, "-m", "immediate", "-s"
+        "stop",
+        "-D",
+        dataDir,
+        "-m",
+        "immediate",
+        "-s"
       ])
       started = false
     }
@@ -210,7 +220,11 @@ export const startPostgres = async (options: StartPostgresOptions = {}): Promise
         "-c shared_buffers=64MB",
         ...(options.settings ?? []).map((setting) => `-c ${setting}`)
       ].join(" ")
-      const result = await run(pgCtl, ["start", "-D", dataDir, "-l", logFile, "-w", "-t", "60", "-s", "-o", settings], asRoot)
+      const result = await run(
+        pgCtl,
+        ["start", "-D", dataDir, "-l", logFile, "-w", "-t", "60", "-s", "-o", settings],
+        asRoot
+      )
       if (result.code === 0) {
         started = true
       } else {

@@ -8,7 +8,7 @@ import { PREPARED } from "../../adapters/sql/prepared.ts"
  * Over a table `items` holding (1, 'one'): a marked statement whose name the database dropped
  * (DEALLOCATE ALL) fails once with 26000, then is named again and answers.
  */
-export const recoversFromDeallocate = Effect.gen(function* () {
+export const recoversFromDeallocate = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const read = sql<{ name: string }>`${sql.literal(PREPARED)} SELECT name FROM items WHERE id = ${1}`
   assert.deepStrictEqual(yield* read, [{ name: "one" }])

@@ -40,7 +40,16 @@ export const alive = (pid: number) => {
 const serverCommand = (runtime: "node" | "deno") =>
   runtime === "node"
     ? nodeServer()
-    : [resolve(root, "node_modules/deno/deno"), "run", "--allow-env", "--allow-net", "--allow-read", "--allow-write", "--allow-sys", "apps/server/deno.ts"]
+    : [
+      resolve(root, "node_modules/deno/deno"),
+      "run",
+      "--allow-env",
+      "--allow-net",
+      "--allow-read",
+      "--allow-write",
+      "--allow-sys",
+      "apps/server/deno.ts"
+    ]
 
 export interface RunningServer {
   readonly baseUrl: string

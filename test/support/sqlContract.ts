@@ -34,7 +34,7 @@ export const sqlContract = <A>(options: SqlContractOptions<A>) => {
   const url = inject("postgresUrl")
   if (url !== null) {
     const postgres = Layer.unwrapScoped(
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const db = yield* Effect.acquireRelease(
           Effect.promise(() => freshDatabase(url, options.database)),
           (db) => Effect.promise(() => db.drop())

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll } from "vitest"
 
-export const tempDirs = (label: string): (() => string) => {
+export const tempDirs = (label: string): () => string => {
   const dirs: Array<string> = []
   afterAll(() => {
     for (const d of dirs) rmSync(d, { recursive: true, force: true })

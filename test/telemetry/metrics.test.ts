@@ -5,16 +5,16 @@
  * admin token required (401 without, 404 when ADMIN_TOKEN is unset); SQL statement time on the
  * embedded database and on Postgres, through the clients the server builds.
  */
-import { createServer, type Server } from "node:http"
 import { Redacted } from "effect"
+import { createServer, type Server } from "node:http"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
 import * as PgliteClient from "../../adapters/pglite/PgliteClient.ts"
 import * as Postgres from "../../adapters/postgres/PgClient.ts"
+import { bearer } from "../http/helpers.ts"
 import { makeTestApp } from "../support/app.ts"
+import { ADMIN_TOKEN } from "../support/app.ts"
 import { freshDatabase } from "../support/postgres.ts"
 import { sqlStores } from "../support/sqlStores.ts"
-import { ADMIN_TOKEN } from "../support/app.ts"
-import { bearer } from "../http/helpers.ts"
 import { type Exposition, parseExposition, valueOf } from "./promText.ts"
 
 type App = Awaited<ReturnType<typeof makeTestApp>>
@@ -26,7 +26,6 @@ const scrape = async (app: App): Promise<Exposition> => {
   expect(res.headers.get("content-type")).toBe("text/plain; version=0.0.4; charset=utf-8")
   return parseExposition(text)
 }
-
 
 describe("GET /metrics", () => {
   let app: App
@@ -57,20 +56,27 @@ describe("GET /metrics", () => {
 
     expect(after.types.get("http_server_requests_total")).toBe("counter")
     expect(after.types.get("http_server_request_duration_seconds")).toBe("histogram")
-    const count = (e: Exposition, labels: Record<string, string>) => valueOf(e, "http_server_requests_total", labels) ?? 0
+    const count = (e: Exposition, labels: Record<string, string>) =>
+      valueOf(e, "http_server_requests_total", labels) ?? 0
     const ok = { route: "/v1/api/contacts", method: "GET", status: "200" }
     const missing = { route: "/v1/api/contacts/:id", method: "GET", status: "404" }
     const unmatched = { route: "unmatched", method: "GET", status: "404" }
-    for (const labels of [ok, missing, unmatched]) expect(count(after, labels) - count(before, labels), JSON.stringify(labels)).toBe(1)
+    for (const labels of [ok, missing, unmatched]) {
+      expect(count(after, labels) - count(before, labels), JSON.stringify(labels)).toBe(1)
+    }
     // The raw path (with the id) is never a label: the route template stands for it.
     expect(after.samples.some((s) => Object.values(s.labels).some((v) => v.includes(id)))).toBe(false)
 
-    const duration = (suffix: string, labels: Record<string, string>) => valueOf(after, `http_server_request_duration_seconds${suffix}`, labels)
+    const duration = (suffix: string, labels: Record<string, string>) =>
+      valueOf(after, `http_server_request_duration_seconds${suffix}`, labels)
     expect(duration("_count", ok)).toBe(count(after, ok))
     expect(duration("_sum", ok)).toBeGreaterThan(0)
     expect(duration("_bucket", { ...ok, le: "+Inf" })).toBe(count(after, ok))
     // Buckets are cumulative.
-    const buckets = after.samples.filter((s) => s.name === "http_server_request_duration_seconds_bucket" && s.labels["route"] === ok.route && s.labels["status"] === "200")
+    const buckets = after.samples.filter((s) =>
+      s.name === "http_server_request_duration_seconds_bucket" && s.labels["route"] === ok.route &&
+      s.labels["status"] === "200"
+    )
     expect(buckets.length).toBeGreaterThan(5)
     for (let i = 1; i < buckets.length; i++) expect(buckets[i]!.value).toBeGreaterThanOrEqual(buckets[i - 1]!.value)
   })
@@ -82,15 +88,24 @@ describe("GET /metrics", () => {
       const refusals = (e: Exposition, bucket: string) => valueOf(e, "rate_limit_refusals_total", { bucket }) ?? 0
       const before = await scrape(app)
       const statuses: Array<number> = []
-      for (let i = 0; i < 4; i++) statuses.push((await limited.fetch("/v1/api/contacts", { headers: bearer(limited.testKey) })).status)
+      for (let i = 0; i < 4; i++) {
+        statuses.push((await limited.fetch("/v1/api/contacts", { headers: bearer(limited.testKey) })).status)
+      }
       for (let i = 0; i < 4; i++) statuses.push((await limited.fetch("/v1/api/nowhere")).status)
       expect(statuses).toEqual([200, 200, 200, 429, 404, 404, 404, 429])
       const after = await scrape(app)
       expect(refusals(after, "key") - refusals(before, "key")).toBe(1)
       expect(refusals(after, "ip") - refusals(before, "ip")).toBe(1)
-      const count = (e: Exposition, labels: Record<string, string>) => valueOf(e, "http_server_requests_total", labels) ?? 0
-      expect(count(after, { route: "/v1/api/contacts", method: "GET", status: "429" }) - count(before, { route: "/v1/api/contacts", method: "GET", status: "429" })).toBe(1)
-      expect(count(after, { route: "unmatched", method: "GET", status: "429" }) - count(before, { route: "unmatched", method: "GET", status: "429" })).toBe(1)
+      const count = (e: Exposition, labels: Record<string, string>) =>
+        valueOf(e, "http_server_requests_total", labels) ?? 0
+      expect(
+        count(after, { route: "/v1/api/contacts", method: "GET", status: "429" }) -
+          count(before, { route: "/v1/api/contacts", method: "GET", status: "429" })
+      ).toBe(1)
+      expect(
+        count(after, { route: "unmatched", method: "GET", status: "429" }) -
+          count(before, { route: "unmatched", method: "GET", status: "429" })
+      ).toBe(1)
     } finally {
       await limited.close()
     }
@@ -98,10 +113,16 @@ describe("GET /metrics", () => {
 
   it("counts idempotency replays", async () => {
     const { workspaceId, key } = await app.createWorkspace("Replays")
-    expect((await app.admin(`/workspaces/${workspaceId}/numbers`, { method: "POST", json: { e164: "+14155557001" } })).status).toBe(201)
+    expect(
+      (await app.admin(`/workspaces/${workspaceId}/numbers`, { method: "POST", json: { e164: "+14155557001" } })).status
+    ).toBe(201)
     const before = valueOf(await scrape(app), "idempotency_replays_total") ?? 0
     const send = () =>
-      app.fetch("/v1/api/messages", { method: "POST", headers: { ...bearer(key), "idempotency-key": "metrics-1" }, json: { to: "+14155550123", body: "once" } })
+      app.fetch("/v1/api/messages", {
+        method: "POST",
+        headers: { ...bearer(key), "idempotency-key": "metrics-1" },
+        json: { to: "+14155550123", body: "once" }
+      })
     expect((await send()).status).toBe(201)
     const replayed = await send()
     expect(replayed.status).toBe(201)
@@ -111,11 +132,23 @@ describe("GET /metrics", () => {
 
   it("counts webhook delivery outcomes", async () => {
     const { workspaceId, key } = await app.createWorkspace("Webhooks")
-    expect((await app.admin(`/workspaces/${workspaceId}/numbers`, { method: "POST", json: { e164: "+14155557002" } })).status).toBe(201)
-    const created = await app.fetch("/v1/api/webhooks", { method: "POST", headers: bearer(key), json: { url: receiverUrl, events: ["message.delivered"] } })
+    expect(
+      (await app.admin(`/workspaces/${workspaceId}/numbers`, { method: "POST", json: { e164: "+14155557002" } })).status
+    ).toBe(201)
+    const created = await app.fetch("/v1/api/webhooks", {
+      method: "POST",
+      headers: bearer(key),
+      json: { url: receiverUrl, events: ["message.delivered"] }
+    })
     expect(created.status, await created.clone().text()).toBe(201)
     const before = valueOf(await scrape(app), "webhook_deliveries_total", { outcome: "success" }) ?? 0
-    expect((await app.fetch("/v1/api/messages", { method: "POST", headers: bearer(key), json: { to: "+14155550123", body: "hook" } })).status).toBe(201)
+    expect(
+      (await app.fetch("/v1/api/messages", {
+        method: "POST",
+        headers: bearer(key),
+        json: { to: "+14155550123", body: "hook" }
+      })).status
+    ).toBe(201)
     let delivered = 0
     for (let i = 0; i < 100 && delivered === 0; i++) {
       await new Promise((r) => setTimeout(r, 20))
@@ -143,23 +176,27 @@ describe("GET /metrics", () => {
 
 describe.each(["pglite", "postgres"] as const)("SQL statement time on %s", (database) => {
   const url = inject("postgresUrl")
-  it.skipIf(database === "postgres" && url === null)("is a histogram in GET /metrics, counting the statements of a request", async () => {
-    const db = database === "postgres" ? await freshDatabase(url!, "metrics_sql") : undefined
-    const client = db === undefined ? PgliteClient.layer({}) : Postgres.layer({ url: Redacted.make(db.url) })
-    const app = await makeTestApp({ stores: sqlStores(client) })
-    try {
-      const count = (e: Exposition) => valueOf(e, "db_client_statement_duration_seconds_count") ?? 0
-      const before = await scrape(app)
-      expect((await app.fetch("/v1/api/contacts", { headers: bearer(app.testKey) })).status).toBe(200)
-      const after = await scrape(app)
-      expect(after.types.get("db_client_statement_duration_seconds")).toBe("histogram")
-      // The page's query at least (the key may come from the cache).
-      expect(count(after) - count(before)).toBeGreaterThanOrEqual(1)
-      expect(valueOf(after, "db_client_statement_duration_seconds_sum")).toBeGreaterThan(0)
-      expect(valueOf(after, "db_client_statement_duration_seconds_bucket", { le: "+Inf" })).toBe(count(after))
-    } finally {
-      await app.close()
-      await db?.drop()
-    }
-  }, 60_000)
+  it.skipIf(database === "postgres" && url === null)(
+    "is a histogram in GET /metrics, counting the statements of a request",
+    async () => {
+      const db = database === "postgres" ? await freshDatabase(url!, "metrics_sql") : undefined
+      const client = db === undefined ? PgliteClient.layer({}) : Postgres.layer({ url: Redacted.make(db.url) })
+      const app = await makeTestApp({ stores: sqlStores(client) })
+      try {
+        const count = (e: Exposition) => valueOf(e, "db_client_statement_duration_seconds_count") ?? 0
+        const before = await scrape(app)
+        expect((await app.fetch("/v1/api/contacts", { headers: bearer(app.testKey) })).status).toBe(200)
+        const after = await scrape(app)
+        expect(after.types.get("db_client_statement_duration_seconds")).toBe("histogram")
+        // The page's query at least (the key may come from the cache).
+        expect(count(after) - count(before)).toBeGreaterThanOrEqual(1)
+        expect(valueOf(after, "db_client_statement_duration_seconds_sum")).toBeGreaterThan(0)
+        expect(valueOf(after, "db_client_statement_duration_seconds_bucket", { le: "+Inf" })).toBe(count(after))
+      } finally {
+        await app.close()
+        await db?.drop()
+      }
+    },
+    60_000
+  )
 })

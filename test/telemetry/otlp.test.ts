@@ -87,7 +87,9 @@ afterAll(async () => {
 
 const spansIn = (r: Received): Array<OtlpSpan & { service: string | undefined }> =>
   (r.body?.resourceSpans ?? []).flatMap((rs: any) =>
-    (rs.scopeSpans ?? []).flatMap((ss: any) => (ss.spans ?? []).map((s: OtlpSpan) => ({ ...s, service: attr(rs.resource?.attributes ?? [], "service.name") })))
+    (rs.scopeSpans ?? []).flatMap((ss: any) =>
+      (ss.spans ?? []).map((s: OtlpSpan) => ({ ...s, service: attr(rs.resource?.attributes ?? [], "service.name") }))
+    )
   )
 
 const waitFor = async <A>(find: () => A | undefined, what: string, ms = 10_000): Promise<A> => {
@@ -95,13 +97,19 @@ const waitFor = async <A>(find: () => A | undefined, what: string, ms = 10_000):
   for (;;) {
     const found = find()
     if (found !== undefined) return found
-    if (Date.now() > deadline) throw new Error(`${what} did not arrive; received: ${JSON.stringify(received.map((r) => r.path))}\n${server.output()}`)
+    if (Date.now() > deadline) {
+      throw new Error(
+        `${what} did not arrive; received: ${JSON.stringify(received.map((r) => r.path))}\n${server.output()}`
+      )
+    }
     await new Promise((r) => setTimeout(r, 50))
   }
 }
 
 it("exports a request's server span with its SQL spans under it, and the metrics, by OTLP/HTTP JSON", async () => {
-  const res = await fetch(`${server.baseUrl}/v1/api/contacts`, { headers: { authorization: `Bearer ${server.testKey}` } })
+  const res = await fetch(`${server.baseUrl}/v1/api/contacts`, {
+    headers: { authorization: `Bearer ${server.testKey}` }
+  })
   expect(res.status).toBe(200)
 
   const spans = () => received.filter((r) => r.path === "/v1/traces").flatMap(spansIn)
@@ -122,7 +130,11 @@ it("exports a request's server span with its SQL spans under it, and the metrics
   const byId = new Map(sql.inTrace.map((s) => [s.spanId, s]))
   for (const statement of sql.statements) {
     let at: OtlpSpan | undefined = statement
-    while (at !== undefined && at.spanId !== request.spanId) at = at.parentSpanId ? byId.get(at.parentSpanId) : undefined
+    while (at !== undefined && at.spanId !== request.spanId) {
+      at = at.parentSpanId
+        ? byId.get(at.parentSpanId)
+        : undefined
+    }
     expect(at, `sql.execute ${statement.spanId} under the request span`).toBeDefined()
     expect(attr(statement.attributes, "db.query.text")).toMatch(/\bSELECT\b/i)
   }
@@ -131,11 +143,21 @@ it("exports a request's server span with its SQL spans under it, and the metrics
     new Set<string>(
       received
         .filter((r) => r.path === "/v1/metrics")
-        .flatMap((r) => (r.body?.resourceMetrics ?? []).flatMap((rm: any) => (rm.scopeMetrics ?? []).flatMap((sm: any) => (sm.metrics ?? []).map((m: any) => m.name))))
+        .flatMap((r) =>
+          (r.body?.resourceMetrics ?? []).flatMap((rm: any) =>
+            (rm.scopeMetrics ?? []).flatMap((sm: any) => (sm.metrics ?? []).map((m: any) => m.name))
+          )
+        )
     )
-  await waitFor(() => (metricNames().has("http_server_requests_total") ? true : undefined), "the request counter in /v1/metrics")
+  await waitFor(
+    () => (metricNames().has("http_server_requests_total") ? true : undefined),
+    "the request counter in /v1/metrics"
+  )
   expect(metricNames().has("http_server_request_duration_seconds")).toBe(true)
-  await waitFor(() => (metricNames().has("db_client_statement_duration_seconds") ? true : undefined), "the SQL statement histogram in /v1/metrics")
+  await waitFor(
+    () => (metricNames().has("db_client_statement_duration_seconds") ? true : undefined),
+    "the SQL statement histogram in /v1/metrics"
+  )
 
   // The same statements, timed, for a scraper.
   const scraped = await fetch(`${server.baseUrl}/metrics`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })

@@ -4,8 +4,8 @@
  * names Prometheus accepts; and the embedded database's statements timed into the SQL histogram.
  */
 import { SqlClient } from "@effect/sql"
-import { describe, expect, it } from "vitest"
 import { Effect, Metric, MetricBoundaries } from "effect"
+import { describe, expect, it } from "vitest"
 import * as PgliteClient from "../../adapters/pglite/PgliteClient.ts"
 import { metricName, render } from "../../adapters/telemetry/prometheus.ts"
 import { parseExposition, valueOf } from "./promText.ts"
@@ -14,8 +14,9 @@ const scrape = () => parseExposition(render(Metric.unsafeSnapshot()))
 
 describe("render", () => {
   it("writes counters, gauges and histograms with TYPE lines and escaped labels", () => {
-    const hostile = 'a "quoted" \\ back\nslash'
-    Metric.counter("test_render_total", { description: "line one\nline two" }).pipe(Metric.tagged("label", hostile)).unsafeUpdate(3, [])
+    const hostile = "a \"quoted\" \\ back\nslash"
+    Metric.counter("test_render_total", { description: "line one\nline two" }).pipe(Metric.tagged("label", hostile))
+      .unsafeUpdate(3, [])
     Metric.gauge("test.render-gauge").unsafeUpdate(-1.5, [])
     const h = Metric.histogram("test_render_seconds", MetricBoundaries.fromIterable([0.1, 1]))
     for (const v of [0.05, 0.5, 5]) h.unsafeUpdate(v, [])
@@ -29,7 +30,11 @@ describe("render", () => {
     expect(e.types.get("test_render_gauge")).toBe("gauge")
     expect(valueOf(e, "test_render_gauge")).toBe(-1.5)
     expect(e.types.get("test_render_seconds")).toBe("histogram")
-    expect([0.1, 1, Infinity].map((le) => valueOf(e, "test_render_seconds_bucket", { le: le === Infinity ? "+Inf" : String(le) }))).toEqual([1, 2, 3])
+    expect(
+      [0.1, 1, Infinity].map((le) =>
+        valueOf(e, "test_render_seconds_bucket", { le: le === Infinity ? "+Inf" : String(le) })
+      )
+    ).toEqual([1, 2, 3])
     expect(valueOf(e, "test_render_seconds_count")).toBe(3)
     expect(valueOf(e, "test_render_seconds_sum")).toBeCloseTo(5.55)
     // One TYPE line per name, whatever its label sets.
@@ -47,7 +52,7 @@ it("times every statement on the embedded database into the SQL histogram", asyn
   const count = () => valueOf(scrape(), "db_client_statement_duration_seconds_count") ?? 0
   const before = count()
   await Effect.runPromise(
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       yield* sql`SELECT 1`
       yield* sql`SELECT ${2}::int AS n`

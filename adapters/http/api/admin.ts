@@ -15,17 +15,27 @@ import { IdParam } from "./shared.ts"
 
 const KeyIdParam = Schema.Struct({ keyId: Schema.String })
 
-const WorkspaceEnvelope = Schema.Struct({ workspace: Workspace }).annotations({ examples: [{ workspace: examples.workspace }] })
+const WorkspaceEnvelope = Schema.Struct({ workspace: Workspace }).annotations({
+  examples: [{ workspace: examples.workspace }]
+})
 
 export class AdminGroup extends HttpApiGroup.make("admin")
   .add(
     HttpApiEndpoint.post("createWorkspace", "/workspaces")
-      .setPayload(CreateWorkspaceInput.annotations({ examples: [{ name: examples.workspace.name, billing: { ownerEmail: examples.workspace.billing.ownerEmail } }] }))
+      .setPayload(
+        CreateWorkspaceInput.annotations({
+          examples: [{ name: examples.workspace.name, billing: { ownerEmail: examples.workspace.billing.ownerEmail } }]
+        })
+      )
       .addSuccess(WorkspaceEnvelope, { status: 201 })
   )
   .add(
     HttpApiEndpoint.get("listWorkspaces", "/workspaces")
-      .addSuccess(Schema.Struct({ workspaces: Schema.Array(Workspace) }).annotations({ examples: [{ workspaces: [examples.workspace] }] }))
+      .addSuccess(
+        Schema.Struct({ workspaces: Schema.Array(Workspace) }).annotations({
+          examples: [{ workspaces: [examples.workspace] }]
+        })
+      )
       .annotate(OpenApi.Description, "Every workspace, oldest first.")
   )
   .add(HttpApiEndpoint.get("getWorkspace", "/workspaces/:id").setPath(IdParam).addSuccess(WorkspaceEnvelope))
@@ -39,15 +49,28 @@ export class AdminGroup extends HttpApiGroup.make("admin")
     HttpApiEndpoint.post("createKey", "/workspaces/:id/keys")
       .setPath(IdParam)
       .setPayload(
-        CreateKeyInput.annotations({ examples: [{ kind: examples.createdKey.kind, scopes: examples.createdKey.scopes, name: examples.createdKey.name }] })
+        CreateKeyInput.annotations({
+          examples: [{
+            kind: examples.createdKey.kind,
+            scopes: examples.createdKey.scopes,
+            name: examples.createdKey.name
+          }]
+        })
       )
-      .addSuccess(Schema.Struct({ key: CreatedKey }).annotations({ examples: [{ key: examples.createdKey }] }), { status: 201 })
+      .addSuccess(Schema.Struct({ key: CreatedKey }).annotations({ examples: [{ key: examples.createdKey }] }), {
+        status: 201
+      })
   )
   .add(
     HttpApiEndpoint.get("listKeys", "/workspaces/:id/keys")
       .setPath(IdParam)
-      .addSuccess(Schema.Struct({ keys: Schema.Array(ApiKey) }).annotations({ examples: [{ keys: [examples.apiKey] }] }))
-      .annotate(OpenApi.Description, "The workspace's keys, revoked ones included, oldest first. Never a token or its hash: a lost token is replaced by a new key.")
+      .addSuccess(
+        Schema.Struct({ keys: Schema.Array(ApiKey) }).annotations({ examples: [{ keys: [examples.apiKey] }] })
+      )
+      .annotate(
+        OpenApi.Description,
+        "The workspace's keys, revoked ones included, oldest first. Never a token or its hash: a lost token is replaced by a new key."
+      )
   )
   .add(
     HttpApiEndpoint.get("getKey", "/keys/:keyId")
@@ -63,13 +86,19 @@ export class AdminGroup extends HttpApiGroup.make("admin")
     HttpApiEndpoint.post("addNumber", "/workspaces/:id/numbers")
       .setPath(IdParam)
       .setPayload(AddNumberInput.annotations({ examples: [{ e164: examples.number.e164 }] }))
-      .addSuccess(Schema.Struct({ number: WorkspaceNumber }).annotations({ examples: [{ number: examples.number }] }), { status: 201 })
+      .addSuccess(Schema.Struct({ number: WorkspaceNumber }).annotations({ examples: [{ number: examples.number }] }), {
+        status: 201
+      })
       .addError(FailedPrecondition)
   )
   .add(
     HttpApiEndpoint.get("listNumbers", "/workspaces/:id/numbers")
       .setPath(IdParam)
-      .addSuccess(Schema.Struct({ numbers: Schema.Array(WorkspaceNumber) }).annotations({ examples: [{ numbers: [examples.number] }] }))
+      .addSuccess(
+        Schema.Struct({ numbers: Schema.Array(WorkspaceNumber) }).annotations({
+          examples: [{ numbers: [examples.number] }]
+        })
+      )
       .annotate(OpenApi.Description, "The workspace's numbers, seeded and bought, oldest first.")
   )
   .add(
@@ -85,17 +114,27 @@ export class AdminGroup extends HttpApiGroup.make("admin")
   .add(
     HttpApiEndpoint.get("ledger", "/workspaces/:id/ledger")
       .setPath(IdParam)
-      .addSuccess(Schema.Struct({ charges: Schema.Array(LedgerCharge) }).annotations({ examples: [{ charges: [examples.ledgerCharge] }] }))
+      .addSuccess(
+        Schema.Struct({ charges: Schema.Array(LedgerCharge) }).annotations({
+          examples: [{ charges: [examples.ledgerCharge] }]
+        })
+      )
   )
   .add(
     HttpApiEndpoint.get("auditLog", "/workspaces/:id/audit-log")
       .setPath(IdParam)
-      .addSuccess(Schema.Struct({ entries: Schema.Array(AuditEntry) }).annotations({ examples: [{ entries: [examples.auditEntry] }] }))
+      .addSuccess(
+        Schema.Struct({ entries: Schema.Array(AuditEntry) }).annotations({
+          examples: [{ entries: [examples.auditEntry] }]
+        })
+      )
   )
   .add(
     HttpApiEndpoint.get("mail", "/workspaces/:id/mail")
       .setPath(IdParam)
-      .addSuccess(Schema.Struct({ mail: Schema.Array(MailMessage) }).annotations({ examples: [{ mail: [examples.mail] }] }))
+      .addSuccess(
+        Schema.Struct({ mail: Schema.Array(MailMessage) }).annotations({ examples: [{ mail: [examples.mail] }] })
+      )
   )
   .addError(InvalidArgument)
   .addError(NotFound)
@@ -103,4 +142,8 @@ export class AdminGroup extends HttpApiGroup.make("admin")
   .middleware(AdminAuthorization)
   .prefix("/v1/admin")
   .annotate(OpenApi.Title, "Admin")
-  .annotate(OpenApi.Description, "Operator API: workspaces, billing state, keys, seeded numbers. Bearer `ADMIN_TOKEN`; absent (404) when unset.") {}
+  .annotate(
+    OpenApi.Description,
+    "Operator API: workspaces, billing state, keys, seeded numbers. Bearer `ADMIN_TOKEN`; absent (404) when unset."
+  )
+{}

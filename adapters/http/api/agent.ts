@@ -2,8 +2,8 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import type { Agent } from "../../../core/agent/model.ts"
-import type { E164 } from "../../../core/kernel/phone.ts"
 import { DisconnectInput, INCLUDED_AGENT_MINUTES, UpdateAgentInput } from "../../../core/agent/service.ts"
+import type { E164 } from "../../../core/kernel/phone.ts"
 import { connectNumber, disconnectNumber, getAgent, publishAgent, updateAgent } from "../../../core/tools/agent.ts"
 import { capability, E164Param, publicGroup } from "./shared.ts"
 
@@ -33,7 +33,12 @@ export class AgentGroup extends publicGroup(
             examples: [
               {
                 agent,
-                creditUsage: { periodStart: "2026-08-01T00:00:00.000Z", periodEnd: "2026-09-01T00:00:00.000Z", includedMinutes: INCLUDED_AGENT_MINUTES, usedMinutes: 12 }
+                creditUsage: {
+                  periodStart: "2026-08-01T00:00:00.000Z",
+                  periodEnd: "2026-09-01T00:00:00.000Z",
+                  includedMinutes: INCLUDED_AGENT_MINUTES,
+                  usedMinutes: 12
+                }
               }
             ]
           })
@@ -46,7 +51,9 @@ export class AgentGroup extends publicGroup(
     )
     .add(
       HttpApiEndpoint.patch("update", "/agent")
-        .setPayload(UpdateAgentInput.annotations({ examples: [Schema.decodeSync(UpdateAgentInput)(updateAgent.example)] }))
+        .setPayload(
+          UpdateAgentInput.annotations({ examples: [Schema.decodeSync(UpdateAgentInput)(updateAgent.example)] })
+        )
         .addSuccess(updateAgent.output.annotations({ examples: [{ agent: { ...agent, status: "draft" } }] }))
         .annotate(
           OpenApi.Description,
@@ -57,7 +64,10 @@ export class AgentGroup extends publicGroup(
     .add(
       HttpApiEndpoint.post("publish", "/agent/publish")
         .addSuccess(publishAgent.output.annotations({ examples: [{ agent }] }))
-        .annotate(OpenApi.Description, "Make the draft the configuration calls use (`status` `published`). 409 `Create an agent first` before any `PATCH /agent`.")
+        .annotate(
+          OpenApi.Description,
+          "Make the draft the configuration calls use (`status` `published`). 409 `Create an agent first` before any `PATCH /agent`."
+        )
         .pipe(capability(publishAgent))
     )
     .add(
@@ -74,7 +84,11 @@ export class AgentGroup extends publicGroup(
       HttpApiEndpoint.post("disconnect", "/numbers/:e164/disconnect")
         .setPath(E164Param)
         // No body reads as null (nodeServer.ts, web.ts).
-        .setPayload(Schema.NullOr(DisconnectInput).annotations({ examples: [{ mode: "forward", forwardTo: "+14155550199" as E164 }] }))
+        .setPayload(
+          Schema.NullOr(DisconnectInput).annotations({
+            examples: [{ mode: "forward", forwardTo: "+14155550199" as E164 }]
+          })
+        )
         .addSuccess(disconnectNumber.output.annotations({ examples: [{ ok: true, voiceMode: "app" }] }))
         .annotate(
           OpenApi.Description,
@@ -82,4 +96,7 @@ export class AgentGroup extends publicGroup(
         )
         .pipe(capability(disconnectNumber))
     )
-).annotate(OpenApi.Title, "Agent").annotate(OpenApi.Description, "The workspace's AI voice agent: draft and published configuration, credit usage, and which numbers it answers.") {}
+).annotate(OpenApi.Title, "Agent").annotate(
+  OpenApi.Description,
+  "The workspace's AI voice agent: draft and published configuration, credit usage, and which numbers it answers."
+) {}

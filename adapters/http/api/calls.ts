@@ -6,7 +6,17 @@ import { listCalls, placeCall } from "../../../core/tools/calls.ts"
 import { call } from "./examples.ts"
 import { capability, limitParam, publicGroup } from "./shared.ts"
 
-const outbound = { ...call, direction: "outbound", from: call.to, to: call.from, transcript: [{ speaker: "agent", text: "Hello, I am calling to confirm your appointment tomorrow.", offsetSeconds: 0 }] } as const
+const outbound = {
+  ...call,
+  direction: "outbound",
+  from: call.to,
+  to: call.from,
+  transcript: [{
+    speaker: "agent",
+    text: "Hello, I am calling to confirm your appointment tomorrow.",
+    offsetSeconds: 0
+  }]
+} as const
 
 export class CallsGroup extends publicGroup(
   HttpApiGroup.make("calls")
@@ -23,11 +33,19 @@ export class CallsGroup extends publicGroup(
     .add(
       HttpApiEndpoint.post("place", "/calls")
         .setPayload(PlaceCallInput.annotations({ examples: [{ to: call.from, job: "Confirm appointments" }] }))
-        .addSuccess(placeCall.output.annotations({ examples: [{ call: outbound, conversationId: call.conversationId, simulated: true }] }), { status: 201 })
+        .addSuccess(
+          placeCall.output.annotations({
+            examples: [{ call: outbound, conversationId: call.conversationId, simulated: true }]
+          }),
+          { status: 201 }
+        )
         .annotate(
           OpenApi.Description,
           "The published AI agent calls `to` (`Idempotency-Key` supported), from `from` (one of the workspace's active numbers; 404 otherwise) or the default number, optionally for one of its `job`s (by name; 400 when the agent has none of that name) and with extra `instructions`. Answers the call as it ended; on a real carrier (live keys) the call is under way: `status` `in_progress`, and it is recorded under the same `id` when it ends. Its events start with `call.completed` or `call.missed` (no `call.answered`), then `call.recording.completed` and `call.transcript.completed`. 409 `failed_precondition`: no published, enabled agent (`Publish an agent first`), or no active number. Test keys dial nothing: the call is simulated (answered by the callee, with a recording, transcript and summary) and `simulated` is true."
         )
         .pipe(capability(placeCall))
     )
-).annotate(OpenApi.Title, "Calls").annotate(OpenApi.Description, "Call and voicemail history, and outbound calls placed by the published agent.") {}
+).annotate(OpenApi.Title, "Calls").annotate(
+  OpenApi.Description,
+  "Call and voicemail history, and outbound calls placed by the published agent."
+) {}

@@ -4,7 +4,9 @@ import { Schema } from "effect"
 import { InvalidArgument, NotFound, Unauthenticated } from "./errors.ts"
 
 /** `{name}`: the configured carrier's (CARRIER), `telnyx`; any other name is 404. */
-const CarrierParam = Schema.Struct({ name: Schema.String.annotations({ description: "The configured carrier (CARRIER): `telnyx`.", examples: ["telnyx"] }) })
+const CarrierParam = Schema.Struct({
+  name: Schema.String.annotations({ description: "The configured carrier (CARRIER): `telnyx`.", examples: ["telnyx"] })
+})
 
 export class CarrierGroup extends HttpApiGroup.make("carrier")
   .add(
@@ -20,4 +22,8 @@ export class CarrierGroup extends HttpApiGroup.make("carrier")
   .addError(InvalidArgument)
   .addError(Unauthenticated)
   .prefix("/v1/carrier")
-  .annotate(OpenApi.Title, "Carrier webhooks").annotate(OpenApi.Description, "Inbound callbacks from the configured carrier (Telnyx); not called by API clients.") {}
+  .annotate(OpenApi.Title, "Carrier webhooks").annotate(
+    OpenApi.Description,
+    "Inbound callbacks from the configured carrier (Telnyx); not called by API clients."
+  )
+{}

@@ -21,7 +21,11 @@ export class ContactsGroup extends publicGroup(
     )
     .add(
       HttpApiEndpoint.post("create", "/contacts")
-        .setPayload(ContactInput.annotations({ examples: [{ firstName: "Ada", lastName: "Lovelace", phone: "+14155550100", tags: ["vip"] }] }))
+        .setPayload(
+          ContactInput.annotations({
+            examples: [{ firstName: "Ada", lastName: "Lovelace", phone: "+14155550100", tags: ["vip"] }]
+          })
+        )
         .addSuccess(createContact.output.annotations({ examples: [{ contact }] }), { status: 201 })
         .annotate(OpenApi.Description, "Create a contact; a phone owned by a nameless auto-created contact adopts it.")
         .pipe(capability(createContact))
@@ -38,7 +42,10 @@ export class ContactsGroup extends publicGroup(
         .setPath(IdParam)
         .setPayload(ContactInput.annotations({ examples: [{ company: null, tags: ["customer"] }] }))
         .addSuccess(updateContact.output.annotations({ examples: [{ contact }] }))
-        .annotate(OpenApi.Description, "Update the fields sent; arrays and `properties` are replaced wholesale; `null` clears names and company.")
+        .annotate(
+          OpenApi.Description,
+          "Update the fields sent; arrays and `properties` are replaced wholesale; `null` clears names and company."
+        )
         .pipe(capability(updateContact))
     )
     .add(
@@ -48,4 +55,7 @@ export class ContactsGroup extends publicGroup(
         .annotate(OpenApi.Description, "Delete a contact permanently; its threads stay under the raw number.")
         .pipe(capability(deleteContact))
     )
-).annotate(OpenApi.Title, "Contacts").annotate(OpenApi.Description, "The workspace's address book: people and companies with phones, emails, tags and custom properties.") {}
+).annotate(OpenApi.Title, "Contacts").annotate(
+  OpenApi.Description,
+  "The workspace's address book: people and companies with phones, emails, tags and custom properties."
+) {}

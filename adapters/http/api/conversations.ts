@@ -12,7 +12,9 @@ export class ConversationsGroup extends publicGroup(
     .add(
       HttpApiEndpoint.get("list", "/conversations")
         .setUrlParams(Schema.Struct({ ...ListConversationsInput.fields, limit: Schema.optional(limitParam(100)) }))
-        .addSuccess(listConversations.output.annotations({ examples: [{ conversations: [conversation], nextCursor: null }] }))
+        .addSuccess(
+          listConversations.output.annotations({ examples: [{ conversations: [conversation], nextCursor: null }] })
+        )
         .annotate(OpenApi.Description, "List threads, most recent activity first.")
         .pipe(capability(listConversations))
     )
@@ -27,8 +29,13 @@ export class ConversationsGroup extends publicGroup(
       HttpApiEndpoint.patch("update", "/conversations/:id")
         .setPath(IdParam)
         .setPayload(PatchConversationInput.annotations({ examples: [{ status: "done" }] }))
-        .addSuccess(updateConversation.output.annotations({ examples: [{ conversation: { ...conversation, status: "done" } }] }))
+        .addSuccess(
+          updateConversation.output.annotations({ examples: [{ conversation: { ...conversation, status: "done" } }] })
+        )
         .annotate(OpenApi.Description, "Mark a thread open or done; resets `unread`.")
         .pipe(capability(updateConversation))
     )
-).annotate(OpenApi.Title, "Conversations").annotate(OpenApi.Description, "Threads with one outside number: messages, calls and voicemails in order.") {}
+).annotate(OpenApi.Title, "Conversations").annotate(
+  OpenApi.Description,
+  "Threads with one outside number: messages, calls and voicemails in order."
+) {}

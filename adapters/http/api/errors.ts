@@ -7,7 +7,9 @@ import { HttpApiSchema } from "@effect/platform"
 import type { Schema } from "effect"
 import * as Errors from "../../../core/kernel/errors.ts"
 
-const withStatus = <A, I, R>(error: Schema.Schema<A, I, R> & { readonly _tag: Errors.DomainError["_tag"] }): Schema.Schema<A, I, R> =>
+const withStatus = <A, I, R>(
+  error: Schema.Schema<A, I, R> & { readonly _tag: Errors.DomainError["_tag"] }
+): Schema.Schema<A, I, R> =>
   error.annotations(HttpApiSchema.annotations({ status: Errors.errorStatus[error._tag].status }))
 
 export const InvalidArgument = withStatus(Errors.InvalidArgument)

@@ -77,7 +77,17 @@ export const conversation = {
 export const workspace = {
   id: "01a20307-1c76-7000-ad98-06c77d1e0003",
   name: "Acme Dental",
-  billing: { plan: "standard", trial: true, subscription: "active", paymentMethod: false, identity: "none", mobileVerified: false, billedVia: "card", cardDeclines: false, ownerEmail: "owner@acme.example" },
+  billing: {
+    plan: "standard",
+    trial: true,
+    subscription: "active",
+    paymentMethod: false,
+    identity: "none",
+    mobileVerified: false,
+    billedVia: "card",
+    cardDeclines: false,
+    ownerEmail: "owner@acme.example"
+  },
   createdAt
 } as const
 
@@ -100,7 +110,15 @@ export const apiKey = {
   revokedAt: null
 } as const
 
-export const number = { e164: "+14155550100" as E164, type: "local", voiceMode: "app", agentId: null, forwardTo: null, assignedUserId: null, status: "active" } as const
+export const number = {
+  e164: "+14155550100" as E164,
+  type: "local",
+  voiceMode: "app",
+  agentId: null,
+  forwardTo: null,
+  assignedUserId: null,
+  status: "active"
+} as const
 
 /** A second local number bought on 17 August: 15 of August's 31 days of 5.00 USD. */
 export const ledgerCharge = {
@@ -113,9 +131,21 @@ export const ledgerCharge = {
   createdAt
 } as const
 
-export const auditEntry = { id: "01a20307-1c76-7000-ad98-06c77d1e000b", actor: "api", action: "registration.filed", detail: { mock: false }, createdAt } as const
+export const auditEntry = {
+  id: "01a20307-1c76-7000-ad98-06c77d1e000b",
+  actor: "api",
+  action: "registration.filed",
+  detail: { mock: false },
+  createdAt
+} as const
 
-export const mail = { id: "01a20307-1c76-7000-ad98-06c77d1e000a", to: "owner@acme.example", subject: "Your texting registration receipt", text: "...", createdAt } as const
+export const mail = {
+  id: "01a20307-1c76-7000-ad98-06c77d1e000a",
+  to: "owner@acme.example",
+  subject: "Your texting registration receipt",
+  text: "...",
+  createdAt
+} as const
 
 /** A call the AI agent answered, as `GET /calls` lists it. */
 export const call = {
@@ -131,7 +161,8 @@ export const call = {
   answeredBy: "agent",
   agentId: "01a20307-1c76-7000-ad98-06c77d1e000d",
   carrierCallId: "sim_call_01a20307-1c76-7000-ad98-06c77d1e000e",
-  recordingUrl: "https://api.example.com/v1/media/01a20307-1c76-7000-ad98-06c77d1e0003/call_01a20307-1c76-7000-ad98-06c77d1e000c.wav?expires=1786960800&signature=abc",
+  recordingUrl:
+    "https://api.example.com/v1/media/01a20307-1c76-7000-ad98-06c77d1e0003/call_01a20307-1c76-7000-ad98-06c77d1e000c.wav?expires=1786960800&signature=abc",
   transcript: [
     { speaker: "agent", text: "Thanks for calling, how can I help?", offsetSeconds: 0 },
     { speaker: "caller", text: "I would like to book a table for two tonight at seven.", offsetSeconds: 15 }

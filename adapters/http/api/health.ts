@@ -10,7 +10,9 @@ import { Schema } from "effect"
 export const Live = Schema.Struct({ status: Schema.Literal("ok") })
 
 const Checks = Schema.Struct({
-  database: Schema.Literal("ok", "unreachable").annotations({ description: "`ok` when the database answers a trivial query within 2 s" }),
+  database: Schema.Literal("ok", "unreachable").annotations({
+    description: "`ok` when the database answers a trivial query within 2 s"
+  }),
   migrations: Schema.Literal("ok", "pending", "unknown").annotations({
     description: "`ok` when every migration of this version is applied; `unknown` when the database did not answer"
   }),
@@ -19,10 +21,16 @@ const Checks = Schema.Struct({
   })
 })
 
-export const Ready = Schema.Struct({ status: Schema.Literal("ok"), checks: Checks }).annotations({ identifier: "Ready" })
+export const Ready = Schema.Struct({ status: Schema.Literal("ok"), checks: Checks }).annotations({
+  identifier: "Ready"
+})
 
 export const Unavailable = Schema.Struct({ status: Schema.Literal("unavailable"), checks: Checks }).annotations(
-  HttpApiSchema.annotations({ status: 503, identifier: "Unavailable", description: "Not ready: `checks` names the check that failed" })
+  HttpApiSchema.annotations({
+    status: 503,
+    identifier: "Unavailable",
+    description: "Not ready: `checks` names the check that failed"
+  })
 )
 
 /** Paths the platform middleware serves without a per-address rate limit. */
@@ -45,4 +53,5 @@ export class HealthGroup extends HttpApiGroup.make("health")
         "200 when this process can serve: the database answers, every migration is applied, and the webhook worker runs where enabled; otherwise 503 naming the failed check. No key; not rate limited."
       )
   )
-  .annotate(OpenApi.Description, "Liveness and readiness probes for load balancers and orchestrators") {}
+  .annotate(OpenApi.Description, "Liveness and readiness probes for load balancers and orchestrators")
+{}

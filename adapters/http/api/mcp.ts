@@ -10,7 +10,9 @@ import { InvalidArgument, PermissionDenied } from "./errors.ts"
 const JsonRpcId = Schema.Union(Schema.String, Schema.Number)
 
 /** Any JSON object (MCP's own schema defines what goes inside). */
-const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({ jsonSchema: { type: "object" } })
+const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({
+  jsonSchema: { type: "object" }
+})
 
 const JsonRpcMessage = Schema.Struct({
   jsonrpc: Schema.Literal("2.0"),
@@ -20,7 +22,12 @@ const JsonRpcMessage = Schema.Struct({
 }).annotations({
   identifier: "McpMessage",
   description: "One JSON-RPC 2.0 request or notification (no batches).",
-  examples: [{ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "contacts_list", arguments: { q: "ada" } } }]
+  examples: [{
+    jsonrpc: "2.0",
+    id: 1,
+    method: "tools/call",
+    params: { name: "contacts_list", arguments: { q: "ada" } }
+  }]
 })
 
 const JsonRpcAnswer = Schema.Struct({
@@ -30,8 +37,16 @@ const JsonRpcAnswer = Schema.Struct({
   error: Schema.optional(Schema.Struct({ code: Schema.Number, message: Schema.String }))
 }).annotations({
   identifier: "McpAnswer",
-  description: "The JSON-RPC response to a request; a failed tool call is a result with `isError: true` whose text is the REST error envelope.",
-  examples: [{ jsonrpc: "2.0", id: 1, result: { content: [{ type: "text", text: "{\"contacts\":[],\"nextCursor\":null}" }], structuredContent: { contacts: [], nextCursor: null } } }]
+  description:
+    "The JSON-RPC response to a request; a failed tool call is a result with `isError: true` whose text is the REST error envelope.",
+  examples: [{
+    jsonrpc: "2.0",
+    id: 1,
+    result: {
+      content: [{ type: "text", text: "{\"contacts\":[],\"nextCursor\":null}" }],
+      structuredContent: { contacts: [], nextCursor: null }
+    }
+  }]
 })
 
 /** An error status the MCP endpoint answers beyond the common ones (the OpenAPI patch documents it as the usual envelope). */
@@ -40,17 +55,22 @@ const status = (code: number) => HttpApiSchema.Empty(code)
 /** An operation that always refuses: its document lists no success. */
 const refusalOnly = (op: Record<string, unknown>) => ({
   ...op,
-  responses: Object.fromEntries(Object.entries(op.responses as Record<string, unknown>).filter(([s]) => Number(s) >= 400))
+  responses: Object.fromEntries(
+    Object.entries(op.responses as Record<string, unknown>).filter(([s]) => Number(s) >= 400)
+  )
 })
 
-const NO_STREAM = "This server offers no server-to-client stream and no sessions (stateless Streamable HTTP): this method answers 405."
+const NO_STREAM =
+  "This server offers no server-to-client stream and no sessions (stateless Streamable HTTP): this method answers 405."
 
 export class McpGroup extends HttpApiGroup.make("mcp")
   .add(
     HttpApiEndpoint.post("call", "/v1/mcp")
       .setPayload(JsonRpcMessage)
       .addSuccess(JsonRpcAnswer)
-      .addSuccess(HttpApiSchema.Empty(202).annotations({ description: "A notification or response was accepted; no body." }))
+      .addSuccess(
+        HttpApiSchema.Empty(202).annotations({ description: "A notification or response was accepted; no body." })
+      )
       .addError(InvalidArgument)
       .addError(PermissionDenied)
       .addError(status(406))
@@ -68,10 +88,25 @@ export class McpGroup extends HttpApiGroup.make("mcp")
   .middleware(BoundedBody)
   .middleware(Authorization)
   .annotate(OpenApi.Title, "MCP")
-  .annotate(OpenApi.Description, "Model Context Protocol endpoint: every REST capability as a tool for AI clients, with the same API keys.") {}
+  .annotate(
+    OpenApi.Description,
+    "Model Context Protocol endpoint: every REST capability as a tool for AI clients, with the same API keys."
+  )
+{}
 
 /** GET (a server stream) and DELETE (end a session): neither exists on a stateless server. */
 export class McpStreamGroup extends HttpApiGroup.make("mcpStream")
-  .add(HttpApiEndpoint.get("stream", "/v1/mcp").addError(status(405)).annotate(OpenApi.Description, NO_STREAM).annotate(OpenApi.Transform, refusalOnly))
-  .add(HttpApiEndpoint.del("end", "/v1/mcp").addError(status(405)).annotate(OpenApi.Description, NO_STREAM).annotate(OpenApi.Transform, refusalOnly))
-  .annotate(OpenApi.Title, "MCP") {}
+  .add(
+    HttpApiEndpoint.get("stream", "/v1/mcp").addError(status(405)).annotate(OpenApi.Description, NO_STREAM).annotate(
+      OpenApi.Transform,
+      refusalOnly
+    )
+  )
+  .add(
+    HttpApiEndpoint.del("end", "/v1/mcp").addError(status(405)).annotate(OpenApi.Description, NO_STREAM).annotate(
+      OpenApi.Transform,
+      refusalOnly
+    )
+  )
+  .annotate(OpenApi.Title, "MCP")
+{}

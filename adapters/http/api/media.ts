@@ -11,7 +11,10 @@ const Binary = HttpApiSchema.withEncoding(
   { kind: "Uint8Array", contentType: "application/octet-stream" }
 )
 
-export const MediaPath = Schema.Struct({ workspaceId: Schema.String, key: Schema.String.annotations({ description: "The stored media's key, as in the signed URL" }) })
+export const MediaPath = Schema.Struct({
+  workspaceId: Schema.String,
+  key: Schema.String.annotations({ description: "The stored media's key, as in the signed URL" })
+})
 /**
  * A signed link's own parameter, never refused here: a missing one stays absent and a repeated one
  * reads as empty, so every malformed link answers the same 404 as a bad signature (no 400 telling a
@@ -22,7 +25,9 @@ const LinkParam = Schema.optional(
     strict: true,
     decode: (value) => (typeof value === "string" ? value : ""),
     encode: identity
-  }).annotations({ jsonSchema: { type: "string", description: "Part of the signed URL; sent as found in the message" } })
+  }).annotations({
+    jsonSchema: { type: "string", description: "Part of the signed URL; sent as found in the message" }
+  })
 )
 export const MediaUrlParams = Schema.Struct({ expires: LinkParam, signature: LinkParam })
 
@@ -38,4 +43,5 @@ export class MediaGroup extends HttpApiGroup.make("media").add(
     )
 )
   .annotate(OpenApi.Title, "Media")
-  .annotate(OpenApi.Description, "Message media (MMS attachments) behind signed, expiring URLs.") {}
+  .annotate(OpenApi.Description, "Message media (MMS attachments) behind signed, expiring URLs.")
+{}

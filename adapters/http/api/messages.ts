@@ -22,21 +22,36 @@ export class MessagesGroup extends publicGroup(
   HttpApiGroup.make("messages")
     .add(
       HttpApiEndpoint.post("send", "/messages")
-        .setPayload(SendMessageInput.annotations({ examples: [{ to: conversation.participants[0], body: activity.body }] }))
+        .setPayload(
+          SendMessageInput.annotations({ examples: [{ to: conversation.participants[0], body: activity.body }] })
+        )
         .addSuccess(
           sendMessage.output.annotations({
-            examples: [{ message: { ...activity, deliveryStatus: "simulated" }, conversationId: conversation.id, simulated: true }]
+            examples: [{
+              message: { ...activity, deliveryStatus: "simulated" },
+              conversationId: conversation.id,
+              simulated: true
+            }]
           }),
           { status: 201 }
         )
-        .annotate(OpenApi.Description, "Send an SMS/MMS (`Idempotency-Key` supported). Test keys record `simulated` and send nothing. A `conversationId` of a withheld callers' thread (`participants` empty) is a 409: there is no number to text.")
+        .annotate(
+          OpenApi.Description,
+          "Send an SMS/MMS (`Idempotency-Key` supported). Test keys record `simulated` and send nothing. A `conversationId` of a withheld callers' thread (`participants` empty) is a 409: there is no number to text."
+        )
         .pipe(capability(sendMessage))
     )
     .add(
       HttpApiEndpoint.get("search", "/messages/search")
         .setUrlParams(Schema.Struct({ ...SearchMessagesInput.fields, limit: Schema.optional(limitParam(100)) }))
         .addSuccess(searchMessages.output.annotations({ examples: [{ results: [searchResult] }] }))
-        .annotate(OpenApi.Description, "Search message bodies and call/voicemail transcripts by words and prefixes, newest first.")
+        .annotate(
+          OpenApi.Description,
+          "Search message bodies and call/voicemail transcripts by words and prefixes, newest first."
+        )
         .pipe(capability(searchMessages))
     )
-).annotate(OpenApi.Title, "Messages").annotate(OpenApi.Description, "Send SMS/MMS and search message and transcript text.") {}
+).annotate(OpenApi.Title, "Messages").annotate(
+  OpenApi.Description,
+  "Send SMS/MMS and search message and transcript text."
+) {}

@@ -6,7 +6,7 @@ import { AdminAuthorization } from "../security.ts"
 const Exposition = HttpApiSchema.Text({ contentType: CONTENT_TYPE }).annotations({
   description: "Prometheus text exposition format 0.0.4",
   examples: [
-    '# HELP http_server_requests_total HTTP requests answered, by route template, method and status\n# TYPE http_server_requests_total counter\nhttp_server_requests_total{route="/v1/api/contacts/:id",method="GET",status="200"} 42\n'
+    "# HELP http_server_requests_total HTTP requests answered, by route template, method and status\n# TYPE http_server_requests_total counter\nhttp_server_requests_total{route=\"/v1/api/contacts/:id\",method=\"GET\",status=\"200\"} 42\n"
   ]
 })
 
@@ -22,4 +22,8 @@ export class MetricsGroup extends HttpApiGroup.make("metrics")
   )
   .middleware(AdminAuthorization)
   .annotate(OpenApi.Title, "Metrics")
-  .annotate(OpenApi.Description, "Operator metrics for scrapers, outside the versioned API. Bearer `ADMIN_TOKEN`; absent (404) when unset.") {}
+  .annotate(
+    OpenApi.Description,
+    "Operator metrics for scrapers, outside the versioned API. Bearer `ADMIN_TOKEN`; absent (404) when unset."
+  )
+{}

@@ -1,8 +1,8 @@
 /** SPEC "Numbers": list, search the carrier's inventory, buy. */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { retailCost } from "../../../core/numbers/inventory.ts"
 import type { E164 } from "../../../core/kernel/phone.ts"
+import { retailCost } from "../../../core/numbers/inventory.ts"
 import { AvailableNumbersInput, BuyNumberInput } from "../../../core/numbers/service.ts"
 import { buyNumber, listNumbers, searchAvailableNumbers } from "../../../core/tools/numbers.ts"
 import { number } from "./examples.ts"
@@ -40,11 +40,17 @@ export class NumbersGroup extends publicGroup(
     .add(
       HttpApiEndpoint.post("buy", "/numbers")
         .setPayload(BuyNumberInput.annotations({ examples: [{ phoneNumber: available.phone_number }] }))
-        .addSuccess(buyNumber.output.annotations({ examples: [{ number: { ...number, e164: available.phone_number } }] }), { status: 201 })
+        .addSuccess(
+          buyNumber.output.annotations({ examples: [{ number: { ...number, e164: available.phone_number } }] }),
+          { status: 201 }
+        )
         .annotate(
           OpenApi.Description,
           "Buy a number from a search result (`Idempotency-Key` supported); it is live (`voiceMode` `app`, `status` `active`) when this returns. The billed type follows the number: +1 8xx is toll-free whatever `type` says. The first local number is included in the plan; each further local number is a 5.00 USD/month add-on and each toll-free line 10.00 USD/month, both prorated to the end of the month (UTC). 409 `failed_precondition`: `Choose a plan before adding phone numbers`, `Verify your identity before adding phone numbers`, `Verify your mobile number before adding phone numbers`, `Workspaces billed through an app store cannot buy add-on numbers`, `Your card was declined`, a number the workspace already has, or the carrier's message when the number was taken after the search. Test keys pass the same gates, then add the number without ordering or charging it (`simulated: true`)."
         )
         .pipe(capability(buyNumber))
     )
-).annotate(OpenApi.Title, "Numbers").annotate(OpenApi.Description, "Phone numbers: search the carrier's inventory, buy, and list the workspace's numbers.") {}
+).annotate(OpenApi.Title, "Numbers").annotate(
+  OpenApi.Description,
+  "Phone numbers: search the carrier's inventory, buy, and list the workspace's numbers."
+) {}

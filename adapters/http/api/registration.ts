@@ -1,9 +1,15 @@
 /** SPEC "Messaging registration": the US texting (10DLC) registration. */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { fileMessagingRegistration, getMessagingStatus, refreshMessagingStatus, resendMessagingOtp, verifyMessagingOtp } from "../../../core/tools/registration.ts"
-import { OtpInput, RegistrationRequest } from "../../../core/registration/service.ts"
 import type { MessagingStatus } from "../../../core/registration/record.ts"
+import { OtpInput, RegistrationRequest } from "../../../core/registration/service.ts"
+import {
+  fileMessagingRegistration,
+  getMessagingStatus,
+  refreshMessagingStatus,
+  resendMessagingOtp,
+  verifyMessagingOtp
+} from "../../../core/tools/registration.ts"
 import { capability, publicGroup } from "./shared.ts"
 
 const pending: MessagingStatus = {
@@ -23,7 +29,13 @@ const active: MessagingStatus = {
 const otp: MessagingStatus = {
   ...pending,
   step: "brand_otp_pending",
-  brand: { status: "otp_pending", identityStatus: "UNVERIFIED", failureReasons: [], otpSentAt: "2026-08-17T10:00:00.000Z", otpMobileLast4: "0100" }
+  brand: {
+    status: "otp_pending",
+    identityStatus: "UNVERIFIED",
+    failureReasons: [],
+    otpSentAt: "2026-08-17T10:00:00.000Z",
+    otpMobileLast4: "0100"
+  }
 }
 
 export class MessagingGroup extends publicGroup(
@@ -31,13 +43,22 @@ export class MessagingGroup extends publicGroup(
     .add(
       HttpApiEndpoint.get("status", "/messaging")
         .addSuccess(getMessagingStatus.output.annotations({ examples: [{ messaging: active }] }))
-        .annotate(OpenApi.Description, "Where the workspace's US texting (10DLC) registration stands. `step` is `none` before any filing.")
+        .annotate(
+          OpenApi.Description,
+          "Where the workspace's US texting (10DLC) registration stands. `step` is `none` before any filing."
+        )
         .pipe(capability(getMessagingStatus))
     )
     .add(
       HttpApiEndpoint.post("file", "/messaging/registration")
-        .setPayload(RegistrationRequest.annotations({ examples: [Schema.decodeSync(RegistrationRequest)(fileMessagingRegistration.example)] }))
-        .addSuccess(fileMessagingRegistration.output.annotations({ examples: [{ messaging: pending }] }), { status: 201 })
+        .setPayload(
+          RegistrationRequest.annotations({
+            examples: [Schema.decodeSync(RegistrationRequest)(fileMessagingRegistration.example)]
+          })
+        )
+        .addSuccess(fileMessagingRegistration.output.annotations({ examples: [{ messaging: pending }] }), {
+          status: 201
+        })
         .annotate(
           OpenApi.Description,
           "File the brand with the campaign registry and stage the campaign, created automatically once the brand is accepted. " +
@@ -59,7 +80,18 @@ export class MessagingGroup extends publicGroup(
     .add(
       HttpApiEndpoint.post("verifyOtp", "/messaging/otp/verify")
         .setPayload(OtpInput.annotations({ examples: [{ pin: "123456" }] }))
-        .addSuccess(verifyMessagingOtp.output.annotations({ examples: [{ messaging: { ...active, step: "campaign_pending", canText: false, campaign: { ...active.campaign!, status: "pending" } } }] }))
+        .addSuccess(
+          verifyMessagingOtp.output.annotations({
+            examples: [{
+              messaging: {
+                ...active,
+                step: "campaign_pending",
+                canText: false,
+                campaign: { ...active.campaign!, status: "pending" }
+              }
+            }]
+          })
+        )
         .annotate(
           OpenApi.Description,
           "Submit the PIN the registry texted to a sole proprietor's `mobilePhone`; the campaign is then created. 400 for a wrong PIN or one older than 24 hours; after 5 wrong PINs the PIN is void (400) until `POST /messaging/otp/resend` texts a new one. 409 `The registration is not waiting for a PIN`."
@@ -75,4 +107,7 @@ export class MessagingGroup extends publicGroup(
         )
         .pipe(capability(resendMessagingOtp))
     )
-).annotate(OpenApi.Title, "Messaging registration").annotate(OpenApi.Description, "US texting (10DLC) registration: brand and campaign filing with the registry, and its status.") {}
+).annotate(OpenApi.Title, "Messaging registration").annotate(
+  OpenApi.Description,
+  "US texting (10DLC) registration: brand and campaign filing with the registry, and its status."
+) {}

@@ -2,8 +2,8 @@
 import { type HttpApiEndpoint, type HttpApiGroup, OpenApi } from "@effect/platform"
 import { Context, Option, Schema } from "effect"
 import type { Scope } from "../../../core/auth/scopes.ts"
-import type { AnyTool, ToolError } from "../../../core/tools/tool.ts"
 import { E164 } from "../../../core/kernel/phone.ts"
+import type { AnyTool, ToolError } from "../../../core/tools/tool.ts"
 import { Authorization, BoundedBody, RequiredScopes } from "../security.ts"
 import * as HttpErrors from "./errors.ts"
 
@@ -13,7 +13,10 @@ import * as HttpErrors from "./errors.ts"
  */
 export const publicGroup = <Id extends string, Endpoints extends HttpApiEndpoint.HttpApiEndpoint.Any, E, R>(
   group: HttpApiGroup.HttpApiGroup<Id, Endpoints, E, R>
-) => group.addError(HttpErrors.InvalidArgument).addError(HttpErrors.PermissionDenied).middleware(BoundedBody).middleware(Authorization).prefix("/v1/api")
+) =>
+  group.addError(HttpErrors.InvalidArgument).addError(HttpErrors.PermissionDenied).middleware(BoundedBody).middleware(
+    Authorization
+  ).prefix("/v1/api")
 
 /** The name of the tool (core/tools) an endpoint offers; shown as `x-mcp-tool` on its operation. */
 export class Capability extends Context.Tag("switchboard/Capability")<Capability, string>() {}
@@ -22,7 +25,10 @@ export class Capability extends Context.Tag("switchboard/Capability")<Capability
 const strictParams = { parseOptions: { onExcessProperty: "error" } } as const
 
 /** The query of a route that takes no query parameters: any is unknown (an empty Struct would take anything). */
-const NoQuery = Schema.Record({ key: Schema.String, value: Schema.Never.annotations({ message: () => "unknown field" }) })
+const NoQuery = Schema.Record({
+  key: Schema.String,
+  value: Schema.Never.annotations({ message: () => "unknown field" })
+})
 
 /**
  * The scopes a key needs for an endpoint of a public group: checked by the Authorization
@@ -31,7 +37,11 @@ const NoQuery = Schema.Record({ key: Schema.String, value: Schema.Never.annotati
  * Every public endpoint passes here, so here its query is made strict: an unknown (or misspelt)
  * query parameter is a 400 naming it rather than silently ignored.
  */
-const scoped = <E extends HttpApiEndpoint.HttpApiEndpoint.Any>(endpoint: E, scopes: ReadonlyArray<Scope>, tool?: string): E =>
+const scoped = <E extends HttpApiEndpoint.HttpApiEndpoint.Any>(
+  endpoint: E,
+  scopes: ReadonlyArray<Scope>,
+  tool?: string
+): E =>
   strictQuery(endpoint as unknown as HttpApiEndpoint.HttpApiEndpoint.AnyWithProps)
     .annotate(RequiredScopes, scopes)
     .annotate(OpenApi.Transform, (op) => ({
@@ -43,9 +53,14 @@ const scoped = <E extends HttpApiEndpoint.HttpApiEndpoint.Any>(endpoint: E, scop
       ...(tool === undefined ? {} : { "x-mcp-tool": tool })
     })) as unknown as E
 
-const strictQuery = (endpoint: HttpApiEndpoint.HttpApiEndpoint.AnyWithProps): HttpApiEndpoint.HttpApiEndpoint.AnyWithProps =>
+const strictQuery = (
+  endpoint: HttpApiEndpoint.HttpApiEndpoint.AnyWithProps
+): HttpApiEndpoint.HttpApiEndpoint.AnyWithProps =>
   endpoint.setUrlParams(
-    Option.match(endpoint.urlParamsSchema, { onNone: () => NoQuery, onSome: (query) => query.annotations(strictParams) }) as never
+    Option.match(endpoint.urlParamsSchema, {
+      onNone: () => NoQuery,
+      onSome: (query) => query.annotations(strictParams)
+    }) as never
   ) as unknown as HttpApiEndpoint.HttpApiEndpoint.AnyWithProps
 
 /**
@@ -54,14 +69,14 @@ const strictQuery = (endpoint: HttpApiEndpoint.HttpApiEndpoint.AnyWithProps): Ht
  * scope, the summary (`title`), the declared errors, the `Idempotency-Key` header, and the name
  * (`Capability`) by which the handler is derived (capabilities.ts).
  */
-export const capability =
-  (tool: AnyTool) =>
-  <E extends HttpApiEndpoint.HttpApiEndpoint.Any>(endpoint: E): E => {
-    let made = scoped(endpoint, [tool.scope], tool.name) as unknown as HttpApiEndpoint.HttpApiEndpoint.AnyWithProps
-    for (const error of tool.errors) made = made.addError(httpError[error._tag]) as HttpApiEndpoint.HttpApiEndpoint.AnyWithProps
-    if (tool.idempotencyKey) made = made.setHeaders(IdempotencyHeaders) as HttpApiEndpoint.HttpApiEndpoint.AnyWithProps
-    return made.annotate(OpenApi.Summary, tool.title).annotate(Capability, tool.name) as unknown as E
+export const capability = (tool: AnyTool) => <E extends HttpApiEndpoint.HttpApiEndpoint.Any>(endpoint: E): E => {
+  let made = scoped(endpoint, [tool.scope], tool.name) as unknown as HttpApiEndpoint.HttpApiEndpoint.AnyWithProps
+  for (const error of tool.errors) {
+    made = made.addError(httpError[error._tag]) as HttpApiEndpoint.HttpApiEndpoint.AnyWithProps
   }
+  if (tool.idempotencyKey) made = made.setHeaders(IdempotencyHeaders) as HttpApiEndpoint.HttpApiEndpoint.AnyWithProps
+  return made.annotate(OpenApi.Summary, tool.title).annotate(Capability, tool.name) as unknown as E
+}
 
 /** Each error kind a tool may declare, with its HTTP status (errors.ts). */
 const httpError: Record<ToolError["_tag"], Schema.Schema.Any> = {
@@ -73,8 +88,7 @@ const httpError: Record<ToolError["_tag"], Schema.Schema.Any> = {
 
 /** The scopes of an endpoint that offers no tool (the test helpers). */
 export const requires =
-  (...scopes: ReadonlyArray<Scope>) =>
-  <E extends HttpApiEndpoint.HttpApiEndpoint.Any>(endpoint: E): E =>
+  (...scopes: ReadonlyArray<Scope>) => <E extends HttpApiEndpoint.HttpApiEndpoint.Any>(endpoint: E): E =>
     scoped(endpoint, scopes)
 
 export const IdParam = Schema.Struct({ id: Schema.String })
@@ -86,9 +100,18 @@ export const IdParam = Schema.Struct({ id: Schema.String })
  */
 export const E164Param = Schema.Struct({
   e164: Schema.compose(
-    Schema.transform(Schema.String, Schema.String, { strict: true, decode: (s) => s.replace(/^ /, "+"), encode: (s) => s }),
+    Schema.transform(Schema.String, Schema.String, {
+      strict: true,
+      decode: (s) => s.replace(/^ /, "+"),
+      encode: (s) => s
+    }),
     E164.annotations({ message: () => "must be an E.164 number, such as %2B14155550100" })
-  ).annotations({ jsonSchema: { type: "string", description: "A workspace number in E.164 form, its `+` sent as `%2B` (e.g. `%2B14155550100`)" } })
+  ).annotations({
+    jsonSchema: {
+      type: "string",
+      description: "A workspace number in E.164 form, its `+` sent as `%2B` (e.g. `%2B14155550100`)"
+    }
+  })
 })
 
 /** `?limit=`: an integer from 1 to `max`, named in the 400 message. */

@@ -3,7 +3,14 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { SimulatedCallInput, SimulatedCallResult } from "../../../core/calls/model.ts"
 import { Activity } from "../../../core/conversations/model.ts"
-import { ClockAnswer, ClockInput, RegistryOutcomeInput, SentOtpAnswer, SimulatedInboundInput, SimulatedStatusInput } from "../../../core/messaging/simulator.ts"
+import {
+  ClockAnswer,
+  ClockInput,
+  RegistryOutcomeInput,
+  SentOtpAnswer,
+  SimulatedInboundInput,
+  SimulatedStatusInput
+} from "../../../core/messaging/simulator.ts"
 import { NotFound } from "./errors.ts"
 import { activity, call, contact, conversation } from "./examples.ts"
 import { publicGroup, requires } from "./shared.ts"
@@ -19,18 +26,31 @@ export class TestHelpersGroup extends publicGroup(
         )
         .addSuccess(
           Schema.Struct({ message: Activity, conversationId: Schema.UUID, contactId: Schema.UUID }).annotations({
-            examples: [{ message: { ...activity, direction: "inbound", deliveryStatus: "received", body: inbound.body }, conversationId: conversation.id, contactId: contact.id }]
+            examples: [{
+              message: { ...activity, direction: "inbound", deliveryStatus: "received", body: inbound.body },
+              conversationId: conversation.id,
+              contactId: contact.id
+            }]
           }),
           { status: 201 }
         )
         .addError(NotFound)
-        .annotate(OpenApi.Description, "Simulate an inbound SMS/MMS to workspace number `to`: it files the message in a thread, creating the contact and thread when new, as a carrier's delivery would. Test keys only.")
+        .annotate(
+          OpenApi.Description,
+          "Simulate an inbound SMS/MMS to workspace number `to`: it files the message in a thread, creating the contact and thread when new, as a carrier's delivery would. Test keys only."
+        )
         .pipe(requires("messages:send", "conversations:write"))
     )
     .add(
       HttpApiEndpoint.post("inboundCall", "/inbound-calls")
-        .setPayload(SimulatedCallInput.annotations({ examples: [{ from: call.from, to: call.to, scenario: "answered", durationSeconds: 60 }] }))
-        .addSuccess(SimulatedCallResult.annotations({ examples: [{ call, carrierCallId: call.carrierCallId }] }), { status: 201 })
+        .setPayload(
+          SimulatedCallInput.annotations({
+            examples: [{ from: call.from, to: call.to, scenario: "answered", durationSeconds: 60 }]
+          })
+        )
+        .addSuccess(SimulatedCallResult.annotations({ examples: [{ call, carrierCallId: call.carrierCallId }] }), {
+          status: 201
+        })
         .addError(NotFound)
         .annotate(
           OpenApi.Description,
@@ -50,7 +70,11 @@ export class TestHelpersGroup extends publicGroup(
         .setPayload(
           SimulatedStatusInput.annotations({ examples: [{ activityId: activity.id, status: "delivered" }] })
         )
-        .addSuccess(Schema.Struct({ message: Activity }).annotations({ examples: [{ message: { ...activity, deliveryStatus: "delivered" } }] }))
+        .addSuccess(
+          Schema.Struct({ message: Activity }).annotations({
+            examples: [{ message: { ...activity, deliveryStatus: "delivered" } }]
+          })
+        )
         .addError(NotFound)
         .annotate(OpenApi.Description, "Simulate a carrier status report for an outbound message. Test keys only.")
         .pipe(requires("messages:send"))
@@ -58,7 +82,11 @@ export class TestHelpersGroup extends publicGroup(
     .add(
       HttpApiEndpoint.post("registry", "/registry")
         .setPayload(RegistryOutcomeInput.annotations({ examples: [{ brand: "otp", campaign: "approve" }] }))
-        .addSuccess(Schema.Struct({ outcome: RegistryOutcomeInput }).annotations({ examples: [{ outcome: { brand: "reject", reasons: ["EIN does not match the company name"] } }] }))
+        .addSuccess(
+          Schema.Struct({ outcome: RegistryOutcomeInput }).annotations({
+            examples: [{ outcome: { brand: "reject", reasons: ["EIN does not match the company name"] } }]
+          })
+        )
         .addError(NotFound)
         .annotate(
           OpenApi.Description,
@@ -70,13 +98,18 @@ export class TestHelpersGroup extends publicGroup(
       HttpApiEndpoint.get("otp", "/otp")
         .addSuccess(SentOtpAnswer.annotations({ examples: [{ pin: "493817", sentAt: "2026-08-17T10:00:00.000Z" }] }))
         .addError(NotFound)
-        .annotate(OpenApi.Description, "The last PIN the simulated registry texted to this workspace's sole proprietor (404 before any). Test keys only.")
+        .annotate(
+          OpenApi.Description,
+          "The last PIN the simulated registry texted to this workspace's sole proprietor (404 before any). Test keys only."
+        )
         .pipe(requires("numbers:manage"))
     )
     .add(
       HttpApiEndpoint.post("clock", "/clock")
         .setPayload(ClockInput.annotations({ examples: [{ advanceSeconds: 86_400 }] }))
-        .addSuccess(ClockAnswer.annotations({ examples: [{ clock: { now: "2026-08-18T10:00:00.000Z", offsetSeconds: 86_400 } }] }))
+        .addSuccess(
+          ClockAnswer.annotations({ examples: [{ clock: { now: "2026-08-18T10:00:00.000Z", offsetSeconds: 86_400 } }] })
+        )
         .addError(NotFound)
         .annotate(
           OpenApi.Description,
@@ -87,4 +120,8 @@ export class TestHelpersGroup extends publicGroup(
     .prefix("/test-helpers")
 )
   .annotate(OpenApi.Title, "Test helpers")
-  .annotate(OpenApi.Description, "Drive the simulated carrier end to end. Present when TEST_HELPERS is on; test keys only (live keys get 403).") {}
+  .annotate(
+    OpenApi.Description,
+    "Drive the simulated carrier end to end. Present when TEST_HELPERS is on; test keys only (live keys get 403)."
+  )
+{}

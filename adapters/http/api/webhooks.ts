@@ -27,13 +27,20 @@ export class WebhooksGroup extends publicGroup(
     )
     .add(
       HttpApiEndpoint.post("create", "/webhooks")
-        .setPayload(CreateEndpointInput.annotations({ examples: [{ url: webhook.url, events: ["*"], label: "CRM sync" }] }))
+        .setPayload(
+          CreateEndpointInput.annotations({ examples: [{ url: webhook.url, events: ["*"], label: "CRM sync" }] })
+        )
         .addSuccess(Tools.createWebhook.output.annotations({ examples: [withSecret] }), { status: 201 })
-        .annotate(OpenApi.Description, "Register an endpoint: `https`, public addresses only, no credentials (`user:pass@`) in the URL. The signing `secret` is returned only here and by rotate.")
+        .annotate(
+          OpenApi.Description,
+          "Register an endpoint: `https`, public addresses only, no credentials (`user:pass@`) in the URL. The signing `secret` is returned only here and by rotate."
+        )
         .pipe(capability(Tools.createWebhook))
     )
     .add(
-      HttpApiEndpoint.get("get", "/webhooks/:id").setPath(IdParam).addSuccess(Tools.getWebhook.output.annotations({ examples: [{ webhook }] }))
+      HttpApiEndpoint.get("get", "/webhooks/:id").setPath(IdParam).addSuccess(
+        Tools.getWebhook.output.annotations({ examples: [{ webhook }] })
+      )
         .annotate(OpenApi.Description, "Retrieve an endpoint.")
         .pipe(capability(Tools.getWebhook))
     )
@@ -46,18 +53,31 @@ export class WebhooksGroup extends publicGroup(
         .pipe(capability(Tools.updateWebhook))
     )
     .add(
-      HttpApiEndpoint.del("delete", "/webhooks/:id").setPath(IdParam).addSuccess(Tools.deleteWebhook.output.annotations({ examples: [{ deleted: true }] }))
+      HttpApiEndpoint.del("delete", "/webhooks/:id").setPath(IdParam).addSuccess(
+        Tools.deleteWebhook.output.annotations({ examples: [{ deleted: true }] })
+      )
         .annotate(OpenApi.Description, "Delete an endpoint and its delivery history.")
         .pipe(capability(Tools.deleteWebhook))
     )
     .add(
-      HttpApiEndpoint.post("rotate", "/webhooks/:id/rotate").setPath(IdParam).addSuccess(Tools.rotateWebhookSecret.output.annotations({ examples: [withSecret] }))
-        .annotate(OpenApi.Description, "Issue a new signing secret; the previous one keeps signing beside it for 24 hours.")
+      HttpApiEndpoint.post("rotate", "/webhooks/:id/rotate").setPath(IdParam).addSuccess(
+        Tools.rotateWebhookSecret.output.annotations({ examples: [withSecret] })
+      )
+        .annotate(
+          OpenApi.Description,
+          "Issue a new signing secret; the previous one keeps signing beside it for 24 hours."
+        )
         .pipe(capability(Tools.rotateWebhookSecret))
     )
     .add(
       HttpApiEndpoint.post("test", "/webhooks/:id/test").setPath(IdParam)
-        .addSuccess(Tools.testWebhook.output.annotations({ examples: [{ delivery: { ...delivery, eventId: "evt_test_01a203071c767000ad9806c77d1e19e9", eventType: "ping" } }] }))
+        .addSuccess(
+          Tools.testWebhook.output.annotations({
+            examples: [{
+              delivery: { ...delivery, eventId: "evt_test_01a203071c767000ad9806c77d1e19e9", eventType: "ping" }
+            }]
+          })
+        )
         .annotate(OpenApi.Description, "Send a signed `ping` now and return its delivery record.")
         .pipe(capability(Tools.testWebhook))
     )
@@ -69,4 +89,7 @@ export class WebhooksGroup extends publicGroup(
         .annotate(OpenApi.Description, "Delivery history, newest first.")
         .pipe(capability(Tools.listWebhookDeliveries))
     )
-).annotate(OpenApi.Title, "Webhooks").annotate(OpenApi.Description, "Endpoints that receive signed event deliveries (see `webhooks` for each event's body), and their delivery history.") {}
+).annotate(OpenApi.Title, "Webhooks").annotate(
+  OpenApi.Description,
+  "Endpoints that receive signed event deliveries (see `webhooks` for each event's body), and their delivery history."
+) {}

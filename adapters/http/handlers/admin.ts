@@ -6,30 +6,38 @@ import { Api } from "../api.ts"
 import { group } from "../router.ts"
 
 export const AdminLive = group(Api, "admin", (handlers) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const workspaces = yield* Workspaces
     const audit = yield* AuditLog
     return handlers
-      .handle("createWorkspace", ({ payload }) => workspaces.create(payload).pipe(Effect.map((workspace) => ({ workspace }))))
-      .handle("listWorkspaces", () => workspaces.list.pipe(Effect.map((all) => ({ workspaces: all }))))
+      .handle("createWorkspace", ({ payload }) =>
+        workspaces.create(payload).pipe(Effect.map((workspace) => ({ workspace }))))
+      .handle("listWorkspaces", () =>
+        workspaces.list.pipe(Effect.map((all) => ({ workspaces: all }))))
       .handle("getWorkspace", ({ path }) => workspaces.get(path.id).pipe(Effect.map((workspace) => ({ workspace }))))
       .handle("updateWorkspace", ({ path, payload }) =>
-        workspaces.update(path.id, payload).pipe(Effect.map((workspace) => ({ workspace })))
-      )
-      .handle("createKey", ({ path, payload }) => workspaces.createKey(path.id, payload).pipe(Effect.map((key) => ({ key }))))
-      .handle("listKeys", ({ path }) => workspaces.listKeys(path.id).pipe(Effect.map((keys) => ({ keys }))))
-      .handle("getKey", ({ path }) => workspaces.getKey(path.keyId).pipe(Effect.map((key) => ({ key }))))
-      .handle("revokeKey", ({ path }) => workspaces.revokeKey(path.keyId).pipe(Effect.as({ revoked: true as const })))
-      .handle("addNumber", ({ path, payload }) => workspaces.addNumber(path.id, payload).pipe(Effect.map((number) => ({ number }))))
-      .handle("listNumbers", ({ path }) => workspaces.listNumbers(path.id).pipe(Effect.map((numbers) => ({ numbers }))))
-      .handle("removeNumber", ({ path }) => workspaces.removeNumber(path.id, path.e164).pipe(Effect.as({ deleted: true as const })))
-      .handle("ledger", ({ path }) => workspaces.ledger(path.id).pipe(Effect.map((charges) => ({ charges }))))
-      .handle("mail", ({ path }) => workspaces.mail(path.id).pipe(Effect.map((mail) => ({ mail }))))
+        workspaces.update(path.id, payload).pipe(Effect.map((workspace) => ({ workspace }))))
+      .handle("createKey", ({ path, payload }) =>
+        workspaces.createKey(path.id, payload).pipe(Effect.map((key) => ({ key }))))
+      .handle("listKeys", ({ path }) =>
+        workspaces.listKeys(path.id).pipe(Effect.map((keys) => ({ keys }))))
+      .handle("getKey", ({ path }) =>
+        workspaces.getKey(path.keyId).pipe(Effect.map((key) => ({ key }))))
+      .handle("revokeKey", ({ path }) =>
+        workspaces.revokeKey(path.keyId).pipe(Effect.as({ revoked: true as const })))
+      .handle("addNumber", ({ path, payload }) =>
+        workspaces.addNumber(path.id, payload).pipe(Effect.map((number) => ({ number }))))
+      .handle("listNumbers", ({ path }) =>
+        workspaces.listNumbers(path.id).pipe(Effect.map((numbers) => ({ numbers }))))
+      .handle("removeNumber", ({ path }) =>
+        workspaces.removeNumber(path.id, path.e164).pipe(Effect.as({ deleted: true as const })))
+      .handle("ledger", ({ path }) =>
+        workspaces.ledger(path.id).pipe(Effect.map((charges) => ({ charges }))))
+      .handle("mail", ({ path }) =>
+        workspaces.mail(path.id).pipe(Effect.map((mail) => ({ mail }))))
       .handle("auditLog", ({ path }) =>
         workspaces.get(path.id).pipe(
           Effect.zipRight(audit.list(path.id)),
           Effect.map((rows) => ({ entries: rows.map(auditEntry) }))
-        )
-      )
-  })
-)
+        ))
+  }))

@@ -12,7 +12,7 @@ export const HealthLive = group(Api, "health", (handlers) =>
     .handle("live", () => Effect.succeed(HttpServerResponse.unsafeJson({ status: "ok" }, { headers: NO_STORE })))
     .handle("ready", () =>
       Effect.map(readiness, ({ ready, checks }) =>
-        HttpServerResponse.unsafeJson({ status: ready ? "ok" : "unavailable", checks }, { status: ready ? 200 : 503, headers: NO_STORE })
-      )
-    )
-)
+        HttpServerResponse.unsafeJson({ status: ready ? "ok" : "unavailable", checks }, {
+          status: ready ? 200 : 503,
+          headers: NO_STORE
+        }))))

@@ -16,7 +16,7 @@ export const serveMedia = (
   path: { readonly workspaceId: string; readonly key: string },
   urlParams: { readonly expires?: string | undefined; readonly signature?: string | undefined }
 ): Effect.Effect<HttpServerResponse.HttpServerResponse, NotFound, MediaUrls | BlobStore> =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const { expires, signature } = urlParams
     if (expires === undefined || signature === undefined) return yield* notFound
     const urls = yield* MediaUrls
@@ -36,6 +36,8 @@ export const serveMedia = (
     })
   })
 
-export const MediaLive = group(Api, "media", (handlers) =>
-  handlers.handle("get", ({ path, urlParams }) => serveMedia(path, urlParams))
+export const MediaLive = group(
+  Api,
+  "media",
+  (handlers) => handlers.handle("get", ({ path, urlParams }) => serveMedia(path, urlParams))
 )

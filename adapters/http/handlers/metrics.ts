@@ -4,6 +4,8 @@ import { Api } from "../api.ts"
 import { group } from "../router.ts"
 
 /** The registry as Prometheus text: every metric of this process, read at scrape time. */
-export const MetricsLive = group(Api, "metrics", (handlers) =>
-  Effect.succeed(handlers.handle("metrics", () => Effect.map(Metric.snapshot, render)))
+export const MetricsLive = group(
+  Api,
+  "metrics",
+  (handlers) => Effect.succeed(handlers.handle("metrics", () => Effect.map(Metric.snapshot, render)))
 )

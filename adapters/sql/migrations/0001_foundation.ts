@@ -1,11 +1,11 @@
-import { Effect } from "effect"
 import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
 
 /**
  * Workspaces, keys, numbers, contacts and the event outbox. Every tenant table leads with
  * `workspace_id` (and tenant primary keys include it), ready to shard by workspace.
  */
-export default Effect.gen(function* () {
+export default Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   yield* sql`CREATE EXTENSION IF NOT EXISTS pg_trgm`
   yield* sql`CREATE TABLE settings (name text PRIMARY KEY, value text NOT NULL)`

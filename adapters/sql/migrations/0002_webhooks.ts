@@ -1,8 +1,8 @@
-import { Effect } from "effect"
 import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
 
 /** Webhook endpoints, their deliveries (one per endpoint and event) and the attempt history. */
-export default Effect.gen(function* () {
+export default Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   yield* sql`
     CREATE TABLE webhook_endpoints (

@@ -1,5 +1,5 @@
-import { Effect } from "effect"
 import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
 
 /**
  * Idempotency keys (CONTRACT "Idempotency"): one row per (workspace, key kind, key). The primary key
@@ -8,7 +8,7 @@ import { SqlClient } from "@effect/sql"
  * holds the answer that replays until `created_at` is older than the window. No reaper: expired rows
  * are taken over in place when their key comes back.
  */
-export default Effect.gen(function* () {
+export default Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   yield* sql`
     CREATE TABLE idempotency_keys (

@@ -1,12 +1,12 @@
-import { Effect } from "effect"
 import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
 
 /**
  * Inboxes per number, threads and activities. Message search is full text over bodies and
  * transcripts (`simple` configuration: no stemming, so it matches words and prefixes exactly as the
  * memory store does); threads page by (last_activity_at, id).
  */
-export default Effect.gen(function* () {
+export default Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   yield* sql`ALTER TABLE numbers ADD COLUMN inbox_id uuid`
   yield* sql`UPDATE numbers SET inbox_id = gen_random_uuid() WHERE inbox_id IS NULL`

@@ -1,5 +1,5 @@
-import { Effect } from "effect"
 import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
 
 /**
  * Message search relies on the planner keeping the GIN index for rare words. With the default
@@ -8,7 +8,7 @@ import { SqlClient } from "@effect/sql"
  * that grows with the workspace's messages. A larger sample keeps the guess small and the index
  * plan.
  */
-export default Effect.gen(function* () {
+export default Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   yield* sql`ALTER TABLE activities ALTER COLUMN search SET STATISTICS 1000`
 })

@@ -1,5 +1,5 @@
-import { Effect } from "effect"
 import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
 
 /**
  * Contact search text with its separators spelled as upper-case letters (core/contacts/rules.ts
@@ -10,7 +10,7 @@ import { SqlClient } from "@effect/sql"
 export const SEPARATORS = " .@_-+'&,/()!#$%*=?^`{|}~;"
 export const LETTERS = "QXZJKVWYFBGHPMCDULNORSTEAI"
 
-export default Effect.gen(function* () {
+export default Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   yield* sql`UPDATE contacts SET search_text = translate(search_text, ${SEPARATORS}, ${LETTERS})`
   yield* sql`ANALYZE contacts`

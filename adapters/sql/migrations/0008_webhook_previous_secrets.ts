@@ -1,12 +1,12 @@
-import { Effect } from "effect"
 import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
 
 /**
  * Every secret a rotation replaced keeps signing for 24 h, not only the last one: the single
  * `previous_secret` slot becomes a jsonb list of `{secret, expiresAt}`, newest first. A process
  * still running the old code would write the dropped columns, so stop old processes before this runs.
  */
-export default Effect.gen(function* () {
+export default Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   yield* sql`ALTER TABLE webhook_endpoints ADD COLUMN previous_secrets jsonb NOT NULL DEFAULT '[]'::jsonb`
   yield* sql`

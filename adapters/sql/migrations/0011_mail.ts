@@ -1,8 +1,8 @@
-import { Effect } from "effect"
 import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
 
 /** The mail outbox: every mail the Mailer handled, listed newest first by the admin `mail` route. */
-export default Effect.gen(function* () {
+export default Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   yield* sql`
     CREATE TABLE mail_messages (

@@ -1,11 +1,11 @@
-import { Effect } from "effect"
 import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
 
 /**
  * US texting registration: one registration per workspace (nested parts as jsonb, decoded by its
  * record schema), the workspace audit log, and the workspace clock's offset.
  */
-export default Effect.gen(function* () {
+export default Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   // The registry's ids are derived from the jsonb (generated columns), so a row cannot disagree
   // with itself, and they are indexed for the registry's webhooks (`byRegistryId`).

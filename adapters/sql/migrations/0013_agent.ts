@@ -1,11 +1,11 @@
-import { Effect } from "effect"
 import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
 
 /**
  * The AI call agent: one per workspace, its draft and its published snapshot as jsonb (decoded by
  * the record's schema). Its id is unique too: numbers routed to the agent name it.
  */
-export default Effect.gen(function* () {
+export default Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   yield* sql`
     CREATE TABLE agents (

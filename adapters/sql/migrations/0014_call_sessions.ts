@@ -1,11 +1,11 @@
-import { Effect } from "effect"
 import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
 
 /**
  * Carrier calls in progress (core/calls/sessions.ts), keyed by the carrier's call id; kept after
  * the call is recorded (`activity_id`) so a repeated webhook finds it and records nothing twice.
  */
-export default Effect.gen(function* () {
+export default Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   yield* sql`
     CREATE TABLE call_sessions (
