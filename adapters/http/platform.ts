@@ -155,6 +155,9 @@ export const bodyReadMessage = (error: HttpServerError.RequestError): string => 
 }
 
 /** Turns any failure cause into the documented envelope. */
+/** The status of a request whose client went away before its answer. */
+export const CLIENT_CLOSED_REQUEST = 499
+
 export const causeToResponse = (cause: Cause.Cause<unknown>, requestId: string) => {
   const failure = Cause.failureOption(cause)
   const error = Option.isSome(failure) ? failure.value : Cause.squash(cause)
@@ -169,8 +172,9 @@ export const causeToResponse = (cause: Cause.Cause<unknown>, requestId: string) 
     return Effect.succeed(envelope(400, "invalid_argument", bodyReadMessage(error), requestId))
   }
   if (Cause.isInterruptedOnly(cause)) {
-    // The client disconnected; nobody reads this response.
-    return Effect.succeed(envelope(500, "internal", "Request interrupted", requestId))
+    // The client went away before the answer: nobody reads it, and it is no server error. Logged and
+    // counted as 499 (nginx's "client closed request", the status @effect/platform gives a client abort).
+    return Effect.succeed(HttpServerResponse.empty({ status: CLIENT_CLOSED_REQUEST }))
   }
   return Effect.logError("Unhandled failure", cause).pipe(
     Effect.annotateLogs({ requestId }),
