@@ -3,7 +3,8 @@
  * stores, the outside world (carrier, media, webhooks, DNS), core services and the HTTP app.
  * node.ts and deno.ts only add a server around it.
  */
-import { Console, Effect, Layer, Option, Redacted } from "effect"
+import { Effect, Layer, Option, Redacted } from "effect"
+import { writeSync } from "node:fs"
 import * as FsBlobs from "../../adapters/blobs/filesystem.ts"
 import * as SimulatedCarrier from "../../adapters/carrier/simulated.ts"
 import * as SimulatedInventory from "../../adapters/carrier/simulatedInventory.ts"
@@ -202,21 +203,25 @@ export const ServicesLive = (config: ServerConfig) =>
 export const BootstrapLive = (config: ServerConfig) =>
   Layer.effectDiscard(
     Effect.gen(function*() {
-      const first = yield* Effect.flatMap(Workspaces, (w) => w.bootstrap)
-      if (Option.isSome(first)) {
-        const { workspace, key } = first.value
-        yield* Console.log(
-          [
-            "",
-            `Created "${workspace.name}" (${workspace.id}) on first boot.`,
-            "Its test API key, shown once (only a hash is stored):",
-            "",
-            `  ${key.token}`,
-            "",
-            ...nextSteps(config, workspace.id)
-          ].join("\n")
-        )
-      }
+      // Written to stdout synchronously inside the bootstrap's transaction, before its commit
+      // (Workspaces.bootstrap): the log's batched writes could still be in memory at a kill -9.
+      yield* Effect.flatMap(Workspaces, (w) =>
+        w.bootstrap(({ key, workspace }) =>
+          Effect.sync(() =>
+            writeSync(
+              1,
+              [
+                "",
+                `Created "${workspace.name}" (${workspace.id}) on first boot.`,
+                "Its test API key, shown once (only a hash is stored):",
+                "",
+                `  ${key.token}`,
+                "",
+                ...nextSteps(config, workspace.id)
+              ].join("\n") + "\n"
+            )
+          )
+        ))
     })
   )
 

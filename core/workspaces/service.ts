@@ -226,18 +226,30 @@ export const make = Effect.gen(function*() {
    * key with every scope, returned once so the app can print it. Processes booting at once on one
    * database take turns, so only the first creates it.
    */
-  const bootstrap = tx.withTransaction(
-    Effect.gen(function*() {
-      yield* tx.lock("workspaces:bootstrap")
-      if ((yield* workspaces.count) > 0) return Option.none<{ workspace: Workspace; key: CreatedKey }>()
-      const workspace = yield* create({
-        name: "Default workspace",
-        billing: { identity: "verified", mobileVerified: true }
+  /**
+   * First boot: the default workspace and its test key, when no workspace exists. `announce` shows
+   * the key (it is stored hashed, so it can be shown only now) and runs before the commit: a crash
+   * before it has shown the key commits nothing, and the next boot makes and shows a new one. A
+   * crash after it has shown the key but before the commit leaves a shown key that never worked,
+   * and the next boot shows another. Never a key committed and not shown.
+   */
+  const bootstrap = <E = never>(
+    announce: (first: { readonly workspace: Workspace; readonly key: CreatedKey }) => Effect.Effect<void, E> = () =>
+      Effect.void as Effect.Effect<void, E>
+  ) =>
+    tx.withTransaction(
+      Effect.gen(function*() {
+        yield* tx.lock("workspaces:bootstrap")
+        if ((yield* workspaces.count) > 0) return Option.none<{ workspace: Workspace; key: CreatedKey }>()
+        const workspace = yield* create({
+          name: "Default workspace",
+          billing: { identity: "verified", mobileVerified: true }
+        })
+        const key = yield* createKey(workspace.id, { kind: "test", name: "First boot test key" })
+        yield* announce({ workspace, key })
+        return Option.some({ workspace, key })
       })
-      const key = yield* createKey(workspace.id, { kind: "test", name: "First boot test key" })
-      return Option.some({ workspace, key })
-    })
-  )
+    )
 
   return {
     get,

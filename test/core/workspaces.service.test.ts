@@ -32,7 +32,7 @@ describe("bootstrap", () => {
     run(Effect.gen(function*() {
       const ws = yield* Workspaces.Workspaces
       const db = yield* MemoryDb
-      const first = yield* ws.bootstrap
+      const first = yield* ws.bootstrap()
       assert.isTrue(Option.isSome(first))
       const { key, workspace } = Option.getOrThrow(first)
       assert.strictEqual(workspace.name, "Default workspace")
@@ -42,8 +42,8 @@ describe("bootstrap", () => {
       assert.strictEqual(key.kind, "test")
       assert.deepStrictEqual([...key.scopes].sort(), [...allScopes].sort())
       assert.deepStrictEqual(parseToken(key.token), Option.some({ kind: "test" as const, token: key.token }))
-      assert.isTrue(Option.isNone(yield* ws.bootstrap))
-      assert.isTrue(Option.isNone(yield* ws.bootstrap))
+      assert.isTrue(Option.isNone(yield* ws.bootstrap()))
+      assert.isTrue(Option.isNone(yield* ws.bootstrap()))
       assert.strictEqual(db.state.workspaces.size, 1)
       assert.strictEqual(db.state.keys.size, 1)
       const principal = yield* ws.authenticate(key.token)
@@ -52,12 +52,32 @@ describe("bootstrap", () => {
       assert.deepStrictEqual([...principal.scopes].sort(), [...allScopes].sort())
     })))
 
+  it.effect("the key is announced before the workspace commits: an announcement that fails commits nothing, and the next boot announces a new key", () =>
+    run(Effect.gen(function*() {
+      const ws = yield* Workspaces.Workspaces
+      const db = yield* MemoryDb
+      const announced: Array<string> = []
+      const crashed = yield* Effect.flip(ws.bootstrap((first) => {
+        announced.push(first.key.token)
+        return Effect.fail("killed before the banner was out")
+      }))
+      assert.strictEqual(crashed, "killed before the banner was out")
+      assert.strictEqual(db.state.workspaces.size, 0)
+      assert.strictEqual(db.state.keys.size, 0)
+      const first = Option.getOrThrow(yield* ws.bootstrap((f) => Effect.sync(() => announced.push(f.key.token))))
+      assert.strictEqual(announced.length, 2)
+      assert.strictEqual(announced[1], first.key.token)
+      assert.notStrictEqual(announced[0], announced[1])
+      assert.strictEqual((yield* ws.authenticate(first.key.token)).workspaceId, first.workspace.id)
+      assert.strictEqual(db.state.workspaces.size, 1)
+    })))
+
   it.effect("does nothing when a workspace already exists", () =>
     run(Effect.gen(function*() {
       const ws = yield* Workspaces.Workspaces
       const db = yield* MemoryDb
       yield* ws.create({ name: "Existing" })
-      assert.isTrue(Option.isNone(yield* ws.bootstrap))
+      assert.isTrue(Option.isNone(yield* ws.bootstrap()))
       assert.strictEqual(db.state.keys.size, 0)
     })))
 })

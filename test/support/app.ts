@@ -155,7 +155,7 @@ export const makeTestApp = async (options: TestAppOptions = {}) => {
     }
     return handler(new Request(`http://test.local${path}`, { ...init, headers, body: body ?? null }))
   }
-  const bootstrap = await runtime.runPromise(Effect.flatMap(Workspaces, (w) => w.bootstrap))
+  const bootstrap = await runtime.runPromise(Effect.flatMap(Workspaces, (w) => w.bootstrap()))
   /** A request to the admin API, with the admin token unless `init` sends its own Authorization. */
   const admin = (path: string, init: RequestInit & { json?: unknown } = {}) => {
     const headers = new Headers(init.headers)
