@@ -1,5 +1,6 @@
 /** In-memory ContactStore with the ordering and search semantics of the SQL one. */
 import { Effect, Layer, Option } from "effect"
+import { toSummary } from "../../core/contacts/model.ts"
 import { matches } from "../../core/contacts/rules.ts"
 import { ContactStore } from "../../core/contacts/store.ts"
 import { MemoryDb } from "./db.ts"
@@ -41,6 +42,7 @@ export const layer = Layer.effect(
             .sort(newestFirst)
             .filter((c) => after === null || newestFirst(after, c) < 0)
             .slice(0, limit)
+            .map(toSummary)
         )
     }))
 )

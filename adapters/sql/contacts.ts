@@ -6,7 +6,7 @@ import { searchDigits, searchText } from "../../core/contacts/rules.ts"
 import { ContactStore } from "../../core/contacts/store.ts"
 import { PREPARED } from "./prepared.ts"
 import { likeContains } from "./rows.ts"
-import { contacts } from "./tables.ts"
+import { contacts, contactSummaries } from "./tables.ts"
 
 /** A contact's columns, with what search reads. */
 const columnsOf = (c: Contact): Record<string, unknown> => ({
@@ -63,8 +63,9 @@ export const layer = Layer.effect(
         // 1000, migration 0003): a common term walks contacts_recent newest first and stops at
         // `limit`, a rare one takes the trigram index and sorts its few matches.
         return die(sql`
-          SELECT * FROM contacts WHERE ${sql.and(conditions)}
-          ORDER BY created_at DESC, id DESC LIMIT ${limit}`).pipe(all)
+          SELECT id, first_name, last_name, company, phones->0->>'value' AS phone, created_at
+          FROM contacts WHERE ${sql.and(conditions)}
+          ORDER BY created_at DESC, id DESC LIMIT ${limit}`).pipe(Effect.map((rs) => rs.map(contactSummaries.decode)))
       }
     })
   })

@@ -3,7 +3,7 @@ import { AgentRecord } from "../../core/agent/model.ts"
 import { AuditRecord } from "../../core/audit/log.ts"
 import { ChargeRecord } from "../../core/billing/ledger.ts"
 import { CallSession } from "../../core/calls/sessions.ts"
-import { Contact } from "../../core/contacts/model.ts"
+import { Contact, ContactSummary } from "../../core/contacts/model.ts"
 import { ActivityRecord, Thread } from "../../core/conversations/model.ts"
 import { OutboxEvent } from "../../core/events/outbox.ts"
 import { MailRecord } from "../../core/mail/message.ts"
@@ -20,6 +20,7 @@ export const apiKeys = table(ApiKeyRecord)
 export const numbers = table(WorkspaceNumber)
 export const numberOwners = table(NumberRecord.omit("number"))
 export const contacts = table(Contact)
+export const contactSummaries = table(ContactSummary)
 export const outboxEvents = table(OutboxEvent)
 export const threads = table(Thread)
 export const activities = table(ActivityRecord)

@@ -17,8 +17,7 @@ import {
   type ContactInput,
   type ContactSummary,
   type ListContactsInput,
-  toDetail,
-  toSummary
+  toDetail
 } from "./model.ts"
 import { applyInput, type ContactChanges, hasIdentity, isAdoptablePlaceholder, searchTerms } from "./rules.ts"
 import { ContactStore } from "./store.ts"
@@ -182,7 +181,7 @@ export const make = Effect.gen(function*() {
       const last = rows[rows.length - 1]
       // A full page may have more after it; an exactly full last page yields one more, empty page.
       const nextCursor = rows.length === limit && last ? yield* cursors.encode(scope, [last.createdAt, last.id]) : null
-      const page: Page<ContactSummary> = { items: rows.map(toSummary), nextCursor }
+      const page: Page<ContactSummary> = { items: rows, nextCursor }
       return page
     })
 

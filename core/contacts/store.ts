@@ -1,5 +1,5 @@
 import { Context, Effect, Option } from "effect"
-import type { Contact } from "./model.ts"
+import type { Contact, ContactSummary } from "./model.ts"
 import type { SearchTerms } from "./rules.ts"
 
 export interface ContactListQuery {
@@ -18,7 +18,11 @@ export interface ContactStore {
   readonly remove: (workspaceId: string, id: string) => Effect.Effect<boolean>
   /** Contacts holding any of these E.164 numbers, oldest first. */
   readonly findByPhones: (workspaceId: string, phones: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<Contact>>
-  readonly list: (query: ContactListQuery) => Effect.Effect<ReadonlyArray<Contact>>
+  /**
+   * A page of summaries: what a list answers and no more. A contact's notes, properties and other
+   * phones may hold a megabyte each; a list never reads them, so its cost follows its answer.
+   */
+  readonly list: (query: ContactListQuery) => Effect.Effect<ReadonlyArray<ContactSummary>>
 }
 
 export const ContactStore = Context.GenericTag<ContactStore>("core/ContactStore")

@@ -11,7 +11,7 @@ import * as MemoryStores from "../../adapters/memory/stores.ts"
 import * as Pglite from "../../adapters/pglite/PgliteClient.ts"
 import * as Postgres from "../../adapters/postgres/PgClient.ts"
 import { LETTERS, SEPARATORS } from "../../adapters/sql/migrations/0007_search_separators.ts"
-import { Contact } from "../../core/contacts/model.ts"
+import { Contact, type ContactSummary } from "../../core/contacts/model.ts"
 import { searchTerms, searchText } from "../../core/contacts/rules.ts"
 import { ContactStore } from "../../core/contacts/store.ts"
 import { freshDatabase } from "../support/postgres.ts"
@@ -93,7 +93,7 @@ const run = (stores: Layer.Layer<ContactStore, unknown>) =>
       const pages: Array<Array<string>> = []
       let after: { createdAt: string; id: string } | null = null
       for (;;) {
-        const rows: ReadonlyArray<Contact> = yield* store.list({
+        const rows: ReadonlyArray<ContactSummary> = yield* store.list({
           workspaceId: WS,
           terms: searchTerms(q),
           limit: 2,

@@ -8,7 +8,7 @@ import { Deferred, Duration, Effect, Either, Fiber, Layer, Option } from "effect
 import type { Principal } from "../../core/auth/principal.ts"
 import { allScopes } from "../../core/auth/scopes.ts"
 import type { LedgerStore } from "../../core/billing/store.ts"
-import { Contact } from "../../core/contacts/model.ts"
+import { Contact, type ContactSummary } from "../../core/contacts/model.ts"
 import { searchTerms } from "../../core/contacts/rules.ts"
 import * as Contacts from "../../core/contacts/service.ts"
 import { ContactStore } from "../../core/contacts/store.ts"
@@ -80,7 +80,8 @@ const freshE164 = () => `+1415${String(Math.floor(Math.random() * 1e7)).padStart
 const insertAll = (contacts: ReadonlyArray<Contact>) =>
   Effect.flatMap(ContactStore, (store) => Effect.forEach(contacts, store.insert, { discard: true }))
 
-const label = (c: Contact) => c.firstName ?? c.lastName ?? c.company ?? c.id
+const label = (c: Pick<Contact, "firstName" | "lastName" | "company" | "id">) =>
+  c.firstName ?? c.lastName ?? c.company ?? c.id
 
 const search = (workspaceId: string, q: string) =>
   Effect.flatMap(ContactStore, (store) => store.list({ workspaceId, terms: searchTerms(q), limit: 100, after: null }))
@@ -92,10 +93,10 @@ const search = (workspaceId: string, q: string) =>
 const pageThrough = (workspaceId: string, limit: number, q?: string) =>
   Effect.gen(function*() {
     const store = yield* ContactStore
-    const seen: Array<Contact> = []
+    const seen: Array<ContactSummary> = []
     let after: { createdAt: string; id: string } | null = null
     for (let i = 0; i < 100; i++) {
-      const rows: ReadonlyArray<Contact> = yield* store.list({
+      const rows: ReadonlyArray<ContactSummary> = yield* store.list({
         workspaceId,
         terms: q === undefined ? null : searchTerms(q),
         limit,
