@@ -48,7 +48,7 @@ export class Api extends HttpApi.make("switchboard")
     OpenApi.Description,
     "Messaging and telephony for business workspaces.\n\n" +
       "On the Node server (`npm start`), some requests are refused before they reach any operation, with the same error envelope (`code` `invalid_argument`) and `X-Request-Id`, and the connection closed: " +
-      "a malformed request line or header (`400`), a request line and headers over 16 KB (`431`), a request not received in time (`408`; by default headers within 15 s, the whole request within 30 s)."
+      "a malformed request line or header, or an HTTP/1.1 request without `Host` (`400`), `CONNECT` (`405`), a request line and headers over 16 KB (`431`), a request not received in time (`408`; by default headers within 15 s, the whole request within 30 s)."
   )
   .annotate(OpenApi.Transform, patchOpenApi)
 {}

@@ -413,8 +413,11 @@ const handle = (
 
 const seconds = (ms: number) => `${Math.round(ms / 100) / 10} s`
 
-/** A raw HTTP/1.1 answer carrying the error envelope, for a socket that has no ServerResponse to write with. */
-const rawEnvelope = (status: number, message: string, requestId: string) => {
+/**
+ * A raw HTTP/1.1 answer carrying the error envelope, for a socket that has no ServerResponse to
+ * write with. The answer to a HEAD request has the envelope's headers and no body (RFC 9110, 9.3.2).
+ */
+const rawEnvelope = (status: number, message: string, requestId: string, head = false) => {
   const body = JSON.stringify(errorBody("invalid_argument", message, requestId))
   const headers = {
     "content-type": "application/json",
@@ -423,9 +426,12 @@ const rawEnvelope = (status: number, message: string, requestId: string) => {
     ...CORS_HEADERS,
     connection: "close"
   }
-  const head = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join("")
-  return `HTTP/1.1 ${status} ${Http.STATUS_CODES[status]}\r\n${head}\r\n${body}`
+  const lines = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join("")
+  return `HTTP/1.1 ${status} ${Http.STATUS_CODES[status]}\r\n${lines}\r\n${head ? "" : body}`
 }
+
+/** A refusal before the app, logged as the access log writes an answered request's line. */
+type LogRefusal = (line: string) => void
 
 const RAW_REQUEST_ID = /\r\nx-request-id:[ \t]*([A-Za-z0-9_-]{1,64})[ \t]*\r\n/i
 
@@ -437,7 +443,7 @@ const RAW_REQUEST_ID = /\r\nx-request-id:[ \t]*([A-Za-z0-9_-]{1,64})[ \t]*\r\n/i
  * A socket that is gone or no longer writable, an error that is not about the request (ECONNRESET),
  * or a response already under way (its status line is out) is only destroyed, as Node does.
  */
-const onClientError = (timeouts: Timeouts) => (error: Error, socket: Duplex) => {
+const onClientError = (timeouts: Timeouts, log: LogRefusal) => (error: Error, socket: Duplex) => {
   if (refused.has(socket)) return
   const { code = "", reason } = error as Error & { code?: string; reason?: string }
   const timedOut = code === "ERR_HTTP_REQUEST_TIMEOUT"
@@ -463,15 +469,21 @@ const onClientError = (timeouts: Timeouts) => (error: Error, socket: Duplex) => 
     (inFlight?.req.headers["x-request-id"] as string | undefined) ??
       (raw === undefined ? undefined : RAW_REQUEST_ID.exec(raw)?.[1])
   )
+  const method = inFlight?.req.method ?? (raw === undefined ? undefined : /^[A-Z]{1,16}(?= )/.exec(raw)?.[0]) ?? "-"
   refused.add(socket)
-  socket.end(rawEnvelope(status, message, requestId))
+  socket.end(rawEnvelope(status, message, requestId, method === "HEAD"))
+  log(`${displayText(method, 16)} - ${status} (${message}) requestId=${requestId}`)
   // Not destroyed at once: a client still sending its body would be reset and lose the answer.
   linger(socket)
 }
 
-/** Node's server with the timeouts (both paths). */
-const createServer = (timeouts: Timeouts) =>
+/**
+ * Node's server with the timeouts (both paths). The fast path answers a request without `Host`
+ * itself (`onRequest`), in the envelope; with `requireHostHeader` Node would send a bare 400.
+ */
+const createServer = (timeouts: Timeouts, requireHostHeader = true) =>
   Http.createServer({
+    requireHostHeader,
     requestTimeout: timeouts.requestMs,
     headersTimeout: timeouts.headersMs,
     keepAliveTimeout: timeouts.keepAliveMs,
@@ -483,8 +495,17 @@ const createServer = (timeouts: Timeouts) =>
 const make = (options: { readonly port: number; readonly host: string; readonly timeouts?: Timeouts | undefined }) =>
   Effect.gen(function*() {
     const timeouts = options.timeouts ?? DEFAULT_TIMEOUTS
-    const server = createServer(timeouts)
-    server.on("clientError", onClientError(timeouts))
+    const server = createServer(timeouts, false)
+    const logRuntime = yield* Effect.runtime<never>()
+    const log: LogRefusal = (line) => Runtime.runFork(logRuntime)(Effect.logInfo(`Refused: ${line}`))
+    server.on("clientError", onClientError(timeouts, log))
+    // CONNECT (a proxy tunnel) is no method of this API: answered, not dropped without a word.
+    server.on("connect", (req: Http.IncomingMessage, socket: Duplex) => {
+      const requestId = requestIdFor(req.headers["x-request-id"] as string | undefined)
+      socket.end(rawEnvelope(405, "CONNECT is not supported", requestId))
+      linger(socket)
+      log(`CONNECT - 405 requestId=${requestId}`)
+    })
     // Requests not yet answered, for the shutdown's log.
     let inFlight = 0
     server.on("request", (_req: Http.IncomingMessage, res: Http.ServerResponse) => {
@@ -524,6 +545,15 @@ const make = (options: { readonly port: number; readonly host: string; readonly 
           )
           const newScope = Runtime.runSync(runtime)
           const onRequest = (source: Http.IncomingMessage, res: Http.ServerResponse) => {
+            // HTTP/1.1 requires Host (RFC 9112, 3.2); refused in the envelope, as Node's parser errors are.
+            if (source.headers.host === undefined && source.httpVersionMajor === 1 && source.httpVersionMinor === 1) {
+              const requestId = requestIdFor(source.headers["x-request-id"] as string | undefined)
+              const message = "The Host header is required"
+              res.socket?.end(rawEnvelope(400, message, requestId, source.method === "HEAD"))
+              if (res.socket) linger(res.socket)
+              log(`${displayText(source.method ?? "-", 16)} - 400 (${message}) requestId=${requestId}`)
+              return
+            }
             const request = new NodeRequest(source, res)
             // One copy of the app's context (every service of the app) with both added, not one copy per added service.
             const context = Context.merge(

@@ -355,6 +355,44 @@ describe.skipIf("Deno" in globalThis)("Node server adapter: what the parser refu
     )
   })
 
+  it("answers a request without Host, and CONNECT, in the envelope, and logs each refusal", async () => {
+    logs.length = 0
+    expect(
+      expectEnvelope(
+        await exchange(slowPort, ["GET /request HTTP/1.1\r\nX-Request-Id: no-host\r\n\r\n"]),
+        400,
+        /^no-host$/
+      )
+    )
+      .toBe("The Host header is required")
+    // HTTP/1.0 has no Host requirement.
+    expect((await exchange(slowPort, ["GET /request HTTP/1.0\r\n\r\n"])).status).toBe(200)
+    expect(
+      expectEnvelope(
+        await exchange(slowPort, ["CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n"]),
+        405
+      )
+    )
+      .toBe("CONNECT is not supported")
+    await exchange(slowPort, ["GARBAGE\r\n\r\n"])
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    expect(logs.filter((l) => l.startsWith("Refused: "))).toEqual([
+      expect.stringMatching(/^Refused: GET - 400 \(The Host header is required\) requestId=no-host$/),
+      expect.stringMatching(/^Refused: CONNECT - 405 requestId=req_/),
+      expect.stringMatching(/^Refused: - - 400 \(Malformed HTTP request/)
+    ])
+  })
+
+  it("answers HEAD with headers over 16 KB with 431 and the envelope's headers, no body", async () => {
+    const answer = await exchange(slowPort, [
+      `HEAD /request HTTP/1.1\r\nHost: a\r\nX-Big: ${"b".repeat(17 * 1024)}\r\n\r\n`
+    ])
+    expect(answer.status).toBe(431)
+    expect(answer.headers["content-type"]).toBe("application/json")
+    expect(answer.headers["x-request-id"]).toMatch(/^req_/)
+    expect(answer.body).toBe("")
+  })
+
   it("answers a URL or headers over 16 KB with 431 in the envelope", async () => {
     const longUrl = await exchange(slowPort, [`GET /request?q=${"a".repeat(17 * 1024)} HTTP/1.1\r\nHost: a\r\n\r\n`])
     expect(expectEnvelope(longUrl, 431)).toBe("The request line and headers exceed 16 KB")
