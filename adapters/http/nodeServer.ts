@@ -504,7 +504,7 @@ const make = (options: { readonly port: number; readonly host: string; readonly 
       const requestId = requestIdFor(req.headers["x-request-id"] as string | undefined)
       socket.end(rawEnvelope(405, "CONNECT is not supported", requestId))
       linger(socket)
-      log(`CONNECT - 405 requestId=${requestId}`)
+      log(`CONNECT - 405 (CONNECT is not supported) requestId=${requestId}`)
     })
     // Requests not yet answered, for the shutdown's log.
     let inFlight = 0
@@ -549,8 +549,16 @@ const make = (options: { readonly port: number; readonly host: string; readonly 
             if (source.headers.host === undefined && source.httpVersionMajor === 1 && source.httpVersionMinor === 1) {
               const requestId = requestIdFor(source.headers["x-request-id"] as string | undefined)
               const message = "The Host header is required"
-              res.socket?.end(rawEnvelope(400, message, requestId, source.method === "HEAD"))
-              if (res.socket) linger(res.socket)
+              // Through the response (a pipelined request has no socket until those before it are
+              // answered); Node leaves out the body of a HEAD answer itself.
+              const body = JSON.stringify(errorBody("invalid_argument", message, requestId))
+              res.writeHead(400, {
+                "content-type": "application/json",
+                "content-length": String(Buffer.byteLength(body)),
+                "x-request-id": requestId,
+                ...CORS_HEADERS,
+                connection: "close"
+              }).end(body)
               log(`${displayText(source.method ?? "-", 16)} - 400 (${message}) requestId=${requestId}`)
               return
             }

@@ -154,10 +154,10 @@ export const bodyReadMessage = (error: HttpServerError.RequestError): string => 
   return tooLarge ? "Request body exceeds 1 MiB" : "Request body is not valid JSON"
 }
 
-/** Turns any failure cause into the documented envelope. */
 /** The status of a request whose client went away before its answer. */
 export const CLIENT_CLOSED_REQUEST = 499
 
+/** Turns any failure cause into the documented envelope (or, for a client gone, an empty 499). */
 export const causeToResponse = (cause: Cause.Cause<unknown>, requestId: string) => {
   const failure = Cause.failureOption(cause)
   const error = Option.isSome(failure) ? failure.value : Cause.squash(cause)

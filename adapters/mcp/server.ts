@@ -75,7 +75,8 @@ export const screen = (body: unknown, versionHeader: string | undefined, request
     }
   }
   if (!isRecord(body)) return { _tag: "Pass", body }
-  const invalid = invalidParams(body)
+  // A notification (no id) gets no answer, even a refusal: the SDK acknowledges it.
+  const invalid = body.id === undefined ? null : invalidParams(body)
   if (invalid !== null) {
     return {
       _tag: "Answered",

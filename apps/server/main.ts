@@ -200,6 +200,21 @@ export const ServicesLive = (config: ServerConfig) =>
  * First boot on an empty store prints one test key, once (only its hash is kept), and the next
  * steps: the admin token the admin API and CLI need, seeding a number, where the docs are.
  */
+/**
+ * Writes all of `text` to `fd` before returning: a short write is continued, and a pipe that is
+ * full for now (EAGAIN, stdout as a non-blocking pipe) is tried again until it takes the rest.
+ */
+const writeAllSync = (fd: number, text: string) => {
+  let rest = Buffer.from(text)
+  while (rest.length > 0) {
+    try {
+      rest = rest.subarray(writeSync(fd, rest))
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "EAGAIN") throw e
+    }
+  }
+}
+
 export const BootstrapLive = (config: ServerConfig) =>
   Layer.effectDiscard(
     Effect.gen(function*() {
@@ -208,7 +223,7 @@ export const BootstrapLive = (config: ServerConfig) =>
       yield* Effect.flatMap(Workspaces, (w) =>
         w.bootstrap(({ key, workspace }) =>
           Effect.sync(() =>
-            writeSync(
+            writeAllSync(
               1,
               [
                 "",

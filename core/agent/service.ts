@@ -1,7 +1,7 @@
 /**
  * The AI call agent (SPEC "Agent", CONTRACT "GET /agent", "A new agent"): read it with the month's
  * credit usage, edit its draft, publish the draft, and route a number's calls to it or away.
- * Scope `agent:manage` throughout. Publishing creates or updates the carrier's AI assistant (Voice
+ * Publishing creates or updates the carrier's AI assistant (Voice
  * `publishAgent`) and keeps its id as `carrierAssistantId`.
  */
 import { Clock, Context, Effect, Layer, Option, Schema } from "effect"

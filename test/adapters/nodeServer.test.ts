@@ -365,6 +365,13 @@ describe.skipIf("Deno" in globalThis)("Node server adapter: what the parser refu
       )
     )
       .toBe("The Host header is required")
+    // Pipelined behind another request (no socket of its own until that one is answered): still answered.
+    const pipelined = await exchange(slowPort, [
+      "GET /request HTTP/1.1\r\nHost: a\r\n\r\nGET /request HTTP/1.1\r\n\r\n"
+    ])
+    expect(pipelined.raw).toMatch(
+      /^HTTP\/1\.1 200 [\s\S]*HTTP\/1\.1 400 Bad Request\r\n[\s\S]*The Host header is required/
+    )
     // HTTP/1.0 has no Host requirement.
     expect((await exchange(slowPort, ["GET /request HTTP/1.0\r\n\r\n"])).status).toBe(200)
     expect(
@@ -378,7 +385,8 @@ describe.skipIf("Deno" in globalThis)("Node server adapter: what the parser refu
     await new Promise((resolve) => setTimeout(resolve, 50))
     expect(logs.filter((l) => l.startsWith("Refused: "))).toEqual([
       expect.stringMatching(/^Refused: GET - 400 \(The Host header is required\) requestId=no-host$/),
-      expect.stringMatching(/^Refused: CONNECT - 405 requestId=req_/),
+      expect.stringMatching(/^Refused: GET - 400 \(The Host header is required\) requestId=req_/),
+      expect.stringMatching(/^Refused: CONNECT - 405 \(CONNECT is not supported\) requestId=req_/),
       expect.stringMatching(/^Refused: - - 400 \(Malformed HTTP request/)
     ])
   })

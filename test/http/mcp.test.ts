@@ -66,6 +66,19 @@ describe("MCP params", () => {
     expect(body).toEqual({ jsonrpc: "2.0", id: 3, error: { code: -32602, message: expected } })
   })
 
+  // MCP's transport: a notification the server cannot accept is an HTTP error status, not a JSON-RPC answer with an id.
+  it("a notification (no id) with malformed params is refused with 400, never answered as a request", async () => {
+    const res = await app.fetch("/v1/mcp", {
+      method: "POST",
+      headers: { ...bearer(key), accept: "application/json, text/event-stream" },
+      json: { jsonrpc: "2.0", method: "notifications/initialized", params: [1] }
+    })
+    expect(res.status).toBe(400)
+    const body = (await res.json()) as { id?: unknown; error?: { code: number } }
+    expect(body.id ?? null).toBeNull()
+    expect(body.error?.code).not.toBe(-32603)
+  })
+
   it("well-formed requests still reach the SDK", async () => {
     const init = await post({
       jsonrpc: "2.0",
