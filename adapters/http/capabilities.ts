@@ -10,7 +10,7 @@ import { HttpApi, HttpApiSchema } from "@effect/platform"
 import type { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
 import { Context, Effect, Layer, Option } from "effect"
 import type { IdempotencyStore } from "../../core/idempotency/store.ts"
-import { type AnyTool, tools, type ToolServices } from "../../core/tools/index.ts"
+import { type AnyTool, toolIndex, tools, type ToolServices } from "../../core/tools/index.ts"
 import type { WorkspaceClock } from "../../core/workspaces/clock.ts"
 import { Api } from "./api.ts"
 import { Capability } from "./api/shared.ts"
@@ -94,7 +94,7 @@ const handlerOf = (tool: AnyTool, successStatus: number) => (request: DecodedReq
     return idempotent({ principal, key, request: request.payload, status: successStatus, success: tool.output, run })
   })
 
-const byName = new Map<string, AnyTool>(tools.map((t) => [t.name, t]))
+const byName = toolIndex(tools)
 
 /** The tool an endpoint offers; a capability group's endpoint without one is a programming error, caught at start-up. */
 const toolOf = (groupName: string, endpoint: HttpApiEndpoint.HttpApiEndpoint.AnyWithProps): AnyTool => {

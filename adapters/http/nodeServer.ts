@@ -413,11 +413,8 @@ const handle = (
 
 const seconds = (ms: number) => `${Math.round(ms / 100) / 10} s`
 
-/**
- * A raw HTTP/1.1 answer carrying the error envelope, for a socket that has no ServerResponse to
- * write with. The answer to a HEAD request has the envelope's headers and no body (RFC 9110, 9.3.2).
- */
-const rawEnvelope = (status: number, message: string, requestId: string, head = false) => {
+/** The envelope of a request refused before the app, with its headers; the connection is closed after it. */
+const refusal = (message: string, requestId: string) => {
   const body = JSON.stringify(errorBody("invalid_argument", message, requestId))
   const headers = {
     "content-type": "application/json",
@@ -426,12 +423,21 @@ const rawEnvelope = (status: number, message: string, requestId: string, head = 
     ...CORS_HEADERS,
     connection: "close"
   }
+  return { body, headers }
+}
+
+/**
+ * A raw HTTP/1.1 answer carrying the error envelope, for a socket that has no ServerResponse to
+ * write with. The answer to a HEAD request has the envelope's headers and no body (RFC 9110, 9.3.2).
+ */
+const rawEnvelope = (status: number, message: string, requestId: string, head = false) => {
+  const { body, headers } = refusal(message, requestId)
   const lines = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join("")
   return `HTTP/1.1 ${status} ${Http.STATUS_CODES[status]}\r\n${lines}\r\n${head ? "" : body}`
 }
 
 /** A refusal before the app, logged as the access log writes an answered request's line. */
-type LogRefusal = (line: string) => void
+type LogRefusal = (method: string, status: number, message: string, requestId: string) => void
 
 const RAW_REQUEST_ID = /\r\nx-request-id:[ \t]*([A-Za-z0-9_-]{1,64})[ \t]*\r\n/i
 
@@ -472,7 +478,7 @@ const onClientError = (timeouts: Timeouts, log: LogRefusal) => (error: Error, so
   const method = inFlight?.req.method ?? (raw === undefined ? undefined : /^[A-Z]{1,16}(?= )/.exec(raw)?.[0]) ?? "-"
   refused.add(socket)
   socket.end(rawEnvelope(status, message, requestId, method === "HEAD"))
-  log(`${displayText(method, 16)} - ${status} (${message}) requestId=${requestId}`)
+  log(method, status, message, requestId)
   // Not destroyed at once: a client still sending its body would be reset and lose the answer.
   linger(socket)
 }
@@ -497,14 +503,18 @@ const make = (options: { readonly port: number; readonly host: string; readonly 
     const timeouts = options.timeouts ?? DEFAULT_TIMEOUTS
     const server = createServer(timeouts, false)
     const logRuntime = yield* Effect.runtime<never>()
-    const log: LogRefusal = (line) => Runtime.runFork(logRuntime)(Effect.logInfo(`Refused: ${line}`))
+    const log: LogRefusal = (method, status, message, requestId) =>
+      Runtime.runFork(logRuntime)(
+        Effect.logInfo(`Refused: ${displayText(method, 16)} - ${status} (${message}) requestId=${requestId}`)
+      )
     server.on("clientError", onClientError(timeouts, log))
     // CONNECT (a proxy tunnel) is no method of this API: answered, not dropped without a word.
     server.on("connect", (req: Http.IncomingMessage, socket: Duplex) => {
       const requestId = requestIdFor(req.headers["x-request-id"] as string | undefined)
-      socket.end(rawEnvelope(405, "CONNECT is not supported", requestId))
+      const message = "CONNECT is not supported"
+      socket.end(rawEnvelope(405, message, requestId))
       linger(socket)
-      log(`CONNECT - 405 (CONNECT is not supported) requestId=${requestId}`)
+      log("CONNECT", 405, message, requestId)
     })
     // Requests not yet answered, for the shutdown's log.
     let inFlight = 0
@@ -551,15 +561,9 @@ const make = (options: { readonly port: number; readonly host: string; readonly 
               const message = "The Host header is required"
               // Through the response (a pipelined request has no socket until those before it are
               // answered); Node leaves out the body of a HEAD answer itself.
-              const body = JSON.stringify(errorBody("invalid_argument", message, requestId))
-              res.writeHead(400, {
-                "content-type": "application/json",
-                "content-length": String(Buffer.byteLength(body)),
-                "x-request-id": requestId,
-                ...CORS_HEADERS,
-                connection: "close"
-              }).end(body)
-              log(`${displayText(source.method ?? "-", 16)} - 400 (${message}) requestId=${requestId}`)
+              const { body, headers } = refusal(message, requestId)
+              res.writeHead(400, headers).end(body)
+              log(source.method ?? "-", 400, message, requestId)
               return
             }
             const request = new NodeRequest(source, res)

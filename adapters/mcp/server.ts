@@ -19,8 +19,8 @@ import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js"
 import { Effect, Runtime } from "effect"
 import type { Principal } from "../../core/auth/principal.ts"
-import type { AnyTool } from "../../core/tools/tool.ts"
-import { definitionOf, failure, runTool, toolIndex } from "./tools.ts"
+import { type AnyTool, toolIndex } from "../../core/tools/tool.ts"
+import { definitionOf, failure, runTool } from "./tools.ts"
 
 const INSTRUCTIONS =
   "Switchboard: contacts, conversation threads, SMS/MMS, calls with an AI agent, phone numbers, US 10DLC texting registration and webhooks for one workspace. " +

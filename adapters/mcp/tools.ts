@@ -166,9 +166,5 @@ export const runTool = (
   )
 }
 
-/** The tools by name. */
-export const toolIndex = (table: ReadonlyArray<AnyTool>): ReadonlyMap<string, AnyTool> =>
-  new Map(table.map((t) => [t.name, t]))
-
 export const findTool = (index: ReadonlyMap<string, AnyTool>, name: string): Option.Option<AnyTool> =>
   Option.fromNullable(index.get(name))

@@ -64,6 +64,10 @@ export interface Tool<I, IE, A, E extends DomainError, R> {
 // The table's entries have different inputs, answers and services.
 export type AnyTool = Tool<any, any, any, DomainError, any>
 
+/** The tools by name, as a transport looks them up. */
+export const toolIndex = (table: ReadonlyArray<AnyTool>): ReadonlyMap<string, AnyTool> =>
+  new Map(table.map((t) => [t.name, t]))
+
 /** An entry of the table; its `run` checks the principal's scope before the use case runs. */
 export const tool = <I, IE, A, E extends DomainError, R>(
   t: Tool<I, IE, A, E, R>

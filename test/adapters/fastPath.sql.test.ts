@@ -25,6 +25,7 @@ import * as SqlTransactor from "../../adapters/sql/transactor.ts"
 import * as Signal from "../../core/events/signal.ts"
 import { Transactor } from "../../core/kernel/transactor.ts"
 import { makeTestApp } from "../support/app.ts"
+import { normalizer } from "../support/normalize.ts"
 import { freshDatabase } from "../support/postgres.ts"
 import { sqlStores } from "../support/sqlStores.ts"
 import { storesContract } from "./stores.contract.ts"
@@ -137,42 +138,23 @@ for (const db of DBS) {
 
 // ------------------------------------------------------------------------------ one journey, both ways
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
-const TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/
-
-/**
- * An answer with what differs between two runs named by order of first appearance: ids, times,
- * cursors, request ids and keys. Two runs that agree on everything else, and on which id is which
- * where, give the same value.
- */
-const normalizer = () => {
-  const names = new Map<string, string>()
-  const name = (kind: string, value: string) => {
-    let named = names.get(value)
-    if (named === undefined) names.set(value, named = `<${kind} ${names.size}>`)
-    return named
-  }
-  const walk = (value: unknown, key?: string): unknown => {
-    if (Array.isArray(value)) return value.map((v) => walk(v))
-    if (value !== null && typeof value === "object") {
-      return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, walk(v, k)]))
-    }
-    if (typeof value !== "string") return value
-    if (UUID.test(value)) return name("id", value)
-    if (TIME.test(value)) return name("time", value)
-    if (key === "nextCursor" || key === "cursor") return name("cursor", value)
-    if (key === "requestId") return "<request>"
-    if (value.startsWith("svc_")) return name("key", value)
-    return value
-  }
-  return walk
-}
+/** Cursors, request ids and keys differ between the runs too. */
+const normalizerOfRun = () =>
+  normalizer((value, key) =>
+    key === "nextCursor" || key === "cursor"
+      ? "cursor"
+      : key === "requestId"
+      ? "<request>"
+      : value.startsWith("svc_")
+      ? "key"
+      : undefined
+  )
 
 type App = Awaited<ReturnType<typeof makeTestApp>>
 
 /** The journey's answers, normalised: status, the headers a client reads, the body. */
 const journey = async (app: App) => {
-  const normal = normalizer()
+  const normal = normalizerOfRun()
   const answers: Array<
     { readonly label: string; readonly status: number; readonly replayed: string | null; readonly body: unknown }
   > = []
