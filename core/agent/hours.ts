@@ -68,9 +68,9 @@ export const routeInbound = (number: WorkspaceNumber, agent: AgentRecord | null,
         case "agent":
           return { kind: "agent", agentId: agent.id }
         case "forward":
-          // An agent told to forward forwards to the number's own forwardTo (kept by connect). Without
-          // one the caller leaves a voicemail: PATCH /agent cannot refuse it, as the target belongs to
-          // each number (and numbers connected later), and ringing the team reaches nobody on a carrier.
+          // An agent told to forward forwards to the number's own forwardTo, which SPEC sets only in
+          // `forward` mode (an embedder routing its numbers itself may set one). Without one the caller
+          // leaves a voicemail: ringing the team reaches nobody on a carrier.
           return number.forwardTo === null ? { kind: "voicemail" } : { kind: "forward", to: number.forwardTo }
         default:
           return { kind: action }

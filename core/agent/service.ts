@@ -202,12 +202,8 @@ const make = Effect.gen(function*() {
       if (Option.isNone(found) || found.value.workspaceId !== p.workspaceId) return yield* numberNotFound
       const agent = yield* agents.get(p.workspaceId)
       if (Option.isNone(agent)) return yield* noAgent
-      // forwardTo is kept: it is where the agent's `forward` action sends calls.
-      yield* numbers.setRouting(p.workspaceId, e164, {
-        voiceMode: "agent",
-        agentId: agent.value.id,
-        forwardTo: found.value.number.forwardTo
-      })
+      // SPEC sets forwardTo only in `forward` mode: an earlier forwarding target is cleared.
+      yield* numbers.setRouting(p.workspaceId, e164, { voiceMode: "agent", agentId: agent.value.id, forwardTo: null })
       return { ok: true as const, voiceMode: "agent" as const }
     })
 

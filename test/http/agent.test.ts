@@ -264,9 +264,9 @@ describe("POST /numbers/{e164}/connect and /disconnect", () => {
       voiceMode: "forward"
     })
     expect(await routing()).toEqual(["forward", null, "+14155550199"])
-    // connecting again keeps forwardTo, where an agent action `forward` sends calls
+    // connecting again clears forwardTo: SPEC sets it only in forward mode
     await connect()
-    expect((await routing()).slice(0, 1).concat((await routing()).slice(2))).toEqual(["agent", "+14155550199"])
+    expect([(await routing())[0], (await routing())[2]]).toEqual(["agent", null])
     expect(await ok(await disconnect({}))).toEqual({ ok: true, voiceMode: "app" })
     expect(await routing()).toEqual(["app", null, null])
   })

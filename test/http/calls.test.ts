@@ -605,7 +605,7 @@ describe("routing rules", () => {
     return { ...ws, ring }
   }
 
-  it("an agent action forward goes to the number's forwardTo; a number without one takes a voicemail", async () => {
+  it("an agent action forward takes a voicemail, even after the number forwarded (connect clears forwardTo)", async () => {
     const e164 = "+14155550163"
     const ws = await workspaceWith(e164, config({ inHoursAction: "forward" }))
     expect(await ws.ring()).toMatchObject({
@@ -615,15 +615,10 @@ describe("routing rules", () => {
       agentId: null,
       recordingUrl: expect.any(String)
     })
-    // A forwardTo set while forwarding is kept by connect: the agent's forward now reaches it.
+    // A forwardTo set while forwarding does not outlive the forward mode.
     await route(e164, { voiceMode: "forward", forwardTo: OUTSIDE }, ws.key)
     await route(e164, { voiceMode: "agent" }, ws.key)
-    const forwarded = await ws.ring()
-    expect(forwarded).toMatchObject({ type: "call", status: "completed", answeredBy: null, recordingUrl: null })
-    const activity = (await ok(await as(ws.key)(`/conversations/${forwarded.conversationId}`))).activities.find((
-      a: any
-    ) => a.id === forwarded.id)
-    expect(activity.call.forwardedTo).toBe(OUTSIDE)
+    expect(await ws.ring()).toMatchObject({ type: "voicemail", status: "missed", answeredBy: null })
   })
 
   it("businessHours.timezone, when set, is the zone the hours are read in, whatever the agent's timezone; without it, the agent's", async () => {
