@@ -56,7 +56,7 @@ import { type Duplex, Readable } from "node:stream"
 import { displayText } from "../../core/kernel/display.ts"
 import { FastPath } from "../fastPath.ts"
 import { serverSpan } from "../telemetry/tracing.ts"
-import { CORS_HEADERS, DEFAULT_TIMEOUTS, errorBody, requestIdFor, type Timeouts } from "./platform.ts"
+import { answeredByServer, CORS_HEADERS, DEFAULT_TIMEOUTS, errorBody, requestIdFor, type Timeouts } from "./platform.ts"
 
 /** The request as the app sees it (HttpServerRequest) over Node's IncomingMessage. */
 class NodeRequest extends Inspectable.Class implements HttpServerRequest.HttpServerRequest {
@@ -478,7 +478,9 @@ const onClientError = (timeouts: Timeouts, log: LogRefusal) => (error: Error, so
   const method = inFlight?.req.method ?? (raw === undefined ? undefined : /^[A-Z]{1,16}(?= )/.exec(raw)?.[0]) ?? "-"
   refused.add(socket)
   socket.end(rawEnvelope(status, message, requestId, method === "HEAD"))
-  log(method, status, message, requestId)
+  // A request the app already has is logged by its access log, with this status (platform.ts).
+  if (inFlight === undefined) log(method, status, message, requestId)
+  else answeredByServer.set(inFlight.req, { status, message })
   // Not destroyed at once: a client still sending its body would be reset and lose the answer.
   linger(socket)
 }

@@ -154,6 +154,13 @@ export const bodyReadMessage = (error: HttpServerError.RequestError): string => 
   return tooLarge ? "Request body exceeds 1 MiB" : "Request body is not valid JSON"
 }
 
+/**
+ * Requests (by their `source`) the server answered itself while the app still had them: Node's
+ * 408 for a body that did not arrive in time (nodeServer.ts). The app's own answer is never sent,
+ * so the access log and metrics record the server's.
+ */
+export const answeredByServer = new WeakMap<object, { readonly status: number; readonly message: string }>()
+
 /** The status of a request whose client went away before its answer. */
 export const CLIENT_CLOSED_REQUEST = 499
 
@@ -364,14 +371,19 @@ export const layer = HttpApiBuilder.middleware(
           Effect.map(handled, (res) => probe(state, res)) :
           Effect.flatMap(
             req.method === "OPTIONS" ? Effect.succeed(preflight(req)) : guarded(req, state),
-            (res) =>
-              state.rate !== undefined
+            (appAnswer) => {
+              const server = answeredByServer.get(req.source as object)
+              const res = server === undefined
+                ? appAnswer
+                : envelope(server.status, "invalid_argument", server.message, state.requestId)
+              return state.rate !== undefined
                 ? Effect.succeed(metrics.record(req.method, req.url, started, finish(state, state.rate, res)))
                 // A request that never reached key authentication (an unknown route, a preflight) counts per address.
                 : Effect.map(limiter.consume(addressBucket("ip", req, trusted)), (rate) => {
                   state.rate = rate
                   return metrics.record(req.method, req.url, started, finish(state, rate, res))
                 })
+            }
           )
         return logging ? Effect.tap(answered, (res) => logRequest(req, state, res, started)) : answered
       })
