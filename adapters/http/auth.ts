@@ -10,7 +10,7 @@ import {
   Unauthenticated
 } from "../../core/kernel/errors.ts"
 import { jsonTextProblem } from "../../core/kernel/input.ts"
-import { type Decision, RateLimiter } from "../../core/ratelimit/bucket.ts"
+import { type Decision, RateLimiter, requestCost } from "../../core/ratelimit/bucket.ts"
 import { Workspaces } from "../../core/workspaces/service.ts"
 import { recordRefusal } from "../telemetry/metrics.ts"
 import { Api } from "./api.ts"
@@ -38,6 +38,21 @@ const scopesByRoute = (): ReadonlyMap<string, ReadonlyArray<Scope>> => {
     }
   })
   return scopes
+}
+
+/**
+ * The body's size in bytes, for its cost: the declared length (platform.ts has refused one over
+ * 1 MiB), else the body read (chunked; the route reads the same cached text). A body that cannot be
+ * read costs nothing here: its route answers the error.
+ */
+const bodyBytes = (req: HttpServerRequest.HttpServerRequest): Effect.Effect<number> => {
+  const declared = req.headers["content-length"]
+  if (declared !== undefined) return Effect.succeed(Number(declared) || 0)
+  if (!BODY_METHODS.has(req.method)) return Effect.succeed(0)
+  return req.text.pipe(
+    Effect.map((text) => new TextEncoder().encode(text).length),
+    Effect.orElseSucceed(() => 0)
+  )
 }
 
 export const AuthorizationLive = Layer.effect(
@@ -85,7 +100,10 @@ export const AuthorizationLive = Layer.effect(
             Effect.catchAll(reject),
             Effect.flatMap((principal) =>
               Effect.flatMap(
-                limiter.consume(`key:${principal.keyId}`),
+                Effect.flatMap(
+                  bodyBytes(req),
+                  (bytes) => limiter.consume(`key:${principal.keyId}`, requestCost(bytes))
+                ),
                 (rate): Effect.Effect<void, ResourceExhausted | PermissionDenied, HttpRouter.RouteContext> => {
                   state.rate = rate
                   if (!rate.allowed) return Effect.fail(exhausted(rate, "key"))

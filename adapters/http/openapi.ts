@@ -43,8 +43,8 @@ const header = (description: string, type = "integer") => ({ description, schema
 
 const commonHeaders = {
   "X-Request-Id": header("The request id: the client's own when valid, else generated", "string"),
-  "RateLimit-Limit": header("Requests allowed per minute for this key"),
-  "RateLimit-Remaining": header("Requests left right now"),
+  "RateLimit-Limit": header("Tokens per minute for this key: a request takes one, plus one per whole 16 KiB of body"),
+  "RateLimit-Remaining": header("Tokens left right now"),
   "RateLimit-Reset": header("Seconds (delta) until a full minute's allowance is back")
 }
 

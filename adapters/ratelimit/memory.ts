@@ -10,14 +10,14 @@ export const layer = (limitPerMinute: number) =>
     const buckets = new Map<string, Bucket>()
     let sweptAt = 0
     return RateLimiter.of({
-      consume: (key) =>
+      consume: (key, cost = 1) =>
         Effect.map(Clock.currentTimeMillis, (now) => {
           // Full buckets carry no information: drop them once a minute so idle keys cost nothing.
           if (now - sweptAt > 60_000) {
             sweptAt = now
             for (const [k, b] of buckets) if (now - b.at > 60_000) buckets.delete(k)
           }
-          const [bucket, decision] = consume(buckets.get(key), now, limitPerMinute)
+          const [bucket, decision] = consume(buckets.get(key), now, limitPerMinute, Math.min(cost, limitPerMinute))
           buckets.set(key, bucket)
           return decision
         })

@@ -11,8 +11,9 @@
  * while each lease is spent within its time: a key that is not busy in this process takes one token
  * per request, as before. Unspent tokens go back to the bucket with the process's next upsert for
  * that key. Tokens are only ever taken from the shared bucket, never made: a burst can pass the
- * limit by at most one lease per process. Limits under 200 a minute always take one token, and
- * every decision is the bucket's own.
+ * limit by at most one lease per process. A request costing more than its lease holds returns the
+ * rest and takes a new one. Limits under 200 a minute take what each request costs, and every
+ * decision is the bucket's own.
  */
 import { SqlClient } from "@effect/sql"
 import { Clock, Deferred, Duration, Effect, FiberId, Layer, Schedule } from "effect"
@@ -30,6 +31,12 @@ import {
 import { PREPARED } from "./prepared.ts"
 
 type BucketRow = { readonly tokens: number | string; readonly granted: number | string }
+
+/** An upsert's refusal, shared with the requests that waited for it. */
+interface Refusal {
+  readonly cost: number
+  readonly decision: Decision
+}
 
 /** A key's lease in this process. */
 interface Lease {
@@ -52,7 +59,7 @@ export const layer = (limitPerMinute: number) =>
       const leases = new Map<string, Lease>()
       // One upsert at a time per key: concurrent requests wait for it, then spend from it, or share
       // its refusal (a refused upsert means the bucket had no whole token for anyone).
-      const leasing = new Map<string, Deferred.Deferred<Decision | undefined>>()
+      const leasing = new Map<string, Deferred.Deferred<Refusal | undefined>>()
 
       const sweep = Effect.flatMap(Clock.currentTimeMillis, (now) => {
         // A lapsed lease's tokens would go back with the key's next upsert; a key idle for a window refilled anyway.
@@ -61,15 +68,15 @@ export const layer = (limitPerMinute: number) =>
       }).pipe(Effect.catchAllCause((cause) => Effect.logWarning("rate-limit sweep failed", cause)))
       yield* Effect.forkScoped(Effect.repeat(sweep, Schedule.spaced(Duration.millis(WINDOW_MS))))
 
-      /** One upsert: gives back `returned` tokens, refills, and takes up to `want`. */
-      const upsert = (key: string, now: number, want: number, returned: number) =>
+      /** One upsert: gives back `returned` tokens, refills, and takes up to `want` if it holds `need` (need <= want <= limit). */
+      const upsert = (key: string, now: number, need: number, want: number, returned: number) =>
         sql<BucketRow>`${sql.literal(PREPARED)}
           INSERT INTO rate_limits AS r (bucket, tokens, at_ms, allowed, granted)
           VALUES (${key}, ${limitPerMinute - want}, ${now}, true, ${want})
           ON CONFLICT (bucket) DO UPDATE SET (tokens, allowed, granted, at_ms) = (
-            SELECT x - g, g >= 1, g, GREATEST(r.at_ms, EXCLUDED.at_ms)
+            SELECT x - g, g > 0, g, GREATEST(r.at_ms, EXCLUDED.at_ms)
             FROM (
-              SELECT x, LEAST(${want}::float8, floor(x)) AS g
+              SELECT x, CASE WHEN x >= ${need}::float8 THEN LEAST(${want}::float8, floor(x)) ELSE 0 END AS g
               FROM (SELECT LEAST(${limitPerMinute}::float8, r.tokens + ${returned}::float8 + GREATEST(0, EXCLUDED.at_ms - r.at_ms)::float8 * ${perMs}::float8) AS x) refill
             ) lease
           )
@@ -78,44 +85,49 @@ export const layer = (limitPerMinute: number) =>
           Effect.map((rows) => ({ tokens: Number(rows[0]!.tokens), granted: Number(rows[0]!.granted) }))
         )
 
-      // One token per request: the pure bucket's arithmetic (a new bucket is its first step: limit - 1).
-      const single = (key: string): Effect.Effect<Decision> =>
+      // Each request its own upsert: the pure bucket's arithmetic (a new bucket is its first step: limit - cost).
+      const single = (key: string, cost: number): Effect.Effect<Decision> =>
         Effect.flatMap(Clock.currentTimeMillis, (now) =>
-          Effect.map(upsert(key, now, 1, 0), ({ tokens, granted }) =>
-            decide(tokens, granted >= 1, limitPerMinute)))
+          Effect.map(upsert(key, now, cost, cost, 0), ({ tokens, granted }) =>
+            decide(tokens, granted >= cost, limitPerMinute, cost)))
 
-      const leased = (key: string): Effect.Effect<Decision> =>
+      const leased = (key: string, cost: number): Effect.Effect<Decision> =>
         Effect.uninterruptibleMask((restore) =>
           Effect.flatMap(Clock.currentTimeMillis, (now) => {
             const l = leases.get(key)
-            if (l !== undefined && l.count >= 1 && l.until > now) {
-              l.count -= 1
+            if (l !== undefined && l.count >= cost && l.until > now) {
+              l.count -= cost
               const left = refill({ tokens: l.shared.tokens + l.count, at: l.shared.at }, now, limitPerMinute)
-              return Effect.succeed(decide(left, true, limitPerMinute))
+              return Effect.succeed(decide(left, true, limitPerMinute, cost))
             }
             const pending = leasing.get(key)
             if (pending !== undefined) {
+              // A refusal of a request costing no more than this one is this one's too.
               return Effect.flatMap(
                 restore(Deferred.await(pending)),
-                (refused) => (refused !== undefined ? Effect.succeed(refused) : leased(key))
+                (refused) =>
+                  refused !== undefined && refused.cost <= cost ? Effect.succeed(refused.decision) : leased(key, cost)
               )
             }
             // Spent in time: the key is busy here, so take twice as many; otherwise start again from one.
-            const spentInTime = l !== undefined && l.count < 1 && l.until > now
-            const want = spentInTime ? Math.min(most, l.size * 2) : 1
-            const returned = l !== undefined && l.until <= now ? l.count : 0
+            const spentInTime = l !== undefined && l.count < cost && l.until > now
+            const want = Math.max(cost, spentInTime ? Math.min(most, l.size * 2) : 1)
+            // What the lease holds goes back: lapsed, or too few for this request.
+            const returned = l?.count ?? 0
             leases.delete(key)
-            const done = Deferred.unsafeMake<Decision | undefined>(FiberId.none)
+            const done = Deferred.unsafeMake<Refusal | undefined>(FiberId.none)
             leasing.set(key, done)
-            let outcome: Decision | undefined
-            return restore(upsert(key, now, want, returned)).pipe(
+            let outcome: Refusal | undefined
+            return restore(upsert(key, now, cost, want, returned)).pipe(
               Effect.map(({ tokens, granted }) => {
-                if (granted < 1) {
-                  return (outcome = decide(tokens, false, limitPerMinute))
+                if (granted < cost) {
+                  const decision = decide(tokens, false, limitPerMinute, cost)
+                  outcome = { cost, decision }
+                  return decision
                 }
-                const held = granted - 1
+                const held = granted - cost
                 leases.set(key, { count: held, size: granted, until: now + LEASE_MS, shared: { tokens, at: now } })
-                return decide(tokens + held, true, limitPerMinute)
+                return decide(tokens + held, true, limitPerMinute, cost)
               }),
               Effect.ensuring(
                 Effect.suspend(() => {
@@ -127,6 +139,10 @@ export const layer = (limitPerMinute: number) =>
           })
         )
 
-      return RateLimiter.of({ consume: most === 1 ? single : leased })
+      const decideWith = most === 1 ? single : leased
+      return RateLimiter.of({
+        consume: (key, cost = 1) =>
+          decideWith(key, Math.min(cost, limitPerMinute))
+      })
     })
   )

@@ -13,7 +13,7 @@ import * as Postgres from "../../adapters/postgres/PgClient.ts"
 import * as MemoryRateLimit from "../../adapters/ratelimit/memory.ts"
 import * as Migrate from "../../adapters/sql/migrate.ts"
 import * as SqlRateLimit from "../../adapters/sql/ratelimit.ts"
-import { type Bucket, consume, type Decision, RateLimiter } from "../../core/ratelimit/bucket.ts"
+import { type Bucket, consume, type Decision, RateLimiter, requestCost } from "../../core/ratelimit/bucket.ts"
 import { freshDatabase } from "../support/postgres.ts"
 import { sqlContract } from "../support/sqlContract.ts"
 
@@ -90,6 +90,50 @@ const contract = <R>(
           )
         }
       }))
+
+    it.effect("a request costing several tokens takes them all or none, as the pure bucket decides", () =>
+      Effect.gen(function*() {
+        // Costs as requestCost gives them: 1, a 20 KiB body (2), a 256 KiB body (17), more than the limit (capped).
+        const costs = [1, 2, 17, 1, 17, 45, 1, 2]
+        for (const limit of [1, 10, 30]) {
+          const key = bucketKey()
+          const got = yield* withLimiter(limit, (l) =>
+            Effect.gen(function*() {
+              const decisions: Array<Decision> = []
+              for (const [i, [gap, n]] of schedule.entries()) {
+                yield* TestClock.adjust(gap)
+                for (let j = 0; j < n; j++) decisions.push(yield* l.consume(key, costs[(i + j) % costs.length]))
+              }
+              return decisions
+            }))
+          const start = (yield* TestClock.currentTimeMillis) - schedule.reduce((t, [gap]) => t + gap, 0)
+          let bucket: Bucket | undefined
+          let now = start
+          const expected: Array<Decision> = []
+          for (const [i, [gap, n]] of schedule.entries()) {
+            now += gap
+            for (let j = 0; j < n; j++) {
+              const [next, d] = consume(bucket, now, limit, Math.min(limit, costs[(i + j) % costs.length]!))
+              bucket = next
+              expected.push(d)
+            }
+          }
+          assert.deepStrictEqual(got, expected, `limit ${limit}`)
+        }
+      }))
+
+    it.effect("a 256 KiB body's 17 tokens: refused while fewer are left, Retry-After until 17 are back", () =>
+      withLimiter(600, (l) =>
+        Effect.gen(function*() {
+          const key = bucketKey()
+          for (let i = 0; i < 590; i++) yield* l.consume(key)
+          const refused = yield* l.consume(key, requestCost(256 * 1024))
+          assert.deepStrictEqual([refused.allowed, refused.retryAfterSeconds], [false, 1])
+          assert.isTrue((yield* l.consume(key)).allowed, "a one-token request still passes")
+          yield* TestClock.adjust(1_000)
+          const taken = yield* l.consume(key, 17)
+          assert.deepStrictEqual([taken.allowed, taken.remaining], [true, 2]) // 9 + 10 refilled - 17
+        })).pipe(Effect.orDie))
 
     it.effect("60 a minute: 60 at once, the 61st refused for a second, then one more every second", () =>
       withLimiter(60, (l) =>

@@ -15,6 +15,13 @@ const preflight = (app: App, path = "/v1/api/contacts", method = "POST") =>
     }
   })
 
+/** `RateLimit-Remaining` is `expected`, plus what refilled since `started` (10 a second at 600 a minute), however slow the machine. */
+const expectRemaining = (res: Response, expected: number, started: number) => {
+  const remaining = Number(res.headers.get("ratelimit-remaining"))
+  expect(remaining).toBeGreaterThanOrEqual(expected)
+  expect(remaining).toBeLessThanOrEqual(expected + Math.ceil((performance.now() - started) / 100))
+}
+
 describe("rate-limit headers", () => {
   let app: App
   beforeAll(async () => {
@@ -42,19 +49,45 @@ describe("rate-limit headers", () => {
 
   it("count down per key", async () => {
     const key = (await app.createKey(app.workspaceId)).token
+    const started = performance.now()
     const first = await app.fetch("/v1/api/contacts", { headers: bearer(key) })
     const second = await app.fetch("/v1/api/contacts", { headers: bearer(key) })
     expect(first.headers.get("ratelimit-remaining")).toBe("599")
-    expect(second.headers.get("ratelimit-remaining")).toBe("598")
+    expectRemaining(second, 598, started)
     expect(Number(second.headers.get("ratelimit-reset"))).toBeGreaterThanOrEqual(1)
     expect(Number(second.headers.get("ratelimit-reset"))).toBeLessThanOrEqual(60)
   })
 
+  it("charge a large body a token per 16 KiB besides its own, chunked or not", async () => {
+    const key = (await app.createKey(app.workspaceId)).token
+    const notes = Array.from({ length: 100 }, () => "n".repeat(10_000))
+    const big = JSON.stringify({ firstName: "Big", notes }) // about 1,000 KB: 61 whole 16 KiB
+    const cost = 1 + Math.floor(big.length / 16_384)
+    const started = performance.now()
+    const created = await app.fetch("/v1/api/contacts", {
+      method: "POST",
+      headers: { ...bearer(key), "content-type": "application/json", "content-length": String(big.length) },
+      body: big
+    })
+    expect(created.status).toBe(201)
+    expect(created.headers.get("ratelimit-remaining")).toBe(String(600 - cost))
+    // No Content-Length: the body read gives the size.
+    const chunked = await app.fetch("/v1/api/contacts", {
+      method: "POST",
+      headers: { ...bearer(key), "content-type": "application/json" },
+      body: new Blob([big]).stream(),
+      duplex: "half"
+    } as RequestInit)
+    expect(chunked.status).toBe(201)
+    expectRemaining(chunked, 600 - 2 * cost, started)
+  })
+
   it("count a failed request against the key too", async () => {
     const key = (await app.createKey(app.workspaceId)).token
+    const started = performance.now()
     await app.fetch("/v1/api/contacts", { method: "POST", headers: bearer(key), json: { nope: 1 } })
     const res = await app.fetch("/v1/api/contacts", { headers: bearer(key) })
-    expect(res.headers.get("ratelimit-remaining")).toBe("598")
+    expectRemaining(res, 598, started)
   })
 })
 
