@@ -166,7 +166,10 @@ export const layer = Layer.effect(
             .filter((a) => a.workspaceId === ws && matchesQuery(searchableText(a), queryWords))
             .sort((a, b) => -byCreation(a, b))
             .slice(0, limit)
-            .map((activity) => ({ activity, thread: st().threads.get(activity.conversationId)! }))
+            .map(({ body, conversationId, createdAt, direction, id, type }) => {
+              const { numberE164, participant } = st().threads.get(conversationId)!
+              return { id, conversationId, type, direction, body, createdAt, participant, numberE164 }
+            })
         )
     })
   })

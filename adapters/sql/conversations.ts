@@ -11,7 +11,7 @@ import {
 import { ConversationStore, type ThreadTouch } from "../../core/conversations/store.ts"
 import { PREPARED } from "./prepared.ts"
 import { isUniqueViolation } from "./rows.ts"
-import { activities, joinedActivities, threads } from "./tables.ts"
+import { activities, joinedActivities, searchRows, threads } from "./tables.ts"
 
 /** A thread row of `viewSelect`: the thread's columns and its contact's name parts. */
 const toView = (r: Record<string, unknown>): ThreadView => {
@@ -194,12 +194,10 @@ export const layer = Layer.effect(
         ),
       search: (ws, words, limit) =>
         die(sql`
-          SELECT ${sql.literal(activities.columns("a"))}, t.*
+          SELECT a.id, a.conversation_id, a.type, a.direction, a.body, a.created_at, t.participant, t.number_e164
           FROM activities a JOIN threads t ON t.workspace_id = a.workspace_id AND t.id = a.conversation_id
           WHERE a.workspace_id = ${ws} AND a.search @@ to_tsquery('simple', ${prefixQuery(words)})
-          ORDER BY a.created_at DESC, a.id DESC LIMIT ${limit}`).pipe(
-          Effect.map((rs) => rs.map((r) => ({ activity: joinedActivities.decode(r), thread: threads.decode(r) })))
-        )
+          ORDER BY a.created_at DESC, a.id DESC LIMIT ${limit}`).pipe(Effect.map((rs) => rs.map(searchRows.decode)))
     })
   })
 )

@@ -5,6 +5,7 @@ import { ChargeRecord } from "../../core/billing/ledger.ts"
 import { CallSession } from "../../core/calls/sessions.ts"
 import { Contact, ContactSummary } from "../../core/contacts/model.ts"
 import { ActivityRecord, Thread } from "../../core/conversations/model.ts"
+import { SearchRow } from "../../core/conversations/store.ts"
 import { OutboxEvent } from "../../core/events/outbox.ts"
 import { MailRecord } from "../../core/mail/message.ts"
 import { NumberRecord, WorkspaceNumber } from "../../core/numbers/model.ts"
@@ -26,6 +27,8 @@ export const threads = table(Thread)
 export const activities = table(ActivityRecord)
 /** Activities joined to their thread, selected as `activities.columns("a")`. */
 export const joinedActivities = table(ActivityRecord, "a_")
+/** A message search's hits (conversations.ts selects the columns). */
+export const searchRows = table(SearchRow)
 /** Secrets as stored: sealed (secrets.ts). */
 export const webhookEndpoints = table(EndpointRecord)
 export const webhookDeliveries = table(DeliveryRecord)

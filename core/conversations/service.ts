@@ -82,15 +82,15 @@ export const make = Effect.gen(function*() {
       const terms = words(q).slice(0, 8)
       if (terms.length === 0) return yield* new InvalidArgument({ message: "q: give at least one word to search for" })
       const hits = yield* store.search(p.workspaceId, terms, limit)
-      return hits.map(({ activity: a, thread: t }): MessageSearchResult => ({
-        activityId: a.id,
-        conversationId: a.conversationId,
-        type: a.type,
-        direction: a.direction,
-        body: a.body,
-        participants: participantsOf(t.participant),
-        numberE164: t.numberE164,
-        createdAt: a.createdAt
+      return hits.map((hit): MessageSearchResult => ({
+        activityId: hit.id,
+        conversationId: hit.conversationId,
+        type: hit.type,
+        direction: hit.direction,
+        body: hit.body,
+        participants: participantsOf(hit.participant),
+        numberE164: hit.numberE164,
+        createdAt: hit.createdAt
       }))
     })
 

@@ -1,6 +1,6 @@
-import { Context, Effect, Option } from "effect"
+import { Context, Effect, Option, Schema } from "effect"
 import type { DeliveryStatus } from "../messaging/deliveryStatus.ts"
-import type { ActivityRecord, Thread, ThreadStatus, ThreadView } from "./model.ts"
+import { ActivityRecord, Thread, type ThreadStatus, type ThreadView } from "./model.ts"
 
 export interface ThreadListQuery {
   readonly workspaceId: string
@@ -14,6 +14,13 @@ export interface SearchHit {
   readonly activity: ActivityRecord
   readonly thread: Thread
 }
+
+/** What a message search reads of each hit: what it answers, not the whole activity (a call's transcript) and thread. */
+export const SearchRow = Schema.Struct({
+  ...ActivityRecord.pick("id", "conversationId", "type", "direction", "body", "createdAt").fields,
+  ...Thread.pick("participant", "numberE164").fields
+})
+export type SearchRow = typeof SearchRow.Type
 
 /**
  * What a new message sets on its thread. Only these columns are written, so what another writer
@@ -81,7 +88,7 @@ export interface ConversationStore {
     workspaceId: string,
     queryWords: ReadonlyArray<string>,
     limit: number
-  ) => Effect.Effect<ReadonlyArray<SearchHit>>
+  ) => Effect.Effect<ReadonlyArray<SearchRow>>
 }
 
 /** A call's billed minutes: its seconds rounded up, a started minute counting whole. */

@@ -524,7 +524,7 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
         assert.deepStrictEqual(yield* store.search(ws, ["zanzibar"], 10), [])
         yield* store.setCallTranscript(ws, a.id, transcript)
         assert.deepStrictEqual(Option.getOrThrow(yield* store.getActivity(ws, a.id)).callTranscript, transcript)
-        assert.deepStrictEqual((yield* store.search(ws, ["zanzibar"], 10)).map((h) => h.activity.id), [a.id])
+        assert.deepStrictEqual((yield* store.search(ws, ["zanzibar"], 10)).map((h) => h.id), [a.id])
         const media = [{ key: "call_1.mp3", contentType: "audio/mpeg", size: 1234, filename: "recording.mp3" }]
         yield* store.setCallMedia(other, a.id, media)
         assert.deepStrictEqual(Option.getOrThrow(yield* store.getActivity(ws, a.id)).media, [])
@@ -588,10 +588,7 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
         const search = (q: string, limit = 100) =>
           Effect.map(
             store.search(ws, words(q), limit),
-            (hits) =>
-              hits.map((h) =>
-                Object.keys(docs).find((k) => docs[k]!.id === h.activity.id) ?? `unknown ${h.activity.id}`
-              )
+            (hits) => hits.map((h) => Object.keys(docs).find((k) => docs[k]!.id === h.id) ?? `unknown ${h.id}`)
           )
         const expectations: ReadonlyArray<readonly [string, ReadonlyArray<string>]> = [
           ["table", ["call", "way", "table"]],
@@ -633,12 +630,20 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
         // newest first, then the limit keeps the newest
         assert.deepStrictEqual(yield* search("table", 2), ["call", "way"])
         assert.deepStrictEqual(yield* search("table", 1), ["call"])
-        // hits carry their thread
+        // hits carry what a search answers: the activity's text and identity, its thread's participant and number
         const [hit] = yield* store.search(ws, ["reservation"], 10)
-        assert.strictEqual(hit!.thread.id, t2.id)
-        assert.strictEqual(hit!.thread.participant, t2.participant)
-        assert.strictEqual(hit!.thread.numberE164, t2.numberE164)
-        assert.deepStrictEqual(hit!.activity, docs["voicemail"])
+        const { body, conversationId, createdAt, direction, id, type } = docs["voicemail"]!
+        assert.deepStrictEqual(hit, {
+          id,
+          conversationId,
+          type,
+          direction,
+          body,
+          createdAt,
+          participant: t2.participant,
+          numberE164: t2.numberE164
+        })
+        assert.strictEqual(conversationId, t2.id)
         assert.deepStrictEqual(yield* store.search(yield* newWorkspace, ["table"], 10), [])
       }))
   })
