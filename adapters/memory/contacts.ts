@@ -34,15 +34,17 @@ export const layer = Layer.effect(
             .filter((c) => c.workspaceId === workspaceId && c.phones.some((p) => phones.includes(p.value)))
             .sort((a, b) => -newestFirst(a, b))
         ),
-      list: ({ workspaceId, terms, limit, after }) =>
-        Effect.sync(() =>
-          [...db.state.contacts.values()]
+      list: ({ after, limit, scan, terms, workspaceId }) =>
+        Effect.sync(() => {
+          const following = [...db.state.contacts.values()]
             .filter((c) => c.workspaceId === workspaceId)
-            .filter((c) => terms === null || matches(c, terms))
             .sort(newestFirst)
             .filter((c) => after === null || newestFirst(after, c) < 0)
-            .slice(0, limit)
-            .map(toSummary)
-        )
+          const examined = scan === null ? following : following.slice(0, scan)
+          const items = examined.filter((c) => terms === null || matches(c, terms)).slice(0, limit).map(toSummary)
+          const edge = examined[examined.length - 1]
+          const full = scan !== null && examined.length === scan && edge !== undefined
+          return { items, examinedTo: full ? { createdAt: edge.createdAt, id: edge.id } : null }
+        })
     }))
 )

@@ -47,25 +47,48 @@ export const layer = Layer.effect(
               SELECT * FROM contacts WHERE workspace_id = ${workspaceId}
               AND ${sql.or(phones.map((p) => sql`phones @> ${JSON.stringify([{ value: p }])}::jsonb`))}
               ORDER BY created_at, id`).pipe(all),
-      list: ({ workspaceId, terms, limit, after }) => {
-        const conditions = [sql`workspace_id = ${workspaceId}`]
+      list: ({ after, limit, scan, terms, workspaceId }) => {
+        const following = [sql`workspace_id = ${workspaceId}`]
         if (after !== null) {
-          conditions.push(sql`(created_at, id) < (${after.createdAt}::timestamptz, ${after.id}::uuid)`)
+          following.push(sql`(created_at, id) < (${after.createdAt}::timestamptz, ${after.id}::uuid)`)
         }
-        if (terms !== null) {
-          conditions.push(
-            terms.digits === null
-              ? sql`search_text LIKE ${likeContains(terms.text)}`
-              : sql`(search_text LIKE ${likeContains(terms.text)} OR search_digits LIKE ${likeContains(terms.digits)})`
+        const match = terms === null
+          ? null
+          : terms.digits === null
+          ? sql`search_text LIKE ${likeContains(terms.text)}`
+          : sql`(search_text LIKE ${likeContains(terms.text)} OR search_digits LIKE ${likeContains(terms.digits)})`
+        if (match === null || scan === null) {
+          // One statement; Postgres picks the plan from the term's estimated frequency (statistics
+          // 1000, migration 0003): a common term walks contacts_recent newest first and stops at
+          // `limit`, a rare one takes the trigram index and sorts its few matches.
+          return die(sql`
+            SELECT id, first_name, last_name, company, phones->0->>'value' AS phone, created_at
+            FROM contacts WHERE ${sql.and(match === null ? following : [...following, match])}
+            ORDER BY created_at DESC, id DESC LIMIT ${limit}`).pipe(
+            Effect.map((rs) => ({ items: rs.map(contactSummaries.decode), examinedTo: null }))
           )
         }
-        // One statement; Postgres picks the plan from the term's estimated frequency (statistics
-        // 1000, migration 0003): a common term walks contacts_recent newest first and stops at
-        // `limit`, a rare one takes the trigram index and sorts its few matches.
+        // No index for the terms: examine at most `scan` contacts newest first, and say where the
+        // window ended when it was full (the `edge` row, last), so the next page resumes there.
         return die(sql`
-          SELECT id, first_name, last_name, company, phones->0->>'value' AS phone, created_at
-          FROM contacts WHERE ${sql.and(conditions)}
-          ORDER BY created_at DESC, id DESC LIMIT ${limit}`).pipe(Effect.map((rs) => rs.map(contactSummaries.decode)))
+          WITH examined AS MATERIALIZED (
+            SELECT id, first_name, last_name, company, phones->0->>'value' AS phone, created_at, search_text, search_digits
+            FROM contacts WHERE ${sql.and(following)}
+            ORDER BY created_at DESC, id DESC LIMIT ${scan}
+          )
+          (SELECT id, first_name, last_name, company, phone, created_at, false AS edge FROM examined
+            WHERE ${match} ORDER BY created_at DESC, id DESC LIMIT ${limit})
+          UNION ALL
+          (SELECT id, NULL, NULL, NULL, NULL, created_at, true FROM examined
+            WHERE (SELECT count(*) FROM examined) = ${scan} ORDER BY created_at, id LIMIT 1)`).pipe(
+          Effect.map((rs) => {
+            const edge = rs.find((r) => r["edge"] === true)
+            const items = rs.filter((r) => r["edge"] !== true).map(contactSummaries.decode)
+            if (edge === undefined) return { items, examinedTo: null }
+            const { createdAt, id } = contactSummaries.decode(edge)
+            return { items, examinedTo: { createdAt, id } }
+          })
+        )
       }
     })
   })

@@ -157,5 +157,13 @@ export const searchTerms = (q: string): SearchTerms => {
   return { text: foldSearch(trimmed), digits }
 }
 
+/**
+ * Whether the trigram index can find the terms' matches (a run of 3 letters or digits in the text, and
+ * in the digits when set). Without one, a search reads contacts newest first until it fills the page,
+ * which for a rare short term is the whole workspace: it then examines a bounded window per page.
+ */
+export const indexable = (terms: SearchTerms): boolean =>
+  /[\p{L}\p{N}]{3}/u.test(terms.text) && (terms.digits === null || terms.digits.length >= 3)
+
 export const matches = (c: Contact, terms: SearchTerms): boolean =>
   searchText(c).includes(terms.text) || (terms.digits !== null && searchDigits(c).includes(terms.digits))

@@ -19,7 +19,14 @@ import {
   type ListContactsInput,
   toDetail
 } from "./model.ts"
-import { applyInput, type ContactChanges, hasIdentity, isAdoptablePlaceholder, searchTerms } from "./rules.ts"
+import {
+  applyInput,
+  type ContactChanges,
+  hasIdentity,
+  indexable,
+  isAdoptablePlaceholder,
+  searchTerms
+} from "./rules.ts"
 import { ContactStore } from "./store.ts"
 
 /**
@@ -28,6 +35,13 @@ import { ContactStore } from "./store.ts"
  * so two texts arriving at once from a new number make one placeholder, not two.
  */
 export const phoneLock = (workspaceId: string, phone: string) => `phone:${workspaceId}:${phone}`
+
+/**
+ * Contacts a search page examines when the trigram index cannot serve its terms (rules.ts
+ * `indexable`): its work stays bounded whatever the workspace holds. A page may then hold fewer
+ * matches than `limit`, or none, with a `nextCursor` to go on from.
+ */
+export const SEARCH_SCAN = 5_000
 
 /** The Transactor lock of one contact's row, for its read-modify-write updates. */
 const contactLock = (workspaceId: string, id: string) => `contact:${workspaceId}:${id}`
@@ -177,11 +191,16 @@ export const make = Effect.gen(function*() {
         }
         after = { createdAt, id: cid }
       }
-      const rows = yield* store.list({ workspaceId: principal.workspaceId, terms, limit, after })
-      const last = rows[rows.length - 1]
-      // A full page may have more after it; an exactly full last page yields one more, empty page.
-      const nextCursor = rows.length === limit && last ? yield* cursors.encode(scope, [last.createdAt, last.id]) : null
-      const page: Page<ContactSummary> = { items: rows, nextCursor }
+      const scan = terms !== null && !indexable(terms) ? SEARCH_SCAN : null
+      const { examinedTo, items } = yield* store.list({ workspaceId: principal.workspaceId, terms, limit, after, scan })
+      const last = items[items.length - 1]
+      // A full page may have more after it (an exactly full last page yields one more, empty page);
+      // a page whose window ran out resumes after the last contact it examined.
+      const resume = items.length === limit && last ? last : examinedTo
+      const nextCursor = resume === null || resume === undefined
+        ? null
+        : yield* cursors.encode(scope, [resume.createdAt, resume.id])
+      const page: Page<ContactSummary> = { items, nextCursor }
       return page
     })
 

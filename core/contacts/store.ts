@@ -7,7 +7,23 @@ export interface ContactListQuery {
   readonly terms: SearchTerms | null
   readonly limit: number
   /** Keyset position of the last row already seen: newest created first, id breaking ties. */
-  readonly after: { readonly createdAt: string; readonly id: string } | null
+  readonly after: Position | null
+  /** With terms: the most contacts the page examines (newest first, after `after`), or null for no bound. */
+  readonly scan: number | null
+}
+
+export interface Position {
+  readonly createdAt: string
+  readonly id: string
+}
+
+export interface ContactPage {
+  readonly items: ReadonlyArray<ContactSummary>
+  /**
+   * Set when the page examined its whole `scan` window without filling up: the last contact examined,
+   * where the next page resumes (more contacts may match beyond it).
+   */
+  readonly examinedTo: Position | null
 }
 
 /** Every method is scoped to one workspace: tenant isolation is part of the port. */
@@ -22,7 +38,7 @@ export interface ContactStore {
    * A page of summaries: what a list answers and no more. A contact's notes, properties and other
    * phones may hold a megabyte each; a list never reads them, so its cost follows its answer.
    */
-  readonly list: (query: ContactListQuery) => Effect.Effect<ReadonlyArray<ContactSummary>>
+  readonly list: (query: ContactListQuery) => Effect.Effect<ContactPage>
 }
 
 export const ContactStore = Context.GenericTag<ContactStore>("core/ContactStore")

@@ -1,7 +1,7 @@
 /** Contact capabilities (SPEC "Contacts"). */
 import { Effect, Schema } from "effect"
 import { ContactDetail, ContactInput, ContactSummary, ListContactsInput } from "../contacts/model.ts"
-import { Contacts } from "../contacts/service.ts"
+import { Contacts, SEARCH_SCAN } from "../contacts/service.ts"
 import { NotFound } from "../kernel/errors.ts"
 import { ById, Deleted, read, tool, WithId } from "./tool.ts"
 
@@ -14,7 +14,9 @@ export const listContacts = tool({
   name: "contacts_list",
   title: "List or search contacts",
   description:
-    "List the workspace's contacts, newest created first, or search them by name, company, phone or email with `q`. Answers summaries (one phone each); use contacts_get for a contact's full record. Page with `limit` (1 to 200, default 50) and the answer's `nextCursor` as `cursor`.",
+    `List the workspace's contacts, newest created first, or search them by name, company, phone or email with \`q\`. Answers summaries (one phone each); use contacts_get for a contact's full record. Page with \`limit\` (1 to 200, default 50) and the answer's \`nextCursor\` as \`cursor\` until it is null: a \`q\` without three letters or digits in a row examines ${
+      SEARCH_SCAN.toLocaleString("en-US")
+    } contacts a page, so a page may hold fewer than \`limit\`, or none, and still go on.`,
   input: ListContactsInput,
   output: Schema.Struct({ contacts: Schema.Array(ContactSummary), nextCursor: Schema.NullOr(Schema.String) }),
   example: { q: "ada", limit: 20 },

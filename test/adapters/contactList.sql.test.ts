@@ -33,7 +33,7 @@ describe("ContactStore.list on SQL", () => {
       yield* store.insert(ada)
       // What a list must not read: a value no Contact decodes.
       yield* sql`UPDATE contacts SET notes = '"not a list of notes"'::jsonb, properties = '[1]'::jsonb WHERE id = ${ada.id}`
-      const listed = yield* store.list({ workspaceId: WS, terms: null, limit: 10, after: null })
+      const { items: listed } = yield* store.list({ workspaceId: WS, terms: null, limit: 10, after: null, scan: null })
       expect(listed).toEqual([{
         id: ada.id,
         firstName: "Ada",

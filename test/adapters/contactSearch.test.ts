@@ -13,7 +13,7 @@ import * as Postgres from "../../adapters/postgres/PgClient.ts"
 import { LETTERS, SEPARATORS } from "../../adapters/sql/migrations/0007_search_separators.ts"
 import { Contact, type ContactSummary } from "../../core/contacts/model.ts"
 import { searchTerms, searchText } from "../../core/contacts/rules.ts"
-import { ContactStore } from "../../core/contacts/store.ts"
+import { type ContactPage, ContactStore } from "../../core/contacts/store.ts"
 import { freshDatabase } from "../support/postgres.ts"
 import { sqlStores } from "../support/sqlStores.ts"
 
@@ -93,12 +93,14 @@ const run = (stores: Layer.Layer<ContactStore, unknown>) =>
       const pages: Array<Array<string>> = []
       let after: { createdAt: string; id: string } | null = null
       for (;;) {
-        const rows: ReadonlyArray<ContactSummary> = yield* store.list({
+        const page: ContactPage = yield* store.list({
           workspaceId: WS,
           terms: searchTerms(q),
           limit: 2,
-          after
+          after,
+          scan: null
         })
+        const rows: ReadonlyArray<ContactSummary> = page.items
         pages.push(rows.map((r) => r.firstName!))
         const last = rows[rows.length - 1]
         if (rows.length < 2 || !last) break

@@ -11,7 +11,7 @@ import type { LedgerStore } from "../../core/billing/store.ts"
 import { Contact, type ContactSummary } from "../../core/contacts/model.ts"
 import { searchTerms } from "../../core/contacts/rules.ts"
 import * as Contacts from "../../core/contacts/service.ts"
-import { ContactStore } from "../../core/contacts/store.ts"
+import { type ContactPage, ContactStore, type Position } from "../../core/contacts/store.ts"
 import { ConversationStore } from "../../core/conversations/store.ts"
 import { event } from "../../core/events/catalog.ts"
 import { EventOutbox } from "../../core/events/outbox.ts"
@@ -84,29 +84,34 @@ const label = (c: Pick<Contact, "firstName" | "lastName" | "company" | "id">) =>
   c.firstName ?? c.lastName ?? c.company ?? c.id
 
 const search = (workspaceId: string, q: string) =>
-  Effect.flatMap(ContactStore, (store) => store.list({ workspaceId, terms: searchTerms(q), limit: 100, after: null }))
-    .pipe(
-      Effect.map((rows) => rows.map(label))
-    )
+  Effect.flatMap(
+    ContactStore,
+    (store) => store.list({ workspaceId, terms: searchTerms(q), limit: 100, after: null, scan: null })
+  ).pipe(Effect.map(({ items }) => items.map(label)))
 
-/** Follows the keyset through every page of `limit`. */
-const pageThrough = (workspaceId: string, limit: number, q?: string) =>
+/** Follows the keyset through every page of `limit` (examining at most `scan` contacts a page), and the pages' sizes. */
+const pageThrough = (workspaceId: string, limit: number, q?: string, scan: number | null = null) =>
   Effect.gen(function*() {
     const store = yield* ContactStore
     const seen: Array<ContactSummary> = []
-    let after: { createdAt: string; id: string } | null = null
+    const sizes: Array<number> = []
+    let after: Position | null = null
     for (let i = 0; i < 100; i++) {
-      const rows: ReadonlyArray<ContactSummary> = yield* store.list({
+      const page: ContactPage = yield* store.list({
         workspaceId,
         terms: q === undefined ? null : searchTerms(q),
         limit,
-        after
+        after,
+        scan
       })
-      assert.isAtMost(rows.length, limit)
-      seen.push(...rows)
-      const last = rows[rows.length - 1]
-      if (rows.length < limit || last === undefined) return seen
-      after = { createdAt: last.createdAt, id: last.id }
+      const { examinedTo, items } = page
+      assert.isAtMost(items.length, limit)
+      seen.push(...items)
+      sizes.push(items.length)
+      const last: ContactSummary | undefined = items[items.length - 1]
+      if (items.length === limit && last !== undefined) after = { createdAt: last.createdAt, id: last.id }
+      else if (examinedTo !== null) after = examinedTo
+      else return Object.assign(seen, { sizes })
     }
     return assert.fail("paging never ended")
   })
@@ -408,7 +413,10 @@ export const storesContract = <R = never>(
         assert.isFalse(yield* store.remove(ws, c.id))
         assert.isTrue(Option.isNone(yield* store.get(ws, c.id)))
         assert.deepStrictEqual(yield* store.findByPhones(ws, ["+14155550100"]), [])
-        assert.deepStrictEqual(yield* store.list({ workspaceId: ws, terms: null, limit: 10, after: null }), [])
+        assert.deepStrictEqual(
+          yield* store.list({ workspaceId: ws, terms: null, limit: 10, after: null, scan: null }),
+          { items: [], examinedTo: null }
+        )
       }))
 
     it.effect("ContactStore: no method reaches another workspace's contact", () =>
@@ -422,7 +430,10 @@ export const storesContract = <R = never>(
         assert.isTrue(Option.isNone(yield* store.get(theirs, c.id)))
         assert.isFalse(yield* store.remove(theirs, c.id))
         assert.deepStrictEqual(yield* store.findByPhones(theirs, ["+14155550123"]), [])
-        assert.deepStrictEqual(yield* store.list({ workspaceId: theirs, terms: null, limit: 10, after: null }), [])
+        assert.deepStrictEqual(
+          yield* store.list({ workspaceId: theirs, terms: null, limit: 10, after: null, scan: null }),
+          { items: [], examinedTo: null }
+        )
         assert.deepStrictEqual(yield* search(theirs, "ada"), [])
         assert.deepStrictEqual(yield* search(theirs, "555"), [])
         assert.deepStrictEqual(yield* store.get(mine, c.id), Option.some(c))
@@ -468,7 +479,7 @@ export const storesContract = <R = never>(
         yield* insertAll(contacts)
         const expected = [...contacts].sort(newestFirst)
         const store = yield* ContactStore
-        const all = yield* store.list({ workspaceId: ws, terms: null, limit: 100, after: null })
+        const { items: all } = yield* store.list({ workspaceId: ws, terms: null, limit: 100, after: null, scan: null })
         assert.deepStrictEqual(all.map((c) => c.id), expected.map((c) => c.id))
         assert.deepStrictEqual(all.slice(0, 2).map(label), ["c6", "c5"])
         for (const limit of [1, 2, 3, 4, 9, 10]) {
@@ -480,13 +491,40 @@ export const storesContract = <R = never>(
         }
         // `after` excludes the position itself and everything newer
         const pivot = expected[4]!
-        const rest = yield* store.list({
+        const { items: rest } = yield* store.list({
           workspaceId: ws,
           terms: null,
           limit: 100,
-          after: { createdAt: pivot.createdAt, id: pivot.id }
+          after: { createdAt: pivot.createdAt, id: pivot.id },
+          scan: null
         })
         assert.deepStrictEqual(rest.map((c) => c.id), expected.slice(5).map((c) => c.id))
+      }))
+
+    it.effect("ContactStore: a search with a scan bound examines that many contacts a page and resumes after the last", () =>
+      Effect.gen(function*() {
+        const ws = uuid()
+        // Newest first: x9 .. x1; the names holding "b" are x8, x5, x4 and x1.
+        const names = ["ab1", "x2", "x3", "b4", "b5", "x6", "x7", "b8", "x9"]
+        const inserted = names.map((firstName, i) => contact(ws, { firstName, createdAt: ts(i + 1) }))
+        yield* insertAll(inserted)
+        const x7 = inserted[6]!
+        const store = yield* ContactStore
+        const first = yield* store.list({ workspaceId: ws, terms: searchTerms("b"), limit: 10, after: null, scan: 3 })
+        // x9, b8, x7 examined: one match, and the window ended at x7.
+        assert.deepStrictEqual(first.items.map(label), ["b8"])
+        assert.deepStrictEqual(first.examinedTo, { createdAt: x7.createdAt, id: x7.id })
+        for (const [limit, scan] of [[10, 3], [1, 3], [2, 2], [1, 1], [10, 9], [10, 20]] as const) {
+          const pages = yield* pageThrough(ws, limit, "b", scan)
+          assert.deepStrictEqual(pages.map(label), ["b8", "b5", "b4", "ab1"], `limit ${limit}, scan ${scan}`)
+        }
+        // A window without a match is an empty page that still goes on: [x9 b8] [x7 x6] [b5 b4] [x3 x2] [ab1].
+        assert.deepStrictEqual((yield* pageThrough(ws, 10, "x", 2)).sizes, [1, 2, 0, 2, 0])
+        // A window that is not full ends the search.
+        const last = yield* store.list({ workspaceId: ws, terms: searchTerms("b"), limit: 10, after: null, scan: 9 })
+        assert.deepStrictEqual([last.items.length, last.examinedTo !== null], [4, true])
+        const whole = yield* store.list({ workspaceId: ws, terms: searchTerms("b"), limit: 10, after: null, scan: 10 })
+        assert.deepStrictEqual([whole.items.length, whole.examinedTo], [4, null])
       }))
 
     it.effect("ContactStore: search is a case-insensitive substring over names, company and emails only", () =>

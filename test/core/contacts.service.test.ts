@@ -11,6 +11,7 @@ import type { DomainError } from "../../core/kernel/errors.ts"
 import { layerCursorCodec } from "../../core/kernel/pagination.ts"
 import type { E164 } from "../../core/kernel/phone.ts"
 import * as ContactTools from "../../core/tools/contacts.ts"
+import { contact } from "../adapters/stores.contract.ts"
 
 /** A fresh in-memory database per test. */
 const TestLayer = Contacts.layer.pipe(
@@ -278,6 +279,33 @@ describe("Contacts: list and paging", () => {
       const p = principal()
       yield* seed(p, ["c1", "c2", "c3", "c4"])
       assert.deepStrictEqual(yield* allPages(p, { limit: 2 }), [["c4", "c3"], ["c2", "c1"], []])
+    })))
+
+  it.effect("a search the index cannot serve examines SEARCH_SCAN contacts a page: a short page goes on with a cursor", () =>
+    run(Effect.gen(function*() {
+      const svc = yield* Contacts.Contacts
+      const store = yield* ContactStore
+      const p = principal()
+      // Oldest first; the oldest and the newest hold "qx".
+      const n = Contacts.SEARCH_SCAN + 10
+      for (let i = 0; i < n; i++) {
+        const firstName = i === 0 || i === n - 1 ? `qxa${i}` : `zz${i}`
+        yield* store.insert(
+          contact(p.workspaceId, { firstName, createdAt: new Date(Date.UTC(2024, 0, 1) + i * 1000).toISOString() })
+        )
+      }
+      // Two characters: no trigram, so a window of SEARCH_SCAN a page.
+      const first = yield* svc.list(p, { q: "qx" })
+      assert.deepStrictEqual(first.items.map((c) => c.firstName), [`qxa${n - 1}`])
+      assert.isNotNull(first.nextCursor)
+      const second = yield* svc.list(p, { q: "qx", cursor: first.nextCursor! })
+      assert.deepStrictEqual([second.items.map((c) => c.firstName), second.nextCursor], [["qxa0"], null])
+      // Three: the index finds both at once.
+      const indexed = yield* svc.list(p, { q: "qxa" })
+      assert.deepStrictEqual([indexed.items.map((c) => c.firstName), indexed.nextCursor], [
+        [`qxa${n - 1}`, "qxa0"],
+        null
+      ])
     })))
 
   it.effect("default limit is 50", () =>
