@@ -7,20 +7,15 @@
  * of microtasks went on for hundreds of milliseconds and the event loop never reached its I/O poll:
  * sockets went unread meanwhile. A webhook receiver's answer sat there unrecorded, and a crash in
  * that time sent the attempt again (issue 38, item 7). Here, once a run has lasted `sliceMs`, its
- * fibers continue in a macrotask (setImmediate), after the poll has read what arrived.
- *
- * No `node:*` imports: the server also runs under Deno (setTimeout where there is no setImmediate).
+ * fibers continue in a macrotask (setImmediate), so the poll reads what arrived meanwhile.
  */
 import { Scheduler } from "effect"
+import { setImmediate } from "node:timers"
 
 /** Longest run of fibers before the event loop gets its turn. */
 export const SLICE_MS = 10
 /** Microtask rounds before a timer, as Effect's default scheduler. */
 const MAX_MICROTASK_ROUNDS = 2048
-
-const macrotask: (f: () => void) => void = typeof globalThis.setImmediate === "function"
-  ? (f) => void globalThis.setImmediate(f)
-  : (f) => void setTimeout(f, 0)
 
 export const timeSliced = (sliceMs: number = SLICE_MS): Scheduler.Scheduler => {
   // Whether this run of microtasks has its end marker queued, and when the run began.
@@ -31,10 +26,10 @@ export const timeSliced = (sliceMs: number = SLICE_MS): Scheduler.Scheduler => {
       // A macrotask queued now runs only once the microtasks are done: it marks the run's end.
       marked = true
       runStart = performance.now()
-      macrotask(() => (marked = false))
+      setImmediate(() => (marked = false))
     } else if (performance.now() - runStart >= sliceMs) {
-      // Queued behind the marker: the next run starts afresh, after the I/O poll.
-      return macrotask(() => drain(0))
+      // Behind the marker, in the loop's check phase: the I/O poll runs before it, or before the next slice at the latest.
+      return void setImmediate(() => drain(0))
     }
     if (depth >= MAX_MICROTASK_ROUNDS) setTimeout(() => drain(0), 0)
     else Promise.resolve().then(() => drain(depth + 1))
