@@ -1,4 +1,4 @@
-import { Context, Effect, FiberRef } from "effect"
+import { Context, Effect, FiberRef, GlobalValue } from "effect"
 
 /**
  * A unit of work: state changes and the domain events they cause commit together (transactional
@@ -29,4 +29,7 @@ export const Transactor = Context.GenericTag<Transactor>("core/Transactor")
  * sent again after a crash. The embedded database (one connection) runs it before every statement
  * still waiting; a pool of connections ignores it.
  */
-export const Urgent: FiberRef.FiberRef<boolean> = FiberRef.unsafeMake(false)
+export const Urgent: FiberRef.FiberRef<boolean> = GlobalValue.globalValue(
+  Symbol.for("switchboard/core/Urgent"),
+  () => FiberRef.unsafeMake(false)
+)
