@@ -100,6 +100,13 @@ export const layer = Layer.effect(
           for (const d of due) st().leases.set(d.id, leaseUntil)
           return due.map((delivery) => ({ delivery, endpoint: st().endpoints.get(delivery.endpointId)! }))
         }),
+      releaseLeases: () =>
+        Effect.sync(() => {
+          let n = 0
+          for (const id of st().leases.keys()) if (st().deliveries.get(id)?.status === "pending") n++
+          st().leases.clear()
+          return n
+        }),
       pendingDeliveries: () =>
         Effect.sync(() => {
           let count = 0

@@ -3,7 +3,8 @@
  *
  * - Same compiler as `@effect/sql-pg` (`$n` placeholders, `sql.insert`, `sql.in`,
  *   dialect "pg"), so statements behave as they do on a real Postgres.
- * - PGlite has exactly one backend/connection. A 1-permit semaphore serialises
+ * - PGlite has exactly one backend/connection. A lock (./connectionLock.ts, urgent
+ *   work first) serialises
  *   access: a plain statement holds the permit for its own duration only; a
  *   transaction (`withTransaction`, `reserve`) holds it from BEGIN until its scope
  *   closes, so no other fiber's statement can land inside someone else's
@@ -50,6 +51,7 @@ import * as Stream from "effect/Stream"
 import { FastPath } from "../fastPath.ts"
 import * as LeanStatements from "../sql/leanStatements.ts"
 import { recordStatement } from "../telemetry/metrics.ts"
+import { makeConnectionLock } from "./connectionLock.ts"
 import { preparedStatements } from "./prepared.ts"
 
 export interface PgliteClientConfig {
@@ -217,9 +219,9 @@ export const make = (
     // fiber waiting behind a long transaction can still be timed out) and released
     // when the acquiring scope closes: per statement for `acquirer`, at the end of
     // the transaction for `transactionAcquirer`.
-    const semaphore = yield* Effect.makeSemaphore(1)
+    const lock = makeConnectionLock()
     const acquireConnection: Connection.Acquirer = Effect.as(
-      Effect.acquireRelease(Effect.interruptible(semaphore.take(1)), () => semaphore.release(1)),
+      Effect.acquireRelease(Effect.interruptible(lock.acquire), () => lock.release),
       connection
     )
 
@@ -236,10 +238,9 @@ export const make = (
     })
     // Lean statements (adapters/sql/leanStatements.ts) outside a transaction hold the permit for
     // the statement alone, as `acquirer` does for @effect/sql's own path.
-    const permit = semaphore.withPermits(1)
     if (fast) {
       LeanStatements.register(client, {
-        execute: (sql, params, transformRows) => permit(execute(sql, params, transformRows))
+        execute: (sql, params, transformRows) => lock.withLock(execute(sql, params, transformRows))
       })
     }
     return client

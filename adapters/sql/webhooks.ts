@@ -166,6 +166,12 @@ export const layer = Layer.effect(
             return endpoint ? [{ delivery: webhookDeliveries.decode(r), endpoint }] : []
           })
         }).pipe(die),
+      // Only pending deliveries hold leases (recording ends them): the partial index of the queue, not the history.
+      releaseLeases: () =>
+        die(sql`UPDATE webhook_deliveries SET locked_until = NULL
+          WHERE status = 'pending' AND locked_until IS NOT NULL RETURNING id`).pipe(
+          Effect.map((rs) => rs.length)
+        ),
       // Over the partial index of pending deliveries (webhook_deliveries_due): the queue, not the history.
       pendingDeliveries: () =>
         die(

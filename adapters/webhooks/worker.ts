@@ -2,9 +2,11 @@
  * The outbox worker, for the life of the server: one fiber fans new outbox events out to deliveries;
  * another keeps up to `concurrency` attempts in flight, claiming more in batches as slots free up, so
  * a slow receiver holds one slot, not a whole batch; a third records finished attempts together
- * (one statement per batch). Several processes may run it against one Postgres: claims skip rows
- * another worker holds. Failures are logged and retried, never fatal; deliveries leased by a process
- * that dies before recording their attempt are retried when the lease ends (at least once).
+ * (one statement per batch, ahead of other work waiting for the embedded database: see `Urgent`).
+ * Several processes may run it against one Postgres: claims skip rows another worker holds.
+ * Failures are logged and retried, never fatal; deliveries leased by a process that dies before
+ * recording their attempt are retried when the lease ends (at least once), or at the next start
+ * on the embedded database, where no other process can hold a lease (`soleWorker`).
  *
  * Idle, the fan-out and delivery fibers wait for a wake-up or `pollMs`. Events committed in this
  * process wake the fan-out at once (OutboxSignal); so do other processes' commits on Postgres (their
@@ -26,6 +28,12 @@ export interface WorkerOptions {
   readonly concurrency?: number
   /** How often the queue gauges (depth, oldest pending age) are read from the store. */
   readonly gaugeMs?: number
+  /**
+   * No other worker can be running on this database (the embedded one: one process per data
+   * directory). Leases found at the start were then left by a process that died, and are ended at
+   * once rather than waited out. Never on a shared Postgres, where they may be another live worker's.
+   */
+  readonly soleWorker?: boolean
 }
 
 export const DEFAULT_GAUGE_MS = 15_000
@@ -93,6 +101,16 @@ export const layer = (options: WorkerOptions = {}) =>
       const batch = options.batch ?? 200
       const slots = yield* Effect.makeSemaphore(concurrency)
       let inFlight = 0
+
+      if (options.soleWorker === true) {
+        yield* Effect.flatMap(WebhookStore, (store) => store.releaseLeases()).pipe(
+          Effect.tap((n) =>
+            n > 0 ? Effect.logInfo(`Webhook deliveries leased by a stopped process: ${n}, retried now`) : Effect.void
+          ),
+          // Not fatal: they are retried when their leases run out.
+          Effect.catchAllCause((cause) => Effect.logWarning("webhook leases could not be released at start", cause))
+        )
+      }
 
       // Finished attempts wait here to be recorded together: one statement for all that finished
       // while the previous write ran. Until then their deliveries stay leased, and their slots stay

@@ -273,7 +273,12 @@ export const AppLive = (config: ServerConfig) =>
     config.webhookWorker
       ? step(
         "Webhook worker started",
-        WebhookWorker.layer({ pollMs: config.webhookPollMs, concurrency: config.webhookConcurrency })
+        WebhookWorker.layer({
+          pollMs: config.webhookPollMs,
+          concurrency: config.webhookConcurrency,
+          // The embedded database is this process's alone (DataDirLock): a lease in it is a dead process's.
+          soleWorker: Option.isNone(config.databaseUrl)
+        })
       )
       : Layer.effectDiscard(Effect.logInfo("Webhook worker disabled (WEBHOOK_WORKER=false)")),
     step("Registry poller started", RegistryPoller.layer({ pollMs: config.registryPollMs }))

@@ -16,6 +16,7 @@ import { ServerConfig } from "./config.ts"
 import * as Lifecycle from "./lifecycle.ts"
 import * as Logging from "./logging.ts"
 import { AppLive } from "./main.ts"
+import { timeSliced } from "./scheduler.ts"
 import { reportFailure } from "./startup.ts"
 
 /** The runtime's HTTP server with the platform services it brings (adapters/http nodeServer.ts, denoServer.ts); it may read FastPath. */
@@ -74,6 +75,8 @@ export const run = (server: ServerLayer): void => {
     Effect.catchTag("DataDirLocked", (e) => Effect.sync(() => process.exit((console.error(e.message), 1)))),
     Effect.provide(LoggingLive),
     reportFailure(listen),
+    // Fibers yield to I/O at least every few milliseconds, however busy the process (scheduler.ts).
+    Effect.withScheduler(timeSliced()),
     (main) => NodeRuntime.runMain(main, { disableErrorReporting: true, disablePrettyLogger: true })
   )
 }

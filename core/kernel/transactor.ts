@@ -1,4 +1,4 @@
-import { Context, Effect } from "effect"
+import { Context, Effect, FiberRef, GlobalValue } from "effect"
 
 /**
  * A unit of work: state changes and the domain events they cause commit together (transactional
@@ -22,3 +22,14 @@ export interface Transactor {
 }
 
 export const Transactor = Context.GenericTag<Transactor>("core/Transactor")
+
+/**
+ * Set (`Effect.locally(Urgent, true)`) around database work that must not queue behind other work
+ * for a connection: the webhook worker's recording of finished attempts, which until written are
+ * sent again after a crash. The embedded database (one connection) runs it before every statement
+ * still waiting; a pool of connections ignores it.
+ */
+export const Urgent: FiberRef.FiberRef<boolean> = GlobalValue.globalValue(
+  Symbol.for("switchboard/core/Urgent"),
+  () => FiberRef.unsafeMake(false)
+)

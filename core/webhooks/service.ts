@@ -13,7 +13,7 @@ import { displayText } from "../kernel/display.ts"
 import { InvalidArgument, NotFound } from "../kernel/errors.ts"
 import { findOr404 } from "../kernel/findOr404.ts"
 import { Ids, isUuid } from "../kernel/ids.ts"
-import { Transactor } from "../kernel/transactor.ts"
+import { Transactor, Urgent } from "../kernel/transactor.ts"
 import {
   type CreateEndpointInput,
   type DeliveryRecord,
@@ -277,7 +277,10 @@ export const make = Effect.gen(function*() {
           yield* setHealth(endpoint.workspaceId, endpoint.id, { failingSince, disable })
         }
       }
-    })
+    }).pipe(
+      // Ahead of other work waiting for the database: until written, a crash sends these attempts again.
+      Effect.locally(Urgent, true)
+    )
 
   /** One attempt of one delivery: guard, sign, send, record. Never fails. */
   const attempt = (delivery: DeliveryRecord, endpoint: EndpointRecord) =>

@@ -54,6 +54,12 @@ export interface WebhookStore {
     leaseUntil: string,
     limit: number
   ) => Effect.Effect<ReadonlyArray<{ readonly delivery: DeliveryRecord; readonly endpoint: EndpointRecord }>>
+  /**
+   * Ends every lease at once; how many there were. Only for a worker that knows no other is running
+   * (the embedded database: one process per data directory): at its start, every lease was left
+   * by a process that died, and its deliveries need not wait for the lease to run out.
+   */
+  readonly releaseLeases: () => Effect.Effect<number>
   /** How many deliveries are pending (due or retrying later) and when the oldest was created: the queue gauges. */
   readonly pendingDeliveries: () => Effect.Effect<{ readonly count: number; readonly oldestCreatedAt: string | null }>
   /**

@@ -388,6 +388,22 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
         yield* clearQueue
       }))
 
+    it.effect("releaseLeases ends every lease at once (a sole worker's start): claimable again before the lease ends", () =>
+      Effect.gen(function*() {
+        const store = yield* WebhookStore
+        yield* clearQueue
+        const on = endpoint(uuid())
+        yield* insert(on)
+        const a = delivery(on, { nextAttemptAt: ts(1) })
+        const b = delivery(on, { nextAttemptAt: ts(2) })
+        yield* store.insertDeliveries([a, b])
+        assert.deepStrictEqual(ids(yield* store.claimDue(ts(10), ts(70), 10)), [a.id, b.id])
+        assert.deepStrictEqual(yield* store.claimDue(ts(11), ts(71), 10), [], "leased")
+        assert.strictEqual(yield* store.releaseLeases(), 2)
+        assert.deepStrictEqual(ids(yield* store.claimDue(ts(11), ts(71), 10)), [a.id, b.id])
+        yield* clearQueue
+      }))
+
     it.effect("recordAttempts of one attempt stores the outcome and ends the lease; tenant-scoped", () =>
       Effect.gen(function*() {
         const store = yield* WebhookStore
