@@ -4,8 +4,10 @@ export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
     globalSetup: ["test/support/globalSetup.ts"],
-    testTimeout: 30000,
-    hookTimeout: 60000,
+    // Bounds for a hung test, not for a slow machine: CI shares its 2 cores, and under a load of 6 or
+    // more a PGlite boot or a spawned process takes several times what it takes on a quiet machine.
+    testTimeout: 120_000,
+    hookTimeout: 180_000,
     pool: "forks",
     // Two files at a time on CI's 2 cores: the end-to-end files mostly wait on the servers they
     // start (child processes), and one worker left a core idle (Node's run took 18 min, 1 worker).

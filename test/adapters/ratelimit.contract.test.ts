@@ -231,20 +231,25 @@ const contract = <R>(
           )
         }).pipe(Effect.scoped))
 
-      it.effect("a key not busy in each process takes one token at a time: two processes, 2 requests a second at 600 a minute, none refused", () =>
-        Effect.gen(function*() {
-          const key = bucketKey()
-          const process = Effect.map(Layer.build(limiter(600)), Context.get(RateLimiter))
-          const [a, b] = [yield* process, yield* process]
-          // Ten minutes of a request every 500 ms, round robin: each process sees one a second. Leases
-          // of 6 taken for each and dropped unspent would cost 12 tokens a second against 10 refilled.
-          const refused: Array<number> = []
-          for (let i = 0; i < 1_200; i++) {
-            if (!(yield* (i % 2 === 0 ? a : b).consume(key)).allowed) refused.push(i)
-            yield* TestClock.adjust(500)
-          }
-          assert.deepStrictEqual(refused, [])
-        }).pipe(Effect.scoped, Effect.orDie))
+      // 1,200 upserts in turn: minutes on a loaded machine.
+      it.effect(
+        "a key not busy in each process takes one token at a time: two processes, 2 requests a second at 600 a minute, none refused",
+        () =>
+          Effect.gen(function*() {
+            const key = bucketKey()
+            const process = Effect.map(Layer.build(limiter(600)), Context.get(RateLimiter))
+            const [a, b] = [yield* process, yield* process]
+            // Ten minutes of a request every 500 ms, round robin: each process sees one a second. Leases
+            // of 6 taken for each and dropped unspent would cost 12 tokens a second against 10 refilled.
+            const refused: Array<number> = []
+            for (let i = 0; i < 1_200; i++) {
+              if (!(yield* (i % 2 === 0 ? a : b).consume(key)).allowed) refused.push(i)
+              yield* TestClock.adjust(500)
+            }
+            assert.deepStrictEqual(refused, [])
+          }).pipe(Effect.scoped, Effect.orDie),
+        180_000
+      )
 
       it.effect("held tokens lapse after a second and go back to the bucket with the next upsert", () =>
         Effect.gen(function*() {
@@ -362,13 +367,15 @@ sqlContract<SqlClient.SqlClient>({
             [1, 2, 3],
             () => Effect.map(Layer.build(SqlRateLimit.layer(90).pipe(Layer.provide(pool()))), Context.get(RateLimiter))
           )
+          const started = Date.now()
           const decisions = yield* Effect.all(Array.from({ length: 300 }, (_, i) => limiters[i % 3]!.consume(key)), {
             concurrency: 30
           })
-          // 90 tokens, plus at most what refills during the run (1.5 a second).
+          // 90 tokens, plus at most what refills during the run (1.5 a second), however long a loaded machine takes.
+          const refilled = Math.ceil(((Date.now() - started) / 1000) * 1.5)
           const allowed = decisions.filter((d) => d.allowed).length
           assert.isAtLeast(allowed, 90)
-          assert.isAtMost(allowed, 93)
+          assert.isAtMost(allowed, 90 + refilled)
         }).pipe(Effect.scoped), 60_000)
     })
 })

@@ -166,8 +166,9 @@ describe("admin CLI", () => {
     } finally {
       expect(await server.stop()).toBe(0)
     }
-  }, 120_000)
+  }, 300_000)
 
+  // A dozen CLI processes, each loading tsx and the API client: minutes on a loaded machine.
   it("runs every other command, prints JSON, and exits 1 with the envelope on a refused request", async () => {
     const help = await admin({}, "--help")
     for (
@@ -249,7 +250,7 @@ describe("admin CLI", () => {
     } finally {
       expect(await server.stop()).toBe(0)
     }
-  }, 240_000)
+  }, 600_000)
   const url = inject("postgresUrl")
   it.runIf(url !== null || process.env.CI === "true")(
     "ledger prints the charges another process wrote through the ledger port (shared Postgres)",
