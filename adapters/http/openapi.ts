@@ -20,7 +20,8 @@ const codes: Record<string, ErrorCode> = {
   "405": "invalid_argument",
   "406": "invalid_argument",
   "408": "invalid_argument",
-  "431": "invalid_argument"
+  "431": "invalid_argument",
+  "503": "unavailable"
 }
 
 const descriptions: Record<string, string> = {
@@ -36,7 +37,8 @@ const descriptions: Record<string, string> = {
   "404": "No such resource in the workspace, or a malformed id",
   "409": "The workspace cannot do this yet; the message says why",
   "429": "Rate limit exceeded; retry after `Retry-After` seconds",
-  "500": "Unexpected server error; the request id is logged"
+  "500": "Unexpected server error; the request id is logged",
+  "503": "The database is unavailable for a moment (a restart or failover); retry after `Retry-After` seconds"
 }
 
 const header = (description: string, type = "integer") => ({ description, schema: { type } })
@@ -50,7 +52,7 @@ const commonHeaders = {
 
 const errorResponse = (status: string) => ({
   description: descriptions[status] ?? "Error",
-  headers: status === "429"
+  headers: status === "429" || status === "503"
     ? { ...commonHeaders, "Retry-After": header("Seconds to wait before retrying") }
     : status === "401"
     ? { ...commonHeaders, "WWW-Authenticate": header("`Bearer`: the scheme to authenticate with", "string") }
@@ -304,7 +306,7 @@ export const patchOpenApi = (spec: Record<string, any>): Record<string, any> => 
       const responses: Record<string, any> = op.responses
       const authenticated = Array.isArray(op.security) && op.security.length > 0
       const statuses = new Set(Object.keys(responses).filter((s) => Number(s) >= 400))
-      for (const s of ["400", "408", "431", "500", ...(authenticated ? ["401", "429"] : [])]) statuses.add(s)
+      for (const s of ["400", "408", "431", "500", "503", ...(authenticated ? ["401", "429"] : [])]) statuses.add(s)
       // The probes (api/health.ts) answer /readyz's 503 with its own body, and are not rate limited.
       const probe = op.tags?.includes("health") === true
       for (const s of statuses) if (!(probe && s === "503")) responses[s] = errorResponse(s)

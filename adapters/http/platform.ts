@@ -27,6 +27,7 @@ import { decodeMessage } from "../../core/kernel/decodeMessage.ts"
 import { type DomainError, type ErrorCode, errorStatus, isDomainError } from "../../core/kernel/errors.ts"
 import { textProblem } from "../../core/kernel/input.ts"
 import { type Decision, RateLimiter } from "../../core/ratelimit/bucket.ts"
+import { databaseUnavailable, UNAVAILABLE_RETRY_SECONDS } from "../sql/unavailable.ts"
 import { httpRecorder } from "../telemetry/http.ts"
 import { recordRefusal } from "../telemetry/metrics.ts"
 import { accessLog, routeMatcher } from "./accessLog.ts"
@@ -177,6 +178,22 @@ export const causeToResponse = (cause: Cause.Cause<unknown>, requestId: string) 
   }
   if (error instanceof HttpServerError.RequestError) {
     return Effect.succeed(envelope(400, "invalid_argument", bodyReadMessage(error), requestId))
+  }
+  if (databaseUnavailable(error)) {
+    // The database is away (a restart, a failover): the same request succeeds once it is back.
+    return Effect.logWarning("Database unavailable", error).pipe(
+      Effect.annotateLogs({ requestId }),
+      Effect.as(HttpServerResponse.setHeader(
+        envelope(
+          503,
+          "unavailable",
+          "The database is unavailable for a moment; retry after Retry-After seconds",
+          requestId
+        ),
+        "retry-after",
+        String(UNAVAILABLE_RETRY_SECONDS)
+      ))
+    )
   }
   if (Cause.isInterruptedOnly(cause)) {
     // The client went away before the answer: nobody reads it, and it is no server error. Logged and
@@ -332,12 +349,14 @@ export const layer = HttpApiBuilder.middleware(
             )
           }
           return hasBody ? limited : handled
-        })
+          // The buckets live in the database on Postgres: while it is away, the failure is answered here.
+        }).pipe(Effect.catchAllCause((cause) => causeToResponse(cause, state.requestId)))
       }
       // One setHeader per header: `setHeaders` merges by object spread, which takes a slow path in
       // V8 here and slows Node's writeHead too (docs/architecture.md, "Response headers set one
       // `setHeader` at a time").
-      const finish = (state: RequestState, rate: Decision, res: HttpServerResponse.HttpServerResponse) => {
+      /** The answer's common headers; the RateLimit ones when a bucket decided (not while the database holding it is away). */
+      const finish = (state: RequestState, rate: Decision | undefined, res: HttpServerResponse.HttpServerResponse) => {
         let out = HttpServerResponse.setHeader(
           res,
           "access-control-allow-origin",
@@ -349,6 +368,7 @@ export const layer = HttpApiBuilder.middleware(
           CORS_HEADERS["access-control-expose-headers"]
         )
         out = HttpServerResponse.setHeader(out, "x-request-id", state.requestId)
+        if (rate === undefined) return out
         out = HttpServerResponse.setHeader(out, "ratelimit-limit", String(rate.limit))
         out = HttpServerResponse.setHeader(out, "ratelimit-remaining", String(rate.remaining))
         return HttpServerResponse.setHeader(out, "ratelimit-reset", String(rate.resetSeconds))
@@ -379,10 +399,11 @@ export const layer = HttpApiBuilder.middleware(
               return state.rate !== undefined
                 ? Effect.succeed(metrics.record(req.method, req.url, started, finish(state, state.rate, res)))
                 // A request that never reached key authentication (an unknown route, a preflight) counts per address.
-                : Effect.map(limiter.consume(addressBucket("ip", req, trusted)), (rate) => {
-                  state.rate = rate
-                  return metrics.record(req.method, req.url, started, finish(state, rate, res))
-                })
+                : limiter.consume(addressBucket("ip", req, trusted)).pipe(
+                  Effect.tap((rate) => (state.rate = rate)),
+                  Effect.catchAllCause(() => Effect.succeed(undefined)),
+                  Effect.map((rate) => metrics.record(req.method, req.url, started, finish(state, rate, res)))
+                )
             }
           )
         return logging ? Effect.tap(answered, (res) => logRequest(req, state, res, started)) : answered

@@ -52,6 +52,8 @@ export type ErrorCode =
   | "failed_precondition"
   | "resource_exhausted"
   | "internal"
+  /** Not a domain error: the HTTP adapter's answer while the database is away (adapters/sql/unavailable.ts). */
+  | "unavailable"
 
 /** The one table that maps an error kind to its HTTP status and public code. */
 export const errorStatus: Record<DomainError["_tag"], { readonly status: number; readonly code: ErrorCode }> = {

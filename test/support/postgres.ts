@@ -24,6 +24,11 @@ export interface PostgresHandle {
   readonly url: string
   /** Stops the cluster and removes its directories (a no-op for `TEST_DATABASE_URL`). */
   readonly stop: () => Promise<void>
+  /** A private cluster's server stopped (`pg_ctl stop -m <mode>`) and started again on the same port and data. */
+  readonly server?: {
+    readonly halt: (mode: "fast" | "immediate") => Promise<void>
+    readonly resume: () => Promise<void>
+  }
 }
 
 export interface StartPostgresOptions {
@@ -207,9 +212,12 @@ export const startPostgres = async (options: StartPostgresOptions = {}): Promise
     // postgres binds, so retry with a new port when the start fails.
     let port = 0
     let lastError = ""
+    let settings = ""
+    const pgStart = () =>
+      run(pgCtl, ["start", "-D", dataDir, "-l", logFile, "-w", "-t", "60", "-s", "-o", settings], asRoot)
     for (let attempt = 0; attempt < 5 && !started; attempt++) {
       port = await freePort()
-      const settings = [
+      settings = [
         `-p ${port}`,
         "-c listen_addresses=127.0.0.1",
         `-c unix_socket_directories=${socketDir}`,
@@ -220,11 +228,7 @@ export const startPostgres = async (options: StartPostgresOptions = {}): Promise
         "-c shared_buffers=64MB",
         ...(options.settings ?? []).map((setting) => `-c ${setting}`)
       ].join(" ")
-      const result = await run(
-        pgCtl,
-        ["start", "-D", dataDir, "-l", logFile, "-w", "-t", "60", "-s", "-o", settings],
-        asRoot
-      )
+      const result = await pgStart()
       if (result.code === 0) {
         started = true
       } else {
@@ -241,6 +245,17 @@ export const startPostgres = async (options: StartPostgresOptions = {}): Promise
     let stopped = false
     return {
       url: `${root}/${database}`,
+      server: {
+        halt: async (mode) => {
+          await runOrThrow(pgCtl, ["stop", "-D", dataDir, "-m", mode, "-w", "-s"], asRoot)
+          started = false
+        },
+        resume: async () => {
+          const result = await pgStart()
+          if (result.code !== 0) throw new Error(`pg_ctl start failed:\n${result.stdout}\n${result.stderr}`)
+          started = true
+        }
+      },
       stop: async () => {
         if (stopped) return
         stopped = true
