@@ -86,18 +86,21 @@ describe("GET /v1/api/openapi.json", () => {
         "not_found",
         "permission_denied",
         "resource_exhausted",
-        "unauthenticated"
+        "unauthenticated",
+        "unavailable"
       ]
     )
   })
 
-  it("gives every operation 400 and 500, and authenticated ones 401 and 429, all as the envelope", () => {
+  it("gives every operation 400, 500 and 503, and authenticated ones 401 and 429, all as the envelope", () => {
     const ops = operations()
     expect(ops.length).toBeGreaterThan(0)
     for (const [method, path, op] of ops) {
       const label = `${method} ${path}`
       const authenticated = Array.isArray(op.security) && op.security.length > 0
-      const required = ["400", "500", ...(authenticated ? ["401", "429"] : [])]
+      // The probes answer their own 503 (/readyz) or none (/healthz reads no database).
+      const probe = op.tags?.includes("health") === true
+      const required = ["400", "500", ...(probe ? [] : ["503"]), ...(authenticated ? ["401", "429"] : [])]
       for (const status of required) expect(op.responses[status], `${label} ${status}`).toBeDefined()
       for (const [status, response] of Object.entries<any>(op.responses)) {
         if (Number(status) < 400) continue
@@ -106,6 +109,7 @@ describe("GET /v1/api/openapi.json", () => {
         expect(response.content["application/json"].schema, `${label} ${status}`).toEqual({ $ref: ENVELOPE })
       }
       if (authenticated) expect(op.responses["429"].headers["Retry-After"], label).toBeDefined()
+      if (!probe) expect(op.responses["503"].headers["Retry-After"], label).toBeDefined()
     }
   })
 
