@@ -31,6 +31,11 @@ const ADAPTER_EDGES: ReadonlyArray<readonly [string, string, string]> = [
     "telemetry",
     "the platform middleware records request metrics, GET /metrics renders them, the Node server opens request spans"
   ],
+  [
+    "http",
+    "sql",
+    "the platform middleware answers a failure that means the database is away with 503 (sql/unavailable.ts)"
+  ],
   ["webhooks", "telemetry", "the outbox worker records delivery outcomes and the queue gauges"],
   ["pglite", "telemetry", "the embedded database's client records SQL statement time"],
   ["postgres", "telemetry", "the Postgres client records SQL statement time"],
