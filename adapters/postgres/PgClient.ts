@@ -20,13 +20,14 @@
 import { SqlClient } from "@effect/sql"
 import * as PgClient from "@effect/sql-pg/PgClient"
 import { SqlError } from "@effect/sql/SqlError"
-import { type Clock, Duration, Effect, Layer, Redacted, type Scope } from "effect"
+import { type Clock, Context, Duration, Effect, Layer, Redacted, type Scope } from "effect"
 import * as Pg from "pg"
 import { FastPath } from "../fastPath.ts"
 import { LEADING, type Leading, type LeadStatement } from "../sql/leading.ts"
 import * as LeanStatements from "../sql/leanStatements.ts"
 import { statementNames } from "../sql/prepared.ts"
 import { recordStatement } from "../telemetry/metrics.ts"
+import { listenOwn } from "./listen.ts"
 import { pipelined, pipelineSettings } from "./pipeline.ts"
 
 export interface PostgresConfig {
@@ -230,11 +231,19 @@ const lean = (pg: Pg.Pool, config: PostgresConfig) =>
     })
   )
 
+/** @effect/sql-pg's client on `pg`, its `listen` replaced by one that ends with its connection (listen.ts). */
+const fromPool = (pg: Pg.Pool) =>
+  PgClient.layerFromPool({ acquire: Effect.succeed(pg) }).pipe(
+    Layer.tap((context) =>
+      Effect.sync(() => Object.assign(Context.get(context, PgClient.PgClient), { listen: listenOwn(pg) }))
+    )
+  )
+
 export const layer = (config: PostgresConfig): Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, SqlError> =>
   Layer.unwrapScoped(
     Effect.gen(function*() {
-      if (!(yield* FastPath)) return PgClient.layerFromPool({ acquire: pool(config, Pg.Client) })
+      if (!(yield* FastPath)) return fromPool(yield* pool(config, Pg.Client))
       const pg = yield* pool(config, timedClient(yield* Effect.clock, config.preparedStatements ?? true))
-      return lean(pg, config).pipe(Layer.provideMerge(PgClient.layerFromPool({ acquire: Effect.succeed(pg) })))
+      return lean(pg, config).pipe(Layer.provideMerge(fromPool(pg)))
     })
   )

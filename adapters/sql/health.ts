@@ -1,7 +1,9 @@
 /**
- * Readiness on SQL: the database answers `SELECT 1`, and the migrator's table lists every migration
- * this code has (migrate.ts). A process started on a database another process is still migrating,
- * or one restored from an older backup, reports "pending" until the migrations run.
+ * Readiness on SQL: the database answers, takes writes, and the migrator's table lists every
+ * migration this code has (migrate.ts). A process started on a database another process is still
+ * migrating, or one restored from an older backup, reports "pending" until the migrations run. A
+ * database in read-only mode (a standby still in recovery, the address a failover is moving) is
+ * "read_only": each write would answer 503 (unavailable.ts), so the process cannot serve.
  */
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer } from "effect"
@@ -23,15 +25,18 @@ export const layer = Layer.effect(
         return expected.every((id) => ids.has(id))
       }
     )
-    const check: Effect.Effect<StoreReadiness> = sql`SELECT 1`.pipe(
+    const check: Effect.Effect<StoreReadiness> = sql<{ readonly readOnly: string }>`
+      SELECT current_setting('transaction_read_only') AS "readOnly"`.pipe(
       Effect.matchEffect({
         onFailure: () => Effect.succeed<StoreReadiness>({ database: "unreachable", migrations: "unknown" }),
-        onSuccess: () =>
-          Effect.match(applied, {
+        onSuccess: ([row]) => {
+          const database = row?.readOnly === "on" ? "read_only" : "ok"
+          return Effect.match(applied, {
             // The table is missing: nothing was ever migrated here.
-            onFailure: (): StoreReadiness => ({ database: "ok", migrations: "pending" }),
-            onSuccess: (all): StoreReadiness => ({ database: "ok", migrations: all ? "ok" : "pending" })
+            onFailure: (): StoreReadiness => ({ database, migrations: "pending" }),
+            onSuccess: (all): StoreReadiness => ({ database, migrations: all ? "ok" : "pending" })
           })
+        }
       })
     )
     return Readiness.of({ check })

@@ -6,8 +6,12 @@
  */
 import { Context, Duration, Effect, Layer } from "effect"
 
-/** The database answers a trivial query: "ok", else "unreachable" (or no answer within the bound). */
-export type DatabaseCheck = "ok" | "unreachable"
+/**
+ * The database answers a trivial query: "ok", else "unreachable" (or no answer within the bound);
+ * "read_only" when it answers but takes no writes (a standby not yet promoted), so every write
+ * would be refused.
+ */
+export type DatabaseCheck = "ok" | "unreachable" | "read_only"
 /** Every migration the code has is applied: "ok", "pending" (some are not), or "unknown" (the database did not answer). */
 export type MigrationsCheck = "ok" | "pending" | "unknown"
 /** The webhook worker: "ok" running, "disabled" by configuration (WEBHOOK_WORKER=false), "stopped" after having run. */

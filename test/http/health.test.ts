@@ -108,6 +108,25 @@ describe("GET /readyz when a check fails", () => {
     }
   })
 
+  it("answers 503 on SQL while the database takes no writes (a standby), and 200 once it does", async () => {
+    const { app, close } = await makeSqlTestApp("readyz_read_only")
+    const runtime = app.runtime as unknown as ManagedRuntime.ManagedRuntime<SqlClient.SqlClient, never>
+    const sql = (query: string) => runtime.runPromise(Effect.flatMap(SqlClient.SqlClient, (c) => c.unsafe(query)))
+    try {
+      // PGlite has one session: read-only for it is read-only for the whole app, as on a standby.
+      await sql("SET default_transaction_read_only = on")
+      const { status, body } = await readyz(app)
+      expect({ status, body }).toEqual({
+        status: 503,
+        body: { status: "unavailable", checks: { database: "read_only", migrations: "ok", webhookWorker: "disabled" } }
+      })
+      await sql("SET default_transaction_read_only = off")
+      expect((await readyz(app)).status).toBe(200)
+    } finally {
+      await close()
+    }
+  })
+
   it("answers 503 on SQL with a migration not applied, and 200 once it is", async () => {
     const { app, close } = await makeSqlTestApp("readyz_pending")
     // The SQL app's runtime holds its SqlClient too (makeSqlTestApp), which TestAppOptions does not type.

@@ -12,11 +12,11 @@
 import { Effect } from "effect"
 import { execFile, spawnSync } from "node:child_process"
 import { randomBytes } from "node:crypto"
-import { accessSync, constants as fsConstants, existsSync, readdirSync } from "node:fs"
+import { accessSync, constants as fsConstants, existsSync, readdirSync, realpathSync } from "node:fs"
 import { chown, mkdtemp, readFile, rm } from "node:fs/promises"
 import { createServer } from "node:net"
 import { tmpdir } from "node:os"
-import { delimiter, join } from "node:path"
+import { delimiter, dirname, join } from "node:path"
 import pg from "pg"
 
 export interface PostgresHandle {
@@ -26,9 +26,23 @@ export interface PostgresHandle {
   readonly stop: () => Promise<void>
   /** A private cluster's server stopped (`pg_ctl stop -m <mode>`) and started again on the same port and data. */
   readonly server?: {
+    readonly port: number
     readonly halt: (mode: "fast" | "immediate") => Promise<void>
     readonly resume: () => Promise<void>
+    /**
+     * A hot standby streaming from this server (pg_basebackup -R), on a port and data dir of its
+     * own, started and caught up; `stop` of this handle stops it too.
+     */
+    readonly standby: () => Promise<Standby>
   }
+}
+
+export interface Standby {
+  readonly port: number
+  /** The same database on the standby. */
+  readonly url: string
+  /** `pg_ctl promote`: the standby ends recovery and takes writes. */
+  readonly promote: () => Promise<void>
 }
 
 export interface StartPostgresOptions {
@@ -168,7 +182,6 @@ export const startPostgres = async (options: StartPostgresOptions = {}): Promise
   const base = await mkdtemp(join(tmpdir(), "switchboard-pg-"))
   const dataDir = join(base, "data")
   const socketDir = base
-  const logFile = join(base, "postgres.log")
   const database = options.database ?? "switchboard_test"
   if (asRoot) {
     const info = spawnSync("id", ["-u", "postgres"], { encoding: "utf8" })
@@ -183,40 +196,51 @@ export const startPostgres = async (options: StartPostgresOptions = {}): Promise
   }
 
   const pgCtl = join(bin, "pg_ctl")
-  let started = false
+  // The data dirs of the servers running (the cluster's own, and a standby's).
+  const running = new Set<string>()
   const stopSync = () => {
-    if (started) {
+    for (const dir of running) {
       spawnSync(asRoot ? "runuser" : pgCtl, [
         ...(asRoot ? ["-u", "postgres", "--", pgCtl] : []),
         "stop",
         "-D",
-        dataDir,
+        dir,
         "-m",
         "immediate",
         "-s"
       ])
-      started = false
     }
+    running.clear()
   }
   // last resort if the process exits without calling stop()
   process.once("exit", stopSync)
 
-  try {
-    await runOrThrow(
-      join(bin, "initdb"),
-      ["-D", dataDir, "-U", "postgres", "--auth=trust", "--encoding=UTF8", "--no-locale", "--no-sync"],
-      asRoot
-    )
+  const stopServer = async (dir: string, mode: "fast" | "immediate") => {
+    const result = await run(pgCtl, ["stop", "-D", dir, "-m", mode, "-w", "-s"], asRoot)
+    running.delete(dir)
+    return result
+  }
 
-    // The port is free when we probe it; another process may take it before
-    // postgres binds, so retry with a new port when the start fails.
-    let port = 0
-    let lastError = ""
+  /**
+   * Starts the server of `dir` on a free port. The port is free when we probe it; another process
+   * may take it before postgres binds, so a failed start is retried on a new port. `again` starts it
+   * once more as it was started.
+   */
+  const serve = async (dir: string) => {
+    const logFile = `${dir}.log`
     let settings = ""
-    const pgStart = () =>
-      run(pgCtl, ["start", "-D", dataDir, "-l", logFile, "-w", "-t", "60", "-s", "-o", settings], asRoot)
-    for (let attempt = 0; attempt < 5 && !started; attempt++) {
-      port = await freePort()
+    const start = async () => {
+      const result = await run(
+        pgCtl,
+        ["start", "-D", dir, "-l", logFile, "-w", "-t", "60", "-s", "-o", settings],
+        asRoot
+      )
+      if (result.code === 0) running.add(dir)
+      return result
+    }
+    let lastError = ""
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const port = await freePort()
       settings = [
         `-p ${port}`,
         "-c listen_addresses=127.0.0.1",
@@ -228,42 +252,77 @@ export const startPostgres = async (options: StartPostgresOptions = {}): Promise
         "-c shared_buffers=64MB",
         ...(options.settings ?? []).map((setting) => `-c ${setting}`)
       ].join(" ")
-      const result = await pgStart()
+      const result = await start()
       if (result.code === 0) {
-        started = true
-      } else {
-        lastError = `${result.stdout}\n${result.stderr}\n${await readFile(logFile, "utf8").catch(() => "")}`
-        // make sure a half-started server is gone before retrying
-        await run(pgCtl, ["stop", "-D", dataDir, "-m", "immediate", "-s"], asRoot)
+        const again = async () => {
+          const result = await start()
+          if (result.code !== 0) throw new Error(`pg_ctl start failed:\n${result.stdout}\n${result.stderr}`)
+        }
+        return { port, again }
       }
+      lastError = `${result.stdout}\n${result.stderr}\n${await readFile(logFile, "utf8").catch(() => "")}`
+      // make sure a half-started server is gone before retrying
+      await stopServer(dir, "immediate")
     }
-    if (!started) throw new Error(`pg_ctl start failed:\n${lastError}`)
+    throw new Error(`pg_ctl start failed:\n${lastError}`)
+  }
 
+  try {
+    await runOrThrow(
+      join(bin, "initdb"),
+      ["-D", dataDir, "-U", "postgres", "--auth=trust", "--encoding=UTF8", "--no-locale", "--no-sync"],
+      asRoot
+    )
+    const { port, again } = await serve(dataDir)
     const root = `postgres://postgres@127.0.0.1:${port}`
     await createDatabase(`${root}/postgres`, database)
+
+    let standbys = 0
+    const standby = async (): Promise<Standby> => {
+      const standbyDir = join(base, `standby-${++standbys}`)
+      // pg_basebackup sits beside the real pg_ctl (PATH may hold only links to initdb, pg_ctl, postgres).
+      const tools = dirname(realpathSync(pgCtl))
+      await runOrThrow(
+        join(tools, "pg_basebackup"),
+        ["-h", "127.0.0.1", "-p", String(port), "-U", "postgres", "-D", standbyDir, "-R", "-X", "stream", "-c", "fast"],
+        asRoot
+      )
+      const { port: standbyPort } = await serve(standbyDir)
+      const primary = new pg.Client({ connectionString: `${root}/postgres` })
+      await primary.connect()
+      try {
+        const deadline = Date.now() + 60_000
+        while ((await primary.query("SELECT 1 FROM pg_stat_replication WHERE state = 'streaming'")).rowCount === 0) {
+          if (Date.now() > deadline) throw new Error("the standby did not start streaming within 60 s")
+          await new Promise((r) => setTimeout(r, 100))
+        }
+      } finally {
+        await primary.end()
+      }
+      return {
+        port: standbyPort,
+        url: `postgres://postgres@127.0.0.1:${standbyPort}/${database}`,
+        promote: async () => void await runOrThrow(pgCtl, ["promote", "-D", standbyDir, "-w", "-t", "60", "-s"], asRoot)
+      }
+    }
 
     let stopped = false
     return {
       url: `${root}/${database}`,
       server: {
+        port,
         halt: async (mode) => {
-          await runOrThrow(pgCtl, ["stop", "-D", dataDir, "-m", mode, "-w", "-s"], asRoot)
-          started = false
+          const result = await stopServer(dataDir, mode)
+          if (result.code !== 0) throw new Error(`pg_ctl stop failed:\n${result.stdout}\n${result.stderr}`)
         },
-        resume: async () => {
-          const result = await pgStart()
-          if (result.code !== 0) throw new Error(`pg_ctl start failed:\n${result.stdout}\n${result.stderr}`)
-          started = true
-        }
+        resume: again,
+        standby
       },
       stop: async () => {
         if (stopped) return
         stopped = true
         process.removeListener("exit", stopSync)
-        if (started) {
-          await run(pgCtl, ["stop", "-D", dataDir, "-m", "immediate", "-s"], asRoot)
-          started = false
-        }
+        for (const dir of [...running]) await stopServer(dir, "immediate")
         await rm(base, { recursive: true, force: true })
       }
     }

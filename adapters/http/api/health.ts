@@ -10,8 +10,9 @@ import { Schema } from "effect"
 export const Live = Schema.Struct({ status: Schema.Literal("ok") })
 
 const Checks = Schema.Struct({
-  database: Schema.Literal("ok", "unreachable").annotations({
-    description: "`ok` when the database answers a trivial query within 2 s"
+  database: Schema.Literal("ok", "unreachable", "read_only").annotations({
+    description:
+      "`ok` when the database answers a trivial query within 2 s and takes writes; `read_only` when it answers but takes none (a standby not yet promoted)"
   }),
   migrations: Schema.Literal("ok", "pending", "unknown").annotations({
     description: "`ok` when every migration of this version is applied; `unknown` when the database did not answer"
