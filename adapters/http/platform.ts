@@ -396,7 +396,9 @@ export const layer = HttpApiBuilder.middleware(
               const res = server === undefined
                 ? appAnswer
                 : envelope(server.status, "invalid_argument", server.message, state.requestId)
-              return state.rate !== undefined
+              return state.rate !== undefined || res.status === 503
+                // A 503 is the database away (causeToResponse): so are the buckets it holds on Postgres,
+                // and asking them would only hold the answer back.
                 ? Effect.succeed(metrics.record(req.method, req.url, started, finish(state, state.rate, res)))
                 // A request that never reached key authentication (an unknown route, a preflight) counts per address.
                 : limiter.consume(addressBucket("ip", req, trusted)).pipe(

@@ -40,6 +40,14 @@ export interface PostgresConfig {
 }
 
 const CONNECT_TIMEOUT = Duration.seconds(5)
+/**
+ * How long a statement waits for a pool connection, connecting included. Past it the request
+ * answers 503 with Retry-After (adapters/sql/unavailable.ts) instead of waiting on: for a database
+ * that takes connections and never answers (a pooler holding its clients during a failover, a
+ * host gone without a reset), which pg would otherwise wait for without end, or a pool no
+ * statement leaves. Far above any wait a served load sees.
+ */
+const CHECKOUT_TIMEOUT = Duration.seconds(10)
 
 /** What LeadQuery uses of pg's Query and Connection beyond their types. */
 interface WireConnection {
@@ -189,6 +197,7 @@ const pool = (config: PostgresConfig, Client: typeof Pg.Client): Effect.Effect<P
       const pool = new Pg.Pool({
         connectionString: Redacted.value(config.url),
         max: config.maxConnections,
+        connectionTimeoutMillis: Duration.toMillis(CHECKOUT_TIMEOUT),
         application_name: "@effect/sql-pg",
         Client
       })

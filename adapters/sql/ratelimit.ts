@@ -16,7 +16,7 @@
  * decision is the bucket's own.
  */
 import { SqlClient } from "@effect/sql"
-import { Clock, Deferred, Duration, Effect, FiberId, Layer, Schedule } from "effect"
+import { Cause, Clock, Deferred, Duration, Effect, Exit, FiberId, Layer, Schedule } from "effect"
 import {
   type Bucket,
   decide,
@@ -58,7 +58,8 @@ export const layer = (limitPerMinute: number) =>
       const most = leaseSize(limitPerMinute)
       const leases = new Map<string, Lease>()
       // One upsert at a time per key: concurrent requests wait for it, then spend from it, or share
-      // its refusal (a refused upsert means the bucket had no whole token for anyone).
+      // its refusal (a refused upsert means the bucket had no whole token for anyone), or its
+      // failure (the database away: each waiter trying again in turn would answer one after another).
       const leasing = new Map<string, Deferred.Deferred<Refusal | undefined>>()
 
       const sweep = Effect.flatMap(Clock.currentTimeMillis, (now) => {
@@ -129,10 +130,13 @@ export const layer = (limitPerMinute: number) =>
                 leases.set(key, { count: held, size: granted, until: now + LEASE_MS, shared: { tokens, at: now } })
                 return decide(tokens + held, true, limitPerMinute, cost)
               }),
-              Effect.ensuring(
+              Effect.onExit((exit) =>
                 Effect.suspend(() => {
                   leasing.delete(key)
-                  return Deferred.succeed(done, outcome)
+                  // Interrupted (its client went away), the upsert decided nothing: a waiter tries its own.
+                  return Exit.isFailure(exit) && !Cause.isInterruptedOnly(exit.cause)
+                    ? Deferred.failCause(done, exit.cause)
+                    : Deferred.succeed(done, outcome)
                 })
               )
             )

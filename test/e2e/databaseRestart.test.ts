@@ -5,8 +5,9 @@
  * port. While it is away every answer is `503 unavailable` with `Retry-After`, never a 500 and never
  * a hang; the service reconnects by itself; every contact it acknowledged is there afterwards; and
  * the webhook worker goes on to deliver every acknowledged contact's event. The second case is a
- * failover: the primary crashes, the service's address moves to a synchronous standby, which is
- * promoted; the same holds, and every acknowledged contact is on the new primary.
+ * failover: the primary crashes, the service's address leads nowhere for a while (connections
+ * held unanswered), then moves to a synchronous standby, which is promoted; the same holds, and
+ * every acknowledged contact is on the new primary. The third: a worker's LISTEN comes back.
  */
 import { mkdtempSync, rmSync } from "node:fs"
 import { createServer } from "node:http"
@@ -39,6 +40,8 @@ interface Answer {
   readonly retryAfter: string | null
   readonly code: string | null
   readonly contactId: string | null
+  /** How long the answer took, in ms. */
+  readonly ms: number
 }
 
 // Commits acknowledged only once in the WAL, as a production server does (the test clusters turn
@@ -91,19 +94,21 @@ const serveUnderTraffic = async (databaseUrl: string) => {
   cleanups.push(() => server.stop())
   const headers = await subscribe(server, receiverUrl)
 
-  // Writers: four clients creating contacts back to back, each request bounded by 15 s.
+  // Writers: four clients creating contacts back to back, each request bounded by 20 s: the
+  // service answers within its pool checkout bound (10 s), with room to spare.
   const answers: Array<Answer> = []
   let writing = true
   let n = 0
   const writer = async () => {
     while (writing) {
       const i = n++
+      const sent = Date.now()
       try {
         const res = await fetch(`${server.baseUrl}/v1/api/contacts`, {
           method: "POST",
           headers,
           body: JSON.stringify({ firstName: `Contact ${i}` }),
-          signal: AbortSignal.timeout(15_000)
+          signal: AbortSignal.timeout(20_000)
         })
         const text = await res.text()
         const body = (text === "" ? { error: { code: `empty body` } } : JSON.parse(text)) as {
@@ -114,11 +119,12 @@ const serveUnderTraffic = async (databaseUrl: string) => {
           status: res.status,
           retryAfter: res.headers.get("retry-after"),
           code: body.error?.code ?? null,
-          contactId: body.contact?.id ?? null
+          contactId: body.contact?.id ?? null,
+          ms: Date.now() - sent
         })
         if (res.status !== 201) await sleep(100)
       } catch (error) {
-        answers.push({ status: 0, retryAfter: null, code: String(error), contactId: null })
+        answers.push({ status: 0, retryAfter: null, code: String(error), contactId: null, ms: Date.now() - sent })
       }
     }
   }
@@ -130,7 +136,8 @@ const serveUnderTraffic = async (databaseUrl: string) => {
     for (const a of answers.slice(from)) {
       counts.set(`${a.status} ${a.code}`, (counts.get(`${a.status} ${a.code}`) ?? 0) + 1)
     }
-    return JSON.stringify([...counts])
+    const slowest = Math.max(0, ...answers.slice(from).map((a) => a.ms))
+    return `${JSON.stringify([...counts])}, the slowest in ${slowest} ms`
   }
   const lines = (pattern: RegExp) => server.output().split("\n").filter((l) => pattern.test(l)).slice(-6).join("\n")
   const ready = async () => (await fetch(`${server.baseUrl}/readyz`)).status
@@ -139,13 +146,15 @@ const serveUnderTraffic = async (databaseUrl: string) => {
     server,
     ready,
     /** Waits for `count` answers of `status` after the `from`th (60 s; 120 s for acknowledgements). */
-    answered: (what: string, from: number, status: 201 | 503, count: number) =>
-      eventually(
+    answered: async (what: string, from: number, status: 201 | 503, count: number) => {
+      await eventually(
         what,
         () => since(from, status) >= count,
         status === 201 ? 120_000 : 60_000,
         () => `${tally(from)}\n${lines(/ 406 |rror/)}`
-      ),
+      )
+      console.log(`${what}: ${tally(from)}`)
+    },
     /** How many answers so far: `answered` counts from here. */
     mark: () => answers.length,
     /**
@@ -234,6 +243,13 @@ describe.runIf(cluster !== null)("the database goes away under traffic", () => {
       const crashedAt = service.mark()
       await primary.server!.halt("immediate")
       await service.answered("503s while the primary is gone", crashedAt, 503, 5)
+      expect(await service.ready(), "/readyz says the database is away").toBe(503)
+
+      // The address leads nowhere for a while: connections are held unanswered, and requests must
+      // still answer (503) within the writers' bound rather than wait for them.
+      proxy.moveTo(null)
+      const heldAt = service.mark()
+      await service.answered("503s while connections are held", heldAt, 503, 5)
       expect(await service.ready(), "/readyz says the database is away").toBe(503)
 
       proxy.moveTo(standby.port)
