@@ -19,17 +19,26 @@
  *   every `POLL_MS` for at most `IN_PROGRESS_WAIT_MS` (so a retry racing a fast first request gets
  *   its replay); still running after that: FailedPrecondition.
  */
-import { Clock, Effect, type Exit, Fiber, Metric, Schema } from "effect"
+import { Clock, Duration, Effect, type Exit, Fiber, Metric, Schedule, Schema } from "effect"
 import type { Principal } from "../auth/principal.ts"
 import { displayText } from "../kernel/display.ts"
 import { type ErrorCode, FailedPrecondition, InvalidArgument } from "../kernel/errors.ts"
 import { WorkspaceClock, workspaceNow } from "../workspaces/clock.ts"
-import { IDEMPOTENCY_RENEW_MS, IdempotencyStore, type KeyHold, type Reservation, type StoredAnswer } from "./store.ts"
+import {
+  IDEMPOTENCY_LOCK_MS,
+  IDEMPOTENCY_RENEW_MS,
+  IdempotencyStore,
+  type KeyHold,
+  type Reservation,
+  type StoredAnswer
+} from "./store.ts"
 
 export const MAX_KEY_LENGTH = 255
 /** How long a duplicate waits for a running first request before it is refused. */
 export const IN_PROGRESS_WAIT_MS = 1000
 export const POLL_MS = 20
+/** A key whose release failed is released again every second, until the reservation could be taken over anyway. */
+const RELEASE_RETRY = Schedule.spaced(Duration.seconds(1)).pipe(Schedule.upTo(Duration.millis(IDEMPOTENCY_LOCK_MS)))
 
 /** Answers given from the store instead of running again (exported as a metric: adapters/telemetry). */
 export const idempotencyReplays = Metric.counter("idempotency_replays_total", {
@@ -110,6 +119,21 @@ export const runIdempotent = <A, I, E, R>(
       ? Effect.provideService(workspaceNow(hold.workspaceId), WorkspaceClock, clock)
       : Clock.currentTimeMillis
 
+    /**
+     * A release that fails (the database away) is tried again in the background until it succeeds:
+     * meanwhile a retry of this request is refused as still running, until the reservation could be
+     * taken over (IDEMPOTENCY_LOCK_MS), although the client was told to retry after a few seconds.
+     */
+    const release = store.release(hold).pipe(
+      Effect.catchAllCause((cause) =>
+        Effect.logWarning("Idempotency: could not release the key; trying again", cause).pipe(
+          Effect.annotateLogs({ key: displayText(key, 64), workspaceId: hold.workspaceId }),
+          Effect.zipRight(
+            Effect.forkDaemon(Effect.ignore(Effect.retry(Effect.sandbox(store.release(hold)), RELEASE_RETRY)))
+          )
+        )
+      )
+    )
     /** Never fails: a store failure after the run is logged, and the caller still gets its outcome. */
     const settle = (exit: Exit.Exit<A, E>): Effect.Effect<void> => {
       const save: Effect.Effect<void, unknown> = exit._tag === "Success"
@@ -117,9 +141,9 @@ export const runIdempotent = <A, I, E, R>(
           Effect.flatMap((encoded) =>
             store.complete(hold, { status: options.status, body: JSON.stringify(encoded) ?? "null" })
           ),
-          Effect.tapError(() => store.release(hold))
+          Effect.tapError(() => release)
         )
-        : store.release(hold)
+        : release
       return save.pipe(
         Effect.catchAllCause((cause) =>
           Effect.logError("Idempotency: could not settle the key", cause).pipe(

@@ -4,8 +4,8 @@
  * (the effect runs once; the 49 duplicates wait for it and replay), 409 for a duplicate whose first
  * request is still running after the wait, no failure stored (400, 404, 409, 5xx, defects,
  * 401-403-429: a retry runs, with a fixed body too), an error stored by an earlier version replayed
- * as the envelope with the current request id, and a client disconnect that cannot leave the key
- * without an answer.
+ * as the envelope with the current request id, a key whose release failed released once the
+ * store is back, and a client disconnect that cannot leave the key without an answer.
  */
 import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { assert, describe, it } from "@effect/vitest"
@@ -314,6 +314,46 @@ describe("idempotent (HTTP wrapper)", () => {
         assert.deepStrictEqual(b, Exit.succeed({ id: "msg_2", to: "+1" }))
         assert.strictEqual(s.runs(), 2)
       }))
+  )
+
+  live(
+    "a key whose release failed (the database away) is released once it can be: a retry runs within seconds, not refused as still running",
+    () =>
+      Effect.gen(function*() {
+        // The memory store, its first release lost as a release is while Postgres is away.
+        let releases = 0
+        const flaky = Layer.effect(
+          IdempotencyStore,
+          Effect.map(IdempotencyStore, (store) =>
+            IdempotencyStore.of({
+              ...store,
+              release: (hold) =>
+                ++releases === 1 ? Effect.die(new Error("Connection terminated unexpectedly")) : store.release(hold)
+            }))
+        ).pipe(Layer.provide(MemoryIdempotency.layer))
+        yield* Effect.gen(function*() {
+          const s = sender({
+            fail: (n) => (n === 1
+              ? Effect.die(new Error("Connection terminated unexpectedly"))
+              : Effect.succeed({ id: "msg_ok", to: "+1" }) as never)
+          })
+          assert.isTrue(Exit.isFailure(yield* Effect.exit(call(s.run))))
+          // Retried as a 503's Retry-After says: answered well before IDEMPOTENCY_LOCK_MS.
+          const started = Date.now()
+          for (;;) {
+            const exit = yield* Effect.exit(call(s.run))
+            if (Exit.isSuccess(exit)) {
+              assert.deepStrictEqual(exit.value, { id: "msg_ok", to: "+1" })
+              break
+            }
+            assert.instanceOf(failureOf(exit), FailedPrecondition)
+            assert.isBelow(Date.now() - started, 15_000, "still refused as running")
+            yield* Effect.sleep(200)
+          }
+          assert.strictEqual(s.runs(), 2)
+        }).pipe(Effect.provide(Layer.merge(flaky, MemoryClock.layer.pipe(Layer.provide(layerDb)))))
+      }),
+    60_000
   )
 
   live(
