@@ -38,7 +38,8 @@ const descriptions: Record<string, string> = {
   "409": "The workspace cannot do this yet; the message says why",
   "429": "Rate limit exceeded; retry after `Retry-After` seconds",
   "500": "Unexpected server error; the request id is logged",
-  "503": "The database is unavailable for a moment (a restart or failover); retry after `Retry-After` seconds"
+  "503":
+    "The database is unavailable for a moment (a restart or failover) or a statement ran past its time limit; retry after `Retry-After` seconds"
 }
 
 const header = (description: string, type = "integer") => ({ description, schema: { type } })

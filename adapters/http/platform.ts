@@ -180,14 +180,14 @@ export const causeToResponse = (cause: Cause.Cause<unknown>, requestId: string) 
     return Effect.succeed(envelope(400, "invalid_argument", bodyReadMessage(error), requestId))
   }
   if (databaseUnavailable(error)) {
-    // The database is away (a restart, a failover): the same request succeeds once it is back.
+    // The database is away (a restart, a failover) or cancelled a statement past its time limit: a retry may succeed.
     return Effect.logWarning("Database unavailable", error).pipe(
       Effect.annotateLogs({ requestId }),
       Effect.as(HttpServerResponse.setHeader(
         envelope(
           503,
           "unavailable",
-          "The database is unavailable for a moment; retry after Retry-After seconds",
+          "The database is unavailable or too slow for a moment; retry after Retry-After seconds",
           requestId
         ),
         "retry-after",

@@ -37,6 +37,8 @@ export interface PostgresConfig {
   readonly preparedStatements?: boolean | undefined
   /** Pipeline the hot reads outside transactions (pipeline.ts; default true); only with prepared statements on. */
   readonly pipeline?: boolean | undefined
+  /** Longest a statement may run, in milliseconds (default STATEMENT_TIMEOUT); migrations are not bound. */
+  readonly statementTimeoutMs?: number | undefined
 }
 
 const CONNECT_TIMEOUT = Duration.seconds(5)
@@ -48,6 +50,14 @@ const CONNECT_TIMEOUT = Duration.seconds(5)
  * statement leaves. Far above any wait a served load sees.
  */
 const CHECKOUT_TIMEOUT = Duration.seconds(10)
+/**
+ * Longest any statement may run (Postgres's `statement_timeout`, lock waits included), so no
+ * request holds a connection without bound whatever the data. Our statements are bounded by what
+ * they answer; this is the net under that. Postgres cancels the statement (SQLSTATE 57014) and the
+ * request answers 503 with Retry-After (adapters/sql/unavailable.ts). Migrations lift it
+ * (adapters/sql/migrate.ts): an index built over a large table may take longer.
+ */
+export const STATEMENT_TIMEOUT = Duration.seconds(30)
 
 /** What LeadQuery uses of pg's Query and Connection beyond their types. */
 interface WireConnection {
@@ -198,6 +208,7 @@ const pool = (config: PostgresConfig, Client: typeof Pg.Client): Effect.Effect<P
         connectionString: Redacted.value(config.url),
         max: config.maxConnections,
         connectionTimeoutMillis: Duration.toMillis(CHECKOUT_TIMEOUT),
+        statement_timeout: config.statementTimeoutMs ?? Duration.toMillis(STATEMENT_TIMEOUT),
         application_name: "@effect/sql-pg",
         Client
       })

@@ -1,4 +1,4 @@
-import { Migrator } from "@effect/sql"
+import { Migrator, SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import { Duration, Effect, Layer, Option } from "effect"
 import m0001 from "./migrations/0001_foundation.ts"
@@ -20,10 +20,17 @@ import m0016 from "./migrations/0016_rate_limits.ts"
 import m0017 from "./migrations/0017_rate_limit_leases.ts"
 
 /**
+ * A migration without the statement time limit (adapters/postgres/PgClient.ts): an index built
+ * over a large table may take longer. SET LOCAL ends with the migrations' transaction.
+ */
+export const unbounded = <E>(migration: Effect.Effect<void, E, SqlClient.SqlClient>) =>
+  Effect.zipRight(Effect.flatMap(SqlClient.SqlClient, (sql) => sql`SET LOCAL statement_timeout = 0`), migration)
+
+/**
  * Static imports (not a directory scan) so the same migrations run on Node, Deno and PGlite.
  * On Postgres the migrator locks its table, so several processes may boot at once.
  */
-export const migrations = Migrator.fromRecord({
+const all = {
   "0001_foundation": m0001,
   "0002_webhooks": m0002,
   "0003_search_statistics": m0003,
@@ -41,7 +48,11 @@ export const migrations = Migrator.fromRecord({
   "0015_call_session_conversations": m0015,
   "0016_rate_limits": m0016,
   "0017_rate_limit_leases": m0017
-})
+}
+
+export const migrations = Migrator.fromRecord(
+  Object.fromEntries(Object.entries(all).map(([name, migration]) => [name, unbounded(migration)]))
+)
 
 export const run = Migrator.make({})({ loader: migrations })
 
@@ -53,15 +64,25 @@ export const run = Migrator.make({})({ loader: migrations })
  */
 const MIGRATIONS_LOCK = "SELECT pg_advisory_lock(hashtextextended('switchboard:migrations', 0))"
 const MIGRATIONS_UNLOCK = "SELECT pg_advisory_unlock(hashtextextended('switchboard:migrations', 0))"
+/** Waiting for another process's migrations is not bound by the statement time limit either. */
+const UNBOUNDED = "SET statement_timeout = 0"
+const BOUNDED = "RESET statement_timeout"
 const serialized = Effect.flatMap(Effect.serviceOption(PgClient.PgClient), (pg) =>
   Option.isNone(pg)
     ? run
     : Effect.scoped(
       Effect.flatMap(pg.value.reserve, (conn) =>
         Effect.acquireUseRelease(
-          conn.executeUnprepared(MIGRATIONS_LOCK, [], undefined),
+          Effect.zipRight(
+            conn.executeUnprepared(UNBOUNDED, [], undefined),
+            conn.executeUnprepared(MIGRATIONS_LOCK, [], undefined)
+          ),
           () => run,
-          () => Effect.ignore(conn.executeUnprepared(MIGRATIONS_UNLOCK, [], undefined))
+          () =>
+            Effect.ignore(Effect.zipRight(
+              conn.executeUnprepared(MIGRATIONS_UNLOCK, [], undefined),
+              conn.executeUnprepared(BOUNDED, [], undefined)
+            ))
         ))
     ))
 

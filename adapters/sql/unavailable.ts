@@ -1,7 +1,7 @@
 /**
- * Whether a failure means the database cannot be reached right now: the connection refused, reset
+ * Whether a failure means the database cannot answer right now: the connection refused, reset
  * or ended (a restart, a failover), the server shutting down or still starting, a standby that
- * takes no writes yet. Such a request is answered `503 unavailable` with `Retry-After`, not 500: the
+ * takes no writes yet, a statement past its time limit. Such a request is answered `503 unavailable` with `Retry-After`, not 500: the
  * same request succeeds once the pool reaches the database again, which it does by itself (pg drops
  * a broken connection and opens a new one on the next checkout).
  */
@@ -20,9 +20,10 @@ const NETWORK = new Set([
 
 /**
  * SQLSTATEs: class 08 (connection exception), admin/crash shutdown, cannot connect now (starting or
- * in recovery), a read-only transaction (a standby not yet promoted), too many connections.
+ * in recovery), a read-only transaction (a standby not yet promoted), too many connections, and a
+ * statement cancelled (past `statement_timeout`, or by an operator).
  */
-const SQLSTATES = new Set(["57P01", "57P02", "57P03", "25006", "53300"])
+const SQLSTATES = new Set(["57P01", "57P02", "57P03", "25006", "53300", "57014"])
 
 /** What pg says when a connection ends under a query, or a checkout times out. */
 const MESSAGES =
