@@ -2,8 +2,8 @@
  * Webhook duplicates after a crash (issue 38, item 7): the real server on its embedded database
  * (PGlite in DATA_DIR, the default deployment) delivers a burst of events to a local receiver that
  * answers 2xx after 20-50 ms; it is SIGKILLed twice mid-burst and restarted on the same data each
- * time. No acknowledged event is lost, and every delivery ends succeeded. The duplicates are counted
- * against the attempts in flight at each kill and printed, not asserted: see the end of the test.
+ * time. No acknowledged event is lost, every delivery ends succeeded, and an event arrives twice
+ * only when its first request was in flight at a kill (or the final stop).
  */
 import { PGlite } from "@electric-sql/pglite"
 import { createServer } from "node:http"
@@ -19,10 +19,12 @@ const KILL_AFTER = [100, 200]
 /** Concurrent clients: enough to keep the server busy, which is when answers went unread. */
 const PRODUCERS = 16
 /**
- * In flight at a kill, as the receiver sees it: received before it, and unanswered or answered less
- * than this before it (an answer is in flight until the server has read it and recorded the attempt).
+ * An answer is in flight until the server has read it and committed the attempt: answered less than
+ * this before a kill counts as in flight. On a loaded machine that took a few hundred milliseconds.
  */
 const GRACE_MS = 250
+/** Enough for the test's own event loop to read what a dead process had sent, even on a loaded machine. */
+const SETTLE_MS = 1000
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 const tempDir = tempDirs("webhook-crash")
@@ -30,15 +32,25 @@ const tempDir = tempDirs("webhook-crash")
 interface Receipt {
   readonly id: string
   readonly contactId: string | undefined
+  /** Which server process sent it: the one up when its connection was accepted (0 the first, then one more per restart). */
+  readonly process: number
   /** performance.now() when the request's body had arrived. */
   readonly receivedAt: number
   /** When the answer was handed to the socket; null while unanswered (or never, the server being dead). */
   answeredAt: number | null
 }
 
-/** Answers every POST 200 after 20-50 ms, recording when each arrived and when it was answered. */
+/**
+ * Answers every POST 200 after 20-50 ms, recording when each arrived, when it was answered, and which
+ * server process sent it. The process is known by the connection, not by the time a request is read:
+ * requests a process sent just before its kill may be read here after it (they were in flight).
+ * A connection accepted before the next process starts is the previous one's: `nextProcess` waits
+ * for what a dead process sent to be read first.
+ */
 const startReceiver = async () => {
   const receipts: Array<Receipt> = []
+  const generation = { process: 0 }
+  const processOf = new WeakMap<object, number>()
   const server = createServer((req, res) => {
     let body = ""
     req.on("data", (d) => (body += d))
@@ -54,6 +66,7 @@ const startReceiver = async () => {
       const receipt: Receipt = {
         id: String(req.headers["webhook-id"]),
         contactId,
+        process: processOf.get(req.socket)!,
         receivedAt: performance.now(),
         answeredAt: null
       }
@@ -64,6 +77,7 @@ const startReceiver = async () => {
       }, 20 + Math.random() * 30)
     })
   })
+  server.on("connection", (socket) => processOf.set(socket, generation.process))
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()))
   const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/hooks`
   const close = () =>
@@ -71,7 +85,12 @@ const startReceiver = async () => {
       server.closeAllConnections()
       server.close(() => done())
     })
-  return { url, receipts, close }
+  /** After a process ended: lets what it sent (already in the kernel) be read, then counts what comes next as the next one's. */
+  const nextProcess = async () => {
+    await sleep(SETTLE_MS)
+    generation.process++
+  }
+  return { url, receipts, nextProcess, close }
 }
 
 /** Deliveries not yet delivered, read from the data dir itself (the server must be stopped: one process per data dir). */
@@ -141,13 +160,15 @@ describe("webhook delivery across kill -9 on the embedded database", () => {
     }
     const producing = Promise.all(Array.from({ length: PRODUCERS }, producer))
 
-    // When the server was killed, or stopped at the end: what was in flight then may be sent again.
+    // When each server process was killed, or stopped at the end (the k-th ends process k): what
+    // was in flight then may be sent again.
     const interruptions: Array<number> = []
     for (const after of KILL_AFTER) {
       while (acknowledged.size < after) await sleep(5)
       up = null
       interruptions.push(performance.now())
       expect(await server.kill()).toBe("SIGKILL")
+      await receiver.nextProcess()
       server = await startServer("node", env, 120_000)
       up = server
     }
@@ -167,6 +188,7 @@ describe("webhook delivery across kill -9 on the embedded database", () => {
       // A stop ends the attempts in flight too (they are sent again at the next start): counted like a kill.
       interruptions.push(performance.now())
       expect(await server.stop()).toBe(0)
+      await receiver.nextProcess()
       states = await pendingDeliveries(dataDir)
       if ((states["pending"] ?? 0) === 0 || Date.now() > deadline) break
       server = await startServer("node", env, 120_000)
@@ -174,36 +196,36 @@ describe("webhook delivery across kill -9 on the embedded database", () => {
     }
     expect(states, "every delivery succeeded").toEqual({ succeeded: new Set(receiver.receipts.map((r) => r.id)).size })
 
-    // Duplicates: an event received more than once. Each must have been in flight at a kill (or
-    // the stop): its first request arrived before that kill and was unanswered, or answered less
-    // than GRACE_MS before it (not yet recorded in a bounded time is in flight too).
-    const inFlightAt = (kill: number, r: Receipt) =>
-      r.receivedAt <= kill && (r.answeredAt === null || r.answeredAt > kill - GRACE_MS)
-    const inFlight = interruptions.map((kill) => receiver.receipts.filter((r) => inFlightAt(kill, r)).length)
+    // Duplicates: an event received more than once. Every request of it but the last must have been
+    // in flight when its process ended: unanswered then, or answered less than GRACE_MS before.
+    const inFlight = (r: Receipt) => {
+      const end = interruptions[r.process]!
+      return r.answeredAt === null || r.answeredAt > end - GRACE_MS
+    }
+    const inFlightAtEach = interruptions.map((_, k) =>
+      receiver.receipts.filter((r) => r.process === k && inFlight(r)).length
+    )
     const byId = new Map<string, Array<Receipt>>()
     for (const r of receiver.receipts) byId.set(r.id, [...(byId.get(r.id) ?? []), r])
     const duplicated = [...byId.values()].filter((rs) => rs.length > 1)
-    const extra = duplicated.reduce((s, rs) => s + rs.length - 1, 0)
-    // How long before its kill each duplicate's first request was answered (null: unanswered, or no kill after it).
-    const answeredBefore = duplicated.map(([first]) => {
-      const kill = interruptions.find((k) => k >= first!.receivedAt)
-      const before = kill === undefined || first!.answeredAt === null ? null : Math.round(kill - first!.answeredAt)
-      return { id: first!.id, answeredMsBeforeKill: before, inFlight: kill !== undefined && inFlightAt(kill, first!) }
-    })
-    const unexplained = answeredBefore.filter((d) => !d.inFlight)
-    const longest = Math.max(0, ...answeredBefore.map((d) => d.answeredMsBeforeKill ?? 0))
+    const resent = duplicated.flatMap((rs) => rs.slice(0, -1))
+    // How long before its process ended each resent request was answered (null: unanswered).
+    const answeredBefore = resent.map((r) => ({
+      id: r.id,
+      process: r.process,
+      answeredMsBeforeEnd: r.answeredAt === null ? null : Math.round(interruptions[r.process]! - r.answeredAt),
+      inFlight: inFlight(r)
+    }))
     console.log(
       `${acknowledged.size} acknowledged events, ${receiver.receipts.length} requests received; ` +
-        `attempts in flight at the kills and stops: ${
-          inFlight.join(", ")
-        }; ${duplicated.length} events received twice or more ` +
-        `(${extra} extra requests); a duplicate's first request was answered at most ${longest} ms before its kill; ` +
-        `${unexplained.length} duplicates not in flight at a kill; ` +
-        `whole test ${Date.now() - t0} ms`
+        `attempts in flight at the kills and stops: ${inFlightAtEach.join(", ")}; ` +
+        `${duplicated.length} events received twice or more (${resent.length} extra requests); ` +
+        `a resent request was answered at most ${
+          Math.max(0, ...answeredBefore.map((d) => d.answeredMsBeforeEnd ?? 0))
+        } ms before its process ended; whole test ${Date.now() - t0} ms`
     )
-    // Not asserted: the bound on duplicates held on a quiet machine, but a CI run at a load of about 6
-    // had 48 duplicates whose first request was answered up to 15 s before a kill (issue 38, item 7,
-    // open). The figures above are printed for that; what is asserted is that nothing is lost.
-    void unexplained
+    expect(answeredBefore.filter((d) => !d.inFlight), "only attempts in flight at a kill or stop are sent again")
+      .toEqual([])
+    expect(resent.length).toBeLessThanOrEqual(inFlightAtEach.reduce((a, b) => a + b, 0))
   }, 300_000)
 })
