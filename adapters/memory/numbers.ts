@@ -9,11 +9,11 @@ export const layer = Layer.effect(
     const owned = (workspaceId: string) => [...db.state.numbers.values()].filter((n) => n.workspaceId === workspaceId)
     return NumberStore.of({
       // Checked when the effect runs, not when it is built: a claim built before another one ran must still see it.
-      insert: (workspaceId, number, inboxId) =>
+      insert: (workspaceId, number, inboxId, ordered = true) =>
         Effect.suspend(() =>
           db.state.numbers.has(number.e164)
             ? Effect.fail("taken" as const)
-            : Effect.sync(() => void db.state.numbers.set(number.e164, { workspaceId, inboxId, number }))
+            : Effect.sync(() => void db.state.numbers.set(number.e164, { workspaceId, inboxId, ordered, number }))
         ),
       list: (workspaceId) => Effect.sync(() => owned(workspaceId).map((n) => n.number)),
       listActive: (workspaceId) => Effect.sync(() => owned(workspaceId).filter((n) => n.number.status === "active")),

@@ -14,9 +14,9 @@ export const layer = Layer.effect(
   NumberStore,
   Effect.map(SqlClient.SqlClient, (sql) =>
     NumberStore.of({
-      insert: (workspaceId, number, inboxId) =>
+      insert: (workspaceId, number, inboxId, ordered = true) =>
         sql`INSERT INTO numbers ${
-          sql.insert({ ...numbers.row(number), ...numberOwners.row({ workspaceId, inboxId }) })
+          sql.insert({ ...numbers.row(number), ...numberOwners.row({ workspaceId, inboxId, ordered }) })
         }`.pipe(
           Effect.asVoid,
           Effect.catchAll((e) => (isUniqueViolation(e) ? Effect.fail("taken" as const) : Effect.die(e)))

@@ -187,10 +187,7 @@ export const ServicesLive = (config: ServerConfig) =>
       Layer.mergeAll(
         RateLimitLive(config),
         OutboundLive(config),
-        TextingGate.layer({
-          preApprovedCampaign: config.preApprovedCampaign,
-          mockOpensLiveTexting: config.carrier === "simulated"
-        })
+        TextingGate.layer({ preApprovedCampaign: config.preApprovedCampaign })
       )
     ),
     Layer.provideMerge(StoresLive(config))

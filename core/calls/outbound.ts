@@ -15,7 +15,7 @@ import { Ids } from "../kernel/ids.ts"
 import { type E164, isPremiumRate, normalizePhone, premiumRateProblem } from "../kernel/phone.ts"
 import { Transactor } from "../kernel/transactor.ts"
 import { type Line, makeThreads, phoneField } from "../messaging/threads.ts"
-import { type NumberRecord, NumberStore } from "../numbers/model.ts"
+import { defaultNumber, notOrdered, type NumberRecord, NumberStore } from "../numbers/model.ts"
 import { SIMULATED_FLOW } from "./events.ts"
 import type { History } from "./history.ts"
 import type { CallItem, PlaceCallInput, PlaceCallResult } from "./model.ts"
@@ -58,24 +58,30 @@ export const makeOutbound = (history: Pick<History, "itemOf" | "recordCall">) =>
             ? Option.some({ id: agent.id, config: agent.published, assistantId: agent.carrierAssistantId })
             : Option.none()))
 
-    /** The sending number: one the caller named, else the first active local one. */
-    const callerNumber = (workspaceId: string, raw: string | undefined) =>
+    /**
+     * The calling number: one the caller named, else the first active local one (for live keys,
+     * ordered at the carrier). A live call from a number added with a test key is refused.
+     */
+    const callerNumber = (workspaceId: string, raw: string | undefined, live: boolean) =>
       Effect.gen(function*() {
         const active = yield* numbers.listActive(workspaceId)
         if (active.length === 0) {
           return yield* noActiveNumber
         }
-        if (raw === undefined) {
-          return active.find((n) =>
-            n.number.type === "local"
-          ) ?? active[0]!
-        }
-        const parsed = normalizePhone(raw)
-        if (Either.isLeft(parsed)) return yield* new InvalidArgument({ message: `from: ${parsed.left}` })
-        const found = active.find((n) => n.number.e164 === parsed.right)
-        if (found === undefined) {
-          return yield* new NotFound({ message: `from: ${parsed.right} is not an active number of this workspace` })
-        }
+        const found = raw === undefined ? defaultNumber(active, live)! : yield* Effect.gen(function*() {
+          const parsed = normalizePhone(raw)
+          if (Either.isLeft(parsed)) {
+            return yield* new InvalidArgument({ message: `from: ${parsed.left}` })
+          }
+          const named = active.find((n) =>
+            n.number.e164 === parsed.right
+          )
+          if (named === undefined) {
+            return yield* new NotFound({ message: `from: ${parsed.right} is not an active number of this workspace` })
+          }
+          return named
+        })
+        if (live && !found.ordered) return yield* notOrdered(found.number.e164)
         return found
       })
 
@@ -99,7 +105,7 @@ export const makeOutbound = (history: Pick<History, "itemOf" | "recordCall">) =>
             onSome: Effect.succeed
           })
         )
-        const sender: NumberRecord = yield* callerNumber(ws, input.from)
+        const sender: NumberRecord = yield* callerNumber(ws, input.from, p.kind === "live")
         const to: E164 = yield* phoneField("to", input.to)
         // Toll fraud, and a call to itself: never dialled.
         if (isPremiumRate(to)) return yield* new InvalidArgument({ message: premiumRateProblem("to") })

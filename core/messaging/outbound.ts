@@ -19,7 +19,7 @@ import { Text } from "../kernel/text.ts"
 import { nowIso } from "../kernel/time.ts"
 import { Transactor } from "../kernel/transactor.ts"
 import { MediaUrls } from "../media/model.ts"
-import { type NumberRecord, NumberStore } from "../numbers/model.ts"
+import { defaultNumber, notOrdered, type NumberRecord, NumberStore } from "../numbers/model.ts"
 import { gateMessage, RegistrationGate } from "../registration/gate.ts"
 import type { Attachments } from "./attachments.ts"
 import { Carrier } from "./carrier.ts"
@@ -62,12 +62,11 @@ export const makeOutbound = (threads: Threads, attachments: Attachments) =>
     const registration = yield* RegistrationGate
     const views = yield* ActivityViews
 
-    /** The workspace's first active number, local preferred. */
-    const defaultSender = (workspaceId: string) =>
+    /** The workspace's first active number, local preferred (and, for live keys, ordered at the carrier). */
+    const defaultSender = (workspaceId: string, live: boolean) =>
       Effect.gen(function*() {
-        const owned = yield* numbers.listActive(workspaceId)
-        if (owned.length === 0) return yield* noActiveNumber
-        return owned.find((n) => n.number.type === "local") ?? owned[0]!
+        const sender = defaultNumber(yield* numbers.listActive(workspaceId), live)
+        return sender ?? (yield* noActiveNumber)
       })
 
     /**
@@ -110,7 +109,9 @@ export const makeOutbound = (threads: Threads, attachments: Attachments) =>
               const to = yield* phoneField("to", input.to!)
               return {
                 to,
-                sender: input.from === undefined ? yield* defaultSender(ws) : yield* namedSender(ws, input.from)
+                sender: input.from === undefined
+                  ? yield* defaultSender(ws, principal.kind === "live")
+                  : yield* namedSender(ws, input.from)
               }
             })
         const from = sender.number
@@ -122,6 +123,7 @@ export const makeOutbound = (threads: Threads, attachments: Attachments) =>
         }
         const simulated = principal.kind === "test"
         if (!simulated) {
+          if (!sender.ordered) return yield* notOrdered(from.e164)
           const state = yield* registration.textingState(ws)
           if (state !== "approved") return yield* new FailedPrecondition({ message: gateMessage[state] })
         }

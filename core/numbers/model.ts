@@ -3,6 +3,7 @@
  * seeded by the admin API, active and with no charge (workspaces/service.ts `addNumber`).
  */
 import { Context, Effect, type Option, Schema } from "effect"
+import { FailedPrecondition } from "../kernel/errors.ts"
 import { E164 } from "../kernel/phone.ts"
 
 export const NumberType = Schema.Literal("local", "toll_free")
@@ -29,16 +30,38 @@ export const NumberRecord = Schema.Struct({
   workspaceId: Schema.UUID,
   /** Each number has its own inbox; threads on it carry this id. */
   inboxId: Schema.UUID,
+  /** Ordered at the carrier: false for a number added with a test key, which live keys cannot use. */
+  ordered: Schema.Boolean,
   number: WorkspaceNumber
 })
 export type NumberRecord = typeof NumberRecord.Type
+
+/**
+ * What traffic goes out from when the caller names no number: a local number first; for live
+ * traffic, a number ordered at the carrier first. Undefined when there is no active number.
+ */
+export const defaultNumber = (active: ReadonlyArray<NumberRecord>, live: boolean): NumberRecord | undefined => {
+  const usable = live && active.some((n) => n.ordered) ? active.filter((n) => n.ordered) : active
+  return usable.find((n) => n.number.type === "local") ?? usable[0]
+}
+
+/** Live traffic (a live key's send or call) from a number added with a test key: refused. */
+export const notOrdered = (e164: string) =>
+  new FailedPrecondition({
+    message: `${e164} was added with a test key and is not ordered at the carrier; buy it with a live key`
+  })
 
 /** Who answers a number's inbound calls (SPEC "Number `voiceMode`"). */
 export type NumberRouting = Pick<WorkspaceNumber, "voiceMode" | "agentId" | "forwardTo">
 
 export interface NumberStore {
-  /** Fails with `taken` when the number already belongs to a workspace. */
-  readonly insert: (workspaceId: string, number: WorkspaceNumber, inboxId: string) => Effect.Effect<void, "taken">
+  /** Fails with `taken` when the number already belongs to a workspace. `ordered` unless added with a test key. */
+  readonly insert: (
+    workspaceId: string,
+    number: WorkspaceNumber,
+    inboxId: string,
+    ordered?: boolean
+  ) => Effect.Effect<void, "taken">
   /** Oldest first. */
   readonly list: (workspaceId: string) => Effect.Effect<ReadonlyArray<WorkspaceNumber>>
   /** The workspace's active numbers with their inboxes, oldest first: what a message can go out from. */

@@ -99,7 +99,7 @@ const make = Effect.gen(function*() {
             status: "active"
           }
           const { uuid } = yield* Ids
-          const insert = numbers.insert(ws, number, uuid()).pipe(
+          const insert = numbers.insert(ws, number, uuid(), !simulated).pipe(
             Effect.catchAll(() => Effect.fail(inventoryError(numberTaken(e164))))
           )
           if (simulated) {

@@ -1,6 +1,9 @@
 /**
  * The texting gate of `POST /messages` for live keys: what the workspace's 10DLC registration
- * (core/registration) allows. Test keys skip it.
+ * (core/registration) allows. Test keys skip it. A mock registration (a test key's, or `mock: true`:
+ * simulated, never filed, never charged) never counts for live keys, whatever the carrier: SPEC, "an
+ * automated client can never bypass the billing and verification gates" (CONTRACT, "Test keys never
+ * open a live path").
  *
  * The pre-approved campaign (SPEC "Messages": "some newly filed numbers can text before campaign
  * approval because they are temporarily attached to a pre-approved campaign of the service"): with
@@ -12,7 +15,7 @@ import { Context, Effect, Layer, Option } from "effect"
 import type { Step } from "./machine.ts"
 import { RegistrationStore } from "./store.ts"
 
-export type TextingState = "not_filed" | "in_review" | "awaiting_pin" | "rejected" | "approved"
+export type TextingState = "not_filed" | "mock_only" | "in_review" | "awaiting_pin" | "rejected" | "approved"
 
 export interface RegistrationGate {
   readonly textingState: (workspaceId: string) => Effect.Effect<TextingState>
@@ -39,14 +42,6 @@ const stateOf: Record<Step, TextingState> = {
 
 export interface GateOptions {
   readonly preApprovedCampaign: boolean
-  /**
-   * Whether a mock registration (test key or `mock: true`: simulated, never filed, never charged)
-   * counts for live keys. CONTRACT: the registration is the workspace's, whatever key filed it; but
-   * SPEC: "an automated client can never bypass the billing and verification gates". Both hold when
-   * it counts only where live traffic is simulated too (CARRIER=simulated); with a real carrier,
-   * live keys text only on a live registration.
-   */
-  readonly mockOpensLiveTexting: boolean
 }
 
 /** The gate on the stored registration. */
@@ -57,8 +52,10 @@ export const layer = (options: GateOptions) =>
       RegistrationGate.of({
         textingState: (workspaceId) =>
           Effect.map(store.get(workspaceId), (r) => {
-            const live = Option.filter(r, (reg) => !reg.mock || options.mockOpensLiveTexting)
-            const state = Option.match(live, { onNone: () => "not_filed" as const, onSome: (reg) => stateOf[reg.step] })
+            const state = Option.match(r, {
+              onNone: () => "not_filed" as const,
+              onSome: (reg) => (reg.mock ? "mock_only" as const : stateOf[reg.step])
+            })
             return state === "in_review" && options.preApprovedCampaign ? "approved" : state
           })
       }))
@@ -66,6 +63,7 @@ export const layer = (options: GateOptions) =>
 
 export const gateMessage: Record<Exclude<TextingState, "approved">, string> = {
   not_filed: "Texting is not registered: the 10DLC registration is not filed",
+  mock_only: "Texting is not registered for live messages: the registration on file was filed in mock mode",
   in_review: "Texting is not registered yet: the registration is in carrier review",
   awaiting_pin: "Texting is not registered yet: the registration is waiting for the sole-proprietor PIN",
   rejected: "Texting is not registered: the registration was rejected"

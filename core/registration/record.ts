@@ -72,6 +72,8 @@ export const MessagingStatus = Schema.Struct({
   canText: Schema.Boolean,
   messagingProfileId: Schema.NullOr(Schema.String),
   brand: Schema.NullOr(BrandView),
-  campaign: Schema.NullOr(CampaignView)
+  campaign: Schema.NullOr(CampaignView),
+  /** Present while the registration on file was filed in mock mode: it lets test keys text, never live ones. */
+  mock: Schema.optional(Schema.Literal(true))
 }).annotations({ identifier: "MessagingStatus" })
 export type MessagingStatus = typeof MessagingStatus.Type

@@ -85,7 +85,8 @@ export const messagingStatus = (registration: Option.Option<Registration>): Mess
         useCase: r.campaign.useCase,
         failureReasons: r.campaign.failureReasons,
         submittedAt: r.campaign.submittedAt
-      }
+      },
+      ...(r.mock ? { mock: true as const } : {})
     })
   })
 
@@ -277,7 +278,11 @@ const make = Effect.gen(function*() {
       const mock = p.kind === "test" || input.mock === true
       const filed = yield* locked(ws, (current) =>
         Effect.gen(function*() {
-          // A live filing replaces a mock registration at any step: mock mode filed nothing real.
+          // A live filing replaces a mock registration at any step: mock mode filed nothing real. A
+          // mock filing never replaces a live one (CONTRACT, "Test keys never open a live path").
+          if (mock && Option.isSome(current) && !current.value.mock) {
+            return yield* new FailedPrecondition({ message: "A live registration is on file" })
+          }
           const previous = Option.filter(current, (r) => mock || !r.mock)
           const state = Option.getOrElse(Option.map(previous, (r): RegistrationState => r), () => initial)
           const from = state.step === "none"

@@ -299,12 +299,14 @@ export const storesContract = <R = never>(
         const inboxes = [uuid(), uuid()]
         yield* numbers.insert(a, active[0]!, inboxes[0]!)
         yield* numbers.insert(a, number(freshE164(), { status: "suspended" }), uuid())
-        yield* numbers.insert(a, active[1]!, inboxes[1]!)
+        // Added with a test key: not ordered at the carrier.
+        yield* numbers.insert(a, active[1]!, inboxes[1]!, false)
         yield* numbers.insert(b, number(freshE164()), uuid())
         const byE164 = (ns: ReadonlyArray<NumberRecord>) =>
           [...ns].sort((x, y) => (x.number.e164 < y.number.e164 ? -1 : 1))
-        const expected = active.map((n, i) => ({ workspaceId: a, inboxId: inboxes[i]!, number: n }))
+        const expected = active.map((n, i) => ({ workspaceId: a, inboxId: inboxes[i]!, ordered: i === 0, number: n }))
         assert.deepStrictEqual(byE164(yield* numbers.listActive(a)), byE164(expected))
+        assert.deepStrictEqual(yield* numbers.findByE164(active[1]!.e164), Option.some(expected[1]!))
         assert.deepStrictEqual(yield* numbers.listActive(yield* newWorkspace), [])
       }))
 

@@ -44,12 +44,12 @@ describe.each(examples)("docs/embedding.md: %s", (heading) => {
       cwd: root
     }).catch((e: { stdout: string }) => e)
     expect(tsc.stdout).toBe("")
-  }, 60_000)
+  }, 300_000)
 
   it("runs and prints what its comment says", async () => {
     const { stdout } = await run(join(root, "node_modules/.bin/tsx"), [join(dir, "example.ts")], { cwd: root })
     const expected = /console\.log\(.*\) \/\/ (.*)\n/.exec(example)?.[1]
     expect(expected).toBeDefined()
     expect(stdout.trim()).toBe(expected)
-  }, 60_000)
+  }, 300_000)
 })

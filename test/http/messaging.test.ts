@@ -403,7 +403,7 @@ describe("every documented 409 of the registration endpoints, with nothing filed
 })
 
 describe("mock mode", () => {
-  it("test keys and mock: true skip the gates and charge nothing; the state is the workspace's, so live keys then text", async () => {
+  it("test keys and mock: true skip the gates and charge nothing; test keys then text, live keys do not", async () => {
     // A fresh trial workspace with no card: every live gate would refuse.
     const ws = await workspace({ plan: "standard", trial: true, paymentMethod: false, identity: "none" }, ["local"])
     const filed = await ok(await post(ws.live, "/messaging/registration", { business, mock: true }), 201)
@@ -422,7 +422,8 @@ describe("mock mode", () => {
     await refresh(ws.test)
     expect((await refresh(ws.test)).step).toBe("campaign_active")
     expect(await ledger(ws.workspaceId)).toEqual([])
-    expect((await ok(await text(ws.live, ws.numbers[0]!), 201)).message.deliveryStatus).toBe("queued")
+    expect((await ok(await text(ws.test, ws.numbers[0]!), 201)).message.deliveryStatus).toBe("simulated")
+    await expectError(await text(ws.live, ws.numbers[0]!), 409, "failed_precondition")
   })
 
   it("rejects bad input with 400 naming the field, and leaves the step unchanged", async () => {
@@ -454,61 +455,94 @@ describe("mock mode", () => {
   })
 })
 
-describe("mock registrations and a real carrier", () => {
-  it("with a real carrier (mockOpensLiveTexting off), a mock registration does not let live keys text; a live one does", async () => {
-    const real = await makeTestApp({
-      registration: textingGate({ preApprovedCampaign: false, mockOpensLiveTexting: false })
-    })
-    try {
-      const { workspaceId } = await real.createWorkspace("Real carrier", ready)
-      const live = (await real.createKey(workspaceId, { kind: "live" })).token
-      await real.admin(`/workspaces/${workspaceId}/numbers`, { method: "POST", json: { e164: "+12175550156" } })
-      const send = () =>
-        real.fetch("/v1/api/messages", {
-          method: "POST",
-          headers: bearer(live),
-          json: { to: "+12175550111", from: "+12175550156", body: "hi" }
-        })
-      const refresh = () => real.fetch("/v1/api/messaging/refresh", { method: "POST", headers: bearer(live) })
-      expect(
-        (await real.fetch("/v1/api/messaging/registration", {
-          method: "POST",
-          headers: bearer(live),
-          json: { business, mock: true }
-        })).status
-      ).toBe(201)
-      await refresh()
-      expect((await ok(await refresh())).messaging.step).toBe("campaign_active")
-      await expectError(await send(), 409, "failed_precondition").then((e) =>
-        expect(e.message).toBe(gateMessage.not_filed)
+describe("test keys never open a live path (CONTRACT)", () => {
+  it("a mock registration lets test keys text, not live keys; a live filing replaces it; a mock one over a live one is 409", async () => {
+    const { workspaceId } = await app.createWorkspace("Mock then live", ready)
+    const live = (await app.createKey(workspaceId, { kind: "live" })).token
+    const test = (await app.createKey(workspaceId, { kind: "test" })).token
+    await app.admin(`/workspaces/${workspaceId}/numbers`, { method: "POST", json: { e164: "+12175550156" } })
+    const send = (key: string) =>
+      app.fetch("/v1/api/messages", {
+        method: "POST",
+        headers: bearer(key),
+        json: { to: "+12175550111", from: "+12175550156", body: "hi" }
+      })
+    const refresh = () => app.fetch("/v1/api/messaging/refresh", { method: "POST", headers: bearer(live) })
+    expect((await ok(await post(test, "/messaging/registration", { business }), 201)).mock).toBe(true)
+    await refresh()
+    const status = (await ok(await refresh())).messaging
+    expect(status).toMatchObject({ step: "campaign_active", mock: true })
+    expect((await ok(await send(test), 201)).message.deliveryStatus).toBe("simulated")
+    await expectError(await send(live), 409, "failed_precondition").then((e) =>
+      expect(e.message).toBe(
+        "Texting is not registered for live messages: the registration on file was filed in mock mode"
       )
-      // A live filing replaces the mock registration, is charged, and opens texting once approved.
-      const filed = await ok(
-        await real.fetch("/v1/api/messaging/registration", {
-          method: "POST",
-          headers: bearer(live),
-          json: { business }
-        }),
-        201
-      )
-      expect(filed.mock).toBeUndefined()
-      expect(filed.messaging.step).toBe("brand_pending")
-      expect(
-        (await real.admin(`/workspaces/${workspaceId}/ledger`).then((r) => r.json())).charges.map((c: any) => c.kind)
-      ).toEqual(["texting_setup"])
-      await refresh()
-      expect((await ok(await refresh())).messaging.step).toBe("campaign_active")
-      expect((await ok(await send(), 201)).message.deliveryStatus).toBe("queued")
-    } finally {
-      await real.close()
+    )
+    // A live filing replaces the mock registration, is charged as a first filing, and opens texting once approved.
+    const filed = await ok(await post(live, "/messaging/registration", { business }), 201)
+    expect(filed.mock).toBeUndefined()
+    expect(filed.messaging.step).toBe("brand_pending")
+    expect(filed.messaging.mock).toBeUndefined()
+    expect((await ledger(workspaceId)).map((c) => c.kind)).toEqual(["texting_setup"])
+    // With a live registration on file (in review or active), a mock filing is refused and changes nothing.
+    for (const key of [test, live]) {
+      await expectError(
+        await post(key, "/messaging/registration", key === live ? { business, mock: true } : { business }),
+        409,
+        "failed_precondition"
+      ).then((e) => expect(e.message).toBe("A live registration is on file"))
     }
+    await refresh()
+    expect((await ok(await refresh())).messaging).toMatchObject({ step: "campaign_active", canText: true })
+    expect((await ok(await refresh())).messaging.mock).toBeUndefined()
+    expect((await ok(await send(live), 201)).message.deliveryStatus).toBe("queued")
+    await expectError(await post(test, "/messaging/registration", { business }), 409, "failed_precondition")
+  })
+
+  it("a number added with a test key texts and calls with test keys only; live keys get 409 and prefer an ordered number", async () => {
+    const { workspaceId } = await app.createWorkspace("Test numbers", ready)
+    const live = (await app.createKey(workspaceId, { kind: "live" })).token
+    const test = (await app.createKey(workspaceId, { kind: "test" })).token
+    const bought = await ok(await post(test, "/numbers", { phoneNumber: "+12175550171" }), 201)
+    expect(bought.simulated).toBe(true)
+    await ok(await post(live, "/messaging/registration", { business }), 201)
+    for (let i = 0; i < 3; i++) await app.fetch("/v1/api/messaging/refresh", { method: "POST", headers: bearer(live) })
+    expect((await messaging(live)).step).toBe("campaign_active")
+    const notOrdered =
+      "+12175550171 was added with a test key and is not ordered at the carrier; buy it with a live key"
+    const text = (key: string, from?: string) =>
+      app.fetch("/v1/api/messages", {
+        method: "POST",
+        headers: bearer(key),
+        json: { to: "+12175550111", body: "hi", ...(from === undefined ? {} : { from }) }
+      })
+    expect((await ok(await text(test, "+12175550171"), 201)).message.deliveryStatus).toBe("simulated")
+    await ok(await app.fetch("/v1/api/agent", { method: "PATCH", headers: bearer(live), json: { name: "Ava" } }))
+    await ok(await post(live, "/agent/publish"))
+    for (const from of ["+12175550171", undefined]) {
+      await expectError(await text(live, from), 409, "failed_precondition").then((e) =>
+        expect(e.message).toBe(notOrdered)
+      )
+    }
+    await expectError(
+      await post(live, "/calls", { to: "+12175550111", from: "+12175550171" }),
+      409,
+      "failed_precondition"
+    ).then((e) => expect(e.message).toBe(notOrdered))
+    // A seeded (live) number: the default sender for live keys; the test number stays refused by name.
+    await app.admin(`/workspaces/${workspaceId}/numbers`, { method: "POST", json: { e164: "+12175550172" } })
+    const sent = await ok(await text(live), 201)
+    expect(sent.message.deliveryStatus).toBe("queued")
+    const thread = await ok(await app.fetch(`/v1/api/conversations/${sent.conversationId}`, { headers: bearer(live) }))
+    expect(thread.conversation.numberE164).toBe("+12175550172")
+    await expectError(await text(live, "+12175550171"), 409, "failed_precondition")
   })
 })
 
 describe("the pre-approved campaign rule (PREAPPROVED_CAMPAIGN)", () => {
   it("on, a registration in carrier review texts from a live key; a PIN still awaited or a rejection does not", async () => {
     const preApproved = await makeTestApp({
-      registration: textingGate({ preApprovedCampaign: true, mockOpensLiveTexting: true })
+      registration: textingGate({ preApprovedCampaign: true })
     })
     try {
       const { workspaceId } = await preApproved.createWorkspace("Pre-approved", ready)

@@ -104,7 +104,7 @@ export const makeTestApp = async (options: TestAppOptions = {}) => {
         testMedia,
         options.carrier ?? SimulatedCarrier.layer,
         options.inventory ?? SimulatedInventory.layer,
-        options.registration ?? TextingGate.layer({ preApprovedCampaign: false, mockOpensLiveTexting: true }),
+        options.registration ?? TextingGate.layer({ preApprovedCampaign: false }),
         options.registry ?? SimulatedRegistry.layer,
         options.voice ?? SimulatedVoice.layer,
         SimulatedPayments.layer,
