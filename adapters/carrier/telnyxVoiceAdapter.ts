@@ -8,9 +8,14 @@
  *   plain default when all are empty. The agent's `voice` is not sent: Telnyx's voice names are its
  *   own, and the assistant keeps its default voice.
  * - `handle`: an inbound call's route as Call Control commands: `agent` answers with the assistant,
- *   recording from the answer; `voicemail` answers and records (no greeting is played: Telnyx's
- *   `speak` is not used yet); `forward` transfers. Each carries a `command_id` of the call and
- *   action, so a repeated webhook does nothing twice.
+ *   recording from the answer; `voicemail` answers; `forward` transfers. Each carries a
+ *   `command_id` of the call and action, so a repeated webhook does nothing twice (Telnyx ignores
+ *   a command id it saw in the last 60 s).
+ * - `voicemailStep`: once answered, the greeting with `speak` (Telnyx's basic voice; a `xx-XX`
+ *   language is passed on); once `call.speak.ended` says it was played, `record_start` of the
+ *   caller's channel with a beep and `transcription: true`, so Telnyx sends
+ *   `call.recording.transcription.saved` after `call.recording.saved`. Telnyx's recording docs
+ *   start the recording after the greeting rather than from the answer, so the greeting is not in it.
  * - `conversationTranscript`: the assistant's conversation messages as the call's transcript.
  * - `conversationSummary`: the conversation's completed insights as the call's summary.
  * - `dial`: a Call Control dial on the connection (TELNYX_CONNECTION_ID) with the published agent's
@@ -94,13 +99,29 @@ export const make = (client: TelnyxVoice.TelnyxVoice, connectionId: string | und
             })
             .pipe(Effect.mapError(toVoiceError))
         case "voicemail":
-          return client.answer(callControlId, { clientState, record: true, commandId }).pipe(
-            Effect.mapError(toVoiceError)
-          )
+          return client.answer(callControlId, { clientState, commandId }).pipe(Effect.mapError(toVoiceError))
         case "forward":
           return client.transfer(callControlId, action.to, { commandId }).pipe(Effect.mapError(toVoiceError))
       }
     },
+    voicemailStep: (callControlId, step, clientState) =>
+      (step.kind === "greet"
+        ? client.speak(
+          callControlId,
+          {
+            payload: step.text,
+            voice: TelnyxVoice.GREETING_VOICE,
+            ...(step.language !== null && /^[a-z]{2}-[A-Z]{2}$/.test(step.language) ? { language: step.language } : {})
+          },
+          { commandId: `greet-${callControlId}`, clientState }
+        )
+        : client.startRecording(callControlId, {
+          channels: "single",
+          playBeep: true,
+          transcription: true,
+          commandId: `record-${callControlId}`,
+          clientState
+        })).pipe(Effect.mapError(toVoiceError)),
     conversationTranscript: (conversationId, startedAt) =>
       client.conversationMessages(conversationId, startedAt).pipe(Effect.mapError(toVoiceError)),
     conversationSummary: (conversationId) =>

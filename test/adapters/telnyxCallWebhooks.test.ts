@@ -346,7 +346,15 @@ describe("documented payloads", () => {
     const body = (eventType: string, payload: unknown) =>
       JSON.stringify({ data: { id: "evt-2", event_type: eventType, payload } })
     assert.isTrue(
-      Option.isNone(Either.getOrThrow(parseCallEvent(body("call.speak.ended", { ...leg, status: "completed" }))))
+      Option.isNone(Either.getOrThrow(parseCallEvent(body("call.speak.started", { ...leg }))))
+    )
+    // A voicemail's greeting played: the recording starts then.
+    assert.deepStrictEqual(
+      Option.map(
+        Either.getOrThrow(parseCallEvent(body("call.speak.ended", { ...leg, status: "completed" }))),
+        (e) => e._tag
+      ),
+      Option.some("SpeakEnded" as const)
     )
     assert.isTrue(
       Option.isNone(Either.getOrThrow(parseCallEvent(body("message.sent", { id: "m-1", to: [{ status: "sent" }] }))))

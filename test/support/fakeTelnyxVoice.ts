@@ -1,17 +1,24 @@
 /**
  * The voice part of the fake Telnyx (fakeTelnyx.ts; research telnyx.md §5 and "What a faithful
  * fake Telnyx server for tests must implement"): Call Control (`POST /v2/calls` and the `answer`,
- * `transfer`, `hangup` and `record_start` actions), AI assistants (create, update with POST, read)
+ * `transfer`, `hangup`, `speak` and `record_start` actions), AI assistants (create, update with POST, read)
  * conversation transcripts and insights (`GET /v2/ai/conversations/{id}/conversations-insights`, the
  * shape of Telnyx's docs), with Telnyx's validation, and the webhook payloads of a call
  * (`call.initiated`, `call.answered`, `call.hangup`, `call.recording.saved`,
  * `call.recording.transcription.saved`, `call.conversation.ended`) built from the fake's own call
  * state, for fakeTelnyx.ts to sign.
  *
- * Not documented, so invented here (an adapter must rely on neither): the codes and words of the
- * refusals of a command on an ended call (422, 90018) or an answer on an answered one (422, 90019),
- * what a repeated `command_id` returns (the first answer again), and the assistant endpoints' error
- * shape (FastAPI's `{detail: [{loc, msg, type}]}`, as the 10DLC ones).
+ * Telnyx's rules it enforces, each where it is applied, with the page that documents it: a command
+ * on a call that has ended is refused; a repeated `command_id` is ignored; `speak` sends
+ * `call.speak.started` then `call.speak.ended`; a recording started with `transcription: true` sends
+ * `call.recording.saved` and then `call.recording.transcription.saved` after the hangup. The webhooks
+ * a call's commands and its caller cause are queued (`pending`) for a test to deliver as Telnyx may:
+ * late, twice, out of order (https://developers.telnyx.com/docs/voice/programmable-voice/receiving-webhooks).
+ *
+ * Not documented, so invented here (an adapter must rely on neither): the code of an answer on an
+ * answered one (422, 90019), what a repeated
+ * `command_id` returns (the first answer again), and the assistant endpoints' error shape (FastAPI's
+ * `{detail: [{loc, msg, type}]}`, as the 10DLC ones).
  */
 import { randomUUID } from "node:crypto"
 import type { ServerResponse } from "node:http"
@@ -41,6 +48,8 @@ export interface FakeCall {
   assistantId: string | null
   /** `record-from-answer` on the dial or answer, or `record_start`. */
   recording: boolean
+  /** `record_start` asked for Telnyx's transcription of the recording. */
+  transcribing: boolean
   state: "parked" | "answered" | "ended"
   readonly startTime: string
   answeredAt: string | null
@@ -80,6 +89,27 @@ export interface HangupInput {
   readonly omitEndTime?: boolean
 }
 
+/** How the caller ends a call: its hangup, then what its recording becomes. */
+export interface CallerHangup extends HangupInput {
+  /** Where `call.recording.saved` points (default a fake S3 link nobody serves). */
+  readonly recordingUrl?: string
+  /** The text of `call.recording.transcription.saved` (sent only when the recording asked for it). */
+  readonly transcript?: string
+}
+
+/** A webhook the fake queued, with when it happened. */
+export interface PendingWebhook {
+  readonly eventType: string
+  readonly payload: Record<string, unknown>
+  readonly occurredAt: string
+}
+
+/** How queued webhooks are handed over: in the order they happened or reversed; each once or twice (same event id). */
+export interface TakeOptions {
+  readonly order?: "sent" | "reversed"
+  readonly twice?: boolean
+}
+
 export interface FakeVoice {
   readonly calls: ReadonlyMap<string, FakeCall>
   readonly assistants: ReadonlyMap<string, Record<string, unknown>>
@@ -87,6 +117,14 @@ export interface FakeVoice {
   readonly inboundCall: (input: InboundCallInput) => FakeCall
   /** The callee of a dialled call picks up. */
   readonly pickUp: (callControlId: string) => void
+  /**
+   * The caller hangs up now: the call ends (commands on it are refused from now on) and its
+   * `call.hangup` is queued, then, if it was recorded, `call.recording.saved` and, when the
+   * recording asked for it, `call.recording.transcription.saved`.
+   */
+  readonly callerHangsUp: (callControlId: string, input?: CallerHangup) => void
+  /** Takes the queued webhooks of every call (the queue is emptied). */
+  readonly takePending: (options?: TakeOptions) => ReadonlyArray<PendingWebhook>
   /** Sets the messages `GET /v2/ai/conversations/{id}/messages` returns. */
   readonly setConversation: (conversationId: string, messages: ReadonlyArray<ConversationMessage>) => void
   /** Sets the insights runs `GET /v2/ai/conversations/{id}/conversations-insights` returns. */
@@ -94,7 +132,13 @@ export interface FakeVoice {
   /** The payload Telnyx would send for this event of the call (its state unchanged). */
   readonly callPayload: (
     callControlId: string,
-    eventType: "call.initiated" | "call.answered" | "call.hangup" | "call.recording.saved",
+    eventType:
+      | "call.initiated"
+      | "call.answered"
+      | "call.hangup"
+      | "call.recording.saved"
+      | "call.speak.started"
+      | "call.speak.ended",
     hangup?: HangupInput
   ) => Record<string, unknown>
   /**
@@ -109,7 +153,7 @@ export interface FakeVoice {
   readonly reset: () => void
 }
 
-type Action = "answer" | "transfer" | "hangup" | "record_start"
+type Action = "answer" | "transfer" | "hangup" | "speak" | "record_start"
 
 const fields = (json: unknown) =>
   (typeof json === "object" && json !== null && !Array.isArray(json) ? json : {}) as Record<string, unknown>
@@ -125,6 +169,10 @@ export const makeFakeVoice = (reply: Reply): FakeVoice => {
   const assistants = new Map<string, Record<string, unknown>>()
   const conversations = new Map<string, ReadonlyArray<ConversationMessage>>()
   const insights = new Map<string, ReadonlyArray<InsightRun>>()
+  /** Webhooks Telnyx would send, in the order they happened, until a test takes them. */
+  const pending: Array<PendingWebhook> = []
+  const queue = (eventType: string, payload: Record<string, unknown>) =>
+    void pending.push({ eventType, payload, occurredAt: now() })
 
   const missing = (field: string): TelnyxError => ({
     code: "10004",
@@ -211,6 +259,7 @@ export const makeFakeVoice = (reply: Reply): FakeVoice => {
       clientState: typeof b["client_state"] === "string" ? b["client_state"] : null,
       assistantId: text(fields(b["assistant"])["id"]) ? (fields(b["assistant"])["id"] as string) : null,
       recording: b["record"] === "record-from-answer",
+      transcribing: false,
       state: "parked",
       startTime: now(),
       answeredAt: null,
@@ -251,6 +300,19 @@ export const makeFakeVoice = (reply: Reply): FakeVoice => {
         call.state = "ended"
         call.endedAt = now()
         break
+      case "speak":
+        // Required by Telnyx's speak command: `payload` and `voice`
+        // (https://developers.telnyx.com/api-reference/call-commands/speak-text).
+        if (!text(b["payload"])) list.push(missing("payload"))
+        if (!text(b["voice"])) list.push(missing("voice"))
+        if (
+          b["language"] !== undefined &&
+          !(typeof b["language"] === "string" && /^[a-z]{2,3}-[A-Z]{2}$/.test(b["language"]))
+        ) {
+          list.push(invalid("language", "'language' must be a language code such as en-US."))
+        }
+        if (list.length > 0) return list
+        break
       case "record_start":
         if (b["format"] === undefined) list.push(missing("format"))
         else if (b["format"] !== "mp3" && b["format"] !== "wav") {
@@ -260,8 +322,12 @@ export const makeFakeVoice = (reply: Reply): FakeVoice => {
         else if (b["channels"] !== "single" && b["channels"] !== "dual") {
           list.push(invalid("channels", "'channels' must be single or dual."))
         }
+        if (b["transcription"] !== undefined && typeof b["transcription"] !== "boolean") {
+          list.push(invalid("transcription", "'transcription' must be a boolean."))
+        }
         if (list.length > 0) return list
         call.recording = true
+        call.transcribing = b["transcription"] === true
         break
     }
     return []
@@ -272,7 +338,12 @@ export const makeFakeVoice = (reply: Reply): FakeVoice => {
     if (!call) return errors(res, 404, [{ code: "10005", title: "Resource not found", detail: "Call not found." }])
     const b = fields(json)
     const commandId = text(b["command_id"]) ? `${callControlId}:${b["command_id"]}` : null
+    // Telnyx ignores a command whose command_id it has seen
+    // (https://developers.telnyx.com/docs/voice/programmable-voice/receiving-webhooks).
     if (commandId !== null && commandAnswers.has(commandId)) return send(res, 200, commandAnswers.get(commandId))
+    // A call that has ended takes no more commands: 422, code 90018 "Call has already ended". Telnyx's
+    // docs list Call Control's commands per live call (https://developers.telnyx.com/docs/v1/call-control/sending-commands)
+    // but not this refusal; its words are a real answer quoted in https://github.com/pipecat-ai/pipecat/pull/2054.
     if (call.state === "ended") {
       return errors(res, 422, [{
         code: "90018",
@@ -285,6 +356,14 @@ export const makeFakeVoice = (reply: Reply): FakeVoice => {
     // A command's client_state is echoed in the call's later webhooks.
     if (typeof b["client_state"] === "string") call.clientState = b["client_state"]
     call.commands.push({ action, body: b })
+    // The webhooks each command documents as its result.
+    if (action === "answer") queue("call.answered", callPayload(callControlId, "call.answered"))
+    if (action === "speak") {
+      // https://developers.telnyx.com/api-reference/call-commands/speak-text: call.speak.started, call.speak.ended.
+      queue("call.speak.started", callPayload(callControlId, "call.speak.started"))
+      queue("call.speak.ended", { ...callPayload(callControlId, "call.speak.ended"), status: "completed" })
+    }
+    if (action === "hangup") endedWebhooks(call, { source: "callee" })
     const answer = { data: { result: "ok" } }
     if (commandId !== null) commandAnswers.set(commandId, answer)
     return send(res, 200, answer)
@@ -347,7 +426,7 @@ export const makeFakeVoice = (reply: Reply): FakeVoice => {
 
   const route = (method: string, path: string, json: unknown, res: ServerResponse): number | undefined => {
     if (method === "POST" && path === "/v2/calls") return dial(res, json)
-    const action = /^\/v2\/calls\/([^/]+)\/actions\/(answer|transfer|hangup|record_start)$/.exec(path)
+    const action = /^\/v2\/calls\/([^/]+)\/actions\/(answer|transfer|hangup|speak|record_start)$/.exec(path)
     if (method === "POST" && action) return act(res, decodeURIComponent(action[1]!), action[2] as Action, json)
     if (method === "POST" && path === "/v2/ai/assistants") return createAssistant(res, json)
     const assistant = /^\/v2\/ai\/assistants\/([^/]+)$/.exec(path)
@@ -423,6 +502,9 @@ export const makeFakeVoice = (reply: Reply): FakeVoice => {
       }
       case "call.answered":
         return { ...ids, from: call.from, to: call.to, state: "answered", start_time: call.startTime }
+      case "call.speak.started":
+      case "call.speak.ended":
+        return ids
       case "call.hangup":
         return {
           ...ids,
@@ -455,9 +537,49 @@ export const makeFakeVoice = (reply: Reply): FakeVoice => {
     }
   }
 
+  /**
+   * The call ends (if it has not): `call.hangup` queued, then, for a recorded call, `call.recording.saved`
+   * (https://developers.telnyx.com/api-reference/callbacks/call-recording-saved) and, when `record_start`
+   * asked for it, `call.recording.transcription.saved` with the same `recording_id`
+   * (https://developers.telnyx.com/api-reference/call-recordings/list-all-recording-transcriptions).
+   */
+  const endedWebhooks = (call: FakeCall, input: CallerHangup = {}) => {
+    if (call.state !== "ended") {
+      call.state = "ended"
+      call.endedAt = now()
+    }
+    queue("call.hangup", callPayload(call.callControlId, "call.hangup", input))
+    if (!call.recording || call.answeredAt === null) return
+    const saved = callPayload(call.callControlId, "call.recording.saved")
+    const recordingId = randomUUID()
+    queue("call.recording.saved", {
+      ...saved,
+      recording_id: recordingId,
+      ...(input.recordingUrl === undefined ? {} : { recording_urls: { mp3: input.recordingUrl } })
+    })
+    if (!call.transcribing) return
+    queue("call.recording.transcription.saved", {
+      call_control_id: call.callControlId,
+      call_leg_id: call.callLegId,
+      call_session_id: call.callSessionId,
+      connection_id: call.connectionId,
+      ...(call.clientState === null ? {} : { client_state: call.clientState }),
+      recording_id: recordingId,
+      recording_transcription_id: randomUUID(),
+      status: "completed",
+      transcription_text: input.transcript ?? ""
+    })
+  }
+
   return {
     calls,
     assistants,
+    callerHangsUp: (callControlId, input) => endedWebhooks(known(callControlId), input),
+    takePending: (options = {}) => {
+      const taken = pending.splice(0, pending.length)
+      if (options.order === "reversed") taken.reverse()
+      return options.twice ? taken.flatMap((w) => [w, w]) : taken
+    },
     inboundCall: (input) => {
       const call: FakeCall = {
         callControlId: v3(),
@@ -471,6 +593,7 @@ export const makeFakeVoice = (reply: Reply): FakeVoice => {
         clientState: null,
         assistantId: null,
         recording: false,
+        transcribing: false,
         state: "parked",
         startTime: now(),
         answeredAt: null,
@@ -510,6 +633,7 @@ export const makeFakeVoice = (reply: Reply): FakeVoice => {
     reset: () => {
       calls.clear()
       commandAnswers.clear()
+      pending.length = 0
       assistants.clear()
       conversations.clear()
       insights.clear()
