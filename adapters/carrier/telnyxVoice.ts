@@ -8,6 +8,13 @@
  * - Assistants: `POST /v2/ai/assistants` creates, `POST /v2/ai/assistants/{id}` updates (the verb
  *   Telnyx's SDK uses for `assistants.update`; there is no PATCH or PUT). Answers are the bare
  *   assistant object; a `{data}` wrapper is accepted too, as the shape is only known from the SDK.
+ * - Summaries are made by Telnyx's AI Insights: an insight group assigned to the assistant
+ *   (`insight_settings.insight_group_id`) runs its insights on every conversation
+ *   (https://developers.telnyx.com/docs/inference/ai-insights/insight-groups). `summaryInsightGroup`
+ *   reuses the assistant's group, else creates a "Call summary" insight
+ *   (`POST /v2/ai/conversations/insights`), a group (`POST /v2/ai/conversations/insight-groups`) and
+ *   assigns one to the other (`POST .../insight-groups/{group}/insights/{insight}/assign`); each answers
+ *   `{data: {id, …}}`.
  * - Transcripts: `GET /v2/ai/conversations/{id}/messages`, `{data: [{role, text, sent_at, created_at}]}`.
  * - Summaries: `GET /v2/ai/conversations/{id}/conversations-insights` (Telnyx docs,
  *   get_conversations_public__conversation_id__insights_get), `{data: [{id, status: pending|
@@ -157,6 +164,8 @@ export interface TelnyxVoice {
    */
   readonly startRecording: (callControlId: string, options?: RecordOptions) => Effect.Effect<void, TelnyxVoiceError>
   readonly upsertAssistant: (input: AssistantInput) => Effect.Effect<{ readonly assistantId: string }, TelnyxVoiceError>
+  /** The insight group that makes the assistant's call summaries: the assistant's own, else a new one. */
+  readonly summaryInsightGroup: (assistantId: string | null) => Effect.Effect<string, TelnyxVoiceError>
   /** The transcript of an assistant's conversation, oldest line first; tool calls and empty lines left out. */
   readonly conversationMessages: (
     conversationId: string,
@@ -243,6 +252,24 @@ const decodeAssistant = decodeAnswer(
   Schema.Union(AssistantId, Schema.Struct({ data: AssistantId })),
   "an assistant {id}"
 )
+
+const decodeData = decodeAnswer(Schema.Struct({ data: AssistantId }), "{data: {id}}")
+/** The assistant as read: only its insight group matters here. */
+const decodeInsightSettings = decodeAnswer(
+  Schema.Struct({
+    insight_settings: Schema.optional(
+      Schema.NullOr(Schema.Struct({ insight_group_id: Schema.optional(Schema.NullOr(Schema.String)) }))
+    )
+  }),
+  "an assistant"
+)
+
+/** What the summary insight asks of Telnyx's model: SPEC's `call.summary.completed` text. */
+export const SUMMARY_INSIGHT = {
+  name: "Call summary",
+  instructions:
+    "Summarize this phone call in two or three sentences for the business's team: who called, what they wanted, and what was agreed or needs a follow-up."
+}
 
 const Time = Schema.optional(Schema.NullOr(Schema.String))
 /** One conversation message; `text` is null on tool calls. */
@@ -404,6 +431,37 @@ export const make = (config: TelnyxConfig): TelnyxVoice => {
           })
         )
     },
+    summaryInsightGroup: (assistantId) =>
+      Effect.gen(function*() {
+        if (assistantId !== null) {
+          const assistant = yield* call(
+            "GET",
+            `/v2/ai/assistants/${segment(assistantId)}`,
+            IDEMPOTENT_RETRY_ON,
+            decodeInsightSettings
+          )
+          const known = assistant.insight_settings?.insight_group_id
+          if (known !== undefined && known !== null && known !== "") return known
+        }
+        const insight = yield* call(
+          "POST",
+          "/v2/ai/conversations/insights",
+          WRITE_RETRY_ON,
+          decodeData,
+          SUMMARY_INSIGHT
+        )
+        const group = yield* call("POST", "/v2/ai/conversations/insight-groups", WRITE_RETRY_ON, decodeData, {
+          name: "Switchboard call summaries"
+        })
+        // Assigning again is harmless: retried like an idempotent request.
+        yield* call(
+          "POST",
+          `/v2/ai/conversations/insight-groups/${segment(group.data.id)}/insights/${segment(insight.data.id)}/assign`,
+          IDEMPOTENT_RETRY_ON,
+          Either.right
+        )
+        return group.data.id
+      }).pipe(Effect.withSpan("TelnyxVoice.summaryInsightGroup", { attributes: { "carrier.name": "telnyx" } })),
     conversationMessages: (conversationId, startedAt) =>
       call("GET", `/v2/ai/conversations/${segment(conversationId)}/messages`, IDEMPOTENT_RETRY_ON, decodeMessages).pipe(
         Effect.map(({ data }) => transcript(data, startedAt)),

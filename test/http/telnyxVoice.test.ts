@@ -118,6 +118,45 @@ describe("POST /agent/publish on Telnyx", () => {
     expect(fake.requests.filter((r) => r.path === `/v2/ai/assistants/${id}` && r.method === "POST")).toHaveLength(1)
   })
 
+  it("sends the whole configuration: voice, language, jobs, tone, instructions, greeting, and the insight group that makes the call summary, kept on the next publish", async () => {
+    const { workspaceId, key } = await app.createWorkspace("Whole")
+    await ok(
+      await call(key, "PATCH", "/agent", {
+        name: "Front desk",
+        greeting: "Hola, Acme.",
+        instructions: "Book repairs.",
+        tone: "warm",
+        voice: "Telnyx.KokoroTTS.af_heart",
+        language: "es-MX",
+        jobs: [{ name: "Reminder", instructions: "Confirm the visit." }]
+      })
+    )
+    await ok(await call(key, "POST", "/agent/publish"))
+    const id = (await stored(workspaceId)).carrierAssistantId!
+    const assistant = fake.voice.assistants.get(id)!
+    expect(assistant).toMatchObject({
+      name: "Front desk",
+      greeting: "Hola, Acme.",
+      instructions:
+        "Book repairs.\n\nTone: warm.\n\nSpeak es-MX.\n\nJobs you may be calling about:\n- Reminder: Confirm the visit.",
+      voice_settings: { voice: "Telnyx.KokoroTTS.af_heart" },
+      transcription: { language: "es" }
+    })
+    const groupId = (assistant["insight_settings"] as { insight_group_id: string }).insight_group_id
+    const group = fake.voice.insightGroups.get(groupId)!
+    expect(group.insights).toHaveLength(1)
+    expect(fake.voice.insightTemplates.get(group.insights[0]!)).toMatchObject({ name: "Call summary" })
+
+    const groups = fake.voice.insightGroups.size
+    await ok(await call(key, "PATCH", "/agent", { voice: "Telnyx.KokoroTTS.am_adam", language: "English" }))
+    await ok(await call(key, "POST", "/agent/publish"))
+    expect(fake.voice.assistants.get(id)).toMatchObject({
+      voice_settings: { voice: "Telnyx.KokoroTTS.am_adam" },
+      insight_settings: { insight_group_id: groupId }
+    })
+    expect(fake.voice.insightGroups.size).toBe(groups) // the assistant's group is reused
+  })
+
   it("an agent with no instructions still gets an assistant (Telnyx requires instructions)", async () => {
     const { workspaceId, key } = await app.createWorkspace("Defaults")
     await ok(await call(key, "PATCH", "/agent", {}))

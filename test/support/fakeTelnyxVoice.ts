@@ -113,6 +113,9 @@ export interface TakeOptions {
 export interface FakeVoice {
   readonly calls: ReadonlyMap<string, FakeCall>
   readonly assistants: ReadonlyMap<string, Record<string, unknown>>
+  /** AI Insights: insight templates and insight groups (with their assigned insights' ids), by id. */
+  readonly insightTemplates: ReadonlyMap<string, Record<string, unknown>>
+  readonly insightGroups: ReadonlyMap<string, { readonly name: string; readonly insights: Array<string> }>
   /** A caller rings one of our numbers: a parked incoming leg, to answer through the API. */
   readonly inboundCall: (input: InboundCallInput) => FakeCall
   /** The callee of a dialled call picks up. */
@@ -169,6 +172,8 @@ export const makeFakeVoice = (reply: Reply): FakeVoice => {
   const assistants = new Map<string, Record<string, unknown>>()
   const conversations = new Map<string, ReadonlyArray<ConversationMessage>>()
   const insights = new Map<string, ReadonlyArray<InsightRun>>()
+  const insightTemplates = new Map<string, Record<string, unknown>>()
+  const insightGroups = new Map<string, { readonly name: string; readonly insights: Array<string> }>()
   /** Webhooks Telnyx would send, in the order they happened, until a test takes them. */
   const pending: Array<PendingWebhook> = []
   const queue = (eventType: string, payload: Record<string, unknown>) =>
@@ -388,9 +393,28 @@ export const makeFakeVoice = (reply: Reply): FakeVoice => {
         }]
     })
 
+  /** An assistant's settings objects: an insight group must exist, a voice is required in voice_settings. */
+  const settingsErrors = (b: Record<string, unknown>): ReadonlyArray<FieldError> => {
+    const out: Array<FieldError> = []
+    if (b["insight_settings"] !== undefined) {
+      const group = fields(b["insight_settings"])["insight_group_id"]
+      if (!(typeof group === "string" && insightGroups.has(group))) {
+        out.push({
+          loc: ["body", "insight_settings", "insight_group_id"],
+          msg: "insight group not found",
+          type: "value_error"
+        })
+      }
+    }
+    if (b["voice_settings"] !== undefined && !text(fields(b["voice_settings"])["voice"])) {
+      out.push({ loc: ["body", "voice_settings", "voice"], msg: "field required", type: "value_error.missing" })
+    }
+    return out
+  }
+
   const createAssistant = (res: ServerResponse, json: unknown): number => {
     const b = fields(json)
-    const list = assistantFields(b, true)
+    const list = [...assistantFields(b, true), ...settingsErrors(b)]
     if (list.length > 0) return validation(res, list)
     const id = `assistant-${randomUUID()}`
     const assistant = {
@@ -401,7 +425,10 @@ export const makeFakeVoice = (reply: Reply): FakeVoice => {
       model: "meta-llama/Meta-Llama-3.1-70B-Instruct",
       created_at: now(),
       enabled_features: ["telephony"],
-      telephony_settings: { default_texml_app_id: `texml-${randomUUID()}` }
+      telephony_settings: { default_texml_app_id: `texml-${randomUUID()}` },
+      ...(b["voice_settings"] === undefined ? {} : { voice_settings: b["voice_settings"] }),
+      ...(b["transcription"] === undefined ? {} : { transcription: b["transcription"] }),
+      ...(b["insight_settings"] === undefined ? {} : { insight_settings: b["insight_settings"] })
     }
     assistants.set(id, assistant)
     return send(res, 200, assistant)
@@ -417,7 +444,7 @@ export const makeFakeVoice = (reply: Reply): FakeVoice => {
       }])
     }
     const b = fields(json)
-    const list = assistantFields(b, false)
+    const list = [...assistantFields(b, false), ...settingsErrors(b)]
     if (list.length > 0) return validation(res, list)
     const updated = { ...known, ...b, id }
     assistants.set(id, updated)
@@ -436,6 +463,36 @@ export const makeFakeVoice = (reply: Reply): FakeVoice => {
       return known
         ? send(res, 200, known)
         : errors(res, 404, [{ code: "10005", title: "Resource not found", detail: "Assistant not found." }])
+    }
+    // AI Insights (https://developers.telnyx.com/docs/inference/ai-insights/insight-groups): a
+    // template needs `name` and `instructions`, a group `name`; assigning needs both to exist.
+    if (method === "POST" && path === "/v2/ai/conversations/insights") {
+      const b = fields(json)
+      const list = assistantFields(b, true)
+      if (list.length > 0) return validation(res, list)
+      const id = randomUUID()
+      const template = { id, name: b["name"], instructions: b["instructions"], created_at: now() }
+      insightTemplates.set(id, template)
+      return send(res, 200, { data: template })
+    }
+    if (method === "POST" && path === "/v2/ai/conversations/insight-groups") {
+      const b = fields(json)
+      if (!text(b["name"])) {
+        return validation(res, [{ loc: ["body", "name"], msg: "field required", type: "value_error.missing" }])
+      }
+      const id = randomUUID()
+      insightGroups.set(id, { name: b["name"] as string, insights: [] })
+      return send(res, 200, { data: { id, name: b["name"], created_at: now(), insights: [] } })
+    }
+    const assign = /^\/v2\/ai\/conversations\/insight-groups\/([^/]+)\/insights\/([^/]+)\/assign$/.exec(path)
+    if (method === "POST" && assign) {
+      const group = insightGroups.get(decodeURIComponent(assign[1]!))
+      const insight = decodeURIComponent(assign[2]!)
+      if (!group || !insightTemplates.has(insight)) {
+        return errors(res, 404, [{ code: "10005", title: "Resource not found", detail: "Insight or group not found." }])
+      }
+      if (!group.insights.includes(insight)) group.insights.push(insight)
+      return send(res, 200, {})
     }
     const conversation = /^\/v2\/ai\/conversations\/([^/]+)\/messages$/.exec(path)
     if (conversation && method === "GET") {
@@ -574,6 +631,8 @@ export const makeFakeVoice = (reply: Reply): FakeVoice => {
   return {
     calls,
     assistants,
+    insightTemplates,
+    insightGroups,
     callerHangsUp: (callControlId, input) => endedWebhooks(known(callControlId), input),
     takePending: (options = {}) => {
       const taken = pending.splice(0, pending.length)
@@ -635,6 +694,8 @@ export const makeFakeVoice = (reply: Reply): FakeVoice => {
       commandAnswers.clear()
       pending.length = 0
       assistants.clear()
+      insightTemplates.clear()
+      insightGroups.clear()
       conversations.clear()
       insights.clear()
     }
