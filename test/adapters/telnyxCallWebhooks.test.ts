@@ -349,13 +349,8 @@ describe("documented payloads", () => {
       Option.isNone(Either.getOrThrow(parseCallEvent(body("call.speak.started", { ...leg }))))
     )
     // A voicemail's greeting played: the recording starts then.
-    assert.deepStrictEqual(
-      Option.map(
-        Either.getOrThrow(parseCallEvent(body("call.speak.ended", { ...leg, status: "completed" }))),
-        (e) => e._tag
-      ),
-      Option.some("SpeakEnded" as const)
-    )
+    const spoken = Either.getOrThrow(parseCallEvent(body("call.speak.ended", { ...leg, status: "completed" })))
+    assert.strictEqual(Option.getOrNull(spoken)?._tag, "SpeakEnded")
     assert.isTrue(
       Option.isNone(Either.getOrThrow(parseCallEvent(body("message.sent", { id: "m-1", to: [{ status: "sent" }] }))))
     )
