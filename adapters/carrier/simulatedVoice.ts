@@ -17,6 +17,7 @@ const noEvents = Effect.fail(
 )
 const noCarrierCalls = {
   handle: () => noEvents,
+  voicemailStep: () => noEvents,
   conversationTranscript: () => noEvents,
   conversationSummary: () => noEvents
 }

@@ -11,6 +11,10 @@
  * - `call.recording.saved` documents no `call_control_id`: correlate on `callSessionId`. Its URLs
  *   are valid for 10 minutes: download at once.
  *
+ * - `call.speak.ended`: a voicemail's greeting has been played; the recording starts then (Telnyx's
+ *   speak command documents `call.speak.started` and `call.speak.ended` as its webhooks).
+ * - `call.recording.transcription.saved`: a voicemail's transcription (`record_start` with
+ *   `transcription: true`), stored as its transcript.
  * - `call.conversation_insights.generated`: its payload is not documented, so only `conversation_id`
  *   is required; the call's ids and `client_state` are read when present. It is a trigger: the
  *   summary itself is fetched from the insights API.
@@ -128,7 +132,7 @@ const Json = Schema.parseJson(Envelope)
 
 /**
  * The call event an already verified Telnyx webhook body carries: none for any other event
- * (messaging, 10DLC, `call.speak.ended`, …); a `malformed` error for a body that is not an
+ * (messaging, 10DLC, `call.speak.started`, …); a `malformed` error for a body that is not an
  * envelope, or a call event without the fields it must have.
  */
 export const parseCallEvent = (rawBody: string): Either.Either<Option.Option<CarrierCallEvent>, TelnyxWebhookError> =>
@@ -155,6 +159,8 @@ export const parseCallEvent = (rawBody: string): Either.Either<Option.Option<Car
           }))
         case "call.answered":
           return some(AnsweredPayload, (p) => ({ ...base, ...leg(p), _tag: "Answered", from: p.from ?? "", to: p.to }))
+        case "call.speak.ended":
+          return some(LegPayload, (p) => ({ ...base, ...leg(p), _tag: "SpeakEnded" }))
         case "call.hangup":
           return some(HangupPayload, (p) => {
             const startTime = nonEmpty(p.start_time)

@@ -3,11 +3,18 @@
  * (telnyxClient.ts). Self-contained: the core Voice port is wired to it elsewhere.
  *
  * - Calls: `POST /v2/calls` dials; `POST /v2/calls/{call_control_id}/actions/{answer,transfer,
- *   hangup,record_start}` commands one leg. `client_state` goes out base64 (Telnyx echoes it, still
+ *   hangup,speak,record_start}` commands one leg. `client_state` goes out base64 (Telnyx echoes it, still
  *   base64, in every later webhook: telnyxCallWebhooks.ts decodes it).
  * - Assistants: `POST /v2/ai/assistants` creates, `POST /v2/ai/assistants/{id}` updates (the verb
  *   Telnyx's SDK uses for `assistants.update`; there is no PATCH or PUT). Answers are the bare
  *   assistant object; a `{data}` wrapper is accepted too, as the shape is only known from the SDK.
+ * - Summaries are made by Telnyx's AI Insights: an insight group assigned to the assistant
+ *   (`insight_settings.insight_group_id`) runs its insights on every conversation
+ *   (https://developers.telnyx.com/docs/inference/ai-insights/insight-groups). `summaryInsightGroup`
+ *   reuses the assistant's group, else creates a "Call summary" insight
+ *   (`POST /v2/ai/conversations/insights`), a group (`POST /v2/ai/conversations/insight-groups`) and
+ *   assigns one to the other (`POST .../insight-groups/{group}/insights/{insight}/assign`); each answers
+ *   `{data: {id, …}}`.
  * - Transcripts: `GET /v2/ai/conversations/{id}/messages`, `{data: [{role, text, sent_at, created_at}]}`.
  * - Summaries: `GET /v2/ai/conversations/{id}/conversations-insights` (Telnyx docs,
  *   get_conversations_public__conversation_id__insights_get), `{data: [{id, status: pending|
@@ -78,9 +85,32 @@ export interface AnswerOptions {
   readonly commandId?: string
 }
 
-/** Any command may carry an id Telnyx dedupes on; with one, 5xx are retried. */
+/** Any command may carry an id Telnyx dedupes on (with one, 5xx are retried), and our client_state. */
 export interface CommandOptions {
   readonly commandId?: string
+  /** Echoed (base64) in the call's later webhooks; sent base64. */
+  readonly clientState?: string
+}
+
+/** A `speak` command (https://developers.telnyx.com/api-reference/call-commands/speak-text). */
+export interface SpeakInput {
+  /** The text said. */
+  readonly payload: string
+  /** Telnyx's voice: `female`/`male` (basic) or a provider voice such as `Telnyx.KokoroTTS.af_heart`. */
+  readonly voice: string
+  /** A basic voice's language, such as `en-US`; Telnyx's default when absent. */
+  readonly language?: string
+}
+
+/** The voice a voicemail greeting is spoken in: Telnyx's basic voice, which every account has. */
+export const GREETING_VOICE = "female"
+
+/** What `record_start` adds to the recording: Telnyx's transcription of it (`call.recording.transcription.saved`), and a beep. */
+export interface RecordOptions extends CommandOptions {
+  readonly transcription?: boolean
+  readonly playBeep?: boolean
+  /** Where the recording is from: both parties (`dual`) or one channel (`single`). */
+  readonly channels?: "single" | "dual"
 }
 
 export interface AssistantInput {
@@ -90,6 +120,12 @@ export interface AssistantInput {
   readonly instructions: string
   /** What the assistant says first when it answers. */
   readonly greeting?: string
+  /** Telnyx's voice id (`voice_settings.voice`), such as `Telnyx.KokoroTTS.af_heart`. */
+  readonly voice?: string
+  /** The caller's language for speech recognition (`transcription.language`, ISO 639-1 such as `en`). */
+  readonly language?: string
+  /** The insight group Telnyx runs on every conversation (`insight_settings`): the call summary. */
+  readonly insightGroupId?: string
 }
 
 /** One line of a call transcript, as CONTRACT's `callTranscript` entry (an AI call has only these two speakers). */
@@ -116,9 +152,20 @@ export interface TelnyxVoice {
     options?: CommandOptions
   ) => Effect.Effect<void, TelnyxVoiceError>
   readonly hangup: (callControlId: string, options?: CommandOptions) => Effect.Effect<void, TelnyxVoiceError>
-  /** Records the rest of the call; `call.recording.saved` follows the hangup. */
-  readonly startRecording: (callControlId: string, options?: CommandOptions) => Effect.Effect<void, TelnyxVoiceError>
+  /** Says `payload` on the call; `call.speak.ended` follows once it has been played. */
+  readonly speak: (
+    callControlId: string,
+    input: SpeakInput,
+    options?: CommandOptions
+  ) => Effect.Effect<void, TelnyxVoiceError>
+  /**
+   * Records the rest of the call; `call.recording.saved` follows the hangup, and with `transcription`
+   * `call.recording.transcription.saved`.
+   */
+  readonly startRecording: (callControlId: string, options?: RecordOptions) => Effect.Effect<void, TelnyxVoiceError>
   readonly upsertAssistant: (input: AssistantInput) => Effect.Effect<{ readonly assistantId: string }, TelnyxVoiceError>
+  /** The insight group that makes the assistant's call summaries: the assistant's own, else a new one. */
+  readonly summaryInsightGroup: (assistantId: string | null) => Effect.Effect<string, TelnyxVoiceError>
   /** The transcript of an assistant's conversation, oldest line first; tool calls and empty lines left out. */
   readonly conversationMessages: (
     conversationId: string,
@@ -170,7 +217,21 @@ export const dialBody = (input: DialInput) => ({
 export const assistantBody = (input: AssistantInput) => ({
   name: input.name,
   instructions: input.instructions,
-  ...optional("greeting", input.greeting)
+  ...optional("greeting", input.greeting),
+  ...optional("voice_settings", input.voice === undefined ? undefined : { voice: input.voice }),
+  ...optional("transcription", input.language === undefined ? undefined : { language: input.language }),
+  ...optional(
+    "insight_settings",
+    input.insightGroupId === undefined ? undefined : { insight_group_id: input.insightGroupId }
+  )
+})
+
+/** The `record_start` body: required `format` and `channels`, then what was asked for. */
+export const recordBody = (options: RecordOptions) => ({
+  format: RECORD_FORMAT,
+  channels: options.channels ?? RECORD_CHANNELS,
+  ...optional("transcription", options.transcription),
+  ...optional("play_beep", options.playBeep)
 })
 
 // ------------------------------------------------------------------------------------ answers
@@ -191,6 +252,24 @@ const decodeAssistant = decodeAnswer(
   Schema.Union(AssistantId, Schema.Struct({ data: AssistantId })),
   "an assistant {id}"
 )
+
+const decodeData = decodeAnswer(Schema.Struct({ data: AssistantId }), "{data: {id}}")
+/** The assistant as read: only its insight group matters here. */
+const decodeInsightSettings = decodeAnswer(
+  Schema.Struct({
+    insight_settings: Schema.optional(
+      Schema.NullOr(Schema.Struct({ insight_group_id: Schema.optional(Schema.NullOr(Schema.String)) }))
+    )
+  }),
+  "an assistant"
+)
+
+/** What the summary insight asks of Telnyx's model: SPEC's `call.summary.completed` text. */
+export const SUMMARY_INSIGHT = {
+  name: "Call summary",
+  instructions:
+    "Summarize this phone call in two or three sentences for the business's team: who called, what they wanted, and what was agreed or needs a follow-up."
+}
 
 const Time = Schema.optional(Schema.NullOr(Schema.String))
 /** One conversation message; `text` is null on tool calls. */
@@ -302,9 +381,16 @@ export const make = (config: TelnyxConfig): TelnyxVoice => {
   ) => (commandId === undefined ? WRITE_RETRY_ON : IDEMPOTENT_RETRY_ON)
 
   /** `POST /v2/calls/{id}/actions/{action}`; Telnyx answers `{data: {result}}`, which says nothing more. */
-  const action = (callControlId: string, name: string, body: Record<string, unknown>, commandId: string | undefined) =>
+  const action = (
+    callControlId: string,
+    name: string,
+    body: Record<string, unknown>,
+    commandId: string | undefined,
+    clientState?: string
+  ) =>
     call("POST", `/v2/calls/${segment(callControlId)}/actions/${name}`, commandRetry(commandId), Either.right, {
       ...body,
+      ...optional("client_state", clientState === undefined ? undefined : toBase64(clientState)),
       ...optional("command_id", commandId)
     }).pipe(Effect.asVoid, Effect.withSpan(`TelnyxVoice.${name}`, { attributes: { "carrier.name": "telnyx" } }))
 
@@ -323,8 +409,16 @@ export const make = (config: TelnyxConfig): TelnyxVoice => {
     answer: (callControlId, options = {}) => action(callControlId, "answer", answerBody(options), options.commandId),
     transfer: (callControlId, to, options = {}) => action(callControlId, "transfer", { to }, options.commandId),
     hangup: (callControlId, options = {}) => action(callControlId, "hangup", {}, options.commandId),
+    speak: (callControlId, input, options = {}) =>
+      action(
+        callControlId,
+        "speak",
+        { payload: input.payload, voice: input.voice, ...optional("language", input.language) },
+        options.commandId,
+        options.clientState
+      ),
     startRecording: (callControlId, options = {}) =>
-      action(callControlId, "record_start", { format: RECORD_FORMAT, channels: RECORD_CHANNELS }, options.commandId),
+      action(callControlId, "record_start", recordBody(options), options.commandId, options.clientState),
     upsertAssistant: (input) => {
       const id = input.assistantId ?? null
       const update = id !== null
@@ -337,6 +431,37 @@ export const make = (config: TelnyxConfig): TelnyxVoice => {
           })
         )
     },
+    summaryInsightGroup: (assistantId) =>
+      Effect.gen(function*() {
+        if (assistantId !== null) {
+          const assistant = yield* call(
+            "GET",
+            `/v2/ai/assistants/${segment(assistantId)}`,
+            IDEMPOTENT_RETRY_ON,
+            decodeInsightSettings
+          )
+          const known = assistant.insight_settings?.insight_group_id
+          if (known !== undefined && known !== null && known !== "") return known
+        }
+        const insight = yield* call(
+          "POST",
+          "/v2/ai/conversations/insights",
+          WRITE_RETRY_ON,
+          decodeData,
+          SUMMARY_INSIGHT
+        )
+        const group = yield* call("POST", "/v2/ai/conversations/insight-groups", WRITE_RETRY_ON, decodeData, {
+          name: "Switchboard call summaries"
+        })
+        // Assigning again is harmless: retried like an idempotent request.
+        yield* call(
+          "POST",
+          `/v2/ai/conversations/insight-groups/${segment(group.data.id)}/insights/${segment(insight.data.id)}/assign`,
+          IDEMPOTENT_RETRY_ON,
+          Either.right
+        )
+        return group.data.id
+      }).pipe(Effect.withSpan("TelnyxVoice.summaryInsightGroup", { attributes: { "carrier.name": "telnyx" } })),
     conversationMessages: (conversationId, startedAt) =>
       call("GET", `/v2/ai/conversations/${segment(conversationId)}/messages`, IDEMPOTENT_RETRY_ON, decodeMessages).pipe(
         Effect.map(({ data }) => transcript(data, startedAt)),

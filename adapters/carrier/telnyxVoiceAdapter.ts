@@ -3,14 +3,23 @@
  * telnyxVoice.ts.
  *
  * - `publishAgent`: the published configuration becomes a Telnyx AI assistant, created on the first
- *   publish and updated (same id) on later ones. Telnyx requires non-empty `instructions`, so they are
- *   composed from the agent's instructions, tone, language and jobs (`assistantInstructions`), with a
- *   plain default when all are empty. The agent's `voice` is not sent: Telnyx's voice names are its
- *   own, and the assistant keeps its default voice.
+ *   publish and updated (same id) on later ones, with all of it: `name`, `greeting`, `instructions`
+ *   (Telnyx requires them non-empty, so they are composed from the agent's instructions, tone,
+ *   language and jobs, `assistantInstructions`, with a plain default when all are empty),
+ *   `voice_settings.voice` (the agent's `voice` as Telnyx's voice id, e.g.
+ *   `Telnyx.KokoroTTS.af_heart`; Telnyx's default voice when null), `transcription.language` (the
+ *   agent's `language` as ISO 639-1 when it is a language code such as `en` or `es-MX`; the
+ *   instructions carry it in any case), and `insight_settings` naming the insight group that makes
+ *   the call summary (`summaryInsightGroup`: the assistant's own group, else one made for it).
  * - `handle`: an inbound call's route as Call Control commands: `agent` answers with the assistant,
- *   recording from the answer; `voicemail` answers and records (no greeting is played: Telnyx's
- *   `speak` is not used yet); `forward` transfers. Each carries a `command_id` of the call and
- *   action, so a repeated webhook does nothing twice.
+ *   recording from the answer; `voicemail` answers; `forward` transfers. Each carries a
+ *   `command_id` of the call and action, so a repeated webhook does nothing twice (Telnyx ignores
+ *   a command id it saw in the last 60 s).
+ * - `voicemailStep`: once answered, the greeting with `speak` (Telnyx's basic voice; a `xx-XX`
+ *   language is passed on); once `call.speak.ended` says it was played, `record_start` of the
+ *   caller's channel with a beep and `transcription: true`, so Telnyx sends
+ *   `call.recording.transcription.saved` after `call.recording.saved`. Telnyx's recording docs
+ *   start the recording after the greeting rather than from the answer, so the greeting is not in it.
  * - `conversationTranscript`: the assistant's conversation messages as the call's transcript.
  * - `conversationSummary`: the conversation's completed insights as the call's summary.
  * - `dial`: a Call Control dial on the connection (TELNYX_CONNECTION_ID) with the published agent's
@@ -38,6 +47,12 @@ export const assistantInstructions = (config: AgentConfig): string => {
   return parts.length > 0
     ? parts.join("\n\n")
     : `You are ${config.name}, answering calls for this business. Be helpful, brief and polite.`
+}
+
+/** The agent's language as Telnyx's speech recognition takes it (ISO 639-1), when it is a language code. */
+export const transcriptionLanguage = (language: string | null): string | null => {
+  const code = /^([a-z]{2})(?:[-_][a-z]{2})?$/i.exec(language?.trim() ?? "")
+  return code === null ? null : code[1]!.toLowerCase()
 }
 
 const toVoiceError = (e: TelnyxVoice.TelnyxVoiceError) => new VoiceError({ reason: e.reason, message: e.message })
@@ -71,15 +86,23 @@ export const make = (client: TelnyxVoice.TelnyxVoice, connectionId: string | und
             Effect.map((d) => ({ carrierCallId: d.callSessionId, callControlId: d.callControlId })),
             Effect.mapError(toVoiceError)
           ),
-    publishAgent: ({ assistantId, config }) =>
-      client
-        .upsertAssistant({
-          assistantId,
-          name: config.name,
-          instructions: assistantInstructions(config),
-          ...(config.greeting === null ? {} : { greeting: config.greeting })
-        })
-        .pipe(Effect.mapError(toVoiceError)),
+    publishAgent: ({ assistantId, config }) => {
+      const language = transcriptionLanguage(config.language)
+      return client.summaryInsightGroup(assistantId).pipe(
+        Effect.flatMap((insightGroupId) =>
+          client.upsertAssistant({
+            assistantId,
+            name: config.name,
+            instructions: assistantInstructions(config),
+            insightGroupId,
+            ...(config.greeting === null ? {} : { greeting: config.greeting }),
+            ...(config.voice === null || config.voice.trim() === "" ? {} : { voice: config.voice.trim() }),
+            ...(language === null ? {} : { language })
+          })
+        ),
+        Effect.mapError(toVoiceError)
+      )
+    },
     // command_id per call and action: a repeated webhook's second command is ignored by Telnyx.
     handle: (callControlId, action, clientState) => {
       const commandId = `${action.kind}-${callControlId}`
@@ -94,13 +117,29 @@ export const make = (client: TelnyxVoice.TelnyxVoice, connectionId: string | und
             })
             .pipe(Effect.mapError(toVoiceError))
         case "voicemail":
-          return client.answer(callControlId, { clientState, record: true, commandId }).pipe(
-            Effect.mapError(toVoiceError)
-          )
+          return client.answer(callControlId, { clientState, commandId }).pipe(Effect.mapError(toVoiceError))
         case "forward":
           return client.transfer(callControlId, action.to, { commandId }).pipe(Effect.mapError(toVoiceError))
       }
     },
+    voicemailStep: (callControlId, step, clientState) =>
+      (step.kind === "greet"
+        ? client.speak(
+          callControlId,
+          {
+            payload: step.text,
+            voice: TelnyxVoice.GREETING_VOICE,
+            ...(step.language !== null && /^[a-z]{2}-[A-Z]{2}$/.test(step.language) ? { language: step.language } : {})
+          },
+          { commandId: `greet-${callControlId}`, clientState }
+        )
+        : client.startRecording(callControlId, {
+          channels: "single",
+          playBeep: true,
+          transcription: true,
+          commandId: `record-${callControlId}`,
+          clientState
+        })).pipe(Effect.mapError(toVoiceError)),
     conversationTranscript: (conversationId, startedAt) =>
       client.conversationMessages(conversationId, startedAt).pipe(Effect.mapError(toVoiceError)),
     conversationSummary: (conversationId) =>

@@ -18,6 +18,7 @@ import { Transactor } from "../kernel/transactor.ts"
 import { BlobStore, MediaFetcher, RECORDING_LIMITS, type StoredMedia } from "../media/model.ts"
 import type { Participant } from "../messaging/threads.ts"
 import { NumberStore } from "../numbers/model.ts"
+import { WorkspaceStore } from "../workspaces/store.ts"
 import {
   type CallPlan,
   liveEvents,
@@ -31,7 +32,14 @@ import type { History } from "./history.ts"
 import type { Inbound } from "./inbound.ts"
 import { decodeCallDetails } from "./model.ts"
 import { type CallSession, CallSessionStore } from "./sessions.ts"
-import { type CarrierCallEvent, DialState, type InboundAction, Voice } from "./voice.ts"
+import {
+  type CarrierCallEvent,
+  DialState,
+  type InboundAction,
+  Voice,
+  type VoiceError,
+  type VoicemailStep
+} from "./voice.ts"
 
 /** A carrier's caller (or a session's stored party): their number, or withheld (the thread withheld callers share) when there is none. */
 const callerOf = (raw: string): Participant => Either.getOrElse(normalizePhone(raw), () => WITHHELD)
@@ -50,6 +58,16 @@ const ourClientState = (clientState: string | null) =>
 
 const callLock = (carrierCallId: string) => `call:${carrierCallId}`
 const retryLater = (message: string) => new Internal({ message })
+
+/** What a voicemail says before the beep: the published agent's greeting, else one naming the workspace. */
+export const voicemailGreeting = (agentGreeting: string | null, workspaceName: string): string =>
+  agentGreeting !== null && agentGreeting.trim() !== ""
+    ? agentGreeting.trim()
+    : `You have reached ${workspaceName}. Please leave a message after the tone.`
+
+/** A voicemail transcription as the activity's `callTranscript`: the caller alone speaks. */
+const voicemailTranscript = (text: string) =>
+  text.trim() === "" ? [] : [{ speaker: "caller" as const, text: text.trim(), offsetSeconds: 0 }]
 
 /** What a carrier is told to do with an inbound call; an `app` call rings nobody (there is no softphone) and rings out as missed. */
 const actionOf = (route: Route, assistantId: string | null): InboundAction | null =>
@@ -101,6 +119,7 @@ export const makeCarrierEvents = (history: Pick<History, "recordCall">, inbound:
     const voice = yield* Voice
     const sessions = yield* CallSessionStore
     const fetcher = yield* MediaFetcher
+    const workspaces = yield* WorkspaceStore
 
     /**
      * A new inbound call: routed as it arrives, its session stored with `call.ringing` (and
@@ -140,7 +159,10 @@ export const makeCarrierEvents = (history: Pick<History, "recordCall">, inbound:
           activityId: null,
           reservedActivityId: null,
           conversationId: null,
-          recordingRefused: false
+          recordingRefused: false,
+          voicemailStep: null,
+          pendingRecording: null,
+          voicemailTranscript: null
         }
         const facts = yield* inbound.inboundFacts(number, route, e.callSessionId, from, e.callerName)
         const session = yield* tx.withTransaction(
@@ -177,14 +199,55 @@ export const makeCarrierEvents = (history: Pick<History, "recordCall">, inbound:
         ? Effect.fail(retryLater("The call is not known here yet; deliver the event again"))
         : Effect.void
 
-    /** Someone picked up: the agent's `call.answered` (SPEC's only answered signal a carrier call sends), written with the session. */
+    /**
+     * A voicemail's next command, sent once: a refusal (the caller hung up meanwhile: Telnyx answers
+     * 422 "Call has already ended") is logged and the call goes on to its hangup; an outage fails the
+     * webhook so the carrier delivers it again. The step is stored after the carrier took it.
+     */
+    const voicemailCommand = (s: CallSession, step: VoicemailStep, done: NonNullable<CallSession["voicemailStep"]>) =>
+      voice.voicemailStep(s.callControlId, step, clientStateOf(s)).pipe(
+        Effect.zipRight(
+          updateSession(
+            s.carrierCallId,
+            (again) => (again.voicemailStep === done ? null : { ...again, voicemailStep: done })
+          )
+        ),
+        Effect.catchAll((error: VoiceError) =>
+          error.reason === "rejected"
+            ? Effect.logWarning("The carrier refused the voicemail's next step", error.message)
+            : Effect.fail(retryLater(`The carrier is unavailable (${error.message}); deliver the event again`))
+        )
+      )
+
+    /** A voicemail answered: its greeting, once (until then a repeated `Answered` sends it again). */
+    const greet = (s: CallSession) =>
+      Effect.gen(function*() {
+        if (s.route?.kind !== "voicemail" || s.voicemailStep !== null || s.activityId !== null) return
+        const agent = Option.getOrNull(yield* agents.get(s.workspaceId))
+        const workspace = yield* workspaces.get(s.workspaceId)
+        const name = Option.match(workspace, { onNone: () => "this business", onSome: (w) => w.name })
+        const text = voicemailGreeting(agent?.published?.greeting ?? null, name)
+        yield* voicemailCommand(s, { kind: "greet", text, language: agent?.published?.language ?? null }, "greeting")
+      })
+
+    /** A voicemail's greeting was played: its recording, with the carrier's transcription, once. */
+    const onSpeakEnded = (carrierCallId: string) =>
+      Effect.gen(function*() {
+        const found = yield* sessions.get(carrierCallId)
+        if (Option.isNone(found)) return
+        const s = found.value
+        if (s.route?.kind !== "voicemail" || s.voicemailStep !== "greeting" || s.activityId !== null) return
+        yield* voicemailCommand(s, { kind: "record" }, "recording")
+      })
+
+    /** Someone picked up: the agent's `call.answered` (SPEC's only answered signal a carrier call sends), written with the session; a voicemail's greeting then. */
     const onAnswered = (carrierCallId: string, clientState: string | null) =>
       tx.withTransaction(
         Effect.gen(function*() {
           yield* tx.lock(callLock(carrierCallId))
           const found = yield* sessions.get(carrierCallId)
-          if (Option.isNone(found)) return yield* unknownCall(clientState)
-          if (found.value.answeredAt !== null || found.value.activityId !== null) return
+          if (Option.isNone(found)) return yield* unknownCall(clientState).pipe(Effect.as(Option.none<CallSession>()))
+          if (found.value.answeredAt !== null || found.value.activityId !== null) return found
           const s = found.value
           const route = s.route
           const answeredBy = route === null || route.kind === "forward"
@@ -205,8 +268,9 @@ export const makeCarrierEvents = (history: Pick<History, "recordCall">, inbound:
               liveEvents(plan, sessionFacts(answered)).filter((ev) => ev.type === "call.answered")
             )
           }
+          return Option.some(answered)
         })
-      )
+      ).pipe(Effect.flatMap(Option.match({ onNone: () => Effect.void, onSome: greet })))
 
     /** The call ended: its activity and `call.completed` or `call.missed`, once. */
     const onHangup = (e: Extract<CarrierCallEvent, { readonly _tag: "Hangup" }>) =>
@@ -256,9 +320,74 @@ export const makeCarrierEvents = (history: Pick<History, "recordCall">, inbound:
             mediaLater: true,
             ...(s.reservedActivityId === null ? {} : { id: s.reservedActivityId })
           })
-          yield* sessions.put({ ...s, activityId: activity.id })
+          const recorded = { ...s, activityId: activity.id }
+          yield* sessions.put(recorded)
+          yield* catchUp(recorded, activity.id, number.value.inboxId)
         })
       )
+
+    /**
+     * What arrived before its turn, on the recorded call, each with its event in SPEC's order: a
+     * recording stored before the hangup was recorded, then a voicemail's transcription once the
+     * recording is on the activity (or was refused as too large). Runs in the caller's transaction,
+     * under the call's lock, with the session as last stored; does nothing twice.
+     */
+    const catchUp = (s: CallSession, activityId: string, inboxId: string) =>
+      Effect.gen(function*() {
+        const found = yield* store.getActivity(s.workspaceId, activityId)
+        if (Option.isNone(found)) return
+        const activity = found.value
+        const ref = {
+          conversationId: activity.conversationId,
+          inboxId,
+          activityId,
+          numberE164: s.numberE164,
+          carrierCallId: s.carrierCallId
+        }
+        let hasMedia = activity.media.length > 0
+        if (!hasMedia && s.pendingRecording !== null) {
+          yield* store.setCallMedia(s.workspaceId, activityId, [s.pendingRecording])
+          yield* outbox.append(s.workspaceId, [
+            event(activity.type === "voicemail" ? "call.voicemail.completed" : "call.recording.completed", ref)
+          ])
+          yield* sessions.put({ ...s, pendingRecording: null })
+          hasMedia = true
+        }
+        if (s.voicemailTranscript === null || activity.callTranscript !== null) return
+        if (!hasMedia && !s.recordingRefused) return
+        yield* store.setCallTranscript(s.workspaceId, activityId, voicemailTranscript(s.voicemailTranscript))
+        yield* outbox.append(s.workspaceId, [transcriptEvent(ref)])
+      })
+
+    /** `catchUp` in a transaction of its own, with the session read again under the lock. */
+    const catchUpLater = (carrierCallId: string) =>
+      tx.withTransaction(
+        Effect.gen(function*() {
+          yield* tx.lock(callLock(carrierCallId))
+          const again = yield* sessions.get(carrierCallId)
+          if (Option.isNone(again) || again.value.activityId === null) return
+          const number = yield* numbers.findByE164(again.value.numberE164)
+          const inboxId = Option.match(number, { onNone: () => "", onSome: (n) => n.inboxId })
+          yield* catchUp(again.value, again.value.activityId, inboxId)
+        })
+      )
+
+    /**
+     * A voicemail's transcription (`record_start` with transcription): kept on the call's session at
+     * once, then on the activity with `call.transcript.completed` as soon as the hangup and the
+     * recording are there (now, or when they arrive), once. Calls the agent answered take the
+     * assistant's conversation as their transcript instead.
+     */
+    const onTranscriptionSaved = (e: Extract<CarrierCallEvent, { readonly _tag: "TranscriptionSaved" }>) =>
+      Effect.gen(function*() {
+        const found = yield* sessions.get(e.callSessionId)
+        if (Option.isNone(found) || found.value.route?.kind !== "voicemail") return
+        yield* updateSession(
+          e.callSessionId,
+          (again) => (again.voicemailTranscript === null ? { ...again, voicemailTranscript: e.text } : null)
+        )
+        yield* catchUpLater(e.callSessionId)
+      })
 
     /** The recorded call's references for its later events; none until its hangup is recorded. */
     const recordedCall = (s: CallSession) =>
@@ -291,20 +420,24 @@ export const makeCarrierEvents = (history: Pick<History, "recordCall">, inbound:
       )
 
     /**
-     * The call's recording (its URLs valid 10 minutes): downloaded through the outbound guard into the
-     * blob store (at most MAX_RECORDING_BYTES), then on the activity with `call.recording.completed`
-     * (`call.voicemail.completed` for a voicemail), once. A failed download answers 500 so Telnyx
-     * delivers the event again; a recording over the cap is logged and left out for good (another
-     * try gets the same file), so the transcript and summary do not wait for it.
+     * The call's recording (its URLs valid 10 minutes, so fetched even before the hangup is recorded):
+     * downloaded through the outbound guard into the blob store (at most MAX_RECORDING_BYTES), then
+     * on the activity with `call.recording.completed` (`call.voicemail.completed` for a voicemail),
+     * once, after the call's `call.completed`/`call.missed` (`catchUp`). A failed download answers 500
+     * so Telnyx delivers the event again (the file is still there to fetch); a recording over the cap
+     * is logged and left out for good (another try gets the same file), so the transcript and
+     * summary do not wait for it.
      */
     const onRecordingSaved = (e: Extract<CarrierCallEvent, { readonly _tag: "RecordingSaved" }>) =>
       Effect.gen(function*() {
         const found = yield* sessions.get(e.callSessionId)
         if (Option.isNone(found)) return
         const s = found.value
-        if (s.recordingRefused) return
-        const call = yield* recordedCall(s)
-        if (Option.isNone(call) || call.value.activity.media.length > 0) return
+        if (s.recordingRefused || s.pendingRecording !== null) return
+        if (s.activityId !== null) {
+          const activity = yield* store.getActivity(s.workspaceId, s.activityId)
+          if (Option.isNone(activity) || activity.value.media.length > 0) return
+        }
         const url = e.urls.mp3 ?? e.urls.wav
         if (url === undefined) return yield* Effect.logWarning("A call recording with no URL", s.carrierCallId)
         const fetched = yield* fetcher.fetch(url, RECORDING_LIMITS).pipe(
@@ -329,30 +462,30 @@ export const makeCarrierEvents = (history: Pick<History, "recordCall">, inbound:
               )
           })
         )
-        if (Option.isNone(fetched)) return
+        if (Option.isNone(fetched)) return yield* catchUpLater(s.carrierCallId)
         const audio = fetched.value
-        const { activity, ref } = call.value
-        const voicemail = activity.type === "voicemail"
+        const voicemail = outcomeOf(planOf(s)).type === "voicemail"
         const extension = url === e.urls.mp3 ? "mp3" : "wav"
-        const key = `call_${activity.id}.${extension}`
+        // Named by the activity when known; before the hangup by the carrier's call id (a blob-safe name).
+        const name = s.activityId ?? s.reservedActivityId ?? s.carrierCallId.replace(/[^A-Za-z0-9_-]/g, "_")
+        const key = `call_${name}.${extension}`
         yield* blobs.put(s.workspaceId, key, audio.bytes, audio.contentType)
-        yield* tx.withTransaction(
-          Effect.gen(function*() {
-            yield* tx.lock(callLock(s.carrierCallId))
-            const again = yield* store.getActivity(s.workspaceId, activity.id)
-            if (Option.isNone(again) || again.value.media.length > 0) return
-            const media: StoredMedia = {
-              key,
-              contentType: audio.contentType,
-              size: audio.bytes.length,
-              filename: `${voicemail ? "voicemail" : "recording"}.${extension}`
-            }
-            yield* store.setCallMedia(s.workspaceId, activity.id, [media])
-            yield* outbox.append(s.workspaceId, [
-              event(voicemail ? "call.voicemail.completed" : "call.recording.completed", ref)
-            ])
-          })
+        const media: StoredMedia = {
+          key,
+          contentType: audio.contentType,
+          size: audio.bytes.length,
+          filename: `${voicemail ? "voicemail" : "recording"}.${extension}`
+        }
+        // Kept on the session, then on the activity with its event once the hangup is recorded (now or later).
+        yield* updateSession(
+          s.carrierCallId,
+          (
+            again
+          ) => (again.pendingRecording === null && !again.recordingRefused
+            ? { ...again, pendingRecording: media }
+            : null)
         )
+        yield* catchUpLater(s.carrierCallId)
       })
 
     /**
@@ -457,8 +590,9 @@ export const makeCarrierEvents = (history: Pick<History, "recordCall">, inbound:
 
     /**
      * A carrier's call webhook (Telnyx Call Control). Each step is recorded once, whatever the carrier
-     * repeats; an `Internal` failure asks the carrier to deliver the event again. Telnyx's recording
-     * transcriptions (`TranscriptionSaved`) are not used: the transcript is the assistant's conversation.
+     * repeats; an `Internal` failure asks the carrier to deliver the event again. A voicemail's
+     * transcript is Telnyx's recording transcription (`TranscriptionSaved`); an agent call's is the
+     * assistant's conversation.
      */
     const onCarrierEvent = (e: CarrierCallEvent): Effect.Effect<void, Internal> => {
       switch (e._tag) {
@@ -475,7 +609,9 @@ export const makeCarrierEvents = (history: Pick<History, "recordCall">, inbound:
         case "InsightsGenerated":
           return onInsightsGenerated(e)
         case "TranscriptionSaved":
-          return Effect.void
+          return onTranscriptionSaved(e)
+        case "SpeakEnded":
+          return onSpeakEnded(e.callSessionId)
       }
     }
 

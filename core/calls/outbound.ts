@@ -174,7 +174,10 @@ export const makeOutbound = (history: Pick<History, "itemOf" | "recordCall">) =>
                 activityId: null,
                 reservedActivityId: callId,
                 conversationId: null,
-                recordingRefused: false
+                recordingRefused: false,
+                voicemailStep: null,
+                pendingRecording: null,
+                voicemailTranscript: null
               })
               return yield* threads.outbound(line, { at: createdAt, preview: "Outgoing call" })
             })

@@ -6,6 +6,7 @@
  */
 import { Context, type Effect, type Option, Schema } from "effect"
 import { Route } from "../agent/hours.ts"
+import { StoredMedia } from "../media/model.ts"
 import { AnsweredBy, CallDirection } from "./model.ts"
 
 export const CallSession = Schema.Struct({
@@ -36,7 +37,22 @@ export const CallSession = Schema.Struct({
   /** The AI assistant's conversation on the call (Telnyx `conversation_id`), once the carrier named it: its insights find the call by it. */
   conversationId: Schema.NullOr(Schema.String),
   /** The recording was larger than MAX_RECORDING_BYTES and is not kept: the transcript does not wait for it. */
-  recordingRefused: Schema.Boolean
+  recordingRefused: Schema.Boolean,
+  /**
+   * A voicemail's progress at the carrier: `greeting` once the greeting was sent, `recording` once the
+   * recording was started; a repeated webhook sends neither again.
+   */
+  voicemailStep: Schema.NullOr(Schema.Literal("greeting", "recording")),
+  /**
+   * The recording, stored before the call's activity existed (its webhook came before the hangup's):
+   * attached, with its event, once the hangup is recorded.
+   */
+  pendingRecording: Schema.NullOr(StoredMedia),
+  /**
+   * The voicemail's transcription as the carrier sent it, kept until the voicemail's recording is on
+   * the activity (SPEC's order: `call.voicemail.completed` before `call.transcript.completed`).
+   */
+  voicemailTranscript: Schema.NullOr(Schema.String)
 })
 export type CallSession = typeof CallSession.Type
 

@@ -108,6 +108,8 @@ export type CarrierCallEvent =
     }
   )
   | (CallEventBase & CallLeg & { readonly _tag: "Answered"; readonly from: string; readonly to: string })
+  /** What a `speak` command said has been played out (Telnyx `call.speak.ended`). */
+  | (CallEventBase & CallLeg & { readonly _tag: "SpeakEnded" })
   | (
     & CallEventBase
     & CallLeg
@@ -169,10 +171,18 @@ export type ConversationSummary = { readonly _tag: "Pending" } | {
 export type InboundAction =
   /** Answer with the published agent's assistant, recording the call. */
   | { readonly kind: "agent"; readonly assistantId: string | null }
-  /** Answer and record what the caller says. */
+  /** Answer; the greeting and the recording follow as the carrier reports each step (`VoicemailStep`). */
   | { readonly kind: "voicemail" }
   /** Transfer the call to an outside number. */
   | { readonly kind: "forward"; readonly to: string }
+
+/**
+ * A voicemail's next command: `greet` once the carrier reports the call answered, `record` (with the
+ * carrier's transcription) once the greeting has been played.
+ */
+export type VoicemailStep =
+  | { readonly kind: "greet"; readonly text: string; readonly language: string | null }
+  | { readonly kind: "record" }
 
 /** The configuration being published, and the carrier's assistant from the last publish. */
 export interface PublishAgentRequest {
@@ -196,6 +206,12 @@ export interface Voice {
   readonly handle: (
     callControlId: string,
     action: InboundAction,
+    clientState: string
+  ) => Effect.Effect<void, VoiceError>
+  /** Sends a voicemail's next command (`VoicemailStep`); `clientState` comes back in its later events. */
+  readonly voicemailStep: (
+    callControlId: string,
+    step: VoicemailStep,
     clientState: string
   ) => Effect.Effect<void, VoiceError>
   /** The transcript of the assistant's conversation (`ConversationEnded`), offsets from `startedAt`. */

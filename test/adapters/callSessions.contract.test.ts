@@ -41,6 +41,9 @@ const sessionOf = (workspaceId: string, patch: Partial<CallSession> = {}): CallS
   reservedActivityId: null,
   conversationId: null,
   recordingRefused: false,
+  voicemailStep: null,
+  pendingRecording: null,
+  voicemailTranscript: null,
   ...patch
 })
 

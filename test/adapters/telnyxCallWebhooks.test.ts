@@ -346,8 +346,11 @@ describe("documented payloads", () => {
     const body = (eventType: string, payload: unknown) =>
       JSON.stringify({ data: { id: "evt-2", event_type: eventType, payload } })
     assert.isTrue(
-      Option.isNone(Either.getOrThrow(parseCallEvent(body("call.speak.ended", { ...leg, status: "completed" }))))
+      Option.isNone(Either.getOrThrow(parseCallEvent(body("call.speak.started", { ...leg }))))
     )
+    // A voicemail's greeting played: the recording starts then.
+    const spoken = Either.getOrThrow(parseCallEvent(body("call.speak.ended", { ...leg, status: "completed" })))
+    assert.strictEqual(Option.getOrNull(spoken)?._tag, "SpeakEnded")
     assert.isTrue(
       Option.isNone(Either.getOrThrow(parseCallEvent(body("message.sent", { id: "m-1", to: [{ status: "sent" }] }))))
     )

@@ -118,6 +118,45 @@ describe("POST /agent/publish on Telnyx", () => {
     expect(fake.requests.filter((r) => r.path === `/v2/ai/assistants/${id}` && r.method === "POST")).toHaveLength(1)
   })
 
+  it("sends the whole configuration: voice, language, jobs, tone, instructions, greeting, and the insight group that makes the call summary, kept on the next publish", async () => {
+    const { workspaceId, key } = await app.createWorkspace("Whole")
+    await ok(
+      await call(key, "PATCH", "/agent", {
+        name: "Front desk",
+        greeting: "Hola, Acme.",
+        instructions: "Book repairs.",
+        tone: "warm",
+        voice: "Telnyx.KokoroTTS.af_heart",
+        language: "es-MX",
+        jobs: [{ name: "Reminder", instructions: "Confirm the visit." }]
+      })
+    )
+    await ok(await call(key, "POST", "/agent/publish"))
+    const id = (await stored(workspaceId)).carrierAssistantId!
+    const assistant = fake.voice.assistants.get(id)!
+    expect(assistant).toMatchObject({
+      name: "Front desk",
+      greeting: "Hola, Acme.",
+      instructions:
+        "Book repairs.\n\nTone: warm.\n\nSpeak es-MX.\n\nJobs you may be calling about:\n- Reminder: Confirm the visit.",
+      voice_settings: { voice: "Telnyx.KokoroTTS.af_heart" },
+      transcription: { language: "es" }
+    })
+    const groupId = (assistant["insight_settings"] as { insight_group_id: string }).insight_group_id
+    const group = fake.voice.insightGroups.get(groupId)!
+    expect(group.insights).toHaveLength(1)
+    expect(fake.voice.insightTemplates.get(group.insights[0]!)).toMatchObject({ name: "Call summary" })
+
+    const groups = fake.voice.insightGroups.size
+    await ok(await call(key, "PATCH", "/agent", { voice: "Telnyx.KokoroTTS.am_adam", language: "English" }))
+    await ok(await call(key, "POST", "/agent/publish"))
+    expect(fake.voice.assistants.get(id)).toMatchObject({
+      voice_settings: { voice: "Telnyx.KokoroTTS.am_adam" },
+      insight_settings: { insight_group_id: groupId }
+    })
+    expect(fake.voice.insightGroups.size).toBe(groups) // the assistant's group is reused
+  })
+
   it("an agent with no instructions still gets an assistant (Telnyx requires instructions)", async () => {
     const { workspaceId, key } = await app.createWorkspace("Defaults")
     await ok(await call(key, "PATCH", "/agent", {}))
@@ -361,7 +400,7 @@ describe("inbound Telnyx calls through webhooks", () => {
     expect((await calls(key))[0]).toMatchObject({ status: "completed", answeredBy: null })
   })
 
-  it("app: no command (no softphone), rings out as missed; voicemail: answered and recorded", async () => {
+  it("app: no command (no softphone), rings out as missed; voicemail: answered, then greeted and recorded", async () => {
     const app1 = await callWorkspace()
     const leg = fake.voice.inboundCall({ from: CALLER, to: app1.e164 })
     await deliver(webhook(leg.callControlId, "call.initiated"))
@@ -375,15 +414,17 @@ describe("inbound Telnyx calls through webhooks", () => {
     const vmLeg = fake.voice.inboundCall({ from: CALLER, to: vm.e164 })
     await deliver(webhook(vmLeg.callControlId, "call.initiated"))
     const answer = fake.voice.calls.get(vmLeg.callControlId)!.commands.find((c) => c.action === "answer")!
-    expect(answer.body).toMatchObject({ record: "record-from-answer" })
     expect(answer.body).not.toHaveProperty("assistant")
-    await deliver(webhook(vmLeg.callControlId, "call.answered"))
-    await deliver(webhook(vmLeg.callControlId, "call.hangup"))
-    await deliver(recordingSaved(vmLeg.callControlId))
+    expect(answer.body).not.toHaveProperty("record") // the recording starts after the greeting
+    for (const w of fake.pendingCallWebhooks()) await deliver(w) // answered: the greeting
+    for (const w of fake.pendingCallWebhooks()) await deliver(w) // speak ended: the recording
+    fake.voice.callerHangsUp(vmLeg.callControlId, { recordingUrl: `${audioBase}/${vmLeg.callControlId}.mp3` })
+    for (const w of fake.pendingCallWebhooks()) await deliver(w)
     expect((await events(vm.workspaceId)).map((e) => e.type)).toEqual([
       "call.ringing",
       "call.missed",
-      "call.voicemail.completed"
+      "call.voicemail.completed",
+      "call.transcript.completed"
     ])
     const voicemail = (await calls(vm.key))[0]!
     expect(voicemail).toMatchObject({ status: "missed", type: "voicemail" })
@@ -428,6 +469,118 @@ describe("inbound Telnyx calls through webhooks", () => {
     const stranger = fake.voice.inboundCall({ from: CALLER, to: "+16285559999" })
     await deliver(webhook(stranger.callControlId, "call.initiated"))
     expect(fake.voice.calls.get(stranger.callControlId)!.commands).toEqual([])
+  })
+})
+
+describe("voicemail on Telnyx", () => {
+  /** A workspace whose number takes voicemail, and a call to it answered and greeted (webhooks delivered twice). */
+  const voicemailCall = async (workspaceName: string, greeting: string | null) => {
+    const { workspaceId, key } = await app.createWorkspace(workspaceName)
+    const e164 = `+1628557${String(1000 + ++seq).padStart(4, "0")}`
+    await ok(await app.admin(`/workspaces/${workspaceId}/numbers`, { method: "POST", json: { e164 } }), 201)
+    await ok(await call(key, "PATCH", "/agent", { name: "Desk", greeting }))
+    await ok(await call(key, "POST", "/agent/publish"))
+    await ok(await call(key, "POST", `/numbers/${encodeURIComponent(e164)}/disconnect`, { mode: "voicemail" }))
+    const leg = fake.voice.inboundCall({ from: CALLER, to: e164 })
+    await deliver(webhook(leg.callControlId, "call.initiated"))
+    for (const w of fake.pendingCallWebhooks({ twice: true })) await deliver(w) // call.answered, twice
+    return { workspaceId, key, leg }
+  }
+  const commands = (callControlId: string, action: string) =>
+    fake.voice.calls.get(callControlId)!.commands.filter((c) => c.action === action)
+
+  it("speaks the agent's greeting, then records with Telnyx's transcription; the transcript comes after the voicemail whatever order the webhooks arrive in, each once", async () => {
+    const { workspaceId, key, leg } = await voicemailCall("Acme Plumbing", "Acme here, leave a message.")
+    const speak = commands(leg.callControlId, "speak")
+    expect(speak).toHaveLength(1)
+    expect(speak[0]!.body).toMatchObject({ payload: "Acme here, leave a message.", voice: "female" })
+    expect(commands(leg.callControlId, "record_start")).toEqual([])
+
+    for (const w of fake.pendingCallWebhooks({ twice: true })) await deliver(w) // speak started and ended, twice
+    const record = commands(leg.callControlId, "record_start")
+    expect(record).toHaveLength(1)
+    expect(record[0]!.body).toMatchObject({ transcription: true, play_beep: true, format: "mp3" })
+
+    fake.voice.callerHangsUp(leg.callControlId, {
+      recordingUrl: `${audioBase}/${leg.callControlId}.mp3`,
+      transcript: "Hi, please call me back about the quote."
+    })
+    // Telnyx enforces no order: the transcription first, then the recording, the hangup last, each twice.
+    const late = fake.pendingCallWebhooks({ order: "reversed", twice: true })
+    expect(late.map((w) => w.eventType)).toEqual([
+      "call.recording.transcription.saved",
+      "call.recording.transcription.saved",
+      "call.recording.saved",
+      "call.recording.saved",
+      "call.hangup",
+      "call.hangup"
+    ])
+    for (const w of late) await deliver(w)
+
+    expect((await events(workspaceId)).map((e) => e.type)).toEqual([
+      "call.ringing",
+      "call.missed",
+      "call.voicemail.completed",
+      "call.transcript.completed"
+    ])
+    const [voicemail] = await calls(key)
+    expect(voicemail).toMatchObject({ type: "voicemail", status: "missed", carrierCallId: leg.callSessionId })
+    expect(voicemail!["transcript"]).toEqual([
+      { speaker: "caller", text: "Hi, please call me back about the quote.", offsetSeconds: 0 }
+    ])
+    expect(await recordingBytes(voicemail!["recordingUrl"])).toEqual(AUDIO)
+    const thread = await ok(await call(key, "GET", `/conversations/${voicemail!["conversationId"]}`))
+    expect(JSON.stringify(thread)).toContain("please call me back about the quote")
+  })
+
+  it("a transcription before the hangup waits for the hangup and the recording, then follows them", async () => {
+    const { workspaceId, key, leg } = await voicemailCall("Early Bird", "Leave a message.")
+    for (const w of fake.pendingCallWebhooks()) await deliver(w)
+    fake.voice.callerHangsUp(leg.callControlId, {
+      recordingUrl: `${audioBase}/${leg.callControlId}.mp3`,
+      transcript: "Call me."
+    })
+    const [hangup, recording, transcription] = fake.pendingCallWebhooks()
+    await deliver(transcription!)
+    await deliver(hangup!)
+    expect((await events(workspaceId)).map((e) => e.type)).toEqual(["call.ringing", "call.missed"])
+    expect((await calls(key))[0]!["transcript"]).toBeNull()
+    await deliver(recording!)
+    expect((await events(workspaceId)).map((e) => e.type)).toEqual([
+      "call.ringing",
+      "call.missed",
+      "call.voicemail.completed",
+      "call.transcript.completed"
+    ])
+    expect((await calls(key))[0]!["transcript"]).toEqual([{ speaker: "caller", text: "Call me.", offsetSeconds: 0 }])
+  })
+
+  it("without an agent greeting the default names the workspace; a caller who hangs up during it: the fake refuses the recording (422 90018) and the webhook is still acknowledged", async () => {
+    const { workspaceId, key, leg } = await voicemailCall("Bob's Bikes", null)
+    expect(commands(leg.callControlId, "speak")[0]!.body["payload"]).toBe(
+      "You have reached Bob's Bikes. Please leave a message after the tone."
+    )
+    const greeting = fake.pendingCallWebhooks()
+    fake.voice.callerHangsUp(leg.callControlId) // during the greeting; its webhook comes late
+    const hangup = fake.pendingCallWebhooks()
+    for (const w of greeting) await deliver(w) // record_start on the ended call: refused, logged, acknowledged
+    for (const w of hangup) await deliver(w)
+    expect(commands(leg.callControlId, "record_start")).toEqual([])
+    const refused = fake.requests.filter((r) =>
+      decodeURIComponent(r.path) === `/v2/calls/${leg.callControlId}/actions/record_start`
+    )
+    expect(refused.map((r) => r.answer)).toEqual([422])
+
+    const direct = await fetch(`${fake.baseUrl}/v2/calls/${leg.callControlId}/actions/speak`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${fake.apiKey}`, "content-type": "application/json" },
+      body: JSON.stringify({ payload: "Hello?", voice: "female" })
+    })
+    expect(direct.status).toBe(422)
+    expect((await direct.json()).errors[0]).toMatchObject({ code: "90018", title: "Call has already ended" })
+
+    expect((await events(workspaceId)).map((e) => e.type)).toEqual(["call.ringing", "call.missed"])
+    expect((await calls(key))[0]).toMatchObject({ type: "voicemail", recordingUrl: null, transcript: null })
   })
 })
 

@@ -13,7 +13,7 @@
 import { generateKeyPairSync, type KeyObject, randomUUID, sign } from "node:crypto"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import { afterAll, beforeAll, beforeEach } from "vitest"
-import { type FakeVoice, type HangupInput, makeFakeVoice } from "./fakeTelnyxVoice.ts"
+import { type FakeVoice, type HangupInput, makeFakeVoice, type TakeOptions } from "./fakeTelnyxVoice.ts"
 
 export const DEFAULT_API_KEY = "KEY_fake_telnyx_test_key"
 
@@ -292,6 +292,8 @@ export interface WebhookOptions {
   readonly eventId?: string
   /** Sign with this key instead of the fake's own. */
   readonly signer?: Ed25519Signer
+  /** When the event happened (`data.occurred_at`); default now. */
+  readonly occurredAt?: string
   /** Adds `meta: {attempt, delivered_to}` (Telnyx omits it on `message.received`). */
   readonly meta?: { readonly attempt: number; readonly deliveredTo: string }
 }
@@ -326,6 +328,11 @@ export interface FakeTelnyx {
   readonly voice: FakeVoice
   /** The signed webhooks of a call from its start to its end (`voice.lifecycle`), in order. */
   readonly callWebhooks: (callControlId: string, hangup?: HangupInput) => ReadonlyArray<SignedWebhook>
+  /**
+   * The call webhooks the fake has queued (`voice.takePending`), signed, the queue emptied: in the
+   * order they happened or reversed, each once or twice (a repeat keeps its event id).
+   */
+  readonly pendingCallWebhooks: (options?: TakeOptions) => ReadonlyArray<SignedWebhook & { readonly eventType: string }>
   /** Signs and POSTs an event to `url`; resolves with the receiver's status and body. */
   readonly deliverWebhook: (
     url: string,
@@ -997,7 +1004,7 @@ export const startFakeTelnyx = async (
         record_type: "event",
         id: opts.eventId ?? randomUUID(),
         event_type: eventType,
-        occurred_at: new Date().toISOString(),
+        occurred_at: opts.occurredAt ?? new Date().toISOString(),
         payload
       }
     }
@@ -1039,6 +1046,16 @@ export const startFakeTelnyx = async (
     voice,
     callWebhooks: (callControlId, hangup) =>
       voice.lifecycle(callControlId, hangup).map(([type, payload]) => signedWebhook(type, payload)),
+    pendingCallWebhooks: (options = {}) => {
+      const signed = new Map<unknown, SignedWebhook & { readonly eventType: string }>()
+      return voice.takePending(options).map((w) => {
+        // The same queued event delivered twice is one event: same id, same signed body.
+        const hook = signed.get(w) ??
+          { ...signedWebhook(w.eventType, w.payload, { occurredAt: w.occurredAt }), eventType: w.eventType }
+        signed.set(w, hook)
+        return hook
+      })
+    },
     deliverWebhook: async (url, eventType, payload, opts = {}) => {
       const meta = opts.meta ?? (eventType === "message.received" ? undefined : { attempt: 1, deliveredTo: url })
       const hook = signedWebhook(eventType, payload, meta === undefined ? opts : { ...opts, meta })

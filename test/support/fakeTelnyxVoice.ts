@@ -1,17 +1,24 @@
 /**
  * The voice part of the fake Telnyx (fakeTelnyx.ts; research telnyx.md §5 and "What a faithful
  * fake Telnyx server for tests must implement"): Call Control (`POST /v2/calls` and the `answer`,
- * `transfer`, `hangup` and `record_start` actions), AI assistants (create, update with POST, read)
+ * `transfer`, `hangup`, `speak` and `record_start` actions), AI assistants (create, update with POST, read)
  * conversation transcripts and insights (`GET /v2/ai/conversations/{id}/conversations-insights`, the
  * shape of Telnyx's docs), with Telnyx's validation, and the webhook payloads of a call
  * (`call.initiated`, `call.answered`, `call.hangup`, `call.recording.saved`,
  * `call.recording.transcription.saved`, `call.conversation.ended`) built from the fake's own call
  * state, for fakeTelnyx.ts to sign.
  *
- * Not documented, so invented here (an adapter must rely on neither): the codes and words of the
- * refusals of a command on an ended call (422, 90018) or an answer on an answered one (422, 90019),
- * what a repeated `command_id` returns (the first answer again), and the assistant endpoints' error
- * shape (FastAPI's `{detail: [{loc, msg, type}]}`, as the 10DLC ones).
+ * Telnyx's rules it enforces, each where it is applied, with the page that documents it: a command
+ * on a call that has ended is refused; a repeated `command_id` is ignored; `speak` sends
+ * `call.speak.started` then `call.speak.ended`; a recording started with `transcription: true` sends
+ * `call.recording.saved` and then `call.recording.transcription.saved` after the hangup. The webhooks
+ * a call's commands and its caller cause are queued (`pending`) for a test to deliver as Telnyx may:
+ * late, twice, out of order (https://developers.telnyx.com/docs/voice/programmable-voice/receiving-webhooks).
+ *
+ * Not documented, so invented here (an adapter must rely on neither): the code of an answer on an
+ * answered one (422, 90019), what a repeated
+ * `command_id` returns (the first answer again), and the assistant endpoints' error shape (FastAPI's
+ * `{detail: [{loc, msg, type}]}`, as the 10DLC ones).
  */
 import { randomUUID } from "node:crypto"
 import type { ServerResponse } from "node:http"
@@ -41,6 +48,8 @@ export interface FakeCall {
   assistantId: string | null
   /** `record-from-answer` on the dial or answer, or `record_start`. */
   recording: boolean
+  /** `record_start` asked for Telnyx's transcription of the recording. */
+  transcribing: boolean
   state: "parked" | "answered" | "ended"
   readonly startTime: string
   answeredAt: string | null
@@ -80,13 +89,45 @@ export interface HangupInput {
   readonly omitEndTime?: boolean
 }
 
+/** How the caller ends a call: its hangup, then what its recording becomes. */
+export interface CallerHangup extends HangupInput {
+  /** Where `call.recording.saved` points (default a fake S3 link nobody serves). */
+  readonly recordingUrl?: string
+  /** The text of `call.recording.transcription.saved` (sent only when the recording asked for it). */
+  readonly transcript?: string
+}
+
+/** A webhook the fake queued, with when it happened. */
+export interface PendingWebhook {
+  readonly eventType: string
+  readonly payload: Record<string, unknown>
+  readonly occurredAt: string
+}
+
+/** How queued webhooks are handed over: in the order they happened or reversed; each once or twice (same event id). */
+export interface TakeOptions {
+  readonly order?: "sent" | "reversed"
+  readonly twice?: boolean
+}
+
 export interface FakeVoice {
   readonly calls: ReadonlyMap<string, FakeCall>
   readonly assistants: ReadonlyMap<string, Record<string, unknown>>
+  /** AI Insights: insight templates and insight groups (with their assigned insights' ids), by id. */
+  readonly insightTemplates: ReadonlyMap<string, Record<string, unknown>>
+  readonly insightGroups: ReadonlyMap<string, { readonly name: string; readonly insights: Array<string> }>
   /** A caller rings one of our numbers: a parked incoming leg, to answer through the API. */
   readonly inboundCall: (input: InboundCallInput) => FakeCall
   /** The callee of a dialled call picks up. */
   readonly pickUp: (callControlId: string) => void
+  /**
+   * The caller hangs up now: the call ends (commands on it are refused from now on) and its
+   * `call.hangup` is queued, then, if it was recorded, `call.recording.saved` and, when the
+   * recording asked for it, `call.recording.transcription.saved`.
+   */
+  readonly callerHangsUp: (callControlId: string, input?: CallerHangup) => void
+  /** Takes the queued webhooks of every call (the queue is emptied). */
+  readonly takePending: (options?: TakeOptions) => ReadonlyArray<PendingWebhook>
   /** Sets the messages `GET /v2/ai/conversations/{id}/messages` returns. */
   readonly setConversation: (conversationId: string, messages: ReadonlyArray<ConversationMessage>) => void
   /** Sets the insights runs `GET /v2/ai/conversations/{id}/conversations-insights` returns. */
@@ -94,7 +135,13 @@ export interface FakeVoice {
   /** The payload Telnyx would send for this event of the call (its state unchanged). */
   readonly callPayload: (
     callControlId: string,
-    eventType: "call.initiated" | "call.answered" | "call.hangup" | "call.recording.saved",
+    eventType:
+      | "call.initiated"
+      | "call.answered"
+      | "call.hangup"
+      | "call.recording.saved"
+      | "call.speak.started"
+      | "call.speak.ended",
     hangup?: HangupInput
   ) => Record<string, unknown>
   /**
@@ -109,7 +156,7 @@ export interface FakeVoice {
   readonly reset: () => void
 }
 
-type Action = "answer" | "transfer" | "hangup" | "record_start"
+type Action = "answer" | "transfer" | "hangup" | "speak" | "record_start"
 
 const fields = (json: unknown) =>
   (typeof json === "object" && json !== null && !Array.isArray(json) ? json : {}) as Record<string, unknown>
@@ -125,6 +172,12 @@ export const makeFakeVoice = (reply: Reply): FakeVoice => {
   const assistants = new Map<string, Record<string, unknown>>()
   const conversations = new Map<string, ReadonlyArray<ConversationMessage>>()
   const insights = new Map<string, ReadonlyArray<InsightRun>>()
+  const insightTemplates = new Map<string, Record<string, unknown>>()
+  const insightGroups = new Map<string, { readonly name: string; readonly insights: Array<string> }>()
+  /** Webhooks Telnyx would send, in the order they happened, until a test takes them. */
+  const pending: Array<PendingWebhook> = []
+  const queue = (eventType: string, payload: Record<string, unknown>) =>
+    void pending.push({ eventType, payload, occurredAt: now() })
 
   const missing = (field: string): TelnyxError => ({
     code: "10004",
@@ -211,6 +264,7 @@ export const makeFakeVoice = (reply: Reply): FakeVoice => {
       clientState: typeof b["client_state"] === "string" ? b["client_state"] : null,
       assistantId: text(fields(b["assistant"])["id"]) ? (fields(b["assistant"])["id"] as string) : null,
       recording: b["record"] === "record-from-answer",
+      transcribing: false,
       state: "parked",
       startTime: now(),
       answeredAt: null,
@@ -251,6 +305,19 @@ export const makeFakeVoice = (reply: Reply): FakeVoice => {
         call.state = "ended"
         call.endedAt = now()
         break
+      case "speak":
+        // Required by Telnyx's speak command: `payload` and `voice`
+        // (https://developers.telnyx.com/api-reference/call-commands/speak-text).
+        if (!text(b["payload"])) list.push(missing("payload"))
+        if (!text(b["voice"])) list.push(missing("voice"))
+        if (
+          b["language"] !== undefined &&
+          !(typeof b["language"] === "string" && /^[a-z]{2,3}-[A-Z]{2}$/.test(b["language"]))
+        ) {
+          list.push(invalid("language", "'language' must be a language code such as en-US."))
+        }
+        if (list.length > 0) return list
+        break
       case "record_start":
         if (b["format"] === undefined) list.push(missing("format"))
         else if (b["format"] !== "mp3" && b["format"] !== "wav") {
@@ -260,8 +327,12 @@ export const makeFakeVoice = (reply: Reply): FakeVoice => {
         else if (b["channels"] !== "single" && b["channels"] !== "dual") {
           list.push(invalid("channels", "'channels' must be single or dual."))
         }
+        if (b["transcription"] !== undefined && typeof b["transcription"] !== "boolean") {
+          list.push(invalid("transcription", "'transcription' must be a boolean."))
+        }
         if (list.length > 0) return list
         call.recording = true
+        call.transcribing = b["transcription"] === true
         break
     }
     return []
@@ -272,7 +343,12 @@ export const makeFakeVoice = (reply: Reply): FakeVoice => {
     if (!call) return errors(res, 404, [{ code: "10005", title: "Resource not found", detail: "Call not found." }])
     const b = fields(json)
     const commandId = text(b["command_id"]) ? `${callControlId}:${b["command_id"]}` : null
+    // Telnyx ignores a command whose command_id it has seen
+    // (https://developers.telnyx.com/docs/voice/programmable-voice/receiving-webhooks).
     if (commandId !== null && commandAnswers.has(commandId)) return send(res, 200, commandAnswers.get(commandId))
+    // A call that has ended takes no more commands: 422, code 90018 "Call has already ended". Telnyx's
+    // docs list Call Control's commands per live call (https://developers.telnyx.com/docs/v1/call-control/sending-commands)
+    // but not this refusal; its words are a real answer quoted in https://github.com/pipecat-ai/pipecat/pull/2054.
     if (call.state === "ended") {
       return errors(res, 422, [{
         code: "90018",
@@ -285,6 +361,14 @@ export const makeFakeVoice = (reply: Reply): FakeVoice => {
     // A command's client_state is echoed in the call's later webhooks.
     if (typeof b["client_state"] === "string") call.clientState = b["client_state"]
     call.commands.push({ action, body: b })
+    // The webhooks each command documents as its result.
+    if (action === "answer") queue("call.answered", callPayload(callControlId, "call.answered"))
+    if (action === "speak") {
+      // https://developers.telnyx.com/api-reference/call-commands/speak-text: call.speak.started, call.speak.ended.
+      queue("call.speak.started", callPayload(callControlId, "call.speak.started"))
+      queue("call.speak.ended", { ...callPayload(callControlId, "call.speak.ended"), status: "completed" })
+    }
+    if (action === "hangup") endedWebhooks(call, { source: "callee" })
     const answer = { data: { result: "ok" } }
     if (commandId !== null) commandAnswers.set(commandId, answer)
     return send(res, 200, answer)
@@ -309,9 +393,28 @@ export const makeFakeVoice = (reply: Reply): FakeVoice => {
         }]
     })
 
+  /** An assistant's settings objects: an insight group must exist, a voice is required in voice_settings. */
+  const settingsErrors = (b: Record<string, unknown>): ReadonlyArray<FieldError> => {
+    const out: Array<FieldError> = []
+    if (b["insight_settings"] !== undefined) {
+      const group = fields(b["insight_settings"])["insight_group_id"]
+      if (!(typeof group === "string" && insightGroups.has(group))) {
+        out.push({
+          loc: ["body", "insight_settings", "insight_group_id"],
+          msg: "insight group not found",
+          type: "value_error"
+        })
+      }
+    }
+    if (b["voice_settings"] !== undefined && !text(fields(b["voice_settings"])["voice"])) {
+      out.push({ loc: ["body", "voice_settings", "voice"], msg: "field required", type: "value_error.missing" })
+    }
+    return out
+  }
+
   const createAssistant = (res: ServerResponse, json: unknown): number => {
     const b = fields(json)
-    const list = assistantFields(b, true)
+    const list = [...assistantFields(b, true), ...settingsErrors(b)]
     if (list.length > 0) return validation(res, list)
     const id = `assistant-${randomUUID()}`
     const assistant = {
@@ -322,7 +425,10 @@ export const makeFakeVoice = (reply: Reply): FakeVoice => {
       model: "meta-llama/Meta-Llama-3.1-70B-Instruct",
       created_at: now(),
       enabled_features: ["telephony"],
-      telephony_settings: { default_texml_app_id: `texml-${randomUUID()}` }
+      telephony_settings: { default_texml_app_id: `texml-${randomUUID()}` },
+      ...(b["voice_settings"] === undefined ? {} : { voice_settings: b["voice_settings"] }),
+      ...(b["transcription"] === undefined ? {} : { transcription: b["transcription"] }),
+      ...(b["insight_settings"] === undefined ? {} : { insight_settings: b["insight_settings"] })
     }
     assistants.set(id, assistant)
     return send(res, 200, assistant)
@@ -338,7 +444,7 @@ export const makeFakeVoice = (reply: Reply): FakeVoice => {
       }])
     }
     const b = fields(json)
-    const list = assistantFields(b, false)
+    const list = [...assistantFields(b, false), ...settingsErrors(b)]
     if (list.length > 0) return validation(res, list)
     const updated = { ...known, ...b, id }
     assistants.set(id, updated)
@@ -347,7 +453,7 @@ export const makeFakeVoice = (reply: Reply): FakeVoice => {
 
   const route = (method: string, path: string, json: unknown, res: ServerResponse): number | undefined => {
     if (method === "POST" && path === "/v2/calls") return dial(res, json)
-    const action = /^\/v2\/calls\/([^/]+)\/actions\/(answer|transfer|hangup|record_start)$/.exec(path)
+    const action = /^\/v2\/calls\/([^/]+)\/actions\/(answer|transfer|hangup|speak|record_start)$/.exec(path)
     if (method === "POST" && action) return act(res, decodeURIComponent(action[1]!), action[2] as Action, json)
     if (method === "POST" && path === "/v2/ai/assistants") return createAssistant(res, json)
     const assistant = /^\/v2\/ai\/assistants\/([^/]+)$/.exec(path)
@@ -357,6 +463,36 @@ export const makeFakeVoice = (reply: Reply): FakeVoice => {
       return known
         ? send(res, 200, known)
         : errors(res, 404, [{ code: "10005", title: "Resource not found", detail: "Assistant not found." }])
+    }
+    // AI Insights (https://developers.telnyx.com/docs/inference/ai-insights/insight-groups): a
+    // template needs `name` and `instructions`, a group `name`; assigning needs both to exist.
+    if (method === "POST" && path === "/v2/ai/conversations/insights") {
+      const b = fields(json)
+      const list = assistantFields(b, true)
+      if (list.length > 0) return validation(res, list)
+      const id = randomUUID()
+      const template = { id, name: b["name"], instructions: b["instructions"], created_at: now() }
+      insightTemplates.set(id, template)
+      return send(res, 200, { data: template })
+    }
+    if (method === "POST" && path === "/v2/ai/conversations/insight-groups") {
+      const b = fields(json)
+      if (!text(b["name"])) {
+        return validation(res, [{ loc: ["body", "name"], msg: "field required", type: "value_error.missing" }])
+      }
+      const id = randomUUID()
+      insightGroups.set(id, { name: b["name"] as string, insights: [] })
+      return send(res, 200, { data: { id, name: b["name"], created_at: now(), insights: [] } })
+    }
+    const assign = /^\/v2\/ai\/conversations\/insight-groups\/([^/]+)\/insights\/([^/]+)\/assign$/.exec(path)
+    if (method === "POST" && assign) {
+      const group = insightGroups.get(decodeURIComponent(assign[1]!))
+      const insight = decodeURIComponent(assign[2]!)
+      if (!group || !insightTemplates.has(insight)) {
+        return errors(res, 404, [{ code: "10005", title: "Resource not found", detail: "Insight or group not found." }])
+      }
+      if (!group.insights.includes(insight)) group.insights.push(insight)
+      return send(res, 200, {})
     }
     const conversation = /^\/v2\/ai\/conversations\/([^/]+)\/messages$/.exec(path)
     if (conversation && method === "GET") {
@@ -423,6 +559,9 @@ export const makeFakeVoice = (reply: Reply): FakeVoice => {
       }
       case "call.answered":
         return { ...ids, from: call.from, to: call.to, state: "answered", start_time: call.startTime }
+      case "call.speak.started":
+      case "call.speak.ended":
+        return ids
       case "call.hangup":
         return {
           ...ids,
@@ -455,9 +594,51 @@ export const makeFakeVoice = (reply: Reply): FakeVoice => {
     }
   }
 
+  /**
+   * The call ends (if it has not): `call.hangup` queued, then, for a recorded call, `call.recording.saved`
+   * (https://developers.telnyx.com/api-reference/callbacks/call-recording-saved) and, when `record_start`
+   * asked for it, `call.recording.transcription.saved` with the same `recording_id`
+   * (https://developers.telnyx.com/api-reference/call-recordings/list-all-recording-transcriptions).
+   */
+  const endedWebhooks = (call: FakeCall, input: CallerHangup = {}) => {
+    if (call.state !== "ended") {
+      call.state = "ended"
+      call.endedAt = now()
+    }
+    queue("call.hangup", callPayload(call.callControlId, "call.hangup", input))
+    if (!call.recording || call.answeredAt === null) return
+    const saved = callPayload(call.callControlId, "call.recording.saved")
+    const recordingId = randomUUID()
+    queue("call.recording.saved", {
+      ...saved,
+      recording_id: recordingId,
+      ...(input.recordingUrl === undefined ? {} : { recording_urls: { mp3: input.recordingUrl } })
+    })
+    if (!call.transcribing) return
+    queue("call.recording.transcription.saved", {
+      call_control_id: call.callControlId,
+      call_leg_id: call.callLegId,
+      call_session_id: call.callSessionId,
+      connection_id: call.connectionId,
+      ...(call.clientState === null ? {} : { client_state: call.clientState }),
+      recording_id: recordingId,
+      recording_transcription_id: randomUUID(),
+      status: "completed",
+      transcription_text: input.transcript ?? ""
+    })
+  }
+
   return {
     calls,
     assistants,
+    insightTemplates,
+    insightGroups,
+    callerHangsUp: (callControlId, input) => endedWebhooks(known(callControlId), input),
+    takePending: (options = {}) => {
+      const taken = pending.splice(0, pending.length)
+      if (options.order === "reversed") taken.reverse()
+      return options.twice ? taken.flatMap((w) => [w, w]) : taken
+    },
     inboundCall: (input) => {
       const call: FakeCall = {
         callControlId: v3(),
@@ -471,6 +652,7 @@ export const makeFakeVoice = (reply: Reply): FakeVoice => {
         clientState: null,
         assistantId: null,
         recording: false,
+        transcribing: false,
         state: "parked",
         startTime: now(),
         answeredAt: null,
@@ -510,7 +692,10 @@ export const makeFakeVoice = (reply: Reply): FakeVoice => {
     reset: () => {
       calls.clear()
       commandAnswers.clear()
+      pending.length = 0
       assistants.clear()
+      insightTemplates.clear()
+      insightGroups.clear()
       conversations.clear()
       insights.clear()
     }
