@@ -6,12 +6,17 @@
  * registry. A brand whose outcome is `otp` and that is a sole proprietor gets a 6-digit PIN
  * "texted" to its mobile; the `otp` test helper reads it back.
  *
+ * A number assignment (`assignNumber`) answers `pending` and completes on the next status read, as
+ * Telnyx's `PENDING_ASSIGNMENT` then `ASSIGNED` do; a number this process never assigned (before a
+ * restart, or by another process) is recalled as assigned.
+ *
  * State lives in this process's memory (a Ref, one call at a time): right for tests and one process, but processes
  * sharing a database each see only the brands they filed. Production uses the Telnyx adapter.
  */
 import { Clock, Context, Effect, Layer, Option, Random, Ref } from "effect"
 import { Ids } from "../../core/kernel/ids.ts"
 import {
+  type AssignmentReport,
   type BrandReport,
   type CampaignReport,
   MockRegistry,
@@ -51,10 +56,18 @@ interface WorkspaceState {
   readonly next: NextOutcome
   readonly brands: ReadonlyMap<string, Brand>
   readonly campaigns: ReadonlyMap<string, FiledCampaign>
+  /** Number assignments by number. */
+  readonly assignments: ReadonlyMap<string, AssignmentReport>
   readonly lastOtp: SentOtp | null
 }
 
-const empty: WorkspaceState = { next: {}, brands: new Map(), campaigns: new Map(), lastOtp: null }
+const empty: WorkspaceState = {
+  next: {},
+  brands: new Map(),
+  campaigns: new Map(),
+  assignments: new Map(),
+  lastOtp: null
+}
 
 const rejected = (message: string) => new RegistryError({ reason: "rejected", message })
 
@@ -235,8 +248,42 @@ const make = Effect.gen(function*() {
           yield* write(workspaceId, { ...ws, campaigns: new Map(ws.campaigns).set(campaignId, { ...filed, report }) })
           return report
         })
-      )
+      ),
+
+    assignNumber: (workspaceId, campaignId, e164) => assignNumber(workspaceId, campaignId, e164),
+    assignmentStatus: (workspaceId, e164) => assignmentStatus(workspaceId, e164)
   })
+
+  const assignNumber: Registry["assignNumber"] = (workspaceId, campaignId, e164) =>
+    serial(
+      Effect.gen(function*() {
+        const ws = yield* read(workspaceId)
+        const campaign = ws.campaigns.get(campaignId)
+        // Telnyx assigns only to an active campaign; one of ours this process does not know is recalled as approved.
+        if (campaign !== undefined && campaign.report.status !== "approved") {
+          return yield* rejected(`Campaign ${campaignId} is not active`)
+        }
+        if (campaign === undefined && !campaignId.startsWith(CAMPAIGN_PREFIX)) {
+          return yield* rejected(`Campaign ${campaignId} not found`)
+        }
+        const report: AssignmentReport = { phoneNumber: e164, status: "pending", failureReasons: [] }
+        yield* write(workspaceId, { ...ws, assignments: new Map(ws.assignments).set(e164, report) })
+        return report
+      })
+    )
+
+  const assignmentStatus: Registry["assignmentStatus"] = (workspaceId, e164) =>
+    serial(
+      Effect.gen(function*() {
+        const ws = yield* read(workspaceId)
+        const known = ws.assignments.get(e164)
+        if (known === undefined) return { phoneNumber: e164, status: "assigned" as const, failureReasons: [] }
+        if (known.status !== "pending") return known
+        const report: AssignmentReport = { ...known, status: "assigned" }
+        yield* write(workspaceId, { ...ws, assignments: new Map(ws.assignments).set(e164, report) })
+        return report
+      })
+    )
 
   const control = RegistrySimulator.of({
     setNextOutcome: (workspaceId, outcome) =>

@@ -8,6 +8,7 @@
  * keeps no registration state of its own beyond the registry's.
  */
 import { Context, Data, type Effect, type Option } from "effect"
+import type { CampaignAssignment } from "../numbers/model.ts"
 import type { Business, Campaign } from "./input.ts"
 
 /** Where a brand's review stands; `otp_pending`: a sole proprietor's PIN was texted and is awaited. */
@@ -28,6 +29,13 @@ export interface CampaignReport {
   readonly campaignId: string
   readonly brandId: string
   readonly status: CampaignStatus
+  readonly failureReasons: ReadonlyArray<string>
+}
+
+/** Where a number's assignment to a campaign stands, as the registry reports it. */
+export interface AssignmentReport {
+  readonly phoneNumber: string
+  readonly status: CampaignAssignment
   readonly failureReasons: ReadonlyArray<string>
 }
 
@@ -74,6 +82,17 @@ export interface Registry {
   ) => Effect.Effect<CampaignReport, RegistryError>
   readonly brandStatus: (workspaceId: string, brandId: string) => Effect.Effect<BrandReport, RegistryError>
   readonly campaignStatus: (workspaceId: string, campaignId: string) => Effect.Effect<CampaignReport, RegistryError>
+  /**
+   * Assigns a number to an active campaign, which carriers require before they take its traffic;
+   * the registry completes it asynchronously (`pending`, then `assigned` or `failed`).
+   */
+  readonly assignNumber: (
+    workspaceId: string,
+    campaignId: string,
+    e164: string
+  ) => Effect.Effect<AssignmentReport, RegistryError>
+  /** Where the number's assignment stands; `rejected` when the registry has none for it. */
+  readonly assignmentStatus: (workspaceId: string, e164: string) => Effect.Effect<AssignmentReport, RegistryError>
 }
 export const Registry = Context.GenericTag<Registry>("core/Registry")
 

@@ -26,6 +26,7 @@ import { sendMail } from "../mail/mailer.ts"
 import { NumberStore } from "../numbers/model.ts"
 import { WorkspaceClock, workspaceNow } from "../workspaces/clock.ts"
 import { WorkspaceStore } from "../workspaces/store.ts"
+import { assignNumbers } from "./assignment.ts"
 import { type Application, ApplicationInput, completeApplication } from "./input.ts"
 import { canText, initial, RegistrationEvent, type RegistrationState, transition } from "./machine.ts"
 import { receiptMail } from "./receipt.ts"
@@ -244,6 +245,8 @@ const make = Effect.gen(function*() {
         onNone: () => Effect.succeedNone,
         onSome: (r) =>
           moveForward(r).pipe(
+            // A live campaign's numbers are assigned once it is active, and followed until assigned.
+            Effect.tap((next) => assignNumbers(registryOf(next), numbers, next)),
             Effect.flatMap((next) => (next === r
               ? Effect.succeed(next)
               : Effect.as(Effect.flatMap(now, (at) => store.put({ ...next, updatedAt: at })), next))

@@ -4,7 +4,7 @@
  * 409 with nothing filed or charged, the PIN's expiry on the workspace clock, the resend limit, mock
  * mode, the poller, and the texting gate of `POST /messages`.
  */
-import { Effect, Layer, Redacted } from "effect"
+import { Effect, Layer, Option, Redacted } from "effect"
 import type { AddressInfo } from "node:net"
 import { SMTPServer } from "smtp-server"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
@@ -14,6 +14,7 @@ import * as Smtp from "../../adapters/mail/smtp.ts"
 import { SimulatedPayments } from "../../adapters/payments/simulated.ts"
 import * as Postgres from "../../adapters/postgres/PgClient.ts"
 import { registrationGateMessages } from "../../core/billing/gates.ts"
+import { NumberStore } from "../../core/numbers/model.ts"
 import { gateMessage, layer as textingGate } from "../../core/registration/gate.ts"
 import { pollOnce } from "../../core/registration/poller.ts"
 import { makeTestApp } from "../support/app.ts"
@@ -153,6 +154,11 @@ describe("the business path, live key", () => {
     // The 4 USD/month add-on starts at approval.
     expect((await ledger(ws.workspaceId)).filter((c) => c.kind === "messaging_addon")).toHaveLength(1)
 
+    // The local numbers are assigned to the campaign at approval; the registry confirms on the next read.
+    await expectError(await text(ws.live, ws.numbers[0]!), 409, "failed_precondition").then((e) =>
+      expect(e.message).toBe(`${ws.numbers[0]} is not yet assigned to the texting campaign`)
+    )
+    await refresh(ws.live)
     const sent = await ok(await text(ws.live, ws.numbers[0]!), 201)
     expect(sent.message.deliveryStatus).toBe("queued")
     expect(sent.simulated).toBeUndefined()
@@ -239,6 +245,7 @@ describe("the sole-proprietor path, live key", () => {
     })
     await expectError(await post(ws.live, "/messaging/otp/verify", { pin }), 409, "failed_precondition")
     expect((await refresh(ws.live)).step).toBe("campaign_active")
+    await refresh(ws.live) // the number's campaign assignment completes
     const sent = await ok(await text(ws.live, ws.numbers[0]!), 201)
     expect(sent.message.deliveryStatus).toBe("queued")
   })
@@ -531,11 +538,79 @@ describe("test keys never open a live path (CONTRACT)", () => {
     ).then((e) => expect(e.message).toBe(notOrdered))
     // A seeded (live) number: the default sender for live keys; the test number stays refused by name.
     await app.admin(`/workspaces/${workspaceId}/numbers`, { method: "POST", json: { e164: "+12175550172" } })
+    // Assigned to the campaign on the next two reads (asked for, then confirmed); never the test number.
+    for (let i = 0; i < 2; i++) await app.fetch("/v1/api/messaging/refresh", { method: "POST", headers: bearer(live) })
     const sent = await ok(await text(live), 201)
     expect(sent.message.deliveryStatus).toBe("queued")
     const thread = await ok(await app.fetch(`/v1/api/conversations/${sent.conversationId}`, { headers: bearer(live) }))
     expect(thread.conversation.numberE164).toBe("+12175550172")
     await expectError(await text(live, "+12175550171"), 409, "failed_precondition")
+  })
+})
+
+describe("campaign assignment (CONTRACT, \"On a real carrier\")", () => {
+  const assignmentOf = (e164: string) =>
+    app.runtime.runPromise(
+      Effect.map(
+        Effect.flatMap(NumberStore, (numbers) => numbers.findByE164(e164)),
+        (found) => Option.getOrThrow(found).campaignAssignment
+      )
+    )
+  const notAssigned = (e164: string) => `${e164} is not yet assigned to the texting campaign`
+
+  it("at approval every ordered local number is assigned (pending, then assigned on the next read); sends wait for it; toll-free and test numbers are never assigned", async () => {
+    const ws = await workspace(ready, ["local", "local", "toll_free"])
+    await ok(await post(ws.test, "/numbers", { phoneNumber: "+12175550181" }), 201)
+    await ok(await post(ws.live, "/messaging/registration", { business }), 201)
+    await refresh(ws.live)
+    for (const e164 of [...ws.numbers, "+12175550181"]) expect(await assignmentOf(e164)).toBeNull()
+    expect((await refresh(ws.live)).step).toBe("campaign_active")
+    expect(await assignmentOf(ws.numbers[0]!)).toBe("pending")
+    expect(await assignmentOf(ws.numbers[1]!)).toBe("pending")
+    expect(await assignmentOf(ws.numbers[2]!)).toBeNull()
+    expect(await assignmentOf("+12175550181")).toBeNull()
+    for (const e164 of ws.numbers.slice(0, 2)) {
+      await expectError(await text(ws.live, e164), 409, "failed_precondition").then((e) =>
+        expect(e.message).toBe(notAssigned(e164))
+      )
+    }
+    // Test keys never wait for it: they never reach a carrier.
+    expect((await ok(await text(ws.test, ws.numbers[0]!), 201)).simulated).toBe(true)
+
+    await refresh(ws.live)
+    for (const e164 of ws.numbers.slice(0, 2)) {
+      expect(await assignmentOf(e164)).toBe("assigned")
+      expect((await ok(await text(ws.live, e164), 201)).message.deliveryStatus).toBe("queued")
+    }
+    expect(await assignmentOf(ws.numbers[2]!)).toBeNull()
+    expect(await assignmentOf("+12175550181")).toBeNull()
+  })
+
+  it("a local number bought live after approval is assigned by the poller before it texts", async () => {
+    const ws = await workspace(ready, ["local"])
+    await ok(await post(ws.live, "/messaging/registration", { business }), 201)
+    for (let i = 0; i < 3; i++) await refresh(ws.live)
+    expect(await assignmentOf(ws.numbers[0]!)).toBe("assigned")
+
+    const { available } = await ok(
+      await app.fetch("/v1/api/numbers/available?type=local&limit=1", { headers: bearer(ws.live) })
+    )
+    const bought = await ok(await post(ws.live, "/numbers", { phoneNumber: available[0].phone_number }), 201)
+    const e164 = bought.number.e164 as string
+    expect(bought.simulated).toBeUndefined()
+    expect(await assignmentOf(e164)).toBeNull()
+    await expectError(await text(ws.live, e164), 409, "failed_precondition").then((e) =>
+      expect(e.message).toBe(notAssigned(e164))
+    )
+    // Nobody calls refresh: the poller asks for the assignment, then reads it done.
+    await app.runtime.runPromise(pollOnce)
+    expect(await assignmentOf(e164)).toBe("pending")
+    await expectError(await text(ws.live, e164), 409, "failed_precondition")
+    await app.runtime.runPromise(pollOnce)
+    expect(await assignmentOf(e164)).toBe("assigned")
+    expect((await ok(await text(ws.live, e164), 201)).message.deliveryStatus).toBe("queued")
+    // The workspace's first number was never asked for again.
+    expect(await assignmentOf(ws.numbers[0]!)).toBe("assigned")
   })
 })
 
