@@ -19,6 +19,7 @@ import type { Charge } from "../billing/ledger.ts"
 import { type Payment, Payments } from "../billing/payments.ts"
 import { messagingAddonCharge, planCharge, textingSetupCharge } from "../billing/pricing.ts"
 import { LedgerStore } from "../billing/store.ts"
+import type { RegistryChange } from "../carrier/callbacks.ts"
 import { canonicalJson } from "../idempotency/runner.ts"
 import { FailedPrecondition, Internal, InvalidArgument, ResourceExhausted } from "../kernel/errors.ts"
 import { Transactor } from "../kernel/transactor.ts"
@@ -479,10 +480,12 @@ const make = Effect.gen(function*() {
       return { messaging: messagingStatus(Option.some(resent)) }
     })
 
-  /** A registry webhook said this brand or campaign changed: move its live registration forward. */
-  const onRegistryChange = (change: { readonly kind: "brand" | "campaign"; readonly id: string }) =>
+  /** A registry webhook said this brand, campaign or number's assignment changed: move its registration forward. */
+  const onRegistryChange = (change: RegistryChange) =>
     Effect.flatMap(
-      store.byRegistryId(change.kind, change.id),
+      change.kind === "number"
+        ? Effect.map(numbers.findByE164(change.id), Option.map((n) => n.workspaceId))
+        : store.byRegistryId(change.kind, change.id),
       Option.match({ onNone: () => Effect.succeedNone, onSome: advance })
     )
 

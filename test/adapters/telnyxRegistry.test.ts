@@ -328,6 +328,73 @@ describe("Telnyx registry: campaigns", () => {
     ))
 })
 
+describe("Telnyx registry: assigning numbers to the campaign", () => {
+  const NUMBER = "+13122010007"
+  /** An approved campaign (read once, so the fake settles it). */
+  const activeCampaign = (registry: Registry) =>
+    Effect.gen(function*() {
+      const filed = yield* registry.fileCampaign(WS, yield* acceptedBrand(registry), campaign)
+      assert.strictEqual((yield* registry.campaignStatus(WS, filed.campaignId)).status, "approved")
+      return filed.campaignId
+    })
+
+  it.live("posts {phoneNumber, campaignId} to phone_number_campaigns, pending, then reads it assigned", () =>
+    withRegistry((registry) =>
+      Effect.gen(function*() {
+        fake().addNumber(NUMBER)
+        const campaignId = yield* activeCampaign(registry)
+        const asked = yield* registry.assignNumber(WS, campaignId, NUMBER)
+        assert.deepStrictEqual(asked, { phoneNumber: NUMBER, status: "pending", failureReasons: [] })
+        assert.deepStrictEqual(bodyOf("POST", "/v2/10dlc/phone_number_campaigns"), { phoneNumber: NUMBER, campaignId })
+        assert.deepStrictEqual(yield* registry.assignmentStatus(WS, NUMBER), {
+          phoneNumber: NUMBER,
+          status: "assigned",
+          failureReasons: []
+        })
+        // The number's `+` is URL-encoded in the read's path.
+        assert.isTrue(
+          fake().requests.some((r) =>
+            r.method === "GET" && r.path === "/v2/10dlc/phone_number_campaigns/%2B13122010007"
+          )
+        )
+      })
+    ))
+
+  it.live("a failed assignment reports Telnyx's reasons", () =>
+    withRegistry((registry) =>
+      Effect.gen(function*() {
+        fake().addNumber(NUMBER)
+        fake().setReview({ assignment: { outcome: "failed", failureReasons: "T-Mobile rejected the number" } })
+        const campaignId = yield* activeCampaign(registry)
+        yield* registry.assignNumber(WS, campaignId, NUMBER)
+        assert.deepStrictEqual(yield* registry.assignmentStatus(WS, NUMBER), {
+          phoneNumber: NUMBER,
+          status: "failed",
+          failureReasons: ["T-Mobile rejected the number"]
+        })
+      })
+    ))
+
+  it.live("the fake refuses a campaign not active yet, a number not on the account, and a second assignment", () =>
+    withRegistry((registry) =>
+      Effect.gen(function*() {
+        fake().addNumber(NUMBER)
+        const pending = yield* registry.fileCampaign(WS, yield* acceptedBrand(registry), campaign)
+        const notActive = yield* failure(registry.assignNumber(WS, pending.campaignId, NUMBER))
+        assert.strictEqual(notActive.reason, "rejected")
+        assert.include(notActive.message, "active campaign")
+        const campaignId = yield* activeCampaign(registry)
+        const stranger = yield* failure(registry.assignNumber(WS, campaignId, "+13122010008"))
+        assert.strictEqual(stranger.reason, "rejected")
+        assert.include(stranger.message, "not a phone number on this account")
+        yield* registry.assignNumber(WS, campaignId, NUMBER)
+        assert.strictEqual((yield* failure(registry.assignNumber(WS, campaignId, NUMBER))).reason, "rejected")
+        // No assignment to read: rejected.
+        assert.strictEqual((yield* failure(registry.assignmentStatus(WS, "+13122010008"))).reason, "rejected")
+      })
+    ))
+})
+
 describe("Telnyx registry: campaign statuses", () => {
   it("MNO_PROVISIONED is approved; the failed, suspended and expired states are rejected; the rest pending", () => {
     const report = (campaignStatus: string, submissionStatus = "CREATED") =>

@@ -9,6 +9,7 @@ import type { AddressInfo } from "node:net"
 import { SMTPServer } from "smtp-server"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
 import * as SimulatedRegistry from "../../adapters/carrier/simulatedRegistry.ts"
+import * as TelnyxCarrier from "../../adapters/carrier/telnyx.ts"
 import * as TelnyxRegistry from "../../adapters/carrier/telnyxRegistry.ts"
 import * as Smtp from "../../adapters/mail/smtp.ts"
 import { SimulatedPayments } from "../../adapters/payments/simulated.ts"
@@ -788,6 +789,74 @@ describe("with the Telnyx 10DLC registry (the fake Telnyx server)", () => {
     expect((await deliver("10dlc.campaign.update", campaignUpdatePayload(campaignId, brandId))).status).toBe(200)
     expect((await telnyx.fetch("/v1/api/messaging", { headers: bearer(ws.live) }).then((r) => r.json())).messaging)
       .toMatchObject({ step: "campaign_active", canText: true })
+  })
+
+  it("at approval the numbers are assigned at Telnyx (phone_number_campaigns), followed by a 10DLC webhook; a number Telnyx refuses stays unassigned and cannot text", async () => {
+    const config = { apiKey: Redacted.make(fake.apiKey), messagingProfileId: "profile-live", baseUrl: fake.baseUrl }
+    const onTelnyx = await makeTestApp({
+      registry: registry(),
+      carrier: TelnyxCarrier.layer(config),
+      telnyxPublicKey: fake.publicKey
+    })
+    try {
+      const { workspaceId } = await onTelnyx.createWorkspace("Telnyx assignment", ready)
+      const live = (await onTelnyx.createKey(workspaceId, { kind: "live" })).token
+      const [onAccount, stranger] = ["+12175550191", "+12175550192"]
+      // One number is on the Telnyx account (ordered earlier); the other was seeded here only.
+      fake.addNumber(onAccount)
+      for (const e164 of [onAccount, stranger]) {
+        await onTelnyx.admin(`/workspaces/${workspaceId}/numbers`, { method: "POST", json: { e164 } })
+      }
+      const call = (path: string, json?: unknown) =>
+        onTelnyx.fetch(`/v1/api${path}`, {
+          method: "POST",
+          headers: bearer(live),
+          ...(json === undefined ? {} : { json })
+        })
+      const send = (from: string) => call("/messages", { to: "+12175550111", from, body: "On our way" })
+      await ok(await call("/messaging/registration", { business }), 201)
+      await ok(await call("/messaging/refresh"))
+      expect((await ok(await call("/messaging/refresh"))).messaging.step).toBe("campaign_active")
+      const campaignId = [...fake.campaigns.keys()].at(-1)!
+      // (The fake serves this describe's other tests too: only this workspace's numbers.)
+      const asked = fake.requests.filter((r) =>
+        r.method === "POST" && r.path === "/v2/10dlc/phone_number_campaigns" &&
+        [onAccount, stranger].includes(String((r.json as Record<string, unknown>)["phoneNumber"]))
+      )
+      expect(asked.map((r) => r.json)).toEqual([
+        { phoneNumber: onAccount, campaignId },
+        { phoneNumber: stranger, campaignId }
+      ])
+      expect(fake.assignments.get(onAccount)?.["assignmentStatus"]).toBe("PENDING_ASSIGNMENT")
+      for (const from of [onAccount, stranger]) {
+        await expectError(await send(from), 409, "failed_precondition").then((e) =>
+          expect(e.message).toBe(`${from} is not yet assigned to the texting campaign`)
+        )
+      }
+      // Telnyx says the number changed: its assignment is read again, and it texts.
+      const hook = fake.signedWebhook("10dlc.phone_number.update", { phoneNumber: onAccount, campaignId })
+      const delivered = await onTelnyx.fetch("/v1/carrier/telnyx", {
+        method: "POST",
+        headers: hook.headers,
+        body: hook.rawBody
+      })
+      expect(delivered.status).toBe(200)
+      expect(fake.assignments.get(onAccount)?.["assignmentStatus"]).toBe("ASSIGNED")
+      const sent = await ok(await send(onAccount), 201)
+      expect(sent.message.deliveryStatus).toBe("queued")
+      // Telnyx took it as registered 10DLC traffic (no 40010).
+      expect([...fake.messages.values()].at(-1)?.["errors"]).toEqual([])
+      // Telnyx refused the number it does not have: the assignment failed, and the number never texts live.
+      const failed = await onTelnyx.runtime.runPromise(
+        Effect.flatMap(NumberStore, (numbers) => numbers.findByE164(stranger))
+      )
+      expect(Option.getOrThrow(failed).campaignAssignment).toBe("failed")
+      await ok(await call("/messaging/refresh"))
+      await expectError(await send(stranger), 409, "failed_precondition")
+      expect(fake.requests.filter((r) => r.path === "/v2/messages" && r.method === "POST")).toHaveLength(1)
+    } finally {
+      await onTelnyx.close()
+    }
   })
 
   it("two processes polling one database move each registration once and charge its add-on once", async () => {
