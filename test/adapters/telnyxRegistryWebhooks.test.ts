@@ -69,10 +69,11 @@ describe("Telnyx 10DLC webhooks: registryChange", () => {
   })
 
   it("a phone number's update names the number, for its assignment to be read again", () => {
-    assert.deepStrictEqual(
-      registryChange(body("10dlc.phone_number.update", { phoneNumber: "+13122010001", campaignId: CAMPAIGN })),
-      Option.some({ kind: "number" as const, id: "+13122010001" })
+    // Compared unwrapped: deep equality of two Options passes vacuously under @effect/vitest.
+    const change = registryChange(
+      body("10dlc.phone_number.update", { phoneNumber: "+13122010001", campaignId: CAMPAIGN })
     )
+    assert.deepStrictEqual(Option.getOrNull(change), { kind: "number", id: "+13122010001" })
   })
 
   it("other events, payloads without the id, and bodies that are not Telnyx events name nothing", () => {
