@@ -9,6 +9,7 @@
  * Test numbers (never ordered), toll-free lines and mock registrations are never assigned.
  */
 import { Effect } from "effect"
+import type { AuditLog } from "../audit/store.ts"
 import { FailedPrecondition } from "../kernel/errors.ts"
 import { type NumberRecord, NumberStore } from "../numbers/model.ts"
 import type { Registration } from "./record.ts"
@@ -24,9 +25,10 @@ export const notAssigned = (e164: string) =>
 /**
  * Asks the registry for every assignable number not asked for yet, and reads where each pending one
  * stands; records what moved. An unavailable registry leaves a number as it was, for the next round.
- * A refused request is read back once (a request that timed out may have gone through), else failed.
+ * A refused request is read back once (a request that timed out may have gone through), else failed,
+ * which the audit log records (`messaging.number.assignment_failed`).
  */
-export const assignNumbers = (registry: Registry, numbers: NumberStore, r: Registration) =>
+export const assignNumbers = (registry: Registry, numbers: NumberStore, audit: AuditLog, r: Registration) =>
   Effect.gen(function*() {
     if (r.mock || r.step !== "campaign_active" || r.campaign.id === null) return
     const campaignId = r.campaign.id
@@ -37,14 +39,17 @@ export const assignNumbers = (registry: Registry, numbers: NumberStore, r: Regis
       const e164 = n.number.e164
       const asked: Effect.Effect<AssignmentReport, RegistryError> = n.campaignAssignment === null
         ? registry.assignNumber(r.workspaceId, campaignId, e164).pipe(
-          Effect.catchIf((e) => e.reason === "rejected", (refused) =>
-            registry.assignmentStatus(r.workspaceId, e164).pipe(
-              Effect.orElseSucceed((): AssignmentReport => ({
-                phoneNumber: e164,
-                status: "failed",
-                failureReasons: [refused.message]
-              }))
-            ))
+          Effect.catchIf(
+            (e) => e.reason === "rejected",
+            (refused) =>
+              registry.assignmentStatus(r.workspaceId, e164).pipe(
+                Effect.orElseSucceed((): AssignmentReport => ({
+                  phoneNumber: e164,
+                  status: "failed",
+                  failureReasons: [refused.message]
+                }))
+              )
+          )
         )
         : registry.assignmentStatus(r.workspaceId, e164)
       yield* asked.pipe(
@@ -53,10 +58,12 @@ export const assignNumbers = (registry: Registry, numbers: NumberStore, r: Regis
             ? Effect.void
             : Effect.zipRight(
               numbers.setCampaignAssignment(e164, report.status),
+              // The operator sees a refusal in the audit log: the number stays unable to text live.
               report.status === "failed"
-                ? Effect.logWarning("Texting registration: the registry refused a number's campaign assignment", {
-                  e164,
-                  reasons: report.failureReasons
+                ? audit.append(r.workspaceId, {
+                  actor: "system",
+                  action: "messaging.number.assignment_failed",
+                  detail: { e164, campaignId, reasons: report.failureReasons }
                 })
                 : Effect.void
             )

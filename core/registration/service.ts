@@ -247,7 +247,7 @@ const make = Effect.gen(function*() {
         onSome: (r) =>
           moveForward(r).pipe(
             // A live campaign's numbers are assigned once it is active, and followed until assigned.
-            Effect.tap((next) => assignNumbers(registryOf(next), numbers, next)),
+            Effect.tap((next) => assignNumbers(registryOf(next), numbers, audit, next)),
             Effect.flatMap((next) => (next === r
               ? Effect.succeed(next)
               : Effect.as(Effect.flatMap(now, (at) => store.put({ ...next, updatedAt: at })), next))

@@ -851,6 +851,13 @@ describe("with the Telnyx 10DLC registry (the fake Telnyx server)", () => {
         Effect.flatMap(NumberStore, (numbers) => numbers.findByE164(stranger))
       )
       expect(Option.getOrThrow(failed).campaignAssignment).toBe("failed")
+      const entries = ((await (await onTelnyx.admin(`/workspaces/${workspaceId}/audit-log`)).json()) as {
+        entries: Array<any>
+      }).entries
+      expect(entries.filter((e) => e.action === "messaging.number.assignment_failed")).toMatchObject([{
+        actor: "system",
+        detail: { e164: stranger, campaignId, reasons: [expect.stringContaining("not a phone number on this account")] }
+      }])
       await ok(await call("/messaging/refresh"))
       await expectError(await send(stranger), 409, "failed_precondition")
       expect(fake.requests.filter((r) => r.path === "/v2/messages" && r.method === "POST")).toHaveLength(1)

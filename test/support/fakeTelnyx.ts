@@ -1,6 +1,7 @@
 /**
  * A fake Telnyx v2 for tests (research telnyx.md, "What a faithful fake Telnyx server for tests must
- * implement", messaging and numbers parts): `POST /v2/messages` and `GET /v2/messages/{id}`;
+ * implement", messaging and numbers parts): `POST /v2/messages` (only from numbers on the account;
+ * US texts from a long code not assigned to an active campaign fail with 40010) and `GET /v2/messages/{id}`;
  * `GET /v2/available_phone_numbers` over a small inventory (deepObject filters, raw or
  * percent-encoded brackets), `POST /v2/number_orders` (only numbers a search returned and nobody
  * owns) and `GET /v2/number_orders/{id}` (pending orders settle there); the 10DLC registry
