@@ -37,7 +37,7 @@ export interface PostgresConfig {
   readonly preparedStatements?: boolean | undefined
   /** Pipeline the hot reads outside transactions (pipeline.ts; default true); only with prepared statements on. */
   readonly pipeline?: boolean | undefined
-  /** Longest a statement may run, in milliseconds (default STATEMENT_TIMEOUT); migrations are not bound. */
+  /** Longest a statement may run, in milliseconds (default STATEMENT_TIMEOUT; 0: none sent); migrations are not bound. */
   readonly statementTimeoutMs?: number | undefined
 }
 
@@ -208,7 +208,10 @@ const pool = (config: PostgresConfig, Client: typeof Pg.Client): Effect.Effect<P
         connectionString: Redacted.value(config.url),
         max: config.maxConnections,
         connectionTimeoutMillis: Duration.toMillis(CHECKOUT_TIMEOUT),
-        statement_timeout: config.statementTimeoutMs ?? Duration.toMillis(STATEMENT_TIMEOUT),
+        // A startup parameter: 0 leaves it out, for a pooler that refuses unknown ones (PgBouncer).
+        ...(config.statementTimeoutMs === 0
+          ? {}
+          : { statement_timeout: config.statementTimeoutMs ?? Duration.toMillis(STATEMENT_TIMEOUT) }),
         application_name: "@effect/sql-pg",
         Client
       })

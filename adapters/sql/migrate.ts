@@ -78,17 +78,16 @@ const serialized = Effect.flatMap(Effect.serviceOption(PgClient.PgClient), (pg) 
     ? run
     : Effect.scoped(
       Effect.flatMap(pg.value.reserve, (conn) =>
+        // The limit comes back whatever fails after it was lifted: the connection returns to the pool.
         Effect.acquireUseRelease(
-          Effect.zipRight(
-            conn.executeUnprepared(UNBOUNDED, [], undefined),
-            conn.executeUnprepared(MIGRATIONS_LOCK, [], undefined)
-          ),
-          () => run,
+          conn.executeUnprepared(UNBOUNDED, [], undefined),
           () =>
-            Effect.ignore(Effect.zipRight(
-              conn.executeUnprepared(MIGRATIONS_UNLOCK, [], undefined),
-              conn.executeUnprepared(BOUNDED, [], undefined)
-            ))
+            Effect.acquireUseRelease(
+              conn.executeUnprepared(MIGRATIONS_LOCK, [], undefined),
+              () => run,
+              () => Effect.ignore(conn.executeUnprepared(MIGRATIONS_UNLOCK, [], undefined))
+            ),
+          () => Effect.ignore(conn.executeUnprepared(BOUNDED, [], undefined))
         ))
     ))
 

@@ -23,6 +23,11 @@ export const ServerConfig = Config.all({
   databasePreparedStatements: Config.boolean("DATABASE_PREPARED_STATEMENTS").pipe(Config.withDefault(true)),
   /** Postgres: pipeline the hot reads outside a transaction (adapters/postgres/pipeline.ts); needs prepared statements on; off with FAST_PATH=false. */
   databasePipeline: Config.boolean("DATABASE_PIPELINE").pipe(Config.withDefault(true)),
+  /** Postgres: the longest a statement may run, sent as each connection's statement_timeout; 0 sends none (a pooler that refuses it). */
+  databaseStatementTimeoutMs: Config.integer("DATABASE_STATEMENT_TIMEOUT_MS").pipe(
+    Config.validate({ message: "must be 0 or more", validation: (n) => n >= 0 }),
+    Config.withDefault(30_000)
+  ),
   dataDir: Config.string("DATA_DIR").pipe(Config.withDefault("./.data")),
   adminToken: Config.option(Config.redacted("ADMIN_TOKEN")),
   /** Seals the database's secrets at rest (webhook, cursor and media URL signing; 64 hex digits); unset: DATA_DIR/secrets.key, made on first boot. */

@@ -57,7 +57,8 @@ export const SqlLive = (config: ServerConfig) =>
           url,
           maxConnections: 20,
           preparedStatements: config.databasePreparedStatements,
-          pipeline: config.databasePipeline
+          pipeline: config.databasePipeline,
+          statementTimeoutMs: config.databaseStatementTimeoutMs
         })
       ),
     onNone: () =>

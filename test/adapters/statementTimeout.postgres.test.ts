@@ -4,10 +4,11 @@
  * Retry-After, not a connection held without end; migrations are not bound by it.
  */
 import { Migrator, SqlClient } from "@effect/sql"
-import { Effect, Redacted } from "effect"
+import { Effect, Layer, Redacted } from "effect"
 import pg from "pg"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
 import * as Postgres from "../../adapters/postgres/PgClient.ts"
+import * as Migrate from "../../adapters/sql/migrate.ts"
 import { unbounded } from "../../adapters/sql/migrate.ts"
 import { makeTestApp } from "../support/app.ts"
 import { freshDatabase } from "../support/postgres.ts"
@@ -59,6 +60,40 @@ describe.skipIf(url === null)("statement time on Postgres", () => {
     } finally {
       await holder.end()
       await app.close()
+    }
+  })
+
+  it("migrating leaves the pool's connections bound; 0 sends no limit", async () => {
+    // Both pool connections at once (each query holds its own for 0.1 s): the one the migrations' lock lifted the limit on is one of them.
+    const show = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+      Effect.all(
+        [1, 2].map(() =>
+          Effect.map(
+            sql<{ t: string }>`SELECT current_setting('statement_timeout') AS t, pg_sleep(0.1)::text`,
+            (rows) => rows[0]!.t
+          )
+        ),
+        { concurrency: 2 }
+      ))
+    const fresh = await freshDatabase(url!, "statement_timeout_migrate")
+    try {
+      const after = await Effect.runPromise(
+        Effect.provide(
+          show,
+          Migrate.layer.pipe(
+            Layer.provideMerge(
+              Postgres.layer({ url: Redacted.make(fresh.url), statementTimeoutMs: LIMIT_MS, maxConnections: 2 })
+            )
+          )
+        )
+      )
+      expect(after).toEqual([`${LIMIT_MS}ms`, `${LIMIT_MS}ms`])
+      const none = await Effect.runPromise(
+        Effect.provide(show, Postgres.layer({ url: Redacted.make(fresh.url), statementTimeoutMs: 0 }))
+      )
+      expect(none).toEqual(["0", "0"])
+    } finally {
+      await fresh.drop()
     }
   })
 

@@ -20,7 +20,7 @@ let env: Record<string, string>
 beforeAll(async () => {
   server = await startServer("node", { DATA_DIR: dataDir, ADMIN_TOKEN: "cli-admin-token" })
   env = { SWITCHBOARD_URL: server.baseUrl, ADMIN_TOKEN: "cli-admin-token" }
-}, 120_000)
+}, 300_000)
 afterAll(async () => {
   await server?.stop()
   rmSync(dataDir, { recursive: true, force: true })
@@ -59,7 +59,7 @@ describe("admin CLI: what an operator who lost the first-boot output needs", () 
     const after = (await out("workspace", "list")).workspaces
     expect(after).toEqual([...workspaces, workspace])
     expect(await out("workspace", "get", workspace.id)).toEqual({ workspace })
-  }, 240_000)
+  }, 600_000)
 
   it("lists and shows keys without their token or hash, revoked ones marked; revokes", async () => {
     const { workspace } = await out("workspace", "create", "Keys")
@@ -93,7 +93,7 @@ describe("admin CLI: what an operator who lost the first-boot output needs", () 
     expect(before.status).toBe(401)
     expect(await refused("key", "get", crypto.randomUUID())).toMatchObject({ code: 1, error: { code: "not_found" } })
     expect(await refused("key", "list", crypto.randomUUID())).toMatchObject({ code: 1, error: { code: "not_found" } })
-  }, 240_000)
+  }, 600_000)
 
   it("lists numbers and removes a seeded one, which is then free to seed again", async () => {
     const { workspace } = await out("workspace", "create", "Numbers")
@@ -110,7 +110,7 @@ describe("admin CLI: what an operator who lost the first-boot output needs", () 
       error: { code: "not_found" }
     })
     expect(await out("number", "add", other.id, e164)).toEqual({ number })
-  }, 240_000)
+  }, 600_000)
 
   it("lists every new command in its help", async () => {
     const help = (await admin("--help")).stdout

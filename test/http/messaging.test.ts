@@ -514,6 +514,8 @@ describe("test keys never open a live path (CONTRACT)", () => {
     const bought = await ok(await post(test, "/numbers", { phoneNumber: "+12175550171" }), 201)
     expect(bought.simulated).toBe(true)
     await ok(await post(live, "/messaging/registration", { business }), 201)
+    // The live filing charges no texting setup for a number that was never ordered.
+    expect((await ledger(workspaceId)).filter((c) => c.kind === "texting_setup")).toEqual([])
     for (let i = 0; i < 3; i++) await app.fetch("/v1/api/messaging/refresh", { method: "POST", headers: bearer(live) })
     expect((await messaging(live)).step).toBe("campaign_active")
     const notOrdered =
