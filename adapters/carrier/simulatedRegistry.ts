@@ -30,6 +30,9 @@ import {
 } from "../../core/registration/registry.ts"
 
 const BRAND_PREFIX = "sim_brand_"
+
+/** What Telnyx reports for a brand at each step (research telnyx.md §4): a sole proprietor is self-declared until its PIN. */
+const identityAt = { pending: "UNVERIFIED", accepted: "VERIFIED", otp_pending: "SELF_DECLARED" } as const
 const CAMPAIGN_PREFIX = "sim_campaign_"
 
 const DEFAULT_REASONS = {
@@ -115,7 +118,7 @@ const make = Effect.gen(function*() {
       const elsewhere = [...all.values()].some((other) => other.brands.has(brandId))
       if (!brandId.startsWith(BRAND_PREFIX) || elsewhere) return Effect.fail(rejected(`Brand ${brandId} not found`))
       const recalled: Brand = {
-        report: { brandId, status: as, failureReasons: [], otpSentAt: null },
+        report: { brandId, status: as, identityStatus: identityAt[as], failureReasons: [], otpSentAt: null },
         soleProprietor: as === "otp_pending",
         outcome: as === "otp_pending" ? "otp" : "accept",
         reasons: [],
@@ -148,6 +151,7 @@ const make = Effect.gen(function*() {
           const report: BrandReport = {
             brandId: `${BRAND_PREFIX}${(yield* Ids).uuid()}`,
             status: "pending",
+            identityStatus: soleProprietor ? "SELF_DECLARED" : "UNVERIFIED",
             failureReasons: [],
             otpSentAt: null
           }
@@ -171,8 +175,8 @@ const make = Effect.gen(function*() {
           // The review completes now. Only sole proprietors verify by PIN; another brand told `otp` is accepted.
           if (brand.outcome === "otp" && brand.soleProprietor) return yield* textPin(workspaceId, ws, brand)
           const report: BrandReport = brand.outcome === "reject"
-            ? { ...brand.report, status: "rejected", failureReasons: brand.reasons }
-            : { ...brand.report, status: "accepted" }
+            ? { ...brand.report, status: "rejected", identityStatus: "UNVERIFIED", failureReasons: brand.reasons }
+            : { ...brand.report, status: "accepted", identityStatus: "VERIFIED" }
           yield* write(workspaceId, withBrand(ws, { ...brand, report }))
           return report
         })
@@ -198,7 +202,7 @@ const make = Effect.gen(function*() {
           if ((yield* Clock.currentTimeMillis) - Date.parse(brand.report.otpSentAt) > OTP_TTL_MILLIS) {
             return yield* new OtpRejected({ reason: "expired", message: "The PIN has expired: request a new one" })
           }
-          const report: BrandReport = { ...brand.report, status: "accepted" }
+          const report: BrandReport = { ...brand.report, status: "accepted", identityStatus: "VERIFIED" }
           yield* write(workspaceId, withBrand(ws, { ...brand, report, pin: null }))
           return report
         })

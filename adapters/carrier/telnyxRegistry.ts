@@ -36,6 +36,7 @@ import {
   type AssignmentReport,
   type BrandReport,
   type CampaignReport,
+  IdentityStatus,
   OTP_TTL_MILLIS,
   OtpRejected,
   Registry,
@@ -158,6 +159,10 @@ const reasonList = (
 }
 
 const VERIFIED = new Set(["VERIFIED", "VETTED_VERIFIED"])
+
+/** Telnyx's `identityStatus` as the port's; a word it may add later reads as not verified. */
+const identityOf = (word: string | null | undefined): IdentityStatus =>
+  Either.getOrElse(Schema.decodeUnknownEither(IdentityStatus)(word), (): IdentityStatus => "UNVERIFIED")
 const CAMPAIGN_FAILED = new Set([
   "TCR_FAILED",
   "TELNYX_FAILED",
@@ -262,7 +267,13 @@ export const make = (config: TelnyxConfig, options: TelnyxRegistryOptions = {}) 
   const brandStatus = (brandId: string): Effect.Effect<BrandReport, RegistryError> =>
     Effect.gen(function*() {
       const brand = yield* call("GET", path("brand", brandId), decodeBrand)
-      const report: BrandReport = { brandId: brand.brandId, status: "pending", failureReasons: [], otpSentAt: null }
+      const report: BrandReport = {
+        brandId: brand.brandId,
+        status: "pending",
+        identityStatus: identityOf(brand.identityStatus),
+        failureReasons: [],
+        otpSentAt: null
+      }
       const soleProprietor = brand.entityType === "SOLE_PROPRIETOR"
       const failed = brand.status === "REGISTRATION_FAILED" ||
         (!soleProprietor && brand.identityStatus === "UNVERIFIED" && brand.status === "OK")
@@ -317,6 +328,7 @@ export const make = (config: TelnyxConfig, options: TelnyxRegistryOptions = {}) 
         Effect.map((b): BrandReport => ({
           brandId: b.brandId,
           status: "pending",
+          identityStatus: identityOf(b.identityStatus),
           failureReasons: [],
           otpSentAt: null
         })),
@@ -327,7 +339,14 @@ export const make = (config: TelnyxConfig, options: TelnyxRegistryOptions = {}) 
 
     sendOtp: (_workspaceId, brandId) =>
       textPin(brandId).pipe(
-        Effect.map((otpSentAt): BrandReport => ({ brandId, status: "otp_pending", failureReasons: [], otpSentAt })),
+        // A brand awaiting its PIN is self-declared until it is entered (research telnyx.md §4).
+        Effect.map((otpSentAt): BrandReport => ({
+          brandId,
+          status: "otp_pending",
+          identityStatus: "SELF_DECLARED",
+          failureReasons: [],
+          otpSentAt
+        })),
         Effect.withSpan("Registry.sendOtp", { attributes: { "carrier.name": "telnyx" } })
       ),
 
@@ -340,10 +359,11 @@ export const make = (config: TelnyxConfig, options: TelnyxRegistryOptions = {}) 
               onRight: (r) => pinRefused(brandId, r)
             })
           ),
-          // The PIN is confirmed (204): the brand is verified even if Telnyx's read lags or fails.
+          // The PIN is confirmed (204), which makes the brand VERIFIED: so it is even if Telnyx's read lags or fails.
           Effect.zipRight(Effect.orElseSucceed(brandStatus(brandId), (): BrandReport | null => null)),
           Effect.map((read): BrandReport => ({
             brandId,
+            identityStatus: read !== null && VERIFIED.has(read.identityStatus) ? read.identityStatus : "VERIFIED",
             failureReasons: [],
             otpSentAt: read?.otpSentAt ?? null,
             status: "accepted"

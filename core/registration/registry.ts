@@ -7,16 +7,24 @@
  * later status read (a refresh, the poller, or a Telnyx 10DLC webhook) reports the outcome. The port
  * keeps no registration state of its own beyond the registry's.
  */
-import { Context, Data, type Effect, type Option } from "effect"
+import { Context, Data, type Effect, type Option, Schema } from "effect"
 import type { CampaignAssignment } from "../numbers/model.ts"
 import type { Business, Campaign } from "./input.ts"
 
 /** Where a brand's review stands; `otp_pending`: a sole proprietor's PIN was texted and is awaited. */
 export type BrandStatus = "pending" | "accepted" | "rejected" | "otp_pending"
 
+/**
+ * How far the registry verified the brand's identity, in its own words (research telnyx.md §4):
+ * `SELF_DECLARED` a sole proprietor before its PIN, `VETTED_VERIFIED` after an external vetting.
+ */
+export const IdentityStatus = Schema.Literal("UNVERIFIED", "SELF_DECLARED", "VERIFIED", "VETTED_VERIFIED")
+export type IdentityStatus = typeof IdentityStatus.Type
+
 export interface BrandReport {
   readonly brandId: string
   readonly status: BrandStatus
+  readonly identityStatus: IdentityStatus
   /** The registry's reasons for a rejection; empty otherwise. */
   readonly failureReasons: ReadonlyArray<string>
   /** When the last PIN was texted (ISO 8601), for sole proprietors; null before any. */

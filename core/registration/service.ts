@@ -111,7 +111,7 @@ const step = (r: Registration, event: RegistrationEvent): Registration => {
 const brandFrom = (report: BrandReport, business: Application["business"], previous?: BrandState): BrandState => ({
   id: report.brandId,
   status: report.status,
-  identityStatus: report.status === "accepted" ? "VERIFIED" : "UNVERIFIED",
+  identityStatus: report.identityStatus,
   failureReasons: report.failureReasons,
   otpSentAt: report.otpSentAt ?? previous?.otpSentAt ?? null,
   otpMobileLast4: business.entityType === "SOLE_PROPRIETOR" && business.mobilePhone !== undefined
@@ -338,6 +338,7 @@ const make = Effect.gen(function*() {
             ? {
               brandId: kept.value.brand.id!,
               status: "accepted",
+              identityStatus: kept.value.brand.identityStatus,
               failureReasons: [],
               otpSentAt: kept.value.brand.otpSentAt
             }

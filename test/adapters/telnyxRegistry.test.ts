@@ -100,6 +100,7 @@ describe("Telnyx registry: brands", () => {
         assert.deepStrictEqual(filed, {
           brandId: filed.brandId,
           status: "pending",
+          identityStatus: "UNVERIFIED",
           failureReasons: [],
           otpSentAt: null
         })
@@ -125,10 +126,28 @@ describe("Telnyx registry: brands", () => {
         assert.deepStrictEqual(read, {
           brandId: filed.brandId,
           status: "accepted",
+          identityStatus: "VERIFIED",
           failureReasons: [],
           otpSentAt: null
         })
         assert.strictEqual(count("POST", `/v2/10dlc/brand/${filed.brandId}/smsOtp`), 0)
+      })
+    ))
+
+  it.live("the brand's identityStatus is the registry's own word (VETTED_VERIFIED after a vetting), not derived from the step", () =>
+    withRegistry((registry) =>
+      Effect.gen(function*() {
+        const { brandId } = yield* registry.fileBrand(WS, business)
+        yield* registry.brandStatus(WS, brandId)
+        const brands = fake().brands as Map<string, Record<string, unknown>>
+        brands.set(brandId, { ...brands.get(brandId), identityStatus: "VETTED_VERIFIED" })
+        assert.deepInclude(yield* registry.brandStatus(WS, brandId), {
+          status: "accepted",
+          identityStatus: "VETTED_VERIFIED"
+        })
+        // A word Telnyx may add later is not taken for verified.
+        brands.set(brandId, { ...brands.get(brandId), identityStatus: "SOMETHING_NEW" })
+        assert.strictEqual((yield* registry.brandStatus(WS, brandId)).identityStatus, "UNVERIFIED")
       })
     ))
 
@@ -170,6 +189,7 @@ describe("Telnyx registry: the sole-proprietor PIN", () => {
 
         const waiting = yield* registry.brandStatus(WS, brandId)
         assert.strictEqual(waiting.status, "otp_pending")
+        assert.strictEqual(waiting.identityStatus, "SELF_DECLARED")
         assert.isNotNull(waiting.otpSentAt)
         const pinSms = bodyOf("POST", `/v2/10dlc/brand/${brandId}/smsOtp`)["pinSms"] as string
         assert.include(pinSms, "@OTP_PIN@")
@@ -190,7 +210,7 @@ describe("Telnyx registry: the sole-proprietor PIN", () => {
         })
 
         const accepted = yield* registry.verifyOtp(WS, brandId, pin)
-        assert.strictEqual(accepted.status, "accepted")
+        assert.deepInclude(accepted, { status: "accepted", identityStatus: "VERIFIED" })
         assert.deepStrictEqual(bodyOf("PUT", `/v2/10dlc/brand/${brandId}/smsOtp`), {
           otpPin: pin === "000000" ? "111111" : "000000"
         })

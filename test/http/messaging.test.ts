@@ -225,7 +225,7 @@ describe("the sole-proprietor path, live key", () => {
     const waiting = await refresh(ws.live)
     expect(waiting).toMatchObject({
       step: "brand_otp_pending",
-      brand: { status: "otp_pending", otpMobileLast4: "0199" }
+      brand: { status: "otp_pending", identityStatus: "SELF_DECLARED", otpMobileLast4: "0199" }
     })
     expect(Date.parse(waiting.brand.otpSentAt)).not.toBeNaN()
     await expectError(await text(ws.live, ws.numbers[0]!), 409, "failed_precondition").then((e) =>
