@@ -70,6 +70,7 @@ export {
   type BrandStatus,
   type CampaignReport,
   type CampaignStatus,
+  IdentityStatus,
   OTP_TTL_MILLIS,
   OtpRejected,
   Registry,

@@ -6,12 +6,17 @@
  * registry. A brand whose outcome is `otp` and that is a sole proprietor gets a 6-digit PIN
  * "texted" to its mobile; the `otp` test helper reads it back.
  *
+ * A number assignment (`assignNumber`) answers `pending` and completes on the next status read, as
+ * Telnyx's `PENDING_ASSIGNMENT` then `ASSIGNED` do; a number this process never assigned (before a
+ * restart, or by another process) is recalled as assigned.
+ *
  * State lives in this process's memory (a Ref, one call at a time): right for tests and one process, but processes
  * sharing a database each see only the brands they filed. Production uses the Telnyx adapter.
  */
 import { Clock, Context, Effect, Layer, Option, Random, Ref } from "effect"
 import { Ids } from "../../core/kernel/ids.ts"
 import {
+  type AssignmentReport,
   type BrandReport,
   type CampaignReport,
   MockRegistry,
@@ -25,6 +30,9 @@ import {
 } from "../../core/registration/registry.ts"
 
 const BRAND_PREFIX = "sim_brand_"
+
+/** What Telnyx reports for a brand at each step (research telnyx.md §4): a sole proprietor is self-declared until its PIN. */
+const identityAt = { pending: "UNVERIFIED", accepted: "VERIFIED", otp_pending: "SELF_DECLARED" } as const
 const CAMPAIGN_PREFIX = "sim_campaign_"
 
 const DEFAULT_REASONS = {
@@ -51,10 +59,18 @@ interface WorkspaceState {
   readonly next: NextOutcome
   readonly brands: ReadonlyMap<string, Brand>
   readonly campaigns: ReadonlyMap<string, FiledCampaign>
+  /** Number assignments by number. */
+  readonly assignments: ReadonlyMap<string, AssignmentReport>
   readonly lastOtp: SentOtp | null
 }
 
-const empty: WorkspaceState = { next: {}, brands: new Map(), campaigns: new Map(), lastOtp: null }
+const empty: WorkspaceState = {
+  next: {},
+  brands: new Map(),
+  campaigns: new Map(),
+  assignments: new Map(),
+  lastOtp: null
+}
 
 const rejected = (message: string) => new RegistryError({ reason: "rejected", message })
 
@@ -102,7 +118,7 @@ const make = Effect.gen(function*() {
       const elsewhere = [...all.values()].some((other) => other.brands.has(brandId))
       if (!brandId.startsWith(BRAND_PREFIX) || elsewhere) return Effect.fail(rejected(`Brand ${brandId} not found`))
       const recalled: Brand = {
-        report: { brandId, status: as, failureReasons: [], otpSentAt: null },
+        report: { brandId, status: as, identityStatus: identityAt[as], failureReasons: [], otpSentAt: null },
         soleProprietor: as === "otp_pending",
         outcome: as === "otp_pending" ? "otp" : "accept",
         reasons: [],
@@ -135,6 +151,7 @@ const make = Effect.gen(function*() {
           const report: BrandReport = {
             brandId: `${BRAND_PREFIX}${(yield* Ids).uuid()}`,
             status: "pending",
+            identityStatus: soleProprietor ? "SELF_DECLARED" : "UNVERIFIED",
             failureReasons: [],
             otpSentAt: null
           }
@@ -158,8 +175,8 @@ const make = Effect.gen(function*() {
           // The review completes now. Only sole proprietors verify by PIN; another brand told `otp` is accepted.
           if (brand.outcome === "otp" && brand.soleProprietor) return yield* textPin(workspaceId, ws, brand)
           const report: BrandReport = brand.outcome === "reject"
-            ? { ...brand.report, status: "rejected", failureReasons: brand.reasons }
-            : { ...brand.report, status: "accepted" }
+            ? { ...brand.report, status: "rejected", identityStatus: "UNVERIFIED", failureReasons: brand.reasons }
+            : { ...brand.report, status: "accepted", identityStatus: "VERIFIED" }
           yield* write(workspaceId, withBrand(ws, { ...brand, report }))
           return report
         })
@@ -185,7 +202,7 @@ const make = Effect.gen(function*() {
           if ((yield* Clock.currentTimeMillis) - Date.parse(brand.report.otpSentAt) > OTP_TTL_MILLIS) {
             return yield* new OtpRejected({ reason: "expired", message: "The PIN has expired: request a new one" })
           }
-          const report: BrandReport = { ...brand.report, status: "accepted" }
+          const report: BrandReport = { ...brand.report, status: "accepted", identityStatus: "VERIFIED" }
           yield* write(workspaceId, withBrand(ws, { ...brand, report, pin: null }))
           return report
         })
@@ -235,8 +252,42 @@ const make = Effect.gen(function*() {
           yield* write(workspaceId, { ...ws, campaigns: new Map(ws.campaigns).set(campaignId, { ...filed, report }) })
           return report
         })
-      )
+      ),
+
+    assignNumber: (workspaceId, campaignId, e164) => assignNumber(workspaceId, campaignId, e164),
+    assignmentStatus: (workspaceId, e164) => assignmentStatus(workspaceId, e164)
   })
+
+  const assignNumber: Registry["assignNumber"] = (workspaceId, campaignId, e164) =>
+    serial(
+      Effect.gen(function*() {
+        const ws = yield* read(workspaceId)
+        const campaign = ws.campaigns.get(campaignId)
+        // Telnyx assigns only to an active campaign; one of ours this process does not know is recalled as approved.
+        if (campaign !== undefined && campaign.report.status !== "approved") {
+          return yield* rejected(`Campaign ${campaignId} is not active`)
+        }
+        if (campaign === undefined && !campaignId.startsWith(CAMPAIGN_PREFIX)) {
+          return yield* rejected(`Campaign ${campaignId} not found`)
+        }
+        const report: AssignmentReport = { phoneNumber: e164, status: "pending", failureReasons: [] }
+        yield* write(workspaceId, { ...ws, assignments: new Map(ws.assignments).set(e164, report) })
+        return report
+      })
+    )
+
+  const assignmentStatus: Registry["assignmentStatus"] = (workspaceId, e164) =>
+    serial(
+      Effect.gen(function*() {
+        const ws = yield* read(workspaceId)
+        const known = ws.assignments.get(e164)
+        if (known === undefined) return { phoneNumber: e164, status: "assigned" as const, failureReasons: [] }
+        if (known.status !== "pending") return known
+        const report: AssignmentReport = { ...known, status: "assigned" }
+        yield* write(workspaceId, { ...ws, assignments: new Map(ws.assignments).set(e164, report) })
+        return report
+      })
+    )
 
   const control = RegistrySimulator.of({
     setNextOutcome: (workspaceId, outcome) =>

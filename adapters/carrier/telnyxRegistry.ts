@@ -6,6 +6,11 @@
  * - Sole-proprietor PIN: `POST /v2/10dlc/brand/{id}/smsOtp` texts it (again on a resend),
  *   `PUT` the same path with `{otpPin}` checks it (204), `GET` it reads when it was texted.
  * - Campaign: `POST /v2/10dlc/campaignBuilder`, read with `GET /v2/10dlc/campaign/{id}`.
+ * - Number assignment: `POST /v2/10dlc/phone_number_campaigns` `{phoneNumber, campaignId}`, read
+ *   with `GET /v2/10dlc/phone_number_campaigns/{phoneNumber}`
+ *   (https://developers.telnyx.com/api-reference/phone-number-campaigns/create-new-phone-number-campaign,
+ *   .../get-single-phone-number-campaign). Its `assignmentStatus` is PENDING_ASSIGNMENT, ASSIGNED,
+ *   FAILED_ASSIGNMENT, PENDING_UNASSIGNMENT or FAILED_UNASSIGNMENT (the PhoneNumberCampaign schema).
  *
  * Statuses, as the port reports them:
  * - brand `identityStatus` VERIFIED or VETTED_VERIFIED: `accepted`; `status` REGISTRATION_FAILED,
@@ -13,6 +18,8 @@
  * - a sole proprietor not yet verified: `otp_pending` once a PIN was texted. As with the
  *   simulator, the first status read after the filing texts the first PIN: the service never has
  *   to know when Telnyx is ready for it (a refused trigger leaves the brand `pending`).
+ * - assignment ASSIGNED: `assigned`; FAILED_ASSIGNMENT, or a number being unassigned: `failed`
+ *   with Telnyx's `failureReasons`; PENDING_ASSIGNMENT (or no status yet): `pending`.
  * - campaign `campaignStatus` MNO_PROVISIONED: `approved` (ready to send); TCR_FAILED,
  *   TELNYX_FAILED, MNO_REJECTED, MNO_PROVISIONING_FAILED, TCR_SUSPENDED, TCR_EXPIRED or a FAILED
  *   submission: `rejected`; anything else `pending`.
@@ -26,8 +33,10 @@
 import { Clock, Effect, Either, Layer, Option, Schema } from "effect"
 import type { Business, Campaign } from "../../core/registration/input.ts"
 import {
+  type AssignmentReport,
   type BrandReport,
   type CampaignReport,
+  IdentityStatus,
   OTP_TTL_MILLIS,
   OtpRejected,
   Registry,
@@ -129,6 +138,14 @@ const TelnyxCampaign = Schema.Struct({
 })
 const decodeCampaign = decodeAnswer(TelnyxCampaign, "a campaign {campaignId, brandId, campaignStatus}")
 
+const PhoneNumberCampaign = Schema.Struct({
+  phoneNumber: Schema.NonEmptyString,
+  campaignId: Word,
+  assignmentStatus: Word,
+  failureReasons: Reasons
+})
+const decodeAssignment = decodeAnswer(PhoneNumberCampaign, "a PhoneNumberCampaign {phoneNumber, assignmentStatus}")
+
 const OtpStatus = Schema.Struct({ requestDate: Word, deliveryStatus: Word })
 const decodeOtp = decodeAnswer(OtpStatus, "an OTP status {requestDate, deliveryStatus}")
 
@@ -142,6 +159,10 @@ const reasonList = (
 }
 
 const VERIFIED = new Set(["VERIFIED", "VETTED_VERIFIED"])
+
+/** Telnyx's `identityStatus` as the port's; a word it may add later reads as not verified. */
+const identityOf = (word: string | null | undefined): IdentityStatus =>
+  Either.getOrElse(Schema.decodeUnknownEither(IdentityStatus)(word), (): IdentityStatus => "UNVERIFIED")
 const CAMPAIGN_FAILED = new Set([
   "TCR_FAILED",
   "TELNYX_FAILED",
@@ -165,6 +186,23 @@ export const campaignReport = (c: typeof TelnyxCampaign.Type): CampaignReport =>
     }
   }
   return { ...base, status: "pending", failureReasons: [] }
+}
+
+export const assignmentReport = (a: typeof PhoneNumberCampaign.Type): AssignmentReport => {
+  switch (a.assignmentStatus) {
+    case "ASSIGNED":
+      return { phoneNumber: a.phoneNumber, status: "assigned", failureReasons: [] }
+    case "FAILED_ASSIGNMENT":
+    case "PENDING_UNASSIGNMENT":
+    case "FAILED_UNASSIGNMENT":
+      return {
+        phoneNumber: a.phoneNumber,
+        status: "failed",
+        failureReasons: reasonList(a.failureReasons, `The registry did not assign the number (${a.assignmentStatus})`)
+      }
+    default:
+      return { phoneNumber: a.phoneNumber, status: "pending", failureReasons: [] }
+  }
 }
 
 // ------------------------------------------------------------------------------------ the adapter
@@ -229,7 +267,13 @@ export const make = (config: TelnyxConfig, options: TelnyxRegistryOptions = {}) 
   const brandStatus = (brandId: string): Effect.Effect<BrandReport, RegistryError> =>
     Effect.gen(function*() {
       const brand = yield* call("GET", path("brand", brandId), decodeBrand)
-      const report: BrandReport = { brandId: brand.brandId, status: "pending", failureReasons: [], otpSentAt: null }
+      const report: BrandReport = {
+        brandId: brand.brandId,
+        status: "pending",
+        identityStatus: identityOf(brand.identityStatus),
+        failureReasons: [],
+        otpSentAt: null
+      }
       const soleProprietor = brand.entityType === "SOLE_PROPRIETOR"
       const failed = brand.status === "REGISTRATION_FAILED" ||
         (!soleProprietor && brand.identityStatus === "UNVERIFIED" && brand.status === "OK")
@@ -284,6 +328,7 @@ export const make = (config: TelnyxConfig, options: TelnyxRegistryOptions = {}) 
         Effect.map((b): BrandReport => ({
           brandId: b.brandId,
           status: "pending",
+          identityStatus: identityOf(b.identityStatus),
           failureReasons: [],
           otpSentAt: null
         })),
@@ -294,7 +339,14 @@ export const make = (config: TelnyxConfig, options: TelnyxRegistryOptions = {}) 
 
     sendOtp: (_workspaceId, brandId) =>
       textPin(brandId).pipe(
-        Effect.map((otpSentAt): BrandReport => ({ brandId, status: "otp_pending", failureReasons: [], otpSentAt })),
+        // A brand awaiting its PIN is self-declared until it is entered (research telnyx.md §4).
+        Effect.map((otpSentAt): BrandReport => ({
+          brandId,
+          status: "otp_pending",
+          identityStatus: "SELF_DECLARED",
+          failureReasons: [],
+          otpSentAt
+        })),
         Effect.withSpan("Registry.sendOtp", { attributes: { "carrier.name": "telnyx" } })
       ),
 
@@ -307,10 +359,11 @@ export const make = (config: TelnyxConfig, options: TelnyxRegistryOptions = {}) 
               onRight: (r) => pinRefused(brandId, r)
             })
           ),
-          // The PIN is confirmed (204): the brand is verified even if Telnyx's read lags or fails.
+          // The PIN is confirmed (204), which makes the brand VERIFIED: so it is even if Telnyx's read lags or fails.
           Effect.zipRight(Effect.orElseSucceed(brandStatus(brandId), (): BrandReport | null => null)),
           Effect.map((read): BrandReport => ({
             brandId,
+            identityStatus: read !== null && VERIFIED.has(read.identityStatus) ? read.identityStatus : "VERIFIED",
             failureReasons: [],
             otpSentAt: read?.otpSentAt ?? null,
             status: "accepted"
@@ -339,6 +392,18 @@ export const make = (config: TelnyxConfig, options: TelnyxRegistryOptions = {}) 
       call("GET", path("campaign", campaignId), decodeCampaign).pipe(
         Effect.map(campaignReport),
         Effect.withSpan("Registry.campaignStatus", { attributes: { "carrier.name": "telnyx" } })
+      ),
+
+    assignNumber: (_workspaceId, campaignId, e164) =>
+      call("POST", path("phone_number_campaigns"), decodeAssignment, { phoneNumber: e164, campaignId }).pipe(
+        Effect.map(assignmentReport),
+        Effect.withSpan("Registry.assignNumber", { attributes: { "carrier.name": "telnyx" } })
+      ),
+
+    assignmentStatus: (_workspaceId, e164) =>
+      call("GET", path("phone_number_campaigns", e164), decodeAssignment).pipe(
+        Effect.map(assignmentReport),
+        Effect.withSpan("Registry.assignmentStatus", { attributes: { "carrier.name": "telnyx" } })
       )
   })
 }

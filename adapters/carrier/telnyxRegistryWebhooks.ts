@@ -1,6 +1,8 @@
 /**
- * Telnyx 10DLC webhooks (research telnyx.md §4 "10DLC webhooks"): which brand or campaign a
- * `10dlc.brand.update` or `10dlc.campaign.update` is about. Their payloads are hints (whether a
+ * Telnyx 10DLC webhooks (research telnyx.md §4 "10DLC webhooks"): which brand, campaign or number a
+ * `10dlc.brand.update`, `10dlc.campaign.update` or `10dlc.phone_number.update` is about (campaign
+ * webhooks also cover the campaign's numbers; a number's payload is read for `phoneNumber`, its
+ * field names being unverified). Their payloads are hints (whether a
  * brand's carries its identity status is unverified), so the service re-reads the status through
  * the Registry port rather than trusting them. Signature and freshness are checked first by
  * telnyxWebhooks.ts's `verifyAndParse`, which passes these events through as `Ignored`.
@@ -14,10 +16,11 @@ export type { RegistryChange }
 const Json = Schema.parseJson(Envelope)
 const BrandPayload = Schema.Struct({ brandId: Schema.NonEmptyString })
 const CampaignPayload = Schema.Struct({ campaignId: Schema.NonEmptyString })
+const NumberPayload = Schema.Struct({ phoneNumber: Schema.NonEmptyString })
 
 /**
- * The brand or campaign an already verified Telnyx webhook body is about; none for any other event
- * (messaging, `10dlc.phone_number.update`) or a payload without the id.
+ * The brand, campaign or number an already verified Telnyx webhook body is about; none for any other
+ * event (messaging) or a payload without the id.
  */
 export const registryChange = (rawBody: string): Option.Option<RegistryChange> =>
   Option.flatMap(Schema.decodeUnknownOption(Json)(rawBody), ({ data }) => {
@@ -32,12 +35,17 @@ export const registryChange = (rawBody: string): Option.Option<RegistryChange> =
           Schema.decodeUnknownOption(CampaignPayload)(data.payload),
           (p) => ({ kind: "campaign" as const, id: p.campaignId })
         )
+      case "10dlc.phone_number.update":
+        return Option.map(
+          Schema.decodeUnknownOption(NumberPayload)(data.payload),
+          (p) => ({ kind: "number" as const, id: p.phoneNumber })
+        )
       default:
         return Option.none()
     }
   })
 
-/** Verifies a Telnyx webhook (signature, timestamp, envelope), then names the brand or campaign it is about. */
+/** Verifies a Telnyx webhook (signature, timestamp, envelope), then names the brand, campaign or number it is about. */
 export const verifyRegistryChange = (
   input: TelnyxWebhookInput
 ): Effect.Effect<Option.Option<RegistryChange>, TelnyxWebhookError> =>

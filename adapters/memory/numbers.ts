@@ -13,7 +13,15 @@ export const layer = Layer.effect(
         Effect.suspend(() =>
           db.state.numbers.has(number.e164)
             ? Effect.fail("taken" as const)
-            : Effect.sync(() => void db.state.numbers.set(number.e164, { workspaceId, inboxId, ordered, number }))
+            : Effect.sync(() =>
+              void db.state.numbers.set(number.e164, {
+                workspaceId,
+                inboxId,
+                ordered,
+                campaignAssignment: null,
+                number
+              })
+            )
         ),
       list: (workspaceId) => Effect.sync(() => owned(workspaceId).map((n) => n.number)),
       listActive: (workspaceId) => Effect.sync(() => owned(workspaceId).filter((n) => n.number.status === "active")),
@@ -25,6 +33,11 @@ export const layer = Layer.effect(
           const number = { ...found.number, ...routing }
           db.state.numbers.set(e164, { ...found, number })
           return Option.some(number)
+        }),
+      setCampaignAssignment: (e164, campaignAssignment) =>
+        Effect.sync(() => {
+          const found = db.state.numbers.get(e164)
+          if (found !== undefined) db.state.numbers.set(e164, { ...found, campaignAssignment })
         }),
       remove: (workspaceId, e164) =>
         Effect.sync(() => {

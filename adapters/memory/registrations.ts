@@ -1,5 +1,6 @@
 /** In-memory RegistrationStore. */
 import { Effect, Layer, Option } from "effect"
+import { assignable } from "../../core/registration/assignment.ts"
 import { awaitingSteps, RegistrationStore } from "../../core/registration/store.ts"
 import { MemoryDb } from "./db.ts"
 
@@ -23,6 +24,20 @@ export const layer = Layer.effect(
             )
             .slice(0, limit)
             .map((r) => r.workspaceId)
+        ),
+      awaitingAssignment: (limit) =>
+        Effect.sync(() =>
+          [...db.state.registrations.values()]
+            .filter((r) =>
+              !r.mock && r.step === "campaign_active" &&
+              [...db.state.numbers.values()].some((n) =>
+                n.workspaceId === r.workspaceId && assignable(n) &&
+                (n.campaignAssignment === null || n.campaignAssignment === "pending")
+              )
+            )
+            .map((r) => r.workspaceId)
+            .sort()
+            .slice(0, limit)
         ),
       byRegistryId: (kind, id) =>
         Effect.sync(() =>

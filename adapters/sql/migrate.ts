@@ -20,6 +20,7 @@ import m0016 from "./migrations/0016_rate_limits.ts"
 import m0017 from "./migrations/0017_rate_limit_leases.ts"
 import m0018 from "./migrations/0018_test_numbers.ts"
 import m0019 from "./migrations/0019_call_session_voicemail.ts"
+import m0020 from "./migrations/0020_campaign_assignment.ts"
 
 /**
  * A migration without the statement time limit (adapters/postgres/PgClient.ts): an index built
@@ -51,7 +52,8 @@ const all = {
   "0016_rate_limits": m0016,
   "0017_rate_limit_leases": m0017,
   "0018_test_numbers": m0018,
-  "0019_call_session_voicemail": m0019
+  "0019_call_session_voicemail": m0019,
+  "0020_campaign_assignment": m0020
 }
 
 export const migrations = Migrator.fromRecord(

@@ -16,7 +16,10 @@ export const layer = Layer.effect(
     NumberStore.of({
       insert: (workspaceId, number, inboxId, ordered = true) =>
         sql`INSERT INTO numbers ${
-          sql.insert({ ...numbers.row(number), ...numberOwners.row({ workspaceId, inboxId, ordered }) })
+          sql.insert({
+            ...numbers.row(number),
+            ...numberOwners.row({ workspaceId, inboxId, ordered, campaignAssignment: null })
+          })
         }`.pipe(
           Effect.asVoid,
           Effect.catchAll((e) => (isUniqueViolation(e) ? Effect.fail("taken" as const) : Effect.die(e)))
@@ -36,6 +39,8 @@ export const layer = Layer.effect(
           : Effect.orDie(sql<{ e164: string }>`SELECT e164 FROM numbers WHERE ${sql.in("e164", e164s)}`).pipe(
             Effect.map((rs) => new Set(rs.map((r) => r.e164)))
           ),
+      setCampaignAssignment: (e164, assignment) =>
+        Effect.asVoid(Effect.orDie(sql`UPDATE numbers SET campaign_assignment = ${assignment} WHERE e164 = ${e164}`)),
       remove: (workspaceId, e164) =>
         Effect.orDie(sql`DELETE FROM numbers WHERE e164 = ${e164} AND workspace_id = ${workspaceId} RETURNING *`).pipe(
           Effect.map((rs) => Option.fromNullable(rs[0]).pipe(Option.map(numbers.decode)))

@@ -33,6 +33,15 @@ export const layer = Layer.effect(
           }
             ORDER BY updated_at, workspace_id LIMIT ${limit}`
         ).pipe(Effect.map((rs) => rs.map((r) => r.workspace_id))),
+      // The join repeats core/registration/assignment.ts's `assignable`: active, ordered, local.
+      awaitingAssignment: (limit) =>
+        Effect.orDie(
+          sql<{ workspace_id: string }>`SELECT r.workspace_id FROM texting_registrations r
+            WHERE r.step = 'campaign_active' AND NOT r.mock AND EXISTS (
+              SELECT 1 FROM numbers n WHERE n.workspace_id = r.workspace_id AND n.status = 'active' AND n.ordered
+                AND n.type = 'local' AND (n.campaign_assignment IS NULL OR n.campaign_assignment = 'pending'))
+            ORDER BY r.workspace_id LIMIT ${limit}`
+        ).pipe(Effect.map((rs) => rs.map((r) => r.workspace_id))),
       byRegistryId: (kind, id) =>
         Effect.orDie(
           kind === "brand"

@@ -10,9 +10,12 @@ import type { CarrierCallEvent } from "../calls/voice.ts"
 import type { InvalidArgument, Unauthenticated } from "../kernel/errors.ts"
 import type { InboundMessage, StatusReport } from "../messaging/carrier.ts"
 
-/** A brand or campaign whose registry status changed; a hint, so the registration re-reads the registry. */
+/**
+ * A brand, campaign or number assignment whose registry status changed (`id`: the brand or campaign
+ * id, or the number's E.164); a hint, so the registration re-reads the registry.
+ */
 export interface RegistryChange {
-  readonly kind: "brand" | "campaign"
+  readonly kind: "brand" | "campaign" | "number"
   readonly id: string
 }
 

@@ -20,6 +20,7 @@ import { nowIso } from "../kernel/time.ts"
 import { Transactor } from "../kernel/transactor.ts"
 import { MediaUrls } from "../media/model.ts"
 import { defaultNumber, notOrdered, type NumberRecord, NumberStore } from "../numbers/model.ts"
+import { notAssigned } from "../registration/assignment.ts"
 import { gateMessage, RegistrationGate } from "../registration/gate.ts"
 import type { Attachments } from "./attachments.ts"
 import { Carrier } from "./carrier.ts"
@@ -124,7 +125,8 @@ export const makeOutbound = (threads: Threads, attachments: Attachments) =>
         const simulated = principal.kind === "test"
         if (!simulated) {
           if (!sender.ordered) return yield* notOrdered(from.e164)
-          const state = yield* registration.textingState(ws)
+          const state = yield* registration.textingState(ws, sender)
+          if (state === "unassigned") return yield* notAssigned(from.e164)
           if (state !== "approved") return yield* new FailedPrecondition({ message: gateMessage[state] })
         }
         const media = yield* attachments.store(ws, input.mediaUrls ?? [], "mediaUrls")

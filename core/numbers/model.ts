@@ -25,6 +25,14 @@ export type WorkspaceNumber = typeof WorkspaceNumber.Type
 export const numberTypeOf = (e164: string): "local" | "toll_free" =>
   /^\+18(00|33|44|55|66|77|88)\d{7}$/.test(e164) ? "toll_free" : "local"
 
+/**
+ * Where a local number's assignment to the workspace's live 10DLC campaign stands
+ * (core/registration/assignment.ts): asked for and not confirmed yet, done, or refused by the
+ * registry. Null: never asked for (no live campaign yet, a test number, a toll-free line).
+ */
+export const CampaignAssignment = Schema.Literal("pending", "assigned", "failed")
+export type CampaignAssignment = typeof CampaignAssignment.Type
+
 /** A stored number: whose it is, and its inbox. */
 export const NumberRecord = Schema.Struct({
   workspaceId: Schema.UUID,
@@ -32,6 +40,7 @@ export const NumberRecord = Schema.Struct({
   inboxId: Schema.UUID,
   /** Ordered at the carrier: false for a number added with a test key, which live keys cannot use. */
   ordered: Schema.Boolean,
+  campaignAssignment: Schema.NullOr(CampaignAssignment),
   number: WorkspaceNumber
 })
 export type NumberRecord = typeof NumberRecord.Type
@@ -76,6 +85,8 @@ export interface NumberStore {
   ) => Effect.Effect<Option.Option<WorkspaceNumber>>
   /** Which of these numbers belong to some workspace, any workspace: the carrier simulator hides them. */
   readonly taken: (e164s: ReadonlyArray<string>) => Effect.Effect<ReadonlySet<string>>
+  /** Records where the number's campaign assignment stands (numbers are unique across workspaces). */
+  readonly setCampaignAssignment: (e164: string, assignment: CampaignAssignment | null) => Effect.Effect<void>
   /** Removes one of the workspace's numbers; none when the workspace has no such number. Its conversations stay. */
   readonly remove: (workspaceId: string, e164: string) => Effect.Effect<Option.Option<WorkspaceNumber>>
 }

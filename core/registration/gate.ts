@@ -10,15 +10,29 @@
  * `preApprovedCampaign` on, a registration in carrier review (brand or campaign) texts as if
  * approved. Off by default: only an operator whose carrier account has such a campaign should turn
  * it on (PREAPPROVED_CAMPAIGN).
+ *
+ * Once a live campaign is active, a local number texts only when it is assigned to the campaign
+ * (core/registration/assignment.ts): carriers refuse a 10DLC number's traffic until then.
  */
 import { Context, Effect, Layer, Option } from "effect"
+import type { NumberRecord } from "../numbers/model.ts"
+import { assignable } from "./assignment.ts"
 import type { Step } from "./machine.ts"
 import { RegistrationStore } from "./store.ts"
 
-export type TextingState = "not_filed" | "mock_only" | "in_review" | "awaiting_pin" | "rejected" | "approved"
+/** `unassigned`: the campaign is active but the sending number is not assigned to it yet (assignment.ts). */
+export type TextingState =
+  | "not_filed"
+  | "mock_only"
+  | "in_review"
+  | "awaiting_pin"
+  | "rejected"
+  | "unassigned"
+  | "approved"
 
 export interface RegistrationGate {
-  readonly textingState: (workspaceId: string) => Effect.Effect<TextingState>
+  /** What the workspace may text; with `sender`, also whether that number is assigned to the active campaign. */
+  readonly textingState: (workspaceId: string, sender?: NumberRecord) => Effect.Effect<TextingState>
 }
 export const RegistrationGate = Context.GenericTag<RegistrationGate>("core/RegistrationGate")
 
@@ -50,18 +64,22 @@ export const layer = (options: GateOptions) =>
     RegistrationGate,
     Effect.map(RegistrationStore, (store) =>
       RegistrationGate.of({
-        textingState: (workspaceId) =>
-          Effect.map(store.get(workspaceId), (r) => {
+        textingState: (workspaceId, sender) =>
+          Effect.map(store.get(workspaceId), (r): TextingState => {
             const state = Option.match(r, {
               onNone: () => "not_filed" as const,
               onSome: (reg) => (reg.mock ? "mock_only" as const : stateOf[reg.step])
             })
-            return state === "in_review" && options.preApprovedCampaign ? "approved" : state
+            // The pre-approved campaign is the service's: a number in review texts on it unassigned.
+            if (state === "in_review" && options.preApprovedCampaign) return "approved"
+            const unassigned = sender !== undefined && assignable(sender) && sender.campaignAssignment !== "assigned"
+            return state === "approved" && unassigned ? "unassigned" : state
           })
       }))
   )
 
-export const gateMessage: Record<Exclude<TextingState, "approved">, string> = {
+/** The refusals that depend on the workspace alone; `unassigned` names the number (assignment.ts `notAssigned`). */
+export const gateMessage: Record<Exclude<TextingState, "approved" | "unassigned">, string> = {
   not_filed: "Texting is not registered: the 10DLC registration is not filed",
   mock_only: "Texting is not registered for live messages: the registration on file was filed in mock mode",
   in_review: "Texting is not registered yet: the registration is in carrier review",

@@ -1,6 +1,6 @@
 /**
  * Progress without a client: every `pollMs`, asks the registry about registrations still in review
- * (`awaitingSteps`) and moves them forward, so a registration advances whether or not anyone calls
+ * (`awaitingSteps`), and about live campaigns' numbers still to assign, and moves them forward, so a registration advances whether or not anyone calls
  * `POST /messaging/refresh`. Several processes may poll one database: each workspace is moved under
  * its registration lock (Texting.advance), so none files or charges twice.
  */
@@ -14,7 +14,10 @@ const BATCH = 50
 export const pollOnce = Effect.gen(function*() {
   const store = yield* RegistrationStore
   const texting = yield* Registrations
-  const due = yield* store.awaitingRegistry(BATCH)
+  // Registrations in review, then live campaigns with numbers still to assign (core/registration/assignment.ts).
+  const inReview = yield* store.awaitingRegistry(BATCH)
+  const assigning = yield* store.awaitingAssignment(BATCH)
+  const due = [...new Set([...inReview, ...assigning])]
   for (const workspaceId of due) {
     yield* texting.advance(workspaceId).pipe(
       Effect.catchAllCause((cause) =>

@@ -6,6 +6,7 @@
 import { Schema } from "effect"
 import { BusinessInput, Campaign } from "./input.ts"
 import { steps } from "./machine.ts"
+import { IdentityStatus } from "./registry.ts"
 
 export const Step = Schema.Literal(...steps)
 
@@ -14,8 +15,8 @@ export const BrandState = Schema.Struct({
   /** The registry's brand id; null in mock mode before the simulated filing answered. */
   id: Schema.NullOr(Schema.String),
   status: Schema.Literal("pending", "otp_pending", "accepted", "rejected"),
-  /** `VERIFIED` once the registry accepted the brand (a sole proprietor: once the PIN was entered), else `UNVERIFIED`. */
-  identityStatus: Schema.Literal("UNVERIFIED", "VERIFIED"),
+  /** As the registry last reported it (rows written before it was read from the registry hold UNVERIFIED or VERIFIED). */
+  identityStatus: IdentityStatus,
   failureReasons: Schema.Array(Schema.String),
   /** Sole proprietors: when the last PIN was texted (ISO 8601), and the last 4 digits of the mobile it went to. */
   otpSentAt: Schema.NullOr(Schema.String),

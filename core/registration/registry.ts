@@ -7,15 +7,24 @@
  * later status read (a refresh, the poller, or a Telnyx 10DLC webhook) reports the outcome. The port
  * keeps no registration state of its own beyond the registry's.
  */
-import { Context, Data, type Effect, type Option } from "effect"
+import { Context, Data, type Effect, type Option, Schema } from "effect"
+import type { CampaignAssignment } from "../numbers/model.ts"
 import type { Business, Campaign } from "./input.ts"
 
 /** Where a brand's review stands; `otp_pending`: a sole proprietor's PIN was texted and is awaited. */
 export type BrandStatus = "pending" | "accepted" | "rejected" | "otp_pending"
 
+/**
+ * How far the registry verified the brand's identity, in its own words (research telnyx.md §4):
+ * `SELF_DECLARED` a sole proprietor before its PIN, `VETTED_VERIFIED` after an external vetting.
+ */
+export const IdentityStatus = Schema.Literal("UNVERIFIED", "SELF_DECLARED", "VERIFIED", "VETTED_VERIFIED")
+export type IdentityStatus = typeof IdentityStatus.Type
+
 export interface BrandReport {
   readonly brandId: string
   readonly status: BrandStatus
+  readonly identityStatus: IdentityStatus
   /** The registry's reasons for a rejection; empty otherwise. */
   readonly failureReasons: ReadonlyArray<string>
   /** When the last PIN was texted (ISO 8601), for sole proprietors; null before any. */
@@ -28,6 +37,13 @@ export interface CampaignReport {
   readonly campaignId: string
   readonly brandId: string
   readonly status: CampaignStatus
+  readonly failureReasons: ReadonlyArray<string>
+}
+
+/** Where a number's assignment to a campaign stands, as the registry reports it. */
+export interface AssignmentReport {
+  readonly phoneNumber: string
+  readonly status: CampaignAssignment
   readonly failureReasons: ReadonlyArray<string>
 }
 
@@ -74,6 +90,17 @@ export interface Registry {
   ) => Effect.Effect<CampaignReport, RegistryError>
   readonly brandStatus: (workspaceId: string, brandId: string) => Effect.Effect<BrandReport, RegistryError>
   readonly campaignStatus: (workspaceId: string, campaignId: string) => Effect.Effect<CampaignReport, RegistryError>
+  /**
+   * Assigns a number to an active campaign, which carriers require before they take its traffic;
+   * the registry completes it asynchronously (`pending`, then `assigned` or `failed`).
+   */
+  readonly assignNumber: (
+    workspaceId: string,
+    campaignId: string,
+    e164: string
+  ) => Effect.Effect<AssignmentReport, RegistryError>
+  /** Where the number's assignment stands; `rejected` when the registry has none for it. */
+  readonly assignmentStatus: (workspaceId: string, e164: string) => Effect.Effect<AssignmentReport, RegistryError>
 }
 export const Registry = Context.GenericTag<Registry>("core/Registry")
 

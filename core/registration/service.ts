@@ -19,6 +19,7 @@ import type { Charge } from "../billing/ledger.ts"
 import { type Payment, Payments } from "../billing/payments.ts"
 import { messagingAddonCharge, planCharge, textingSetupCharge } from "../billing/pricing.ts"
 import { LedgerStore } from "../billing/store.ts"
+import type { RegistryChange } from "../carrier/callbacks.ts"
 import { canonicalJson } from "../idempotency/runner.ts"
 import { FailedPrecondition, Internal, InvalidArgument, ResourceExhausted } from "../kernel/errors.ts"
 import { Transactor } from "../kernel/transactor.ts"
@@ -26,6 +27,7 @@ import { sendMail } from "../mail/mailer.ts"
 import { NumberStore } from "../numbers/model.ts"
 import { WorkspaceClock, workspaceNow } from "../workspaces/clock.ts"
 import { WorkspaceStore } from "../workspaces/store.ts"
+import { assignNumbers } from "./assignment.ts"
 import { type Application, ApplicationInput, completeApplication } from "./input.ts"
 import { canText, initial, RegistrationEvent, type RegistrationState, transition } from "./machine.ts"
 import { receiptMail } from "./receipt.ts"
@@ -109,7 +111,7 @@ const step = (r: Registration, event: RegistrationEvent): Registration => {
 const brandFrom = (report: BrandReport, business: Application["business"], previous?: BrandState): BrandState => ({
   id: report.brandId,
   status: report.status,
-  identityStatus: report.status === "accepted" ? "VERIFIED" : "UNVERIFIED",
+  identityStatus: report.identityStatus,
   failureReasons: report.failureReasons,
   otpSentAt: report.otpSentAt ?? previous?.otpSentAt ?? null,
   otpMobileLast4: business.entityType === "SOLE_PROPRIETOR" && business.mobilePhone !== undefined
@@ -244,6 +246,8 @@ const make = Effect.gen(function*() {
         onNone: () => Effect.succeedNone,
         onSome: (r) =>
           moveForward(r).pipe(
+            // A live campaign's numbers are assigned once it is active, and followed until assigned.
+            Effect.tap((next) => assignNumbers(registryOf(next), numbers, audit, next)),
             Effect.flatMap((next) => (next === r
               ? Effect.succeed(next)
               : Effect.as(Effect.flatMap(now, (at) => store.put({ ...next, updatedAt: at })), next))
@@ -334,6 +338,7 @@ const make = Effect.gen(function*() {
             ? {
               brandId: kept.value.brand.id!,
               status: "accepted",
+              identityStatus: kept.value.brand.identityStatus,
               failureReasons: [],
               otpSentAt: kept.value.brand.otpSentAt
             }
@@ -484,10 +489,12 @@ const make = Effect.gen(function*() {
       return { messaging: messagingStatus(Option.some(resent)) }
     })
 
-  /** A registry webhook said this brand or campaign changed: move its live registration forward. */
-  const onRegistryChange = (change: { readonly kind: "brand" | "campaign"; readonly id: string }) =>
+  /** A registry webhook said this brand, campaign or number's assignment changed: move its registration forward. */
+  const onRegistryChange = (change: RegistryChange) =>
     Effect.flatMap(
-      store.byRegistryId(change.kind, change.id),
+      change.kind === "number"
+        ? Effect.map(numbers.findByE164(change.id), Option.map((n) => n.workspaceId))
+        : store.byRegistryId(change.kind, change.id),
       Option.match({ onNone: () => Effect.succeedNone, onSome: advance })
     )
 

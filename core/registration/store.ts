@@ -11,6 +11,12 @@ export interface RegistrationStore {
   readonly put: (registration: Registration) => Effect.Effect<void>
   /** Workspaces whose registration is in one of `awaitingSteps`, least recently updated first, at most `limit`. */
   readonly awaitingRegistry: (limit: number) => Effect.Effect<ReadonlyArray<string>>
+  /**
+   * Workspaces whose live registration is `campaign_active` and that have an active, ordered,
+   * local number whose campaign assignment is not settled (never asked for, or `pending`), at most
+   * `limit`: the poller assigns and follows these (core/registration/assignment.ts).
+   */
+  readonly awaitingAssignment: (limit: number) => Effect.Effect<ReadonlyArray<string>>
   /** The workspace whose live (not mock) registration has this registry brand or campaign id. */
   readonly byRegistryId: (kind: "brand" | "campaign", id: string) => Effect.Effect<Option.Option<string>>
 }

@@ -51,7 +51,7 @@ export const refreshMessagingStatus = tool({
   name: "messaging_refresh",
   title: "Refresh the texting registration",
   description:
-    "Ask the registry for the latest brand and campaign review and move the registration forward (a background poller does the same every minute).",
+    "Ask the registry for the latest brand and campaign review and move the registration forward; once the campaign is approved, assign the workspace's local numbers to it and read where their assignments stand (a background poller does the same every minute).",
   input: NoInput,
   output: MessagingAnswer,
   example: {},

@@ -3,7 +3,7 @@
  * run unchanged against memory, PGlite and a real Postgres: a registration read back exactly, every
  * nested field included; put replaces; tenant isolation; the poller's queue (awaiting steps only,
  * least recently updated first, limited); the registry's webhooks finding live registrations by
- * brand or campaign id; the audit log newest first with its JSON detail; the workspace clock
+ * brand or campaign id; the live campaigns with numbers still to assign; the audit log newest first with its JSON detail; the workspace clock
  * accumulating, 20 concurrent advances all counted; and a rolled-back transaction leaving no
  * registration and no audit entry. On SQL, the stored row also passes the record's full decode.
  */
@@ -14,14 +14,17 @@ import * as MemoryStores from "../../adapters/memory/stores.ts"
 import { textingRegistrations } from "../../adapters/sql/tables.ts"
 import { AuditLog } from "../../core/audit/store.ts"
 import { Transactor } from "../../core/kernel/transactor.ts"
+import { NumberStore } from "../../core/numbers/model.ts"
 import { Registration } from "../../core/registration/record.ts"
 import { awaitingSteps, RegistrationStore } from "../../core/registration/store.ts"
 import { WorkspaceClock } from "../../core/workspaces/clock.ts"
+import { defaultBilling } from "../../core/workspaces/model.ts"
+import { WorkspaceStore } from "../../core/workspaces/store.ts"
 import { sqlContract } from "../support/sqlContract.ts"
 import { sqlStores } from "../support/sqlStores.ts"
-import { ts, uuid } from "./stores.contract.ts"
+import { freshE164, number, ts, uuid } from "./stores.contract.ts"
 
-type Ports = RegistrationStore | AuditLog | WorkspaceClock | Transactor | RawRegistration
+type Ports = RegistrationStore | AuditLog | WorkspaceClock | Transactor | RawRegistration | WorkspaceStore | NumberStore
 
 const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
 
@@ -244,6 +247,66 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
         assert.deepStrictEqual(yield* store.awaitingRegistry(2), ids.slice(2, 4))
         const later = yield* store.awaitingRegistry(1000)
         assert.isAbove(later.indexOf(ids[1]!), later.indexOf(ids[3]!))
+      }))
+
+    it.effect("awaitingAssignment: live active campaigns with an active, ordered, local number not assigned or failed", () =>
+      Effect.gen(function*() {
+        const store = yield* RegistrationStore
+        const numbers = yield* NumberStore
+        const workspaces = yield* WorkspaceStore
+        /** A workspace with a registration at `step` and numbers of the given kinds. */
+        const setUp = (
+          step: Registration["step"],
+          mock: boolean,
+          kinds: ReadonlyArray<
+            {
+              type?: "local" | "toll_free"
+              ordered?: boolean
+              status?: string
+              assignment?: "pending" | "assigned" | "failed"
+            }
+          >
+        ) =>
+          Effect.gen(function*() {
+            const id = uuid()
+            yield* workspaces.insert({ id, name: "W", billing: defaultBilling, createdAt: ts(0) })
+            yield* store.put(company(id, { step, mock }))
+            const e164s: Array<string> = []
+            for (const k of kinds) {
+              const e164 = k.type === "toll_free"
+                ? `+1888${String(Math.floor(Math.random() * 1e7)).padStart(7, "0")}`
+                : freshE164()
+              yield* numbers.insert(
+                id,
+                number(e164, { type: k.type ?? "local", status: k.status ?? "active" }),
+                uuid(),
+                k.ordered ?? true
+              )
+              if (k.assignment !== undefined) yield* numbers.setCampaignAssignment(e164, k.assignment)
+              e164s.push(e164)
+            }
+            return { id, e164s }
+          })
+        const unasked = yield* setUp("campaign_active", false, [{ assignment: "assigned" }, {}])
+        const pending = yield* setUp("campaign_active", false, [{ assignment: "pending" }])
+        const settled = [
+          yield* setUp("campaign_active", false, [{ assignment: "assigned" }, { assignment: "failed" }]),
+          // A toll-free line, a test number and a suspended number are never assigned.
+          yield* setUp("campaign_active", false, [{ type: "toll_free" }, { ordered: false }, { status: "suspended" }]),
+          yield* setUp("campaign_active", true, [{}]),
+          yield* setUp("campaign_pending", false, [{}])
+        ]
+        const due = yield* store.awaitingAssignment(100_000)
+        assert.include(due, unasked.id)
+        assert.include(due, pending.id)
+        for (const s of settled) assert.notInclude(due, s.id)
+        assert.lengthOf(yield* store.awaitingAssignment(1), 1)
+        assert.deepStrictEqual(yield* store.awaitingAssignment(0), [])
+        yield* numbers.setCampaignAssignment(unasked.e164s[1]!, "assigned")
+        yield* numbers.setCampaignAssignment(pending.e164s[0]!, "failed")
+        const after = yield* store.awaitingAssignment(100_000)
+        assert.notInclude(after, unasked.id)
+        assert.notInclude(after, pending.id)
       }))
 
     it.effect("byRegistryId finds live registrations by brand and by campaign id, never mock ones or other ids", () =>

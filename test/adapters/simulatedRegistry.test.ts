@@ -58,7 +58,8 @@ describe("simulated registry", () => {
         const filed = yield* registry.fileBrand(ws, business.business)
         assert.strictEqual(filed.status, "pending")
         const brand = yield* registry.brandStatus(ws, filed.brandId)
-        assert.deepStrictEqual(brand, { ...filed, status: "accepted" })
+        assert.strictEqual(filed.identityStatus, "UNVERIFIED")
+        assert.deepStrictEqual(brand, { ...filed, status: "accepted", identityStatus: "VERIFIED" })
         const campaign = yield* registry.fileCampaign(ws, filed.brandId, business.campaign)
         assert.strictEqual(campaign.status, "pending")
         assert.strictEqual((yield* registry.campaignStatus(ws, campaign.campaignId)).status, "approved")
@@ -100,6 +101,30 @@ describe("simulated registry", () => {
         })
       )
     }))
+
+  it.effect("a number assigned to an approved campaign is pending, then assigned on the next read; a pending campaign is refused", () =>
+    run(
+      Effect.gen(function*() {
+        const registry = yield* Registry
+        const ws = crypto.randomUUID()
+        const brand = yield* reviewBrand(ws, {}, business)
+        const campaign = yield* registry.fileCampaign(ws, brand.brandId, business.campaign)
+        const early = yield* Effect.flip(registry.assignNumber(ws, campaign.campaignId, "+15125550101"))
+        assert.strictEqual(early.reason, "rejected")
+        assert.strictEqual((yield* registry.campaignStatus(ws, campaign.campaignId)).status, "approved")
+        const asked = yield* registry.assignNumber(ws, campaign.campaignId, "+15125550101")
+        assert.deepStrictEqual(asked, { phoneNumber: "+15125550101", status: "pending", failureReasons: [] })
+        for (let read = 0; read < 2; read++) {
+          assert.strictEqual((yield* registry.assignmentStatus(ws, "+15125550101")).status, "assigned")
+        }
+        // Unknown to this process (assigned before a restart): recalled as assigned.
+        assert.strictEqual((yield* registry.assignmentStatus(ws, "+15125550102")).status, "assigned")
+        assert.strictEqual(
+          (yield* Effect.flip(registry.assignNumber(ws, "not-a-sim-campaign", "+15125550103"))).reason,
+          "rejected"
+        )
+      })
+    ))
 
   it.effect("a brand rejection carries the reasons given; the next filing is accepted again", () =>
     run(

@@ -75,7 +75,7 @@ export const number = (e164: string, patch: Partial<WorkspaceNumber> = {}): Work
 })
 
 /** A phone number no other test (or earlier run against the same database) has used. */
-const freshE164 = () => `+1415${String(Math.floor(Math.random() * 1e7)).padStart(7, "0")}`
+export const freshE164 = () => `+1415${String(Math.floor(Math.random() * 1e7)).padStart(7, "0")}`
 
 const insertAll = (contacts: ReadonlyArray<Contact>) =>
   Effect.flatMap(ContactStore, (store) => Effect.forEach(contacts, store.insert, { discard: true }))
@@ -304,10 +304,38 @@ export const storesContract = <R = never>(
         yield* numbers.insert(b, number(freshE164()), uuid())
         const byE164 = (ns: ReadonlyArray<NumberRecord>) =>
           [...ns].sort((x, y) => (x.number.e164 < y.number.e164 ? -1 : 1))
-        const expected = active.map((n, i) => ({ workspaceId: a, inboxId: inboxes[i]!, ordered: i === 0, number: n }))
+        const expected = active.map((n, i) => ({
+          workspaceId: a,
+          inboxId: inboxes[i]!,
+          ordered: i === 0,
+          campaignAssignment: null,
+          number: n
+        }))
         assert.deepStrictEqual(byE164(yield* numbers.listActive(a)), byE164(expected))
         assert.deepStrictEqual(yield* numbers.findByE164(active[1]!.e164), Option.some(expected[1]!))
         assert.deepStrictEqual(yield* numbers.listActive(yield* newWorkspace), [])
+      }))
+
+    it.effect("NumberStore: a number's campaign assignment starts unasked and reads back as set", () =>
+      Effect.gen(function*() {
+        const numbers = yield* NumberStore
+        const [a, b] = [yield* newWorkspace, yield* newWorkspace]
+        const [n, other] = [number(freshE164()), number(freshE164())]
+        yield* numbers.insert(a, n, uuid())
+        yield* numbers.insert(b, other, uuid())
+        const assignment = (e164: string) =>
+          Effect.map(numbers.findByE164(e164), (found) => Option.getOrThrow(found).campaignAssignment)
+        assert.strictEqual(yield* assignment(n.e164), null)
+        for (const state of ["pending", "assigned", "failed", null] as const) {
+          yield* numbers.setCampaignAssignment(n.e164, state)
+          assert.strictEqual(yield* assignment(n.e164), state)
+          assert.strictEqual((yield* numbers.listActive(a))[0]!.campaignAssignment, state)
+        }
+        yield* numbers.setCampaignAssignment(n.e164, "assigned")
+        assert.strictEqual(yield* assignment(other.e164), null)
+        // An unknown number is no error, and changes nothing.
+        yield* numbers.setCampaignAssignment(freshE164(), "pending")
+        assert.deepStrictEqual(yield* numbers.list(a), [n])
       }))
 
     it.effect("NumberStore: a number already held, by any workspace, fails with taken", () =>

@@ -14,6 +14,7 @@ import {
   createEd25519Signer,
   type FakeTelnyx,
   inboundPayload,
+  NOT_10DLC_REGISTERED,
   startFakeTelnyx,
   statusPayload
 } from "../support/fakeTelnyx.ts"
@@ -34,7 +35,11 @@ beforeAll(async () => {
 afterAll(async () => {
   await fake.stop()
 })
-beforeEach(() => fake.reset())
+beforeEach(() => {
+  fake.reset()
+  // Telnyx sends only from numbers on the account, and US texts from 10DLC numbers assigned to an active campaign.
+  fake.addNumber(SMS.from, { registered: true })
+})
 
 const send = (message: OutboundMessage, config: Partial<TelnyxClient.TelnyxConfig> = {}) =>
   Effect.gen(function*() {
@@ -65,6 +70,26 @@ const sendFails = (message: OutboundMessage, config: Partial<TelnyxClient.Telnyx
   })
 
 describe("Telnyx carrier: send", () => {
+  it.live("the fake refuses a from number not on the account (4xx: rejected, with Telnyx's words)", () =>
+    Effect.gen(function*() {
+      const { error } = yield* sendFails({ ...SMS, from: "+15550003333" })
+      assert.strictEqual(error.reason, "rejected")
+      assert.include(error.message, "40013")
+    }))
+
+  it.live("a 10DLC number not assigned to an active campaign: accepted, then failed with 40010 as Telnyx reports it", () =>
+    Effect.gen(function*() {
+      fake.addNumber("+15550004444")
+      const accepted = yield* send({ ...SMS, from: "+15550004444" })
+      assert.strictEqual(accepted.status, "failed")
+      const message = fake.messages.get(accepted.carrierMessageId!)!
+      assert.deepStrictEqual(message["errors"], [NOT_10DLC_REGISTERED])
+      assert.strictEqual((message["to"] as Array<{ status: string }>)[0]!.status, "delivery_failed")
+      // A toll-free line is not 10DLC: no campaign needed.
+      fake.addNumber("+18885550100")
+      assert.strictEqual((yield* send({ ...SMS, from: "+18885550100" })).status, "queued")
+    }))
+
   it.live("posts the documented body with the bearer key and maps {data} to Accepted", () =>
     Effect.gen(function*() {
       const accepted = yield* send(SMS)

@@ -100,6 +100,7 @@ describe("Telnyx registry: brands", () => {
         assert.deepStrictEqual(filed, {
           brandId: filed.brandId,
           status: "pending",
+          identityStatus: "UNVERIFIED",
           failureReasons: [],
           otpSentAt: null
         })
@@ -125,10 +126,28 @@ describe("Telnyx registry: brands", () => {
         assert.deepStrictEqual(read, {
           brandId: filed.brandId,
           status: "accepted",
+          identityStatus: "VERIFIED",
           failureReasons: [],
           otpSentAt: null
         })
         assert.strictEqual(count("POST", `/v2/10dlc/brand/${filed.brandId}/smsOtp`), 0)
+      })
+    ))
+
+  it.live("the brand's identityStatus is the registry's own word (VETTED_VERIFIED after a vetting), not derived from the step", () =>
+    withRegistry((registry) =>
+      Effect.gen(function*() {
+        const { brandId } = yield* registry.fileBrand(WS, business)
+        yield* registry.brandStatus(WS, brandId)
+        const brands = fake().brands as Map<string, Record<string, unknown>>
+        brands.set(brandId, { ...brands.get(brandId), identityStatus: "VETTED_VERIFIED" })
+        assert.deepInclude(yield* registry.brandStatus(WS, brandId), {
+          status: "accepted",
+          identityStatus: "VETTED_VERIFIED"
+        })
+        // A word Telnyx may add later is not taken for verified.
+        brands.set(brandId, { ...brands.get(brandId), identityStatus: "SOMETHING_NEW" })
+        assert.strictEqual((yield* registry.brandStatus(WS, brandId)).identityStatus, "UNVERIFIED")
       })
     ))
 
@@ -170,6 +189,7 @@ describe("Telnyx registry: the sole-proprietor PIN", () => {
 
         const waiting = yield* registry.brandStatus(WS, brandId)
         assert.strictEqual(waiting.status, "otp_pending")
+        assert.strictEqual(waiting.identityStatus, "SELF_DECLARED")
         assert.isNotNull(waiting.otpSentAt)
         const pinSms = bodyOf("POST", `/v2/10dlc/brand/${brandId}/smsOtp`)["pinSms"] as string
         assert.include(pinSms, "@OTP_PIN@")
@@ -190,7 +210,7 @@ describe("Telnyx registry: the sole-proprietor PIN", () => {
         })
 
         const accepted = yield* registry.verifyOtp(WS, brandId, pin)
-        assert.strictEqual(accepted.status, "accepted")
+        assert.deepInclude(accepted, { status: "accepted", identityStatus: "VERIFIED" })
         assert.deepStrictEqual(bodyOf("PUT", `/v2/10dlc/brand/${brandId}/smsOtp`), {
           otpPin: pin === "000000" ? "111111" : "000000"
         })
@@ -324,6 +344,73 @@ describe("Telnyx registry: campaigns", () => {
           reason: "rejected",
           message: "The brand must be verified before a campaign can be created."
         })
+      })
+    ))
+})
+
+describe("Telnyx registry: assigning numbers to the campaign", () => {
+  const NUMBER = "+13122010007"
+  /** An approved campaign (read once, so the fake settles it). */
+  const activeCampaign = (registry: Registry) =>
+    Effect.gen(function*() {
+      const filed = yield* registry.fileCampaign(WS, yield* acceptedBrand(registry), campaign)
+      assert.strictEqual((yield* registry.campaignStatus(WS, filed.campaignId)).status, "approved")
+      return filed.campaignId
+    })
+
+  it.live("posts {phoneNumber, campaignId} to phone_number_campaigns, pending, then reads it assigned", () =>
+    withRegistry((registry) =>
+      Effect.gen(function*() {
+        fake().addNumber(NUMBER)
+        const campaignId = yield* activeCampaign(registry)
+        const asked = yield* registry.assignNumber(WS, campaignId, NUMBER)
+        assert.deepStrictEqual(asked, { phoneNumber: NUMBER, status: "pending", failureReasons: [] })
+        assert.deepStrictEqual(bodyOf("POST", "/v2/10dlc/phone_number_campaigns"), { phoneNumber: NUMBER, campaignId })
+        assert.deepStrictEqual(yield* registry.assignmentStatus(WS, NUMBER), {
+          phoneNumber: NUMBER,
+          status: "assigned",
+          failureReasons: []
+        })
+        // The number's `+` is URL-encoded in the read's path.
+        assert.isTrue(
+          fake().requests.some((r) =>
+            r.method === "GET" && r.path === "/v2/10dlc/phone_number_campaigns/%2B13122010007"
+          )
+        )
+      })
+    ))
+
+  it.live("a failed assignment reports Telnyx's reasons", () =>
+    withRegistry((registry) =>
+      Effect.gen(function*() {
+        fake().addNumber(NUMBER)
+        fake().setReview({ assignment: { outcome: "failed", failureReasons: "T-Mobile rejected the number" } })
+        const campaignId = yield* activeCampaign(registry)
+        yield* registry.assignNumber(WS, campaignId, NUMBER)
+        assert.deepStrictEqual(yield* registry.assignmentStatus(WS, NUMBER), {
+          phoneNumber: NUMBER,
+          status: "failed",
+          failureReasons: ["T-Mobile rejected the number"]
+        })
+      })
+    ))
+
+  it.live("the fake refuses a campaign not active yet, a number not on the account, and a second assignment", () =>
+    withRegistry((registry) =>
+      Effect.gen(function*() {
+        fake().addNumber(NUMBER)
+        const pending = yield* registry.fileCampaign(WS, yield* acceptedBrand(registry), campaign)
+        const notActive = yield* failure(registry.assignNumber(WS, pending.campaignId, NUMBER))
+        assert.strictEqual(notActive.reason, "rejected")
+        assert.include(notActive.message, "active campaign")
+        const campaignId = yield* activeCampaign(registry)
+        const stranger = yield* failure(registry.assignNumber(WS, campaignId, "+13122010008"))
+        assert.strictEqual(stranger.reason, "rejected")
+        assert.include(stranger.message, "not a phone number on this account")
+        yield* registry.assignNumber(WS, campaignId, NUMBER)
+        assert.strictEqual((yield* failure(registry.assignNumber(WS, campaignId, NUMBER))).reason, "rejected")
+        // No assignment to read: rejected.
+        assert.strictEqual((yield* failure(registry.assignmentStatus(WS, "+13122010008"))).reason, "rejected")
       })
     ))
 })

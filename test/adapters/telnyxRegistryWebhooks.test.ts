@@ -68,17 +68,21 @@ describe("Telnyx 10DLC webhooks: registryChange", () => {
     }
   })
 
+  it("a phone number's update names the number, for its assignment to be read again", () => {
+    // Compared unwrapped: deep equality of two Options passes vacuously under @effect/vitest.
+    const change = registryChange(
+      body("10dlc.phone_number.update", { phoneNumber: "+13122010001", campaignId: CAMPAIGN })
+    )
+    assert.deepStrictEqual(Option.getOrNull(change), { kind: "number", id: "+13122010001" })
+  })
+
   it("other events, payloads without the id, and bodies that are not Telnyx events name nothing", () => {
     assert.isTrue(
       Option.isNone(
         registryChange(body("message.received", inboundPayload({ from: "+13125550100", to: "+13122010001" })))
       )
     )
-    assert.isTrue(
-      Option.isNone(
-        registryChange(body("10dlc.phone_number.update", { phoneNumber: "+13122010001", campaignId: CAMPAIGN }))
-      )
-    )
+    assert.isTrue(Option.isNone(registryChange(body("10dlc.phone_number.update", { campaignId: CAMPAIGN }))))
     assert.isTrue(Option.isNone(registryChange(body("10dlc.brand.update", { brandName: "Acme", status: "success" }))))
     assert.isTrue(Option.isNone(registryChange(body("10dlc.campaign.update", { brandId: BRAND, campaignId: "" }))))
     assert.isTrue(Option.isNone(registryChange("not json")))

@@ -4,16 +4,18 @@
  * 409 with nothing filed or charged, the PIN's expiry on the workspace clock, the resend limit, mock
  * mode, the poller, and the texting gate of `POST /messages`.
  */
-import { Effect, Layer, Redacted } from "effect"
+import { Effect, Layer, Option, Redacted } from "effect"
 import type { AddressInfo } from "node:net"
 import { SMTPServer } from "smtp-server"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
 import * as SimulatedRegistry from "../../adapters/carrier/simulatedRegistry.ts"
+import * as TelnyxCarrier from "../../adapters/carrier/telnyx.ts"
 import * as TelnyxRegistry from "../../adapters/carrier/telnyxRegistry.ts"
 import * as Smtp from "../../adapters/mail/smtp.ts"
 import { SimulatedPayments } from "../../adapters/payments/simulated.ts"
 import * as Postgres from "../../adapters/postgres/PgClient.ts"
 import { registrationGateMessages } from "../../core/billing/gates.ts"
+import { NumberStore } from "../../core/numbers/model.ts"
 import { gateMessage, layer as textingGate } from "../../core/registration/gate.ts"
 import { pollOnce } from "../../core/registration/poller.ts"
 import { makeTestApp } from "../support/app.ts"
@@ -153,6 +155,11 @@ describe("the business path, live key", () => {
     // The 4 USD/month add-on starts at approval.
     expect((await ledger(ws.workspaceId)).filter((c) => c.kind === "messaging_addon")).toHaveLength(1)
 
+    // The local numbers are assigned to the campaign at approval; the registry confirms on the next read.
+    await expectError(await text(ws.live, ws.numbers[0]!), 409, "failed_precondition").then((e) =>
+      expect(e.message).toBe(`${ws.numbers[0]} is not yet assigned to the texting campaign`)
+    )
+    await refresh(ws.live)
     const sent = await ok(await text(ws.live, ws.numbers[0]!), 201)
     expect(sent.message.deliveryStatus).toBe("queued")
     expect(sent.simulated).toBeUndefined()
@@ -218,7 +225,7 @@ describe("the sole-proprietor path, live key", () => {
     const waiting = await refresh(ws.live)
     expect(waiting).toMatchObject({
       step: "brand_otp_pending",
-      brand: { status: "otp_pending", otpMobileLast4: "0199" }
+      brand: { status: "otp_pending", identityStatus: "SELF_DECLARED", otpMobileLast4: "0199" }
     })
     expect(Date.parse(waiting.brand.otpSentAt)).not.toBeNaN()
     await expectError(await text(ws.live, ws.numbers[0]!), 409, "failed_precondition").then((e) =>
@@ -239,6 +246,7 @@ describe("the sole-proprietor path, live key", () => {
     })
     await expectError(await post(ws.live, "/messaging/otp/verify", { pin }), 409, "failed_precondition")
     expect((await refresh(ws.live)).step).toBe("campaign_active")
+    await refresh(ws.live) // the number's campaign assignment completes
     const sent = await ok(await text(ws.live, ws.numbers[0]!), 201)
     expect(sent.message.deliveryStatus).toBe("queued")
   })
@@ -533,11 +541,79 @@ describe("test keys never open a live path (CONTRACT)", () => {
     ).then((e) => expect(e.message).toBe(notOrdered))
     // A seeded (live) number: the default sender for live keys; the test number stays refused by name.
     await app.admin(`/workspaces/${workspaceId}/numbers`, { method: "POST", json: { e164: "+12175550172" } })
+    // Assigned to the campaign on the next two reads (asked for, then confirmed); never the test number.
+    for (let i = 0; i < 2; i++) await app.fetch("/v1/api/messaging/refresh", { method: "POST", headers: bearer(live) })
     const sent = await ok(await text(live), 201)
     expect(sent.message.deliveryStatus).toBe("queued")
     const thread = await ok(await app.fetch(`/v1/api/conversations/${sent.conversationId}`, { headers: bearer(live) }))
     expect(thread.conversation.numberE164).toBe("+12175550172")
     await expectError(await text(live, "+12175550171"), 409, "failed_precondition")
+  })
+})
+
+describe("campaign assignment (CONTRACT, \"On a real carrier\")", () => {
+  const assignmentOf = (e164: string) =>
+    app.runtime.runPromise(
+      Effect.map(
+        Effect.flatMap(NumberStore, (numbers) => numbers.findByE164(e164)),
+        (found) => Option.getOrThrow(found).campaignAssignment
+      )
+    )
+  const notAssigned = (e164: string) => `${e164} is not yet assigned to the texting campaign`
+
+  it("at approval every ordered local number is assigned (pending, then assigned on the next read); sends wait for it; toll-free and test numbers are never assigned", async () => {
+    const ws = await workspace(ready, ["local", "local", "toll_free"])
+    await ok(await post(ws.test, "/numbers", { phoneNumber: "+12175550181" }), 201)
+    await ok(await post(ws.live, "/messaging/registration", { business }), 201)
+    await refresh(ws.live)
+    for (const e164 of [...ws.numbers, "+12175550181"]) expect(await assignmentOf(e164)).toBeNull()
+    expect((await refresh(ws.live)).step).toBe("campaign_active")
+    expect(await assignmentOf(ws.numbers[0]!)).toBe("pending")
+    expect(await assignmentOf(ws.numbers[1]!)).toBe("pending")
+    expect(await assignmentOf(ws.numbers[2]!)).toBeNull()
+    expect(await assignmentOf("+12175550181")).toBeNull()
+    for (const e164 of ws.numbers.slice(0, 2)) {
+      await expectError(await text(ws.live, e164), 409, "failed_precondition").then((e) =>
+        expect(e.message).toBe(notAssigned(e164))
+      )
+    }
+    // Test keys never wait for it: they never reach a carrier.
+    expect((await ok(await text(ws.test, ws.numbers[0]!), 201)).simulated).toBe(true)
+
+    await refresh(ws.live)
+    for (const e164 of ws.numbers.slice(0, 2)) {
+      expect(await assignmentOf(e164)).toBe("assigned")
+      expect((await ok(await text(ws.live, e164), 201)).message.deliveryStatus).toBe("queued")
+    }
+    expect(await assignmentOf(ws.numbers[2]!)).toBeNull()
+    expect(await assignmentOf("+12175550181")).toBeNull()
+  })
+
+  it("a local number bought live after approval is assigned by the poller before it texts", async () => {
+    const ws = await workspace(ready, ["local"])
+    await ok(await post(ws.live, "/messaging/registration", { business }), 201)
+    for (let i = 0; i < 3; i++) await refresh(ws.live)
+    expect(await assignmentOf(ws.numbers[0]!)).toBe("assigned")
+
+    const { available } = await ok(
+      await app.fetch("/v1/api/numbers/available?type=local&limit=1", { headers: bearer(ws.live) })
+    )
+    const bought = await ok(await post(ws.live, "/numbers", { phoneNumber: available[0].phone_number }), 201)
+    const e164 = bought.number.e164 as string
+    expect(bought.simulated).toBeUndefined()
+    expect(await assignmentOf(e164)).toBeNull()
+    await expectError(await text(ws.live, e164), 409, "failed_precondition").then((e) =>
+      expect(e.message).toBe(notAssigned(e164))
+    )
+    // Nobody calls refresh: the poller asks for the assignment, then reads it done.
+    await app.runtime.runPromise(pollOnce)
+    expect(await assignmentOf(e164)).toBe("pending")
+    await expectError(await text(ws.live, e164), 409, "failed_precondition")
+    await app.runtime.runPromise(pollOnce)
+    expect(await assignmentOf(e164)).toBe("assigned")
+    expect((await ok(await text(ws.live, e164), 201)).message.deliveryStatus).toBe("queued")
+    // The workspace's first number was never asked for again.
+    expect(await assignmentOf(ws.numbers[0]!)).toBe("assigned")
   })
 })
 
@@ -715,6 +791,81 @@ describe("with the Telnyx 10DLC registry (the fake Telnyx server)", () => {
     expect((await deliver("10dlc.campaign.update", campaignUpdatePayload(campaignId, brandId))).status).toBe(200)
     expect((await telnyx.fetch("/v1/api/messaging", { headers: bearer(ws.live) }).then((r) => r.json())).messaging)
       .toMatchObject({ step: "campaign_active", canText: true })
+  })
+
+  it("at approval the numbers are assigned at Telnyx (phone_number_campaigns), followed by a 10DLC webhook; a number Telnyx refuses stays unassigned and cannot text", async () => {
+    const config = { apiKey: Redacted.make(fake.apiKey), messagingProfileId: "profile-live", baseUrl: fake.baseUrl }
+    const onTelnyx = await makeTestApp({
+      registry: registry(),
+      carrier: TelnyxCarrier.layer(config),
+      telnyxPublicKey: fake.publicKey
+    })
+    try {
+      const { workspaceId } = await onTelnyx.createWorkspace("Telnyx assignment", ready)
+      const live = (await onTelnyx.createKey(workspaceId, { kind: "live" })).token
+      const [onAccount, stranger] = ["+12175550191", "+12175550192"]
+      // One number is on the Telnyx account (ordered earlier); the other was seeded here only.
+      fake.addNumber(onAccount)
+      for (const e164 of [onAccount, stranger]) {
+        await onTelnyx.admin(`/workspaces/${workspaceId}/numbers`, { method: "POST", json: { e164 } })
+      }
+      const call = (path: string, json?: unknown) =>
+        onTelnyx.fetch(`/v1/api${path}`, {
+          method: "POST",
+          headers: bearer(live),
+          ...(json === undefined ? {} : { json })
+        })
+      const send = (from: string) => call("/messages", { to: "+12175550111", from, body: "On our way" })
+      await ok(await call("/messaging/registration", { business }), 201)
+      await ok(await call("/messaging/refresh"))
+      expect((await ok(await call("/messaging/refresh"))).messaging.step).toBe("campaign_active")
+      const campaignId = [...fake.campaigns.keys()].at(-1)!
+      // (The fake serves this describe's other tests too: only this workspace's numbers.)
+      const asked = fake.requests.filter((r) =>
+        r.method === "POST" && r.path === "/v2/10dlc/phone_number_campaigns" &&
+        [onAccount, stranger].includes(String((r.json as Record<string, unknown>)["phoneNumber"]))
+      )
+      expect(asked.map((r) => r.json)).toEqual([
+        { phoneNumber: onAccount, campaignId },
+        { phoneNumber: stranger, campaignId }
+      ])
+      expect(fake.assignments.get(onAccount)?.["assignmentStatus"]).toBe("PENDING_ASSIGNMENT")
+      for (const from of [onAccount, stranger]) {
+        await expectError(await send(from), 409, "failed_precondition").then((e) =>
+          expect(e.message).toBe(`${from} is not yet assigned to the texting campaign`)
+        )
+      }
+      // Telnyx says the number changed: its assignment is read again, and it texts.
+      const hook = fake.signedWebhook("10dlc.phone_number.update", { phoneNumber: onAccount, campaignId })
+      const delivered = await onTelnyx.fetch("/v1/carrier/telnyx", {
+        method: "POST",
+        headers: hook.headers,
+        body: hook.rawBody
+      })
+      expect(delivered.status).toBe(200)
+      expect(fake.assignments.get(onAccount)?.["assignmentStatus"]).toBe("ASSIGNED")
+      const sent = await ok(await send(onAccount), 201)
+      expect(sent.message.deliveryStatus).toBe("queued")
+      // Telnyx took it as registered 10DLC traffic (no 40010).
+      expect([...fake.messages.values()].at(-1)?.["errors"]).toEqual([])
+      // Telnyx refused the number it does not have: the assignment failed, and the number never texts live.
+      const failed = await onTelnyx.runtime.runPromise(
+        Effect.flatMap(NumberStore, (numbers) => numbers.findByE164(stranger))
+      )
+      expect(Option.getOrThrow(failed).campaignAssignment).toBe("failed")
+      const entries = ((await (await onTelnyx.admin(`/workspaces/${workspaceId}/audit-log`)).json()) as {
+        entries: Array<any>
+      }).entries
+      expect(entries.filter((e) => e.action === "messaging.number.assignment_failed")).toMatchObject([{
+        actor: "system",
+        detail: { e164: stranger, campaignId, reasons: [expect.stringContaining("not a phone number on this account")] }
+      }])
+      await ok(await call("/messaging/refresh"))
+      await expectError(await send(stranger), 409, "failed_precondition")
+      expect(fake.requests.filter((r) => r.path === "/v2/messages" && r.method === "POST")).toHaveLength(1)
+    } finally {
+      await onTelnyx.close()
+    }
   })
 
   it("two processes polling one database move each registration once and charge its add-on once", async () => {

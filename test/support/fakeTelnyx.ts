@@ -1,11 +1,13 @@
 /**
  * A fake Telnyx v2 for tests (research telnyx.md, "What a faithful fake Telnyx server for tests must
- * implement", messaging and numbers parts): `POST /v2/messages` and `GET /v2/messages/{id}`;
+ * implement", messaging and numbers parts): `POST /v2/messages` (only from numbers on the account;
+ * US texts from a long code not assigned to an active campaign fail with 40010) and `GET /v2/messages/{id}`;
  * `GET /v2/available_phone_numbers` over a small inventory (deepObject filters, raw or
  * percent-encoded brackets), `POST /v2/number_orders` (only numbers a search returned and nobody
  * owns) and `GET /v2/number_orders/{id}` (pending orders settle there); the 10DLC registry
- * (brand filing and read, the sole-proprietor PIN, campaignBuilder and campaign read: bare
- * camelCase answers, reviews settled by `setReview` on the first read); voice (Call Control and
+ * (brand filing and read, the sole-proprietor PIN, campaignBuilder and campaign read, number
+ * assignment to a campaign: bare camelCase answers, reviews and assignments settled by `setReview`
+ * on the first read); voice (Call Control and
  * AI assistants, fakeTelnyxVoice.ts); with Telnyx's auth, validation and error shapes, scriptable
  * faults, a record of every request, and Ed25519-signed webhooks (`message.sent`,
  * `message.finalized`, `message.received`, the events of a call, or any event type).
@@ -193,10 +195,19 @@ export interface Review {
   readonly campaign?:
     | { readonly outcome: "approved" }
     | { readonly outcome: "rejected"; readonly failureReasons: string; readonly campaignStatus?: string }
+  /** A number assignment: ASSIGNED, or FAILED_ASSIGNMENT with these reasons. */
+  readonly assignment?: { readonly outcome: "assigned" } | {
+    readonly outcome: "failed"
+    readonly failureReasons: string
+  }
   /** The PIN texted from now on; default a random 6-digit one. */
   readonly otpPin?: string
 }
-const DEFAULT_REVIEW: Review = { brand: { outcome: "accepted" }, campaign: { outcome: "approved" } }
+const DEFAULT_REVIEW: Review = {
+  brand: { outcome: "accepted" },
+  campaign: { outcome: "approved" },
+  assignment: { outcome: "assigned" }
+}
 
 /** A PIN texted to a sole proprietor, as `GET …/smsOtp` reports it (plus the PIN, for tests). */
 export interface FakeOtp {
@@ -312,11 +323,18 @@ export interface FakeTelnyx {
   readonly owned: ReadonlySet<string>
   /** Another Telnyx customer buys this number now. */
   readonly takeNumber: (phoneNumber: string) => void
+  /**
+   * Puts a number on our account, as if ordered before (in the portal): it may send and be assigned.
+   * `registered`: also assigned to an active campaign set up in the portal, so its US texts go out.
+   */
+  readonly addNumber: (phoneNumber: string, options?: { readonly registered?: boolean }) => void
   /** How orders go from now on (until reset). */
   readonly setOrderFlow: (flow: OrderFlow) => void
   /** 10DLC brands by `brandId`, and campaigns by `campaignId`, as last answered. */
   readonly brands: ReadonlyMap<string, Record<string, unknown>>
   readonly campaigns: ReadonlyMap<string, Record<string, unknown>>
+  /** Number assignments (`PhoneNumberCampaign`) by phone number, as last answered. */
+  readonly assignments: ReadonlyMap<string, Record<string, unknown>>
   /** The last PIN texted to each brand; a test may set `deliveryStatus` to `EXPIRED`. */
   readonly otps: ReadonlyMap<string, FakeOtp>
   /** How reviews settle from now on (merged into the current one; default accepted and approved). */
@@ -345,6 +363,15 @@ export interface FakeTelnyx {
 }
 
 const E164 = /^\+[1-9]\d{6,14}$/
+/** NANP toll-free codes: not 10DLC (they are verified, not registered). */
+const TOLL_FREE = /^\+18(00|33|44|55|66|77|88)\d{7}$/
+
+/** The delivery error of a 10DLC message from a number not assigned to an active campaign (error reference). */
+export const NOT_10DLC_REGISTERED: TelnyxError = {
+  code: "40010",
+  title: "Not 10DLC registered",
+  detail: "The sending number is not 10DLC-registered but is required to be by the carrier."
+}
 
 /** One entry of the v2 error envelope `{errors: [...]}` (research §6). */
 export interface TelnyxError {
@@ -365,6 +392,8 @@ export const startFakeTelnyx = async (
   /** Numbers a search returned: only these can be ordered (research §1: "a number can only be ordered if a recent search returned it"). */
   const searched = new Set<string>()
   const owned = new Set<string>()
+  /** Numbers on our account (ordered by us, or `addNumber`): `owned` also holds other customers'. */
+  const ours = new Set<string>()
   const orders = new Map<string, Record<string, unknown>>()
   let orderFlow = DEFAULT_ORDER_FLOW
   const apiKey = options.apiKey ?? DEFAULT_API_KEY
@@ -433,6 +462,7 @@ export const startFakeTelnyx = async (
   const brands = new Map<string, Record<string, unknown>>()
   const campaigns = new Map<string, Record<string, unknown>>()
   const otps = new Map<string, FakeOtp>()
+  const assignments = new Map<string, Record<string, unknown>>()
   let review: Review = DEFAULT_REVIEW
 
   const invalid = (res: ServerResponse, list: ReadonlyArray<FieldError>) => send(res, 422, { detail: list })
@@ -626,6 +656,67 @@ export const startFakeTelnyx = async (
     return send(res, 200, campaigns.get(campaignId))
   }
 
+  /**
+   * `POST /v2/10dlc/phone_number_campaigns` (and the legacy `phoneNumberCampaign` the docs guide
+   * still uses). Telnyx's rules (https://developers.telnyx.com/docs/messaging/10dlc/phone-number-assignment):
+   * only a number on the account (a long code on a messaging profile), only to an ACTIVE campaign
+   * (approved by carriers: MNO_PROVISIONED), one campaign per number at a time. The refusals'
+   * codes are not documented; the answer is a `PhoneNumberCampaign` with `assignmentStatus`
+   * PENDING_ASSIGNMENT (https://developers.telnyx.com/api-reference/phone-number-campaigns/create-new-phone-number-campaign).
+   */
+  const assignNumber = (res: ServerResponse, json: unknown): number => {
+    const b = fields(json)
+    const list = ["phoneNumber", "campaignId"].filter((f) => !text(b[f])).map(missingField)
+    if (list.length > 0) return invalid(res, list)
+    const phoneNumber = b["phoneNumber"] as string
+    if (!ours.has(phoneNumber)) {
+      return refuse(res, "Invalid phone number", `${phoneNumber} is not a phone number on this account.`)
+    }
+    const campaign = campaigns.get(b["campaignId"] as string)
+    if (!campaign) return refuse(res, "Invalid campaign", `Campaign ${String(b["campaignId"])} does not exist.`)
+    if (campaign["campaignStatus"] !== "MNO_PROVISIONED") {
+      return refuse(res, "Campaign not active", "A number can only be assigned to an active campaign.")
+    }
+    if (assignments.has(phoneNumber)) {
+      return refuse(res, "Number already assigned", `${phoneNumber} is already assigned to a campaign.`)
+    }
+    const now = new Date().toISOString()
+    const assignment = {
+      phoneNumber,
+      campaignId: campaign["campaignId"],
+      brandId: campaign["brandId"],
+      tcrBrandId: campaign["tcrBrandId"],
+      tcrCampaignId: campaign["tcrCampaignId"],
+      telnyxCampaignId: campaign["campaignId"],
+      assignmentStatus: "PENDING_ASSIGNMENT",
+      failureReasons: null,
+      createdAt: now,
+      updatedAt: now
+    }
+    assignments.set(phoneNumber, assignment)
+    return send(res, 200, assignment)
+  }
+
+  /** `GET /v2/10dlc/phone_number_campaigns/{phoneNumber}`: a pending assignment settles as `review.assignment` says. */
+  const readAssignment = (res: ServerResponse, phoneNumber: string): number => {
+    const assignment = assignments.get(phoneNumber)
+    if (!assignment) return notFound(res, "Phone number campaign")
+    if (assignment["assignmentStatus"] === "PENDING_ASSIGNMENT" && review.assignment) {
+      const settled = review.assignment.outcome === "assigned"
+        ? { assignmentStatus: "ASSIGNED" }
+        : { assignmentStatus: "FAILED_ASSIGNMENT", failureReasons: review.assignment.failureReasons }
+      assignments.set(phoneNumber, { ...assignment, ...settled, updatedAt: new Date().toISOString() })
+    }
+    return send(res, 200, assignments.get(phoneNumber))
+  }
+
+  /** Whether a number is assigned to a campaign carriers accept traffic for (ASSIGNED to an MNO_PROVISIONED one). */
+  const registered = (phoneNumber: string) => {
+    const assignment = assignments.get(phoneNumber)
+    return assignment?.["assignmentStatus"] === "ASSIGNED" &&
+      campaigns.get(String(assignment["campaignId"]))?.["campaignStatus"] === "MNO_PROVISIONED"
+  }
+
   /** The 10DLC routes; undefined when the path is not one. */
   const registry = (method: string, path: string, json: unknown, res: ServerResponse): number | undefined => {
     const id = (re: RegExp) => {
@@ -634,6 +725,13 @@ export const startFakeTelnyx = async (
     }
     if (method === "POST" && path === "/v2/10dlc/brand") return createBrand(res, json)
     if (method === "POST" && path === "/v2/10dlc/campaignBuilder") return createCampaign(res, json)
+    if (
+      method === "POST" && (path === "/v2/10dlc/phone_number_campaigns" || path === "/v2/10dlc/phoneNumberCampaign")
+    ) {
+      return assignNumber(res, json)
+    }
+    const assigned = id(/^\/v2\/10dlc\/phone_number_campaigns\/([^/]+)$/)
+    if (assigned !== undefined && method === "GET") return readAssignment(res, assigned)
     const otpBrand = id(/^\/v2\/10dlc\/brand\/([^/]+)\/smsOtp$/)
     if (otpBrand !== undefined && method === "POST") return triggerOtp(res, otpBrand, json)
     if (otpBrand !== undefined && method === "GET") return otpStatus(res, otpBrand)
@@ -718,6 +816,25 @@ export const startFakeTelnyx = async (
       })
     }
     if (invalid.length > 0) return errors(res, 422, invalid)
+    const from = b["from"] as string
+    // A number sends only from the account that has it on a messaging profile
+    // (https://developers.telnyx.com/docs/messaging/messages/phone-number-configuration). The code is
+    // the error reference's "Invalid source number" (https://developers.telnyx.com/docs/messaging/messages/error-codes);
+    // that Telnyx answers it at once rather than in a webhook is our assumption: the adapter reads only the 4xx.
+    if (!ours.has(from)) {
+      return errors(res, 400, [{
+        code: "40013",
+        title: "Invalid source number",
+        detail: `${from} is not a messaging-enabled number on this account.`,
+        source: { pointer: "/from" }
+      }])
+    }
+    // A US long code texts US numbers only once assigned to an active 10DLC campaign
+    // (https://developers.telnyx.com/docs/messaging/10dlc/phone-number-assignment). Telnyx accepts
+    // the message and fails it in delivery with 40010 "Not 10DLC registered" (error reference,
+    // "Delivery errors (40xxx)": reported in `message.finalized`), as the message records here.
+    const to = b["to"] as string
+    const unregistered = from.startsWith("+1") && !TOLL_FREE.test(from) && to.startsWith("+1") && !registered(from)
 
     const message = {
       id: randomUUID(),
@@ -727,7 +844,12 @@ export const startFakeTelnyx = async (
       messaging_profile_id: typeof profile === "string" ? profile : null,
       organization_id: "fake-organization",
       from: { phone_number: b["from"], carrier: "Telnyx", line_type: "Wireless" },
-      to: [{ phone_number: b["to"], carrier: "T-Mobile USA", line_type: "Wireless", status: "queued" }],
+      to: [{
+        phone_number: b["to"],
+        carrier: "T-Mobile USA",
+        line_type: "Wireless",
+        status: unregistered ? "delivery_failed" : "queued"
+      }],
       cc: [],
       text: typeof text === "string" ? text : null,
       subject: null,
@@ -738,11 +860,11 @@ export const startFakeTelnyx = async (
       cost: null,
       received_at: new Date().toISOString(),
       sent_at: null,
-      completed_at: null,
+      completed_at: unregistered ? new Date().toISOString() : null,
       valid_until: null,
       webhook_url: null,
       webhook_failover_url: null,
-      errors: []
+      errors: unregistered ? [NOT_10DLC_REGISTERED] : []
     }
     messages.set(message.id, message)
     return send(res, 200, { data: message })
@@ -873,7 +995,10 @@ export const startFakeTelnyx = async (
         }
       ])
     }
-    for (const n of numbers as Array<string>) owned.add(n)
+    for (const n of numbers as Array<string>) {
+      owned.add(n)
+      ours.add(n)
+    }
     const now = new Date().toISOString()
     const order = {
       id: randomUUID(),
@@ -905,7 +1030,10 @@ export const startFakeTelnyx = async (
     const view = orderView(order, status)
     orders.set(String(order["id"]), view)
     if (status === "failure") {
-      for (const l of view["phone_numbers"] as Array<{ phone_number: string }>) owned.delete(l.phone_number)
+      for (const l of view["phone_numbers"] as Array<{ phone_number: string }>) {
+        owned.delete(l.phone_number)
+        ours.delete(l.phone_number)
+      }
     }
     return send(res, 200, { data: view })
   }
@@ -1030,11 +1158,21 @@ export const startFakeTelnyx = async (
     orders,
     owned,
     takeNumber: (phoneNumber) => void owned.add(phoneNumber),
+    addNumber: (phoneNumber, opts = {}) => {
+      owned.add(phoneNumber)
+      ours.add(phoneNumber)
+      if (opts.registered === true) {
+        const campaignId = "portal-campaign"
+        campaigns.set(campaignId, { campaignId, brandId: "portal-brand", campaignStatus: "MNO_PROVISIONED" })
+        assignments.set(phoneNumber, { phoneNumber, campaignId, assignmentStatus: "ASSIGNED", failureReasons: null })
+      }
+    },
     setOrderFlow: (flow) => {
       orderFlow = flow
     },
     brands,
     campaigns,
+    assignments,
     otps,
     setReview: (next) => {
       review = { ...review, ...next }
@@ -1073,10 +1211,12 @@ export const startFakeTelnyx = async (
       messages.clear()
       searched.clear()
       owned.clear()
+      ours.clear()
       orders.clear()
       orderFlow = DEFAULT_ORDER_FLOW
       brands.clear()
       campaigns.clear()
+      assignments.clear()
       otps.clear()
       review = DEFAULT_REVIEW
       voice.reset()

@@ -37,7 +37,7 @@ export class MessagesGroup extends publicGroup(
         )
         .annotate(
           OpenApi.Description,
-          "Send an SMS/MMS (`Idempotency-Key` supported). Test keys record `simulated` and send nothing. Live keys need a registration filed live and approved, and a number ordered with a live key (without `from`, such a number is chosen first); otherwise 409. A `conversationId` of a withheld callers' thread (`participants` empty) is a 409: there is no number to text."
+          "Send an SMS/MMS (`Idempotency-Key` supported). Test keys record `simulated` and send nothing. Live keys need a registration filed live and approved, and a number ordered with a live key (without `from`, such a number is chosen first) and, once the campaign is active, assigned to it (`+1... is not yet assigned to the texting campaign` until the registry confirms the assignment); otherwise 409. A `conversationId` of a withheld callers' thread (`participants` empty) is a 409: there is no number to text."
         )
         .pipe(capability(sendMessage))
     )

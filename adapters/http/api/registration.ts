@@ -31,7 +31,7 @@ const otp: MessagingStatus = {
   step: "brand_otp_pending",
   brand: {
     status: "otp_pending",
-    identityStatus: "UNVERIFIED",
+    identityStatus: "SELF_DECLARED",
     failureReasons: [],
     otpSentAt: "2026-08-17T10:00:00.000Z",
     otpMobileLast4: "0100"
