@@ -6,15 +6,19 @@
  * registry. A brand whose outcome is `otp` and that is a sole proprietor gets a 6-digit PIN
  * "texted" to its mobile; the `otp` test helper reads it back.
  *
- * A number assignment (`assignNumber`) answers `pending` and completes on the next status read, as
- * Telnyx's `PENDING_ASSIGNMENT` then `ASSIGNED` do; a number this process never assigned (before a
- * restart, or by another process) is recalled as assigned.
+ * A number assignment (`assignNumber`) answers `pending` and completes on the next status read
+ * (`assigned`, or `failed` when the next outcome's `assignment` is `fail`), as Telnyx's
+ * `PENDING_ASSIGNMENT` then `ASSIGNED` or `FAILED_ASSIGNMENT` do. As on Telnyx, only a number on the
+ * account (held by a workspace: the NumberStore is the simulator's account) is assigned, only to an
+ * approved campaign, and only once. A held number this process never assigned (before a restart,
+ * or by another process) is recalled as assigned.
  *
  * State lives in this process's memory (a Ref, one call at a time): right for tests and one process, but processes
  * sharing a database each see only the brands they filed. Production uses the Telnyx adapter.
  */
 import { Clock, Context, Effect, Layer, Option, Random, Ref } from "effect"
 import { Ids } from "../../core/kernel/ids.ts"
+import { NumberStore } from "../../core/numbers/model.ts"
 import {
   type AssignmentReport,
   type BrandReport,
@@ -37,7 +41,8 @@ const CAMPAIGN_PREFIX = "sim_campaign_"
 
 const DEFAULT_REASONS = {
   brand: "The brand could not be verified (simulated rejection)",
-  campaign: "The campaign was rejected (simulated rejection)"
+  campaign: "The campaign was rejected (simulated rejection)",
+  assignment: "The number could not be assigned to the campaign (simulated rejection)"
 }
 
 /** A filed brand: its report, its decided outcome (applied on the next status read) and the PIN it waits for. */
@@ -55,12 +60,19 @@ interface FiledCampaign {
   readonly reasons: ReadonlyArray<string>
 }
 
+/** A number asked for, and how its review settles on the next read. */
+interface Assignment {
+  readonly report: AssignmentReport
+  readonly outcome: "assign" | "fail"
+  readonly reasons: ReadonlyArray<string>
+}
+
 interface WorkspaceState {
   readonly next: NextOutcome
   readonly brands: ReadonlyMap<string, Brand>
   readonly campaigns: ReadonlyMap<string, FiledCampaign>
   /** Number assignments by number. */
-  readonly assignments: ReadonlyMap<string, AssignmentReport>
+  readonly assignments: ReadonlyMap<string, Assignment>
   readonly lastOtp: SentOtp | null
 }
 
@@ -81,7 +93,7 @@ const reasonsFor = (
 ) => (next.reasons !== undefined && next.reasons.length > 0 ? next.reasons : [fallback])
 
 /** The next outcome once a filing used its `part`: a rejection takes the reasons with it, for the other part's default. */
-const used = (next: NextOutcome, part: "brand" | "campaign", rejects: boolean): NextOutcome => {
+const used = (next: NextOutcome, part: "brand" | "campaign" | "assignment", rejects: boolean): NextOutcome => {
   const { [part]: _part, ...rest } = next
   if (!rejects) return rest
   const { reasons: _reasons, ...left } = rest
@@ -91,6 +103,7 @@ const used = (next: NextOutcome, part: "brand" | "campaign", rejects: boolean): 
 const makePin = Effect.map(Random.nextIntBetween(0, 1_000_000), (n) => String(n).padStart(6, "0"))
 
 const make = Effect.gen(function*() {
+  const numbers = yield* NumberStore
   const state = yield* Ref.make<ReadonlyMap<string, WorkspaceState>>(new Map())
   // Every call reads, decides, then writes: one at a time, so concurrent calls never lose an update.
   const lock = yield* Effect.makeSemaphore(1)
@@ -258,9 +271,13 @@ const make = Effect.gen(function*() {
     assignmentStatus: (workspaceId, e164) => assignmentStatus(workspaceId, e164)
   })
 
+  /** Whether a workspace holds the number: the simulator's account. */
+  const onAccount = (e164: string) => Effect.map(numbers.findByE164(e164), Option.isSome)
+
   const assignNumber: Registry["assignNumber"] = (workspaceId, campaignId, e164) =>
     serial(
       Effect.gen(function*() {
+        if (!(yield* onAccount(e164))) return yield* rejected(`${e164} is not a phone number on this account`)
         const ws = yield* read(workspaceId)
         const campaign = ws.campaigns.get(campaignId)
         // Telnyx assigns only to an active campaign; one of ours this process does not know is recalled as approved.
@@ -270,9 +287,19 @@ const make = Effect.gen(function*() {
         if (campaign === undefined && !campaignId.startsWith(CAMPAIGN_PREFIX)) {
           return yield* rejected(`Campaign ${campaignId} not found`)
         }
-        const report: AssignmentReport = { phoneNumber: e164, status: "pending", failureReasons: [] }
-        yield* write(workspaceId, { ...ws, assignments: new Map(ws.assignments).set(e164, report) })
-        return report
+        if (ws.assignments.has(e164)) return yield* rejected(`${e164} is already assigned to a campaign`)
+        const outcome = ws.next.assignment ?? "assign"
+        const assignment: Assignment = {
+          report: { phoneNumber: e164, status: "pending", failureReasons: [] },
+          outcome,
+          reasons: reasonsFor(ws.next, DEFAULT_REASONS.assignment)
+        }
+        yield* write(workspaceId, {
+          ...ws,
+          assignments: new Map(ws.assignments).set(e164, assignment),
+          next: used(ws.next, "assignment", outcome === "fail")
+        })
+        return assignment.report
       })
     )
 
@@ -281,10 +308,15 @@ const make = Effect.gen(function*() {
       Effect.gen(function*() {
         const ws = yield* read(workspaceId)
         const known = ws.assignments.get(e164)
-        if (known === undefined) return { phoneNumber: e164, status: "assigned" as const, failureReasons: [] }
-        if (known.status !== "pending") return known
-        const report: AssignmentReport = { ...known, status: "assigned" }
-        yield* write(workspaceId, { ...ws, assignments: new Map(ws.assignments).set(e164, report) })
+        if (known === undefined) {
+          if (!(yield* onAccount(e164))) return yield* rejected(`No campaign assignment for ${e164}`)
+          return { phoneNumber: e164, status: "assigned" as const, failureReasons: [] }
+        }
+        if (known.report.status !== "pending") return known.report
+        const report: AssignmentReport = known.outcome === "fail"
+          ? { ...known.report, status: "failed", failureReasons: known.reasons }
+          : { ...known.report, status: "assigned" }
+        yield* write(workspaceId, { ...ws, assignments: new Map(ws.assignments).set(e164, { ...known, report }) })
         return report
       })
     )
@@ -301,9 +333,11 @@ const make = Effect.gen(function*() {
 })
 
 /** The simulator as the registry (live filings too, under CARRIER=simulated), the mock registry and the test helpers' side. */
-export const layer: Layer.Layer<Registry | MockRegistry | RegistrySimulator> = Layer.effectContext(make)
+export const layer: Layer.Layer<Registry | MockRegistry | RegistrySimulator, never, NumberStore> = Layer.effectContext(
+  make
+)
 
 /** The simulator for mock-mode filings and the test helpers only, beside a real registry. */
-export const layerMock: Layer.Layer<MockRegistry | RegistrySimulator> = Layer.effectContext(
+export const layerMock: Layer.Layer<MockRegistry | RegistrySimulator, never, NumberStore> = Layer.effectContext(
   Effect.map(make, Context.omit(Registry))
 )

@@ -41,6 +41,7 @@ export const SimulatedStatusInput = Schema.Struct({
 export const RegistryOutcomeInput = Schema.Struct({
   brand: Schema.optional(Schema.Literal("accept", "reject", "otp")),
   campaign: Schema.optional(Schema.Literal("approve", "reject")),
+  assignment: Schema.optional(Schema.Literal("assign", "fail")),
   reasons: Schema.optional(Schema.Array(Text(500)).pipe(Schema.maxItems(10)))
 }).annotations({ identifier: "RegistryOutcomeInput", parseOptions: { onExcessProperty: "error" } })
 

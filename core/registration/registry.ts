@@ -114,6 +114,8 @@ export class MockRegistry extends Context.Tag("core/MockRegistry")<MockRegistry,
 export interface NextOutcome {
   readonly brand?: "accept" | "reject" | "otp" | undefined
   readonly campaign?: "approve" | "reject" | undefined
+  /** How the next number assignment settles. */
+  readonly assignment?: "assign" | "fail" | undefined
   readonly reasons?: ReadonlyArray<string> | undefined
 }
 

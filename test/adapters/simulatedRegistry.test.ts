@@ -1,9 +1,18 @@
-/** The simulated 10DLC registry: each outcome of the `registry` test helper, the defaults, and workspaces kept apart. */
+/**
+ * The simulated 10DLC registry beyond the port's contract (carrier.registry.contract.test.ts): each
+ * outcome of the `registry` test helper used once, default reasons, `otp` for sole proprietors only,
+ * PIN times on the workspace's clock, what it recalls after a restart, and workspaces kept apart.
+ */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Option, TestClock } from "effect"
 import * as Simulated from "../../adapters/carrier/simulatedRegistry.ts"
+import * as MemoryStores from "../../adapters/memory/stores.ts"
+import type { E164 } from "../../core/kernel/phone.ts"
+import { NumberStore } from "../../core/numbers/model.ts"
 import { type Application, decodeApplication } from "../../core/registration/input.ts"
 import { type NextOutcome, OTP_TTL_MILLIS, Registry, RegistrySimulator } from "../../core/registration/registry.ts"
+import { defaultBilling } from "../../core/workspaces/model.ts"
+import { WorkspaceStore } from "../../core/workspaces/store.ts"
 
 const application = (business: Record<string, unknown>): Application => {
   const decoded = decodeApplication({
@@ -29,6 +38,29 @@ const soleProprietor = application({
   mobilePhone: "+15125550123"
 })
 
+/** A workspace holds these numbers: they are on the simulator's account. */
+const hold = (e164s: ReadonlyArray<string>) =>
+  Effect.gen(function*() {
+    const workspaceId = crypto.randomUUID()
+    yield* (yield* WorkspaceStore).insert({
+      id: workspaceId,
+      name: "Holder",
+      billing: defaultBilling,
+      createdAt: new Date().toISOString()
+    })
+    for (const e164 of e164s) {
+      yield* Effect.orDie((yield* NumberStore).insert(workspaceId, {
+        e164: e164 as E164,
+        type: "local",
+        voiceMode: "app",
+        agentId: null,
+        forwardTo: null,
+        assignedUserId: null,
+        status: "active"
+      }, crypto.randomUUID()))
+    }
+  })
+
 /** Sets the workspace's next outcome, files the brand and reads it once, as a refresh would. */
 const reviewBrand = (ws: string, outcome: NextOutcome, app: Application) =>
   Effect.gen(function*() {
@@ -47,7 +79,10 @@ const waitingForPin = Effect.gen(function*() {
   return { ws, brand, sent }
 })
 
-const run = <A, E>(effect: Effect.Effect<A, E, Registry | RegistrySimulator>) => Effect.provide(effect, Simulated.layer)
+/** The simulator's account, the NumberStore, outlives a registry instance (a restart). */
+const withAccount = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.provide(effect, MemoryStores.layer)
+const run = <A, E>(effect: Effect.Effect<A, E, Registry | RegistrySimulator>) =>
+  withAccount(Effect.provide(effect, Simulated.layer))
 
 describe("simulated registry", () => {
   it.effect("by default a business brand is accepted and its campaign approved, each on the status read after filing", () =>
@@ -102,26 +137,38 @@ describe("simulated registry", () => {
       )
     }))
 
-  it.effect("a number assigned to an approved campaign is pending, then assigned on the next read; a pending campaign is refused", () =>
-    run(
+  it.effect("a held number it never assigned (before a restart) is recalled as assigned; a `fail` assignment is used once", () =>
+    withAccount(
       Effect.gen(function*() {
-        const registry = yield* Registry
         const ws = crypto.randomUUID()
-        const brand = yield* reviewBrand(ws, {}, business)
-        const campaign = yield* registry.fileCampaign(ws, brand.brandId, business.campaign)
-        const early = yield* Effect.flip(registry.assignNumber(ws, campaign.campaignId, "+15125550101"))
-        assert.strictEqual(early.reason, "rejected")
-        assert.strictEqual((yield* registry.campaignStatus(ws, campaign.campaignId)).status, "approved")
-        const asked = yield* registry.assignNumber(ws, campaign.campaignId, "+15125550101")
-        assert.deepStrictEqual(asked, { phoneNumber: "+15125550101", status: "pending", failureReasons: [] })
-        for (let read = 0; read < 2; read++) {
-          assert.strictEqual((yield* registry.assignmentStatus(ws, "+15125550101")).status, "assigned")
-        }
-        // Unknown to this process (assigned before a restart): recalled as assigned.
-        assert.strictEqual((yield* registry.assignmentStatus(ws, "+15125550102")).status, "assigned")
-        assert.strictEqual(
-          (yield* Effect.flip(registry.assignNumber(ws, "not-a-sim-campaign", "+15125550103"))).reason,
-          "rejected"
+        yield* hold(["+15125550101", "+15125550102", "+15125550103"])
+        const instance = <A, E>(effect: Effect.Effect<A, E, Registry | RegistrySimulator>) =>
+          Effect.provide(effect, Simulated.layer)
+        const campaignId = yield* instance(
+          Effect.gen(function*() {
+            const registry = yield* Registry
+            const brand = yield* reviewBrand(ws, {}, business)
+            const { campaignId } = yield* registry.fileCampaign(ws, brand.brandId, business.campaign)
+            yield* registry.campaignStatus(ws, campaignId)
+            yield* registry.assignNumber(ws, campaignId, "+15125550101")
+            return campaignId
+          })
+        )
+        // A new instance: the process restarted.
+        yield* instance(
+          Effect.gen(function*() {
+            const registry = yield* Registry
+            assert.strictEqual((yield* registry.assignmentStatus(ws, "+15125550101")).status, "assigned")
+            yield* (yield* RegistrySimulator).setNextOutcome(ws, { assignment: "fail", reasons: ["Not eligible"] })
+            yield* registry.assignNumber(ws, campaignId, "+15125550102")
+            assert.deepStrictEqual(yield* registry.assignmentStatus(ws, "+15125550102"), {
+              phoneNumber: "+15125550102",
+              status: "failed",
+              failureReasons: ["Not eligible"]
+            })
+            yield* registry.assignNumber(ws, campaignId, "+15125550103")
+            assert.strictEqual((yield* registry.assignmentStatus(ws, "+15125550103")).status, "assigned")
+          })
         )
       })
     ))
@@ -172,30 +219,6 @@ describe("simulated registry", () => {
         // used once: a new campaign is approved
         const second = yield* registry.fileCampaign(ws, filed.brandId, business.campaign)
         assert.strictEqual((yield* registry.campaignStatus(ws, second.campaignId)).status, "approved")
-      })
-    ))
-
-  it.effect("a sole proprietor told `otp` is texted a PIN; a wrong PIN is refused, the right one accepts the brand", () =>
-    run(
-      Effect.gen(function*() {
-        const registry = yield* Registry
-        const { brand: filed, sent, ws } = yield* waitingForPin
-        assert.deepStrictEqual([filed.status, filed.otpSentAt], ["otp_pending", "2026-01-05T10:00:00.000Z"])
-        assert.match(sent.pin, /^\d{6}$/)
-        assert.strictEqual(sent.sentAt, "2026-01-05T10:00:00.000Z")
-        const wrong = sent.pin === "000000" ? "111111" : "000000"
-        const refused = yield* Effect.flip(registry.verifyOtp(ws, filed.brandId, wrong))
-        assert.deepStrictEqual([refused._tag, refused._tag === "OtpRejected" && refused.reason], [
-          "OtpRejected",
-          "wrong"
-        ])
-        assert.strictEqual((yield* registry.brandStatus(ws, filed.brandId)).status, "otp_pending")
-        const verified = yield* registry.verifyOtp(ws, filed.brandId, sent.pin)
-        assert.strictEqual(verified.status, "accepted")
-        assert.strictEqual((yield* registry.brandStatus(ws, filed.brandId)).status, "accepted")
-        // no longer waiting for a PIN
-        assert.strictEqual((yield* Effect.flip(registry.verifyOtp(ws, filed.brandId, sent.pin)))._tag, "RegistryError")
-        assert.strictEqual((yield* Effect.flip(registry.sendOtp(ws, filed.brandId)))._tag, "RegistryError")
       })
     ))
 

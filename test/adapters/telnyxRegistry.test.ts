@@ -1,5 +1,6 @@
 /**
- * The Telnyx 10DLC registry against the fake Telnyx (test/support/fakeTelnyx.ts), over real HTTP:
+ * The Telnyx 10DLC registry against the fake Telnyx (test/support/fakeTelnyx.ts), over real HTTP,
+ * beyond the port's contract (carrier.registry.contract.test.ts):
  * the filings' bodies, reviews read back as the port's statuses, the sole-proprietor PIN, and
  * both of the registry's error shapes, 429s, 5xx, timeouts and malformed answers as RegistryError.
  */
@@ -148,19 +149,6 @@ describe("Telnyx registry: brands", () => {
         // A word Telnyx may add later is not taken for verified.
         brands.set(brandId, { ...brands.get(brandId), identityStatus: "SOMETHING_NEW" })
         assert.strictEqual((yield* registry.brandStatus(WS, brandId)).identityStatus, "UNVERIFIED")
-      })
-    ))
-
-  it.live("a rejected brand reports the registry's reasons", () =>
-    withRegistry((registry) =>
-      Effect.gen(function*() {
-        fake().setReview({
-          brand: { outcome: "rejected", failureReasons: "Tax ID does not match the legal company name" }
-        })
-        const { brandId } = yield* registry.fileBrand(WS, business)
-        const read = yield* registry.brandStatus(WS, brandId)
-        assert.strictEqual(read.status, "rejected")
-        assert.deepStrictEqual(read.failureReasons, ["Tax ID does not match the legal company name"])
       })
     ))
 
@@ -377,40 +365,6 @@ describe("Telnyx registry: assigning numbers to the campaign", () => {
             r.method === "GET" && r.path === "/v2/10dlc/phone_number_campaigns/%2B13122010007"
           )
         )
-      })
-    ))
-
-  it.live("a failed assignment reports Telnyx's reasons", () =>
-    withRegistry((registry) =>
-      Effect.gen(function*() {
-        fake().addNumber(NUMBER)
-        fake().setReview({ assignment: { outcome: "failed", failureReasons: "T-Mobile rejected the number" } })
-        const campaignId = yield* activeCampaign(registry)
-        yield* registry.assignNumber(WS, campaignId, NUMBER)
-        assert.deepStrictEqual(yield* registry.assignmentStatus(WS, NUMBER), {
-          phoneNumber: NUMBER,
-          status: "failed",
-          failureReasons: ["T-Mobile rejected the number"]
-        })
-      })
-    ))
-
-  it.live("the fake refuses a campaign not active yet, a number not on the account, and a second assignment", () =>
-    withRegistry((registry) =>
-      Effect.gen(function*() {
-        fake().addNumber(NUMBER)
-        const pending = yield* registry.fileCampaign(WS, yield* acceptedBrand(registry), campaign)
-        const notActive = yield* failure(registry.assignNumber(WS, pending.campaignId, NUMBER))
-        assert.strictEqual(notActive.reason, "rejected")
-        assert.include(notActive.message, "active campaign")
-        const campaignId = yield* activeCampaign(registry)
-        const stranger = yield* failure(registry.assignNumber(WS, campaignId, "+13122010008"))
-        assert.strictEqual(stranger.reason, "rejected")
-        assert.include(stranger.message, "not a phone number on this account")
-        yield* registry.assignNumber(WS, campaignId, NUMBER)
-        assert.strictEqual((yield* failure(registry.assignNumber(WS, campaignId, NUMBER))).reason, "rejected")
-        // No assignment to read: rejected.
-        assert.strictEqual((yield* failure(registry.assignmentStatus(WS, "+13122010008"))).reason, "rejected")
       })
     ))
 })

@@ -615,6 +615,21 @@ describe("campaign assignment (CONTRACT, \"On a real carrier\")", () => {
     // The workspace's first number was never asked for again.
     expect(await assignmentOf(ws.numbers[0]!)).toBe("assigned")
   })
+
+  it("the simulator refuses an assignment when the test helper says `fail`: the number stays unable to text live, with an audit entry", async () => {
+    const ws = await workspace(ready, ["local"])
+    await ok(await post(ws.test, "/test-helpers/registry", { assignment: "fail", reasons: ["Not eligible"] }))
+    await ok(await post(ws.live, "/messaging/registration", { business }), 201)
+    for (let i = 0; i < 3; i++) await refresh(ws.live)
+    expect(await assignmentOf(ws.numbers[0]!)).toBe("failed")
+    await expectError(await text(ws.live, ws.numbers[0]!), 409, "failed_precondition").then((e) =>
+      expect(e.message).toBe(notAssigned(ws.numbers[0]!))
+    )
+    const { entries } = await ok(await app.admin(`/workspaces/${ws.workspaceId}/audit-log`))
+    expect(entries.filter((e: any) => e.action === "messaging.number.assignment_failed")).toMatchObject([{
+      detail: { e164: ws.numbers[0], reasons: ["Not eligible"] }
+    }])
+  })
 })
 
 describe("the pre-approved campaign rule (PREAPPROVED_CAMPAIGN)", () => {

@@ -62,7 +62,7 @@ export interface TestAppOptions {
   /** The texting gate for live keys; default: the stored registration, no pre-approved campaign, mock registrations count (the simulated carrier). */
   readonly registration?: Layer.Layer<TextingGate.RegistrationGate, never, RegistrationStore>
   /** The 10DLC registries; default: the simulator for live and mock filings. */
-  readonly registry?: Layer.Layer<Registry | MockRegistry | RegistrySimulator, never, never>
+  readonly registry?: Layer.Layer<Registry | MockRegistry | RegistrySimulator, never, NumberStore>
   /** The voice carrier; default: the simulator. */
   readonly voice?: Layer.Layer<Voice, never, never>
   /** The Mailer; default: the outbox only (a real SMTP server: adapters/mail/smtp.ts). */
