@@ -1,5 +1,5 @@
 /**
- * The messaging carrier port. Adapters: adapters/carrier/simulated (deterministic; test keys and the
+ * The messaging carrier port. Adapters: adapters/carrier/simulated (deterministic; the
  * embedded default) and adapters/carrier/telnyx (Telnyx v2). Inbound traffic and status reports come
  * back as carrier callbacks (core/carrier/), which call the Messaging service.
  */
@@ -30,6 +30,11 @@ export class CarrierError extends Data.TaggedError("CarrierError")<{
 }> {}
 
 export interface Carrier {
+  /**
+   * Hands one SMS or MMS (with `mediaUrls`) to the carrier: `Accepted` with the carrier's own id,
+   * a different one for each message. Only a number on our carrier account sends: any other `from`
+   * is `rejected`, with the carrier's words.
+   */
   readonly send: (message: OutboundMessage) => Effect.Effect<Accepted, CarrierError>
 }
 export const Carrier = Context.GenericTag<Carrier>("core/Carrier")

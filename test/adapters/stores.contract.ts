@@ -21,7 +21,7 @@ import type { CursorCodec } from "../../core/kernel/pagination.ts"
 import type { E164 } from "../../core/kernel/phone.ts"
 import { Transactor } from "../../core/kernel/transactor.ts"
 import type { MailOutbox } from "../../core/mail/store.ts"
-import { type NumberRecord, NumberStore, type WorkspaceNumber } from "../../core/numbers/model.ts"
+import { type NumberRecord, NumberStore, numberTypeOf, type WorkspaceNumber } from "../../core/numbers/model.ts"
 import { WebhookStore } from "../../core/webhooks/store.ts"
 import { defaultBilling, type Workspace } from "../../core/workspaces/model.ts"
 import * as Workspaces from "../../core/workspaces/service.ts"
@@ -54,7 +54,7 @@ export const ts = (seconds: number) => new Date(Date.UTC(2024, 0, 1) + seconds *
 
 const workspace = (name = "W"): Workspace => ({ id: uuid(), name, billing: defaultBilling, createdAt: ts(0) })
 
-const newWorkspace = Effect.gen(function*() {
+export const newWorkspace = Effect.gen(function*() {
   const w = workspace()
   yield* (yield* WorkspaceStore).insert(w)
   return w.id
@@ -73,6 +73,15 @@ export const number = (e164: string, patch: Partial<WorkspaceNumber> = {}): Work
   status: "active",
   ...patch
 })
+
+/** A new workspace holds these numbers, as a purchase or the admin API's seeding would; its id. */
+export const hold = (e164s: ReadonlyArray<string>) =>
+  Effect.gen(function*() {
+    const workspaceId = yield* newWorkspace
+    const store = yield* NumberStore
+    for (const e of e164s) yield* store.insert(workspaceId, number(e, { type: numberTypeOf(e) }), uuid())
+    return workspaceId
+  })
 
 /** A phone number no other test (or earlier run against the same database) has used. */
 export const freshE164 = () => `+1415${String(Math.floor(Math.random() * 1e7)).padStart(7, "0")}`

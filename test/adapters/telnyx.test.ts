@@ -1,7 +1,8 @@
 /**
  * The Telnyx carrier adapter and webhook verifier against the fake Telnyx (test/support/fakeTelnyx.ts),
  * over real HTTP and real time: send mapping, 4xx rejections, bounded retries of 429/5xx, timeouts,
- * malformed bodies; Ed25519 webhook verification and parsing.
+ * malformed bodies; Ed25519 webhook verification and parsing. The port's promises (who may send)
+ * are test/adapters/carrier.messaging.contract.test.ts, run here and on the simulator.
  */
 import { afterAll, assert, beforeAll, beforeEach, describe, it } from "@effect/vitest"
 import { Effect, Exit, Redacted } from "effect"
@@ -70,13 +71,6 @@ const sendFails = (message: OutboundMessage, config: Partial<TelnyxClient.Telnyx
   })
 
 describe("Telnyx carrier: send", () => {
-  it.live("the fake refuses a from number not on the account (4xx: rejected, with Telnyx's words)", () =>
-    Effect.gen(function*() {
-      const { error } = yield* sendFails({ ...SMS, from: "+15550003333" })
-      assert.strictEqual(error.reason, "rejected")
-      assert.include(error.message, "40013")
-    }))
-
   it.live("a 10DLC number not assigned to an active campaign: accepted, then failed with 40010 as Telnyx reports it", () =>
     Effect.gen(function*() {
       fake.addNumber("+15550004444")
