@@ -8,17 +8,18 @@
  * registry is done when it passes this file. Wire details stay in the adapters' own tests.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Context, Effect, Exit, Layer, Option, Redacted, Schema } from "effect"
+import { Context, Effect, Exit, Layer, Option, Schema } from "effect"
 import * as SimulatedRegistry from "../../adapters/carrier/simulatedRegistry.ts"
 import * as TelnyxRegistry from "../../adapters/carrier/telnyxRegistry.ts"
 import * as MemoryStores from "../../adapters/memory/stores.ts"
-import type { E164 } from "../../core/kernel/phone.ts"
-import { NumberStore, numberTypeOf } from "../../core/numbers/model.ts"
+import type { NumberStore } from "../../core/numbers/model.ts"
 import { BusinessInput, CampaignInput, composeCampaign } from "../../core/registration/input.ts"
 import { type OtpRejected, Registry, type RegistryError, RegistrySimulator } from "../../core/registration/registry.ts"
-import { defaultBilling } from "../../core/workspaces/model.ts"
-import { WorkspaceStore } from "../../core/workspaces/store.ts"
+import type { WorkspaceStore } from "../../core/workspaces/store.ts"
+import { fakeAccount } from "../support/carrierContract.ts"
 import { useFakeTelnyx } from "../support/fakeTelnyx.ts"
+import * as filing from "../support/registration.ts"
+import { hold } from "./stores.contract.ts"
 
 /** How the registry's next reviews settle; one reason, which both registries report as given. */
 interface Outcome {
@@ -53,8 +54,7 @@ const simulated: Harness = {
       Controls,
       Effect.gen(function*() {
         const simulator = yield* RegistrySimulator
-        const numbers = yield* NumberStore
-        const workspaces = yield* WorkspaceStore
+        const stores = yield* Effect.context<NumberStore | WorkspaceStore>()
         return Controls.of({
           review: (workspaceId, o) =>
             simulator.setNextOutcome(workspaceId, {
@@ -65,25 +65,7 @@ const simulated: Harness = {
               reasons: o.reason === undefined ? undefined : [o.reason]
             }),
           pin: (workspaceId) => Effect.map(simulator.lastOtp(workspaceId), (sent) => Option.getOrThrow(sent).pin),
-          onAccount: (e164) =>
-            Effect.gen(function*() {
-              const workspaceId = crypto.randomUUID()
-              yield* workspaces.insert({
-                id: workspaceId,
-                name: "Holder",
-                billing: defaultBilling,
-                createdAt: new Date().toISOString()
-              })
-              yield* Effect.orDie(numbers.insert(workspaceId, {
-                e164: e164 as E164,
-                type: numberTypeOf(e164),
-                voiceMode: "app",
-                agentId: null,
-                forwardTo: null,
-                assignedUserId: null,
-                status: "active"
-              }, crypto.randomUUID()))
-            })
+          onAccount: (e164) => Effect.asVoid(Effect.orDie(Effect.provide(hold([e164]), stores)))
         })
       })
     ).pipe(Layer.provideMerge(SimulatedRegistry.layer), Layer.provideMerge(MemoryStores.layer))
@@ -95,11 +77,7 @@ const telnyx: Harness = {
   name: "telnyx",
   layer: () =>
     Layer.merge(
-      TelnyxRegistry.layer({
-        apiKey: Redacted.make(fake().apiKey),
-        messagingProfileId: "profile-1",
-        baseUrl: fake().baseUrl
-      }),
+      TelnyxRegistry.layer(fakeAccount(fake())),
       Layer.succeed(
         Controls,
         Controls.of({
@@ -124,42 +102,14 @@ const telnyx: Harness = {
     )
 }
 
-const business = Schema.decodeUnknownSync(BusinessInput)({
-  displayName: "Acme Plumbing",
-  companyName: "Acme Plumbing LLC",
-  ein: "12-3456789",
-  phone: "(312) 201-0001",
-  email: "owner@acme.example.com",
-  vertical: "CONSTRUCTION",
-  street: "1 Main St",
-  city: "Chicago",
-  state: "IL",
-  postalCode: "60601",
-  website: "https://acme.example.com"
-})
-const soleProprietor = Schema.decodeUnknownSync(BusinessInput)({
-  entityType: "SOLE_PROPRIETOR",
-  displayName: "Jo's Tutoring",
-  firstName: "Jo",
-  lastName: "Doe",
-  mobilePhone: "312.201.0002",
-  email: "jo@example.com",
-  vertical: "EDUCATION",
-  street: "2 Elm St",
-  city: "Chicago",
-  state: "IL",
-  postalCode: "60602"
-})
+const business = Schema.decodeUnknownSync(BusinessInput)(filing.business)
+const soleProprietor = Schema.decodeUnknownSync(BusinessInput)(filing.soleProprietor)
 const campaign = composeCampaign(
   business,
   Schema.decodeUnknownSync(CampaignInput)({
-    useCase: "ACCOUNT_NOTIFICATION",
-    samples: [
-      "Acme: your plumber arrives at 10am. Reply STOP to opt out.",
-      "Acme: invoice #42 is paid. Reply HELP for help."
-    ],
-    helpMessage: "Acme Plumbing: call 312-201-0001 for help. Reply STOP to opt out.",
-    embeddedPhone: true
+    useCase: "CUSTOMER_CARE",
+    samples: ["Acme: we got your request and will call you today. Reply STOP to opt out."],
+    helpMessage: "Acme Plumbing: reply with your question or call us. Reply STOP to opt out."
   })
 )
 

@@ -7,12 +7,9 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Option, TestClock } from "effect"
 import * as Simulated from "../../adapters/carrier/simulatedRegistry.ts"
 import * as MemoryStores from "../../adapters/memory/stores.ts"
-import type { E164 } from "../../core/kernel/phone.ts"
-import { NumberStore } from "../../core/numbers/model.ts"
 import { type Application, decodeApplication } from "../../core/registration/input.ts"
 import { type NextOutcome, OTP_TTL_MILLIS, Registry, RegistrySimulator } from "../../core/registration/registry.ts"
-import { defaultBilling } from "../../core/workspaces/model.ts"
-import { WorkspaceStore } from "../../core/workspaces/store.ts"
+import { hold } from "./stores.contract.ts"
 
 const application = (business: Record<string, unknown>): Application => {
   const decoded = decodeApplication({
@@ -37,29 +34,6 @@ const soleProprietor = application({
   lastName: "Lovelace",
   mobilePhone: "+15125550123"
 })
-
-/** A workspace holds these numbers: they are on the simulator's account. */
-const hold = (e164s: ReadonlyArray<string>) =>
-  Effect.gen(function*() {
-    const workspaceId = crypto.randomUUID()
-    yield* (yield* WorkspaceStore).insert({
-      id: workspaceId,
-      name: "Holder",
-      billing: defaultBilling,
-      createdAt: new Date().toISOString()
-    })
-    for (const e164 of e164s) {
-      yield* Effect.orDie((yield* NumberStore).insert(workspaceId, {
-        e164: e164 as E164,
-        type: "local",
-        voiceMode: "app",
-        agentId: null,
-        forwardTo: null,
-        assignedUserId: null,
-        status: "active"
-      }, crypto.randomUUID()))
-    }
-  })
 
 /** Sets the workspace's next outcome, files the brand and reads it once, as a refresh would. */
 const reviewBrand = (ws: string, outcome: NextOutcome, app: Application) =>
