@@ -565,7 +565,7 @@ export const makeCarrierEvents = (history: Pick<History, "recordCall">, inbound:
         const { activity, ref } = call.value
         if (s.conversationEnded && activity.callTranscript === null) {
           if (outcomeOf(planOf(s)).recorded && activity.media.length === 0 && !s.recordingRefused) return
-          const transcript = yield* voice.conversationTranscript(conversationId, s.startedAt).pipe(
+          const transcript = yield* voice.conversationTranscript(conversationId, s.startedAt, s.direction).pipe(
             Effect.catchAll(refusedAsNull("the call's transcript"))
           )
           yield* tx.withTransaction(

@@ -835,7 +835,10 @@ describe("POST /calls with a live key on Telnyx", () => {
     await deliver(webhook(leg.callControlId, "call.answered"))
     await deliver(webhook(leg.callControlId, "call.hangup"))
     await deliver(recordingSaved(leg.callControlId))
-    fake.voice.setConversation("conv-out", [{ role: "assistant", text: "Hi, this is Desk." }])
+    fake.voice.setConversation("conv-out", [{ role: "assistant", text: "Hi, this is Desk." }, {
+      role: "user",
+      text: "Hello?"
+    }])
     await deliver(
       fake.signedWebhook("call.conversation.ended", {
         conversation_id: "conv-out",
@@ -854,7 +857,8 @@ describe("POST /calls with a live key on Telnyx", () => {
       direction: "outbound",
       carrierCallId: leg.callSessionId
     })
-    expect(recorded!["transcript"]).toHaveLength(1)
+    // The person we dialed is the callee (CONTRACT's callTranscript speakers).
+    expect(recorded!["transcript"].map((t: any) => t.speaker)).toEqual(["agent", "callee"])
     const sent = await events(workspaceId)
     expect(sent.map((e) => e.type)).toEqual(["call.completed", "call.recording.completed", "call.transcript.completed"])
     for (const e of sent) expect(e.data).toMatchObject({ carrierCallId: leg.callSessionId, activityId: placed.call.id })
