@@ -20,6 +20,7 @@ import { AgentStore } from "../../core/agent/store.ts"
 import { EventOutbox } from "../../core/events/outbox.ts"
 import { MAX_MEDIA_BYTES, MAX_RECORDING_BYTES } from "../../core/media/model.ts"
 import { makeTestApp } from "../support/app.ts"
+import { ANSWERED_CALL_EVENTS } from "../support/callEvents.ts"
 import { type FakeTelnyx, type SignedWebhook, startFakeTelnyx } from "../support/fakeTelnyx.ts"
 import { bearer, expectError, expectOk } from "./helpers.ts"
 
@@ -250,15 +251,6 @@ const events = (workspaceId: string) =>
       data: e.data as Record<string, unknown>
     }))
   )
-/** SPEC's order of an inbound call the agent took, through its summary. */
-const AGENT_CALL_EVENTS = [
-  "call.ringing",
-  "call.answered",
-  "call.completed",
-  "call.recording.completed",
-  "call.transcript.completed",
-  "call.summary.completed"
-]
 /** Each event type twice in a row, as `pendingCallWebhooks({twice: true})` hands them over. */
 const twice = (types: ReadonlyArray<string>) => types.flatMap((t) => [t, t])
 const calls = async (key: string) => (await ok(await call(key, "GET", "/calls"))).calls as Array<Record<string, any>>
@@ -640,7 +632,7 @@ describe("the AI summary of a Telnyx call", () => {
     const thread = await ok(await call(key, "GET", `/conversations/${item!["conversationId"]}`))
     expect(JSON.stringify(thread)).toContain("A plumber visits at 9am.")
     const sent = await events(workspaceId)
-    expect(sent.map((e) => e.type)).toEqual(AGENT_CALL_EVENTS)
+    expect(sent.map((e) => e.type)).toEqual(ANSWERED_CALL_EVENTS)
     expect(sent[5]!.data).toEqual({
       conversationId: item!["conversationId"],
       activityId: item!["id"],
@@ -670,7 +662,7 @@ describe("the AI summary of a Telnyx call", () => {
     )
     for (const w of late) await deliver(w)
 
-    expect((await events(workspaceId)).map((e) => e.type)).toEqual(AGENT_CALL_EVENTS)
+    expect((await events(workspaceId)).map((e) => e.type)).toEqual(ANSWERED_CALL_EVENTS)
     const history = await calls(key)
     expect(history).toHaveLength(1)
     expect(history[0]).toMatchObject({
