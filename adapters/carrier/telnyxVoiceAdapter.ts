@@ -20,7 +20,8 @@
  *   caller's channel with a beep and `transcription: true`, so Telnyx sends
  *   `call.recording.transcription.saved` after `call.recording.saved`. Telnyx's recording docs
  *   start the recording after the greeting rather than from the answer, so the greeting is not in it.
- * - `conversationTranscript`: the assistant's conversation messages as the call's transcript.
+ * - `conversationTranscript`: the assistant's conversation messages as the call's transcript, Telnyx's
+ *   `user` as the `callee` of a call we dialed (the `caller` of an inbound one).
  * - `conversationSummary`: the conversation's completed insights as the call's summary.
  * - `dial`: a Call Control dial on the connection (TELNYX_CONNECTION_ID) with the published agent's
  *   assistant, recording from the answer, `client_state` naming the workspace and our call id, and
@@ -140,8 +141,15 @@ export const make = (client: TelnyxVoice.TelnyxVoice, connectionId: string | und
           commandId: `record-${callControlId}`,
           clientState
         })).pipe(Effect.mapError(toVoiceError)),
-    conversationTranscript: (conversationId, startedAt) =>
-      client.conversationMessages(conversationId, startedAt).pipe(Effect.mapError(toVoiceError)),
+    conversationTranscript: (conversationId, startedAt, direction) =>
+      client.conversationMessages(conversationId, startedAt).pipe(
+        Effect.map((lines) =>
+          direction === "inbound"
+            ? lines
+            : lines.map((line) => (line.speaker === "caller" ? { ...line, speaker: "callee" as const } : line))
+        ),
+        Effect.mapError(toVoiceError)
+      ),
     conversationSummary: (conversationId) =>
       client.conversationInsights(conversationId).pipe(Effect.mapError(toVoiceError))
   })

@@ -1,8 +1,10 @@
 /**
  * A real carrier's calls (Telnyx Call Control webhooks, parsed into `CarrierCallEvent` by the
  * adapter): each step's state (call session, activity, recording, transcript, summary) commits with
- * the event that reports it, once, whatever the carrier repeats. A call's session (sessions.ts)
- * holds what its first webhook decided for the later ones.
+ * the event that reports it, once, whatever the carrier repeats; a step that arrives before its
+ * predecessors is kept on the call's session and done in its turn (SPEC's event order), not failed
+ * for the carrier to send again. A call's session (sessions.ts) holds what its first webhook
+ * decided for the later ones.
  */
 import { Clock, Effect, Either, Option, Schema } from "effect"
 import { type Route, routeInbound } from "../agent/hours.ts"
@@ -162,7 +164,9 @@ export const makeCarrierEvents = (history: Pick<History, "recordCall">, inbound:
           recordingRefused: false,
           voicemailStep: null,
           pendingRecording: null,
-          voicemailTranscript: null
+          voicemailTranscript: null,
+          conversationEnded: false,
+          insightsGenerated: false
         }
         const facts = yield* inbound.inboundFacts(number, route, e.callSessionId, from, e.callerName)
         const session = yield* tx.withTransaction(
@@ -392,7 +396,7 @@ export const makeCarrierEvents = (history: Pick<History, "recordCall">, inbound:
     /** The recorded call's references for its later events; none until its hangup is recorded. */
     const recordedCall = (s: CallSession) =>
       Effect.gen(function*() {
-        if (s.activityId === null) return yield* retryLater("The call has not ended here yet; deliver the event again")
+        if (s.activityId === null) return Option.none()
         const activity = yield* store.getActivity(s.workspaceId, s.activityId)
         const number = yield* numbers.findByE164(s.numberE164)
         const inboxId = Option.match(number, { onNone: () => "", onSome: (n) => n.inboxId })
@@ -489,80 +493,101 @@ export const makeCarrierEvents = (history: Pick<History, "recordCall">, inbound:
       })
 
     /**
-     * The agent's conversation ended: its transcript onto the call's activity with
-     * `call.transcript.completed`, once. Before the hangup is recorded, or while the carrier is
-     * unavailable, the webhook fails so the carrier delivers it again.
+     * The agent's conversation ended: named on the call's session, its transcript due, at once; the
+     * transcript follows in its turn (`followUp`). Returns the call's id for that.
      */
     const onConversationEnded = (e: Extract<CarrierCallEvent, { readonly _tag: "ConversationEnded" }>) =>
       Effect.gen(function*() {
-        if (e.callSessionId === null) return
+        if (e.callSessionId === null) return null
         const found = yield* sessions.get(e.callSessionId)
-        if (Option.isNone(found)) return
-        const s = found.value
-        // Named first, so the conversation's insights find the call even while this event waits.
-        if (s.conversationId === null) {
-          yield* updateSession(
-            s.carrierCallId,
-            (again) => (again.conversationId === null ? { ...again, conversationId: e.conversationId } : null)
-          )
-        }
-        const call = yield* recordedCall(s)
-        if (Option.isNone(call) || call.value.activity.callTranscript !== null) return
-        // SPEC's order: the recording's event comes before the transcript's (unless the recording was refused as too large).
-        if (outcomeOf(planOf(s)).recorded && call.value.activity.media.length === 0 && !s.recordingRefused) {
-          return yield* retryLater("The call's recording has not arrived yet; deliver the event again")
-        }
-        const transcript = yield* voice.conversationTranscript(e.conversationId, s.startedAt).pipe(
-          Effect.catchAll((error) =>
-            error.reason === "rejected"
-              ? Effect.as(Effect.logWarning("The carrier refused the call's transcript", error.message), null)
-              : Effect.fail(retryLater(`The carrier is unavailable (${error.message}); deliver the event again`))
-          )
+        if (Option.isNone(found)) return yield* unknownCall(e.clientState).pipe(Effect.as(null))
+        yield* updateSession(
+          e.callSessionId,
+          (again) =>
+            again.conversationEnded
+              ? null
+              : { ...again, conversationId: again.conversationId ?? e.conversationId, conversationEnded: true }
         )
-        const { activity, ref } = call.value
-        yield* tx.withTransaction(
-          Effect.gen(function*() {
-            yield* tx.lock(callLock(s.carrierCallId))
-            const again = yield* store.getActivity(s.workspaceId, activity.id)
-            if (Option.isNone(again) || again.value.callTranscript !== null) return
-            // A refused transcript is stored empty and sends no event: the summary, which waits for
-            // the transcript (SPEC's order), must not wait for it forever.
-            yield* store.setCallTranscript(s.workspaceId, activity.id, transcript ?? [])
-            if (transcript !== null) yield* outbox.append(s.workspaceId, [transcriptEvent(ref)])
-          })
-        )
+        return e.callSessionId
       })
 
     /**
-     * The assistant's conversation has its AI summary: fetched from the carrier onto the call's
-     * activity (`call.summary`) with `call.summary.completed` (inbound calls; SPEC's outbound order has
-     * none), once. The call is found by the conversation (named by `ConversationEnded`), else by the
-     * call's id when the carrier sends it. The webhook fails, so the carrier delivers it again, until
-     * the call is known, has ended and has its transcript (SPEC's order: the summary comes last), and
-     * while the insights are still being made or the carrier is unavailable.
+     * The assistant's conversation has its AI summary: the call's session notes it at once; the summary
+     * follows in its turn (`followUp`). The call is found by the conversation (named by either of its
+     * events), else by the call's id or our `client_state` when the carrier sends them. An event of a
+     * dialed call not stored yet is delivered again; one of a conversation on no call of ours is dropped.
      */
     const onInsightsGenerated = (e: Extract<CarrierCallEvent, { readonly _tag: "InsightsGenerated" }>) =>
       Effect.gen(function*() {
         const named = yield* sessions.findByConversation(e.conversationId)
-        const found = Option.isSome(named) || e.callSessionId === null ? named : yield* sessions.get(e.callSessionId)
+        const carrierCallId = e.callSessionId ??
+          Option.getOrNull(Option.map(inboundState(e.clientState ?? ""), (state) => state.carrierCallId))
+        const found = Option.isSome(named) || carrierCallId === null ? named : yield* sessions.get(carrierCallId)
         if (Option.isNone(found)) {
-          // Ours (by client_state) before its conversation was named: wait; any other conversation is not a call of ours.
           return ourClientState(e.clientState)
             ? yield* retryLater("The conversation's call is not known here yet; deliver the event again")
-            : undefined
+            : null
         }
+        yield* updateSession(
+          found.value.carrierCallId,
+          (again) =>
+            again.insightsGenerated
+              ? null
+              : { ...again, conversationId: again.conversationId ?? e.conversationId, insightsGenerated: true }
+        )
+        return found.value.carrierCallId
+      })
+
+    /** A carrier refusal is logged and answers null; an outage fails, so the carrier delivers the event again. */
+    const refusedAsNull = (what: string) => (error: VoiceError) =>
+      error.reason === "rejected"
+        ? Effect.as(Effect.logWarning(`The carrier refused ${what}`, error.message), null)
+        : Effect.fail(retryLater(`The carrier is unavailable (${error.message}); deliver the event again`))
+
+    /**
+     * What an agent call's conversation brings, each in its turn in SPEC's order, whichever webhook
+     * arrives last: the transcript (with `call.transcript.completed`) once the call is recorded with
+     * its recording (or the recording was refused as too large), then the AI summary (`call.summary`,
+     * with `call.summary.completed` for an inbound call; SPEC's outbound order has none) once the
+     * transcript is on the call. Fetched from the carrier outside any transaction, written once under
+     * the call's lock. A carrier outage, or insights still being made, fail the webhook that got here
+     * so the carrier delivers it again.
+     */
+    const followUp = (carrierCallId: string) =>
+      Effect.gen(function*() {
+        const found = yield* sessions.get(carrierCallId)
+        if (Option.isNone(found)) return
         const s = found.value
+        const conversationId = s.conversationId
+        if (conversationId === null) return
         const call = yield* recordedCall(s)
-        if (Option.isNone(call) || decodeCallDetails(call.value.activity.call).summary !== null) return
-        if (call.value.activity.callTranscript === null) {
-          return yield* retryLater("The call's transcript has not arrived yet; deliver the event again")
-        }
-        const insights = yield* voice.conversationSummary(e.conversationId).pipe(
-          Effect.catchAll((error) =>
-            error.reason === "rejected"
-              ? Effect.as(Effect.logWarning("The carrier refused the conversation's insights", error.message), null)
-              : Effect.fail(retryLater(`The carrier is unavailable (${error.message}); deliver the event again`))
+        if (Option.isNone(call)) return
+        const { activity, ref } = call.value
+        if (s.conversationEnded && activity.callTranscript === null) {
+          if (outcomeOf(planOf(s)).recorded && activity.media.length === 0 && !s.recordingRefused) return
+          const transcript = yield* voice.conversationTranscript(conversationId, s.startedAt, s.direction).pipe(
+            Effect.catchAll(refusedAsNull("the call's transcript"))
           )
+          yield* tx.withTransaction(
+            Effect.gen(function*() {
+              yield* tx.lock(callLock(carrierCallId))
+              const again = yield* store.getActivity(s.workspaceId, activity.id)
+              if (Option.isNone(again) || again.value.callTranscript !== null) return
+              // A refused transcript is stored empty and sends no event: the summary, which waits for
+              // the transcript (SPEC's order), must not wait for it forever.
+              yield* store.setCallTranscript(s.workspaceId, activity.id, transcript ?? [])
+              if (transcript !== null) yield* outbox.append(s.workspaceId, [transcriptEvent(ref)])
+            })
+          )
+        }
+        if (!s.insightsGenerated) return
+        const now = yield* store.getActivity(s.workspaceId, activity.id)
+        if (
+          Option.isNone(now) || now.value.callTranscript === null ||
+          decodeCallDetails(now.value.call).summary !== null
+        ) return
+        const insights = yield* voice.conversationSummary(conversationId).pipe(
+          Effect.catchAll(refusedAsNull("the conversation's insights"))
         )
         if (insights === null) return
         if (insights._tag === "Pending") {
@@ -570,14 +595,15 @@ export const makeCarrierEvents = (history: Pick<History, "recordCall">, inbound:
         }
         const summary = insights.text
         if (summary === null) {
-          return yield* Effect.logWarning("The conversation's insights hold no summary", s.carrierCallId)
+          return yield* Effect.logWarning("The conversation's insights hold no summary", carrierCallId)
         }
-        const { activity, ref } = call.value
         yield* tx.withTransaction(
           Effect.gen(function*() {
-            yield* tx.lock(callLock(s.carrierCallId))
+            yield* tx.lock(callLock(carrierCallId))
             const again = yield* store.getActivity(s.workspaceId, activity.id)
-            if (Option.isNone(again) || decodeCallDetails(again.value.call).summary !== null) return
+            if (Option.isNone(again) || decodeCallDetails(again.value.call).summary !== null) {
+              return
+            }
             yield* store.setCallSummary(s.workspaceId, activity.id, summary)
             if (s.direction === "inbound") {
               yield* outbox.append(s.workspaceId, [
@@ -588,9 +614,15 @@ export const makeCarrierEvents = (history: Pick<History, "recordCall">, inbound:
         )
       })
 
+    /** Runs `step`, then what it may have let through (`followUp`) on the call it names. */
+    const thenFollowUp = <E, R>(step: Effect.Effect<string | null, E, R>) =>
+      Effect.flatMap(step, (carrierCallId) => (carrierCallId === null ? Effect.void : followUp(carrierCallId)))
+
     /**
      * A carrier's call webhook (Telnyx Call Control). Each step is recorded once, whatever the carrier
-     * repeats; an `Internal` failure asks the carrier to deliver the event again. A voicemail's
+     * repeats and in whatever order: a step that arrives before its predecessors is kept and completed
+     * when they arrive. An `Internal` failure asks the carrier to deliver the event again (a carrier
+     * outage, a download that failed, a dialed call not stored yet). A voicemail's
      * transcript is Telnyx's recording transcription (`TranscriptionSaved`); an agent call's is the
      * assistant's conversation.
      */
@@ -601,13 +633,13 @@ export const makeCarrierEvents = (history: Pick<History, "recordCall">, inbound:
         case "Answered":
           return onAnswered(e.callSessionId, e.clientState)
         case "Hangup":
-          return onHangup(e)
+          return thenFollowUp(Effect.as(onHangup(e), e.callSessionId))
         case "ConversationEnded":
-          return onConversationEnded(e)
+          return thenFollowUp(onConversationEnded(e))
         case "RecordingSaved":
-          return onRecordingSaved(e)
+          return thenFollowUp(Effect.as(onRecordingSaved(e), e.callSessionId))
         case "InsightsGenerated":
-          return onInsightsGenerated(e)
+          return thenFollowUp(onInsightsGenerated(e))
         case "TranscriptionSaved":
           return onTranscriptionSaved(e)
         case "SpeakEnded":

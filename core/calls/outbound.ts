@@ -177,7 +177,9 @@ export const makeOutbound = (history: Pick<History, "itemOf" | "recordCall">) =>
                 recordingRefused: false,
                 voicemailStep: null,
                 pendingRecording: null,
-                voicemailTranscript: null
+                voicemailTranscript: null,
+                conversationEnded: false,
+                insightsGenerated: false
               })
               return yield* threads.outbound(line, { at: createdAt, preview: "Outgoing call" })
             })

@@ -34,7 +34,7 @@ export const CallSession = Schema.Struct({
   activityId: Schema.NullOr(Schema.UUID),
   /** The id `POST /calls` answered for an outbound call: its activity takes it when recorded. */
   reservedActivityId: Schema.NullOr(Schema.UUID),
-  /** The AI assistant's conversation on the call (Telnyx `conversation_id`), once the carrier named it: its insights find the call by it. */
+  /** The AI assistant's conversation on the call (Telnyx `conversation_id`), once the carrier named it (either event of it): its insights find the call by it. */
   conversationId: Schema.NullOr(Schema.String),
   /** The recording was larger than MAX_RECORDING_BYTES and is not kept: the transcript does not wait for it. */
   recordingRefused: Schema.Boolean,
@@ -52,7 +52,14 @@ export const CallSession = Schema.Struct({
    * The voicemail's transcription as the carrier sent it, kept until the voicemail's recording is on
    * the activity (SPEC's order: `call.voicemail.completed` before `call.transcript.completed`).
    */
-  voicemailTranscript: Schema.NullOr(Schema.String)
+  voicemailTranscript: Schema.NullOr(Schema.String),
+  /**
+   * The carrier said the assistant's conversation ended (its transcript can be fetched), and that
+   * its insights were made (its summary can be fetched): each is fetched in its turn in SPEC's event
+   * order, as soon as the steps before it are recorded (now, or when they arrive).
+   */
+  conversationEnded: Schema.Boolean,
+  insightsGenerated: Schema.Boolean
 })
 export type CallSession = typeof CallSession.Type
 

@@ -19,6 +19,7 @@
  */
 import { Context, Data, type Effect, Schema } from "effect"
 import type { AgentConfig } from "../agent/model.ts"
+import type { CallDirection } from "./model.ts"
 import type { Transcript } from "./script.ts"
 
 /** The `client_state` a dial carries (echoed in the call's webhooks): whose call it is, by our id. */
@@ -214,8 +215,15 @@ export interface Voice {
     step: VoicemailStep,
     clientState: string
   ) => Effect.Effect<void, VoiceError>
-  /** The transcript of the assistant's conversation (`ConversationEnded`), offsets from `startedAt`. */
-  readonly conversationTranscript: (conversationId: string, startedAt: string) => Effect.Effect<Transcript, VoiceError>
+  /**
+   * The transcript of the assistant's conversation (`ConversationEnded`), offsets from `startedAt`;
+   * the other party speaks as the `caller` of an inbound call or the `callee` of one we dialed.
+   */
+  readonly conversationTranscript: (
+    conversationId: string,
+    startedAt: string,
+    direction: CallDirection
+  ) => Effect.Effect<Transcript, VoiceError>
   /** The AI summary of the assistant's conversation (`InsightsGenerated`). */
   readonly conversationSummary: (conversationId: string) => Effect.Effect<ConversationSummary, VoiceError>
 }

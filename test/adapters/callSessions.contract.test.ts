@@ -44,6 +44,8 @@ const sessionOf = (workspaceId: string, patch: Partial<CallSession> = {}): CallS
   voicemailStep: null,
   pendingRecording: null,
   voicemailTranscript: null,
+  conversationEnded: false,
+  insightsGenerated: false,
   ...patch
 })
 
@@ -54,12 +56,12 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
         const store = yield* CallSessionStore
         const ws = yield* newWorkspace
         const session = sessionOf(ws)
-        assert.deepStrictEqual(yield* store.get(session.carrierCallId), Option.none())
+        assert.isNull(Option.getOrNull(yield* store.get(session.carrierCallId)))
         assert.isTrue(yield* store.insert(session))
-        assert.deepStrictEqual(yield* store.get(session.carrierCallId), Option.some(session))
+        assert.deepStrictEqual(Option.getOrNull(yield* store.get(session.carrierCallId)), session)
 
         assert.isFalse(yield* store.insert({ ...session, numberE164: "+13125550111", route: { kind: "app" } }))
-        assert.deepStrictEqual(yield* store.get(session.carrierCallId), Option.some(session))
+        assert.deepStrictEqual(Option.getOrNull(yield* store.get(session.carrierCallId)), session)
 
         const outbound = sessionOf(ws, {
           direction: "outbound",
@@ -80,16 +82,22 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
           activityId: uuid()
         }
         yield* store.put(ended)
-        assert.deepStrictEqual(yield* store.get(session.carrierCallId), Option.some(ended))
-        assert.deepStrictEqual(yield* store.get(outbound.carrierCallId), Option.some(outbound))
+        assert.deepStrictEqual(Option.getOrNull(yield* store.get(session.carrierCallId)), ended)
+        assert.deepStrictEqual(Option.getOrNull(yield* store.get(outbound.carrierCallId)), outbound)
 
         // The assistant's conversation finds its call; another conversation finds none.
         const conversationId = `conv-${uuid()}`
-        assert.deepStrictEqual(yield* store.findByConversation(conversationId), Option.none())
-        const named = { ...ended, conversationId, recordingRefused: true }
+        assert.isNull(Option.getOrNull(yield* store.findByConversation(conversationId)))
+        const named = {
+          ...ended,
+          conversationId,
+          recordingRefused: true,
+          conversationEnded: true,
+          insightsGenerated: true
+        }
         yield* store.put(named)
-        assert.deepStrictEqual(yield* store.findByConversation(conversationId), Option.some(named))
-        assert.deepStrictEqual(yield* store.findByConversation(`conv-${uuid()}`), Option.none())
+        assert.deepStrictEqual(Option.getOrNull(yield* store.findByConversation(conversationId)), named)
+        assert.isNull(Option.getOrNull(yield* store.findByConversation(`conv-${uuid()}`)))
       }))
 
     it.effect("a rolled-back transaction leaves no session", () =>
@@ -101,7 +109,7 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
           tx.withTransaction(Effect.zipRight(store.insert(session), Effect.fail("boom")))
         )
         assert.isTrue(rolledBack._tag === "Failure")
-        assert.deepStrictEqual(yield* store.get(session.carrierCallId), Option.none())
+        assert.isNull(Option.getOrNull(yield* store.get(session.carrierCallId)))
       }))
   })
 

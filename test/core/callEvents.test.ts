@@ -10,6 +10,7 @@ import type { Route } from "../../core/agent/hours.ts"
 import { type CallPlan, liveEvents, outcomeOf, recordedEvents, type RecordedFacts } from "../../core/calls/events.ts"
 import { CallScenario } from "../../core/calls/model.ts"
 import { catalog, type DomainEvent } from "../../core/events/catalog.ts"
+import { ANSWERED_CALL_EVENTS } from "../support/callEvents.ts"
 
 const scenarios = CallScenario.literals
 const AGENT = "01a20307-1c76-7000-ad98-06c77d1e000d"
@@ -181,14 +182,9 @@ describe("the order of call events (SPEC)", () => {
 
   it("an inbound answered agent call: ringing, answered, completed, recording, transcript, summary", () => {
     const f = fc.sample(facts, { numRuns: 1, seed: 2 })[0]!
-    expect(eventsOf({ direction: "inbound", scenario: "answered", route: routes[0]! }, f).map((e) => e.type)).toEqual([
-      "call.ringing",
-      "call.answered",
-      "call.completed",
-      "call.recording.completed",
-      "call.transcript.completed",
-      "call.summary.completed"
-    ])
+    expect(eventsOf({ direction: "inbound", scenario: "answered", route: routes[0]! }, f).map((e) => e.type)).toEqual(
+      ANSWERED_CALL_EVENTS
+    )
     expect(eventsOf({ direction: "inbound", scenario: "voicemail", route: routes[1]! }, f).map((e) => e.type)).toEqual([
       "call.ringing",
       "call.missed",

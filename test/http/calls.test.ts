@@ -15,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type AgentConfig, weekdays } from "../../core/agent/model.ts"
 import type { WorkspaceNumber } from "../../core/numbers/model.ts"
 import type { makeTestApp } from "../support/app.ts"
+import { ANSWERED_CALL_EVENTS } from "../support/callEvents.ts"
 import { makeSqlTestApp } from "../support/sqlApp.ts"
 import { bearer, expectError, UUID } from "./helpers.ts"
 
@@ -208,14 +209,7 @@ const CALL_FIELDS = [
 describe("inbound calls through POST /test-helpers/inbound-calls", () => {
   it("answered by the published agent: ringing, answered, completed, recording, transcript, summary, one carrierCallId; in GET /calls, searchable, recording served", async () => {
     const { call: c, carrierCallId, events, types } = await inboundCall("answered", 6, { durationSeconds: 90 })
-    expect(types).toEqual([
-      "call.ringing",
-      "call.answered",
-      "call.completed",
-      "call.recording.completed",
-      "call.transcript.completed",
-      "call.summary.completed"
-    ])
+    expect(types).toEqual(ANSWERED_CALL_EVENTS)
     expect(carrierCallId).toMatch(/^sim_call_/)
     const [ringing, answered, completed, recording, transcript, summary] = events.map((e) => e.data)
     expect(ringing).toEqual({
@@ -389,14 +383,7 @@ describe("inbound calls through POST /test-helpers/inbound-calls", () => {
     await route(NUMBER, { voiceMode: "app" })
     try {
       const { call: c, types, events } = await inboundCall("answered", 6)
-      expect(types).toEqual([
-        "call.ringing",
-        "call.answered",
-        "call.completed",
-        "call.recording.completed",
-        "call.transcript.completed",
-        "call.summary.completed"
-      ])
+      expect(types).toEqual(ANSWERED_CALL_EVENTS)
       expect(events[1]!.data).toEqual({
         answeredBy: "member",
         direction: "inbound",
@@ -480,14 +467,7 @@ describe("a withheld caller (inbound-calls `from` null)", () => {
   it("answered by the agent, then a voicemail: every event and call says from null; both in the number's one withheld thread, with no contact; texting it is 409", async () => {
     const contactsBefore = (await ok(await call("/contacts?limit=200"))).contacts.length
     const answered = await inboundCall("answered", 6, { from: null })
-    expect(answered.types).toEqual([
-      "call.ringing",
-      "call.answered",
-      "call.completed",
-      "call.recording.completed",
-      "call.transcript.completed",
-      "call.summary.completed"
-    ])
+    expect(answered.types).toEqual(ANSWERED_CALL_EVENTS)
     const carrierCallId = answered.carrierCallId
     expect(answered.events[0]!.data).toEqual({
       numberE164: NUMBER,

@@ -5,17 +5,10 @@
 import { Effect, Layer } from "effect"
 import { createServer, type Server } from "node:http"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { ConversationStore } from "../../core/conversations/store.ts"
 import { EventOutbox } from "../../core/events/outbox.ts"
 import { RegistrationGate } from "../../core/registration/gate.ts"
 import { makeTestApp } from "../support/app.ts"
-import {
-  createEd25519Signer,
-  type FakeTelnyx,
-  inboundPayload,
-  startFakeTelnyx,
-  statusPayload
-} from "../support/fakeTelnyx.ts"
+import { createEd25519Signer, type FakeTelnyx, inboundPayload, startFakeTelnyx } from "../support/fakeTelnyx.ts"
 import { bearer, expectError, tick, UUID } from "./helpers.ts"
 
 type App = Awaited<ReturnType<typeof makeTestApp>>
@@ -776,56 +769,6 @@ describe("Telnyx webhook route", () => {
     const hook = fake.signedWebhook(eventType, payload, options)
     return post(hook.rawBody, hook.headers)
   }
-
-  it("a signed message.received stores an inbound message once; status reports move an outbound message forward", async () => {
-    const { ws, number, c } = await newUser(telnyxApp)
-    const payload = inboundPayload({ from: ADA, to: number, text: "Booking for 4 tonight?" })
-    expect(await ok(await deliver("message.received", payload), 200)).toEqual({ ok: true })
-    const list = await ok(await c.get("/conversations"), 200)
-    expect(list.conversations).toHaveLength(1)
-    expect(list.conversations[0]).toMatchObject({
-      numberE164: number,
-      participants: [ADA],
-      unread: 1,
-      preview: "Booking for 4 tonight?"
-    })
-    const thread = await ok(await c.get(`/conversations/${list.conversations[0].id}`), 200)
-    expect(thread.activities.map((a: any) => [a.direction, a.deliveryStatus, a.body])).toEqual([[
-      "inbound",
-      "received",
-      "Booking for 4 tonight?"
-    ]])
-    // Telnyx repeats events: the same message is stored once
-    expect((await deliver("message.received", payload)).status).toBe(200)
-    expect((await ok(await c.get(`/conversations/${list.conversations[0].id}`), 200)).activities).toHaveLength(1)
-    expect((await eventsOf(telnyxApp, ws)).map((e) => e.type)).toEqual(["message.received"])
-
-    // a live send (registration approved) then carrier reports
-    const live = client(telnyxApp, (await telnyxApp.createKey(ws, { kind: "live" })).token)
-    const sent = await ok(
-      await live.post("/messages", { conversationId: list.conversations[0].id, body: "Yes, see you at 8" }),
-      201
-    )
-    expect(sent.message.deliveryStatus).toBe("queued")
-    expect(sent.simulated).toBeUndefined()
-    const carrierId = await telnyxApp.runtime.runPromise(
-      Effect.flatMap(ConversationStore, (s) => s.getActivity(ws, sent.message.id)).pipe(
-        Effect.map((a) => a._tag === "Some" ? a.value.carrierMessageId : null)
-      )
-    )
-    expect(carrierId).toEqual(expect.any(String))
-    expect((await deliver("message.finalized", statusPayload({ id: carrierId!, status: "delivered" }))).status).toBe(
-      200
-    )
-    expect((await deliver("message.sent", statusPayload({ id: carrierId!, status: "sent" }))).status).toBe(200)
-    const after = await ok(await c.get(`/conversations/${list.conversations[0].id}`), 200)
-    expect(after.activities.at(-1)).toMatchObject({ id: sent.message.id, deliveryStatus: "delivered" })
-    // unknown message ids and event types are acknowledged
-    expect((await deliver("message.finalized", statusPayload({ id: "unknown-id", status: "delivered" }))).status).toBe(
-      200
-    )
-    expect((await deliver("number_order.completed", { id: "x" })).status).toBe(200)
-  })
 
   it("a bad signature or a stale timestamp is 401; malformed JSON is 400; nothing is stored", async () => {
     const { ws, number, c } = await newUser(telnyxApp)

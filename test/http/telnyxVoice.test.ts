@@ -20,6 +20,7 @@ import { AgentStore } from "../../core/agent/store.ts"
 import { EventOutbox } from "../../core/events/outbox.ts"
 import { MAX_MEDIA_BYTES, MAX_RECORDING_BYTES } from "../../core/media/model.ts"
 import { makeTestApp } from "../support/app.ts"
+import { ANSWERED_CALL_EVENTS } from "../support/callEvents.ts"
 import { type FakeTelnyx, type SignedWebhook, startFakeTelnyx } from "../support/fakeTelnyx.ts"
 import { bearer, expectError, expectOk } from "./helpers.ts"
 
@@ -250,6 +251,8 @@ const events = (workspaceId: string) =>
       data: e.data as Record<string, unknown>
     }))
   )
+/** Each event type twice in a row, as `pendingCallWebhooks({twice: true})` hands them over. */
+const twice = (types: ReadonlyArray<string>) => types.flatMap((t) => [t, t])
 const calls = async (key: string) => (await ok(await call(key, "GET", "/calls"))).calls as Array<Record<string, any>>
 
 describe("inbound Telnyx calls through webhooks", () => {
@@ -297,10 +300,10 @@ describe("inbound Telnyx calls through webhooks", () => {
       call_session_id: leg.callSessionId,
       duration_sec: 12
     })
-    await deliver(ended, 500) // before the recording: Telnyx delivers it again later (SPEC's order)
+    await deliver(ended) // before the recording: kept, the transcript follows it (SPEC's order)
+    expect((await calls(key))[0]!["transcript"]).toBeNull()
     const recording = await deliver(recordingSaved(leg.callControlId))
     await deliver(recording)
-    await deliver(ended)
     await deliver(ended)
     history = await calls(key)
     const audio = await app.fetch(
@@ -431,7 +434,7 @@ describe("inbound Telnyx calls through webhooks", () => {
     expect(voicemail["recordingUrl"]).toEqual(expect.any(String))
   })
 
-  it("a transcript before the hangup is refused (500) so Telnyx delivers it again; a carrier outage on answer too; unknown numbers are acknowledged", async () => {
+  it("a transcript before the hangup is kept until the hangup and the recording; a carrier outage on answer or a failed download is refused (500) so Telnyx delivers it again; unknown numbers are acknowledged", async () => {
     const { workspaceId, key, e164, assistantId } = await callWorkspace()
     await ok(await call(key, "POST", `/numbers/${encodeURIComponent(e164)}/connect`))
     const leg = fake.voice.inboundCall({ from: CALLER, to: e164 })
@@ -448,7 +451,7 @@ describe("inbound Telnyx calls through webhooks", () => {
       call_control_id: leg.callControlId,
       call_session_id: leg.callSessionId
     })
-    await deliver(ended, 500)
+    await deliver(ended)
     await deliver(webhook(leg.callControlId, "call.answered"))
     await deliver(webhook(leg.callControlId, "call.hangup"))
     const missing = fake.signedWebhook("call.recording.saved", {
@@ -457,7 +460,6 @@ describe("inbound Telnyx calls through webhooks", () => {
     })
     await deliver(missing, 500) // the download failed: Telnyx delivers it again
     await deliver(recordingSaved(leg.callControlId))
-    await deliver(ended)
     expect((await events(workspaceId)).map((e) => e.type)).toEqual([
       "call.ringing",
       "call.answered",
@@ -507,14 +509,9 @@ describe("voicemail on Telnyx", () => {
     })
     // Telnyx enforces no order: the transcription first, then the recording, the hangup last, each twice.
     const late = fake.pendingCallWebhooks({ order: "reversed", twice: true })
-    expect(late.map((w) => w.eventType)).toEqual([
-      "call.recording.transcription.saved",
-      "call.recording.transcription.saved",
-      "call.recording.saved",
-      "call.recording.saved",
-      "call.hangup",
-      "call.hangup"
-    ])
+    expect(late.map((w) => w.eventType)).toEqual(
+      twice(["call.recording.transcription.saved", "call.recording.saved", "call.hangup"])
+    )
     for (const w of late) await deliver(w)
 
     expect((await events(workspaceId)).map((e) => e.type)).toEqual([
@@ -585,74 +582,96 @@ describe("voicemail on Telnyx", () => {
 })
 
 describe("the AI summary of a Telnyx call", () => {
-  it("from the conversation's insights onto the call, with call.summary.completed last: early or pending insights are delivered again, repeats emit nothing twice", async () => {
+  it("from the conversation's insights onto the call, with call.summary.completed last: early insights are kept, insights still being made are delivered again, repeats emit nothing twice", async () => {
     const { workspaceId, key, e164, assistantId } = await callWorkspace()
     await ok(await call(key, "POST", `/numbers/${encodeURIComponent(e164)}/connect`))
     const leg = await agentCallEnded(e164)
     const ourState = fake.voice.calls.get(leg.callControlId)!.clientState
     expect(ourState).not.toBeNull()
 
-    // Before call.conversation.ended named the conversation: ours by client_state, so delivered again; a stranger's is acknowledged.
-    await deliver(insightsGenerated({ conversation_id: "conv-sum", client_state: ourState }), 500)
+    // Before call.conversation.ended named the conversation: ours by client_state, so kept; a stranger's is acknowledged.
+    await deliver(insightsGenerated({ conversation_id: "conv-sum", client_state: ourState }))
     await deliver(insightsGenerated({ conversation_id: "conv-stranger" }))
 
     fake.voice.setConversation("conv-sum", [{ role: "assistant", text: "Hello!" }, {
       role: "user",
       text: "My sink leaks."
     }])
-    const ended = fake.signedWebhook("call.conversation.ended", {
+    fake.voice.setInsights("conv-sum", [{ status: "completed", results: ["Caller's sink leaks."] }, {
+      status: "in_progress"
+    }])
+    await deliver(fake.signedWebhook("call.conversation.ended", {
       conversation_id: "conv-sum",
       assistant_id: assistantId,
       call_control_id: leg.callControlId,
       call_session_id: leg.callSessionId
-    })
-    await deliver(ended, 500) // waits for the recording, but names the conversation
-    fake.voice.setInsights("conv-sum", [{
-      status: "completed",
-      results: ["Caller's sink leaks; a plumber visits at 9am."]
-    }])
-    // Only the conversation id: the call is found by it. Before the transcript: delivered again (SPEC's order).
-    const insights = insightsGenerated({ conversation_id: "conv-sum" })
-    await deliver(insights, 500)
-    expect((await calls(key))[0]!["summary"]).toBeNull()
+    })) // kept: the recording comes first
+    expect((await calls(key))[0]).toMatchObject({ transcript: null, summary: null })
 
-    await deliver(recordingSaved(leg.callControlId))
-    await deliver(ended)
-    fake.voice.setInsights("conv-sum", [{ status: "completed", results: ["Caller's sink leaks."] }, {
-      status: "in_progress"
-    }])
-    await deliver(insights, 500) // still being made
-    expect(fake.requests.filter((r) => r.path === "/v2/ai/conversations/conv-sum/conversations-insights")).toHaveLength(
-      1
-    )
+    // The recording lets the transcript through, then the insights: still being made, so delivered again.
+    const recording = recordingSaved(leg.callControlId)
+    await deliver(recording, 500)
+    expect((await calls(key))[0]).toMatchObject({ summary: null, transcript: expect.any(Array) })
+    const insightRequests = () =>
+      fake.requests.filter((r) => r.path === "/v2/ai/conversations/conv-sum/conversations-insights").length
+    expect(insightRequests()).toBe(1)
 
     fake.voice.setInsights("conv-sum", [{
       status: "completed",
       results: ["Caller's sink leaks.", "A plumber visits at 9am."]
     }, { status: "failed" }])
+    const insights = insightsGenerated({ conversation_id: "conv-sum" }) // only the conversation id: found by it
     await deliver(insights)
     await deliver(insights)
+    await deliver(recording)
     await deliver(insightsGenerated({ conversation_id: "conv-sum" })) // a new event id for the same insights
+    expect(insightRequests()).toBe(2)
 
     const [item] = await calls(key)
     expect(item!["summary"]).toBe("Caller's sink leaks.\n\nA plumber visits at 9am.")
     const thread = await ok(await call(key, "GET", `/conversations/${item!["conversationId"]}`))
     expect(JSON.stringify(thread)).toContain("A plumber visits at 9am.")
     const sent = await events(workspaceId)
-    expect(sent.map((e) => e.type)).toEqual([
-      "call.ringing",
-      "call.answered",
-      "call.completed",
-      "call.recording.completed",
-      "call.transcript.completed",
-      "call.summary.completed"
-    ])
+    expect(sent.map((e) => e.type)).toEqual(ANSWERED_CALL_EVENTS)
     expect(sent[5]!.data).toEqual({
       conversationId: item!["conversationId"],
       activityId: item!["id"],
       carrierCallId: leg.callSessionId,
       summaryText: "Caller's sink leaks.\n\nA plumber visits at 9am."
     })
+  })
+
+  it("an agent call's webhooks after the answer, reversed and each twice: every one acknowledged, the call recorded once in SPEC's order", async () => {
+    const { workspaceId, key, e164 } = await callWorkspace()
+    await ok(await call(key, "POST", `/numbers/${encodeURIComponent(e164)}/connect`))
+    fake.pendingCallWebhooks() // other tests' leftovers
+    const leg = fake.voice.inboundCall({ from: CALLER, to: e164 })
+    await deliver(webhook(leg.callControlId, "call.initiated"))
+    for (const w of fake.pendingCallWebhooks()) await deliver(w) // call.answered
+    fake.voice.callerHangsUp(leg.callControlId, {
+      recordingUrl: `${audioBase}/${leg.callControlId}.mp3`,
+      conversation: {
+        id: `conv-${leg.callSessionId}`,
+        messages: [{ role: "assistant", text: "Hello!" }, { role: "user", text: "Is the shop open?" }],
+        summary: "Caller asked whether the shop is open."
+      }
+    })
+    const late = fake.pendingCallWebhooks({ order: "reversed", twice: true })
+    expect(late.map((w) => w.eventType)).toEqual(
+      twice(["call.conversation_insights.generated", "call.conversation.ended", "call.recording.saved", "call.hangup"])
+    )
+    for (const w of late) await deliver(w)
+
+    expect((await events(workspaceId)).map((e) => e.type)).toEqual(ANSWERED_CALL_EVENTS)
+    const history = await calls(key)
+    expect(history).toHaveLength(1)
+    expect(history[0]).toMatchObject({
+      status: "completed",
+      answeredBy: "agent",
+      summary: "Caller asked whether the shop is open.",
+      recordingUrl: expect.any(String)
+    })
+    expect(history[0]!["transcript"].map((t: any) => t.text)).toEqual(["Hello!", "Is the shop open?"])
   })
 
   it("a transcript Telnyx refuses does not hold the summary back: the call keeps an empty transcript and still gets its summary, without a transcript event", async () => {
@@ -694,9 +713,10 @@ describe("the AI summary of a Telnyx call", () => {
     await deliver(recordingSaved(leg.callControlId))
     fake.voice.setConversation("conv-out-sum", [{ role: "assistant", text: "Hi, this is Desk." }])
     fake.voice.setInsights("conv-out-sum", [{ status: "completed", results: ["Reminder confirmed."] }])
-    // Not named by a conversation.ended yet: found by call_session_id, and still after the transcript.
+    // Not named by a conversation.ended yet: found by call_session_id, kept until the transcript is there.
     const insights = insightsGenerated({ conversation_id: "conv-out-sum", call_session_id: leg.callSessionId })
-    await deliver(insights, 500)
+    await deliver(insights)
+    expect((await calls(live))[0]!["summary"]).toBeNull()
     await deliver(
       fake.signedWebhook("call.conversation.ended", {
         conversation_id: "conv-out-sum",
@@ -807,7 +827,10 @@ describe("POST /calls with a live key on Telnyx", () => {
     await deliver(webhook(leg.callControlId, "call.answered"))
     await deliver(webhook(leg.callControlId, "call.hangup"))
     await deliver(recordingSaved(leg.callControlId))
-    fake.voice.setConversation("conv-out", [{ role: "assistant", text: "Hi, this is Desk." }])
+    fake.voice.setConversation("conv-out", [{ role: "assistant", text: "Hi, this is Desk." }, {
+      role: "user",
+      text: "Hello?"
+    }])
     await deliver(
       fake.signedWebhook("call.conversation.ended", {
         conversation_id: "conv-out",
@@ -826,7 +849,8 @@ describe("POST /calls with a live key on Telnyx", () => {
       direction: "outbound",
       carrierCallId: leg.callSessionId
     })
-    expect(recorded!["transcript"]).toHaveLength(1)
+    // The person we dialed is the callee (CONTRACT's callTranscript speakers).
+    expect(recorded!["transcript"].map((t: any) => t.speaker)).toEqual(["agent", "callee"])
     const sent = await events(workspaceId)
     expect(sent.map((e) => e.type)).toEqual(["call.completed", "call.recording.completed", "call.transcript.completed"])
     for (const e of sent) expect(e.data).toMatchObject({ carrierCallId: leg.callSessionId, activityId: placed.call.id })

@@ -5,7 +5,7 @@
  * conversation transcripts and insights (`GET /v2/ai/conversations/{id}/conversations-insights`, the
  * shape of Telnyx's docs), with Telnyx's validation, and the webhook payloads of a call
  * (`call.initiated`, `call.answered`, `call.hangup`, `call.recording.saved`,
- * `call.recording.transcription.saved`, `call.conversation.ended`) built from the fake's own call
+ * `call.recording.transcription.saved`, `call.conversation.ended`, `call.conversation_insights.generated`) built from the fake's own call
  * state, for fakeTelnyx.ts to sign.
  *
  * Telnyx's rules it enforces, each where it is applied, with the page that documents it: a command
@@ -95,6 +95,16 @@ export interface CallerHangup extends HangupInput {
   readonly recordingUrl?: string
   /** The text of `call.recording.transcription.saved` (sent only when the recording asked for it). */
   readonly transcript?: string
+  /**
+   * The assistant's conversation on an answered call with an assistant: its messages and AI summary
+   * are served, and `call.conversation.ended` then `call.conversation_insights.generated` queued
+   * after the call's other webhooks.
+   */
+  readonly conversation?: {
+    readonly id: string
+    readonly messages: ReadonlyArray<ConversationMessage>
+    readonly summary: string
+  }
 }
 
 /** A webhook the fake queued, with when it happened. */
@@ -123,7 +133,8 @@ export interface FakeVoice {
   /**
    * The caller hangs up now: the call ends (commands on it are refused from now on) and its
    * `call.hangup` is queued, then, if it was recorded, `call.recording.saved` and, when the
-   * recording asked for it, `call.recording.transcription.saved`.
+   * recording asked for it, `call.recording.transcription.saved`; then the assistant's
+   * conversation's events when `conversation` is given.
    */
   readonly callerHangsUp: (callControlId: string, input?: CallerHangup) => void
   /** Takes the queued webhooks of every call (the queue is emptied). */
@@ -598,7 +609,8 @@ export const makeFakeVoice = (reply: Reply): FakeVoice => {
    * The call ends (if it has not): `call.hangup` queued, then, for a recorded call, `call.recording.saved`
    * (https://developers.telnyx.com/api-reference/callbacks/call-recording-saved) and, when `record_start`
    * asked for it, `call.recording.transcription.saved` with the same `recording_id`
-   * (https://developers.telnyx.com/api-reference/call-recordings/list-all-recording-transcriptions).
+   * (https://developers.telnyx.com/api-reference/call-recordings/list-all-recording-transcriptions);
+   * then, given an assistant's conversation, `call.conversation.ended` and its insights' webhook.
    */
   const endedWebhooks = (call: FakeCall, input: CallerHangup = {}) => {
     if (call.state !== "ended") {
@@ -606,6 +618,23 @@ export const makeFakeVoice = (reply: Reply): FakeVoice => {
       call.endedAt = now()
     }
     queue("call.hangup", callPayload(call.callControlId, "call.hangup", input))
+    recordingWebhooks(call, input)
+    const conversation = input.conversation
+    if (conversation === undefined || call.assistantId === null || call.answeredAt === null) return
+    conversations.set(conversation.id, conversation.messages)
+    insights.set(conversation.id, [{ status: "completed", results: [conversation.summary] }])
+    const ids = {
+      conversation_id: conversation.id,
+      call_control_id: call.callControlId,
+      call_session_id: call.callSessionId,
+      ...(call.clientState === null ? {} : { client_state: call.clientState })
+    }
+    // The payloads telnyxCallWebhooks.ts reads: conversation.ended's SDK type, insights' documented id.
+    queue("call.conversation.ended", { ...ids, assistant_id: call.assistantId, duration_sec: 12 })
+    queue("call.conversation_insights.generated", ids)
+  }
+
+  const recordingWebhooks = (call: FakeCall, input: CallerHangup) => {
     if (!call.recording || call.answeredAt === null) return
     const saved = callPayload(call.callControlId, "call.recording.saved")
     const recordingId = randomUUID()
