@@ -34,6 +34,13 @@ export const layer = Layer.effect(
           db.state.numbers.set(e164, { ...found, number })
           return Option.some(number)
         }),
+      markOrdered: (workspaceId, e164) =>
+        Effect.sync(() => {
+          const found = db.state.numbers.get(e164)
+          if (found === undefined || found.workspaceId !== workspaceId || found.ordered) return false
+          db.state.numbers.set(e164, { ...found, ordered: true })
+          return true
+        }),
       setCampaignAssignment: (e164, campaignAssignment) =>
         Effect.sync(() => {
           const found = db.state.numbers.get(e164)

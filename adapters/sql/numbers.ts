@@ -39,6 +39,11 @@ export const layer = Layer.effect(
           : Effect.orDie(sql<{ e164: string }>`SELECT e164 FROM numbers WHERE ${sql.in("e164", e164s)}`).pipe(
             Effect.map((rs) => new Set(rs.map((r) => r.e164)))
           ),
+      markOrdered: (workspaceId, e164) =>
+        Effect.orDie(
+          sql`UPDATE numbers SET ordered = true
+              WHERE e164 = ${e164} AND workspace_id = ${workspaceId} AND NOT ordered RETURNING e164`
+        ).pipe(Effect.map((rs) => rs.length > 0)),
       setCampaignAssignment: (e164, assignment) =>
         Effect.asVoid(Effect.orDie(sql`UPDATE numbers SET campaign_assignment = ${assignment} WHERE e164 = ${e164}`)),
       remove: (workspaceId, e164) =>

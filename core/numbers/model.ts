@@ -85,6 +85,8 @@ export interface NumberStore {
   ) => Effect.Effect<Option.Option<WorkspaceNumber>>
   /** Which of these numbers belong to some workspace, any workspace: the carrier simulator hides them. */
   readonly taken: (e164s: ReadonlyArray<string>) => Effect.Effect<ReadonlySet<string>>
+  /** A test number of the workspace bought with a live key: ordered from now on; false when there was none to mark. */
+  readonly markOrdered: (workspaceId: string, e164: string) => Effect.Effect<boolean>
   /** Records where the number's campaign assignment stands (numbers are unique across workspaces). */
   readonly setCampaignAssignment: (e164: string, assignment: CampaignAssignment | null) => Effect.Effect<void>
   /** Removes one of the workspace's numbers; none when the workspace has no such number. Its conversations stay. */

@@ -83,11 +83,18 @@ const make = Effect.gen(function*() {
             yield* workspaces.get(ws),
             () => new Error(`workspace ${ws} of an authenticated key is missing`)
           )
+          // A live key may buy the workspace's own test number (CONTRACT): ordered in place, charged as any purchase.
+          const testNumber = Option.filter(
+            yield* numbers.findByE164(e164),
+            (n) => n.workspaceId === ws && !n.ordered && !simulated
+          )
           const owned = yield* numbers.list(ws)
-          if (owned.some((n) => n.e164 === e164)) {
+          if (Option.isNone(testNumber) && owned.some((n) => n.e164 === e164)) {
             return yield* new FailedPrecondition({ message: `${e164} is already one of this workspace's numbers` })
           }
-          const purchase = { e164, type, localNumbers: owned.filter((n) => n.type === "local").length }
+          // Only numbers ordered at the carrier count toward the plan's included local number.
+          const ordered = (yield* numbers.listActive(ws)).filter((n) => n.ordered && n.number.type === "local")
+          const purchase = { e164, type, localNumbers: ordered.length }
           yield* numberPurchaseGate(workspace.billing, purchase)
           const number: WorkspaceNumber = {
             e164,
@@ -111,9 +118,10 @@ const make = Effect.gen(function*() {
             collected = yield* payments.charge(workspace, charge.amountCents, charge.description)
           }
           yield* inventory.order(e164, type).pipe(Effect.mapError(inventoryError))
-          yield* insert
+          if (Option.isSome(testNumber)) yield* numbers.markOrdered(ws, e164)
+          else yield* insert
           yield* ledger.append(ws, [charge])
-          return { number }
+          return { number: Option.match(testNumber, { onNone: () => number, onSome: (n) => n.number }) }
         })
       )
     }).pipe(

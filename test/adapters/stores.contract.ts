@@ -347,6 +347,25 @@ export const storesContract = <R = never>(
         assert.deepStrictEqual(yield* numbers.list(a), [n])
       }))
 
+    it.effect("NumberStore: markOrdered orders the workspace's own test number once; not another's, an ordered one or an unknown one", () =>
+      Effect.gen(function*() {
+        const numbers = yield* NumberStore
+        const [a, b] = [yield* newWorkspace, yield* newWorkspace]
+        const [testNumber, bought] = [number(freshE164()), number(freshE164())]
+        yield* numbers.insert(a, testNumber, uuid(), false)
+        yield* numbers.insert(a, bought, uuid())
+        const ordered = (e164: string) =>
+          Effect.map(numbers.findByE164(e164), (found) => Option.getOrThrow(found).ordered)
+        assert.isFalse(yield* numbers.markOrdered(b, testNumber.e164))
+        assert.isFalse(yield* ordered(testNumber.e164))
+        assert.isTrue(yield* numbers.markOrdered(a, testNumber.e164))
+        assert.isTrue(yield* ordered(testNumber.e164))
+        assert.isFalse(yield* numbers.markOrdered(a, testNumber.e164))
+        assert.isFalse(yield* numbers.markOrdered(a, bought.e164))
+        assert.isFalse(yield* numbers.markOrdered(a, freshE164()))
+        assert.deepStrictEqual((yield* numbers.listActive(a)).map((n) => n.ordered), [true, true])
+      }))
+
     it.effect("NumberStore: a number already held, by any workspace, fails with taken", () =>
       Effect.gen(function*() {
         const numbers = yield* NumberStore

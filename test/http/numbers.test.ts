@@ -2,11 +2,12 @@
  * SPEC "Numbers" through the HTTP API, on real Postgres when the suite has one (PGlite otherwise):
  * search, buy through CONTRACT's billing gates, pay, and the ledger.
  */
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { SimulatedPayments } from "../../adapters/payments/simulated.ts"
 import { numberGateMessages } from "../../core/billing/gates.ts"
 import { EventOutbox } from "../../core/events/outbox.ts"
+import { NumberStore } from "../../core/numbers/model.ts"
 import type { makeTestApp } from "../support/app.ts"
 import { makeSqlTestApp } from "../support/sqlApp.ts"
 import { bearer, expectError } from "./helpers.ts"
@@ -180,6 +181,26 @@ describe("POST /numbers", () => {
     expect((await owned(test)).map((x) => x.e164)).toEqual([n!.phone_number])
     expect(await ledger(workspaceId)).toEqual([])
     expect(await payments(workspaceId)).toEqual([])
+  })
+
+  it("a live key buys the workspace's own test number in place (ordered and charged then); a test number never takes the plan's included one", async () => {
+    const { workspaceId, live, test } = await workspace()
+    const [t, l] = (await search(test, "startsWith=206&limit=2")).map((n) => n.phone_number)
+    expect((await buy(test, { phoneNumber: t })).status).toBe(201)
+    // The first number bought live is the plan's included one, though a test number came first.
+    expect((await buy(live, { phoneNumber: l })).status).toBe(201)
+    const already = `${t} is already one of this workspace's numbers`
+    expect((await expectError(await buy(test, { phoneNumber: t }), 409, "failed_precondition")).message).toBe(already)
+    const upgraded = await buy(live, { phoneNumber: t })
+    expect(upgraded.status, await upgraded.clone().text()).toBe(201)
+    expect(((await upgraded.json()) as any).number).toMatchObject({ e164: t, type: "local", status: "active" })
+    expect((await expectError(await buy(live, { phoneNumber: t }), 409, "failed_precondition")).message).toBe(already)
+    const rows = (await ledger(workspaceId)).reverse()
+    expect(rows.map((r) => [r.numberE164, r.amountCents > 0])).toEqual([[l, false], [t, true]])
+    expect((await payments(workspaceId)).map((p) => p.amountCents)).toEqual([rows[1].amountCents])
+    expect((await owned(live)).map((n) => n.e164)).toEqual([t, l])
+    const stored = await app.runtime.runPromise(Effect.flatMap(NumberStore, (s) => s.findByE164(t!)))
+    expect(Option.getOrThrow(stored).ordered).toBe(true)
   })
 
   it("refuses a number the workspace already has, bad input, and a key without numbers:manage", async () => {
