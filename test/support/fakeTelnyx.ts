@@ -195,11 +195,11 @@ export interface Review {
   readonly campaign?:
     | { readonly outcome: "approved" }
     | { readonly outcome: "rejected"; readonly failureReasons: string; readonly campaignStatus?: string }
-  /** A number assignment: ASSIGNED, or FAILED_ASSIGNMENT with these reasons. */
+  /** A number assignment: ASSIGNED, or FAILED_ASSIGNMENT with these reasons; set undefined, pending ones stay pending. */
   readonly assignment?: { readonly outcome: "assigned" } | {
     readonly outcome: "failed"
     readonly failureReasons: string
-  }
+  } | undefined
   /** The PIN texted from now on; default a random 6-digit one. */
   readonly otpPin?: string
 }

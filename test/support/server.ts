@@ -62,16 +62,17 @@ export interface RunningServer {
   readonly kill: () => Promise<NodeJS.Signals | null>
 }
 
+/** `env.PORT` picks the port (a caller that must know the address beforehand, for `PUBLIC_BASE_URL`); else a free one. */
 export const startServer = async (
   runtime: "node" | "deno",
   env: Record<string, string>,
   timeoutMs = 60_000
 ): Promise<RunningServer> => {
-  const port = await freePort()
+  const port = env["PORT"] === undefined ? await freePort() : Number(env["PORT"])
   const command = serverCommand(runtime)
   const child: ChildProcess = spawn(command[0]!, command.slice(1), {
     cwd: root,
-    env: { ...process.env, PORT: String(port), HOST: "127.0.0.1", NO_COLOR: "1", ...env },
+    env: { ...process.env, HOST: "127.0.0.1", NO_COLOR: "1", ...env, PORT: String(port) },
     stdio: ["ignore", "pipe", "pipe"],
     // Its own process group, so kill() reaches every process it starts.
     detached: true
