@@ -84,12 +84,9 @@ const make = Effect.gen(function*() {
             () => new Error(`workspace ${ws} of an authenticated key is missing`)
           )
           // A live key may buy the workspace's own test number (CONTRACT): ordered in place, charged as any purchase.
-          const testNumber = Option.filter(
-            yield* numbers.findByE164(e164),
-            (n) => n.workspaceId === ws && !n.ordered && !simulated
-          )
-          const owned = yield* numbers.list(ws)
-          if (Option.isNone(testNumber) && owned.some((n) => n.e164 === e164)) {
+          const mine = Option.filter(yield* numbers.findByE164(e164), (n) => n.workspaceId === ws)
+          const testNumber = Option.filter(mine, (n) => !n.ordered && !simulated)
+          if (Option.isSome(mine) && Option.isNone(testNumber)) {
             return yield* new FailedPrecondition({ message: `${e164} is already one of this workspace's numbers` })
           }
           // Only numbers ordered at the carrier count toward the plan's included local number.

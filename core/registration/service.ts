@@ -268,18 +268,13 @@ const make = Effect.gen(function*() {
       const charged = new Set(
         (yield* ledger.list(workspaceId)).filter((c) => c.kind === "texting_setup").map((c) => c.numberE164)
       )
-      const unpaid = (yield* numbers.list(workspaceId)).filter((n) => n.type === "local" && !charged.has(n.e164))
       // A number added with a test key is not ordered at the carrier: nothing to set up for it.
-      const local = yield* Effect.filter(unpaid, (n) =>
-        Effect.map(numbers.findByE164(n.e164), Option.exists((r) => r.ordered)))
+      const local = (yield* numbers.listActive(workspaceId)).filter((n) =>
+        n.ordered && n.number.type === "local" && !charged.has(n.number.e164)
+      )
       const at = new Date(yield* Clock.currentTimeMillis)
       const planPart: ReadonlyArray<Charge> = trial && plan !== null ? [planCharge(plan, at)] : []
-      return [
-        ...planPart,
-        ...local.map((n) =>
-          textingSetupCharge(n.e164)
-        )
-      ]
+      return [...planPart, ...local.map((n) => textingSetupCharge(n.number.e164))]
     })
 
   const file = (p: Principal, input: RegistrationRequest) => {
