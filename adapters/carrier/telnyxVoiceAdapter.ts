@@ -7,9 +7,9 @@
  *   (Telnyx requires them non-empty, so they are composed from the agent's instructions, tone,
  *   language and jobs, `assistantInstructions`, with a plain default when all are empty),
  *   `voice_settings.voice` (the agent's `voice` as Telnyx's voice id, e.g.
- *   `Telnyx.KokoroTTS.af_heart`; Telnyx's default voice when null), `transcription.language` (the
- *   agent's `language` as ISO 639-1 when it is a language code such as `en` or `es-MX`; the
- *   instructions carry it in any case), and `insight_settings` naming the insight group that makes
+ *   `Telnyx.KokoroTTS.af_heart`, also the voice when null), `transcription.language` (the
+ *   agent's `language` as ISO 639-1 when it is a language code such as `en` or `es-MX`, else `auto`;
+ *   the instructions carry it in any case); a cleared greeting is sent as `""`), and `insight_settings` naming the insight group that makes
  *   the call summary (`summaryInsightGroup`: the assistant's own group, else one made for it).
  * - `handle`: an inbound call's route as Call Control commands: `agent` answers with the assistant,
  *   recording from the answer; `voicemail` answers; `forward` transfers. Each carries a
@@ -50,11 +50,22 @@ export const assistantInstructions = (config: AgentConfig): string => {
     : `You are ${config.name}, answering calls for this business. Be helpful, brief and polite.`
 }
 
-/** The agent's language as Telnyx's speech recognition takes it (ISO 639-1), when it is a language code. */
-export const transcriptionLanguage = (language: string | null): string | null => {
+/**
+ * The agent's language as Telnyx's speech recognition takes it: ISO 639-1 when it is a language code,
+ * else `auto` (Telnyx's update-an-assistant reference: "If not set, or if set to `auto`, supported
+ * models will automatically detect the language"), which also clears a language set before.
+ */
+export const transcriptionLanguage = (language: string | null): string => {
   const code = /^([a-z]{2})(?:[-_][a-z]{2})?$/i.exec(language?.trim() ?? "")
-  return code === null ? null : code[1]!.toLowerCase()
+  return code === null ? "auto" : code[1]!.toLowerCase()
 }
+
+/**
+ * The voice of an agent that names none. `voice_settings.voice` is required once `voice_settings`
+ * is sent and Telnyx documents no default, so this is the Telnyx voice its assistant reference
+ * gives as the example; sending it is how a voice set before is cleared.
+ */
+export const DEFAULT_ASSISTANT_VOICE = "Telnyx.KokoroTTS.af_heart"
 
 const toVoiceError = (e: TelnyxVoice.TelnyxVoiceError) => new VoiceError({ reason: e.reason, message: e.message })
 
@@ -96,9 +107,11 @@ export const make = (client: TelnyxVoice.TelnyxVoice, connectionId: string | und
             name: config.name,
             instructions: assistantInstructions(config),
             insightGroupId,
-            ...(config.greeting === null ? {} : { greeting: config.greeting }),
-            ...(config.voice === null || config.voice.trim() === "" ? {} : { voice: config.voice.trim() }),
-            ...(language === null ? {} : { language })
+            // Each field is sent even when cleared, so an update never keeps a value the agent dropped.
+            // An empty greeting makes the assistant wait for the caller to speak first (Telnyx's reference).
+            greeting: config.greeting ?? "",
+            voice: config.voice === null || config.voice.trim() === "" ? DEFAULT_ASSISTANT_VOICE : config.voice.trim(),
+            language
           })
         ),
         Effect.mapError(toVoiceError)

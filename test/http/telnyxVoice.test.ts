@@ -158,6 +158,32 @@ describe("POST /agent/publish on Telnyx", () => {
     expect(fake.voice.insightGroups.size).toBe(groups) // the assistant's group is reused
   })
 
+  it("clearing the greeting, voice and language reaches the assistant: an empty greeting, the default voice, language detected", async () => {
+    const { workspaceId, key } = await app.createWorkspace("Cleared")
+    await ok(
+      await call(key, "PATCH", "/agent", {
+        greeting: "Hola, Acme.",
+        voice: "Telnyx.KokoroTTS.am_adam",
+        language: "es-MX"
+      })
+    )
+    await ok(await call(key, "POST", "/agent/publish"))
+    const id = (await stored(workspaceId)).carrierAssistantId!
+    expect(fake.voice.assistants.get(id)).toMatchObject({
+      greeting: "Hola, Acme.",
+      voice_settings: { voice: "Telnyx.KokoroTTS.am_adam" },
+      transcription: { language: "es" }
+    })
+
+    await ok(await call(key, "PATCH", "/agent", { greeting: null, voice: null, language: null }))
+    await ok(await call(key, "POST", "/agent/publish"))
+    expect(fake.voice.assistants.get(id)).toMatchObject({
+      greeting: "",
+      voice_settings: { voice: TelnyxVoiceAdapter.DEFAULT_ASSISTANT_VOICE },
+      transcription: { language: "auto" }
+    })
+  })
+
   it("an agent with no instructions still gets an assistant (Telnyx requires instructions)", async () => {
     const { workspaceId, key } = await app.createWorkspace("Defaults")
     await ok(await call(key, "PATCH", "/agent", {}))

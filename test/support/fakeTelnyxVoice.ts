@@ -432,7 +432,8 @@ export const makeFakeVoice = (reply: Reply): FakeVoice => {
       id,
       name: b["name"],
       instructions: b["instructions"],
-      greeting: text(b["greeting"]) ? b["greeting"] : null,
+      // An empty greeting is kept: the assistant then waits for the caller to speak first.
+      greeting: typeof b["greeting"] === "string" ? b["greeting"] : null,
       model: "meta-llama/Meta-Llama-3.1-70B-Instruct",
       created_at: now(),
       enabled_features: ["telephony"],
