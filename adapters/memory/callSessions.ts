@@ -18,6 +18,20 @@ export const layer = Layer.effect(
         Effect.sync(() =>
           Option.fromNullable([...db.state.callSessions.values()].find((s) => s.conversationId === conversationId))
         ),
-      put: (session) => Effect.sync(() => void db.state.callSessions.set(session.carrierCallId, session))
+      findByCallId: (callId) =>
+        Effect.sync(() =>
+          Option.fromNullable([...db.state.callSessions.values()].find((s) => s.reservedActivityId === callId))
+        ),
+      put: (session) => Effect.sync(() => void db.state.callSessions.set(session.carrierCallId, session)),
+      rename: (from, carrierCallId, callControlId) =>
+        Effect.sync(() => {
+          const found = db.state.callSessions.get(from)
+          if (found === undefined) return Option.none()
+          const renamed = { ...found, carrierCallId, callControlId: callControlId ?? found.callControlId }
+          db.state.callSessions.delete(from)
+          db.state.callSessions.set(carrierCallId, renamed)
+          return Option.some(renamed)
+        }),
+      remove: (carrierCallId) => Effect.sync(() => void db.state.callSessions.delete(carrierCallId))
     }))
 )

@@ -28,6 +28,20 @@ export const layer = Layer.effect(
           .pipe(
             Effect.map((rs) => Option.map(Option.fromNullable(rs[0]), callSessions.decode))
           ),
+      findByCallId: (callId) =>
+        Effect.orDie(sql`SELECT ${sql.literal(columns)} FROM call_sessions WHERE reserved_activity_id = ${callId}`)
+          .pipe(
+            Effect.map((rs) => Option.map(Option.fromNullable(rs[0]), callSessions.decode))
+          ),
+      rename: (from, carrierCallId, callControlId) =>
+        Effect.orDie(
+          sql`UPDATE call_sessions SET carrier_call_id = ${carrierCallId}, call_control_id = COALESCE(${callControlId}, call_control_id) WHERE carrier_call_id = ${from} RETURNING ${
+            sql.literal(columns)
+          }`
+        ).pipe(
+          Effect.map((rs) => Option.map(Option.fromNullable(rs[0]), callSessions.decode))
+        ),
+      remove: (carrierCallId) => Effect.orDie(sql`DELETE FROM call_sessions WHERE carrier_call_id = ${carrierCallId}`),
       put: (session) => {
         const row = callSessions.row(session)
         return Effect.orDie(

@@ -33,7 +33,7 @@ import {
 import type { History } from "./history.ts"
 import type { Inbound } from "./inbound.ts"
 import { decodeCallDetails } from "./model.ts"
-import { type CallSession, CallSessionStore } from "./sessions.ts"
+import { callLock, type CallSession, CallSessionStore, dialingId, startSession } from "./sessions.ts"
 import {
   type CarrierCallEvent,
   DialState,
@@ -54,11 +54,7 @@ const dialState = Schema.decodeUnknownOption(DialState)
 const InboundState = Schema.parseJson(Schema.Struct({ workspaceId: Schema.String, carrierCallId: Schema.String }))
 const inboundState = Schema.decodeUnknownOption(InboundState)
 const encodeInboundState = Schema.encodeSync(InboundState)
-/** Whether a webhook's `client_state` is one we sent (a dial's or an inbound call's command's). */
-const ourClientState = (clientState: string | null) =>
-  clientState !== null && (Option.isSome(dialState(clientState)) || Option.isSome(inboundState(clientState)))
 
-const callLock = (carrierCallId: string) => `call:${carrierCallId}`
 const retryLater = (message: string) => new Internal({ message })
 
 /** What a voicemail says before the beep: the published agent's greeting, else one naming the workspace. */
@@ -144,7 +140,7 @@ export const makeCarrierEvents = (history: Pick<History, "recordCall">, inbound:
         // A caller with no phone number (withheld, a SIP address) is taken like any other, `from` null.
         const participant = callerOf(e.from)
         const from = fromOf(participant)
-        const fresh: CallSession = {
+        const fresh = startSession({
           carrierCallId: e.callSessionId,
           callControlId: e.callControlId,
           workspaceId: number.workspaceId,
@@ -154,20 +150,10 @@ export const makeCarrierEvents = (history: Pick<History, "recordCall">, inbound:
           direction: "inbound",
           route,
           startedAt: new Date(startedAt).toISOString(),
-          answeredAt: null,
-          answeredBy: null,
           agentId: route.kind === "agent" ? route.agentId : null,
           job: null,
-          activityId: null,
-          reservedActivityId: null,
-          conversationId: null,
-          recordingRefused: false,
-          voicemailStep: null,
-          pendingRecording: null,
-          voicemailTranscript: null,
-          conversationEnded: false,
-          insightsGenerated: false
-        }
+          reservedActivityId: null
+        })
         const facts = yield* inbound.inboundFacts(number, route, e.callSessionId, from, e.callerName)
         const session = yield* tx.withTransaction(
           Effect.gen(function*() {
@@ -195,13 +181,31 @@ export const makeCarrierEvents = (history: Pick<History, "recordCall">, inbound:
       })
 
     /**
-     * An event of a call with no session: one we dialed whose session is not stored yet (the dial's
-     * answer and its first webhooks race) is delivered again; any other is not ours and is dropped.
+     * The call's session, by the carrier's id. A call we dialed is stored before the dial is sent,
+     * under our id (`dialingId`) until the dial's answer names it; a webhook that beats the answer
+     * finds it by our id in its `client_state` and names it. None: not a call of ours (or a dial the
+     * carrier refused), and the event is dropped.
      */
-    const unknownCall = (clientState: string | null) =>
-      Option.isSome(dialState(clientState ?? ""))
-        ? Effect.fail(retryLater("The call is not known here yet; deliver the event again"))
-        : Effect.void
+    const sessionOf = (carrierCallId: string | null, callControlId: string | null, clientState: string | null) =>
+      Effect.gen(function*() {
+        if (carrierCallId !== null) {
+          const found = yield* sessions.get(carrierCallId)
+          if (Option.isSome(found)) return found
+        }
+        const dialed = dialState(clientState ?? "")
+        if (Option.isNone(dialed)) return Option.none<CallSession>()
+        const { callId, workspaceId } = dialed.value
+        const dialing = dialingId(callId)
+        return yield* tx.withTransaction(
+          Effect.gen(function*() {
+            const found = yield* sessions.findByCallId(callId)
+            if (Option.isNone(found) || found.value.workspaceId !== workspaceId) return Option.none<CallSession>()
+            if (found.value.carrierCallId !== dialing || carrierCallId === null) return found
+            return yield* sessions.rename(dialing, carrierCallId, callControlId)
+          }),
+          callLock(dialing)
+        )
+      })
 
     /**
      * A voicemail's next command, sent once: a refusal (the caller hung up meanwhile: Telnyx answers
@@ -245,12 +249,12 @@ export const makeCarrierEvents = (history: Pick<History, "recordCall">, inbound:
       })
 
     /** Someone picked up: the agent's `call.answered` (SPEC's only answered signal a carrier call sends), written with the session; a voicemail's greeting then. */
-    const onAnswered = (carrierCallId: string, clientState: string | null) =>
+    const onAnswered = (e: Extract<CarrierCallEvent, { readonly _tag: "Answered" }>) =>
       tx.withTransaction(
         Effect.gen(function*() {
-          yield* tx.lock(callLock(carrierCallId))
-          const found = yield* sessions.get(carrierCallId)
-          if (Option.isNone(found)) return yield* unknownCall(clientState).pipe(Effect.as(Option.none<CallSession>()))
+          yield* tx.lock(callLock(e.callSessionId))
+          const found = yield* sessionOf(e.callSessionId, e.callControlId, e.clientState)
+          if (Option.isNone(found)) return found
           if (found.value.answeredAt !== null || found.value.activityId !== null) return found
           const s = found.value
           const route = s.route
@@ -281,9 +285,8 @@ export const makeCarrierEvents = (history: Pick<History, "recordCall">, inbound:
       tx.withTransaction(
         Effect.gen(function*() {
           yield* tx.lock(callLock(e.callSessionId))
-          const found = yield* sessions.get(e.callSessionId)
-          if (Option.isNone(found)) return yield* unknownCall(e.clientState)
-          if (found.value.activityId !== null) return
+          const found = yield* sessionOf(e.callSessionId, e.callControlId, e.clientState)
+          if (Option.isNone(found) || found.value.activityId !== null) return
           const s = found.value
           const number = yield* numbers.findByE164(s.numberE164)
           if (Option.isNone(number) || number.value.workspaceId !== s.workspaceId) {
@@ -434,7 +437,7 @@ export const makeCarrierEvents = (history: Pick<History, "recordCall">, inbound:
      */
     const onRecordingSaved = (e: Extract<CarrierCallEvent, { readonly _tag: "RecordingSaved" }>) =>
       Effect.gen(function*() {
-        const found = yield* sessions.get(e.callSessionId)
+        const found = yield* sessionOf(e.callSessionId, e.callControlId, e.clientState)
         if (Option.isNone(found)) return
         const s = found.value
         if (s.recordingRefused || s.pendingRecording !== null) return
@@ -498,36 +501,31 @@ export const makeCarrierEvents = (history: Pick<History, "recordCall">, inbound:
      */
     const onConversationEnded = (e: Extract<CarrierCallEvent, { readonly _tag: "ConversationEnded" }>) =>
       Effect.gen(function*() {
-        if (e.callSessionId === null) return null
-        const found = yield* sessions.get(e.callSessionId)
-        if (Option.isNone(found)) return yield* unknownCall(e.clientState).pipe(Effect.as(null))
+        const found = yield* sessionOf(e.callSessionId, e.callControlId, e.clientState)
+        if (Option.isNone(found)) return null
         yield* updateSession(
-          e.callSessionId,
+          found.value.carrierCallId,
           (again) =>
             again.conversationEnded
               ? null
               : { ...again, conversationId: again.conversationId ?? e.conversationId, conversationEnded: true }
         )
-        return e.callSessionId
+        return found.value.carrierCallId
       })
 
     /**
      * The assistant's conversation has its AI summary: the call's session notes it at once; the summary
      * follows in its turn (`followUp`). The call is found by the conversation (named by either of its
-     * events), else by the call's id or our `client_state` when the carrier sends them. An event of a
-     * dialed call not stored yet is delivered again; one of a conversation on no call of ours is dropped.
+     * events), else by the call's id or our `client_state` when the carrier sends them (`sessionOf`);
+     * one of a conversation on no call of ours is dropped.
      */
     const onInsightsGenerated = (e: Extract<CarrierCallEvent, { readonly _tag: "InsightsGenerated" }>) =>
       Effect.gen(function*() {
         const named = yield* sessions.findByConversation(e.conversationId)
         const carrierCallId = e.callSessionId ??
           Option.getOrNull(Option.map(inboundState(e.clientState ?? ""), (state) => state.carrierCallId))
-        const found = Option.isSome(named) || carrierCallId === null ? named : yield* sessions.get(carrierCallId)
-        if (Option.isNone(found)) {
-          return ourClientState(e.clientState)
-            ? yield* retryLater("The conversation's call is not known here yet; deliver the event again")
-            : null
-        }
+        const found = Option.isSome(named) ? named : yield* sessionOf(carrierCallId, e.callControlId, e.clientState)
+        if (Option.isNone(found)) return null
         yield* updateSession(
           found.value.carrierCallId,
           (again) =>
@@ -622,7 +620,7 @@ export const makeCarrierEvents = (history: Pick<History, "recordCall">, inbound:
      * A carrier's call webhook (Telnyx Call Control). Each step is recorded once, whatever the carrier
      * repeats and in whatever order: a step that arrives before its predecessors is kept and completed
      * when they arrive. An `Internal` failure asks the carrier to deliver the event again (a carrier
-     * outage, a download that failed, a dialed call not stored yet). A voicemail's
+     * outage, a download that failed, insights still being made). A voicemail's
      * transcript is Telnyx's recording transcription (`TranscriptionSaved`); an agent call's is the
      * assistant's conversation.
      */
@@ -631,7 +629,7 @@ export const makeCarrierEvents = (history: Pick<History, "recordCall">, inbound:
         case "Initiated":
           return onInitiated(e)
         case "Answered":
-          return onAnswered(e.callSessionId, e.clientState)
+          return onAnswered(e)
         case "Hangup":
           return thenFollowUp(Effect.as(onHangup(e), e.callSessionId))
         case "ConversationEnded":

@@ -9,6 +9,7 @@ import type { AgentConfig } from "../agent/model.ts"
 import { AgentStore } from "../agent/store.ts"
 import type { Principal } from "../auth/principal.ts"
 import { phoneLock } from "../contacts/service.ts"
+import { ConversationStore } from "../conversations/store.ts"
 import { displayText } from "../kernel/display.ts"
 import { FailedPrecondition, Internal, InvalidArgument, NotFound } from "../kernel/errors.ts"
 import { Ids } from "../kernel/ids.ts"
@@ -20,7 +21,7 @@ import { SIMULATED_FLOW } from "./events.ts"
 import type { History } from "./history.ts"
 import type { CallItem, PlaceCallInput, PlaceCallResult } from "./model.ts"
 import { simulatedPlacedCall } from "./script.ts"
-import { CallSessionStore } from "./sessions.ts"
+import { callLock, CallSessionStore, dialingId, startSession } from "./sessions.ts"
 import { type Dialed, type DialRequest, DialState, Voice } from "./voice.ts"
 
 const noActiveNumber = new FailedPrecondition({
@@ -48,6 +49,7 @@ export const makeOutbound = (history: Pick<History, "itemOf" | "recordCall">) =>
     const tx = yield* Transactor
     const voice = yield* Voice
     const sessions = yield* CallSessionStore
+    const conversations = yield* ConversationStore
     const threads = yield* makeThreads
 
     /** The published, enabled agent's configuration, if any. */
@@ -135,6 +137,27 @@ export const makeOutbound = (history: Pick<History, "itemOf" | "recordCall">) =>
         }
         const simulated = p.kind === "test"
         const startedAt = yield* Clock.currentTimeMillis
+        const createdAt = new Date(startedAt).toISOString()
+        const jobName = job?.name ?? null
+        const dialing = dialingId(callId)
+        if (!simulated) {
+          // Stored before the dial is sent: the call's first webhooks may come before its answer.
+          const session = startSession({
+            carrierCallId: dialing,
+            callControlId: dialing,
+            workspaceId: ws,
+            numberE164: sender.number.e164,
+            participant: to,
+            callerName: null,
+            direction: "outbound",
+            route: null,
+            startedAt: createdAt,
+            agentId: agent.id,
+            job: jobName,
+            reservedActivityId: callId
+          })
+          yield* sessions.insert(session)
+        }
         const dialed: Dialed = simulated
           ? {
             carrierCallId: `sim_call_${uuid()}`,
@@ -142,6 +165,9 @@ export const makeOutbound = (history: Pick<History, "itemOf" | "recordCall">) =>
             ended: simulatedPlacedCall(request.greeting, purpose)
           }
           : yield* voice.dial(request).pipe(
+            // A refused dial rings nobody; after an outage the call may still have been placed, and
+            // its webhooks record it.
+            Effect.tapError((e) => (e.reason === "rejected" ? sessions.remove(dialing) : Effect.void)),
             Effect.mapError((e) =>
               e.reason === "rejected"
                 ? new FailedPrecondition({ message: `The carrier refused the call: ${e.message}` })
@@ -151,39 +177,29 @@ export const makeOutbound = (history: Pick<History, "itemOf" | "recordCall">) =>
             )
           )
         const line: Line = { workspaceId: ws, numberE164: sender.number.e164, participant: to, inboxId: sender.inboxId }
-        const jobName = job?.name ?? null
         if (dialed.ended === undefined) {
-          const createdAt = new Date(startedAt).toISOString()
-          const thread = yield* tx.withTransaction(
-            Effect.gen(function*() {
-              yield* tx.lock(phoneLock(ws, to))
-              yield* sessions.insert({
-                carrierCallId: dialed.carrierCallId,
-                callControlId: dialed.callControlId,
-                workspaceId: ws,
-                numberE164: sender.number.e164,
-                participant: to,
-                callerName: null,
-                direction: "outbound",
-                route: null,
-                startedAt: createdAt,
-                answeredAt: null,
-                answeredBy: null,
-                agentId: agent.id,
-                job: jobName,
-                activityId: null,
-                reservedActivityId: callId,
-                conversationId: null,
-                recordingRefused: false,
-                voicemailStep: null,
-                pendingRecording: null,
-                voicemailTranscript: null,
-                conversationEnded: false,
-                insightsGenerated: false
-              })
-              return yield* threads.outbound(line, { at: createdAt, preview: "Outgoing call" })
-            })
+          // Named by the carrier's ids, unless a webhook that came first already named it.
+          yield* tx.withTransaction(
+            sessions.rename(dialing, dialed.carrierCallId, dialed.callControlId),
+            callLock(dialing)
           )
+          // Under the lock the hangup's recording takes: a call already recorded is answered as recorded.
+          const settled = yield* tx.withTransaction(
+            Effect.gen(function*() {
+              const recorded = yield* conversations.getActivity(ws, callId)
+              if (Option.isSome(recorded)) return Either.left(recorded.value)
+              return Either.right(yield* threads.outbound(line, { at: createdAt, preview: "Outgoing call" }))
+            }),
+            phoneLock(ws, to)
+          )
+          if (Either.isLeft(settled)) {
+            const result: PlaceCallResult = {
+              call: yield* history.itemOf(settled.left, line),
+              conversationId: settled.left.conversationId
+            }
+            return result
+          }
+          const thread = settled.right
           // Under way: recorded (with this id) when the carrier reports its hangup.
           const call: CallItem = {
             id: callId,

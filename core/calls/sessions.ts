@@ -63,13 +63,64 @@ export const CallSession = Schema.Struct({
 })
 export type CallSession = typeof CallSession.Type
 
+/** What a call's webhooks fill in as it goes: nothing yet when its session is stored. */
+type Progress =
+  | "answeredAt"
+  | "answeredBy"
+  | "activityId"
+  | "conversationId"
+  | "recordingRefused"
+  | "voicemailStep"
+  | "pendingRecording"
+  | "voicemailTranscript"
+  | "conversationEnded"
+  | "insightsGenerated"
+
+/** A call's session as it starts: what is known of the call, none of its progress. */
+export const startSession = (known: Omit<CallSession, Progress>): CallSession => ({
+  ...known,
+  answeredAt: null,
+  answeredBy: null,
+  activityId: null,
+  conversationId: null,
+  recordingRefused: false,
+  voicemailStep: null,
+  pendingRecording: null,
+  voicemailTranscript: null,
+  conversationEnded: false,
+  insightsGenerated: false
+})
+
+/** The lock a call's steps take (its session's key). */
+export const callLock = (carrierCallId: string) => `call:${carrierCallId}`
+
+/**
+ * The key of a call we dial until the carrier names it: the session is stored under it before the
+ * dial is sent, so a webhook that beats the dial's answer finds the call (by our id in its
+ * `client_state`) and names it (`rename`).
+ */
+export const dialingId = (callId: string) => `dialing:${callId}`
+
 export interface CallSessionStore {
   /** Stores a new session; false (and nothing changed) when one with its `carrierCallId` exists. */
   readonly insert: (session: CallSession) => Effect.Effect<boolean>
   readonly get: (carrierCallId: string) => Effect.Effect<Option.Option<CallSession>>
   /** The session whose assistant conversation is `conversationId`. */
   readonly findByConversation: (conversationId: string) => Effect.Effect<Option.Option<CallSession>>
+  /** The session of the outbound call `POST /calls` answered as `callId` (its `reservedActivityId`). */
+  readonly findByCallId: (callId: string) => Effect.Effect<Option.Option<CallSession>>
   /** Replaces the session with the same `carrierCallId`. */
   readonly put: (session: CallSession) => Effect.Effect<void>
+  /**
+   * Gives the session stored as `from` the carrier's ids (`callControlId` kept when null), and
+   * answers it; none when no session is stored as `from`.
+   */
+  readonly rename: (
+    from: string,
+    carrierCallId: string,
+    callControlId: string | null
+  ) => Effect.Effect<Option.Option<CallSession>>
+  /** Forgets a session: a dial the carrier refused. */
+  readonly remove: (carrierCallId: string) => Effect.Effect<void>
 }
 export const CallSessionStore = Context.GenericTag<CallSessionStore>("core/CallSessionStore")

@@ -1,13 +1,13 @@
 /**
  * The contract of the carrier call session store, run unchanged against memory, PGlite and a real
  * Postgres: a session reads back exactly (route jsonb, nulls, timestamps), a second insert of the
- * same call is refused and changes nothing (a repeated webhook), put replaces, and a rolled-back
- * transaction leaves no session.
+ * same call is refused and changes nothing (a repeated webhook), put replaces, a dialed call is
+ * found by our id and renamed once, and a rolled-back transaction leaves no session.
  */
 import { assert, layer } from "@effect/vitest"
 import { Effect, Layer, Option } from "effect"
 import * as MemoryStores from "../../adapters/memory/stores.ts"
-import { type CallSession, CallSessionStore } from "../../core/calls/sessions.ts"
+import { type CallSession, CallSessionStore, dialingId } from "../../core/calls/sessions.ts"
 import { Transactor } from "../../core/kernel/transactor.ts"
 import { defaultBilling } from "../../core/workspaces/model.ts"
 import { WorkspaceStore } from "../../core/workspaces/store.ts"
@@ -98,6 +98,54 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
         yield* store.put(named)
         assert.deepStrictEqual(Option.getOrNull(yield* store.findByConversation(conversationId)), named)
         assert.isNull(Option.getOrNull(yield* store.findByConversation(`conv-${uuid()}`)))
+      }))
+
+    it.effect("a dialed call is found by our call id, renamed once to the carrier's ids (control id kept when none), and removed", () =>
+      Effect.gen(function*() {
+        const store = yield* CallSessionStore
+        const ws = yield* newWorkspace
+        const callId = uuid()
+        const dialing = sessionOf(ws, {
+          carrierCallId: dialingId(callId),
+          callControlId: dialingId(callId),
+          direction: "outbound",
+          route: null,
+          reservedActivityId: callId
+        })
+        assert.isNull(Option.getOrNull(yield* store.findByCallId(callId)))
+        assert.isTrue(yield* store.insert(dialing))
+        assert.deepStrictEqual(Option.getOrNull(yield* store.findByCallId(callId)), dialing)
+        assert.isNull(Option.getOrNull(yield* store.findByCallId(uuid())))
+
+        const carrierCallId = `v3:${uuid()}`
+        const renamed = { ...dialing, carrierCallId, callControlId: "v3:ctl-real" }
+        assert.deepStrictEqual(
+          Option.getOrNull(yield* store.rename(dialing.carrierCallId, carrierCallId, "v3:ctl-real")),
+          renamed
+        )
+        assert.isNull(Option.getOrNull(yield* store.get(dialing.carrierCallId)))
+        assert.deepStrictEqual(Option.getOrNull(yield* store.get(carrierCallId)), renamed)
+        assert.deepStrictEqual(Option.getOrNull(yield* store.findByCallId(callId)), renamed)
+        // A second rename (the dial's answer after a webhook named the call) finds nothing to rename.
+        assert.isNull(Option.getOrNull(yield* store.rename(dialing.carrierCallId, `v3:${uuid()}`, null)))
+        assert.deepStrictEqual(Option.getOrNull(yield* store.get(carrierCallId)), renamed)
+
+        const other = uuid()
+        const kept = sessionOf(ws, {
+          carrierCallId: dialingId(other),
+          callControlId: "ctl-kept",
+          reservedActivityId: other
+        })
+        assert.isTrue(yield* store.insert(kept))
+        const again = `v3:${uuid()}`
+        assert.deepStrictEqual(
+          Option.getOrNull(yield* store.rename(kept.carrierCallId, again, null)),
+          { ...kept, carrierCallId: again }
+        )
+        yield* store.remove(again)
+        assert.isNull(Option.getOrNull(yield* store.get(again)))
+        assert.isNull(Option.getOrNull(yield* store.findByCallId(other)))
+        assert.deepStrictEqual(Option.getOrNull(yield* store.get(carrierCallId)), renamed)
       }))
 
     it.effect("a rolled-back transaction leaves no session", () =>

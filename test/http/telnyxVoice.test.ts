@@ -11,12 +11,14 @@
  * repeated webhooks record nothing twice. `POST /calls` sends the call's job and extra instructions
  * to the assistant in the dial. A withheld caller (`anonymous`) is taken like any other.
  */
-import { Effect, Option, Redacted } from "effect"
+import { Effect, Layer, Option, Redacted } from "effect"
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as TelnyxVoiceAdapter from "../../adapters/carrier/telnyxVoiceAdapter.ts"
 import { AgentStore } from "../../core/agent/store.ts"
+import { CallSessionStore, dialingId } from "../../core/calls/sessions.ts"
+import { Voice } from "../../core/calls/voice.ts"
 import { EventOutbox } from "../../core/events/outbox.ts"
 import { MAX_MEDIA_BYTES, MAX_RECORDING_BYTES } from "../../core/media/model.ts"
 import { makeTestApp } from "../support/app.ts"
@@ -30,6 +32,8 @@ let app: Awaited<ReturnType<typeof makeTestApp>>
 /** Serves the recordings Telnyx would host (its URLs are S3's, valid 10 minutes). */
 let audioServer: Server
 let audioBase: string
+/** Webhooks delivered while a dial's answer is on its way to the service (its first webhooks can beat it). */
+let beforeDialAnswer: ((callControlId: string) => Promise<void>) | null = null
 /** Requests for the recording over the cap. */
 let hugeRequests = 0
 const AUDIO = new Uint8Array([0x49, 0x44, 0x33, 1, 2, 3, 4, 5])
@@ -53,13 +57,26 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => audioServer.listen(0, "127.0.0.1", resolve))
   audioBase = `http://127.0.0.1:${(audioServer.address() as AddressInfo).port}`
   fake = await startFakeTelnyx()
+  const telnyx = TelnyxVoiceAdapter.layer({
+    apiKey: Redacted.make(fake.apiKey),
+    messagingProfileId: "profile-1",
+    baseUrl: fake.baseUrl,
+    connectionId: CONNECTION
+  })
   app = await makeTestApp({
-    voice: TelnyxVoiceAdapter.layer({
-      apiKey: Redacted.make(fake.apiKey),
-      messagingProfileId: "profile-1",
-      baseUrl: fake.baseUrl,
-      connectionId: CONNECTION
-    }),
+    // Telnyx's Voice, with `beforeDialAnswer` run between Telnyx's answer to a dial and the service seeing it.
+    voice: Layer.effect(
+      Voice,
+      Effect.map(Voice, (v) =>
+        Voice.of({
+          ...v,
+          dial: (request) =>
+            Effect.tap(v.dial(request), (dialed) => {
+              const hook = beforeDialAnswer
+              return hook === null ? Effect.void : Effect.promise(() => hook(dialed.callControlId))
+            })
+        }))
+    ).pipe(Layer.provide(telnyx)),
     telnyxPublicKey: fake.publicKey
   })
 })
@@ -882,22 +899,98 @@ describe("POST /calls with a live key on Telnyx", () => {
     for (const e of sent) expect(e.data).toMatchObject({ carrierCallId: leg.callSessionId, activityId: placed.call.id })
   })
 
-  it("an answer or hangup of a dialed call not stored yet is refused (500) so Telnyx delivers it again; a stranger's is acknowledged", async () => {
-    const ours = fake.signedWebhook("call.answered", {
-      call_control_id: "v3:early",
-      call_session_id: "early-session",
-      client_state: Buffer.from(JSON.stringify({ workspaceId: "w", callId: "c" })).toString("base64"),
-      from: "+13125550100",
-      to: CALLER
+  it("webhooks that beat the dial's answer are recorded in SPEC's order, not refused; POST /calls then answers the call as recorded", async () => {
+    const { workspaceId, assistantId } = await callWorkspace()
+    const live = (await app.createKey(workspaceId, { kind: "live" })).token
+    fake.voice.setConversation("conv-early", [{ role: "assistant", text: "Hi, this is Desk." }, {
+      role: "user",
+      text: "Hello?"
+    }])
+    let early = ""
+    beforeDialAnswer = async (callControlId) => {
+      early = callControlId
+      fake.voice.pickUp(callControlId)
+      await deliver(webhook(callControlId, "call.answered"))
+      await deliver(webhook(callControlId, "call.hangup"))
+      await deliver(recordingSaved(callControlId))
+      const leg = fake.voice.calls.get(callControlId)!
+      await deliver(
+        fake.signedWebhook("call.conversation.ended", {
+          conversation_id: "conv-early",
+          assistant_id: assistantId,
+          call_control_id: leg.callControlId,
+          call_session_id: leg.callSessionId
+        })
+      )
+    }
+    const placed = await ok(await call(live, "POST", "/calls", { to: CALLER }), 201).finally(() => {
+      beforeDialAnswer = null
     })
-    await deliver(ours, 500)
-    const hangup = fake.signedWebhook("call.hangup", {
-      call_control_id: "v3:early",
-      call_session_id: "early-session",
-      client_state: Buffer.from(JSON.stringify({ workspaceId: "w", callId: "c" })).toString("base64"),
-      hangup_cause: "normal_clearing"
+    const leg = fake.voice.calls.get(early)!
+    expect(placed.call).toMatchObject({ status: "completed", answeredBy: "agent", carrierCallId: leg.callSessionId })
+
+    const recorded = await calls(live)
+    expect(recorded).toHaveLength(1)
+    expect(recorded[0]).toMatchObject({
+      id: placed.call.id,
+      conversationId: placed.conversationId,
+      status: "completed"
     })
-    await deliver(hangup, 500)
+    expect(recorded[0]!["transcript"].map((t: any) => t.speaker)).toEqual(["agent", "callee"])
+    const sent = await events(workspaceId)
+    expect(sent.map((e) => e.type)).toEqual(["call.completed", "call.recording.completed", "call.transcript.completed"])
+    for (const e of sent) expect(e.data).toMatchObject({ carrierCallId: leg.callSessionId, activityId: placed.call.id })
+
+    // The session went by the carrier's ids from the first webhook on.
+    const session = await app.runtime.runPromise(Effect.flatMap(CallSessionStore, (s) => s.get(leg.callSessionId)))
+    expect(Option.getOrThrow(session).callControlId).toBe(leg.callControlId)
+    const dialing = await app.runtime.runPromise(
+      Effect.flatMap(CallSessionStore, (s) => s.get(dialingId(placed.call.id)))
+    )
+    expect(Option.isNone(dialing)).toBe(true)
+  })
+
+  it("an answer that beats the dial's answer is kept; the call is in progress, then recorded from its hangup", async () => {
+    const { workspaceId } = await callWorkspace()
+    const live = (await app.createKey(workspaceId, { kind: "live" })).token
+    let early = ""
+    beforeDialAnswer = async (callControlId) => {
+      early = callControlId
+      fake.voice.pickUp(callControlId)
+      await deliver(webhook(callControlId, "call.answered"))
+    }
+    const placed = await ok(await call(live, "POST", "/calls", { to: CALLER }), 201).finally(() => {
+      beforeDialAnswer = null
+    })
+    expect(placed.call).toMatchObject({
+      status: "in_progress",
+      carrierCallId: fake.voice.calls.get(early)!.callSessionId
+    })
+    await deliver(webhook(early, "call.hangup"))
+    const [recorded] = await calls(live)
+    expect(recorded).toMatchObject({ id: placed.call.id, status: "completed", answeredBy: "agent" })
+  })
+
+  it("a webhook naming a dial of ours that is not stored (refused, or another install's) is acknowledged and changes nothing", async () => {
+    const { workspaceId, key } = await callWorkspace()
+    const clientState = Buffer.from(JSON.stringify({ workspaceId, callId: crypto.randomUUID() })).toString("base64")
+    await deliver(
+      fake.signedWebhook("call.answered", {
+        call_control_id: "v3:early",
+        call_session_id: "early-session",
+        client_state: clientState,
+        from: "+13125550100",
+        to: CALLER
+      })
+    )
+    await deliver(
+      fake.signedWebhook("call.hangup", {
+        call_control_id: "v3:early",
+        call_session_id: "early-session",
+        client_state: clientState,
+        hangup_cause: "normal_clearing"
+      })
+    )
     await deliver(
       fake.signedWebhook("call.answered", {
         call_control_id: "v3:other",
@@ -906,6 +999,8 @@ describe("POST /calls with a live key on Telnyx", () => {
         to: CALLER
       })
     )
+    expect(await calls(key)).toEqual([])
+    expect(await events(workspaceId)).toEqual([])
   })
 
   it("a Telnyx refusal of the dial is 409 and records nothing", async () => {
@@ -921,5 +1016,10 @@ describe("POST /calls with a live key on Telnyx", () => {
     const refused = await expectError(await call(live, "POST", "/calls", { to: CALLER }), 409, "failed_precondition")
     expect(refused.message).toContain("to is not dialable")
     expect(await calls(live)).toEqual([])
+    // The session stored for the dial is gone with it.
+    const dial = JSON.parse(fake.requests.filter((r) => r.path === "/v2/calls").at(-1)!.body)
+    const { callId } = JSON.parse(Buffer.from(dial.client_state, "base64").toString("utf8"))
+    const session = await app.runtime.runPromise(Effect.flatMap(CallSessionStore, (s) => s.findByCallId(callId)))
+    expect(Option.isNone(session)).toBe(true)
   })
 })
