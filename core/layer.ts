@@ -9,6 +9,7 @@ import * as Messaging from "./messaging/service.ts"
 import * as Simulator from "./messaging/simulator.ts"
 import * as ActivityViews from "./messaging/views.ts"
 import * as Numbers from "./numbers/service.ts"
+import * as OptOuts from "./optouts/service.ts"
 import * as Registration from "./registration/service.ts"
 import * as Webhooks from "./webhooks/service.ts"
 import * as Workspaces from "./workspaces/service.ts"
@@ -33,6 +34,6 @@ export const CoreLive = Layer.mergeAll(
       Registration.layer,
       Agents.layer,
       layerWorkerLiveness
-    )
+    ).pipe(Layer.provideMerge(OptOuts.layer))
   )
 )

@@ -14,6 +14,8 @@ export const layer = Layer.effect(
   Carrier,
   Effect.map(NumberStore, (store) =>
     Carrier.of({
+      // The simulator answers no keyword: the service answers them all.
+      answersKeywords: new Set(),
       send: ({ from }) =>
         Effect.gen(function*() {
           if (!(yield* store.taken([from])).has(from)) {

@@ -42,6 +42,43 @@ const decodeSendResponse = decodeAnswer(
   "{data: {id, to: [{status}]}}"
 )
 
+/**
+ * Telnyx's refusal of a recipient who opted out: "Blocked due to STOP message", on a send and in a
+ * `message.finalized` (developers.telnyx.com/docs/messaging/messages/advanced-opt-in-out).
+ */
+export const OPTED_OUT = "40300"
+
+/**
+ * The keywords Telnyx's messaging profile answers itself by default, blocking further texts after
+ * the opt-out words (same page, "Default behavior").
+ */
+export const TELNYX_KEYWORDS: ReadonlySet<string> = new Set([
+  "STOP",
+  "STOPALL",
+  "STOP ALL",
+  "UNSUBSCRIBE",
+  "CANCEL",
+  "END",
+  "QUIT",
+  "START",
+  "UNSTOP",
+  "HELP",
+  "INFO"
+])
+
+const ErrorCodes = Schema.parseJson(
+  Schema.Struct({
+    errors: Schema.Array(Schema.Struct({ code: Schema.optional(Schema.Union(Schema.String, Schema.Number)) }))
+  })
+)
+
+/** The `errors[].code` of a Telnyx error body, as strings; none when it is not one. */
+export const errorCodes = (text: string): ReadonlyArray<string> =>
+  Either.match(Schema.decodeUnknownEither(ErrorCodes)(text), {
+    onLeft: () => [],
+    onRight: ({ errors }) => errors.flatMap((e) => (e.code === undefined ? [] : [String(e.code)]))
+  })
+
 const sendFailure = (f: TelnyxFailure): CarrierError => {
   if (f._tag !== "Status") return new CarrierError({ reason: "unavailable", message: transportMessage(f) })
   const why = describeError(f.status, f.text)
@@ -57,7 +94,12 @@ const sendFailure = (f: TelnyxFailure): CarrierError => {
       message: `Telnyx failed (${why}); not retried, it may have been processed`
     })
   }
-  if (f.status >= 400) return new CarrierError({ reason: "rejected", message: `Telnyx rejected the message (${why})` })
+  if (f.status >= 400) {
+    return new CarrierError({
+      reason: errorCodes(f.text).includes(OPTED_OUT) ? "opted_out" : "rejected",
+      message: `Telnyx rejected the message (${why})`
+    })
+  }
   return new CarrierError({ reason: "unavailable", message: `Telnyx answered with an unexpected HTTP ${f.status}` })
 }
 
@@ -77,6 +119,7 @@ const requestBody = (config: TelnyxConfig, message: OutboundMessage) => {
 export const make = (config: TelnyxConfig): Carrier => {
   const telnyx = makeClient(config)
   return Carrier.of({
+    answersKeywords: TELNYX_KEYWORDS,
     send: (message) =>
       telnyx({ method: "POST", path: "/v2/messages", body: requestBody(config, message), retryOn: RETRY_ON }).pipe(
         Effect.mapError(sendFailure),

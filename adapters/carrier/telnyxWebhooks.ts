@@ -8,6 +8,7 @@
  */
 import { Data, Effect, Either, ParseResult, Schema } from "effect"
 import type { InboundMessage, StatusReport } from "../../core/messaging/carrier.ts"
+import { OPTED_OUT } from "./telnyx.ts"
 
 export class TelnyxWebhookError extends Data.TaggedError("TelnyxWebhookError")<{
   readonly reason: "signature" | "timestamp" | "malformed"
@@ -123,7 +124,10 @@ const InboundPayload = Schema.Struct({
 
 const StatusPayload = Schema.Struct({
   id: Schema.NonEmptyString,
-  to: Schema.NonEmptyArray(Schema.Struct({ status: Schema.NonEmptyString }))
+  to: Schema.NonEmptyArray(Schema.Struct({ status: Schema.NonEmptyString })),
+  errors: Schema.optional(
+    Schema.NullOr(Schema.Array(Schema.Struct({ code: Schema.optional(Schema.Union(Schema.String, Schema.Number)) })))
+  )
 })
 
 const decode = <A, I>(schema: Schema.Schema<A, I>, value: unknown, what: string) =>
@@ -158,7 +162,11 @@ const parse = (rawBody: string): Effect.Effect<TelnyxWebhookEvent, TelnyxWebhook
       case "message.sent":
       case "message.finalized": {
         const p = yield* decode(StatusPayload, data.payload, `${data.event_type} payload`)
-        const report: StatusReport = { carrierMessageId: p.id, status: p.to[0].status }
+        const report: StatusReport = {
+          carrierMessageId: p.id,
+          status: p.to[0].status,
+          optedOut: (p.errors ?? []).some((e) => String(e.code) === OPTED_OUT)
+        }
         return { _tag: "Status", eventId, occurredAt, report } as const
       }
       default:

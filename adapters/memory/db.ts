@@ -7,6 +7,7 @@ import type { AgentRecord } from "../../core/agent/model.ts"
 import type { AuditRecord } from "../../core/audit/log.ts"
 import type { ChargeRecord } from "../../core/billing/ledger.ts"
 import type { CallSession } from "../../core/calls/sessions.ts"
+import type { OptOutRecord } from "../../core/optouts/model.ts"
 import type { Contact } from "../../core/contacts/model.ts"
 import type { ActivityRecord, Thread } from "../../core/conversations/model.ts"
 import type { OutboxEvent } from "../../core/events/outbox.ts"
@@ -38,6 +39,8 @@ export interface MemoryState {
   clockOffsets: Map<string, number>
   agents: Map<string, AgentRecord>
   callSessions: Map<string, CallSession>
+  /** By `${workspaceId} ${phone}`. */
+  optOuts: Map<string, OptOutRecord>
   seq: number
 }
 
@@ -61,6 +64,7 @@ const empty = (): MemoryState => ({
   clockOffsets: new Map(),
   agents: new Map(),
   callSessions: new Map(),
+  optOuts: new Map(),
   seq: 0
 })
 
@@ -84,6 +88,7 @@ export const clone = (s: MemoryState): MemoryState => ({
   clockOffsets: new Map(s.clockOffsets),
   agents: new Map(s.agents),
   callSessions: new Map(s.callSessions),
+  optOuts: new Map(s.optOuts),
   seq: s.seq
 })
 

@@ -14,6 +14,7 @@ import * as Idempotency from "./idempotency.ts"
 import * as Ledger from "./ledger.ts"
 import * as Mail from "./mail.ts"
 import * as Numbers from "./numbers.ts"
+import * as OptOuts from "./optOuts.ts"
 import * as Outbox from "./outbox.ts"
 import * as Registrations from "./registrations.ts"
 import * as Transactor from "./transactor.ts"
@@ -37,6 +38,7 @@ export const layer = Layer.mergeAll(
   Clock.layer,
   Agents.layer,
   CallSessions.layer,
+  OptOuts.layer,
   Transactor.layer,
   Health.layer
 ).pipe(Layer.provideMerge(Layer.merge(layerDb, Signal.layer)))

@@ -23,6 +23,7 @@ import m0019 from "./migrations/0019_call_session_voicemail.ts"
 import m0020 from "./migrations/0020_campaign_assignment.ts"
 import m0021 from "./migrations/0021_call_session_followers.ts"
 import m0022 from "./migrations/0022_call_session_call_id.ts"
+import m0023 from "./migrations/0023_opt_outs.ts"
 
 /**
  * A migration without the statement time limit (adapters/postgres/PgClient.ts): an index built
@@ -57,7 +58,8 @@ const all = {
   "0019_call_session_voicemail": m0019,
   "0020_campaign_assignment": m0020,
   "0021_call_session_followers": m0021,
-  "0022_call_session_call_id": m0022
+  "0022_call_session_call_id": m0022,
+  "0023_opt_outs": m0023
 }
 
 export const migrations = Migrator.fromRecord(

@@ -9,6 +9,7 @@ import { SearchRow } from "../../core/conversations/store.ts"
 import { OutboxEvent } from "../../core/events/outbox.ts"
 import { MailRecord } from "../../core/mail/message.ts"
 import { NumberRecord, WorkspaceNumber } from "../../core/numbers/model.ts"
+import { OptOutRecord } from "../../core/optouts/model.ts"
 import { Registration } from "../../core/registration/record.ts"
 import { DeliveryRecord, EndpointRecord } from "../../core/webhooks/model.ts"
 import { EndpointSubscription } from "../../core/webhooks/store.ts"
@@ -42,3 +43,4 @@ export const textingRegistrations = table(Registration)
 export const agents = table(AgentRecord)
 /** A carrier call in progress; its route is jsonb. */
 export const callSessions = table(CallSession)
+export const optOuts = table(OptOutRecord)

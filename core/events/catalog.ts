@@ -31,6 +31,13 @@ const FlowRef = {
   carrierCallId: NullableString
 }
 
+const OptOutChange = Schema.Struct({
+  phone: Schema.String,
+  contactId: Schema.NullOr(Uuid),
+  source: Schema.Literal("keyword", "carrier", "api"),
+  keyword: NullableString
+})
+
 const entry = <S extends Schema.Schema.Any>(description: string, data: S) => ({ description, data })
 
 export const catalog = {
@@ -113,7 +120,15 @@ export const catalog = {
       fields: Schema.optional(Schema.Array(Schema.String))
     })
   ),
-  "contact.deleted": entry("A contact is deleted", Schema.Struct({ contactId: Uuid }))
+  "contact.deleted": entry("A contact is deleted", Schema.Struct({ contactId: Uuid })),
+  "contact.opted_out": entry(
+    "A phone opts out of the workspace's texts: its STOP keyword, the carrier's refusal, or a revocation recorded through the API",
+    OptOutChange
+  ),
+  "contact.opted_in": entry(
+    "An opted-out phone opts back in: its START keyword, or an opt-out recorded through the API removed",
+    OptOutChange
+  )
 } as const
 
 export type EventType = keyof typeof catalog

@@ -22,10 +22,11 @@ export interface Accepted {
 
 /**
  * `rejected`: the carrier refused this message (4xx); retrying will not help.
+ * `opted_out`: refused because the recipient opted out with the carrier (Telnyx 40300).
  * `unavailable`: rate limited, 5xx, timeout or network failure; the caller may retry later.
  */
 export class CarrierError extends Data.TaggedError("CarrierError")<{
-  readonly reason: "rejected" | "unavailable"
+  readonly reason: "rejected" | "opted_out" | "unavailable"
   readonly message: string
 }> {}
 
@@ -36,6 +37,11 @@ export interface Carrier {
    * is `rejected`, with the carrier's words.
    */
   readonly send: (message: OutboundMessage) => Effect.Effect<Accepted, CarrierError>
+  /**
+   * The keywords (core/optouts/keywords.ts, upper case) the carrier answers itself on the texts it
+   * delivers to us; the service records them but sends no reply of its own.
+   */
+  readonly answersKeywords: ReadonlySet<string>
 }
 export const Carrier = Context.GenericTag<Carrier>("core/Carrier")
 
@@ -58,4 +64,6 @@ export interface StatusReport {
   readonly carrierMessageId: string
   /** The carrier's own status word, e.g. `delivered` or `delivery_failed`. */
   readonly status: string
+  /** The carrier says the message failed because the recipient opted out with it (Telnyx 40300). */
+  readonly optedOut?: boolean
 }

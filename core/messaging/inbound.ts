@@ -4,7 +4,7 @@
  */
 import { Effect, Option } from "effect"
 import { phoneLock } from "../contacts/service.ts"
-import { type ActivityRecord, newActivity, previewOf } from "../conversations/model.ts"
+import { type ActivityRecord, newActivity, previewOf, WITHHELD } from "../conversations/model.ts"
 import { ConversationStore } from "../conversations/store.ts"
 import { event } from "../events/catalog.ts"
 import { EventOutbox } from "../events/outbox.ts"
@@ -13,20 +13,79 @@ import { Ids } from "../kernel/ids.ts"
 import { nowIso } from "../kernel/time.ts"
 import { Transactor } from "../kernel/transactor.ts"
 import { NumberStore } from "../numbers/model.ts"
+import { type Keyword, keywordOf, replyTo } from "../optouts/keywords.ts"
+import { OptOuts } from "../optouts/service.ts"
+import { RegistrationStore } from "../registration/store.ts"
+import { WorkspaceStore } from "../workspaces/store.ts"
 import type { Attachments } from "./attachments.ts"
-import type { InboundMessage, StatusReport } from "./carrier.ts"
+import { Carrier, type InboundMessage, type StatusReport } from "./carrier.ts"
 import { advance, fromCarrier } from "./deliveryStatus.ts"
+import type { Reply } from "./outbound.ts"
 import { phoneField, type Threads } from "./threads.ts"
 
-export const makeInbound = (threads: Threads, attachments: Attachments) =>
+export const makeInbound = (threads: Threads, attachments: Attachments, reply: Reply) =>
   Effect.gen(function*() {
     const store = yield* ConversationStore
     const numbers = yield* NumberStore
     const tx = yield* Transactor
     const outbox = yield* EventOutbox
+    const optOuts = yield* OptOuts
+    const carrier = yield* Carrier
+    const registrations = yield* RegistrationStore
+    const workspaces = yield* WorkspaceStore
 
-    /** An inbound SMS/MMS: thread, placeholder contact, stored media, `message.received`. Idempotent per carrier id. */
-    const receive = (inbound: InboundMessage) =>
+    /** How the business names itself in a keyword's answer (CONTRACT "Opt-outs and keywords"). */
+    const replyContext = (workspaceId: string) =>
+      Effect.gen(function*() {
+        const registration = Option.getOrNull(yield* registrations.get(workspaceId))
+        if (registration !== null) {
+          const b = registration.business
+          return {
+            brand: b.displayName,
+            helpMessage: registration.campaignInput.helpMessage ?? null,
+            contact: b.phone ?? b.email ?? b.website ?? null
+          }
+        }
+        const workspace = yield* workspaces.get(workspaceId)
+        return {
+          brand: Option.match(workspace, { onNone: () => "This business", onSome: (w) => w.name }),
+          helpMessage: null,
+          contact: null
+        }
+      })
+
+    /**
+     * A keyword's effect, in the inbound text's transaction under the sender's lock: STOP opts the
+     * sender out, START opts an opted-out sender back in, HELP changes nothing. Answers what to reply
+     * to: a STOP that opted out, a START that opted in, any HELP.
+     */
+    const applyKeyword = (workspaceId: string, from: string, keyword: Keyword) =>
+      Effect.gen(function*() {
+        switch (keyword.kind) {
+          case "stop":
+            return (yield* optOuts.optOut(workspaceId, from, { source: "keyword", keyword: keyword.word, note: null }))
+                .created
+              ? keyword
+              : null
+          case "start":
+            return (yield* optOuts.optIn(workspaceId, from, {
+                source: "keyword",
+                keyword: keyword.word,
+                actor: "recipient"
+              }))
+              ? keyword
+              : null
+          case "help":
+            return keyword
+        }
+      })
+
+    /**
+     * An inbound SMS/MMS: thread, placeholder contact, stored media, `message.received`, and its
+     * keyword's effect and answer. Idempotent per carrier id. `simulated`: delivered by the test
+     * helpers, so its answer is simulated too, and no carrier answered it.
+     */
+    const receive = (inbound: InboundMessage, simulated = false) =>
       Effect.gen(function*() {
         const existing = yield* store.findByCarrierId(inbound.carrierMessageId)
         if (Option.isSome(existing)) return existing.value
@@ -47,14 +106,15 @@ export const makeInbound = (threads: Threads, attachments: Attachments) =>
           ))).flat()
         const now = yield* nowIso
         const { uuid } = yield* Ids
-        return yield* tx.withTransaction(
+        const keyword = keywordOf(inbound.body)
+        const line = { workspaceId: ws, numberE164: number.number.e164, participant: from, inboxId: number.inboxId }
+        const received = yield* tx.withTransaction(
           Effect.gen(function*() {
             // One placeholder per new number and no lost unread count, however many texts arrive at once.
             yield* tx.lock(phoneLock(ws, from))
             // The carrier may deliver the same message twice at once: the second copy finds the first here.
             const stored = yield* store.findByCarrierId(inbound.carrierMessageId)
-            if (Option.isSome(stored)) return stored.value
-            const line = { workspaceId: ws, numberE164: number.number.e164, participant: from, inboxId: number.inboxId }
+            if (Option.isSome(stored)) return { record: stored.value, answer: null }
             const thread = yield* threads.inbound(line, { at: now, preview: previewOf(inbound.body, media.length) })
             const record = newActivity({
               id: uuid(),
@@ -78,9 +138,18 @@ export const makeInbound = (threads: Threads, attachments: Attachments) =>
                 contactId: thread.contactId!
               })
             ])
-            return record
+            return { record, answer: keyword === null ? null : yield* applyKeyword(ws, from, keyword) }
           })
         )
+        const { answer } = received
+        // A carrier that answers the word itself (Telnyx's profile) is not answered twice.
+        if (answer !== null && (simulated || !carrier.answersKeywords.has(answer.word))) {
+          const text = replyTo(answer.kind, yield* replyContext(ws))
+          yield* reply(number, line, text, simulated).pipe(
+            Effect.catchAll((e) => Effect.logWarning("A keyword's answer could not be sent", e.message))
+          )
+        }
+        return received.record
       })
 
     /** A carrier status report: forward-only; an event for each change, none for a stale report. */
@@ -88,10 +157,11 @@ export const makeInbound = (threads: Threads, attachments: Attachments) =>
       Effect.gen(function*() {
         const found = yield* store.findByCarrierId(report.carrierMessageId)
         if (Option.isNone(found)) return Option.none<ActivityRecord>()
-        return Option.some(yield* applyStatusTo(found.value, report.status))
+        return Option.some(yield* applyStatusTo(found.value, report.status, report.optedOut ?? false))
       })
 
-    const applyStatusTo = (activity: ActivityRecord, carrierWord: string) =>
+    /** `optedOut`: the carrier says the recipient opted out with it; a failure then records their opt-out. */
+    const applyStatusTo = (activity: ActivityRecord, carrierWord: string, optedOut = false) =>
       Effect.gen(function*() {
         const reported = fromCarrier(carrierWord)
         if (reported === null || activity.direction !== "outbound") return activity
@@ -115,6 +185,15 @@ export const makeInbound = (threads: Threads, attachments: Attachments) =>
             yield* outbox.append(activity.workspaceId, [
               next === "failed" ? event("message.failed", data) : event("message.delivered", data)
             ])
+            if (next === "failed" && optedOut && thread.participant !== WITHHELD) {
+              // Under the recipient's lock, as every opt-out (optouts/service.ts).
+              yield* tx.lock(phoneLock(activity.workspaceId, thread.participant))
+              yield* optOuts.optOut(activity.workspaceId, thread.participant, {
+                source: "carrier",
+                keyword: null,
+                note: `The carrier reported ${carrierWord}`
+              })
+            }
             return { ...latest, deliveryStatus: next }
           })
         )

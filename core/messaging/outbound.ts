@@ -7,7 +7,7 @@
 import { Effect, Either, Option, Schema } from "effect"
 import type { Principal } from "../auth/principal.ts"
 import { phoneLock } from "../contacts/service.ts"
-import { Activity, newActivity, previewOf, type Thread, WITHHELD } from "../conversations/model.ts"
+import { Activity, type ActivityRecord, newActivity, previewOf, type Thread, WITHHELD } from "../conversations/model.ts"
 import { ConversationStore } from "../conversations/store.ts"
 import { event } from "../events/catalog.ts"
 import { EventOutbox } from "../events/outbox.ts"
@@ -18,13 +18,16 @@ import { type E164, normalizePhone } from "../kernel/phone.ts"
 import { Text } from "../kernel/text.ts"
 import { nowIso } from "../kernel/time.ts"
 import { Transactor } from "../kernel/transactor.ts"
-import { MediaUrls } from "../media/model.ts"
+import { MediaUrls, type StoredMedia } from "../media/model.ts"
 import { defaultNumber, notOrdered, type NumberRecord, NumberStore } from "../numbers/model.ts"
+import { optedOutMessage } from "../optouts/model.ts"
+import { OptOuts } from "../optouts/service.ts"
 import { notAssigned } from "../registration/assignment.ts"
 import { gateMessage, RegistrationGate } from "../registration/gate.ts"
 import type { Attachments } from "./attachments.ts"
-import { Carrier } from "./carrier.ts"
-import { phoneField, type Threads } from "./threads.ts"
+import { Carrier, type CarrierError } from "./carrier.ts"
+import type { DeliveryStatus } from "./deliveryStatus.ts"
+import { type Line, phoneField, type Threads } from "./threads.ts"
 import { ActivityViews } from "./views.ts"
 
 export const SendMessageInput = Schema.Struct({
@@ -52,6 +55,14 @@ const noActiveNumber = new FailedPrecondition({
   message: "The workspace has no active phone number: add one before texting"
 })
 
+/** Sends a keyword's answer (outbound.ts `reply`). */
+export type Reply = (
+  sender: NumberRecord,
+  line: Line,
+  body: string,
+  simulated: boolean
+) => Effect.Effect<Option.Option<ActivityRecord>, FailedPrecondition | Internal>
+
 export const makeOutbound = (threads: Threads, attachments: Attachments) =>
   Effect.gen(function*() {
     const store = yield* ConversationStore
@@ -62,6 +73,7 @@ export const makeOutbound = (threads: Threads, attachments: Attachments) =>
     const mediaUrls = yield* MediaUrls
     const registration = yield* RegistrationGate
     const views = yield* ActivityViews
+    const optOuts = yield* OptOuts
 
     /** The workspace's first active number, local preferred (and, for live keys, ordered at the carrier). */
     const defaultSender = (workspaceId: string, live: boolean) =>
@@ -130,64 +142,113 @@ export const makeOutbound = (threads: Threads, attachments: Attachments) =>
           if (state !== "approved") return yield* new FailedPrecondition({ message: gateMessage[state] })
         }
         const media = yield* attachments.store(ws, input.mediaUrls ?? [], "mediaUrls")
-        // The carrier is called before anything is stored: a refused message leaves no trace, and
-        // the answer returns once the carrier has accepted it (SPEC). Test keys never reach a carrier.
-        const accepted = simulated
-          ? { carrierMessageId: null, status: "simulated" as const }
-          : yield* carrier
-            .send({
-              from: from.e164,
-              to,
-              body: input.body,
-              mediaUrls: yield* Effect.forEach(media, (m) => mediaUrls.sign(ws, m.key))
-            })
-            .pipe(
-              Effect.mapError((e) =>
-                e.reason === "rejected"
-                  ? new FailedPrecondition({ message: `The carrier refused the message: ${e.message}` })
-                  : new Internal({
-                    message: `The carrier is unavailable (${e.message}); retry with the same Idempotency-Key`
-                  })
-              )
-            )
-        const now = yield* nowIso
-        const { uuid } = yield* Ids
-        const activity = newActivity({
-          id: uuid(),
-          workspaceId: ws,
-          conversationId: "",
-          type: "message",
-          direction: "outbound",
-          body: input.body,
-          media,
-          deliveryStatus: accepted.status,
-          carrierMessageId: accepted.carrierMessageId,
-          createdAt: now
-        })
-        const line = {
+        const line: Line = {
           workspaceId: ws,
           numberE164: thread?.numberE164 ?? from.e164,
           participant: to,
           inboxId: thread?.inboxId ?? sender.inboxId
         }
-        const message = { at: now, preview: previewOf(input.body, media.length) }
-        // Under the participant's lock (one writer per participant at a time): the thread is created
-        // once and its contact looked up once.
-        const stored = yield* tx.withTransaction(
-          Effect.gen(function*() {
-            const { id: conversationId, inboxId } = yield* threads.sent(line, message, activity)
-            yield* outbox.append(ws, [event("message.delivered", { conversationId, inboxId, activityId: activity.id })])
-            return { ...activity, conversationId }
-          }),
-          phoneLock(ws, to)
-        )
+        const sent = yield* transmit({ line, from: from.e164, body: input.body, media, simulated, reply: false })
+        if (Either.isLeft(sent)) return yield* new FailedPrecondition({ message: optedOutMessage(sent.left) })
         const result: SendMessageResult = {
-          message: yield* views.view(stored),
-          conversationId: stored.conversationId,
+          message: yield* views.view(sent.right),
+          conversationId: sent.right.conversationId,
           ...(simulated ? { simulated: true as const } : {})
         }
         return result
       })
 
-    return { send } as const
+    /**
+     * A keyword's answer from the number that was texted (inbound.ts), the one text allowed after an
+     * opt-out. It passes the gates a live text passes, unless the keyword came through the test
+     * helpers (`simulated`): a number that cannot text sends none. Answers the stored message, if sent.
+     */
+    const reply: Reply = (sender, line, body, simulated) =>
+      Effect.gen(function*() {
+        if (
+          !simulated && (!sender.ordered || (yield* registration.textingState(line.workspaceId, sender)) !== "approved")
+        ) {
+          yield* Effect.logInfo("A keyword was not answered: the number cannot text", sender.number.e164)
+          return Option.none<ActivityRecord>()
+        }
+        const sent = yield* transmit({ line, from: sender.number.e164, body, media: [], simulated, reply: true })
+        return Either.getRight(sent)
+      })
+
+    /**
+     * Hands a text to the carrier (a simulated one to nobody) and records it in the thread with
+     * `message.delivered`, all under the recipient's lock (contacts/service.ts `phoneLock`), which
+     * an opt-out takes too: checked here, an opt-out commits before the text is sent or after it is
+     * recorded, never between. The carrier is called before anything is stored, so a refused text
+     * leaves no trace, except the carrier's opt-out refusal: the text is recorded failed
+     * (`message.failed`) and the recipient's opt-out with it; that answers the opt-out (Left).
+     */
+    const transmit = (t: {
+      readonly line: Line
+      readonly from: E164
+      readonly body: string
+      readonly media: ReadonlyArray<StoredMedia>
+      readonly simulated: boolean
+      /** A keyword's answer: not refused for an opt-out. */
+      readonly reply: boolean
+    }) => {
+      const ws = t.line.workspaceId
+      const to = t.line.participant as E164
+      return tx.withTransaction(
+        Effect.gen(function*() {
+          if (!t.reply) yield* optOuts.ensureCanText(ws, to)
+          // Test keys never reach a carrier; the answer returns once the carrier has accepted it (SPEC).
+          const accepted: Either.Either<
+            { readonly carrierMessageId: string | null; readonly status: DeliveryStatus },
+            CarrierError
+          > = t.simulated
+            ? Either.right({ carrierMessageId: null, status: "simulated" })
+            : yield* Effect.either(carrier.send({
+              from: t.from,
+              to,
+              body: t.body,
+              mediaUrls: yield* Effect.forEach(t.media, (m) => mediaUrls.sign(ws, m.key))
+            }))
+          if (Either.isLeft(accepted) && accepted.left.reason !== "opted_out") {
+            return yield* accepted.left.reason === "rejected"
+              ? new FailedPrecondition({ message: `The carrier refused the message: ${accepted.left.message}` })
+              : new Internal({
+                message: `The carrier is unavailable (${accepted.left.message}); retry with the same Idempotency-Key`
+              })
+          }
+          const now = yield* nowIso
+          const { uuid } = yield* Ids
+          const activity = newActivity({
+            id: uuid(),
+            workspaceId: ws,
+            conversationId: "",
+            type: "message",
+            direction: "outbound",
+            body: t.body,
+            media: t.media,
+            deliveryStatus: Either.isRight(accepted) ? accepted.right.status : "failed",
+            carrierMessageId: Either.isRight(accepted) ? accepted.right.carrierMessageId : null,
+            createdAt: now
+          })
+          const message = { at: now, preview: previewOf(t.body, t.media.length) }
+          // The thread is created once and its contact looked up once, under the lock.
+          const { id: conversationId, inboxId } = yield* threads.sent(t.line, message, activity)
+          const data = { conversationId, inboxId, activityId: activity.id }
+          if (Either.isLeft(accepted)) {
+            yield* outbox.append(ws, [event("message.failed", { ...data, deliveryStatus: "failed" })])
+            const { optOut } = yield* optOuts.optOut(ws, to, {
+              source: "carrier",
+              keyword: null,
+              note: accepted.left.message
+            })
+            return Either.left(optOut)
+          }
+          yield* outbox.append(ws, [event("message.delivered", data)])
+          return Either.right({ ...activity, conversationId })
+        }),
+        phoneLock(ws, to)
+      )
+    }
+
+    return { send, reply } as const
   })

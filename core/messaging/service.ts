@@ -11,7 +11,8 @@ import { makeThreads } from "./threads.ts"
 export const make = Effect.gen(function*() {
   const threads = yield* makeThreads
   const attachments = yield* makeAttachments
-  return { ...(yield* makeOutbound(threads, attachments)), ...(yield* makeInbound(threads, attachments)) } as const
+  const outbound = yield* makeOutbound(threads, attachments)
+  return { send: outbound.send, ...(yield* makeInbound(threads, attachments, outbound.reply)) } as const
 })
 
 export class Messaging extends Context.Tag("core/Messaging")<Messaging, Effect.Effect.Success<typeof make>>() {}

@@ -82,7 +82,7 @@ export const make = Effect.gen(function*() {
         to: input.to,
         body: input.body ?? null,
         media: (input.mediaUrls ?? []).map((url) => ({ url, contentType: null }))
-      })
+      }, true)
       const thread = Option.getOrThrow(yield* store.getThread(p.workspaceId, activity.conversationId))
       return {
         message: yield* views.view(activity),

@@ -21,6 +21,7 @@ import { type DomainError, InvalidArgument } from "../../core/kernel/errors.ts"
 import { layerCursorCodec } from "../../core/kernel/pagination.ts"
 import { BlobStore, MediaFetcher, MediaUrls } from "../../core/media/model.ts"
 import { Carrier, CarrierError, type InboundMessage, type OutboundMessage } from "../../core/messaging/carrier.ts"
+import * as OptOuts from "../../core/optouts/service.ts"
 import * as Messaging from "../../core/messaging/service.ts"
 import * as ActivityViews from "../../core/messaging/views.ts"
 import { NumberStore, numberTypeOf } from "../../core/numbers/model.ts"
@@ -46,6 +47,7 @@ const fakeCarrier = Layer.effect(
   Carrier,
   Effect.map(FakesTag, (f) =>
     Carrier.of({
+      answersKeywords: new Set(),
       send: (m) =>
         Effect.suspend(() => {
           f.attempts.push(m)
@@ -86,7 +88,7 @@ const fakeFetcher = Layer.succeed(
 )
 
 const TestLayer = Layer.mergeAll(Messaging.layer, Conversations.layer).pipe(
-  Layer.provideMerge(Layer.mergeAll(Contacts.layer, ActivityViews.layer)),
+  Layer.provideMerge(Layer.mergeAll(Contacts.layer, ActivityViews.layer, OptOuts.layer)),
   Layer.provideMerge(
     Layer.mergeAll(
       fakeCarrier,
@@ -501,6 +503,7 @@ const probedCarrier = Layer.effect(
   Carrier,
   Effect.map(ProbeTag, (probe) =>
     Carrier.of({
+      answersKeywords: new Set(),
       send: () =>
         Effect.as(Effect.suspend(() => probe.duringCarrier), {
           carrierMessageId: `car_${crypto.randomUUID()}`,
