@@ -209,7 +209,9 @@ const telnyx = (): CallbackHarness => {
             id: await carrierId(line, activityId),
             status,
             ...(status === "delivery_failed"
-              ? { errors: [{ code: "40002", title: "Blocked as spam (temporary)", detail: "Carrier blocked the message" }] }
+              ? {
+                errors: [{ code: "40002", title: "Blocked as spam (temporary)", detail: "Carrier blocked the message" }]
+              }
               : {})
           })
         )
