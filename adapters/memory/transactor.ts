@@ -1,6 +1,7 @@
 /** The in-memory Transactor: transactions are serialised; nesting joins the outer one; a failure restores the snapshot. */
 import { Effect, FiberRef, Layer } from "effect"
 import { announcingCommits, OutboxSignal } from "../../core/events/signal.ts"
+import { makeKeyedLock } from "../../core/kernel/keyedLock.ts"
 import { Transactor } from "../../core/kernel/transactor.ts"
 import { clone, MemoryDb } from "./db.ts"
 
@@ -12,9 +13,11 @@ export const layer = Layer.effect(
     const db = yield* MemoryDb
     const signal = yield* OutboxSignal
     const lock = yield* Effect.makeSemaphore(1)
+    const keyed = makeKeyedLock()
     return announcingCommits(signal, {
       // Transactions already run one at a time under `lock`.
       lock: () => Effect.void,
+      exclusive: keyed,
       withTransaction: (self) =>
         Effect.flatMap(FiberRef.get(inTransaction), (nested) =>
           nested

@@ -50,6 +50,7 @@ import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { FastPath } from "../fastPath.ts"
 import * as LeanStatements from "../sql/leanStatements.ts"
+import { registerSingleConnection } from "../sql/singleConnection.ts"
 import { recordStatement } from "../telemetry/metrics.ts"
 import { makeConnectionLock } from "./connectionLock.ts"
 import { preparedStatements } from "./prepared.ts"
@@ -243,6 +244,7 @@ export const make = (
         execute: (sql, params, transformRows) => lock.withLock(execute(sql, params, transformRows))
       })
     }
+    registerSingleConnection(client)
     return client
   })
 

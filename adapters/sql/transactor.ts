@@ -6,9 +6,11 @@
 import { SqlClient, SqlError } from "@effect/sql"
 import { Context, Effect, Exit, FiberRef, Layer, Option, Scope } from "effect"
 import * as Signal from "../../core/events/signal.ts"
+import { makeKeyedLock } from "../../core/kernel/keyedLock.ts"
 import { Transactor } from "../../core/kernel/transactor.ts"
 import { FastPath } from "../fastPath.ts"
 import { leadingOf, type LeadStatement } from "./leading.ts"
+import { isSingleConnection } from "./singleConnection.ts"
 
 /** A transaction-scoped advisory lock on `$1`: released by COMMIT or ROLLBACK, never leaked. */
 const LOCK = "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))"
@@ -97,22 +99,22 @@ export const layer = Layer.effect(
 
     const signal = yield* Signal.OutboxSignal
     const fast = yield* FastPath
+    const keyed = isSingleConnection(sql) ? makeKeyedLock() : null
+    const withTransaction = <A, E, R>(self: Effect.Effect<A, E, R>, lock?: string) =>
+      Effect.withFiberRuntime<A, E | SqlError.SqlError, R>((fiber) =>
+        fast && Option.isNone(Context.getOption(fiber.currentContext, SqlClient.TransactionConnection)) &&
+          !fiber.getFiberRef(FiberRef.currentTracerEnabled)
+          ? lean(self, lock)
+          : lock === undefined
+          ? sql.withTransaction(self)
+          : lockedFromStart(lock)(self)
+      ).pipe(
+        Effect.catchIf((e): e is SqlError.SqlError => e instanceof SqlError.SqlError, Effect.die)
+      ) as Effect.Effect<A, E, R>
     return Signal.announcingCommits(signal, {
-      withTransaction: (self, lock) =>
-        Effect.withFiberRuntime<
-          Effect.Effect.Success<typeof self>,
-          Effect.Effect.Error<typeof self> | SqlError.SqlError,
-          Effect.Effect.Context<typeof self>
-        >((fiber) =>
-          fast && Option.isNone(Context.getOption(fiber.currentContext, SqlClient.TransactionConnection)) &&
-            !fiber.getFiberRef(FiberRef.currentTracerEnabled)
-            ? lean(self, lock)
-            : lock === undefined
-            ? sql.withTransaction(self)
-            : lockedFromStart(lock)(self)
-        ).pipe(
-          Effect.catchIf((e): e is SqlError.SqlError => e instanceof SqlError.SqlError, Effect.die)
-        ) as typeof self,
+      // PGlite: one process, one connection, so a lock in the process; Postgres: other processes too.
+      exclusive: (key) => (self) => keyed === null ? withTransaction(self, key) : keyed(key)(self),
+      withTransaction,
       lock: (key) => Effect.orDie(sql.unsafe(LOCK, [key])).pipe(Effect.asVoid)
     })
   })

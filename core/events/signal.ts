@@ -62,6 +62,15 @@ export const announcingCommits = (signal: OutboxSignal, transactor: Transactor):
       (open) =>
         Option.isSome(open) ? transactor.lock(key) : Effect.dieMessage(`Transactor.lock(${key}) outside a transaction`)
     ),
+  // Inside a transaction an in-process lock could wait on the connection that transaction holds.
+  exclusive: (key) => (self) =>
+    Effect.flatMap(
+      Effect.serviceOption(OpenTransaction),
+      (open) =>
+        Option.isSome(open)
+          ? Effect.dieMessage(`Transactor.exclusive(${key}) inside a transaction`)
+          : transactor.exclusive(key)(self)
+    ),
   withTransaction: (self, lock) =>
     Effect.flatMap(Effect.serviceOption(OpenTransaction), (open) => {
       if (Option.isSome(open)) return transactor.withTransaction(self, lock)

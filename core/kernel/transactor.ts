@@ -19,6 +19,14 @@ export interface Transactor {
    * on each other: phone keys (sorted), then a contact's; never a phone key after a contact key.
    */
   readonly lock: (key: string) => Effect.Effect<void>
+  /**
+   * Runs `self`, which may call outside the process (a carrier) between its own transactions,
+   * holding `key` against every other `exclusive(key)`: a check, an outside call and the record of
+   * its outcome, with no other holder of the key in between. Call it outside any transaction. On
+   * Postgres it is a transaction holding the key's lock (so it holds a connection), on a database
+   * this process alone opens (PGlite, memory) a lock in the process, so the one connection stays free.
+   */
+  readonly exclusive: (key: string) => <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
 }
 
 export const Transactor = Context.GenericTag<Transactor>("core/Transactor")

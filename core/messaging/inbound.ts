@@ -2,7 +2,7 @@
  * What the carrier sends us: inbound SMS/MMS and status reports for the messages we sent. Each
  * change and its event commit in one transaction.
  */
-import { Effect, Option } from "effect"
+import { Effect, identity, Option } from "effect"
 import { phoneLock } from "../contacts/service.ts"
 import { type ActivityRecord, newActivity, previewOf, WITHHELD } from "../conversations/model.ts"
 import { ConversationStore } from "../conversations/store.ts"
@@ -108,7 +108,9 @@ export const makeInbound = (threads: Threads, attachments: Attachments, reply: R
         const { uuid } = yield* Ids
         const keyword = keywordOf(inbound.body)
         const line = { workspaceId: ws, numberE164: number.number.e164, participant: from, inboxId: number.inboxId }
-        const received = yield* tx.withTransaction(
+        // A keyword holds the sender's key as a send does (outbound.ts `transmit`): an opt-out
+        // comes before a send's check or after its record.
+        const received = yield* (keyword === null ? identity : tx.exclusive(phoneLock(ws, from)))(tx.withTransaction(
           Effect.gen(function*() {
             // One placeholder per new number and no lost unread count, however many texts arrive at once.
             yield* tx.lock(phoneLock(ws, from))
@@ -140,7 +142,7 @@ export const makeInbound = (threads: Threads, attachments: Attachments, reply: R
             ])
             return { record, answer: keyword === null ? null : yield* applyKeyword(ws, from, keyword) }
           })
-        )
+        ))
         const { answer } = received
         // A carrier that answers the word itself (Telnyx's profile) is not answered twice.
         if (answer !== null && (simulated || !carrier.answersKeywords.has(answer.word))) {
@@ -165,7 +167,7 @@ export const makeInbound = (threads: Threads, attachments: Attachments, reply: R
       Effect.gen(function*() {
         const reported = fromCarrier(carrierWord)
         if (reported === null || activity.direction !== "outbound") return activity
-        return yield* tx.withTransaction(
+        const updated = yield* tx.withTransaction(
           Effect.gen(function*() {
             // Reports for one message arrive at once: decide on the status read under its lock, or a
             // late "sent" could overwrite "delivered".
@@ -185,17 +187,27 @@ export const makeInbound = (threads: Threads, attachments: Attachments, reply: R
             yield* outbox.append(activity.workspaceId, [
               next === "failed" ? event("message.failed", data) : event("message.delivered", data)
             ])
-            if (next === "failed" && optedOut && thread.participant !== WITHHELD) {
-              // Under the recipient's lock, as every opt-out (optouts/service.ts).
-              yield* tx.lock(phoneLock(activity.workspaceId, thread.participant))
-              yield* optOuts.optOut(activity.workspaceId, thread.participant, {
-                source: "carrier",
-                keyword: null,
-                note: `The carrier reported ${carrierWord}`
-              })
-            }
             return { ...latest, deliveryStatus: next }
           })
+        )
+        if (optedOut && updated.deliveryStatus === "failed") yield* carrierOptOut(updated, carrierWord)
+        return updated
+      })
+
+    /** The carrier failed a text because its recipient opted out with it: their opt-out, recorded once. */
+    const carrierOptOut = (activity: ActivityRecord, carrierWord: string) =>
+      Effect.gen(function*() {
+        const thread = yield* store.getThread(activity.workspaceId, activity.conversationId)
+        if (Option.isNone(thread) || thread.value.participant === WITHHELD) return
+        const phone = thread.value.participant
+        yield* tx.exclusive(phoneLock(activity.workspaceId, phone))(
+          tx.withTransaction(
+            optOuts.optOut(activity.workspaceId, phone, {
+              source: "carrier",
+              keyword: null,
+              note: `The carrier reported ${carrierWord}`
+            })
+          )
         )
       })
 

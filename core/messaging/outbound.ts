@@ -177,11 +177,12 @@ export const makeOutbound = (threads: Threads, attachments: Attachments) =>
 
     /**
      * Hands a text to the carrier (a simulated one to nobody) and records it in the thread with
-     * `message.delivered`, all under the recipient's lock (contacts/service.ts `phoneLock`), which
-     * an opt-out takes too: checked here, an opt-out commits before the text is sent or after it is
-     * recorded, never between. The carrier is called before anything is stored, so a refused text
-     * leaves no trace, except the carrier's opt-out refusal: the text is recorded failed
-     * (`message.failed`) and the recipient's opt-out with it; that answers the opt-out (Left).
+     * `message.delivered`, holding the recipient's key (`Transactor.exclusive`, contacts/service.ts
+     * `phoneLock`) from the opt-out check to the record; every opt-out holds it too, so an opt-out
+     * comes before the check or after the record, never between. The carrier is called before
+     * anything is stored, so a refused text leaves no trace, except the carrier's opt-out refusal:
+     * the text is recorded failed (`message.failed`) with the recipient's opt-out, and that opt-out
+     * is the answer (Left).
      */
     const transmit = (t: {
       readonly line: Line
@@ -194,60 +195,62 @@ export const makeOutbound = (threads: Threads, attachments: Attachments) =>
     }) => {
       const ws = t.line.workspaceId
       const to = t.line.participant as E164
-      return tx.withTransaction(
-        Effect.gen(function*() {
-          if (!t.reply) yield* optOuts.ensureCanText(ws, to)
-          // Test keys never reach a carrier; the answer returns once the carrier has accepted it (SPEC).
-          const accepted: Either.Either<
-            { readonly carrierMessageId: string | null; readonly status: DeliveryStatus },
-            CarrierError
-          > = t.simulated
-            ? Either.right({ carrierMessageId: null, status: "simulated" })
-            : yield* Effect.either(carrier.send({
-              from: t.from,
-              to,
-              body: t.body,
-              mediaUrls: yield* Effect.forEach(t.media, (m) => mediaUrls.sign(ws, m.key))
-            }))
-          if (Either.isLeft(accepted) && accepted.left.reason !== "opted_out") {
-            return yield* accepted.left.reason === "rejected"
-              ? new FailedPrecondition({ message: `The carrier refused the message: ${accepted.left.message}` })
-              : new Internal({
-                message: `The carrier is unavailable (${accepted.left.message}); retry with the same Idempotency-Key`
-              })
-          }
-          const now = yield* nowIso
-          const { uuid } = yield* Ids
-          const activity = newActivity({
-            id: uuid(),
-            workspaceId: ws,
-            conversationId: "",
-            type: "message",
-            direction: "outbound",
+      return tx.exclusive(phoneLock(ws, to))(Effect.gen(function*() {
+        if (!t.reply) yield* optOuts.ensureCanText(ws, to)
+        // Test keys never reach a carrier; the answer returns once the carrier has accepted it (SPEC).
+        const accepted: Either.Either<
+          { readonly carrierMessageId: string | null; readonly status: DeliveryStatus },
+          CarrierError
+        > = t.simulated
+          ? Either.right({ carrierMessageId: null, status: "simulated" })
+          : yield* Effect.either(carrier.send({
+            from: t.from,
+            to,
             body: t.body,
-            media: t.media,
-            deliveryStatus: Either.isRight(accepted) ? accepted.right.status : "failed",
-            carrierMessageId: Either.isRight(accepted) ? accepted.right.carrierMessageId : null,
-            createdAt: now
-          })
-          const message = { at: now, preview: previewOf(t.body, t.media.length) }
-          // The thread is created once and its contact looked up once, under the lock.
-          const { id: conversationId, inboxId } = yield* threads.sent(t.line, message, activity)
-          const data = { conversationId, inboxId, activityId: activity.id }
-          if (Either.isLeft(accepted)) {
-            yield* outbox.append(ws, [event("message.failed", { ...data, deliveryStatus: "failed" })])
-            const { optOut } = yield* optOuts.optOut(ws, to, {
-              source: "carrier",
-              keyword: null,
-              note: accepted.left.message
+            mediaUrls: yield* Effect.forEach(t.media, (m) => mediaUrls.sign(ws, m.key))
+          }))
+        if (Either.isLeft(accepted) && accepted.left.reason !== "opted_out") {
+          return yield* accepted.left.reason === "rejected"
+            ? new FailedPrecondition({ message: `The carrier refused the message: ${accepted.left.message}` })
+            : new Internal({
+              message: `The carrier is unavailable (${accepted.left.message}); retry with the same Idempotency-Key`
             })
-            return Either.left(optOut)
-          }
-          yield* outbox.append(ws, [event("message.delivered", data)])
-          return Either.right({ ...activity, conversationId })
-        }),
-        phoneLock(ws, to)
-      )
+        }
+        const now = yield* nowIso
+        const { uuid } = yield* Ids
+        const activity = newActivity({
+          id: uuid(),
+          workspaceId: ws,
+          conversationId: "",
+          type: "message",
+          direction: "outbound",
+          body: t.body,
+          media: t.media,
+          deliveryStatus: Either.isRight(accepted) ? accepted.right.status : "failed",
+          carrierMessageId: Either.isRight(accepted) ? accepted.right.carrierMessageId : null,
+          createdAt: now
+        })
+        const message = { at: now, preview: previewOf(t.body, t.media.length) }
+        return yield* tx.withTransaction(
+          Effect.gen(function*() {
+            // The thread is created once and its contact looked up once, under the lock.
+            const { id: conversationId, inboxId } = yield* threads.sent(t.line, message, activity)
+            const data = { conversationId, inboxId, activityId: activity.id }
+            if (Either.isLeft(accepted)) {
+              yield* outbox.append(ws, [event("message.failed", { ...data, deliveryStatus: "failed" })])
+              const { optOut } = yield* optOuts.optOut(ws, to, {
+                source: "carrier",
+                keyword: null,
+                note: accepted.left.message
+              })
+              return Either.left(optOut)
+            }
+            yield* outbox.append(ws, [event("message.delivered", data)])
+            return Either.right({ ...activity, conversationId })
+          }),
+          phoneLock(ws, to)
+        )
+      }))
     }
 
     return { send, reply } as const

@@ -1,9 +1,9 @@
 /**
  * The opt-out list's use cases (CONTRACT "Opt-outs and keywords"): what every send path checks,
  * what a keyword or the carrier records, and the API's list, record and remove. Each change and its
- * event (`contact.opted_out`, `contact.opted_in`) commit together, under the phone's lock
- * (contacts/service.ts `phoneLock`), the lock a send holds from its check to its record: a send
- * commits before an opt-out or is refused after it.
+ * event (`contact.opted_out`, `contact.opted_in`) commit together, holding the phone's key
+ * (`Transactor.exclusive` of contacts/service.ts `phoneLock`), which a send holds from its check to
+ * its record (messaging/outbound.ts `transmit`): a send commits before an opt-out or is refused after it.
  */
 import { Context, Effect, Either, Layer, Option } from "effect"
 import { AuditLog } from "../audit/store.ts"
@@ -47,8 +47,8 @@ export const make = Effect.gen(function*() {
     Effect.map(contacts.findByPhones(workspaceId, [phone]), (found) => found[0]?.id ?? null)
 
   /**
-   * Refuses a text to an opted-out phone (409, CONTRACT's wording). Run it in the send's
-   * transaction, under the phone's lock, so an opt-out cannot commit between it and the send.
+   * Refuses a text to an opted-out phone (409, CONTRACT's wording). Run it holding the phone's key,
+   * so an opt-out cannot commit between it and the send.
    */
   const ensureCanText = (workspaceId: string, phone: string) =>
     Effect.flatMap(
@@ -60,8 +60,8 @@ export const make = Effect.gen(function*() {
     )
 
   /**
-   * Records that `phone` opted out, with `contact.opted_out`, in the caller's transaction (which
-   * holds the phone's lock); the opt-out already there when there is one.
+   * Records that `phone` opted out, with `contact.opted_out`, in the caller's transaction (run
+   * holding the phone's key); the opt-out already there when there is one.
    */
   const optOut = (
     workspaceId: string,
@@ -138,9 +138,8 @@ export const make = Effect.gen(function*() {
   const create = (p: Principal, input: CreateOptOutInput) =>
     Effect.gen(function*() {
       const phone = yield* phoneOf("phone", input.phone)
-      const { created, optOut: o } = yield* tx.withTransaction(
-        optOut(p.workspaceId, phone, { source: "api", keyword: null, note: input.note ?? null }),
-        phoneLock(p.workspaceId, phone)
+      const { created, optOut: o } = yield* tx.exclusive(phoneLock(p.workspaceId, phone))(
+        tx.withTransaction(optOut(p.workspaceId, phone, { source: "api", keyword: null, note: input.note ?? null }))
       )
       return { optOut: view(o), created }
     })
@@ -149,7 +148,7 @@ export const make = Effect.gen(function*() {
   const remove = (p: Principal, rawPhone: string) =>
     Effect.gen(function*() {
       const phone = yield* phoneOf("phone", rawPhone)
-      return yield* tx.withTransaction(
+      return yield* tx.exclusive(phoneLock(p.workspaceId, phone))(tx.withTransaction(
         Effect.gen(function*() {
           const found = yield* store.get(p.workspaceId, phone)
           if (Option.isNone(found)) {
@@ -160,9 +159,8 @@ export const make = Effect.gen(function*() {
           }
           yield* optIn(p.workspaceId, phone, { source: "api", keyword: null, actor: `key:${p.keyId}` })
           return { deleted: true as const }
-        }),
-        phoneLock(p.workspaceId, phone)
-      )
+        })
+      ))
     })
 
   return { ensureCanText, optOut, optIn, list, create, remove } as const

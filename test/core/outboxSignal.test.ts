@@ -15,6 +15,7 @@ it.live("an interruption during COMMIT still wakes the worker for the committed 
     let committed = false
     const slowCommit: Transactor = {
       lock: () => Effect.void,
+      exclusive: () => (self) => self,
       withTransaction: (self) =>
         Effect.uninterruptibleMask((restore) =>
           Effect.zipLeft(

@@ -125,6 +125,7 @@ const DELIVERY_FIELDS = [
 ]
 
 /** The catalog of SPEC "Events", in the SPEC's order. */
+/** SPEC's events, then CONTRACT's opt-out events. */
 const SPEC_EVENTS = [
   "message.received",
   "message.delivered",
@@ -142,7 +143,9 @@ const SPEC_EVENTS = [
   "call.flow.completed",
   "call.flow.aborted",
   "contact.updated",
-  "contact.deleted"
+  "contact.deleted",
+  "contact.opted_out",
+  "contact.opted_in"
 ]
 
 // ------------------------------------------------------------------------------------ routes
@@ -359,7 +362,7 @@ describe("webhook endpoints: routes and bodies", () => {
     await expectError(await call(`/webhooks/${crypto.randomUUID()}/deliveries`), 404, "not_found")
   })
 
-  it("GET /webhook-events lists the 17 catalog types with descriptions, not ping", async () => {
+  it("GET /webhook-events lists the 19 catalog types with descriptions, not ping", async () => {
     const body = await ok(await call("/webhook-events"))
     expect(Object.keys(body)).toEqual(["events"])
     expect(body.events.map((e: any) => e.type)).toEqual(SPEC_EVENTS)
