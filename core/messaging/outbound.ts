@@ -141,8 +141,8 @@ export const makeOutbound = (threads: Threads, attachments: Attachments) =>
           if (state === "unassigned") return yield* notAssigned(from.e164)
           if (state !== "approved") return yield* new FailedPrecondition({ message: gateMessage[state] })
         }
-        // Checked again holding the recipient's key (`transmit`); here so a refused MMS stores no media.
-        yield* optOuts.ensureCanText(ws, to)
+        // Checked holding the recipient's key (`transmit`); before that too when there is media to store.
+        if ((input.mediaUrls ?? []).length > 0) yield* optOuts.ensureCanText(ws, to)
         const media = yield* attachments.store(ws, input.mediaUrls ?? [], "mediaUrls")
         const line: Line = {
           workspaceId: ws,
