@@ -97,6 +97,7 @@ export const layer = Layer.effect(
         })
       )
 
+    const lockNow = (key: string) => Effect.asVoid(Effect.orDie(sql.unsafe(LOCK, [key])))
     const signal = yield* Signal.OutboxSignal
     const fast = yield* FastPath
     const keyed = isSingleConnection(sql) ? makeKeyedLock() : null
@@ -113,9 +114,12 @@ export const layer = Layer.effect(
       ) as Effect.Effect<A, E, R>
     return Signal.announcingCommits(signal, {
       // PGlite: one process, one connection, so a lock in the process; Postgres: other processes too.
-      exclusive: (key) => (self) => keyed === null ? withTransaction(self, key) : keyed(key)(self),
+      // On Postgres the lock is taken at once: a transaction's lock otherwise travels with its first
+      // statement (leading.ts), which may come after the outside call.
+      exclusive: (key) => (self) =>
+        keyed === null ? withTransaction(Effect.zipRight(lockNow(key), self)) : keyed(key)(self),
       withTransaction,
-      lock: (key) => Effect.orDie(sql.unsafe(LOCK, [key])).pipe(Effect.asVoid)
+      lock: lockNow
     })
   })
 )

@@ -25,8 +25,7 @@ import { OptOuts } from "../optouts/service.ts"
 import { notAssigned } from "../registration/assignment.ts"
 import { gateMessage, RegistrationGate } from "../registration/gate.ts"
 import type { Attachments } from "./attachments.ts"
-import { Carrier, type CarrierError } from "./carrier.ts"
-import type { DeliveryStatus } from "./deliveryStatus.ts"
+import { type Accepted, Carrier, type CarrierError } from "./carrier.ts"
 import { type Line, phoneField, type Threads } from "./threads.ts"
 import { ActivityViews } from "./views.ts"
 
@@ -197,20 +196,62 @@ export const makeOutbound = (threads: Threads, attachments: Attachments) =>
     }) => {
       const ws = t.line.workspaceId
       const to = t.line.participant as E164
-      return tx.exclusive(phoneLock(ws, to))(Effect.gen(function*() {
-        if (!t.reply) yield* optOuts.ensureCanText(ws, to)
-        // Test keys never reach a carrier; the answer returns once the carrier has accepted it (SPEC).
-        const accepted: Either.Either<
-          { readonly carrierMessageId: string | null; readonly status: DeliveryStatus },
-          CarrierError
-        > = t.simulated
-          ? Either.right({ carrierMessageId: null, status: "simulated" })
-          : yield* Effect.either(carrier.send({
-            from: t.from,
-            to,
+      const key = phoneLock(ws, to)
+      const check = t.reply ? Effect.void : optOuts.ensureCanText(ws, to)
+      /** The text in its thread, with its event; run in a transaction holding the key. */
+      const record = (
+        accepted: Either.Either<Pick<Accepted, "status"> & { readonly carrierMessageId: string | null }, CarrierError>
+      ) =>
+        Effect.gen(function*() {
+          const now = yield* nowIso
+          const { uuid } = yield* Ids
+          const activity = newActivity({
+            id: uuid(),
+            workspaceId: ws,
+            conversationId: "",
+            type: "message",
+            direction: "outbound",
             body: t.body,
-            mediaUrls: yield* Effect.forEach(t.media, (m) => mediaUrls.sign(ws, m.key))
-          }))
+            media: t.media,
+            deliveryStatus: Either.isRight(accepted) ? accepted.right.status : "failed",
+            carrierMessageId: Either.isRight(accepted) ? accepted.right.carrierMessageId : null,
+            createdAt: now
+          })
+          // The thread is created once and its contact looked up once, under the lock.
+          const { id: conversationId, inboxId } = yield* threads.sent(
+            t.line,
+            { at: now, preview: previewOf(t.body, t.media.length) },
+            activity
+          )
+          const data = { conversationId, inboxId, activityId: activity.id }
+          if (Either.isLeft(accepted)) {
+            yield* outbox.append(ws, [event("message.failed", { ...data, deliveryStatus: "failed" })])
+            const { optOut } = yield* optOuts.optOut(ws, to, {
+              source: "carrier",
+              keyword: null,
+              note: accepted.left.message
+            })
+            return Either.left(optOut)
+          }
+          yield* outbox.append(ws, [event("message.delivered", data)])
+          return Either.right({ ...activity, conversationId })
+        })
+      // Test keys never reach a carrier: nothing is called outside, so one transaction holds the key.
+      if (t.simulated) {
+        return tx.withTransaction(
+          Effect.zipRight(check, record(Either.right({ carrierMessageId: null, status: "simulated" }))),
+          key
+        )
+      }
+      // The answer returns once the carrier has accepted the text (SPEC).
+      return tx.exclusive(key)(Effect.gen(function*() {
+        yield* check
+        const accepted = yield* Effect.either(carrier.send({
+          from: t.from,
+          to,
+          body: t.body,
+          mediaUrls: yield* Effect.forEach(t.media, (m) => mediaUrls.sign(ws, m.key))
+        }))
         if (Either.isLeft(accepted) && accepted.left.reason !== "opted_out") {
           return yield* accepted.left.reason === "rejected"
             ? new FailedPrecondition({ message: `The carrier refused the message: ${accepted.left.message}` })
@@ -218,40 +259,7 @@ export const makeOutbound = (threads: Threads, attachments: Attachments) =>
               message: `The carrier is unavailable (${accepted.left.message}); retry with the same Idempotency-Key`
             })
         }
-        const now = yield* nowIso
-        const { uuid } = yield* Ids
-        const activity = newActivity({
-          id: uuid(),
-          workspaceId: ws,
-          conversationId: "",
-          type: "message",
-          direction: "outbound",
-          body: t.body,
-          media: t.media,
-          deliveryStatus: Either.isRight(accepted) ? accepted.right.status : "failed",
-          carrierMessageId: Either.isRight(accepted) ? accepted.right.carrierMessageId : null,
-          createdAt: now
-        })
-        const message = { at: now, preview: previewOf(t.body, t.media.length) }
-        return yield* tx.withTransaction(
-          Effect.gen(function*() {
-            // The thread is created once and its contact looked up once, under the lock.
-            const { id: conversationId, inboxId } = yield* threads.sent(t.line, message, activity)
-            const data = { conversationId, inboxId, activityId: activity.id }
-            if (Either.isLeft(accepted)) {
-              yield* outbox.append(ws, [event("message.failed", { ...data, deliveryStatus: "failed" })])
-              const { optOut } = yield* optOuts.optOut(ws, to, {
-                source: "carrier",
-                keyword: null,
-                note: accepted.left.message
-              })
-              return Either.left(optOut)
-            }
-            yield* outbox.append(ws, [event("message.delivered", data)])
-            return Either.right({ ...activity, conversationId })
-          }),
-          phoneLock(ws, to)
-        )
+        return yield* tx.withTransaction(record(accepted), key)
       }))
     }
 
