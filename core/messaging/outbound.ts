@@ -196,7 +196,10 @@ export const makeOutbound = (threads: Threads, attachments: Attachments) =>
       const to = t.line.participant as E164
       return tx.withTransaction(
         Effect.gen(function*() {
-          if (!t.reply) yield* optOuts.ensureCanText(ws, to)
+          // The SQL transactor takes the lock with the transaction's first statement (leading.ts): a
+          // keyword's answer, which checks nothing, takes it itself, so it too reaches the carrier under it.
+          if (t.reply) yield* tx.lock(phoneLock(ws, to))
+          else yield* optOuts.ensureCanText(ws, to)
           // Test keys never reach a carrier; the answer returns once the carrier has accepted it (SPEC).
           const accepted: Either.Either<
             { readonly carrierMessageId: string | null; readonly status: DeliveryStatus },

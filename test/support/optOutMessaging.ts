@@ -7,6 +7,7 @@
 import { Context, Deferred, Effect, Layer, Schema } from "effect"
 import * as MemoryBlobs from "../../adapters/blobs/memory.ts"
 import * as SignedUrls from "../../adapters/media/signedUrls.ts"
+import type { MemoryDb } from "../../adapters/memory/db.ts"
 import type * as MemoryStores from "../../adapters/memory/stores.ts"
 import type { Principal } from "../../core/auth/principal.ts"
 import { allScopes } from "../../core/auth/scopes.ts"
@@ -93,7 +94,8 @@ const noMedia = Layer.succeed(
   MediaFetcher.of({ fetch: (url) => Effect.fail(new InvalidArgument({ message: `url ${url} could not be fetched` })) })
 )
 
-type Stores = Layer.Layer.Success<typeof MemoryStores.layer>
+/** Every store port and the transactor, whichever adapter holds them. */
+type Stores = Exclude<Layer.Layer.Success<typeof MemoryStores.layer>, MemoryDb>
 
 /** Messaging, OptOuts and the fakes over `stores`. */
 export const messagingOver = <E>(stores: Layer.Layer<Stores, E>) =>
