@@ -172,6 +172,15 @@ describe("opt-outs on Telnyx (the fake Telnyx)", () => {
     // A block rule is the profile's: a number on another profile still texts ADA.
     await expectOk(await send(otherProfile, ADA, "From the other profile"), 201)
     expect(telnyxSends().at(-1)).toEqual([otherProfile.e164, ADA, 200, "From the other profile"])
+
+    // START to this workspace's number opts ADA back in here, but Telnyx lifts a block only from
+    // the number opted out from: the next send meets 40300 again, and the opt-out is recorded again.
+    await text(line, ADA, "START")
+    expect(await optOut(line, ADA)).toBeNull()
+    expect(fake().blocked(ADA)).toBe(true)
+    await expectError(await send(line, ADA, "Welcome back"), 409, "failed_precondition")
+    expect(telnyxSends().at(-1)).toEqual([line.e164, ADA, 409, "Welcome back"])
+    expect(await optOut(line, ADA)).toMatchObject({ source: "carrier" })
   })
 
   it("a message.finalized whose errors carry 40300 fails the message and records a carrier opt-out", async () => {
