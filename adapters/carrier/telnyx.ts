@@ -50,7 +50,10 @@ export const OPTED_OUT = "40300"
 
 /**
  * The keywords Telnyx's messaging profile answers itself by default, blocking further texts after
- * the opt-out words (same page, "Default behavior").
+ * the opt-out words (same page, "Default behavior" and "Operation types": the help operation's
+ * default keyword is HELP alone; INFO is one only when configured, so the service answers INFO).
+ * Telnyx matches the whole text, "case and whitespace insensitive" (developers.telnyx.com/api/errors/40300):
+ * `carrierWordOf` in core/optouts/keywords.ts.
  */
 export const TELNYX_KEYWORDS: ReadonlySet<string> = new Set([
   "STOP",
@@ -62,8 +65,7 @@ export const TELNYX_KEYWORDS: ReadonlySet<string> = new Set([
   "QUIT",
   "START",
   "UNSTOP",
-  "HELP",
-  "INFO"
+  "HELP"
 ])
 
 const ErrorCodes = Schema.parseJson(

@@ -38,8 +38,9 @@ export interface Carrier {
    */
   readonly send: (message: OutboundMessage) => Effect.Effect<Accepted, CarrierError>
   /**
-   * The keywords (core/optouts/keywords.ts, upper case) the carrier answers itself on the texts it
-   * delivers to us; the service records them but sends no reply of its own.
+   * The texts the carrier answers itself when a whole text is one of them (compared as
+   * core/optouts/keywords.ts `carrierWordOf` reads it: upper case, spaces collapsed, punctuation
+   * kept); the service records such a keyword but sends no reply of its own.
    */
   readonly answersKeywords: ReadonlySet<string>
 }

@@ -13,7 +13,7 @@ import { Ids } from "../kernel/ids.ts"
 import { nowIso } from "../kernel/time.ts"
 import { Transactor } from "../kernel/transactor.ts"
 import { NumberStore } from "../numbers/model.ts"
-import { type Keyword, keywordOf, replyTo } from "../optouts/keywords.ts"
+import { carrierWordOf, type Keyword, keywordOf, replyTo } from "../optouts/keywords.ts"
 import { OptOuts } from "../optouts/service.ts"
 import { RegistrationStore } from "../registration/store.ts"
 import { WorkspaceStore } from "../workspaces/store.ts"
@@ -144,8 +144,9 @@ export const makeInbound = (threads: Threads, attachments: Attachments, reply: R
           })
         ))
         const { answer } = received
-        // A carrier that answers the word itself (Telnyx's profile) is not answered twice.
-        if (answer !== null && (simulated || !carrier.answersKeywords.has(answer.word))) {
+        // A carrier that answers the text itself (Telnyx's profile) is not answered twice; a text
+        // it does not take as its keyword (`Stop.`) is answered here.
+        if (answer !== null && (simulated || !carrier.answersKeywords.has(carrierWordOf(inbound.body)))) {
           const text = replyTo(answer.kind, yield* replyContext(ws))
           yield* reply(number, line, text, simulated).pipe(
             Effect.catchAll((e) => Effect.logWarning("A keyword's answer could not be sent", e.message))

@@ -45,6 +45,13 @@ export const keywordOf = (body: string | null): Keyword | null => {
   return kind === undefined ? null : { kind, word }
 }
 
+/**
+ * The body as a carrier that matches whole-text keywords reads it (Telnyx: "case and whitespace
+ * insensitive"): trimmed, upper case, spaces collapsed, punctuation kept. `Stop.` is the keyword
+ * STOP to the service but none to the carrier, which then neither blocks nor answers it.
+ */
+export const carrierWordOf = (body: string | null): string => (body ?? "").trim().replace(/\s+/g, " ").toUpperCase()
+
 /** What the business is called in its replies, and how to reach it for HELP. */
 export interface ReplyContext {
   readonly brand: string

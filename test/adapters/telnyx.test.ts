@@ -12,6 +12,7 @@ import * as TelnyxClient from "../../adapters/carrier/telnyxClient.ts"
 import { type TelnyxWebhookError, verifyAndParse } from "../../adapters/carrier/telnyxWebhooks.ts"
 import { Carrier, type CarrierError, type OutboundMessage } from "../../core/messaging/carrier.ts"
 import {
+  blockedByStop,
   createEd25519Signer,
   type FakeTelnyx,
   inboundPayload,
@@ -147,6 +148,23 @@ describe("Telnyx carrier: send", () => {
       assert.strictEqual(error.reason, "rejected")
       assert.include(error.message, "Authorization failed")
       assert.strictEqual(fake.requests.length, 1)
+    }))
+
+  it.live("a recipient blocked on the profile (STOP texted to it): 409 with 40300 is opted_out, not retried", () =>
+    Effect.gen(function*() {
+      fake.inboundText({ from: SMS.to, to: SMS.from, text: "STOP" })
+      const { error } = yield* sendFails(SMS)
+      assert.strictEqual(error.reason, "opted_out")
+      assert.include(error.message, "409")
+      assert.include(error.message, "due to an existing block rule")
+      assert.deepStrictEqual(fake.requests.map((r) => r.answer), [409])
+    }))
+
+  it.live("another 409 is rejected, not opted_out", () =>
+    Effect.gen(function*() {
+      fake.script({ type: "error", status: 409, code: "10015", title: "Bad Request" })
+      const { error } = yield* sendFails(SMS)
+      assert.strictEqual(error.reason, "rejected")
     }))
 
   it.live("a 429 with Retry-After is retried after the requested wait, then succeeds", () =>
@@ -310,6 +328,33 @@ const inbound = () =>
     ]
   })
 
+describe("Telnyx carrier: errorCodes", () => {
+  it("reads the codes of a v2 error body: Telnyx's documented 40300 refusal, with or without meta; numbers as strings", () => {
+    const documented = JSON.stringify({ errors: [blockedByStop("+15550001111", "+15550002222")] })
+    assert.deepStrictEqual(TelnyxCarrier.errorCodes(documented), [TelnyxCarrier.OPTED_OUT])
+    const withMeta = JSON.stringify({
+      errors: [{
+        code: "40300",
+        title: "Blocked due to STOP message",
+        detail: "Messages cannot be sent from '+15550001111' to '+15550002222' due to an existing block rule.",
+        meta: { url: "https://developers.telnyx.com/api/errors/40300" }
+      }]
+    })
+    assert.deepStrictEqual(TelnyxCarrier.errorCodes(withMeta), ["40300"])
+    assert.deepStrictEqual(TelnyxCarrier.errorCodes(JSON.stringify({ errors: [{ code: 40300 }, { title: "x" }] })), [
+      "40300"
+    ])
+  })
+
+  it("no codes from what is not a v2 error body: not JSON, the 10DLC validation shape, empty", () => {
+    for (
+      const text of ["", "<html>Bad gateway</html>", "{\"errors\": [", JSON.stringify({ detail: [{ loc: ["body"] }] })]
+    ) {
+      assert.deepStrictEqual(TelnyxCarrier.errorCodes(text), [], text)
+    }
+  })
+})
+
 describe("Telnyx webhooks: verifyAndParse", () => {
   it.live("the public key is base64 of 32 raw bytes", () =>
     Effect.sync(() => {
@@ -346,15 +391,35 @@ describe("Telnyx webhooks: verifyAndParse", () => {
       const event = yield* verify(hook)
       assert.deepStrictEqual(
         { _tag: event._tag, eventId: event.eventId, report: event._tag === "Status" ? event.report : null },
-        { _tag: "Status", eventId: "evt-2", report: { carrierMessageId: "msg-1", status: "delivery_failed" } }
+        {
+          _tag: "Status",
+          eventId: "evt-2",
+          report: { carrierMessageId: "msg-1", status: "delivery_failed", optedOut: false }
+        }
       )
+    }))
+
+  it.live("message.finalized whose errors carry 40300 (string or number) reports the recipient's opt-out", () =>
+    Effect.gen(function*() {
+      for (const code of ["40300", 40300]) {
+        const error = { ...blockedByStop("+15550001111", "+15550002222"), code }
+        const payload = { ...statusPayload({ id: "msg-3", status: "delivery_failed" }), errors: [error] }
+        const event = yield* verify(fake.signedWebhook("message.finalized", payload))
+        assert.deepStrictEqual(event._tag === "Status" ? event.report : null, {
+          carrierMessageId: "msg-3",
+          status: "delivery_failed",
+          optedOut: true
+        })
+      }
     }))
 
   it.live("message.sent parses to Status sent", () =>
     Effect.gen(function*() {
       const event = yield* verify(fake.signedWebhook("message.sent", statusPayload({ id: "msg-2", status: "sent" })))
       assert.strictEqual(event._tag, "Status")
-      if (event._tag === "Status") assert.deepStrictEqual(event.report, { carrierMessageId: "msg-2", status: "sent" })
+      if (event._tag === "Status") {
+        assert.deepStrictEqual(event.report, { carrierMessageId: "msg-2", status: "sent", optedOut: false })
+      }
     }))
 
   it.live("an unknown event type is Ignored", () =>

@@ -67,7 +67,8 @@ describe("Telnyx carrier callbacks", () => {
         const status = yield* parse(type, statusPayload({ id: "msg-2", status: "delivered" }))
         assert.deepStrictEqual(status._tag === "Status" ? status.report : null, {
           carrierMessageId: "msg-2",
-          status: "delivered"
+          status: "delivered",
+          optedOut: false
         })
       }
     }))

@@ -26,7 +26,7 @@ import {
   startFakeTelnyx,
   statusPayload
 } from "../support/fakeTelnyx.ts"
-import { bearer, expectOk } from "./helpers.ts"
+import { bearer, expectError, expectOk } from "./helpers.ts"
 
 type App = Awaited<ReturnType<typeof makeTestApp>>
 type Mode = "agent" | "voicemail" | "forward" | "app"
@@ -53,6 +53,10 @@ interface CallbackHarness {
   readonly inboundText: (line: Line, from: string, body: string) => Promise<void>
   /** Sends a text from the line to `to` through this carrier; its activity id. */
   readonly send: (line: Line, to: string, body: string) => Promise<string>
+  /** The API's answer to that send, whatever it is. */
+  readonly attempt: (line: Line, to: string, body: string) => Promise<Response>
+  /** How many texts the carrier sent `to` by itself from the line's number (its answers to keywords). */
+  readonly carrierAnswers: (line: Line, to: string) => number
   /** The carrier reports the outbound message's status. */
   readonly report: (line: Line, activityId: string, status: "sent" | "delivered" | "delivery_failed") => Promise<void>
   /** A caller rings the line and the call plays to its end; its carrierCallId. */
@@ -116,6 +120,8 @@ const simulated = (): CallbackHarness => {
       ),
     send: async (line, to, body) =>
       (await expectOk(await api(app, line.key, "POST", "/messages", { to, from: line.e164, body }), 201)).message.id,
+    attempt: (line, to, body) => api(app, line.key, "POST", "/messages", { to, from: line.e164, body }),
+    carrierAnswers: () => 0,
     report: async (line, activityId, status) =>
       void await expectOk(await api(app, line.key, "POST", "/test-helpers/delivery-status", { activityId, status })),
     inboundCall: async (line, mode) => {
@@ -162,8 +168,9 @@ const telnyx = (): CallbackHarness => {
         Effect.map((a) => Option.getOrThrow(a).carrierMessageId!)
       )
     )
+  /** A text reaches Telnyx (its keyword handling runs) and then us. */
   const inbound = (line: Line, from: string, body: string) =>
-    fake.signedWebhook("message.received", inboundPayload({ from, to: line.e164, text: body }))
+    fake.signedWebhook("message.received", fake.inboundText({ from, to: line.e164, text: body }))
   return {
     name: "telnyx over the fake",
     start: async () => {
@@ -201,6 +208,9 @@ const telnyx = (): CallbackHarness => {
         await api(app, live.get(line.workspaceId)!, "POST", "/messages", { to, from: line.e164, body }),
         201
       )).message.id,
+    attempt: (line, to, body) =>
+      api(app, live.get(line.workspaceId)!, "POST", "/messages", { to, from: line.e164, body }),
+    carrierAnswers: (line, to) => fake.autoReplies.filter((r) => r.from === line.e164 && r.to === to).length,
     report: async (line, activityId, status) =>
       deliver(
         fake.signedWebhook(
@@ -261,6 +271,7 @@ const telnyx = (): CallbackHarness => {
 // ------------------------------------------------------------------------------------ the contract
 
 const ADA = "+14155550123"
+const QUITTER = "+14155550166"
 
 const events = (app: App, workspaceId: string) =>
   app.runtime.runPromise(Effect.flatMap(EventOutbox, (o) => o.list(workspaceId))).then((all) =>
@@ -379,6 +390,18 @@ describe.each([simulated(), telnyx()])("carrier callbacks: $name", (h) => {
       expect((await expectOk(await api(h.app(), other.key, "GET", "/conversations"))).conversations).toEqual([])
     }
   )
+
+  it("an inbound STOP opts its sender out: answered once (by the carrier or the service), and a later send is refused 409", async () => {
+    // Not ADA: Telnyx blocks a recipient on the whole messaging profile, which every line here shares.
+    const line = await h.line()
+    await h.inboundText(line, QUITTER, "STOP")
+    const thread = await threadOf(line)
+    const replies = (await activities(line, thread.id)).filter((a) => a.direction === "outbound")
+    expect(replies.length + h.carrierAnswers(line, QUITTER)).toBe(1)
+    expect((await events(h.app(), line.workspaceId)).map((e) => e.type)).toContain("contact.opted_out")
+    await expectError(await h.attempt(line, QUITTER, "Are you there?"), 409, "failed_precondition")
+    expect((await activities(line, thread.id)).filter((a) => a.direction === "outbound")).toHaveLength(replies.length)
+  })
 
   it(
     "a report that arrives after a later one does not move the status back",

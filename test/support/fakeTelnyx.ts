@@ -10,7 +10,9 @@
  * on the first read); voice (Call Control and
  * AI assistants, fakeTelnyxVoice.ts); with Telnyx's auth, validation and error shapes, scriptable
  * faults, a record of every request, and Ed25519-signed webhooks (`message.sent`,
- * `message.finalized`, `message.received`, the events of a call, or any event type).
+ * `message.finalized`, `message.received`, the events of a call, or any event type); a messaging
+ * profile's default keyword handling (`inboundText`: block rules, 40300 refusals, Telnyx's own
+ * auto-replies).
  */
 import { generateKeyPairSync, type KeyObject, randomUUID, sign } from "node:crypto"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
@@ -51,8 +53,19 @@ export interface InboundInput {
   readonly messagingProfileId?: string
 }
 
+/**
+ * What Telnyx answered a keyword with, in `message.received`'s `autoresponse_type`
+ * (https://developers.telnyx.com/docs/messaging/messages/advanced-opt-in-out, "Track opt-out
+ * behavior via webhooks"); null for other texts. The page names the field, not its values: the
+ * operation in upper case is our assumption, and the adapter does not read it.
+ */
+export type AutoresponseType = "STOP" | "START" | "HELP" | null
+
 /** A `message.received` payload as Telnyx sends it (note `media[].hash_sha256`, `to[].status "webhook_delivered"`). */
-export const inboundPayload = (input: InboundInput): Record<string, unknown> => {
+export const inboundPayload = (
+  input: InboundInput,
+  autoresponseType: AutoresponseType = null
+): Record<string, unknown> => {
   const media = input.media ?? []
   return {
     record_type: "message",
@@ -67,6 +80,7 @@ export const inboundPayload = (input: InboundInput): Record<string, unknown> => 
     encoding: "GSM-7",
     parts: 1,
     received_at: new Date().toISOString(),
+    autoresponse_type: autoresponseType,
     errors: []
   }
 }
@@ -79,7 +93,10 @@ export interface StatusInput {
   readonly errors?: ReadonlyArray<{ readonly code: string; readonly title: string; readonly detail?: string }>
 }
 
-/** A `message.sent` / `message.finalized` payload for an outbound message. */
+/**
+ * A `message.sent` / `message.finalized` payload for an outbound message; `errors:
+ * [blockedByStop(from, to)]` makes it a delivery report of a recipient's opt-out (40300).
+ */
 export const statusPayload = (input: StatusInput): Record<string, unknown> => ({
   record_type: "message",
   id: input.id,
@@ -326,8 +343,23 @@ export interface FakeTelnyx {
   /**
    * Puts a number on our account, as if ordered before (in the portal): it may send and be assigned.
    * `registered`: also assigned to an active campaign set up in the portal, so its US texts go out.
+   * `messagingProfileId`: the profile it is on (default `DEFAULT_PROFILE`).
    */
-  readonly addNumber: (phoneNumber: string, options?: { readonly registered?: boolean }) => void
+  readonly addNumber: (
+    phoneNumber: string,
+    options?: { readonly registered?: boolean; readonly messagingProfileId?: string }
+  ) => void
+  /**
+   * Someone texts one of our numbers: the messaging profile's default keyword handling runs (a block
+   * rule, its removal, Telnyx's auto-reply: `telnyxKeywordOp`), and the answer is the
+   * `message.received` payload Telnyx then delivers, keyword texts included, with
+   * `autoresponse_type` saying what Telnyx answered.
+   */
+  readonly inboundText: (input: InboundInput) => Record<string, unknown>
+  /** Whether a block rule on the profile (default `DEFAULT_PROFILE`) refuses texts to `recipient`. */
+  readonly blocked: (recipient: string, messagingProfileId?: string) => boolean
+  /** The texts Telnyx sent by itself in answer to keywords, in order. */
+  readonly autoReplies: ReadonlyArray<AutoReply>
   /** How orders go from now on (until reset). */
   readonly setOrderFlow: (flow: OrderFlow) => void
   /** 10DLC brands by `brandId`, and campaigns by `campaignId`, as last answered. */
@@ -381,6 +413,66 @@ export interface TelnyxError {
   readonly source?: { readonly pointer: string }
 }
 
+// ------------------------------------------------------------------------------------ keywords and block rules
+
+/** The profile a number is on when nothing says which (`addNumber`, an order without `messaging_profile_id`). */
+export const DEFAULT_PROFILE = "fake-profile"
+
+/**
+ * A messaging profile's keywords without Advanced Opt-In/Out configured
+ * (https://developers.telnyx.com/docs/messaging/messages/advanced-opt-in-out, "Default behavior" and
+ * "Operation types"): the opt-out words create a block rule for the sender, START and UNSTOP remove
+ * it, HELP gets the help response. INFO is no default keyword there (the page's HELP example adds
+ * it by configuration), so Telnyx answers no INFO here.
+ */
+const TELNYX_OPS: ReadonlyArray<readonly ["stop" | "start" | "help", ReadonlyArray<string>]> = [
+  ["stop", ["STOP", "STOPALL", "STOP ALL", "UNSUBSCRIBE", "CANCEL", "END", "QUIT"]],
+  ["start", ["START", "UNSTOP"]],
+  ["help", ["HELP"]]
+]
+
+/**
+ * The operation a text triggers: only a text that is solely the keyword, "case and whitespace
+ * insensitive" (https://developers.telnyx.com/api/errors/40300; "please stop all messages" is none,
+ * https://support.telnyx.com/en/articles/1270091-sms-opt-out-keywords-and-stop-words). Punctuation
+ * is not whitespace: `Stop.` is no keyword to Telnyx.
+ */
+export const telnyxKeywordOp = (text: string | null | undefined): "stop" | "start" | "help" | null => {
+  const word = (text ?? "").trim().replace(/\s+/g, " ").toUpperCase()
+  return TELNYX_OPS.find(([, words]) => words.includes(word))?.[0] ?? null
+}
+
+/**
+ * What Telnyx texts back, "a generic unsubscribed message from the number that received the opt
+ * out message" (support article above, whose wording we have cut short after "Reply"); the opt-in
+ * and help texts are the fake's own. Tests look at the operation, not the words.
+ */
+const AUTO_REPLY_TEXT: Record<"stop" | "start" | "help", string> = {
+  stop: "You have successfully been unsubscribed, you will not receive any more messages from this number. " +
+    "Reply START to resubscribe.",
+  start: "You have successfully been re-subscribed to messages from this number. Reply HELP for help.",
+  help: "Reply STOP to unsubscribe. Msg&Data Rates May Apply."
+}
+
+/** A text Telnyx sent by itself in answer to a keyword: `from` our number, `to` whoever texted it. */
+export interface AutoReply {
+  readonly op: "stop" | "start" | "help"
+  readonly from: string
+  readonly to: string
+  readonly text: string
+  readonly messagingProfileId: string
+}
+
+/**
+ * The refusal of a send to a blocked recipient, as documented (advanced-opt-in-out page above); its
+ * HTTP status is 409 (https://developers.telnyx.com/api/errors/40300, "HTTP Status – 409").
+ */
+export const blockedByStop = (from: string, to: string): TelnyxError => ({
+  code: "40300",
+  title: "Blocked due to STOP message",
+  detail: `Messages cannot be sent from '${from}' to '${to}' due to an existing block rule.`
+})
+
 export const startFakeTelnyx = async (
   options: {
     readonly apiKey?: string
@@ -401,6 +493,18 @@ export const startFakeTelnyx = async (
   const requests: Array<RecordedRequest> = []
   const messages = new Map<string, Record<string, unknown>>()
   const faults: Array<FakeFault> = []
+  /** The messaging profile of each number on our account that is not on `DEFAULT_PROFILE`. */
+  const profiles = new Map<string, string>()
+  const profileOf = (phoneNumber: string) => profiles.get(phoneNumber) ?? DEFAULT_PROFILE
+  /**
+   * Block rules by profile and recipient, each with the numbers the recipient opted out from: a rule
+   * covers every number on the profile (advanced-opt-in-out, "Block rules operate at the messaging
+   * profile level"), and only START or UNSTOP "to the exact same number they opted out from" lifts it
+   * (support article on stop words).
+   */
+  const blockRules = new Map<string, Set<string>>()
+  const ruleKey = (profile: string, recipient: string) => `${profile} ${recipient}`
+  const autoReplies: Array<AutoReply> = []
   const hanging = new Set<ServerResponse>()
 
   const send = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
@@ -829,6 +933,9 @@ export const startFakeTelnyx = async (
         source: { pointer: "/from" }
       }])
     }
+    // A block rule on the sending number's profile refuses the text at the API (advanced-opt-in-out).
+    const recipient = b["to"] as string
+    if (blockRules.has(ruleKey(profileOf(from), recipient))) return errors(res, 409, [blockedByStop(from, recipient)])
     // A US long code texts US numbers only once assigned to an active 10DLC campaign
     // (https://developers.telnyx.com/docs/messaging/10dlc/phone-number-assignment). Telnyx accepts
     // the message and fails it in delivery with 40010 "Not 10DLC registered" (error reference,
@@ -998,6 +1105,7 @@ export const startFakeTelnyx = async (
     for (const n of numbers as Array<string>) {
       owned.add(n)
       ours.add(n)
+      if (typeof b["messaging_profile_id"] === "string") profiles.set(n, b["messaging_profile_id"])
     }
     const now = new Date().toISOString()
     const order = {
@@ -1033,6 +1141,7 @@ export const startFakeTelnyx = async (
       for (const l of view["phone_numbers"] as Array<{ phone_number: string }>) {
         owned.delete(l.phone_number)
         ours.delete(l.phone_number)
+        profiles.delete(l.phone_number)
       }
     }
     return send(res, 200, { data: view })
@@ -1161,12 +1270,30 @@ export const startFakeTelnyx = async (
     addNumber: (phoneNumber, opts = {}) => {
       owned.add(phoneNumber)
       ours.add(phoneNumber)
+      if (opts.messagingProfileId !== undefined) profiles.set(phoneNumber, opts.messagingProfileId)
       if (opts.registered === true) {
         const campaignId = "portal-campaign"
         campaigns.set(campaignId, { campaignId, brandId: "portal-brand", campaignStatus: "MNO_PROVISIONED" })
         assignments.set(phoneNumber, { phoneNumber, campaignId, assignmentStatus: "ASSIGNED", failureReasons: null })
       }
     },
+    inboundText: (input) => {
+      const profile = input.messagingProfileId ?? profileOf(input.to)
+      const op = telnyxKeywordOp(input.text)
+      const key = ruleKey(profile, input.from)
+      if (op === "stop") blockRules.set(key, (blockRules.get(key) ?? new Set<string>()).add(input.to))
+      if (op === "start" && blockRules.get(key)?.has(input.to) === true) blockRules.delete(key)
+      if (op !== null) {
+        autoReplies.push({ op, from: input.to, to: input.from, text: AUTO_REPLY_TEXT[op], messagingProfileId: profile })
+      }
+      return inboundPayload(
+        { ...input, messagingProfileId: profile },
+        op === null ? null : op.toUpperCase() as AutoresponseType
+      )
+    },
+    blocked: (recipient, messagingProfileId = DEFAULT_PROFILE) =>
+      blockRules.has(ruleKey(messagingProfileId, recipient)),
+    autoReplies,
     setOrderFlow: (flow) => {
       orderFlow = flow
     },
@@ -1212,6 +1339,9 @@ export const startFakeTelnyx = async (
       searched.clear()
       owned.clear()
       ours.clear()
+      profiles.clear()
+      blockRules.clear()
+      autoReplies.length = 0
       orders.clear()
       orderFlow = DEFAULT_ORDER_FLOW
       brands.clear()
