@@ -63,6 +63,7 @@ export const capabilityEndpoints = (): ReadonlyArray<CapabilityEndpoint> =>
 /** The groups whose every endpoint offers a tool: their handlers are all derived here. */
 export const CAPABILITY_GROUPS = [
   "contacts",
+  "optOuts",
   "conversations",
   "messages",
   "calls",
