@@ -390,6 +390,20 @@ describe("GET, POST and DELETE /opt-outs", () => {
     }
   })
 
+  it("answers 201 then 200 served the library's way too (FAST_PATH=false: HttpApiBuilder's encoder picks the status)", async () => {
+    const library = await makeTestApp({ fastPath: false })
+    try {
+      const { key } = await library.createWorkspace("Library path")
+      const post = () =>
+        library.fetch("/v1/api/opt-outs", { method: "POST", headers: bearer(key), json: { phone: "+14155550190" } })
+      const created = await expectOk(await post(), 201)
+      expect(await expectOk(await post(), 200)).toEqual(created)
+      expect(Object.keys(created)).toEqual(["optOut"])
+    } finally {
+      await library.close()
+    }
+  })
+
   it("DELETE refuses a keyword or carrier opt-out (409); POST answers that one with 200", async () => {
     const ws = await workspace("none")
     await texted(ws, "+12175550144", "STOP")
