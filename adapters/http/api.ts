@@ -17,6 +17,7 @@ import { MediaGroup } from "./api/media.ts"
 import { MessagesGroup } from "./api/messages.ts"
 import { MetricsGroup } from "./api/metrics.ts"
 import { NumbersGroup } from "./api/numbers.ts"
+import { OptOutsGroup } from "./api/optOuts.ts"
 import { MessagingGroup } from "./api/registration.ts"
 import { TestHelpersGroup } from "./api/testHelpers.ts"
 import { WebhooksGroup } from "./api/webhooks.ts"
@@ -26,6 +27,7 @@ export const API_VERSION = "2026-08-17"
 
 export class Api extends HttpApi.make("switchboard")
   .add(ContactsGroup)
+  .add(OptOutsGroup)
   .add(ConversationsGroup)
   .add(MessagesGroup)
   .add(CallsGroup)

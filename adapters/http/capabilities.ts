@@ -5,6 +5,8 @@
  * route runs its tool with the route's path, query and body parameters, flat; through the
  * idempotency runner when the tool takes a key; uninterruptibly when the tool writes, so a client
  * that hangs up cannot cut a use case between its outside effect (a carrier, a charge) and its record.
+ * The status is the route's success schema's; a route with one success per status
+ * (api/shared.ts `createdOrFound`) is answered with the one its tool's answer matches.
  */
 import { HttpApi, HttpApiSchema } from "@effect/platform"
 import type { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
@@ -63,6 +65,7 @@ export const capabilityEndpoints = (): ReadonlyArray<CapabilityEndpoint> =>
 /** The groups whose every endpoint offers a tool: their handlers are all derived here. */
 export const CAPABILITY_GROUPS = [
   "contacts",
+  "optOuts",
   "conversations",
   "messages",
   "calls",

@@ -140,7 +140,8 @@ export const makeOutbound = (threads: Threads, attachments: Attachments) =>
           if (state === "unassigned") return yield* notAssigned(from.e164)
           if (state !== "approved") return yield* new FailedPrecondition({ message: gateMessage[state] })
         }
-        // Checked holding the recipient's key (`transmit`); before that too when there is media to store.
+        // An opted-out recipient's attachments are neither fetched nor stored: checked here too, before
+        // the fetch, when there are any; `transmit` checks again under the recipient's key.
         if ((input.mediaUrls ?? []).length > 0) yield* optOuts.ensureCanText(ws, to)
         const media = yield* attachments.store(ws, input.mediaUrls ?? [], "mediaUrls")
         const line: Line = {

@@ -4,12 +4,13 @@ import * as Calls from "./calls.ts"
 import * as Contacts from "./contacts.ts"
 import * as Conversations from "./conversations.ts"
 import * as Numbers from "./numbers.ts"
+import * as OptOuts from "./optOuts.ts"
 import * as Registration from "./registration.ts"
 import type { AnyTool, Tool } from "./tool.ts"
 import * as Webhooks from "./webhooks.ts"
 
 export * from "./tool.ts"
-export { Agent, Calls, Contacts, Conversations, Numbers, Registration, Webhooks }
+export { Agent, Calls, Contacts, Conversations, Numbers, OptOuts, Registration, Webhooks }
 
 // Listed by name: a module may export other things (its input schemas) beside its tools.
 export const tools: ReadonlyArray<AnyTool> = [
@@ -18,6 +19,9 @@ export const tools: ReadonlyArray<AnyTool> = [
   Contacts.createContact,
   Contacts.updateContact,
   Contacts.deleteContact,
+  OptOuts.listOptOuts,
+  OptOuts.createOptOut,
+  OptOuts.deleteOptOut,
   Conversations.listConversations,
   Conversations.getConversation,
   Conversations.updateConversation,
@@ -59,4 +63,5 @@ export type ToolServices =
   | ServicesOf<typeof Conversations>
   | ServicesOf<typeof Registration>
   | ServicesOf<typeof Numbers>
+  | ServicesOf<typeof OptOuts>
   | ServicesOf<typeof Webhooks>

@@ -32,6 +32,7 @@ import {
   Contacts,
   Conversations,
   Numbers,
+  OptOuts,
   Registration,
   type Tool,
   tools,
@@ -121,6 +122,9 @@ describe("the capability table", () => {
       "contacts_create",
       "contacts_update",
       "contacts_delete",
+      "opt_outs_list",
+      "opt_outs_create",
+      "opt_outs_delete",
       "conversations_list",
       "conversations_get",
       "conversations_update",
@@ -184,7 +188,7 @@ describe("the capability table", () => {
   })
 
   it("lists every tool its modules export", () => {
-    const exported = [Agent, Calls, Contacts, Conversations, Registration, Numbers, Webhooks].flatMap((m) =>
+    const exported = [Agent, Calls, Contacts, Conversations, OptOuts, Registration, Numbers, Webhooks].flatMap((m) =>
       Object.values(m)
     ).filter((v) => typeof v === "object" && v !== null && "run" in v)
     assert.sameMembers([...tools], exported)

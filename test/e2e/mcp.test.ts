@@ -327,6 +327,21 @@ describe.each(["node", "deno"] as const)("the MCP endpoint under %s", (runtime) 
     expect(ok(await call("conversations_update", { id: first.conversationId, status: "done" })).conversation.status)
       .toBe("done")
 
+    // Opt-outs: one recorded through the tool refuses every send to the phone until removed.
+    const optOut = ok(await call("opt_outs_create", { phone: "(415) 555-0177", note: "Asked by phone" }))
+    expect(optOut).toMatchObject({ created: true, optOut: { phone: "+14155550177", source: "api", keyword: null } })
+    expect(ok(await call("opt_outs_create", { phone: "+14155550177" }))).toEqual({ ...optOut, created: false })
+    expect(ok(await call("opt_outs_list", { phone: "+14155550177" })).optOuts).toEqual([optOut.optOut])
+    expect(failed(await call("messages_send", { to: "+14155550177", body: "Hello" }))).toMatchObject({
+      code: "failed_precondition",
+      message: `+14155550177 opted out of texts from this workspace on ${
+        optOut.optOut.createdAt.slice(0, 10)
+      } (recorded through the API); they can opt back in by texting START`
+    })
+    expect(ok(await call("opt_outs_delete", { phone: "+14155550177" }))).toEqual({ deleted: true })
+    expect(failed(await call("opt_outs_delete", { phone: "+14155550177" })).code).toBe("not_found")
+    expect(ok(await call("messages_send", { to: "+14155550177", body: "Hello" })).simulated).toBe(true)
+
     // Texting registration (a test key files a mock registration; the simulated registry asks for a PIN).
     expect(ok(await call("messaging_status")).messaging.step).toBeDefined()
     expect(

@@ -219,6 +219,10 @@ export const startWorld = async (): Promise<World> => {
         body: `${text} outbound`,
         mediaUrls: [`${receiver.origin}/${text}.png`]
       })
+      // Opt-outs of each source the API can make: one recorded through it (the one DELETE removes)
+      // and one from a texted STOP (which DELETE refuses).
+      await post("/v1/api/opt-outs", { phone: "+12025550145", note: `${text} opt-out note` })
+      await post("/v1/api/test-helpers/inbound-messages", { from: "+12025550146", to: number, body: "STOP" })
     }
     await seed(otherKey.token, otherNumber, marker, (answer) => foreignAnswers.push(answer))
 

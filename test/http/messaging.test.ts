@@ -21,7 +21,7 @@ import { pollOnce } from "../../core/registration/poller.ts"
 import { makeTestApp } from "../support/app.ts"
 import { brandUpdatePayload, campaignUpdatePayload, type FakeTelnyx, startFakeTelnyx } from "../support/fakeTelnyx.ts"
 import { freshDatabase } from "../support/postgres.ts"
-import { business, soleProprietor } from "../support/registration.ts"
+import { business, readyBilling, soleProprietor } from "../support/registration.ts"
 import { makeSqlTestApp } from "../support/sqlApp.ts"
 import { sqlStores } from "../support/sqlStores.ts"
 import { bearer, expectError } from "./helpers.ts"
@@ -29,17 +29,7 @@ import { bearer, expectError } from "./helpers.ts"
 type App = Awaited<ReturnType<typeof makeTestApp>>
 
 /** Billing that passes every filing gate without a trial to end. */
-const ready = {
-  plan: "standard",
-  trial: false,
-  subscription: "active",
-  paymentMethod: true,
-  identity: "verified",
-  mobileVerified: true,
-  billedVia: "card",
-  cardDeclines: false,
-  ownerEmail: "owner@acme.example"
-}
+const ready = readyBilling
 
 let app: App
 let close: () => Promise<void>

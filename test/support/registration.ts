@@ -26,3 +26,16 @@ export const soleProprietor = {
   state: "IL",
   postalCode: "62702"
 }
+
+/** Billing that passes every filing gate without a trial to end. */
+export const readyBilling = {
+  plan: "standard",
+  trial: false,
+  subscription: "active",
+  paymentMethod: true,
+  identity: "verified",
+  mobileVerified: true,
+  billedVia: "card",
+  cardDeclines: false,
+  ownerEmail: "owner@acme.example"
+}

@@ -171,3 +171,19 @@ export const call = {
   createdAt,
   endedAt: "2026-08-17T10:01:00.000Z"
 } as const
+
+export const optOut = {
+  phone: "+14155550123",
+  source: "keyword",
+  keyword: "STOP",
+  note: null,
+  createdAt
+} as const
+
+export const apiOptOut = {
+  phone: "+14155550124",
+  source: "api",
+  keyword: null,
+  note: "Asked on the phone not to be texted",
+  createdAt
+} as const

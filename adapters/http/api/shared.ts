@@ -98,13 +98,15 @@ export const IdParam = Schema.Struct({ id: Schema.String })
  * router has decoded by now; a bare `+` or a space (a `+` a client failed to encode, or a form
  * decoder turned into a space) is read as the `+` it stood for. Validated as E.164 here, once.
  */
+const plusRestored = Schema.transform(Schema.String, Schema.String, {
+  strict: true,
+  decode: (s) => s.replace(/^ /, "+"),
+  encode: (s) => s
+})
+
 export const E164Param = Schema.Struct({
   e164: Schema.compose(
-    Schema.transform(Schema.String, Schema.String, {
-      strict: true,
-      decode: (s) => s.replace(/^ /, "+"),
-      encode: (s) => s
-    }),
+    plusRestored,
     E164.annotations({ message: () => "must be an E.164 number, such as %2B14155550100" })
   ).annotations({
     jsonSchema: {
@@ -113,6 +115,39 @@ export const E164Param = Schema.Struct({
     }
   })
 })
+
+/**
+ * `{phone}` in an opt-out route (`/opt-outs/{phone}`): any phone, E.164 with its `+` sent as `%2B`
+ * or a US number, read as `{e164}` is (a leading space is the `+` it stood for); the use case
+ * normalizes it and names it in its 400.
+ */
+export const PhoneParam = Schema.Struct({
+  phone: Schema.compose(plusRestored, Schema.String.pipe(Schema.maxLength(32))).annotations({
+    jsonSchema: {
+      type: "string",
+      maxLength: 32,
+      description: "A phone number, E.164 with its `+` sent as `%2B` (e.g. `%2B14155550123`)"
+    }
+  })
+})
+
+/**
+ * The success answers of a create that may find the record already there: the tool answers its
+ * body with `created`, and the route answers the body alone, 201 when `created`, else 200. Each
+ * status is its own success schema; the response encoder picks the one whose `created` matches.
+ */
+export const createdOrFound = <F extends Schema.Struct.Fields>(body: Schema.Struct<F>) => {
+  const answer = (created: boolean) =>
+    Schema.transform(body, Schema.Struct({ ...body.fields, created: Schema.Literal(created) }), {
+      strict: false,
+      decode: (b) => ({ ...b, created }),
+      encode: (answer) => {
+        const { created: _, ...b } = answer as unknown as { readonly created: boolean }
+        return b
+      }
+    })
+  return { created: answer(true), found: answer(false) }
+}
 
 /** `?limit=`: an integer from 1 to `max`, named in the 400 message. */
 export const limitParam = (max: number) =>
