@@ -3,9 +3,10 @@
  * the usual punctuation. We accept every *possible* number (right length for its country) rather than
  * only *valid* ones: fictional 555 numbers and freshly assigned ranges must still work.
  */
-import { Either, ParseResult, Schema } from "effect"
+import { Effect, Either, ParseResult, Schema } from "effect"
 import { parsePhoneNumberFromString } from "libphonenumber-js/min"
 import { displayText } from "./display.ts"
+import { InvalidArgument } from "./errors.ts"
 import { Text } from "./text.ts"
 
 export const E164 = Schema.String.pipe(
@@ -74,3 +75,7 @@ export const isPremiumRate = (e164: string): boolean => /^\+1(900|976)\d{7}$/.te
 /** The 400 for a premium-rate destination in `field`. */
 export const premiumRateProblem = (field: string) =>
   `${field}: premium-rate numbers (+1 900, +1 976) cannot be called or forwarded to`
+
+/** A phone number given by a caller or a carrier; the error names its field. */
+export const phoneField = (field: string, raw: string) =>
+  Effect.mapError(normalizePhone(raw), (why) => new InvalidArgument({ message: `${field}: ${why}` }))

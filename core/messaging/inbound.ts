@@ -10,6 +10,7 @@ import { event } from "../events/catalog.ts"
 import { EventOutbox } from "../events/outbox.ts"
 import { NotFound } from "../kernel/errors.ts"
 import { Ids } from "../kernel/ids.ts"
+import { phoneField } from "../kernel/phone.ts"
 import { nowIso } from "../kernel/time.ts"
 import { Transactor } from "../kernel/transactor.ts"
 import { NumberStore } from "../numbers/model.ts"
@@ -21,7 +22,7 @@ import type { Attachments } from "./attachments.ts"
 import { Carrier, type InboundMessage, type StatusReport } from "./carrier.ts"
 import { advance, fromCarrier } from "./deliveryStatus.ts"
 import type { Reply } from "./outbound.ts"
-import { phoneField, type Threads } from "./threads.ts"
+import type { Threads } from "./threads.ts"
 
 export const makeInbound = (threads: Threads, attachments: Attachments, reply: Reply) =>
   Effect.gen(function*() {

@@ -14,10 +14,6 @@ import { InvalidArgument } from "../kernel/errors.ts"
 import { Ids } from "../kernel/ids.ts"
 import { type E164, normalizePhone } from "../kernel/phone.ts"
 
-/** A phone number given by a caller or a carrier; the error names its field. */
-export const phoneField = (field: string, raw: string) =>
-  Effect.mapError(normalizePhone(raw), (why) => new InvalidArgument({ message: `${field}: ${why}` }))
-
 /** The other party of a thread: a phone number, or withheld callers (inbound calls only). */
 export type Participant = E164 | typeof WITHHELD
 

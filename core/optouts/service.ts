@@ -5,7 +5,7 @@
  * (`Transactor.exclusive` of contacts/service.ts `phoneLock`), which a send holds from its check to
  * its record (messaging/outbound.ts `transmit`): a send commits before an opt-out or is refused after it.
  */
-import { Context, Effect, Either, Layer, Option } from "effect"
+import { Context, Effect, Layer, Option } from "effect"
 import { AuditLog } from "../audit/store.ts"
 import type { Principal } from "../auth/principal.ts"
 import { phoneLock } from "../contacts/service.ts"
@@ -14,7 +14,7 @@ import { event } from "../events/catalog.ts"
 import { EventOutbox } from "../events/outbox.ts"
 import { FailedPrecondition, InvalidArgument, NotFound } from "../kernel/errors.ts"
 import { CursorCodec, type Page } from "../kernel/pagination.ts"
-import { normalizePhone } from "../kernel/phone.ts"
+import { phoneField } from "../kernel/phone.ts"
 import { nowIso } from "../kernel/time.ts"
 import { Transactor } from "../kernel/transactor.ts"
 import {
@@ -28,12 +28,6 @@ import {
 import { OptOutStore } from "./store.ts"
 
 const view = ({ workspaceId: _, ...o }: OptOutRecord): OptOut => o
-
-const phoneOf = (field: string, raw: string) =>
-  Either.match(normalizePhone(raw), {
-    onLeft: (problem) => Effect.fail(new InvalidArgument({ message: `${field}: ${problem}` })),
-    onRight: Effect.succeed
-  })
 
 export const make = Effect.gen(function*() {
   const store = yield* OptOutStore
@@ -112,7 +106,7 @@ export const make = Effect.gen(function*() {
   /** `GET /opt-outs`: newest first, or the one of `phone`. */
   const list = (p: Principal, input: ListOptOutsInput) =>
     Effect.gen(function*() {
-      const phone = input.phone === undefined ? null : yield* phoneOf("phone", input.phone)
+      const phone = input.phone === undefined ? null : yield* phoneField("phone", input.phone)
       const limit = input.limit ?? 50
       const scope = `opt-outs:${p.workspaceId}:${phone ?? ""}`
       let after: { createdAt: string; phone: string } | null = null
@@ -137,7 +131,7 @@ export const make = Effect.gen(function*() {
   /** `POST /opt-outs`: a revocation received another way (a call, an email); the existing opt-out when there is one. */
   const create = (p: Principal, input: CreateOptOutInput) =>
     Effect.gen(function*() {
-      const phone = yield* phoneOf("phone", input.phone)
+      const phone = yield* phoneField("phone", input.phone)
       const { created, optOut: o } = yield* tx.exclusive(phoneLock(p.workspaceId, phone))(
         tx.withTransaction(optOut(p.workspaceId, phone, { source: "api", keyword: null, note: input.note ?? null }))
       )
@@ -147,7 +141,7 @@ export const make = Effect.gen(function*() {
   /** `DELETE /opt-outs/{phone}`: only an opt-out recorded through the API; the recipient's own is theirs to undo. */
   const remove = (p: Principal, rawPhone: string) =>
     Effect.gen(function*() {
-      const phone = yield* phoneOf("phone", rawPhone)
+      const phone = yield* phoneField("phone", rawPhone)
       return yield* tx.exclusive(phoneLock(p.workspaceId, phone))(tx.withTransaction(
         Effect.gen(function*() {
           const found = yield* store.get(p.workspaceId, phone)
