@@ -10,9 +10,8 @@ import { Contacts } from "../contacts/service.ts"
 import { ContactStore } from "../contacts/store.ts"
 import { type ActivityRecord, type Thread, WITHHELD } from "../conversations/model.ts"
 import { ConversationStore, type ThreadTouch } from "../conversations/store.ts"
-import { InvalidArgument } from "../kernel/errors.ts"
 import { Ids } from "../kernel/ids.ts"
-import { type E164, normalizePhone } from "../kernel/phone.ts"
+import type { E164 } from "../kernel/phone.ts"
 
 /** The other party of a thread: a phone number, or withheld callers (inbound calls only). */
 export type Participant = E164 | typeof WITHHELD
