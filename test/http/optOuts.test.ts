@@ -138,15 +138,16 @@ const toolError = (r: ToolResult) => {
 }
 
 /** The events of `types` the receiver got at `path`, verified with the endpoint's secret. */
+/** Deliveries run concurrently and may arrive out of order: sorted by the events' own times. */
 const deliveredEvents = (path: string, secret: string, types: ReadonlyArray<string>) =>
   received.filter((r) => r.path === path).flatMap((r) => {
     const event = new Webhook(secret).verify(r.body, {
       "webhook-id": String(r.headers["webhook-id"]),
       "webhook-timestamp": String(r.headers["webhook-timestamp"]),
       "webhook-signature": String(r.headers["webhook-signature"])
-    }) as { type: string; data: Record<string, unknown> }
+    }) as { type: string; timestamp: string; data: Record<string, unknown> }
     return types.includes(event.type) ? [event] : []
-  })
+  }).sort((a, b) => a.timestamp.localeCompare(b.timestamp))
 
 describe("STOP, then every send refused; START, then sends accepted", () => {
   it("a texted STOP opts the sender out and is answered once; REST (test and live keys, to or conversationId) and MCP sends are refused with nothing stored; START opts back in", async () => {
