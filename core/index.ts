@@ -123,3 +123,7 @@ export { CoreLive } from "./layer.ts"
 // US 10DLC registration: the pure pipeline (imports only effect) and the application's rules.
 export * as RegistrationInput from "./registration/input.ts"
 export * as Registration from "./registration/machine.ts"
+
+// Pacing: what a text costs in segments, and when quiet hours let it leave on its recipient's clock.
+export * as QuietHours from "./pacing/quietHours.ts"
+export * as Segments from "./pacing/segments.ts"

