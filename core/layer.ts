@@ -11,18 +11,20 @@ import * as ActivityViews from "./messaging/views.ts"
 import * as Numbers from "./numbers/service.ts"
 import * as OptOuts from "./optouts/service.ts"
 import * as Registration from "./registration/service.ts"
+import * as SchedulingEngine from "./scheduling/engine.ts"
+import * as Scheduling from "./scheduling/service.ts"
 import * as Webhooks from "./webhooks/service.ts"
 import * as Workspaces from "./workspaces/service.ts"
 
 /**
  * Needs the store ports, a CursorCodec, an OutboundGuard, a WebhookSender, a Carrier, the media
- * ports (BlobStore, MediaFetcher, MediaUrls), a RegistrationGate, a NumberInventory, Payments, a Mailer,
+ * ports (BlobStore, MediaFetcher, MediaUrls), a RegistrationGate, a NumberInventory, Payments, a Mailer, a Pacer,
  * the registries (Registry, MockRegistry, RegistrySimulator), the Voice carrier.
  */
 export const CoreLive = Layer.mergeAll(
   Conversations.layer,
   Calls.layer,
-  Simulator.layer.pipe(Layer.provideMerge(Messaging.layer))
+  Layer.merge(Simulator.layer, SchedulingEngine.layer).pipe(Layer.provideMerge(Messaging.layer))
 ).pipe(
   Layer.provideMerge(
     Layer.mergeAll(
@@ -33,6 +35,7 @@ export const CoreLive = Layer.mergeAll(
       Numbers.layer,
       Registration.layer,
       Agents.layer,
+      Scheduling.layer,
       layerWorkerLiveness
     ).pipe(Layer.provideMerge(OptOuts.layer))
   )

@@ -19,6 +19,7 @@ import { MetricsGroup } from "./api/metrics.ts"
 import { NumbersGroup } from "./api/numbers.ts"
 import { OptOutsGroup } from "./api/optOuts.ts"
 import { MessagingGroup } from "./api/registration.ts"
+import { SchedulingGroup } from "./api/scheduling.ts"
 import { TestHelpersGroup } from "./api/testHelpers.ts"
 import { WebhooksGroup } from "./api/webhooks.ts"
 import { patchOpenApi } from "./openapi.ts"
@@ -30,6 +31,7 @@ export class Api extends HttpApi.make("switchboard")
   .add(OptOutsGroup)
   .add(ConversationsGroup)
   .add(MessagesGroup)
+  .add(SchedulingGroup)
   .add(CallsGroup)
   .add(NumbersGroup)
   .add(MessagingGroup)

@@ -68,6 +68,7 @@ export const CAPABILITY_GROUPS = [
   "optOuts",
   "conversations",
   "messages",
+  "scheduling",
   "calls",
   "numbers",
   "messaging",

@@ -28,6 +28,16 @@ export const layer = Layer.effect(
           if (!cur || cur.workspaceId !== workspaceId) return false
           return db.state.contacts.delete(id)
         }),
+      audience: (workspaceId, ids, tags, limit) =>
+        Effect.sync(() =>
+          [...db.state.contacts.values()]
+            .filter((c) =>
+              c.workspaceId === workspaceId && (ids.includes(c.id) || c.tags.some((t) => tags.includes(t)))
+            )
+            .sort((a, b) => -newestFirst(a, b))
+            .slice(0, limit)
+            .map((c) => ({ id: c.id, phone: c.phones[0]?.value ?? null }))
+        ),
       findByPhones: (workspaceId, phones) =>
         Effect.sync(() =>
           [...db.state.contacts.values()]

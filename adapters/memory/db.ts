@@ -14,10 +14,12 @@ import type { MailRecord } from "../../core/mail/message.ts"
 import type { NumberRecord } from "../../core/numbers/model.ts"
 import type { OptOutRecord } from "../../core/optouts/model.ts"
 import type { Registration } from "../../core/registration/record.ts"
+import type { BroadcastRecord, ScheduledRecord } from "../../core/scheduling/model.ts"
 import type { DeliveryRecord, EndpointRecord } from "../../core/webhooks/model.ts"
 import type { AttemptRecord } from "../../core/webhooks/store.ts"
 import type { Workspace } from "../../core/workspaces/model.ts"
 import type { ApiKeyRecord } from "../../core/workspaces/store.ts"
+import type { QueuedSend } from "./scheduling.ts"
 
 export interface MemoryState {
   workspaces: Map<string, Workspace>
@@ -41,6 +43,13 @@ export interface MemoryState {
   callSessions: Map<string, CallSession>
   /** By `${workspaceId} ${phone}`. */
   optOuts: Map<string, OptOutRecord>
+  /** By `${workspaceId} ${id}`. */
+  scheduled: Map<string, ScheduledRecord>
+  broadcasts: Map<string, BroadcastRecord>
+  /** The send queue by send id. */
+  sends: Map<string, QueuedSend>
+  /** Each workspace's next free texting time (ms). */
+  pace: Map<string, number>
   seq: number
 }
 
@@ -65,6 +74,10 @@ const empty = (): MemoryState => ({
   agents: new Map(),
   callSessions: new Map(),
   optOuts: new Map(),
+  scheduled: new Map(),
+  broadcasts: new Map(),
+  sends: new Map(),
+  pace: new Map(),
   seq: 0
 })
 
@@ -89,6 +102,10 @@ export const clone = (s: MemoryState): MemoryState => ({
   agents: new Map(s.agents),
   callSessions: new Map(s.callSessions),
   optOuts: new Map(s.optOuts),
+  scheduled: new Map(s.scheduled),
+  broadcasts: new Map(s.broadcasts),
+  sends: new Map(s.sends),
+  pace: new Map(s.pace),
   seq: s.seq
 })
 

@@ -40,6 +40,18 @@ export const layer = Layer.effect(
         die(sql`DELETE FROM contacts WHERE workspace_id = ${workspaceId} AND id = ${id} RETURNING id`).pipe(
           Effect.map((rs) => rs.length > 0)
         ),
+      audience: (workspaceId, ids, tags, limit) =>
+        ids.length === 0 && tags.length === 0
+          ? Effect.succeed([])
+          : die(sql<{ id: string; phone: string | null }>`
+              SELECT id, phones->0->>'value' AS phone FROM contacts WHERE workspace_id = ${workspaceId} AND (${
+            sql.or([
+              ...(ids.length === 0 ? [] : [sql.in("id", ids)]),
+              ...(tags.length === 0 ? [] : [
+                sql`EXISTS (SELECT 1 FROM jsonb_array_elements_text(tags) t WHERE ${sql.in("t", tags)})`
+              ])
+            ])
+          }) ORDER BY created_at, id LIMIT ${limit}`),
       findByPhones: (workspaceId, phones) =>
         phones.length === 0
           ? Effect.succeed([])

@@ -19,8 +19,10 @@ import * as Ledger from "./ledger.ts"
 import * as Mail from "./mail.ts"
 import * as Numbers from "./numbers.ts"
 import * as OptOuts from "./optOuts.ts"
+import * as Pacer from "./pacer.ts"
 import * as Outbox from "./outbox.ts"
 import * as Registrations from "./registrations.ts"
+import * as Scheduling from "./scheduling.ts"
 import * as Transactor from "./transactor.ts"
 import * as Webhooks from "./webhooks.ts"
 import * as Workspaces from "./workspaces.ts"
@@ -50,6 +52,8 @@ export const layer = Layer.mergeAll(
   Agents.layer,
   CallSessions.layer,
   OptOuts.layer,
+  Scheduling.layer,
+  Pacer.layer,
   Transactor.layer,
   Health.layer
 ).pipe(Layer.provideMerge(Signal.layer))

@@ -11,6 +11,7 @@ import { MailRecord } from "../../core/mail/message.ts"
 import { NumberRecord, WorkspaceNumber } from "../../core/numbers/model.ts"
 import { OptOutRecord } from "../../core/optouts/model.ts"
 import { Registration } from "../../core/registration/record.ts"
+import { ScheduledRecord, SendRecord } from "../../core/scheduling/model.ts"
 import { DeliveryRecord, EndpointRecord } from "../../core/webhooks/model.ts"
 import { EndpointSubscription } from "../../core/webhooks/store.ts"
 import { ApiKeyRecord, Workspace } from "../../core/workspaces/model.ts"
@@ -44,3 +45,7 @@ export const agents = table(AgentRecord)
 /** A carrier call in progress; its route is jsonb. */
 export const callSessions = table(CallSession)
 export const optOuts = table(OptOutRecord)
+export const scheduledMessages = table(ScheduledRecord)
+export const textSends = table(SendRecord)
+/** A scheduled message's send beside it, selected as `joinedSends.columns("s")`. */
+export const joinedSends = table(SendRecord, "s_")

@@ -78,14 +78,14 @@ export const DEFAULT_CONCURRENCY = 256
  * an earlier `wake`. A step that took less than it asked for has emptied the queue as it stood; what
  * arrived since has signalled `wake`, so waiting costs no latency and saves an empty round's statements.
  */
-const forever = <R>(
+export const forever = <R>(
   step: Effect.Effect<boolean, never, R>,
   idle: Duration.Duration,
   label: string,
   wake: Effect.Effect<void>
 ) =>
   step.pipe(
-    Effect.catchAllCause((cause) => Effect.logError(`webhook ${label} failed`, cause).pipe(Effect.as(false))),
+    Effect.catchAllCause((cause) => Effect.logError(`${label} failed`, cause).pipe(Effect.as(false))),
     Effect.flatMap((more) => (more ? Effect.void : Effect.race(Effect.sleep(idle), wake))),
     Effect.repeat(Schedule.forever)
   )
@@ -173,11 +173,11 @@ export const layer = (options: WorkerOptions = {}) =>
         liveness.state = "stopped"
       })
       liveness.state = "ok"
-      yield* Effect.forkScoped(Effect.ensuring(forever(fanOut, idle, "fan-out", signal.wait), stopped))
+      yield* Effect.forkScoped(Effect.ensuring(forever(fanOut, idle, "webhook fan-out", signal.wait), stopped))
       yield* Effect.forkScoped(
-        Effect.ensuring(forever(deliver, idle, "delivery", Queue.take(deliveriesReady)), stopped)
+        Effect.ensuring(forever(deliver, idle, "webhook delivery", Queue.take(deliveriesReady)), stopped)
       )
-      yield* Effect.forkScoped(Effect.ensuring(forever(record, Duration.zero, "recording", Effect.void), stopped))
+      yield* Effect.forkScoped(Effect.ensuring(forever(record, Duration.zero, "webhook recording", Effect.void), stopped))
       yield* Effect.forkScoped(
         Effect.repeat(readQueue, Schedule.spaced(Duration.millis(options.gaugeMs ?? DEFAULT_GAUGE_MS)))
       )

@@ -34,6 +34,7 @@ import * as Secrets from "../../adapters/sql/secrets.ts"
 import * as SqlStores from "../../adapters/sql/stores.ts"
 import * as Hmac from "../../adapters/webhooks/hmac.ts"
 import * as Sender from "../../adapters/webhooks/sender.ts"
+import * as SchedulingWorker from "../../adapters/scheduling/worker.ts"
 import * as WebhookWorker from "../../adapters/webhooks/worker.ts"
 import { layerOutboundGuard } from "../../core/egress/guard.ts"
 import { CoreLive } from "../../core/layer.ts"
@@ -279,5 +280,11 @@ export const AppLive = (config: ServerConfig) =>
         })
       )
       : Layer.effectDiscard(Effect.logInfo("Webhook worker disabled (WEBHOOK_WORKER=false)")),
+    config.schedulingWorker
+      ? step(
+        "Scheduling worker started",
+        SchedulingWorker.layer({ pollMs: config.schedulingPollMs, soleWorker: Option.isNone(config.databaseUrl) })
+      )
+      : Layer.effectDiscard(Effect.logInfo("Scheduling worker disabled (SCHEDULING_WORKER=false)")),
     step("Registry poller started", RegistryPoller.layer({ pollMs: config.registryPollMs }))
   ).pipe(Layer.provide(ServicesLive(config)))

@@ -32,6 +32,16 @@ export interface ContactStore {
   readonly get: (workspaceId: string, id: string) => Effect.Effect<Option.Option<Contact>>
   readonly update: (contact: Contact) => Effect.Effect<void>
   readonly remove: (workspaceId: string, id: string) => Effect.Effect<boolean>
+  /**
+   * A broadcast's audience: the contacts among `ids` or carrying any of `tags`, oldest first, at
+   * most `limit`, each with its first phone (null when it has none). Reads nothing else of them.
+   */
+  readonly audience: (
+    workspaceId: string,
+    ids: ReadonlyArray<string>,
+    tags: ReadonlyArray<string>,
+    limit: number
+  ) => Effect.Effect<ReadonlyArray<{ readonly id: string; readonly phone: string | null }>>
   /** Contacts holding any of these E.164 numbers, oldest first. */
   readonly findByPhones: (workspaceId: string, phones: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<Contact>>
   /**

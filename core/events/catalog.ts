@@ -4,6 +4,7 @@
  * so adding a type here is a compatible change.
  */
 import { Schema } from "effect"
+import { BroadcastCounts } from "../scheduling/model.ts"
 
 const Uuid = Schema.UUID
 const NullableString = Schema.NullOr(Schema.String)
@@ -128,6 +129,10 @@ export const catalog = {
   "contact.opted_in": entry(
     "An opted-out phone opts back in: its START keyword, or an opt-out recorded through the API removed",
     OptOutChange
+  ),
+  "broadcast.completed": entry(
+    "A broadcast ends: every recipient sent, failed or skipped (opted out, or not yet sent when it was canceled)",
+    Schema.Struct({ broadcastId: Uuid, counts: BroadcastCounts })
   )
 } as const
 

@@ -4,7 +4,7 @@
  * once on the way: the thread a caller names is read before the carrier call and, under the phone
  * lock, only the columns a message sets are written to it.
  */
-import { Effect, Either, Option, Schema } from "effect"
+import { Data, Effect, Either, Option, Schema } from "effect"
 import type { Principal } from "../auth/principal.ts"
 import { phoneLock } from "../contacts/service.ts"
 import { Activity, type ActivityRecord, newActivity, previewOf, type Thread, WITHHELD } from "../conversations/model.ts"
@@ -53,6 +53,22 @@ const withheldThread = new FailedPrecondition({
 const noActiveNumber = new FailedPrecondition({
   message: "The workspace has no active phone number: add one before texting"
 })
+
+/**
+ * What a queued send (core/scheduling) adds to the path `POST /messages` takes, so the two cannot
+ * drift: `beforeCarrier` commits the send's in-flight mark just before a live carrier call (false:
+ * no longer this worker's to send, and nothing is sent); `inRecord` settles it in the transaction
+ * that records the message (false, for a test key's send: roll back, nothing stored).
+ */
+export interface SendHooks {
+  readonly beforeCarrier: Effect.Effect<boolean>
+  readonly inRecord: (message: ActivityRecord) => Effect.Effect<boolean>
+}
+
+/** A queued send that another worker, or a cancel, took over: nothing was sent. */
+export class Superseded extends Data.TaggedError("Superseded") {}
+
+const noHooks: SendHooks = { beforeCarrier: Effect.succeed(true), inRecord: () => Effect.succeed(true) }
 
 /** Sends a keyword's answer (outbound.ts `reply`). */
 export type Reply = (
@@ -109,6 +125,9 @@ export const makeOutbound = (threads: Threads, attachments: Attachments) =>
       })
 
     const send = (principal: Principal, input: SendMessageInput) =>
+      Effect.catchTag(sendWith(principal, input, noHooks), "Superseded", () => Effect.die("no hooks, no superseding"))
+
+    const sendWith = (principal: Principal, input: SendMessageInput, hooks: SendHooks) =>
       Effect.gen(function*() {
         const ws = principal.workspaceId
         if ((input.to === undefined) === (input.conversationId === undefined)) {
@@ -150,7 +169,7 @@ export const makeOutbound = (threads: Threads, attachments: Attachments) =>
           participant: to,
           inboxId: thread?.inboxId ?? sender.inboxId
         }
-        const sent = yield* transmit({ line, from: from.e164, body: input.body, media, simulated, reply: false })
+        const sent = yield* transmit({ line, from: from.e164, body: input.body, media, simulated, reply: false }, hooks)
         if (Either.isLeft(sent)) return yield* new FailedPrecondition({ message: optedOutMessage(sent.left) })
         const result: SendMessageResult = {
           message: yield* views.view(sent.right),
@@ -173,9 +192,12 @@ export const makeOutbound = (threads: Threads, attachments: Attachments) =>
           yield* Effect.logInfo("A keyword was not answered: the number cannot text", sender.number.e164)
           return Option.none<ActivityRecord>()
         }
-        const sent = yield* transmit({ line, from: sender.number.e164, body, media: [], simulated, reply: true })
+        const sent = yield* transmit(
+          { line, from: sender.number.e164, body, media: [], simulated, reply: true },
+          noHooks
+        )
         return Either.getRight(sent)
-      })
+      }).pipe(Effect.catchTag("Superseded", () => Effect.die("no hooks, no superseding")))
 
     /**
      * Hands a text to the carrier (a simulated one to nobody) and records it in the thread with
@@ -194,7 +216,7 @@ export const makeOutbound = (threads: Threads, attachments: Attachments) =>
       readonly simulated: boolean
       /** A keyword's answer: not refused for an opt-out. */
       readonly reply: boolean
-    }) => {
+    }, hooks: SendHooks) => {
       const ws = t.line.workspaceId
       const to = t.line.participant as E164
       const key = phoneLock(ws, to)
@@ -235,7 +257,9 @@ export const makeOutbound = (threads: Threads, attachments: Attachments) =>
             return Either.left(optOut)
           }
           yield* outbox.append(ws, [event("message.delivered", data)])
-          return Either.right({ ...activity, conversationId })
+          const message = { ...activity, conversationId }
+          if (!(yield* hooks.inRecord(message)) && t.simulated) return yield* new Superseded()
+          return Either.right(message)
         })
       // Test keys never reach a carrier: nothing is called outside, so one transaction holds the key.
       if (t.simulated) {
@@ -247,6 +271,7 @@ export const makeOutbound = (threads: Threads, attachments: Attachments) =>
       // The answer returns once the carrier has accepted the text (SPEC).
       return tx.exclusive(key)(Effect.gen(function*() {
         yield* check
+        if (!(yield* hooks.beforeCarrier)) return yield* new Superseded()
         const accepted = yield* Effect.either(carrier.send({
           from: t.from,
           to,
@@ -264,5 +289,5 @@ export const makeOutbound = (threads: Threads, attachments: Attachments) =>
       }))
     }
 
-    return { send, reply } as const
+    return { send, sendWith, reply } as const
   })

@@ -12,7 +12,11 @@ export const make = Effect.gen(function*() {
   const threads = yield* makeThreads
   const attachments = yield* makeAttachments
   const outbound = yield* makeOutbound(threads, attachments)
-  return { send: outbound.send, ...(yield* makeInbound(threads, attachments, outbound.reply)) } as const
+  return {
+    send: outbound.send,
+    sendWith: outbound.sendWith,
+    ...(yield* makeInbound(threads, attachments, outbound.reply))
+  } as const
 })
 
 export class Messaging extends Context.Tag("core/Messaging")<Messaging, Effect.Effect.Success<typeof make>>() {}

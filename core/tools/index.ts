@@ -6,11 +6,12 @@ import * as Conversations from "./conversations.ts"
 import * as Numbers from "./numbers.ts"
 import * as OptOuts from "./optOuts.ts"
 import * as Registration from "./registration.ts"
+import * as Scheduling from "./scheduling.ts"
 import type { AnyTool, Tool } from "./tool.ts"
 import * as Webhooks from "./webhooks.ts"
 
 export * from "./tool.ts"
-export { Agent, Calls, Contacts, Conversations, Numbers, OptOuts, Registration, Webhooks }
+export { Agent, Calls, Contacts, Conversations, Numbers, OptOuts, Registration, Scheduling, Webhooks }
 
 // Listed by name: a module may export other things (its input schemas) beside its tools.
 export const tools: ReadonlyArray<AnyTool> = [
@@ -27,6 +28,15 @@ export const tools: ReadonlyArray<AnyTool> = [
   Conversations.updateConversation,
   Conversations.sendMessage,
   Conversations.searchMessages,
+  Scheduling.createScheduledMessage,
+  Scheduling.listScheduledMessages,
+  Scheduling.getScheduledMessage,
+  Scheduling.cancelScheduledMessage,
+  Scheduling.createBroadcast,
+  Scheduling.listBroadcasts,
+  Scheduling.getBroadcast,
+  Scheduling.listBroadcastRecipients,
+  Scheduling.cancelBroadcast,
   Calls.listCalls,
   Calls.placeCall,
   Numbers.listNumbers,
@@ -64,4 +74,5 @@ export type ToolServices =
   | ServicesOf<typeof Registration>
   | ServicesOf<typeof Numbers>
   | ServicesOf<typeof OptOuts>
+  | ServicesOf<typeof Scheduling>
   | ServicesOf<typeof Webhooks>

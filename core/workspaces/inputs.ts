@@ -2,7 +2,7 @@
 import { Schema } from "effect"
 import { NonEmptyText } from "../kernel/text.ts"
 import { NumberType } from "../numbers/model.ts"
-import { BillingPatch } from "./model.ts"
+import { BillingPatch, QuietHoursSetting } from "./model.ts"
 
 const strict = { parseOptions: { onExcessProperty: "error" } } as const
 
@@ -15,7 +15,10 @@ export type CreateWorkspaceInput = typeof CreateWorkspaceInput.Type
 /** `billing` is merged field by field into the current state. */
 export const UpdateWorkspaceInput = Schema.Struct({
   name: Schema.optional(NonEmptyText(200)),
-  billing: Schema.optional(BillingPatch)
+  billing: Schema.optional(BillingPatch),
+  /** Up to AT&T's best-vetted campaign's 4,500 a minute. */
+  textingSegmentsPerMinute: Schema.optional(Schema.Int.pipe(Schema.between(1, 4500))),
+  quietHours: Schema.optional(Schema.NullOr(QuietHoursSetting))
 }).annotations(strict)
 export type UpdateWorkspaceInput = typeof UpdateWorkspaceInput.Type
 

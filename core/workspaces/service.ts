@@ -15,7 +15,7 @@ import { MailOutbox } from "../mail/store.ts"
 import { NumberStore, numberTypeOf, type WorkspaceNumber } from "../numbers/model.ts"
 import type { AddNumberInput, CreateWorkspaceInput, UpdateWorkspaceInput } from "./inputs.ts"
 import type { CreatedKey, CreateKeyInput } from "./keys.ts"
-import { apiKey, type Billing, defaultBilling, type Workspace } from "./model.ts"
+import { apiKey, type Billing, defaultBilling, defaultTexting, type Workspace } from "./model.ts"
 import { type ApiKeyRecord, ApiKeyStore, WorkspaceStore } from "./store.ts"
 
 export type { CreatedKey } from "./keys.ts"
@@ -48,6 +48,7 @@ export const make = Effect.gen(function*() {
         id: uuid(),
         name: input.name,
         billing: { ...defaultBilling, ...input.billing },
+        ...defaultTexting,
         createdAt: yield* nowIso
       }
       yield* workspaces.insert(workspace)
@@ -58,7 +59,13 @@ export const make = Effect.gen(function*() {
     Effect.gen(function*() {
       const current = yield* get(id)
       const billing: Billing = { ...current.billing, ...patch.billing }
-      const next: Workspace = { ...current, name: patch.name ?? current.name, billing }
+      const next: Workspace = {
+        ...current,
+        name: patch.name ?? current.name,
+        billing,
+        textingSegmentsPerMinute: patch.textingSegmentsPerMinute ?? current.textingSegmentsPerMinute,
+        quietHours: patch.quietHours === undefined ? current.quietHours : patch.quietHours
+      }
       yield* workspaces.update(next)
       return next
     })

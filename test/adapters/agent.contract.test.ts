@@ -17,7 +17,7 @@ import { newActivity } from "../../core/conversations/model.ts"
 import { ConversationStore } from "../../core/conversations/store.ts"
 import { Transactor } from "../../core/kernel/transactor.ts"
 import { NumberStore } from "../../core/numbers/model.ts"
-import { defaultBilling } from "../../core/workspaces/model.ts"
+import { defaultBilling, defaultTexting } from "../../core/workspaces/model.ts"
 import { WorkspaceStore } from "../../core/workspaces/store.ts"
 import { sqlContract } from "../support/sqlContract.ts"
 import { sqlStores } from "../support/sqlStores.ts"
@@ -76,7 +76,7 @@ const sqlRawRows = Layer.effect(
 
 const newWorkspace = Effect.gen(function*() {
   const id = uuid()
-  yield* (yield* WorkspaceStore).insert({ id, name: "Agent", billing: defaultBilling, createdAt: ts(0) })
+  yield* (yield* WorkspaceStore).insert({ id, name: "Agent", billing: defaultBilling, ...defaultTexting, createdAt: ts(0) })
   return id
 })
 

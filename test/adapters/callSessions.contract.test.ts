@@ -9,7 +9,7 @@ import { Effect, Layer, Option } from "effect"
 import * as MemoryStores from "../../adapters/memory/stores.ts"
 import { type CallSession, CallSessionStore, dialingId } from "../../core/calls/sessions.ts"
 import { Transactor } from "../../core/kernel/transactor.ts"
-import { defaultBilling } from "../../core/workspaces/model.ts"
+import { defaultBilling, defaultTexting } from "../../core/workspaces/model.ts"
 import { WorkspaceStore } from "../../core/workspaces/store.ts"
 import { sqlContract } from "../support/sqlContract.ts"
 import { sqlStores } from "../support/sqlStores.ts"
@@ -19,7 +19,7 @@ type Ports = CallSessionStore | WorkspaceStore | Transactor
 
 const newWorkspace = Effect.gen(function*() {
   const id = uuid()
-  yield* (yield* WorkspaceStore).insert({ id, name: "Calls", billing: defaultBilling, createdAt: ts(0) })
+  yield* (yield* WorkspaceStore).insert({ id, name: "Calls", billing: defaultBilling, ...defaultTexting, createdAt: ts(0) })
   return id
 })
 

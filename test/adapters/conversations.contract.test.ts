@@ -15,7 +15,7 @@ import * as Postgres from "../../adapters/postgres/PgClient.ts"
 import { ContactStore } from "../../core/contacts/store.ts"
 import { type ActivityRecord, type Thread, words } from "../../core/conversations/model.ts"
 import { ConversationStore } from "../../core/conversations/store.ts"
-import { defaultBilling } from "../../core/workspaces/model.ts"
+import { defaultBilling, defaultTexting } from "../../core/workspaces/model.ts"
 import { WorkspaceStore } from "../../core/workspaces/store.ts"
 import { freshDatabase } from "../support/postgres.ts"
 import { sqlContract } from "../support/sqlContract.ts"
@@ -28,7 +28,7 @@ type Ports = ConversationStore | ContactStore | WorkspaceStore
 
 const newWorkspace = Effect.gen(function*() {
   const id = uuid()
-  yield* (yield* WorkspaceStore).insert({ id, name: "W", billing: defaultBilling, createdAt: ts(0) })
+  yield* (yield* WorkspaceStore).insert({ id, name: "W", billing: defaultBilling, ...defaultTexting, createdAt: ts(0) })
   return id
 })
 

@@ -15,7 +15,7 @@ import { EventOutbox } from "../../core/events/outbox.ts"
 import type { E164 } from "../../core/kernel/phone.ts"
 import { Transactor } from "../../core/kernel/transactor.ts"
 import { NumberStore } from "../../core/numbers/model.ts"
-import { defaultBilling } from "../../core/workspaces/model.ts"
+import { defaultBilling, defaultTexting } from "../../core/workspaces/model.ts"
 import { WorkspaceStore } from "../../core/workspaces/store.ts"
 import { sqlContract } from "../support/sqlContract.ts"
 import { sqlStores } from "../support/sqlStores.ts"
@@ -29,7 +29,7 @@ class Declined {
 
 const newWorkspace = Effect.gen(function*() {
   const id = uuid()
-  yield* (yield* WorkspaceStore).insert({ id, name: "W", billing: defaultBilling, createdAt: ts(0) })
+  yield* (yield* WorkspaceStore).insert({ id, name: "W", billing: defaultBilling, ...defaultTexting, createdAt: ts(0) })
   return id
 })
 

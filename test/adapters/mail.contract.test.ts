@@ -11,7 +11,7 @@ import { Transactor } from "../../core/kernel/transactor.ts"
 import { layerOutbox, sendMail } from "../../core/mail/mailer.ts"
 import type { Mail } from "../../core/mail/message.ts"
 import { MailOutbox } from "../../core/mail/store.ts"
-import { defaultBilling } from "../../core/workspaces/model.ts"
+import { defaultBilling, defaultTexting } from "../../core/workspaces/model.ts"
 import { WorkspaceStore } from "../../core/workspaces/store.ts"
 import { sqlContract } from "../support/sqlContract.ts"
 import { sqlStores } from "../support/sqlStores.ts"
@@ -21,7 +21,7 @@ type Ports = MailOutbox | WorkspaceStore | Transactor
 
 const newWorkspace = Effect.gen(function*() {
   const id = uuid()
-  yield* (yield* WorkspaceStore).insert({ id, name: "W", billing: defaultBilling, createdAt: ts(0) })
+  yield* (yield* WorkspaceStore).insert({ id, name: "W", billing: defaultBilling, ...defaultTexting, createdAt: ts(0) })
   return id
 })
 

@@ -11,7 +11,7 @@ import * as MemoryStores from "../../adapters/memory/stores.ts"
 import { Transactor } from "../../core/kernel/transactor.ts"
 import type { OptOutRecord } from "../../core/optouts/model.ts"
 import { OptOutStore } from "../../core/optouts/store.ts"
-import { defaultBilling } from "../../core/workspaces/model.ts"
+import { defaultBilling, defaultTexting } from "../../core/workspaces/model.ts"
 import { WorkspaceStore } from "../../core/workspaces/store.ts"
 import { sqlContract } from "../support/sqlContract.ts"
 import { sqlStores } from "../support/sqlStores.ts"
@@ -21,7 +21,7 @@ type Ports = OptOutStore | WorkspaceStore | Transactor
 
 const newWorkspace = Effect.gen(function*() {
   const id = uuid()
-  yield* (yield* WorkspaceStore).insert({ id, name: "Opt-outs", billing: defaultBilling, createdAt: ts(0) })
+  yield* (yield* WorkspaceStore).insert({ id, name: "Opt-outs", billing: defaultBilling, ...defaultTexting, createdAt: ts(0) })
   return id
 })
 

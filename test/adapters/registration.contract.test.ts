@@ -18,7 +18,7 @@ import { NumberStore } from "../../core/numbers/model.ts"
 import { Registration } from "../../core/registration/record.ts"
 import { awaitingSteps, RegistrationStore } from "../../core/registration/store.ts"
 import { WorkspaceClock } from "../../core/workspaces/clock.ts"
-import { defaultBilling } from "../../core/workspaces/model.ts"
+import { defaultBilling, defaultTexting } from "../../core/workspaces/model.ts"
 import { WorkspaceStore } from "../../core/workspaces/store.ts"
 import { sqlContract } from "../support/sqlContract.ts"
 import { sqlStores } from "../support/sqlStores.ts"
@@ -269,7 +269,7 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
         ) =>
           Effect.gen(function*() {
             const id = uuid()
-            yield* workspaces.insert({ id, name: "W", billing: defaultBilling, createdAt: ts(0) })
+            yield* workspaces.insert({ id, name: "W", billing: defaultBilling, ...defaultTexting, createdAt: ts(0) })
             yield* store.put(company(id, { step, mock }))
             const e164s: Array<string> = []
             for (const k of kinds) {

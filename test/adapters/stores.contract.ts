@@ -23,7 +23,7 @@ import { Transactor } from "../../core/kernel/transactor.ts"
 import type { MailOutbox } from "../../core/mail/store.ts"
 import { type NumberRecord, NumberStore, numberTypeOf, type WorkspaceNumber } from "../../core/numbers/model.ts"
 import { WebhookStore } from "../../core/webhooks/store.ts"
-import { defaultBilling, type Workspace } from "../../core/workspaces/model.ts"
+import { defaultBilling, defaultTexting, type Workspace } from "../../core/workspaces/model.ts"
 import * as Workspaces from "../../core/workspaces/service.ts"
 import { type ApiKeyRecord, ApiKeyStore, WorkspaceStore } from "../../core/workspaces/store.ts"
 import { endpointRecord } from "../support/webhooks.ts"
@@ -52,7 +52,7 @@ export const uuid = () => crypto.randomUUID()
 /** A fixed instant plus `seconds`, with milliseconds, as stores return it. */
 export const ts = (seconds: number) => new Date(Date.UTC(2024, 0, 1) + seconds * 1000 + 123).toISOString()
 
-const workspace = (name = "W"): Workspace => ({ id: uuid(), name, billing: defaultBilling, createdAt: ts(0) })
+const workspace = (name = "W"): Workspace => ({ id: uuid(), name, billing: defaultBilling, ...defaultTexting, createdAt: ts(0) })
 
 export const newWorkspace = Effect.gen(function*() {
   const w = workspace()
@@ -157,14 +157,22 @@ export const storesContract = <R = never>(
           id: uuid(),
           name: "Acme ✓",
           billing: { ...defaultBilling, plan: null, ownerEmail: "owner@acme.example", billedVia: "app_store" },
+          textingSegmentsPerMinute: 300,
+          quietHours: null,
           createdAt: ts(42)
         }
         yield* store.insert(w)
         assert.strictEqual(yield* store.count, before + 1)
-        assert.deepStrictEqual(yield* store.get(w.id), Option.some(w))
-        const next: Workspace = { ...w, name: "Acme 2", billing: { ...w.billing, plan: "pro", trial: false } }
+        assert.deepStrictEqual(Option.getOrThrow(yield* store.get(w.id)), w)
+        const next: Workspace = {
+          ...w,
+          name: "Acme 2",
+          billing: { ...w.billing, plan: "pro", trial: false },
+          textingSegmentsPerMinute: 4500,
+          quietHours: { start: "22:00", end: "07:30" }
+        }
         yield* store.update(next)
-        assert.deepStrictEqual(yield* store.get(w.id), Option.some(next))
+        assert.deepStrictEqual(Option.getOrThrow(yield* store.get(w.id)), next)
         assert.strictEqual(yield* store.count, before + 1)
         assert.isTrue(Option.isNone(yield* store.get(uuid())))
       }))

@@ -18,6 +18,7 @@ import * as OutboundHttp from "../../adapters/net/http.ts"
 import * as SimulatedPayments from "../../adapters/payments/simulated.ts"
 import * as RateLimit from "../../adapters/ratelimit/memory.ts"
 import * as Sender from "../../adapters/webhooks/sender.ts"
+import * as SchedulingWorker from "../../adapters/scheduling/worker.ts"
 import * as WebhookWorker from "../../adapters/webhooks/worker.ts"
 import type { Voice } from "../../core/calls/voice.ts"
 import { layerOutboundGuard, type OutboundGuard } from "../../core/egress/guard.ts"
@@ -75,6 +76,8 @@ export interface TestAppOptions {
   readonly trustProxy?: number
   /** The loggers of HTTP requests (e.g. one that records the access log); default: warnings and errors only, so tests stay quiet. */
   readonly logger?: Layer.Layer<never>
+  /** Run the scheduling worker (scheduled messages and broadcasts), polling every 20 ms; default off. */
+  readonly schedulingWorker?: boolean
   /** FAST_PATH (adapters/fastPath.ts): false serves through HttpApiBuilder and runs plain SQL statements; default true. */
   readonly fastPath?: boolean
 }
@@ -124,11 +127,11 @@ export const makeTestApp = async (options: TestAppOptions = {}) => {
     : Option.some(Redacted.make(options.adminToken ?? ADMIN_TOKEN))
   // Read by the SQL clients and transactor as the stores are built, and by the router below.
   const fastPath = FastPath.layer(options.fastPath ?? true)
-  const runtime = ManagedRuntime.make(
-    (options.webhookWorker
-      ? Layer.provideMerge(WebhookWorker.layer({ pollMs: options.webhookPollMs ?? 20 }), base)
-      : base).pipe(Layer.provide(fastPath))
-  )
+  const withWorkers = Layer.mergeAll(
+    options.webhookWorker ? WebhookWorker.layer({ pollMs: options.webhookPollMs ?? 20 }) : Layer.empty,
+    options.schedulingWorker ? SchedulingWorker.layer({ pollMs: 20 }) : Layer.empty
+  ).pipe(Layer.provideMerge(base))
+  const runtime = ManagedRuntime.make(withWorkers.pipe(Layer.provide(fastPath)))
   const context = await runtime.runtime()
   const { handler: raw, dispose } = toWebHandler(
     Layer.mergeAll(

@@ -24,7 +24,7 @@ import * as OptOuts from "../../core/optouts/service.ts"
 import { RegistrationGate, type TextingState } from "../../core/registration/gate.ts"
 import { Registration } from "../../core/registration/record.ts"
 import { RegistrationStore } from "../../core/registration/store.ts"
-import { defaultBilling } from "../../core/workspaces/model.ts"
+import { defaultBilling, defaultTexting } from "../../core/workspaces/model.ts"
 import { WorkspaceStore } from "../../core/workspaces/store.ts"
 import { business as filedBusiness } from "./registration.ts"
 
@@ -192,6 +192,7 @@ export const workspaceWithNumber = (name: string, number: string = freshNumber()
       id: ws,
       name,
       billing: defaultBilling,
+      ...defaultTexting,
       createdAt: new Date().toISOString()
     })
     const inboxId = yield* addNumber(ws, number)

@@ -88,6 +88,8 @@ export const workspace = {
     cardDeclines: false,
     ownerEmail: "owner@acme.example"
   },
+  textingSegmentsPerMinute: 75,
+  quietHours: { start: "21:00", end: "08:00" },
   createdAt
 } as const
 
@@ -186,4 +188,38 @@ export const apiOptOut = {
   keyword: null,
   note: "Asked on the phone not to be texted",
   createdAt
+} as const
+
+export const scheduledMessage = {
+  id: "01a20307-1c76-7000-ad98-06c77d1e0100",
+  to: "+14155550123",
+  from: null,
+  conversationId: null,
+  body: "Reminder: your cleaning is tomorrow at 9:00.",
+  mediaUrls: [],
+  sendAt: "2026-08-18T16:00:00.000Z",
+  status: "scheduled",
+  messageId: null,
+  failure: null,
+  createdAt
+} as const
+
+export const broadcast = {
+  id: "01a20307-1c76-7000-ad98-06c77d1e0101",
+  from: null,
+  body: "We're closed Friday for the holiday. Reply STOP to opt out.",
+  mediaUrls: [],
+  status: "sending",
+  sendAt: createdAt,
+  counts: { total: 240, sent: 180, failed: 1, skippedOptedOut: 3, skippedCanceled: 0, pending: 56 },
+  createdAt,
+  completedAt: null
+} as const
+
+export const broadcastRecipient = {
+  phone: "+14155550123",
+  contactId: "0b7c3c4e-4a0e-4d5e-9a43-7c9d0e6f1a22",
+  status: "sent",
+  messageId: "01a20307-1c76-7000-ad98-06c77d1e0102",
+  failure: null
 } as const

@@ -1,0 +1,55 @@
+/**
+ * The scheduling worker, for the life of the server: claims due scheduled messages and broadcast
+ * recipients in batches and sends them (core/scheduling/engine.ts), and gives up sends whose
+ * process died mid-send. Any number of processes may run it on one Postgres: claims skip what
+ * another holds, and the pace each workspace keeps is shared (core/pacing/pacer.ts).
+ */
+import { Clock, Duration, Effect, Layer, Option } from "effect"
+import { SchedulingEngine } from "../../core/scheduling/engine.ts"
+import { forever } from "../webhooks/worker.ts"
+
+export interface SchedulingWorkerOptions {
+  /** How long an idle worker waits before looking again (sooner when a send falls due sooner). */
+  readonly pollMs?: number
+  /** Most sends claimed at once. */
+  readonly batch?: number
+  /**
+   * No other worker can run on this database (the embedded one): a send left `sending` at the
+   * start belongs to a process that died, and is given up at once rather than when its mark runs out.
+   */
+  readonly soleWorker?: boolean
+}
+
+export const DEFAULT_POLL_MS = 1000
+export const DEFAULT_BATCH = 25
+
+export const layer = (options: SchedulingWorkerOptions = {}) =>
+  Layer.scopedDiscard(
+    Effect.gen(function*() {
+      const engine = yield* SchedulingEngine
+      const pollMs = options.pollMs ?? DEFAULT_POLL_MS
+      const batch = options.batch ?? DEFAULT_BATCH
+      if (options.soleWorker === true) {
+        yield* engine.sweep(true).pipe(
+          Effect.catchAllCause((cause) =>
+            Effect.logWarning("sends in flight at the last stop could not be settled", cause)
+          )
+        )
+      }
+      const step = Effect.gen(function*() {
+        yield* engine.sweep(false)
+        return (yield* engine.round(batch)) === batch
+      })
+      // Idle: until the soonest send falls due, at most the poll interval.
+      const idle = Effect.gen(function*() {
+        const due = yield* engine.nextDue()
+        const now = yield* Clock.currentTimeMillis
+        const wait = Option.match(due, {
+          onNone: () => pollMs,
+          onSome: (at) => (at > now ? Math.min(pollMs, at - now) : pollMs)
+        })
+        yield* Effect.sleep(Duration.millis(wait))
+      })
+      yield* Effect.forkScoped(forever(step, Duration.infinity, "scheduled sends", idle))
+    })
+  )

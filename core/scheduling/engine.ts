@@ -1,0 +1,143 @@
+/**
+ * Sends what falls due: each claimed send waits for its recipient's quiet hours to end and for its
+ * workspace's pace, then goes through the path `POST /messages` takes (messaging/outbound.ts
+ * `sendWith`: gates, opt-outs, test or live by the key that asked), and is settled with the message
+ * it made or the refusal it met.
+ *
+ * At most once per recipient: a live send is marked `sending`, committed, before the carrier is
+ * called, and settled in the transaction that records the message. A process that dies between
+ * the two leaves the mark, which the sweep turns into `failed` with `unknown_outcome`, never
+ * sending it again. A test key's send calls no carrier: its check, record and settlement are one
+ * transaction.
+ */
+import { Clock, Context, Duration, Effect, Either, Layer, Option, Ref } from "effect"
+import type { Principal } from "../auth/principal.ts"
+import { EventOutbox } from "../events/outbox.ts"
+import { type DomainError, errorStatus } from "../kernel/errors.ts"
+import { nowIso } from "../kernel/time.ts"
+import { Transactor, Urgent } from "../kernel/transactor.ts"
+import type { SendHooks } from "../messaging/outbound.ts"
+import { Messaging } from "../messaging/service.ts"
+import { OptOuts } from "../optouts/service.ts"
+import { Pacer } from "../pacing/pacer.ts"
+import { nextAllowed, recipientTimeZone } from "../pacing/quietHours.ts"
+import { type Failure, OPTED_OUT, UNKNOWN_OUTCOME } from "./model.ts"
+import { completedEvent } from "./service.ts"
+import { type ClaimedSend, type Completed, SchedulingStore, type Settlement } from "./store.ts"
+
+/** How long a claim holds its sends: beyond the pace horizon and a send. */
+export const LEASE_MS = 30_000
+/** How far ahead a workspace's pace may be booked; sends beyond it wait in the queue. */
+export const PACE_HORIZON_MS = 2_000
+/**
+ * How long a send may stay `sending` before the sweep gives it up as `unknown_outcome`: beyond any
+ * carrier call (the Telnyx client's own timeout is shorter).
+ */
+export const IN_FLIGHT_MS = 60_000
+
+export const make = Effect.gen(function*() {
+  const store = yield* SchedulingStore
+  const pacer = yield* Pacer
+  const messaging = yield* Messaging
+  const optOuts = yield* OptOuts
+  const tx = yield* Transactor
+  const outbox = yield* EventOutbox
+  const completion = (c: Completed) => outbox.append(c.workspaceId, [completedEvent(c)])
+
+  /** Settles a send and, when it ended its broadcast, adds `broadcast.completed`: in the caller's transaction. */
+  const settle = (c: ClaimedSend, outcome: Settlement) =>
+    Effect.gen(function*() {
+      const { completed, settled } = yield* store.settle(c.send.id, c.claimId, outcome, yield* nowIso)
+      if (Option.isSome(completed)) yield* completion(completed.value)
+      return settled
+    })
+
+  const settleAlone = (c: ClaimedSend, outcome: Settlement) =>
+    Effect.locally(tx.withTransaction(settle(c, outcome)), Urgent, true)
+
+  const failureOf = (e: DomainError): Failure => ({ code: errorStatus[e._tag].code, message: e.message })
+
+  /** Sends one claimed send, or hands it back: to wait for quiet hours to end, or for the pace. */
+  const handle = (c: ClaimedSend) =>
+    Effect.gen(function*() {
+      const ws = c.send.workspaceId
+      const now = yield* Clock.currentTimeMillis
+      const local = now + c.clockOffsetMs
+      const allowed = nextAllowed(local, recipientTimeZone(c.send.to, c.timeZone), c.quietHours)
+      if (allowed > local) {
+        return yield* store.release(c.claimId, [c.send.id], new Date(allowed).toISOString())
+      }
+      const start = yield* pacer.reserve(ws, c.send.segments, c.segmentsPerMinute, now, PACE_HORIZON_MS)
+      if (Option.isNone(start)) return yield* store.release(c.claimId, [c.send.id], null)
+      if (start.value > now) yield* Effect.sleep(Duration.millis(start.value - now))
+
+      // A broadcast skips a recipient who opted out; a scheduled message fails with the refusal, as POST /messages would.
+      if (c.send.source === "broadcast") {
+        const check = yield* Effect.either(optOuts.ensureCanText(ws, c.send.to))
+        if (Either.isLeft(check)) {
+          return yield* settleAlone(c, {
+            state: "skipped",
+            messageId: null,
+            failure: { code: OPTED_OUT, message: check.left.message }
+          })
+        }
+      }
+
+      const principal: Principal = {
+        workspaceId: ws,
+        keyId: c.keyId,
+        kind: c.live ? "live" : "test",
+        scopes: new Set(["messages:send"])
+      }
+      const marked = yield* Ref.make(false)
+      const hooks: SendHooks = {
+        beforeCarrier: Effect.locally(
+          store.markSending(c.send.id, c.claimId, (yield* Clock.currentTimeMillis) + IN_FLIGHT_MS),
+          Urgent,
+          true
+        ).pipe(Effect.tap((ok) => Ref.set(marked, ok))),
+        inRecord: (message) => settle(c, { state: "sent", messageId: message.id, failure: null })
+      }
+      const sent = yield* Effect.either(messaging.sendWith(principal, {
+        ...(c.conversationId === null ? { to: c.send.to } : { conversationId: c.conversationId }),
+        ...(c.from === null ? {} : { from: c.from }),
+        body: c.body,
+        ...(c.mediaUrls.length === 0 ? {} : { mediaUrls: c.mediaUrls })
+      }, hooks))
+      if (Either.isRight(sent) || sent.left._tag === "Superseded") return
+      // The carrier failed after the mark: it may have sent the text.
+      const failure = (yield* Ref.get(marked)) && sent.left._tag === "Internal"
+        ? { code: UNKNOWN_OUTCOME, message: sent.left.message }
+        : failureOf(sent.left)
+      yield* settleAlone(c, { state: "failed", messageId: null, failure })
+    }).pipe(
+      // A defect leaves the send to its lease (pending: claimed again) or to the sweep (sending).
+      Effect.catchAllCause((cause) => Effect.logError("A scheduled send failed unexpectedly", cause))
+    )
+
+  /** Claims up to `limit` due sends and handles them together; answers how many it claimed. */
+  const round = (limit: number) =>
+    Effect.gen(function*() {
+      const now = yield* Clock.currentTimeMillis
+      const claimed = yield* store.claimDue(now, LEASE_MS, PACE_HORIZON_MS, limit)
+      yield* Effect.forEach(claimed, handle, { concurrency: "unbounded", discard: true })
+      return claimed.length
+    })
+
+  /** Gives up sends whose in-flight mark ran out (every one, with `all`), with `broadcast.completed` for broadcasts it ends. */
+  const sweep = (all: boolean) =>
+    tx.withTransaction(Effect.gen(function*() {
+      const completed = yield* store.sweep(yield* Clock.currentTimeMillis, yield* nowIso, all)
+      yield* Effect.forEach(completed, completion, { discard: true })
+      return completed.length
+    }))
+
+  return { round, sweep, nextDue: store.nextDue } as const
+})
+
+export class SchedulingEngine extends Context.Tag("core/SchedulingEngine")<
+  SchedulingEngine,
+  Effect.Effect.Success<typeof make>
+>() {}
+
+export const layer = Layer.effect(SchedulingEngine, make)
