@@ -56,19 +56,17 @@ const noActiveNumber = new FailedPrecondition({
 
 /**
  * What a queued send (core/scheduling) adds to the path `POST /messages` takes, so the two cannot
- * drift: `beforeCarrier` commits the send's in-flight mark just before a live carrier call (false:
- * no longer this worker's to send, and nothing is sent); `inRecord` settles it in the transaction
- * that records the message (false, for a test key's send: roll back, nothing stored).
+ * drift: `inRecord` settles it in the transaction that records the message (false, for a test
+ * key's send: no longer this worker's to send; roll back, nothing stored).
  */
 export interface SendHooks {
-  readonly beforeCarrier: Effect.Effect<boolean>
   readonly inRecord: (message: ActivityRecord) => Effect.Effect<boolean>
 }
 
 /** A queued send that another worker, or a cancel, took over: nothing was sent. */
 export class Superseded extends Data.TaggedError("Superseded") {}
 
-const noHooks: SendHooks = { beforeCarrier: Effect.succeed(true), inRecord: () => Effect.succeed(true) }
+const noHooks: SendHooks = { inRecord: () => Effect.succeed(true) }
 
 /** Sends a keyword's answer (outbound.ts `reply`). */
 export type Reply = (
@@ -271,7 +269,6 @@ export const makeOutbound = (threads: Threads, attachments: Attachments) =>
       // The answer returns once the carrier has accepted the text (SPEC).
       return tx.exclusive(key)(Effect.gen(function*() {
         yield* check
-        if (!(yield* hooks.beforeCarrier)) return yield* new Superseded()
         const accepted = yield* Effect.either(carrier.send({
           from: t.from,
           to,

@@ -4,13 +4,13 @@
  * `sendWith`: gates, opt-outs, test or live by the key that asked), and is settled with the message
  * it made or the refusal it met.
  *
- * At most once per recipient: a live send is marked `sending`, committed, before the carrier is
- * called, and settled in the transaction that records the message. A process that dies between
+ * At most once per recipient: a live send is marked `sending`, committed, before it is handed to
+ * `sendWith`, and settled in the transaction that records the message. A process that dies between
  * the two leaves the mark, which the sweep turns into `failed` with `unknown_outcome`, never
  * sending it again. A test key's send calls no carrier: its check, record and settlement are one
  * transaction.
  */
-import { Clock, Context, Duration, Effect, Either, Layer, Option, Ref } from "effect"
+import { Clock, Context, Duration, Effect, Either, Layer, Option } from "effect"
 import type { Principal } from "../auth/principal.ts"
 import { EventOutbox } from "../events/outbox.ts"
 import { type DomainError, errorStatus } from "../kernel/errors.ts"
@@ -89,13 +89,15 @@ export const make = Effect.gen(function*() {
         kind: c.live ? "live" : "test",
         scopes: new Set(["messages:send"])
       }
-      const marked = yield* Ref.make(false)
+      // A live send is marked in flight, committed, before anything can reach the carrier: a process
+      // that dies from here on leaves it to the sweep, never to be sent again. (The mark cannot wait
+      // for the carrier call itself: on Postgres that runs inside the transaction holding the
+      // recipient's lock, which a crash rolls back.)
+      if (c.live) {
+        const until = (yield* Clock.currentTimeMillis) + IN_FLIGHT_MS
+        if (!(yield* Effect.locally(store.markSending(c.send.id, c.claimId, until), Urgent, true))) return
+      }
       const hooks: SendHooks = {
-        beforeCarrier: Effect.locally(
-          store.markSending(c.send.id, c.claimId, (yield* Clock.currentTimeMillis) + IN_FLIGHT_MS),
-          Urgent,
-          true
-        ).pipe(Effect.tap((ok) => Ref.set(marked, ok))),
         inRecord: (message) => settle(c, { state: "sent", messageId: message.id, failure: null })
       }
       const sent = yield* Effect.either(messaging.sendWith(principal, {
@@ -105,8 +107,8 @@ export const make = Effect.gen(function*() {
         ...(c.mediaUrls.length === 0 ? {} : { mediaUrls: c.mediaUrls })
       }, hooks))
       if (Either.isRight(sent) || sent.left._tag === "Superseded") return
-      // The carrier failed after the mark: it may have sent the text.
-      const failure = (yield* Ref.get(marked)) && sent.left._tag === "Internal"
+      // The carrier failed in a way that may have sent the text (a timeout).
+      const failure = c.live && sent.left._tag === "Internal"
         ? { code: UNKNOWN_OUTCOME, message: sent.left.message }
         : failureOf(sent.left)
       yield* settleAlone(c, { state: "failed", messageId: null, failure })
