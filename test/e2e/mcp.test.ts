@@ -342,6 +342,33 @@ describe.each(["node", "deno"] as const)("the MCP endpoint under %s", (runtime) 
     expect(failed(await call("opt_outs_delete", { phone: "+14155550177" })).code).toBe("not_found")
     expect(ok(await call("messages_send", { to: "+14155550177", body: "Hello" })).simulated).toBe(true)
 
+    // Scheduled messages and broadcasts, an hour ahead, canceled before they go.
+    const sendAt = new Date(Date.now() + 3_600_000).toISOString()
+    const later = ok(await call("scheduled_messages_create", { to: "+14155550123", body: "Tomorrow at 9", sendAt }))
+      .scheduledMessage
+    expect(later).toMatchObject({ to: "+14155550123", status: "scheduled", sendAt })
+    expect(ok(await call("scheduled_messages_list", { status: "scheduled" })).scheduledMessages.map((m: any) => m.id))
+      .toEqual([later.id])
+    expect(ok(await call("scheduled_messages_get", { id: later.id })).scheduledMessage.body).toBe("Tomorrow at 9")
+    expect(ok(await call("scheduled_messages_cancel", { id: later.id })).scheduledMessage.status).toBe("canceled")
+    const broadcast = ok(
+      await call("broadcasts_create", {
+        body: "Closed Friday",
+        recipients: { phones: ["+14155550123", "(415) 555-0123"], contactIds: [contact.id] },
+        sendAt
+      })
+    ).broadcast
+    expect(broadcast).toMatchObject({ status: "scheduled", counts: { total: 1, pending: 1 } })
+    expect(ok(await call("broadcasts_list")).broadcasts.map((b: any) => b.id)).toEqual([broadcast.id])
+    expect(ok(await call("broadcasts_get", { id: broadcast.id })).broadcast.id).toBe(broadcast.id)
+    expect(ok(await call("broadcasts_recipients", { id: broadcast.id })).recipients).toEqual([
+      { phone: "+14155550123", contactId: contact.id, status: "pending", messageId: null, failure: null }
+    ])
+    expect(ok(await call("broadcasts_cancel", { id: broadcast.id })).broadcast.counts).toMatchObject({
+      skippedCanceled: 1,
+      pending: 0
+    })
+
     // Texting registration (a test key files a mock registration; the simulated registry asks for a PIN).
     expect(ok(await call("messaging_status")).messaging.step).toBeDefined()
     expect(
