@@ -2,7 +2,8 @@
  * The workspace clock (CONTRACT "Test helpers" `POST /clock`): an offset a test key moves forward, so
  * a client can see a 24-hour PIN expiry or idempotency window pass in a second, like Stripe's test
  * clocks. Read by the rules that wait on time: PIN expiry, the resend limit, the idempotency
- * window of test keys, and when webhook retries come due (the stores' `claimDue`). Everything else
+ * window of test keys, when webhook retries come due, and when scheduled messages and broadcasts
+ * fall due and quiet hours end (the stores' `claimDue`). Everything else
  * (timestamps, rate limits) keeps real time.
  */
 import { Clock, Context, Effect } from "effect"

@@ -223,6 +223,14 @@ export const startWorld = async (): Promise<World> => {
       // and one from a texted STOP (which DELETE refuses).
       await post("/v1/api/opt-outs", { phone: "+12025550145", note: `${text} opt-out note` })
       await post("/v1/api/test-helpers/inbound-messages", { from: "+12025550146", to: number, body: "STOP" })
+      // A scheduled message and a broadcast a day ahead, so their ids feed the path parameters.
+      const sendAt = new Date(Date.now() + 86_400_000).toISOString()
+      await post("/v1/api/scheduled-messages", { to: "+12025550143", body: `${text} scheduled`, sendAt })
+      await post("/v1/api/broadcasts", {
+        body: `${text} broadcast`,
+        recipients: { phones: ["+12025550143", "+12025550147"], tags: [`${text}tag`] },
+        sendAt
+      })
     }
     await seed(otherKey.token, otherNumber, marker, (answer) => foreignAnswers.push(answer))
 

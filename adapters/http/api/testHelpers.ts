@@ -113,7 +113,7 @@ export class TestHelpersGroup extends publicGroup(
         .addError(NotFound)
         .annotate(
           OpenApi.Description,
-          "Moves this workspace's clock forward by `advanceSeconds` (1 to one year), like a Stripe test clock. It is read by the sole-proprietor PIN's 24-hour expiry, the one-a-minute resend limit, the idempotency window of test keys and the workspace's webhook retries (due on the moved clock at the worker's next poll); timestamps and rate limits keep real time. Test keys only."
+          "Moves this workspace's clock forward by `advanceSeconds` (1 to one year), like a Stripe test clock. It is read by the sole-proprietor PIN's 24-hour expiry, the one-a-minute resend limit, the idempotency window of test keys, the workspace's webhook retries, scheduled messages, broadcasts and quiet hours (due on the moved clock at the workers' next poll); timestamps and rate limits keep real time. Test keys only."
         )
         .pipe(requires("numbers:manage"))
     )
