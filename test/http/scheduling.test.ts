@@ -6,15 +6,12 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeTestApp } from "../support/app.ts"
+import { makeSqlTestApp } from "../support/sqlApp.ts"
 import { bearer, expectError, expectOk } from "./helpers.ts"
 
 type App = Awaited<ReturnType<typeof makeTestApp>>
+/** The app of the `describe.each` block running (blocks run one after the other). */
 let app: App
-
-beforeAll(async () => {
-  app = await makeTestApp({ schedulingWorker: true })
-})
-afterAll(() => app.close())
 
 const call = (token: string, method: string, path: string, json?: unknown) =>
   app.fetch(`/v1/api${path}`, { method, headers: bearer(token), ...(json === undefined ? {} : { json }) })
@@ -61,235 +58,259 @@ const broadcastOf = async (ws: Workspace, id: string) =>
 const recipients = async (ws: Workspace, id: string, query = "") =>
   (await expectOk(await call(ws.test, "GET", `/broadcasts/${id}/recipients${query}`))).recipients as Array<any>
 
-describe("scheduled messages", () => {
-  it("go at their time, not before, through the POST /messages path; a cancel stops one; a refusal is kept in failure", async () => {
-    const ws = await workspace()
-    const now = await advance(ws, 1)
-    const sendAt = new Date(now + 10 * 60_000).toISOString()
-    const created = (await expectOk(
-      await call(ws.test, "POST", "/scheduled-messages", { to: "(415) 555-0123", body: "Cleaning tomorrow", sendAt }),
-      201
-    )).scheduledMessage
-    expect(created).toEqual({
-      id: created.id,
-      to: "+14155550123",
-      from: null,
-      conversationId: null,
-      body: "Cleaning tomorrow",
-      mediaUrls: [],
-      sendAt,
-      status: "scheduled",
-      messageId: null,
-      failure: null,
-      createdAt: created.createdAt
-    })
-    const canceled = (await expectOk(
-      await call(ws.test, "POST", "/scheduled-messages", {
-        to: "+14155550124",
-        body: "Never sent",
-        sendAt: new Date(now + 20 * 60_000).toISOString()
-      }),
-      201
-    )).scheduledMessage
-
-    await advance(ws, 9 * 60)
-    await settle()
-    expect((await scheduled(ws, created.id)).status).toBe("scheduled")
-    expect((await expectOk(await call(ws.test, "DELETE", `/scheduled-messages/${canceled.id}`))).scheduledMessage)
-      .toMatchObject({ id: canceled.id, status: "canceled", failure: null })
-    // Canceling again answers the same.
-    expect(
-      (await expectOk(await call(ws.test, "DELETE", `/scheduled-messages/${canceled.id}`))).scheduledMessage.status
-    )
-      .toBe("canceled")
-
-    await advance(ws, 61)
-    await expect.poll(async () => (await scheduled(ws, created.id)).status, { timeout: 5000 }).toBe("sent")
-    const sent = await scheduled(ws, created.id)
-    const conversations = (await expectOk(await call(ws.test, "GET", "/conversations"))).conversations as Array<any>
-    expect(conversations).toHaveLength(1)
-    const thread = await expectOk(await call(ws.test, "GET", `/conversations/${conversations[0].id}`))
-    expect(thread.activities).toEqual([
-      expect.objectContaining({ id: sent.messageId, body: "Cleaning tomorrow", deliveryStatus: "simulated" })
-    ])
-    expect((await scheduled(ws, canceled.id)).status).toBe("canceled")
-    await expectError(await call(ws.test, "DELETE", `/scheduled-messages/${created.id}`), 409, "failed_precondition")
-
-    // A live key without a texting registration: refused at send time, as POST /messages refuses it now.
-    const refusal = (await expectError(
-      await call(ws.live, "POST", "/messages", { to: "+14155550125", body: "Hi" }),
-      409,
-      "failed_precondition"
-    )).message
-    const live = (await expectOk(
-      await call(ws.live, "POST", "/scheduled-messages", {
-        to: "+14155550125",
-        body: "Hi",
-        sendAt: new Date((await advance(ws, 1)) + 60_000).toISOString()
-      }),
-      201
-    )).scheduledMessage
-    await advance(ws, 61)
-    await expect.poll(async () => (await scheduled(ws, live.id)).status, { timeout: 5000 }).toBe("failed")
-    expect((await scheduled(ws, live.id)).failure).toEqual({ code: "failed_precondition", message: refusal })
-
-    const listed = await expectOk(await call(ws.test, "GET", "/scheduled-messages"))
-    expect(listed.scheduledMessages.map((m: any) => m.id)).toEqual([created.id, live.id, canceled.id])
-    const failed = await expectOk(await call(ws.test, "GET", "/scheduled-messages?status=failed"))
-    expect(failed.scheduledMessages.map((m: any) => m.id)).toEqual([live.id])
+describe.each(["memory", "sql"] as const)("on the %s stores", (stores) => {
+  let close: () => Promise<void>
+  beforeAll(async () => {
+    if (stores === "memory") {
+      app = await makeTestApp({ schedulingWorker: true })
+      close = () => app.close()
+    } else {
+      ;({ app, close } = await makeSqlTestApp("scheduling", { schedulingWorker: true }))
+    }
   })
+  afterAll(() => close())
 
-  it("checks input at once: sendAt from 1 minute to 30 days ahead, one of to or conversationId, the phone, the sending number", async () => {
-    const ws = await workspace()
-    const now = await advance(ws, 1)
-    const at = (ms: number) => new Date(now + ms).toISOString()
-    const post = (json: unknown) => call(ws.test, "POST", "/scheduled-messages", json)
-    expect(
-      (await expectError(await post({ to: "+14155550123", body: "Hi", sendAt: at(30_000) }), 400, "invalid_argument"))
-        .message
-    )
-      .toMatch(/^sendAt: must be at least 1 minute ahead/)
-    expect(
-      (await expectError(
-        await post({ to: "+14155550123", body: "Hi", sendAt: at(31 * 86_400_000) }),
-        400,
-        "invalid_argument"
+  describe("scheduled messages", () => {
+    it("go at their time, not before, through the POST /messages path; a cancel stops one; a refusal is kept in failure", async () => {
+      const ws = await workspace()
+      const now = await advance(ws, 1)
+      const sendAt = new Date(now + 10 * 60_000).toISOString()
+      const created = (await expectOk(
+        await call(ws.test, "POST", "/scheduled-messages", { to: "(415) 555-0123", body: "Cleaning tomorrow", sendAt }),
+        201
+      )).scheduledMessage
+      expect(created).toEqual({
+        id: created.id,
+        to: "+14155550123",
+        from: null,
+        conversationId: null,
+        body: "Cleaning tomorrow",
+        mediaUrls: [],
+        sendAt,
+        status: "scheduled",
+        messageId: null,
+        failure: null,
+        createdAt: created.createdAt
+      })
+      const canceled = (await expectOk(
+        await call(ws.test, "POST", "/scheduled-messages", {
+          to: "+14155550124",
+          body: "Never sent",
+          sendAt: new Date(now + 20 * 60_000).toISOString()
+        }),
+        201
+      )).scheduledMessage
+
+      await advance(ws, 9 * 60)
+      await settle()
+      expect((await scheduled(ws, created.id)).status).toBe("scheduled")
+      expect((await expectOk(await call(ws.test, "DELETE", `/scheduled-messages/${canceled.id}`))).scheduledMessage)
+        .toMatchObject({ id: canceled.id, status: "canceled", failure: null })
+      // Canceling again answers the same.
+      expect(
+        (await expectOk(await call(ws.test, "DELETE", `/scheduled-messages/${canceled.id}`))).scheduledMessage.status
+      )
+        .toBe("canceled")
+
+      await advance(ws, 61)
+      await expect.poll(async () => (await scheduled(ws, created.id)).status, { timeout: 5000 }).toBe("sent")
+      const sent = await scheduled(ws, created.id)
+      const conversations = (await expectOk(await call(ws.test, "GET", "/conversations"))).conversations as Array<any>
+      expect(conversations).toHaveLength(1)
+      const thread = await expectOk(await call(ws.test, "GET", `/conversations/${conversations[0].id}`))
+      expect(thread.activities).toEqual([
+        expect.objectContaining({ id: sent.messageId, body: "Cleaning tomorrow", deliveryStatus: "simulated" })
+      ])
+      expect((await scheduled(ws, canceled.id)).status).toBe("canceled")
+      await expectError(await call(ws.test, "DELETE", `/scheduled-messages/${created.id}`), 409, "failed_precondition")
+
+      // A live key without a texting registration: refused at send time, as POST /messages refuses it now.
+      const refusal = (await expectError(
+        await call(ws.live, "POST", "/messages", { to: "+14155550125", body: "Hi" }),
+        409,
+        "failed_precondition"
       )).message
-    )
-      .toBe("sendAt: must be at most 30 days ahead")
-    await expectError(await post({ to: "+14155550123", body: "Hi", sendAt: "tomorrow" }), 400, "invalid_argument")
-    await expectError(await post({ body: "Hi", sendAt: at(120_000) }), 400, "invalid_argument")
-    expect(
-      (await expectError(await post({ to: "12", body: "Hi", sendAt: at(120_000) }), 400, "invalid_argument")).message
-    )
-      .toMatch(/^to: /)
-    await expectError(
-      await post({ to: "+14155550123", from: "+14155550199", body: "Hi", sendAt: at(120_000) }),
-      404,
-      "not_found"
-    )
-    await expectError(
-      await post({ conversationId: crypto.randomUUID(), body: "Hi", sendAt: at(120_000) }),
-      404,
-      "not_found"
-    )
-    await expectError(await call(ws.test, "GET", `/scheduled-messages/${crypto.randomUUID()}`), 404, "not_found")
-  })
-})
+      const live = (await expectOk(
+        await call(ws.live, "POST", "/scheduled-messages", {
+          to: "+14155550125",
+          body: "Hi",
+          sendAt: new Date((await advance(ws, 1)) + 60_000).toISOString()
+        }),
+        201
+      )).scheduledMessage
+      await advance(ws, 61)
+      await expect.poll(async () => (await scheduled(ws, live.id)).status, { timeout: 5000 }).toBe("failed")
+      expect((await scheduled(ws, live.id)).failure).toEqual({ code: "failed_precondition", message: refusal })
 
-describe("broadcasts", () => {
-  it("deduplicate phones, contacts and tags, skip and count opted-out recipients, send the rest each in its own thread", async () => {
-    const ws = await workspace()
-    const ada = (await expectOk(
-      await call(ws.test, "POST", "/contacts", { firstName: "Ada", phone: "+14155550131", tags: ["vip"] }),
-      201
-    )).contact
-    const bob =
-      (await expectOk(await call(ws.test, "POST", "/contacts", { firstName: "Bob", phone: "+14155550132" }), 201))
-        .contact
-    await expectOk(await call(ws.test, "POST", "/contacts", { firstName: "No phone", tags: ["vip"] }), 201)
-    await expectOk(await call(ws.test, "POST", "/opt-outs", { phone: "+14155550133" }), 201)
-    const created = (await expectOk(
-      await call(ws.test, "POST", "/broadcasts", {
-        body: "Closed Friday",
-        recipients: {
-          phones: ["+14155550133", "(415) 555-0132", "+14155550134", "+14155550134"],
-          contactIds: [bob.id],
-          tags: ["vip"]
-        }
-      }),
-      201
-    )).broadcast
-    expect(created.counts).toEqual({ total: 4, sent: 0, failed: 0, skippedOptedOut: 0, skippedCanceled: 0, pending: 4 })
-    await expect.poll(async () => (await broadcastOf(ws, created.id)).status, { timeout: 10_000 }).toBe("completed")
-    const done = await broadcastOf(ws, created.id)
-    expect(done.counts).toEqual({ total: 4, sent: 3, failed: 0, skippedOptedOut: 1, skippedCanceled: 0, pending: 0 })
-    expect(done.completedAt).not.toBeNull()
-    const list = await recipients(ws, created.id)
-    expect(list.map((r) => [r.phone, r.contactId, r.status])).toEqual([
-      ["+14155550133", null, "skipped"],
-      ["+14155550132", bob.id, "sent"],
-      ["+14155550134", null, "sent"],
-      ["+14155550131", ada.id, "sent"]
-    ])
-    expect(list[0].failure.code).toBe("opted_out")
-    expect((await recipients(ws, created.id, "?status=skipped")).map((r) => r.phone)).toEqual(["+14155550133"])
-    const page = await expectOk(await call(ws.test, "GET", `/broadcasts/${created.id}/recipients?limit=2`))
-    const rest = await expectOk(
-      await call(ws.test, "GET", `/broadcasts/${created.id}/recipients?limit=2&cursor=${page.nextCursor}`)
-    )
-    expect([...page.recipients, ...rest.recipients]).toEqual(list)
-    const conversations = (await expectOk(await call(ws.test, "GET", "/conversations"))).conversations as Array<any>
-    expect(conversations.map((c) => c.participants[0]).sort()).toEqual(["+14155550131", "+14155550132", "+14155550134"])
-    await expectError(await call(ws.test, "DELETE", `/broadcasts/${created.id}`), 409, "failed_precondition")
-    expect((await expectOk(await call(ws.test, "GET", "/broadcasts"))).broadcasts.map((b: any) => b.id)).toEqual([
-      created.id
-    ])
-  })
-
-  it("cancel before its time skips every recipient; input is checked at once", async () => {
-    const ws = await workspace()
-    const now = await advance(ws, 1)
-    const created = (await expectOk(
-      await call(ws.test, "POST", "/broadcasts", {
-        body: "Later",
-        recipients: { phones: ["+14155550141", "+14155550142"] },
-        sendAt: new Date(now + 3_600_000).toISOString()
-      }),
-      201
-    )).broadcast
-    expect(created.status).toBe("scheduled")
-    const canceled = (await expectOk(await call(ws.test, "DELETE", `/broadcasts/${created.id}`))).broadcast
-    expect(canceled).toMatchObject({
-      status: "canceled",
-      counts: { total: 2, sent: 0, failed: 0, skippedOptedOut: 0, skippedCanceled: 2, pending: 0 }
+      const listed = await expectOk(await call(ws.test, "GET", "/scheduled-messages"))
+      expect(listed.scheduledMessages.map((m: any) => m.id)).toEqual([created.id, live.id, canceled.id])
+      const failed = await expectOk(await call(ws.test, "GET", "/scheduled-messages?status=failed"))
+      expect(failed.scheduledMessages.map((m: any) => m.id)).toEqual([live.id])
     })
-    expect((await expectOk(await call(ws.test, "DELETE", `/broadcasts/${created.id}`))).broadcast.status).toBe(
-      "canceled"
-    )
-    await advance(ws, 7200)
-    await settle()
-    expect((await recipients(ws, created.id)).map((r) => r.status)).toEqual(["skipped", "skipped"])
-    expect((await expectOk(await call(ws.test, "GET", "/conversations"))).conversations).toEqual([])
 
-    const post = (recipients: unknown) => call(ws.test, "POST", "/broadcasts", { body: "Hi", recipients })
-    expect((await expectError(await post({ phones: ["+14155550141", "nope"] }), 400, "invalid_argument")).message)
-      .toMatch(/^recipients\.phones\[1\]: /)
-    expect((await expectError(await post({ contactIds: [crypto.randomUUID()] }), 400, "invalid_argument")).message)
-      .toMatch(/^recipients\.contactIds: no contact /)
-    expect((await expectError(await post({ tags: ["nobody"] }), 400, "invalid_argument")).message).toMatch(
-      /^recipients: no one/
-    )
-    const many = Array.from({ length: 10_001 }, (_, i) => `+1415${String(2_000_000 + i).padStart(7, "0")}`)
-    await expectError(await post({ phones: many }), 400, "invalid_argument")
+    it("checks input at once: sendAt from 1 minute to 30 days ahead, one of to or conversationId, the phone, the sending number", async () => {
+      const ws = await workspace()
+      const now = await advance(ws, 1)
+      const at = (ms: number) => new Date(now + ms).toISOString()
+      const post = (json: unknown) => call(ws.test, "POST", "/scheduled-messages", json)
+      expect(
+        (await expectError(await post({ to: "+14155550123", body: "Hi", sendAt: at(30_000) }), 400, "invalid_argument"))
+          .message
+      )
+        .toMatch(/^sendAt: must be at least 1 minute ahead/)
+      expect(
+        (await expectError(
+          await post({ to: "+14155550123", body: "Hi", sendAt: at(31 * 86_400_000) }),
+          400,
+          "invalid_argument"
+        )).message
+      )
+        .toBe("sendAt: must be at most 30 days ahead")
+      await expectError(await post({ to: "+14155550123", body: "Hi", sendAt: "tomorrow" }), 400, "invalid_argument")
+      await expectError(await post({ body: "Hi", sendAt: at(120_000) }), 400, "invalid_argument")
+      expect(
+        (await expectError(await post({ to: "12", body: "Hi", sendAt: at(120_000) }), 400, "invalid_argument")).message
+      )
+        .toMatch(/^to: /)
+      await expectError(
+        await post({ to: "+14155550123", from: "+14155550199", body: "Hi", sendAt: at(120_000) }),
+        404,
+        "not_found"
+      )
+      await expectError(
+        await post({ conversationId: crypto.randomUUID(), body: "Hi", sendAt: at(120_000) }),
+        404,
+        "not_found"
+      )
+      await expectError(await call(ws.test, "GET", `/scheduled-messages/${crypto.randomUUID()}`), 404, "not_found")
+    })
   })
 
-  it("wait for each recipient's quiet hours: New York's night ends at 08:00 Eastern, Los Angeles' at 08:00 Pacific", async () => {
-    const ws = await workspace({ start: "21:00", end: "08:00" })
-    await advanceTo(ws, "America/New_York", "01:30")
-    const created = (await expectOk(
-      await call(ws.test, "POST", "/broadcasts", {
-        body: "Good morning",
-        recipients: { phones: ["+12125550101", "+12135550101"] }
-      }),
-      201
-    )).broadcast
-    expect(created.status).toBe("sending")
-    await settle()
-    expect((await recipients(ws, created.id)).map((r) => r.status)).toEqual(["pending", "pending"])
+  describe("broadcasts", () => {
+    it("deduplicate phones, contacts and tags, skip and count opted-out recipients, send the rest each in its own thread", async () => {
+      const ws = await workspace()
+      const ada = (await expectOk(
+        await call(ws.test, "POST", "/contacts", { firstName: "Ada", phone: "+14155550131", tags: ["vip"] }),
+        201
+      )).contact
+      const bob =
+        (await expectOk(await call(ws.test, "POST", "/contacts", { firstName: "Bob", phone: "+14155550132" }), 201))
+          .contact
+      await expectOk(await call(ws.test, "POST", "/contacts", { firstName: "No phone", tags: ["vip"] }), 201)
+      await expectOk(await call(ws.test, "POST", "/opt-outs", { phone: "+14155550133" }), 201)
+      const created = (await expectOk(
+        await call(ws.test, "POST", "/broadcasts", {
+          body: "Closed Friday",
+          recipients: {
+            phones: ["+14155550133", "(415) 555-0132", "+14155550134", "+14155550134"],
+            contactIds: [bob.id],
+            tags: ["vip"]
+          }
+        }),
+        201
+      )).broadcast
+      expect(created.counts).toEqual({
+        total: 4,
+        sent: 0,
+        failed: 0,
+        skippedOptedOut: 0,
+        skippedCanceled: 0,
+        pending: 4
+      })
+      await expect.poll(async () => (await broadcastOf(ws, created.id)).status, { timeout: 10_000 }).toBe("completed")
+      const done = await broadcastOf(ws, created.id)
+      expect(done.counts).toEqual({ total: 4, sent: 3, failed: 0, skippedOptedOut: 1, skippedCanceled: 0, pending: 0 })
+      expect(done.completedAt).not.toBeNull()
+      const list = await recipients(ws, created.id)
+      expect(list.map((r) => [r.phone, r.contactId, r.status])).toEqual([
+        ["+14155550133", null, "skipped"],
+        ["+14155550132", bob.id, "sent"],
+        ["+14155550134", null, "sent"],
+        ["+14155550131", ada.id, "sent"]
+      ])
+      expect(list[0].failure.code).toBe("opted_out")
+      expect((await recipients(ws, created.id, "?status=skipped")).map((r) => r.phone)).toEqual(["+14155550133"])
+      const page = await expectOk(await call(ws.test, "GET", `/broadcasts/${created.id}/recipients?limit=2`))
+      const rest = await expectOk(
+        await call(ws.test, "GET", `/broadcasts/${created.id}/recipients?limit=2&cursor=${page.nextCursor}`)
+      )
+      expect([...page.recipients, ...rest.recipients]).toEqual(list)
+      const conversations = (await expectOk(await call(ws.test, "GET", "/conversations"))).conversations as Array<any>
+      expect(conversations.map((c) => c.participants[0]).sort()).toEqual([
+        "+14155550131",
+        "+14155550132",
+        "+14155550134"
+      ])
+      await expectError(await call(ws.test, "DELETE", `/broadcasts/${created.id}`), 409, "failed_precondition")
+      expect((await expectOk(await call(ws.test, "GET", "/broadcasts"))).broadcasts.map((b: any) => b.id)).toEqual([
+        created.id
+      ])
+    })
 
-    await advanceTo(ws, "America/New_York", "07:59")
-    await settle()
-    expect((await recipients(ws, created.id)).map((r) => r.status)).toEqual(["pending", "pending"])
+    it("cancel before its time skips every recipient; input is checked at once", async () => {
+      const ws = await workspace()
+      const now = await advance(ws, 1)
+      const created = (await expectOk(
+        await call(ws.test, "POST", "/broadcasts", {
+          body: "Later",
+          recipients: { phones: ["+14155550141", "+14155550142"] },
+          sendAt: new Date(now + 3_600_000).toISOString()
+        }),
+        201
+      )).broadcast
+      expect(created.status).toBe("scheduled")
+      const canceled = (await expectOk(await call(ws.test, "DELETE", `/broadcasts/${created.id}`))).broadcast
+      expect(canceled).toMatchObject({
+        status: "canceled",
+        counts: { total: 2, sent: 0, failed: 0, skippedOptedOut: 0, skippedCanceled: 2, pending: 0 }
+      })
+      expect((await expectOk(await call(ws.test, "DELETE", `/broadcasts/${created.id}`))).broadcast.status).toBe(
+        "canceled"
+      )
+      await advance(ws, 7200)
+      await settle()
+      expect((await recipients(ws, created.id)).map((r) => r.status)).toEqual(["skipped", "skipped"])
+      expect((await expectOk(await call(ws.test, "GET", "/conversations"))).conversations).toEqual([])
 
-    await advanceTo(ws, "America/New_York", "08:00")
-    await expect.poll(async () => (await recipients(ws, created.id)).map((r) => r.status), { timeout: 5000 })
-      .toEqual(["sent", "pending"])
-    await advanceTo(ws, "America/Los_Angeles", "07:59")
-    await settle()
-    expect((await recipients(ws, created.id)).map((r) => r.status)).toEqual(["sent", "pending"])
-    await advanceTo(ws, "America/Los_Angeles", "08:00")
-    await expect.poll(async () => (await broadcastOf(ws, created.id)).status, { timeout: 5000 }).toBe("completed")
-    expect((await broadcastOf(ws, created.id)).counts).toMatchObject({ sent: 2, pending: 0 })
+      const post = (recipients: unknown) => call(ws.test, "POST", "/broadcasts", { body: "Hi", recipients })
+      expect((await expectError(await post({ phones: ["+14155550141", "nope"] }), 400, "invalid_argument")).message)
+        .toMatch(/^recipients\.phones\[1\]: /)
+      expect((await expectError(await post({ contactIds: [crypto.randomUUID()] }), 400, "invalid_argument")).message)
+        .toMatch(/^recipients\.contactIds: no contact /)
+      expect((await expectError(await post({ tags: ["nobody"] }), 400, "invalid_argument")).message).toMatch(
+        /^recipients: no one/
+      )
+      const many = Array.from({ length: 10_001 }, (_, i) => `+1415${String(2_000_000 + i).padStart(7, "0")}`)
+      await expectError(await post({ phones: many }), 400, "invalid_argument")
+    })
+
+    it("wait for each recipient's quiet hours: New York's night ends at 08:00 Eastern, Los Angeles' at 08:00 Pacific", async () => {
+      const ws = await workspace({ start: "21:00", end: "08:00" })
+      await advanceTo(ws, "America/New_York", "01:30")
+      const created = (await expectOk(
+        await call(ws.test, "POST", "/broadcasts", {
+          body: "Good morning",
+          recipients: { phones: ["+12125550101", "+12135550101"] }
+        }),
+        201
+      )).broadcast
+      expect(created.status).toBe("sending")
+      await settle()
+      expect((await recipients(ws, created.id)).map((r) => r.status)).toEqual(["pending", "pending"])
+
+      await advanceTo(ws, "America/New_York", "07:59")
+      await settle()
+      expect((await recipients(ws, created.id)).map((r) => r.status)).toEqual(["pending", "pending"])
+
+      await advanceTo(ws, "America/New_York", "08:00")
+      await expect.poll(async () => (await recipients(ws, created.id)).map((r) => r.status), { timeout: 5000 })
+        .toEqual(["sent", "pending"])
+      await advanceTo(ws, "America/Los_Angeles", "07:59")
+      await settle()
+      expect((await recipients(ws, created.id)).map((r) => r.status)).toEqual(["sent", "pending"])
+      await advanceTo(ws, "America/Los_Angeles", "08:00")
+      await expect.poll(async () => (await broadcastOf(ws, created.id)).status, { timeout: 5000 }).toBe("completed")
+      expect((await broadcastOf(ws, created.id)).counts).toMatchObject({ sent: 2, pending: 0 })
+    })
   })
 })
