@@ -145,7 +145,8 @@ const SPEC_EVENTS = [
   "contact.updated",
   "contact.deleted",
   "contact.opted_out",
-  "contact.opted_in"
+  "contact.opted_in",
+  "broadcast.completed"
 ]
 
 // ------------------------------------------------------------------------------------ routes
@@ -362,7 +363,7 @@ describe("webhook endpoints: routes and bodies", () => {
     await expectError(await call(`/webhooks/${crypto.randomUUID()}/deliveries`), 404, "not_found")
   })
 
-  it("GET /webhook-events lists the 19 catalog types with descriptions, not ping", async () => {
+  it("GET /webhook-events lists the 20 catalog types with descriptions, not ping", async () => {
     const body = await ok(await call("/webhook-events"))
     expect(Object.keys(body)).toEqual(["events"])
     expect(body.events.map((e: any) => e.type)).toEqual(SPEC_EVENTS)
