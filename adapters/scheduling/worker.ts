@@ -5,8 +5,8 @@
  * another holds, and the pace each workspace keeps is shared (core/pacing/pacer.ts).
  */
 import { Clock, Duration, Effect, Layer, Option } from "effect"
+import { forever } from "../../core/kernel/forever.ts"
 import { SchedulingEngine } from "../../core/scheduling/engine.ts"
-import { forever } from "../webhooks/worker.ts"
 
 export interface SchedulingWorkerOptions {
   /** How long an idle worker waits before looking again (sooner when a send falls due sooner). */

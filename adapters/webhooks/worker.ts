@@ -17,6 +17,7 @@
 import { Chunk, Clock, Duration, Effect, Exit, Layer, Metric, Queue, Schedule } from "effect"
 import { OutboxSignal } from "../../core/events/signal.ts"
 import { WorkerLiveness } from "../../core/health/readiness.ts"
+import { forever } from "../../core/kernel/forever.ts"
 import type { DeliveryRecord } from "../../core/webhooks/model.ts"
 import { type Attempted, Webhooks } from "../../core/webhooks/service.ts"
 import { WebhookStore } from "../../core/webhooks/store.ts"
@@ -72,23 +73,6 @@ export const round = (options: WorkerOptions = {}) =>
 export const DEFAULT_POLL_MS = 1000
 /** Attempts in flight per process (WEBHOOK_CONCURRENCY). */
 export const DEFAULT_CONCURRENCY = 256
-
-/**
- * Runs `step` forever: again at once while it says more work may be waiting, else after `idle` or
- * an earlier `wake`. A step that took less than it asked for has emptied the queue as it stood; what
- * arrived since has signalled `wake`, so waiting costs no latency and saves an empty round's statements.
- */
-export const forever = <R>(
-  step: Effect.Effect<boolean, never, R>,
-  idle: Duration.Duration,
-  label: string,
-  wake: Effect.Effect<void>
-) =>
-  step.pipe(
-    Effect.catchAllCause((cause) => Effect.logError(`${label} failed`, cause).pipe(Effect.as(false))),
-    Effect.flatMap((more) => (more ? Effect.void : Effect.race(Effect.sleep(idle), wake))),
-    Effect.repeat(Schedule.forever)
-  )
 
 export const layer = (options: WorkerOptions = {}) =>
   Layer.scopedDiscard(
@@ -177,7 +161,9 @@ export const layer = (options: WorkerOptions = {}) =>
       yield* Effect.forkScoped(
         Effect.ensuring(forever(deliver, idle, "webhook delivery", Queue.take(deliveriesReady)), stopped)
       )
-      yield* Effect.forkScoped(Effect.ensuring(forever(record, Duration.zero, "webhook recording", Effect.void), stopped))
+      yield* Effect.forkScoped(
+        Effect.ensuring(forever(record, Duration.zero, "webhook recording", Effect.void), stopped)
+      )
       yield* Effect.forkScoped(
         Effect.repeat(readQueue, Schedule.spaced(Duration.millis(options.gaugeMs ?? DEFAULT_GAUGE_MS)))
       )

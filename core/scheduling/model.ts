@@ -110,7 +110,7 @@ export const CreateScheduledMessageInput = Schema.Struct({
 export type CreateScheduledMessageInput = typeof CreateScheduledMessageInput.Type
 
 export const ListScheduledMessagesInput = Schema.Struct({
-  status: Schema.optional(ScheduledStatus),
+  status: Schema.optional(ScheduledStatus.annotations({ description: "Only the scheduled messages with this status" })),
   limit: Schema.optional(Schema.Int.pipe(Schema.between(1, 100))),
   cursor: Schema.optional(Schema.String.pipe(Schema.maxLength(1024)))
 }).annotations({ identifier: "ListScheduledMessagesInput", parseOptions: { onExcessProperty: "error" } })
@@ -212,7 +212,7 @@ export const ListBroadcastsInput = Schema.Struct({
 export type ListBroadcastsInput = typeof ListBroadcastsInput.Type
 
 export const ListRecipientsInput = Schema.Struct({
-  status: Schema.optional(RecipientStatus),
+  status: Schema.optional(RecipientStatus.annotations({ description: "Only the recipients with this status" })),
   limit: Schema.optional(Schema.Int.pipe(Schema.between(1, 200))),
   cursor: Schema.optional(Schema.String.pipe(Schema.maxLength(1024)))
 }).annotations({ identifier: "ListBroadcastRecipientsInput", parseOptions: { onExcessProperty: "error" } })

@@ -34,6 +34,7 @@ import {
   Numbers,
   OptOuts,
   Registration,
+  Scheduling,
   type Tool,
   tools,
   Webhooks
@@ -130,6 +131,15 @@ describe("the capability table", () => {
       "conversations_update",
       "messages_send",
       "messages_search",
+      "scheduled_messages_create",
+      "scheduled_messages_list",
+      "scheduled_messages_get",
+      "scheduled_messages_cancel",
+      "broadcasts_create",
+      "broadcasts_list",
+      "broadcasts_get",
+      "broadcasts_recipients",
+      "broadcasts_cancel",
       "calls_list",
       "calls_place",
       "numbers_list",
@@ -174,6 +184,8 @@ describe("the capability table", () => {
     const open = tools.filter((t) => t.hints.openWorld && !t.hints.readOnly).map((t) => t.name)
     assert.sameMembers(open, [
       "messages_send",
+      "scheduled_messages_create",
+      "broadcasts_create",
       "calls_place",
       "numbers_buy",
       "messaging_register",
@@ -188,9 +200,8 @@ describe("the capability table", () => {
   })
 
   it("lists every tool its modules export", () => {
-    const exported = [Agent, Calls, Contacts, Conversations, OptOuts, Registration, Numbers, Webhooks].flatMap((m) =>
-      Object.values(m)
-    ).filter((v) => typeof v === "object" && v !== null && "run" in v)
+    const exported = [Agent, Calls, Contacts, Conversations, OptOuts, Registration, Numbers, Scheduling, Webhooks]
+      .flatMap((m) => Object.values(m)).filter((v) => typeof v === "object" && v !== null && "run" in v)
     assert.sameMembers([...tools], exported)
   })
 

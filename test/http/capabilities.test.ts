@@ -144,9 +144,11 @@ describe("the capability table and the REST API", () => {
       expect(r.idempotencyKey, r.tool).toBe(t.idempotencyKey)
     }
     expect(tools.filter((t) => t.idempotencyKey).map((t) => t.name).sort()).toEqual([
+      "broadcasts_create",
       "calls_place",
       "messages_send",
-      "numbers_buy"
+      "numbers_buy",
+      "scheduled_messages_create"
     ])
   })
 
