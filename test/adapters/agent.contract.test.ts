@@ -76,7 +76,13 @@ const sqlRawRows = Layer.effect(
 
 const newWorkspace = Effect.gen(function*() {
   const id = uuid()
-  yield* (yield* WorkspaceStore).insert({ id, name: "Agent", billing: defaultBilling, ...defaultTexting, createdAt: ts(0) })
+  yield* (yield* WorkspaceStore).insert({
+    id,
+    name: "Agent",
+    billing: defaultBilling,
+    ...defaultTexting,
+    createdAt: ts(0)
+  })
   return id
 })
 

@@ -19,7 +19,13 @@ type Ports = CallSessionStore | WorkspaceStore | Transactor
 
 const newWorkspace = Effect.gen(function*() {
   const id = uuid()
-  yield* (yield* WorkspaceStore).insert({ id, name: "Calls", billing: defaultBilling, ...defaultTexting, createdAt: ts(0) })
+  yield* (yield* WorkspaceStore).insert({
+    id,
+    name: "Calls",
+    billing: defaultBilling,
+    ...defaultTexting,
+    createdAt: ts(0)
+  })
   return id
 })
 

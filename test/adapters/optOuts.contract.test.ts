@@ -21,7 +21,13 @@ type Ports = OptOutStore | WorkspaceStore | Transactor
 
 const newWorkspace = Effect.gen(function*() {
   const id = uuid()
-  yield* (yield* WorkspaceStore).insert({ id, name: "Opt-outs", billing: defaultBilling, ...defaultTexting, createdAt: ts(0) })
+  yield* (yield* WorkspaceStore).insert({
+    id,
+    name: "Opt-outs",
+    billing: defaultBilling,
+    ...defaultTexting,
+    createdAt: ts(0)
+  })
   return id
 })
 

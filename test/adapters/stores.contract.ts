@@ -52,7 +52,13 @@ export const uuid = () => crypto.randomUUID()
 /** A fixed instant plus `seconds`, with milliseconds, as stores return it. */
 export const ts = (seconds: number) => new Date(Date.UTC(2024, 0, 1) + seconds * 1000 + 123).toISOString()
 
-const workspace = (name = "W"): Workspace => ({ id: uuid(), name, billing: defaultBilling, ...defaultTexting, createdAt: ts(0) })
+const workspace = (name = "W"): Workspace => ({
+  id: uuid(),
+  name,
+  billing: defaultBilling,
+  ...defaultTexting,
+  createdAt: ts(0)
+})
 
 export const newWorkspace = Effect.gen(function*() {
   const w = workspace()
