@@ -81,18 +81,23 @@ export const ScheduledMessage = Schema.Struct({
 export type ScheduledMessage = typeof ScheduledMessage.Type
 
 /** As stored: what was asked, by which key. Its status is its send's state. */
-export const ScheduledRecord = Schema.Struct({
+/** What a scheduled message and a broadcast both store: whose, which key asked (test or live), what to send, when. */
+const Queued = {
   workspaceId: Schema.UUID,
   id: Schema.UUID,
   keyId: Schema.UUID,
   live: Schema.Boolean,
-  to: Schema.String,
   from: Schema.NullOr(Schema.String),
-  conversationId: Schema.NullOr(Schema.UUID),
   body: Schema.String,
   mediaUrls: Schema.Array(Schema.String),
   sendAt: Schema.String,
   createdAt: Schema.String
+}
+
+export const ScheduledRecord = Schema.Struct({
+  ...Queued,
+  to: Schema.String,
+  conversationId: Schema.NullOr(Schema.UUID)
 })
 export type ScheduledRecord = typeof ScheduledRecord.Type
 
@@ -154,17 +159,9 @@ export type Broadcast = typeof Broadcast.Type
 
 /** As stored. `state` is `active` until every recipient is settled (`completed`) or it is canceled. */
 export const BroadcastRecord = Schema.Struct({
-  workspaceId: Schema.UUID,
-  id: Schema.UUID,
-  keyId: Schema.UUID,
-  live: Schema.Boolean,
-  from: Schema.NullOr(Schema.String),
-  body: Schema.String,
-  mediaUrls: Schema.Array(Schema.String),
-  sendAt: Schema.String,
+  ...Queued,
   state: Schema.Literal("active", "completed", "canceled"),
   counts: BroadcastCounts,
-  createdAt: Schema.String,
   completedAt: Schema.NullOr(Schema.String)
 })
 export type BroadcastRecord = typeof BroadcastRecord.Type

@@ -78,6 +78,24 @@ export const broadcastView = (b: BroadcastRecord, now: number): Broadcast => ({
 export const completedEvent = (c: Completed) =>
   event("broadcast.completed", { broadcastId: c.broadcastId, counts: c.counts })
 
+/** A source's send to one recipient, pending from the source's `sendAt`. */
+const queued = (
+  source: ScheduledRecord | BroadcastRecord,
+  recipient: Pick<SendRecord, "seq" | "to" | "contactId" | "segments">,
+  id: string
+): SendRecord => ({
+  workspaceId: source.workspaceId,
+  id,
+  source: "counts" in source ? "broadcast" : "scheduled",
+  sourceId: source.id,
+  ...recipient,
+  dueAt: source.sendAt,
+  state: "pending",
+  messageId: null,
+  failure: null,
+  updatedAt: source.createdAt
+})
+
 const mediaProblem = (urls: ReadonlyArray<string>): string | undefined => {
   for (const [i, u] of urls.entries()) {
     const parsed = URL.canParse(u) ? new URL(u) : null
@@ -171,21 +189,7 @@ export const make = Effect.gen(function*() {
         sendAt: at,
         createdAt
       }
-      const send: SendRecord = {
-        workspaceId: ws,
-        id: uuid(),
-        source: "scheduled",
-        sourceId: record.id,
-        seq: 0,
-        to,
-        contactId: null,
-        segments: segmentsOf(input.body).segments,
-        dueAt: at,
-        state: "pending",
-        messageId: null,
-        failure: null,
-        updatedAt: createdAt
-      }
+      const send = queued(record, { seq: 0, to, contactId: null, segments: segmentsOf(input.body).segments }, uuid())
       yield* tx.withTransaction(store.insertScheduled(record, send))
       return { scheduledMessage: scheduledView(record, send) }
     })
@@ -332,21 +336,7 @@ export const make = Effect.gen(function*() {
         completedAt: null
       }
       const segments = segmentsOf(input.body).segments
-      const sends = audience.map(([to, contactId], seq): SendRecord => ({
-        workspaceId: ws,
-        id: uuid(),
-        source: "broadcast",
-        sourceId: record.id,
-        seq,
-        to,
-        contactId,
-        segments,
-        dueAt: sendAt,
-        state: "pending",
-        messageId: null,
-        failure: null,
-        updatedAt: createdAt
-      }))
+      const sends = audience.map(([to, contactId], seq) => queued(record, { seq, to, contactId, segments }, uuid()))
       yield* tx.withTransaction(store.insertBroadcast(record, sends))
       return { broadcast: broadcastView(record, now) }
     })
