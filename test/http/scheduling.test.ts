@@ -4,6 +4,8 @@
  * at its time and not before, a cancel stops it, a refusal is kept; a broadcast deduplicates,
  * skips opted-out recipients, counts, cancels, and waits for each recipient's quiet hours.
  */
+import { createServer, type Server } from "node:http"
+import { Webhook } from "standardwebhooks"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeTestApp } from "../support/app.ts"
 import { makeSqlTestApp } from "../support/sqlApp.ts"
@@ -12,6 +14,23 @@ import { bearer, expectError, expectOk } from "./helpers.ts"
 type App = Awaited<ReturnType<typeof makeTestApp>>
 /** The app of the `describe.each` block running (blocks run one after the other). */
 let app: App
+
+/** Webhook deliveries, as received. */
+const received: Array<{ headers: Record<string, string>; body: string }> = []
+let receiver: Server
+beforeAll(async () => {
+  receiver = createServer((req, res) => {
+    let body = ""
+    req.on("data", (d) => (body += d))
+    req.on("end", () => {
+      received.push({ headers: req.headers as Record<string, string>, body })
+      res.writeHead(200).end()
+    })
+  })
+  await new Promise<void>((done) => receiver.listen(0, "127.0.0.1", done))
+})
+afterAll(() => new Promise((done) => receiver.close(done)))
+const receiverUrl = () => `http://127.0.0.1:${(receiver.address() as { port: number }).port}/hooks`
 
 const call = (token: string, method: string, path: string, json?: unknown) =>
   app.fetch(`/v1/api${path}`, { method, headers: bearer(token), ...(json === undefined ? {} : { json }) })
@@ -62,10 +81,10 @@ describe.each(["memory", "sql"] as const)("on the %s stores", (stores) => {
   let close: () => Promise<void>
   beforeAll(async () => {
     if (stores === "memory") {
-      app = await makeTestApp({ schedulingWorker: true })
+      app = await makeTestApp({ schedulingWorker: true, webhookWorker: true })
       close = () => app.close()
     } else {
-      ;({ app, close } = await makeSqlTestApp("scheduling", { schedulingWorker: true }))
+      ;({ app, close } = await makeSqlTestApp("scheduling", { schedulingWorker: true, webhookWorker: true }))
     }
   })
   afterAll(() => close())
@@ -198,6 +217,10 @@ describe.each(["memory", "sql"] as const)("on the %s stores", (stores) => {
           .contact
       await expectOk(await call(ws.test, "POST", "/contacts", { firstName: "No phone", tags: ["vip"] }), 201)
       await expectOk(await call(ws.test, "POST", "/opt-outs", { phone: "+14155550133" }), 201)
+      const hook = (await expectOk(
+        await call(ws.test, "POST", "/webhooks", { url: receiverUrl(), events: ["broadcast.completed"] }),
+        201
+      )).webhook
       const created = (await expectOk(
         await call(ws.test, "POST", "/broadcasts", {
           body: "Closed Friday",
@@ -221,6 +244,21 @@ describe.each(["memory", "sql"] as const)("on the %s stores", (stores) => {
       const done = await broadcastOf(ws, created.id)
       expect(done.counts).toEqual({ total: 4, sent: 3, failed: 0, skippedOptedOut: 1, skippedCanceled: 0, pending: 0 })
       expect(done.completedAt).not.toBeNull()
+      // broadcast.completed, once, signed, with the final counts.
+      const completed = () =>
+        received.flatMap((r) => {
+          // The other block's deliveries are signed with its own endpoint's secret.
+          try {
+            return [new Webhook(hook.secret).verify(r.body, r.headers) as any]
+          } catch {
+            return []
+          }
+        }).filter((e) => e.data.broadcastId === created.id)
+      await expect.poll(() => completed().length, { timeout: 5000 }).toBe(1)
+      expect(completed()[0]).toMatchObject({
+        type: "broadcast.completed",
+        data: { broadcastId: created.id, counts: done.counts }
+      })
       const list = await recipients(ws, created.id)
       expect(list.map((r) => [r.phone, r.contactId, r.status])).toEqual([
         ["+14155550133", null, "skipped"],
