@@ -4,21 +4,21 @@
  * formats errors recursively: a 1 MiB body of 200,000 array elements would hold the event loop
  * while every element is decoded and its error formatted, and one nested thousands deep overflows
  * the stack. One scan of the JSON text with fixed bounds refuses both first, so the worst input
- * costs about what a normal one does; the bounds sit well above anything a documented input allows
- * (a contact carries at most 200 notes, 100 tags and 100 properties; its longest text is a
- * 10,000-character note).
+ * costs about what a normal one does; the bounds sit at or above anything a documented input allows
+ * (a broadcast names at most 10,000 phones and 10,000 contacts; a contact carries at most 200
+ * notes, 100 tags and 100 properties; its longest text is a 10,000-character note).
  */
 import { displayText } from "./display.ts"
 
 export const InputBounds = {
   /** Nesting of arrays and objects. */
   depth: 16,
-  /** Elements in one array. */
-  arrayItems: 1_000,
+  /** Elements in one array: a broadcast's 10,000 phones. */
+  arrayItems: 10_000,
   /** Keys in one object. */
   objectKeys: 1_000,
-  /** Arrays, objects and scalars in the whole input. */
-  values: 5_000,
+  /** Arrays, objects and scalars in the whole input: a broadcast's 10,000 phones and 10,000 contact ids, and its other fields. */
+  values: 20_100,
   /** Characters of one string as sent (an escape counts its own length): a Schema refusing a long string quotes all of it in its error. */
   stringLength: 65_536
 } as const

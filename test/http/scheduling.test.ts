@@ -320,6 +320,18 @@ describe.each(["memory", "sql"] as const)("on the %s stores", (stores) => {
       )
       const many = Array.from({ length: 10_001 }, (_, i) => `+1415${String(2_000_000 + i).padStart(7, "0")}`)
       await expectError(await post({ phones: many }), 400, "invalid_argument")
+      // 10,000 (the most) are taken in one request.
+      const most = (await expectOk(
+        await call(ws.test, "POST", "/broadcasts", {
+          body: "Hi",
+          recipients: { phones: many.slice(0, 10_000) },
+          sendAt: new Date((await advance(ws, 1)) + 3_600_000).toISOString()
+        }),
+        201
+      )).broadcast
+      expect(most.counts.total).toBe(10_000)
+      expect((await expectOk(await call(ws.test, "DELETE", `/broadcasts/${most.id}`))).broadcast.counts)
+        .toMatchObject({ skippedCanceled: 10_000, pending: 0 })
     })
 
     it("wait for each recipient's quiet hours: New York's night ends at 08:00 Eastern, Los Angeles' at 08:00 Pacific", async () => {
