@@ -231,7 +231,7 @@ export const layer = Layer.effect(
           let soonest: number | null = null
           for (const q of db.state.sends.values()) {
             if (q.send.state !== "pending") continue
-            const at = ms(q.send.dueAt) - offsetOf(q.send.workspaceId)
+            const at = ms(q.send.dueAt)
             if (soonest === null || at < soonest) soonest = at
           }
           return Option.fromNullable(soonest)

@@ -287,14 +287,10 @@ export const layer = Layer.effect(
           )
           return completed.flatMap(Option.toArray)
         })),
+      // The partial index's first entry; a workspace whose clock was moved ahead may be due sooner, which the poll covers.
       nextDue: () =>
-        die(
-          sql`SELECT extract(epoch FROM min(s.due_at - coalesce(c.offset_ms, 0) * interval '1 millisecond')) * 1000 AS at
-          FROM text_sends s LEFT JOIN workspace_clocks c ON c.workspace_id = s.workspace_id WHERE s.state = 'pending'`
-        ).pipe(
-          Effect.map((rs) =>
-            Option.fromNullable(rs[0]?.at === null || rs[0]?.at === undefined ? null : Number(rs[0].at))
-          )
+        die(sql`SELECT min(due_at) AS at FROM text_sends WHERE state = 'pending'`).pipe(
+          Effect.map((rs) => Option.map(Option.fromNullable(rs[0]?.at), (at) => Date.parse(iso(at))))
         )
     })
   })

@@ -115,7 +115,10 @@ export interface SchedulingStore {
    * `all`: at the start of the only worker), never sending it again. Answers the broadcasts this completed.
    */
   readonly sweep: (now: number, at: string, all: boolean) => Effect.Effect<ReadonlyArray<Completed>>
-  /** When the soonest pending send falls due on real time (ms), for the worker's sleep. */
+  /**
+   * When the soonest pending send falls due (ms), for the worker's sleep; read without the workspace
+   * clocks, which only make sends due sooner (the worker's poll bounds that wait).
+   */
   readonly nextDue: () => Effect.Effect<Option.Option<number>>
 }
 
