@@ -4,9 +4,10 @@
  * process died mid-send. Any number of processes may run it on one Postgres: claims skip what
  * another holds, and the pace each workspace keeps is shared (core/pacing/pacer.ts).
  */
-import { Clock, Duration, Effect, Layer, Option } from "effect"
+import { Clock, Duration, Effect, Layer, Metric, Option } from "effect"
 import { forever } from "../../core/kernel/forever.ts"
 import { SchedulingEngine } from "../../core/scheduling/engine.ts"
+import { scheduledSends } from "../telemetry/metrics.ts"
 
 export interface SchedulingWorkerOptions {
   /** How long an idle worker waits before looking again (sooner when a send falls due sooner). */
@@ -38,7 +39,9 @@ export const layer = (options: SchedulingWorkerOptions = {}) =>
       }
       const step = Effect.gen(function*() {
         yield* engine.sweep(false)
-        return (yield* engine.round(batch)) === batch
+        const { claimed, settled } = yield* engine.round(batch)
+        yield* Metric.incrementBy(scheduledSends, settled)
+        return claimed === batch
       })
       // Idle: until the soonest send falls due, at most the poll interval.
       const idle = Effect.gen(function*() {

@@ -44,6 +44,11 @@ export const webhookDeliveries = Metric.counter("webhook_deliveries_total", {
   incremental: true
 })
 
+export const scheduledSends = Metric.counter("scheduled_sends_total", {
+  description: "Scheduled messages and broadcast recipients this process settled: sent, failed or skipped",
+  incremental: true
+})
+
 export const webhookQueueDepth = Metric.gauge("webhook_queue_depth", {
   description: "Webhook deliveries pending (due now or retrying later)"
 })

@@ -65,10 +65,14 @@ export const make = Effect.gen(function*() {
       const local = now + c.clockOffsetMs
       const allowed = nextAllowed(local, recipientTimeZone(c.send.to, c.timeZone), c.quietHours)
       if (allowed > local) {
-        return yield* store.release(c.claimId, [c.send.id], new Date(allowed).toISOString())
+        yield* store.release(c.claimId, [c.send.id], new Date(allowed).toISOString())
+        return false
       }
       const start = yield* pacer.reserve(ws, c.send.segments, c.segmentsPerMinute, now, PACE_HORIZON_MS)
-      if (Option.isNone(start)) return yield* store.release(c.claimId, [c.send.id], null)
+      if (Option.isNone(start)) {
+        yield* store.release(c.claimId, [c.send.id], null)
+        return false
+      }
       if (start.value > now) yield* Effect.sleep(Duration.millis(start.value - now))
 
       // A broadcast skips a recipient who opted out; a scheduled message fails with the refusal, as POST /messages would.
@@ -95,7 +99,7 @@ export const make = Effect.gen(function*() {
       // recipient's lock, which a crash rolls back.)
       if (c.live) {
         const until = (yield* Clock.currentTimeMillis) + IN_FLIGHT_MS
-        if (!(yield* Effect.locally(store.markSending(c.send.id, c.claimId, until), Urgent, true))) return
+        if (!(yield* Effect.locally(store.markSending(c.send.id, c.claimId, until), Urgent, true))) return false
       }
       const hooks: SendHooks = {
         inRecord: (message) => settle(c, { state: "sent", messageId: message.id, failure: null })
@@ -106,24 +110,27 @@ export const make = Effect.gen(function*() {
         body: c.body,
         ...(c.mediaUrls.length === 0 ? {} : { mediaUrls: c.mediaUrls })
       }, hooks))
-      if (Either.isRight(sent) || sent.left._tag === "Superseded") return
+      if (Either.isRight(sent)) return true
+      if (sent.left._tag === "Superseded") return false
       // The carrier failed in a way that may have sent the text (a timeout).
       const failure = c.live && sent.left._tag === "Internal"
         ? { code: UNKNOWN_OUTCOME, message: sent.left.message }
         : failureOf(sent.left)
-      yield* settleAlone(c, { state: "failed", messageId: null, failure })
+      return yield* settleAlone(c, { state: "failed", messageId: null, failure })
     }).pipe(
       // A defect leaves the send to its lease (pending: claimed again) or to the sweep (sending).
-      Effect.catchAllCause((cause) => Effect.logError("A scheduled send failed unexpectedly", cause))
+      Effect.catchAllCause((cause) =>
+        Effect.logError("A scheduled send failed unexpectedly", cause).pipe(Effect.as(false))
+      )
     )
 
-  /** Claims up to `limit` due sends and handles them together; answers how many it claimed. */
+  /** Claims up to `limit` due sends and handles them together; answers how many it claimed and how many it settled. */
   const round = (limit: number) =>
     Effect.gen(function*() {
       const now = yield* Clock.currentTimeMillis
       const claimed = yield* store.claimDue(now, LEASE_MS, PACE_HORIZON_MS, limit)
-      yield* Effect.forEach(claimed, handle, { concurrency: "unbounded", discard: true })
-      return claimed.length
+      const settled = yield* Effect.forEach(claimed, handle, { concurrency: "unbounded" })
+      return { claimed: claimed.length, settled: settled.filter(Boolean).length }
     })
 
   /** Gives up sends whose in-flight mark ran out (every one, with `all`), with `broadcast.completed` for broadcasts it ends. */
