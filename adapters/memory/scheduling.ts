@@ -163,27 +163,31 @@ export const layer = Layer.effect(
             }]
           })
         }),
-      release: (claimId, ids, dueAt) =>
+      release: (ws, claimId, ids, dueAt) =>
         Effect.sync(() => {
           for (const id of ids) {
             const q = db.state.sends.get(id)
-            if (q === undefined || q.claimId !== claimId || q.send.state !== "pending") continue
+            if (q === undefined || q.send.workspaceId !== ws || q.claimId !== claimId || q.send.state !== "pending") {
+              continue
+            }
             put({ send: dueAt === null ? q.send : { ...q.send, dueAt }, claimId: null, lockedUntil: null })
           }
         }),
-      markSending: (id, claimId, until) =>
+      markSending: (ws, id, claimId, until) =>
         Effect.sync(() => {
           const q = db.state.sends.get(id)
-          if (q === undefined || q.claimId !== claimId || q.send.state !== "pending") return false
+          if (q === undefined || q.send.workspaceId !== ws || q.claimId !== claimId || q.send.state !== "pending") {
+            return false
+          }
           put({ ...q, send: { ...q.send, state: "sending" }, lockedUntil: until })
           return true
         }),
-      settle: (id, claimId, outcome: Settlement, at) =>
+      settle: (ws, id, claimId, outcome: Settlement, at) =>
         Effect.sync(() => {
           const q = db.state.sends.get(id)
           const before = q?.send.state
           if (
-            q === undefined || q.claimId !== claimId ||
+            q === undefined || q.send.workspaceId !== ws || q.claimId !== claimId ||
             !(before === "pending" || before === "sending" ||
               (before === "failed" && q.send.failure?.code === UNKNOWN_OUTCOME))
           ) return { settled: false, completed: Option.none<Completed>() }
@@ -214,6 +218,10 @@ export const layer = Layer.effect(
           }
           const completed: Array<Completed> = []
           for (const q of [...db.state.sends.values()]) {
+            if (all && q.send.state === "pending" && q.lockedUntil !== null) {
+              put({ ...q, claimId: null, lockedUntil: null })
+              continue
+            }
             if (q.send.state !== "sending" || (!all && (q.lockedUntil ?? 0) >= now)) continue
             put({ ...q, send: { ...q.send, state: "failed", failure, updatedAt: at }, lockedUntil: null })
             if (q.send.source !== "broadcast") continue

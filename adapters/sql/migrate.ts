@@ -25,6 +25,7 @@ import m0021 from "./migrations/0021_call_session_followers.ts"
 import m0022 from "./migrations/0022_call_session_call_id.ts"
 import m0023 from "./migrations/0023_opt_outs.ts"
 import m0024 from "./migrations/0024_scheduling.ts"
+import m0025 from "./migrations/0025_text_sends_order.ts"
 
 /**
  * A migration without the statement time limit (adapters/postgres/PgClient.ts): an index built
@@ -61,7 +62,8 @@ const all = {
   "0021_call_session_followers": m0021,
   "0022_call_session_call_id": m0022,
   "0023_opt_outs": m0023,
-  "0024_scheduling": m0024
+  "0024_scheduling": m0024,
+  "0025_text_sends_order": m0025
 }
 
 export const migrations = Migrator.fromRecord(

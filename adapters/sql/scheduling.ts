@@ -224,7 +224,7 @@ export const layer = Layer.effect(
             }]
           })
         })),
-      release: (claimId, ids, dueAt) =>
+      release: (ws, claimId, ids, dueAt) =>
         ids.length === 0 ?
           Effect.void :
           die(
@@ -232,19 +232,20 @@ export const layer = Layer.effect(
               dueAt === null ? sql`` : sql`, due_at = ${dueAt}::timestamptz`
             } WHERE claim_id = ${claimId} AND state = 'pending' AND ${sql.in("id", ids)}`
           ),
-      markSending: (id, claimId, until) =>
+      markSending: (ws, id, claimId, until) =>
         die(sql`UPDATE text_sends SET state = 'sending', locked_until = ${new Date(until).toISOString()}::timestamptz
-          WHERE id = ${id} AND claim_id = ${claimId} AND state = 'pending' RETURNING id`).pipe(
+          WHERE workspace_id = ${ws} AND id = ${id} AND claim_id = ${claimId} AND state = 'pending' RETURNING id`).pipe(
           Effect.map((rs) => rs.length === 1)
         ),
-      settle: (id, claimId, outcome, at) =>
+      settle: (ws, id, claimId, outcome, at) =>
         die(Effect.gen(function*() {
           // Its state before, read under the row's lock by the same statement that moves it.
           const rs = yield* sql`UPDATE text_sends s SET state = ${outcome.state}, message_id = ${outcome.messageId},
               failure = ${outcome.failure === null ? null : JSON.stringify(outcome.failure)}::jsonb,
               locked_until = NULL, updated_at = ${at}::timestamptz
-            FROM (SELECT id, state FROM text_sends WHERE id = ${id} AND claim_id = ${claimId} FOR UPDATE) before
-            WHERE s.id = before.id AND (before.state IN ('pending', 'sending')
+            FROM (SELECT id, state FROM text_sends WHERE workspace_id = ${ws} AND id = ${id} AND claim_id = ${claimId}
+              FOR UPDATE) before
+            WHERE s.workspace_id = ${ws} AND s.id = before.id AND (before.state IN ('pending', 'sending')
               OR (before.state = 'failed' AND s.failure->>'code' = ${UNKNOWN_OUTCOME}))
             RETURNING s.workspace_id, s.source, s.source_id, before.state AS before`
           const r = rs[0]
@@ -273,6 +274,11 @@ export const layer = Layer.effect(
             WHERE state = 'sending'${
             all ? sql`` : sql` AND locked_until < ${new Date(now).toISOString()}::timestamptz`
           } RETURNING workspace_id, source, source_id`
+          // At the only worker's start, a lease on a pending send is a dead process's: ended now, not waited out.
+          if (all) {
+            yield* sql`UPDATE text_sends SET claim_id = NULL, locked_until = NULL
+              WHERE state = 'pending' AND locked_until IS NOT NULL`
+          }
           const perBroadcast = new Map<string, { ws: string; id: string; n: number }>()
           for (const r of swept) {
             if (r.source !== "broadcast") continue

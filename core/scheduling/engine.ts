@@ -47,7 +47,13 @@ export const make = Effect.gen(function*() {
   /** Settles a send and, when it ended its broadcast, adds `broadcast.completed`: in the caller's transaction. */
   const settle = (c: ClaimedSend, outcome: Settlement) =>
     Effect.gen(function*() {
-      const { completed, settled } = yield* store.settle(c.send.id, c.claimId, outcome, yield* nowIso)
+      const { completed, settled } = yield* store.settle(
+        c.send.workspaceId,
+        c.send.id,
+        c.claimId,
+        outcome,
+        yield* nowIso
+      )
       if (Option.isSome(completed)) yield* completion(completed.value)
       return settled
     })
@@ -65,12 +71,12 @@ export const make = Effect.gen(function*() {
       const local = now + c.clockOffsetMs
       const allowed = nextAllowed(local, recipientTimeZone(c.send.to, c.timeZone), c.quietHours)
       if (allowed > local) {
-        yield* store.release(c.claimId, [c.send.id], new Date(allowed).toISOString())
+        yield* store.release(c.send.workspaceId, c.claimId, [c.send.id], new Date(allowed).toISOString())
         return false
       }
       const start = yield* pacer.reserve(ws, c.send.segments, c.segmentsPerMinute, now, PACE_HORIZON_MS)
       if (Option.isNone(start)) {
-        yield* store.release(c.claimId, [c.send.id], null)
+        yield* store.release(c.send.workspaceId, c.claimId, [c.send.id], null)
         return false
       }
       if (start.value > now) yield* Effect.sleep(Duration.millis(start.value - now))
@@ -99,7 +105,9 @@ export const make = Effect.gen(function*() {
       // recipient's lock, which a crash rolls back.)
       if (c.live) {
         const until = (yield* Clock.currentTimeMillis) + IN_FLIGHT_MS
-        if (!(yield* Effect.locally(store.markSending(c.send.id, c.claimId, until), Urgent, true))) return false
+        if (
+          !(yield* Effect.locally(store.markSending(c.send.workspaceId, c.send.id, c.claimId, until), Urgent, true))
+        ) return false
       }
       const hooks: SendHooks = {
         inRecord: (message) => settle(c, { state: "sent", messageId: message.id, failure: null })

@@ -93,18 +93,24 @@ export interface SchedulingStore {
     ReadonlyArray<ClaimedSend>
   >
   /** Ends the lease of these sends; with `dueAt`, they next fall due then (quiet hours). */
-  readonly release: (claimId: string, ids: ReadonlyArray<string>, dueAt: string | null) => Effect.Effect<void>
+  readonly release: (
+    workspaceId: string,
+    claimId: string,
+    ids: ReadonlyArray<string>,
+    dueAt: string | null
+  ) => Effect.Effect<void>
   /**
    * Marks a claimed pending send `sending` until `until` (real time), committed before the carrier
    * is called. False when it is no longer this claim's to send (canceled, or claimed again).
    */
-  readonly markSending: (id: string, claimId: string, until: number) => Effect.Effect<boolean>
+  readonly markSending: (workspaceId: string, id: string, claimId: string, until: number) => Effect.Effect<boolean>
   /**
    * Settles a claimed send (in the caller's transaction) and its broadcast's counts: from `pending`
    * or `sending`, or upgrades a swept `unknown_outcome` to what really happened. False when the
    * claim no longer holds it. `completed` when this was its broadcast's last pending recipient.
    */
   readonly settle: (
+    workspaceId: string,
     id: string,
     claimId: string,
     outcome: Settlement,
@@ -112,7 +118,8 @@ export interface SchedulingStore {
   ) => Effect.Effect<{ readonly settled: boolean; readonly completed: Option.Option<Completed> }>
   /**
    * Fails with `unknown_outcome` every `sending` send whose mark ran out by `now` (every one, with
-   * `all`: at the start of the only worker), never sending it again. Answers the broadcasts this completed.
+   * `all`: at the start of the only worker, which also ends the leases of pending sends), never
+   * sending it again. Answers the broadcasts this completed.
    */
   readonly sweep: (now: number, at: string, all: boolean) => Effect.Effect<ReadonlyArray<Completed>>
   /**

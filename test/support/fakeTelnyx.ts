@@ -362,6 +362,10 @@ export interface FakeTelnyx {
   readonly autoReplies: ReadonlyArray<AutoReply>
   /** How orders go from now on (until reset). */
   readonly setOrderFlow: (flow: OrderFlow) => void
+  /** From now on, `POST /v2/messages` is answered this many ms after it arrives (0: at once). */
+  readonly setMessageLatency: (ms: number) => void
+  /** With a latency set: each `POST /v2/messages` as it arrived, before it is answered. */
+  readonly receivedMessages: ReadonlyArray<{ readonly at: number; readonly body: string }>
   /** 10DLC brands by `brandId`, and campaigns by `campaignId`, as last answered. */
   readonly brands: ReadonlyMap<string, Record<string, unknown>>
   readonly campaigns: ReadonlyMap<string, Record<string, unknown>>
@@ -1224,10 +1228,22 @@ export const startFakeTelnyx = async (
     requests.push({ method: req.method ?? "GET", path, query, headers, body, json, at: Date.now(), answer })
   }
 
+  let messageLatencyMs = 0
+  const received: Array<{ readonly at: number; readonly body: string }> = []
   const server = createServer((req, res) => {
     const chunks: Array<Buffer> = []
     req.on("data", (c: Buffer) => chunks.push(c))
-    req.on("end", () => handle(req, res, Buffer.concat(chunks).toString("utf8")))
+    req.on("end", () => {
+      const body = Buffer.concat(chunks).toString("utf8")
+      // A slow send: the request is read now, accepted (and recorded) after the latency, as a
+      // carrier that takes its time does; a client that died meanwhile never hears the answer.
+      if (messageLatencyMs > 0 && req.method === "POST" && (req.url ?? "").split("?")[0] === "/v2/messages") {
+        received.push({ at: Date.now(), body })
+        setTimeout(() => handle(req, res, body), messageLatencyMs)
+      } else {
+        handle(req, res, body)
+      }
+    })
   })
   await new Promise<void>((done, fail) => {
     server.once("error", fail)
@@ -1297,6 +1313,10 @@ export const startFakeTelnyx = async (
     setOrderFlow: (flow) => {
       orderFlow = flow
     },
+    setMessageLatency: (ms) => {
+      messageLatencyMs = ms
+    },
+    receivedMessages: received,
     brands,
     campaigns,
     assignments,
