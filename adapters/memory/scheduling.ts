@@ -137,7 +137,9 @@ export const layer = Layer.effect(
               q.send.state === "pending" && ms(q.send.dueAt) <= now + offsetOf(q.send.workspaceId) &&
               (q.lockedUntil === null || q.lockedUntil < now) && !paceBooked(q.send.workspaceId, now, paceHorizonMs)
             )
-            .sort((a, b) => ms(a.send.dueAt) - ms(b.send.dueAt) || a.send.seq - b.send.seq)
+            .sort((a, b) =>
+              ms(a.send.dueAt) - ms(b.send.dueAt) || a.send.seq - b.send.seq || (a.send.id < b.send.id ? -1 : 1)
+            )
             .slice(0, limit)
           return due.flatMap((q): Array<ClaimedSend> => {
             const ws = q.send.workspaceId

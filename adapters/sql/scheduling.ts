@@ -78,13 +78,15 @@ export const layer = Layer.effect(
 
     /**
      * Moves `n` of a broadcast's recipients from `from` to `to` and, when none is left pending, ends
-     * it (`completed` unless canceled). Answers the completion it caused.
+     * it (`completed` unless canceled). Answers the completion it caused. From `failed` to `failed`
+     * (a swept send whose failure is then reported) moves nothing: one column cannot be set twice.
      */
     const moveCounts = (ws: string, id: string, from: "pending" | "failed", to: string, n: number, at: string) => {
       const leaving = from === "pending" ? n : 0
+      const move = from === to ? sql`` : sql`${sql(from)} = b.${sql(from)} - ${n}, ${sql(to)} = b.${sql(to)} + ${n},`
       return Effect.map(
         sql`WITH old AS (SELECT completed_at FROM broadcasts WHERE workspace_id = ${ws} AND id = ${id} FOR UPDATE)
-          UPDATE broadcasts b SET ${sql(from)} = b.${sql(from)} - ${n}, ${sql(to)} = b.${sql(to)} + ${n},
+          UPDATE broadcasts b SET ${move}
             state = CASE WHEN b.state = 'active' AND b.pending - ${leaving} = 0 THEN 'completed' ELSE b.state END,
             completed_at = CASE WHEN b.pending - ${leaving} = 0 THEN coalesce(b.completed_at, ${at}::timestamptz)
               ELSE b.completed_at END
@@ -188,7 +190,7 @@ export const layer = Layer.effect(
               WHERE s2.state = 'pending' AND s2.due_at <= ${nowTs}::timestamptz + coalesce(c.offset_ms, 0) * interval '1 millisecond'
                 AND (s2.locked_until IS NULL OR s2.locked_until < ${nowTs}::timestamptz)
                 AND (p.next_at_ms IS NULL OR p.next_at_ms <= ${now + paceHorizonMs})
-              ORDER BY s2.due_at, s2.seq LIMIT ${limit}
+              ORDER BY s2.due_at, s2.seq, s2.id LIMIT ${limit}
               FOR UPDATE OF s2 SKIP LOCKED
             ) due
             WHERE s.workspace_id = due.workspace_id AND s.id = due.id
@@ -204,7 +206,12 @@ export const layer = Layer.effect(
             FROM workspaces w LEFT JOIN agents a ON a.workspace_id = w.id WHERE ${sql.in("w.id", wsIds)}`
           const sources = new Map<string, Row>([...scheduled, ...broadcasts].map((r) => [String(r.id), r]))
           const byWorkspace = new Map<string, Row>(settings.map((r) => [String(r.id), r]))
-          return rows.flatMap((r): Array<ClaimedSend> => {
+          // RETURNING keeps no order: soonest first again, as the subquery chose them.
+          const dueMs = (r: Row) => Date.parse(iso(r.due_at))
+          const soonest = [...rows].sort((a, b) =>
+            dueMs(a) - dueMs(b) || Number(a.seq) - Number(b.seq) || (String(a.id) < String(b.id) ? -1 : 1)
+          )
+          return soonest.flatMap((r): Array<ClaimedSend> => {
             const source = sources.get(String(r.source_id))
             const w = byWorkspace.get(String(r.workspace_id))
             if (source === undefined || w === undefined) return []
