@@ -94,7 +94,7 @@ const main = async () => {
     }
     const sorted = [...creates].sort((a, b) => a - b)
     log(
-      `create 10,000 recipients: p50 ${fmt(percentile(sorted, 50))} ms, max ${fmt(sorted.at(-1)!)} ms (${CREATES} runs)`
+      `create 10,000 recipients: p50 ${fmt(percentile(sorted, 0.5))} ms, max ${fmt(sorted.at(-1)!)} ms (${CREATES} runs)`
     )
 
     // 2. CPU per text: direct sends, then a broadcast, in alternating rounds.
@@ -168,7 +168,7 @@ const main = async () => {
       figures: [
         {
           figure: "POST /v1/api/broadcasts with 10,000 phones, p50",
-          value: percentile(sorted, 50),
+          value: percentile(sorted, 0.5),
           unit: "ms",
           baseline: { label: "max of the runs", value: sorted.at(-1)! }
         },

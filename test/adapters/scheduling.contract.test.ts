@@ -316,8 +316,13 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
           "only the soonest are due, in any workspace"
         )
         const messageId = uuid()
-        assert.isTrue((yield* store.settle(first.send.id, one[1]!.claimId, sent(messageId), ts(151))).settled)
-        assert.isTrue((yield* store.settle(elsewhere.send.id, one[0]!.claimId, sent(), ts(151))).settled)
+        assert.isTrue(
+          (yield* store.settle(first.send.workspaceId, first.send.id, one[1]!.claimId, sent(messageId), ts(151)))
+            .settled
+        )
+        assert.isTrue(
+          (yield* store.settle(elsewhere.send.workspaceId, elsewhere.send.id, one[0]!.claimId, sent(), ts(151))).settled
+        )
         const more = yield* store.claimDue(at(350), LEASE, HORIZON, 10)
         // Claims take the soonest due first, then by seq, then by the send's id (not the message's).
         const bySend = expected.slice(1, 5).map((m) => m.send).sort((a, b) =>
@@ -325,7 +330,7 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
         )
         assert.deepStrictEqual(ids(more), sendIds(bySend), "soonest first, then by id")
         assert.strictEqual(ids(more)[3], full.send.id)
-        assert.isTrue(yield* store.markSending(full.send.id, more[0]!.claimId, at(400)))
+        assert.isTrue(yield* store.markSending(full.send.workspaceId, full.send.id, more[0]!.claimId, at(400)))
         assert.strictEqual((yield* store.cancel(ws, last.record.id, ts(352))).skipped, 1)
 
         const stateOf = (m: Scheduled, state: SendState, patch: Partial<SendRecord> = {}): Scheduled => ({
@@ -411,9 +416,9 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
         const c = claimed[0]!.claimId
         const messageId = uuid()
         const failure = { code: "invalid_argument", message: "to: not a mobile number" }
-        yield* store.settle(b.sends[0]!.id, c, sent(messageId), ts(101))
-        yield* store.settle(b.sends[1]!.id, c, failed(failure), ts(102))
-        yield* store.settle(b.sends[2]!.id, c, optedOut, ts(103))
+        yield* store.settle(b.sends[0]!.workspaceId, b.sends[0]!.id, c, sent(messageId), ts(101))
+        yield* store.settle(b.sends[1]!.workspaceId, b.sends[1]!.id, c, failed(failure), ts(102))
+        yield* store.settle(b.sends[2]!.workspaceId, b.sends[2]!.id, c, optedOut, ts(103))
         const settled = [
           { ...b.sends[0]!, state: "sent" as const, messageId, updatedAt: ts(101) },
           { ...b.sends[1]!, state: "failed" as const, failure, updatedAt: ts(102) },
@@ -570,8 +575,8 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
 
         // Sent, in flight, canceled: never claimed again, whatever their lease.
         const c = again[0]!.claimId
-        assert.isTrue((yield* store.settle(early.send.id, c, sent(), ts(90))).settled)
-        assert.isTrue(yield* store.markSending(later.send.id, c, at(90)))
+        assert.isTrue((yield* store.settle(early.send.workspaceId, early.send.id, c, sent(), ts(90))).settled)
+        assert.isTrue(yield* store.markSending(later.send.workspaceId, later.send.id, c, at(90)))
         yield* store.cancel(ws, exactly.record.id, ts(90))
         yield* store.cancel(moved, b.record.id, ts(90))
         const last = yield* store.claimDue(at(500), LEASE, HORIZON, 10)
@@ -634,7 +639,7 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
         assert.deepStrictEqual(yield* store.claimDue(now + 57_999, lease, HORIZON, 10), [])
         const later = yield* store.claimDue(now + 58_000, lease, HORIZON, 10)
         assert.deepStrictEqual(ids(later), [onBusy.send.id])
-        yield* store.release(later[0]!.claimId, [onBusy.send.id], null)
+        yield* store.release(onBusy.send.workspaceId, later[0]!.claimId, [onBusy.send.id], null)
         assert.deepStrictEqual(
           ids(yield* store.claimDue(now, lease, 60_000, 10)),
           [onBusy.send.id],
@@ -653,18 +658,18 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
         assert.deepStrictEqual(ids(first), sendIds(b.sends))
         const c1 = first[0]!.claimId
 
-        yield* store.release(c1, [s0!.id], null)
+        yield* store.release(s0!.workspaceId, c1, [s0!.id], null)
         const second = yield* store.claimDue(at(21), LEASE, HORIZON, 10)
         assert.deepStrictEqual(ids(second), [s0!.id], "only the released one")
         const c2 = second[0]!.claimId
 
         // c1 no longer holds s0: its release changes neither the lease nor the time.
-        yield* store.release(c1, [s0!.id], ts(1))
+        yield* store.release(s0!.workspaceId, c1, [s0!.id], ts(1))
         assert.deepStrictEqual(yield* store.claimDue(at(22), LEASE, HORIZON, 10), [])
         assert.deepStrictEqual(yield* recipient(b, 0), s0)
 
         // Quiet hours: s0 waits until ts(200).
-        yield* store.release(c2, [s0!.id], ts(200))
+        yield* store.release(s0!.workspaceId, c2, [s0!.id], ts(200))
         assert.deepStrictEqual(yield* recipient(b, 0), { ...s0!, dueAt: ts(200) })
         assert.deepStrictEqual(yield* store.claimDue(at(23), LEASE, HORIZON, 10), [])
         assert.deepStrictEqual(
@@ -678,11 +683,11 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
         const third = yield* store.claimDue(at(199) + LEASE + 1, LEASE, HORIZON, 10)
         assert.deepStrictEqual(ids(third), [s1!.id, s2!.id, s0!.id])
         const c3 = third[0]!.claimId
-        assert.isTrue(yield* store.markSending(s1!.id, c3, at(300)))
-        yield* store.release(c3, [s1!.id, uuid()], ts(900))
-        yield* store.release(c3, [], ts(900))
+        assert.isTrue(yield* store.markSending(s1!.workspaceId, s1!.id, c3, at(300)))
+        yield* store.release(s1!.workspaceId, c3, [s1!.id, uuid()], ts(900))
+        yield* store.release(s1!.workspaceId, c3, [], ts(900))
         assert.deepStrictEqual(yield* recipient(b, 1), { ...s1!, state: "sending" })
-        assert.isTrue((yield* store.settle(s1!.id, c3, sent(), ts(250))).settled, "still its claim's")
+        assert.isTrue((yield* store.settle(s1!.workspaceId, s1!.id, c3, sent(), ts(250))).settled, "still its claim's")
       }))
 
     test("markSending: true once for the claim that holds the send; false for a stale claim and after cancel", () =>
@@ -698,22 +703,22 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
         const c1 = first[0]!.claimId
         const [s0, s1] = b.sends
 
-        assert.isTrue(yield* store.markSending(s0!.id, c1, at(80)))
-        assert.isFalse(yield* store.markSending(s0!.id, c1, at(90)), "once")
+        assert.isTrue(yield* store.markSending(s0!.workspaceId, s0!.id, c1, at(80)))
+        assert.isFalse(yield* store.markSending(s0!.workspaceId, s0!.id, c1, at(90)), "once")
         assert.deepStrictEqual(yield* recipient(b, 0), { ...s0!, state: "sending" })
-        assert.isFalse(yield* store.markSending(uuid(), c1, at(80)), "no such send")
+        assert.isFalse(yield* store.markSending(s0!.workspaceId, uuid(), c1, at(80)), "no such send")
 
         // s1's lease ends and another claim takes it: the first claim's mark is refused.
         const second = yield* store.claimDue(at(20) + LEASE + 1, LEASE, HORIZON, 10)
         assert.deepStrictEqual(ids(second), [s1!.id, m.send.id], "a send in flight is not claimed again")
         const c2 = second[0]!.claimId
-        assert.isFalse(yield* store.markSending(s1!.id, c1, at(90)))
+        assert.isFalse(yield* store.markSending(s1!.workspaceId, s1!.id, c1, at(90)))
         assert.deepStrictEqual(yield* recipient(b, 1), s1)
-        assert.isTrue(yield* store.markSending(s1!.id, c2, at(90)))
+        assert.isTrue(yield* store.markSending(s1!.workspaceId, s1!.id, c2, at(90)))
 
         // Canceled before the mark: refused, and it stays skipped.
         yield* store.cancel(ws, m.record.id, ts(55))
-        assert.isFalse(yield* store.markSending(m.send.id, c2, at(90)))
+        assert.isFalse(yield* store.markSending(m.send.workspaceId, m.send.id, c2, at(90)))
         assert.strictEqual((yield* getScheduled(ws, m.record.id)).send.state, "skipped")
       }))
 
@@ -729,14 +734,17 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
         const c1 = first[0]!.claimId
 
         const messageId = uuid()
-        assert.deepStrictEqual(completedOf(yield* store.settle(s0!.id, c1, sent(messageId), ts(21))), null)
+        assert.deepStrictEqual(
+          completedOf(yield* store.settle(s0!.workspaceId, s0!.id, c1, sent(messageId), ts(21))),
+          null
+        )
         assert.deepStrictEqual(yield* countsOf(b), { ...pendingCounts(5), sent: 1, pending: 4 })
         // From `sending`, as a live send is settled.
-        assert.isTrue(yield* store.markSending(s1!.id, c1, at(80)))
+        assert.isTrue(yield* store.markSending(s1!.workspaceId, s1!.id, c1, at(80)))
         const failure = { code: "forbidden", message: "The number is not registered" }
-        assert.isTrue((yield* store.settle(s1!.id, c1, failed(failure), ts(22))).settled)
-        assert.isTrue((yield* store.settle(s2!.id, c1, optedOut, ts(23))).settled)
-        assert.isTrue((yield* store.settle(s3!.id, c1, skippedCanceled, ts(24))).settled)
+        assert.isTrue((yield* store.settle(s1!.workspaceId, s1!.id, c1, failed(failure), ts(22))).settled)
+        assert.isTrue((yield* store.settle(s2!.workspaceId, s2!.id, c1, optedOut, ts(23))).settled)
+        assert.isTrue((yield* store.settle(s3!.workspaceId, s3!.id, c1, skippedCanceled, ts(24))).settled)
         assert.deepStrictEqual(yield* countsOf(b), {
           total: 5,
           sent: 1,
@@ -751,21 +759,21 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
           { ...s2!, state: "skipped", failure: optedOut.failure, updatedAt: ts(23) },
           { ...s3!, state: "skipped", failure: skippedCanceled.failure, updatedAt: ts(24) }
         ])
-        assert.isFalse((yield* store.settle(s0!.id, c1, failed(), ts(25))).settled, "settled already")
+        assert.isFalse((yield* store.settle(s0!.workspaceId, s0!.id, c1, failed(), ts(25))).settled, "settled already")
 
         // s4's lease ends and another claim takes it: the first claim can no longer settle it.
         const second = yield* store.claimDue(at(20) + LEASE + 1, LEASE, HORIZON, 10)
         assert.deepStrictEqual(ids(second), [s4!.id])
         const c2 = second[0]!.claimId
-        const stale = yield* store.settle(s4!.id, c1, sent(), ts(60))
+        const stale = yield* store.settle(s4!.workspaceId, s4!.id, c1, sent(), ts(60))
         assert.isFalse(stale.settled)
         assert.deepStrictEqual(completedOf(stale), null)
         assert.deepStrictEqual(yield* recipient(b, 4), s4)
         assert.strictEqual((yield* countsOf(b)).pending, 1)
-        assert.isFalse((yield* store.settle(uuid(), c2, sent(), ts(60))).settled, "no such send")
+        assert.isFalse((yield* store.settle(s4!.workspaceId, uuid(), c2, sent(), ts(60))).settled, "no such send")
 
         const finalCounts = { total: 5, sent: 2, failed: 1, skippedOptedOut: 1, skippedCanceled: 1, pending: 0 }
-        const last = yield* store.settle(s4!.id, c2, sent(), ts(61))
+        const last = yield* store.settle(s4!.workspaceId, s4!.id, c2, sent(), ts(61))
         assert.isTrue(last.settled)
         assert.deepStrictEqual(completedOf(last), { workspaceId: ws, broadcastId: b.record.id, counts: finalCounts })
         assert.deepStrictEqual(yield* getBroadcast(ws, b.record.id), {
@@ -775,7 +783,7 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
           completedAt: ts(61)
         })
         assert.deepStrictEqual(yield* countsOf(b), finalCounts)
-        const again = yield* store.settle(s4!.id, c2, sent(), ts(62))
+        const again = yield* store.settle(s4!.workspaceId, s4!.id, c2, sent(), ts(62))
         assert.isFalse(again.settled)
         assert.deepStrictEqual(completedOf(again), null, "completed once")
 
@@ -784,7 +792,7 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
         yield* putScheduled(m)
         const claimed = yield* store.claimDue(at(100), LEASE, HORIZON, 10)
         assert.deepStrictEqual(ids(claimed), [m.send.id])
-        const alone = yield* store.settle(m.send.id, claimed[0]!.claimId, sent(messageId), ts(101))
+        const alone = yield* store.settle(m.send.workspaceId, m.send.id, claimed[0]!.claimId, sent(messageId), ts(101))
         assert.isTrue(alone.settled)
         assert.deepStrictEqual(completedOf(alone), null)
         assert.deepStrictEqual(
@@ -803,13 +811,15 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
         const claimed = yield* store.claimDue(at(20), LEASE, HORIZON, 10)
         const c = claimed[0]!.claimId
         const rolledBack = yield* Effect.exit(tx.withTransaction(Effect.gen(function*() {
-          assert.isTrue(Option.isSome((yield* store.settle(b.sends[0]!.id, c, sent(), ts(21))).completed))
+          assert.isTrue(
+            Option.isSome((yield* store.settle(b.sends[0]!.workspaceId, b.sends[0]!.id, c, sent(), ts(21))).completed)
+          )
           return yield* Effect.fail("boom")
         })))
         assert.strictEqual(rolledBack._tag, "Failure")
         assert.deepStrictEqual(yield* recipient(b, 0), b.sends[0])
         assert.deepStrictEqual(yield* getBroadcast(ws, b.record.id), b.record)
-        const done = yield* store.settle(b.sends[0]!.id, c, sent(), ts(22))
+        const done = yield* store.settle(b.sends[0]!.workspaceId, b.sends[0]!.id, c, sent(), ts(22))
         assert.deepStrictEqual(completedOf(done)?.counts, { ...pendingCounts(1), sent: 1, pending: 0 })
       }))
 
@@ -825,10 +835,10 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
         assert.deepStrictEqual(ids(claimed), [...sendIds(b.sends), m.send.id])
         const c = claimed[0]!.claimId
         const [s0, s1, s2, s3] = b.sends
-        assert.isTrue(yield* store.markSending(s0!.id, c, at(100)))
-        assert.isTrue(yield* store.markSending(s1!.id, c, at(200)))
-        assert.isTrue(yield* store.markSending(m.send.id, c, at(100)))
-        assert.isTrue((yield* store.settle(s2!.id, c, sent(), ts(30))).settled)
+        assert.isTrue(yield* store.markSending(s0!.workspaceId, s0!.id, c, at(100)))
+        assert.isTrue(yield* store.markSending(s1!.workspaceId, s1!.id, c, at(200)))
+        assert.isTrue(yield* store.markSending(m.send.workspaceId, m.send.id, c, at(100)))
+        assert.isTrue((yield* store.settle(s2!.workspaceId, s2!.id, c, sent(), ts(30))).settled)
         // s3 stays pending (leased, then not): the sweep never touches it.
 
         assert.deepStrictEqual(yield* store.sweep(at(100), ts(100), false), [], "not yet ran out")
@@ -853,7 +863,7 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
         assert.deepStrictEqual(yield* countsOf(b), { ...pendingCounts(4), sent: 1, failed: 1, pending: 2 })
 
         // s3 is settled; then the sweep with `all` (a sole worker's start) gives up s1 early and ends the broadcast.
-        assert.isTrue((yield* store.settle(s3!.id, c, optedOut, ts(102))).settled)
+        assert.isTrue((yield* store.settle(s3!.workspaceId, s3!.id, c, optedOut, ts(102))).settled)
         const finalCounts = { ...pendingCounts(4), sent: 1, failed: 2, skippedOptedOut: 1, pending: 0 }
         assert.deepStrictEqual(yield* store.sweep(at(150), ts(150), true), [
           { workspaceId: ws, broadcastId: b.record.id, counts: finalCounts }
@@ -883,7 +893,7 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
         yield* putBroadcast(b)
         const claimed = yield* store.claimDue(at(20), LEASE, HORIZON, 10)
         const c = claimed[0]!.claimId
-        for (const s of b.sends) assert.isTrue(yield* store.markSending(s.id, c, at(60)))
+        for (const s of b.sends) assert.isTrue(yield* store.markSending(s.workspaceId, s.id, c, at(60)))
         const swept = { ...pendingCounts(3), failed: 3, pending: 0 }
         assert.deepStrictEqual(yield* store.sweep(at(61), ts(61), false), [
           { workspaceId: ws, broadcastId: b.record.id, counts: swept }
@@ -891,21 +901,24 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
         const [s0, s1, s2] = b.sends
 
         const messageId = uuid()
-        const upgraded = yield* store.settle(s0!.id, c, sent(messageId), ts(70))
+        const upgraded = yield* store.settle(s0!.workspaceId, s0!.id, c, sent(messageId), ts(70))
         assert.isTrue(upgraded.settled)
         assert.deepStrictEqual(completedOf(upgraded), null, "it completed at the sweep")
         assert.deepStrictEqual(yield* countsOf(b), { ...swept, sent: 1, failed: 2 })
         assert.deepStrictEqual(yield* recipient(b, 0), { ...s0!, state: "sent", messageId, updatedAt: ts(70) })
-        assert.isFalse((yield* store.settle(s0!.id, c, sent(), ts(71))).settled, "once")
+        assert.isFalse((yield* store.settle(s0!.workspaceId, s0!.id, c, sent(), ts(71))).settled, "once")
 
         // A failure the carrier did report replaces the unknown one: failed stays failed.
         const failure = { code: "carrier_error", message: "Rejected by the carrier" }
-        assert.isTrue((yield* store.settle(s1!.id, c, failed(failure), ts(72))).settled)
+        assert.isTrue((yield* store.settle(s1!.workspaceId, s1!.id, c, failed(failure), ts(72))).settled)
         assert.deepStrictEqual(yield* recipient(b, 1), { ...s1!, state: "failed", failure, updatedAt: ts(72) })
         assert.deepStrictEqual(yield* countsOf(b), { ...swept, sent: 1, failed: 2 })
-        assert.isFalse((yield* store.settle(s1!.id, c, sent(), ts(73))).settled, "a reported failure is final")
+        assert.isFalse(
+          (yield* store.settle(s1!.workspaceId, s1!.id, c, sent(), ts(73))).settled,
+          "a reported failure is final"
+        )
 
-        assert.isTrue((yield* store.settle(s2!.id, c, optedOut, ts(74))).settled)
+        assert.isTrue((yield* store.settle(s2!.workspaceId, s2!.id, c, optedOut, ts(74))).settled)
         const finalCounts = { ...swept, sent: 1, failed: 1, skippedOptedOut: 1 }
         assert.deepStrictEqual(yield* countsOf(b), finalCounts)
         assert.deepStrictEqual(yield* getBroadcast(ws, b.record.id), {
@@ -927,7 +940,7 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
         const claimed = yield* store.claimDue(at(20), LEASE, HORIZON, 2)
         assert.deepStrictEqual(ids(claimed), [s0!.id, s1!.id])
         const c = claimed[0]!.claimId
-        assert.isTrue(yield* store.markSending(s0!.id, c, at(80)))
+        assert.isTrue(yield* store.markSending(s0!.workspaceId, s0!.id, c, at(80)))
 
         const notHers = yield* store.cancel(other, b.record.id, ts(30))
         assert.strictEqual(notHers.skipped, 0, "another workspace's")
@@ -947,12 +960,15 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
           counts: { ...pendingCounts(4), skippedCanceled: 3, pending: 1 }
         })
         assert.deepStrictEqual(yield* countsOf(b), { ...pendingCounts(4), skippedCanceled: 3, pending: 1 })
-        assert.isFalse((yield* store.settle(s1!.id, c, sent(), ts(31))).settled, "a canceled send is not settled")
+        assert.isFalse(
+          (yield* store.settle(s1!.workspaceId, s1!.id, c, sent(), ts(31))).settled,
+          "a canceled send is not settled"
+        )
         assert.deepStrictEqual(yield* store.claimDue(at(20) + LEASE + 1, LEASE, HORIZON, 10), [])
 
         // The send in flight finishes and ends the broadcast, which stays canceled.
         const finalCounts = { ...pendingCounts(4), sent: 1, skippedCanceled: 3, pending: 0 }
-        const last = yield* store.settle(s0!.id, c, sent(), ts(40))
+        const last = yield* store.settle(s0!.workspaceId, s0!.id, c, sent(), ts(40))
         assert.deepStrictEqual(completedOf(last), { workspaceId: ws, broadcastId: b.record.id, counts: finalCounts })
         assert.deepStrictEqual(yield* getBroadcast(ws, b.record.id), {
           ...b.record,
@@ -1014,7 +1030,7 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
         const claimed = yield* store.claimDue(at(200), LEASE, HORIZON, 10)
         assert.deepStrictEqual(ids(claimed), [m.send.id], "due on its workspace's clock")
         assert.strictEqual(Option.getOrThrow(yield* store.nextDue()), at(300))
-        assert.isTrue(yield* store.markSending(m.send.id, claimed[0]!.claimId, at(400)))
+        assert.isTrue(yield* store.markSending(m.send.workspaceId, m.send.id, claimed[0]!.claimId, at(400)))
         assert.strictEqual(Option.getOrThrow(yield* store.nextDue()), at(400))
         yield* store.cancel(z, b.record.id, ts(301))
         assert.isTrue(Option.isNone(yield* store.nextDue()))
