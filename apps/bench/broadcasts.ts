@@ -94,7 +94,9 @@ const main = async () => {
     }
     const sorted = [...creates].sort((a, b) => a - b)
     log(
-      `create 10,000 recipients: p50 ${fmt(percentile(sorted, 0.5))} ms, max ${fmt(sorted.at(-1)!)} ms (${CREATES} runs)`
+      `create 10,000 recipients: p50 ${fmt(percentile(sorted, 0.5))} ms, max ${
+        fmt(sorted.at(-1)!)
+      } ms (${CREATES} runs)`
     )
 
     // 2. CPU per text: direct sends, then a broadcast, in alternating rounds.
