@@ -51,8 +51,8 @@ describe("a live broadcast across kill -9 on the embedded database", () => {
         PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
         // A registration in carrier review texts on the service's pre-approved campaign: no wait for one.
         PREAPPROVED_CAMPAIGN: "true",
-      // ... and stays in review: no poll moves it on to an approved campaign awaiting the number's assignment.
-      REGISTRY_POLL_MS: "3600000",
+        // ... and stays in review: no poll moves it on to an approved campaign awaiting the number's assignment.
+        REGISTRY_POLL_MS: "3600000",
         RATE_LIMIT_PER_MINUTE: "100000",
         SCHEDULING_POLL_MS: "100"
       }
