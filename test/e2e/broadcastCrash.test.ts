@@ -49,10 +49,7 @@ describe("a live broadcast across kill -9 on the embedded database", () => {
         TELNYX_MESSAGING_PROFILE_ID: "fake-profile",
         TELNYX_CONNECTION_ID: "fake-connection",
         PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
-        // A registration in carrier review texts on the service's pre-approved campaign: no wait for one.
-        PREAPPROVED_CAMPAIGN: "true",
-        // ... and stays in review: no poll moves it on to an approved campaign awaiting the number's assignment.
-        REGISTRY_POLL_MS: "3600000",
+        REGISTRY_POLL_MS: "300",
         RATE_LIMIT_PER_MINUTE: "100000",
         SCHEDULING_POLL_MS: "100"
       }
@@ -83,8 +80,19 @@ describe("a live broadcast across kill -9 on the embedded database", () => {
       const available = (await call(live, "GET", "/v1/api/numbers/available?type=local&limit=1")).available
       await call(live, "POST", "/v1/api/numbers", { phoneNumber: available[0].phone_number })
       await call(live, "POST", "/v1/api/messaging/registration", { business })
-      // The live path is open: one direct send reaches the fake.
-      await call(live, "POST", "/v1/api/messages", { to: "+14155550100", body: "Before the broadcast" })
+      // The fake registry approves the campaign and assigns the number on later reads (the poller's,
+      // every 300 ms): the live path is open once a direct send reaches the fake.
+      const opened = Date.now() + 60_000
+      for (;;) {
+        const res = await fetch(`${server.baseUrl}/v1/api/messages`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${live}`, "content-type": "application/json" },
+          body: JSON.stringify({ to: "+14155550100", body: "Before the broadcast" })
+        })
+        if (res.status === 201) break
+        expect(Date.now(), await res.text()).toBeLessThan(opened)
+        await sleep(300)
+      }
 
       fake.setMessageLatency(LATENCY_MS)
       const phones = Array.from({ length: RECIPIENTS }, (_, i) => `+1415${String(5_000_000 + i).padStart(7, "0")}`)
