@@ -9,7 +9,9 @@
  * assignment to a campaign: bare camelCase answers, reviews and assignments settled by `setReview`
  * on the first read); voice (Call Control and
  * AI assistants, fakeTelnyxVoice.ts); with Telnyx's auth, validation and error shapes, scriptable
- * faults, a record of every request, and Ed25519-signed webhooks (`message.sent`,
+ * faults, an answer delay for `POST /v2/messages` (`setMessageLatency`: the text is taken, and
+ * recorded, when the request arrives; the answer leaves later, so a sender can die with texts in
+ * flight), a record of every request, and Ed25519-signed webhooks (`message.sent`,
  * `message.finalized`, `message.received`, the events of a call, or any event type); a messaging
  * profile's default keyword handling (`inboundText`: block rules, 40300 refusals, Telnyx's own
  * auto-replies).
@@ -362,10 +364,6 @@ export interface FakeTelnyx {
   readonly autoReplies: ReadonlyArray<AutoReply>
   /** How orders go from now on (until reset). */
   readonly setOrderFlow: (flow: OrderFlow) => void
-  /** From now on, `POST /v2/messages` is answered this many ms after it arrives (0: at once). */
-  readonly setMessageLatency: (ms: number) => void
-  /** With a latency set: each `POST /v2/messages` as it arrived, before it is answered. */
-  readonly receivedMessages: ReadonlyArray<{ readonly at: number; readonly body: string }>
   /** 10DLC brands by `brandId`, and campaigns by `campaignId`, as last answered. */
   readonly brands: ReadonlyMap<string, Record<string, unknown>>
   readonly campaigns: ReadonlyMap<string, Record<string, unknown>>
@@ -375,6 +373,12 @@ export interface FakeTelnyx {
   readonly otps: ReadonlyMap<string, FakeOtp>
   /** How reviews settle from now on (merged into the current one; default accepted and approved). */
   readonly setReview: (review: Review) => void
+  /**
+   * From now on (until reset), each `POST /v2/messages` is handled when it arrives (the message
+   * taken, the request recorded with its answer) and answered `ms` later: a fixed delay, or one drawn
+   * uniformly from `[min, max]` per request. 0 (the default) answers at once.
+   */
+  readonly setMessageLatency: (ms: number | { readonly min: number; readonly max: number }) => void
   /** The next `times` requests to /v2 answer with `fault` (queued after earlier scripts). */
   readonly script: (fault: FakeFault, times?: number) => void
   readonly signedWebhook: (eventType: string, payload: unknown, options?: WebhookOptions) => SignedWebhook
@@ -510,17 +514,29 @@ export const startFakeTelnyx = async (
   const ruleKey = (profile: string, recipient: string) => `${profile} ${recipient}`
   const autoReplies: Array<AutoReply> = []
   const hanging = new Set<ServerResponse>()
+  let messageLatency: { readonly min: number; readonly max: number } = { min: 0, max: 0 }
+  /** How long each answer is held (`setMessageLatency`), and the answers held now (stop() drops them). */
+  const delayOf = new WeakMap<ServerResponse, number>()
+  const delayed = new Map<ServerResponse, ReturnType<typeof setTimeout>>()
 
   const send = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
     const text = typeof body === "string" ? body : JSON.stringify(body)
-    res.writeHead(status, {
-      "content-type": "application/json",
-      "x-ratelimit-limit": "100",
-      "x-ratelimit-remaining": status === 429 ? "0" : "99",
-      "x-ratelimit-reset": "1",
-      ...headers
-    })
-    res.end(text)
+    const answer = () => {
+      delayed.delete(res)
+      // The client may be gone (a killed sender): what it would have read is dropped.
+      if (res.destroyed) return
+      res.writeHead(status, {
+        "content-type": "application/json",
+        "x-ratelimit-limit": "100",
+        "x-ratelimit-remaining": status === 429 ? "0" : "99",
+        "x-ratelimit-reset": "1",
+        ...headers
+      })
+      res.end(text)
+    }
+    const delay = delayOf.get(res) ?? 0
+    if (delay > 0) delayed.set(res, setTimeout(answer, delay))
+    else answer()
     return status
   }
   const errors = (
@@ -1228,22 +1244,14 @@ export const startFakeTelnyx = async (
     requests.push({ method: req.method ?? "GET", path, query, headers, body, json, at: Date.now(), answer })
   }
 
-  let messageLatencyMs = 0
-  const received: Array<{ readonly at: number; readonly body: string }> = []
   const server = createServer((req, res) => {
+    res.on("error", () => undefined)
+    if (req.method === "POST" && (req.url ?? "").split("?")[0] === "/v2/messages" && messageLatency.max > 0) {
+      delayOf.set(res, messageLatency.min + Math.random() * (messageLatency.max - messageLatency.min))
+    }
     const chunks: Array<Buffer> = []
     req.on("data", (c: Buffer) => chunks.push(c))
-    req.on("end", () => {
-      const body = Buffer.concat(chunks).toString("utf8")
-      // A slow send: the request is read now, accepted (and recorded) after the latency, as a
-      // carrier that takes its time does; a client that died meanwhile never hears the answer.
-      if (messageLatencyMs > 0 && req.method === "POST" && (req.url ?? "").split("?")[0] === "/v2/messages") {
-        received.push({ at: Date.now(), body })
-        setTimeout(() => handle(req, res, body), messageLatencyMs)
-      } else {
-        handle(req, res, body)
-      }
-    })
+    req.on("end", () => handle(req, res, Buffer.concat(chunks).toString("utf8")))
   })
   await new Promise<void>((done, fail) => {
     server.once("error", fail)
@@ -1313,16 +1321,15 @@ export const startFakeTelnyx = async (
     setOrderFlow: (flow) => {
       orderFlow = flow
     },
-    setMessageLatency: (ms) => {
-      messageLatencyMs = ms
-    },
-    receivedMessages: received,
     brands,
     campaigns,
     assignments,
     otps,
     setReview: (next) => {
       review = { ...review, ...next }
+    },
+    setMessageLatency: (ms) => {
+      messageLatency = typeof ms === "number" ? { min: ms, max: ms } : ms
     },
     script: (fault, times = 1) => {
       for (let i = 0; i < times; i++) faults.push(fault)
@@ -1355,6 +1362,7 @@ export const startFakeTelnyx = async (
     reset: () => {
       requests.length = 0
       faults.length = 0
+      messageLatency = { min: 0, max: 0 }
       messages.clear()
       searched.clear()
       owned.clear()
@@ -1374,6 +1382,11 @@ export const startFakeTelnyx = async (
     stop: async () => {
       for (const res of hanging) res.destroy()
       hanging.clear()
+      for (const [res, timer] of delayed) {
+        clearTimeout(timer)
+        res.destroy()
+      }
+      delayed.clear()
       server.closeAllConnections()
       await new Promise<void>((done) => server.close(() => done()))
     }
