@@ -37,6 +37,7 @@ const ADAPTER_EDGES: ReadonlyArray<readonly [string, string, string]> = [
     "the platform middleware answers a failure that means the database is away with 503 (sql/unavailable.ts)"
   ],
   ["webhooks", "telemetry", "the outbox worker records delivery outcomes and the queue gauges"],
+  ["scheduling", "telemetry", "the scheduling worker counts the sends it settles"],
   ["pglite", "telemetry", "the embedded database's client records SQL statement time"],
   ["postgres", "telemetry", "the Postgres client records SQL statement time"],
   [
