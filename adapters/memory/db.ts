@@ -11,6 +11,7 @@ import type { Contact } from "../../core/contacts/model.ts"
 import type { ActivityRecord, Thread } from "../../core/conversations/model.ts"
 import type { OutboxEvent } from "../../core/events/outbox.ts"
 import type { MailRecord } from "../../core/mail/message.ts"
+import type { MemberRecord } from "../../core/members/model.ts"
 import type { NumberRecord } from "../../core/numbers/model.ts"
 import type { OptOutRecord } from "../../core/optouts/model.ts"
 import type { Registration } from "../../core/registration/record.ts"
@@ -24,6 +25,7 @@ import type { QueuedSend } from "./scheduling.ts"
 export interface MemoryState {
   workspaces: Map<string, Workspace>
   keys: Map<string, ApiKeyRecord>
+  members: Map<string, MemberRecord>
   numbers: Map<string, NumberRecord>
   contacts: Map<string, Contact>
   outbox: Array<OutboxEvent>
@@ -56,6 +58,7 @@ export interface MemoryState {
 const empty = (): MemoryState => ({
   workspaces: new Map(),
   keys: new Map(),
+  members: new Map(),
   numbers: new Map(),
   contacts: new Map(),
   outbox: [],
@@ -84,6 +87,7 @@ const empty = (): MemoryState => ({
 export const clone = (s: MemoryState): MemoryState => ({
   workspaces: new Map(s.workspaces),
   keys: new Map(s.keys),
+  members: new Map(s.members),
   numbers: new Map(s.numbers),
   contacts: new Map(s.contacts),
   outbox: [...s.outbox],

@@ -13,6 +13,7 @@ import * as Health from "./health.ts"
 import * as Idempotency from "./idempotency.ts"
 import * as Ledger from "./ledger.ts"
 import * as Mail from "./mail.ts"
+import * as Members from "./members.ts"
 import * as Numbers from "./numbers.ts"
 import * as OptOuts from "./optOuts.ts"
 import * as Outbox from "./outbox.ts"
@@ -27,6 +28,7 @@ import * as Workspaces from "./workspaces.ts"
 export const layer = Layer.mergeAll(
   Workspaces.layer,
   ApiKeys.layer,
+  Members.layer,
   Numbers.layer,
   Contacts.layer,
   Conversations.layer,

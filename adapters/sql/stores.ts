@@ -18,6 +18,7 @@ import * as Idempotency from "./idempotency.ts"
 import * as Ledger from "./ledger.ts"
 import * as Mail from "./mail.ts"
 import * as Numbers from "./numbers.ts"
+import * as Members from "./members.ts"
 import * as OptOuts from "./optOuts.ts"
 import * as Outbox from "./outbox.ts"
 import * as Pacer from "./pacer.ts"
@@ -52,6 +53,7 @@ export const layer = Layer.mergeAll(
   Agents.layer,
   CallSessions.layer,
   OptOuts.layer,
+  Members.layer,
   Scheduling.layer,
   Pacer.layer,
   Transactor.layer,

@@ -8,6 +8,7 @@ import { ActivityRecord, Thread } from "../../core/conversations/model.ts"
 import { SearchRow } from "../../core/conversations/store.ts"
 import { OutboxEvent } from "../../core/events/outbox.ts"
 import { MailRecord } from "../../core/mail/message.ts"
+import { MemberRecord } from "../../core/members/model.ts"
 import { NumberRecord, WorkspaceNumber } from "../../core/numbers/model.ts"
 import { OptOutRecord } from "../../core/optouts/model.ts"
 import { Registration } from "../../core/registration/record.ts"
@@ -45,6 +46,7 @@ export const agents = table(AgentRecord)
 /** A carrier call in progress; its route is jsonb. */
 export const callSessions = table(CallSession)
 export const optOuts = table(OptOutRecord)
+export const members = table(MemberRecord)
 export const scheduledMessages = table(ScheduledRecord)
 export const textSends = table(SendRecord)
 /** A scheduled message's send beside it, selected as `joinedSends.columns("s")`. */

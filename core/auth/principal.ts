@@ -11,7 +11,16 @@ export interface Principal {
   readonly keyId: string
   readonly kind: KeyKind
   readonly scopes: ReadonlySet<Scope>
+  /**
+   * Set when a member acts through the console: the member's id (SPEC's `authorUid`). `keyId` is then
+   * the member's id too, since no key is involved.
+   */
+  readonly memberId?: string
 }
+
+/** Who did it, as the audit log names actors: `member:<id>` or `key:<id>`. */
+export const actorOf = (principal: Principal): string =>
+  principal.memberId === undefined ? `key:${principal.keyId}` : `member:${principal.memberId}`
 
 /** Fails with 403 naming the missing scope. */
 export const requireScope = (principal: Principal, scope: Scope): Effect.Effect<void, PermissionDenied> =>

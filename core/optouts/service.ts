@@ -7,7 +7,7 @@
  */
 import { Context, Effect, Layer, Option } from "effect"
 import { AuditLog } from "../audit/store.ts"
-import type { Principal } from "../auth/principal.ts"
+import { actorOf, type Principal } from "../auth/principal.ts"
 import { phoneLock } from "../contacts/service.ts"
 import { ContactStore } from "../contacts/store.ts"
 import { event } from "../events/catalog.ts"
@@ -151,7 +151,7 @@ export const make = Effect.gen(function*() {
           if (found.value.source !== "api") {
             return yield* new FailedPrecondition({ message: "Only the recipient can opt back in, by texting START" })
           }
-          yield* optIn(p.workspaceId, phone, { source: "api", keyword: null, actor: `key:${p.keyId}` })
+          yield* optIn(p.workspaceId, phone, { source: "api", keyword: null, actor: actorOf(p) })
           return { deleted: true as const }
         })
       ))

@@ -1,0 +1,41 @@
+/** The people of a workspace (CONTRACT "Members and the console"): who signs in to the console, authors, is assigned and answers calls. */
+import { Schema } from "effect"
+import type { Scope } from "../auth/scopes.ts"
+import { allScopes } from "../auth/scopes.ts"
+
+export const Role = Schema.Literal("owner", "admin", "member")
+export type Role = typeof Role.Type
+
+/** A member as every edge shows it. Its `id` is SPEC's `authorUid`, `assigneeUid` and `memberUid`. */
+export const Member = Schema.Struct({
+  id: Schema.UUID,
+  email: Schema.String,
+  name: Schema.String,
+  role: Role,
+  phone: Schema.NullOr(Schema.String),
+  createdAt: Schema.String
+})
+export type Member = typeof Member.Type
+
+/** A member as stored: the view plus its workspace. Emails are stored lower-cased. */
+export const MemberRecord = Schema.Struct({ ...Member.fields, workspaceId: Schema.UUID })
+export type MemberRecord = typeof MemberRecord.Type
+
+export const toMember = ({ workspaceId: _, ...member }: MemberRecord): Member => member
+
+const inbox: ReadonlyArray<Scope> = [
+  "contacts:read",
+  "contacts:write",
+  "conversations:read",
+  "conversations:write",
+  "messages:send",
+  "calls:place",
+  "numbers:read"
+]
+
+/**
+ * What a role may do, as the scopes a key would need: a `member` works the inbox and contacts; an
+ * `admin` and the `owner` also numbers, registration, the agent and developer settings. Managing
+ * members and billing is the owner's alone (`isOwner`), which no key scope names.
+ */
+export const roleScopes = (role: Role): ReadonlySet<Scope> => new Set(role === "member" ? inbox : allScopes)
