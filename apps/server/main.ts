@@ -39,6 +39,7 @@ import * as WebhookWorker from "../../adapters/webhooks/worker.ts"
 import { layerOutboundGuard } from "../../core/egress/guard.ts"
 import { CoreLive } from "../../core/layer.ts"
 import { layerOutbox as MailerOutbox } from "../../core/mail/mailer.ts"
+import { ConsoleOrigin } from "../../core/members/sessions.ts"
 import * as TextingGate from "../../core/registration/gate.ts"
 import * as RegistryPoller from "../../core/registration/poller.ts"
 import { Workspaces } from "../../core/workspaces/service.ts"
@@ -189,7 +190,8 @@ export const ServicesLive = (config: ServerConfig) =>
       Layer.mergeAll(
         RateLimitLive(config),
         OutboundLive(config),
-        TextingGate.layer({ preApprovedCampaign: config.preApprovedCampaign })
+        TextingGate.layer({ preApprovedCampaign: config.preApprovedCampaign }),
+        Layer.succeed(ConsoleOrigin, { baseUrl: publicBaseUrl(config) })
       )
     ),
     Layer.provideMerge(StoresLive(config))
