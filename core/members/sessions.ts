@@ -56,9 +56,14 @@ export interface SessionStore {
 }
 export const SessionStore = Context.GenericTag<SessionStore>("core/SessionStore")
 
-/** A signed-in person: the membership the session acts as, and every membership of the email. */
+/** A signed-in person: the membership the session acts as. */
 export interface SignedIn {
   readonly principal: Principal
+  readonly member: Member
+}
+
+/** What the console shows of who is signed in: the workspace acted in, and every membership of the email. */
+export interface Profile {
   readonly member: Member
   readonly workspace: { readonly id: string; readonly name: string }
   readonly workspaces: ReadonlyArray<{ readonly id: string; readonly name: string; readonly role: Member["role"] }>
@@ -140,28 +145,32 @@ export const make = Effect.gen(function*() {
       }).pipe(Effect.catchAll((e) => Effect.logWarning("Sign-in mail not sent", e.message)))
     })
 
-  const signedInAs = (session: SessionRecord, member: MemberRecord) =>
+  const signedInAs = (member: MemberRecord): SignedIn => ({
+    principal: {
+      workspaceId: member.workspaceId,
+      keyId: member.id,
+      kind: "live",
+      scopes: roleScopes(member.role),
+      memberId: member.id
+    },
+    member: toMember(member)
+  })
+
+  const profile = ({ member, principal }: SignedIn) =>
     Effect.gen(function*() {
-      const memberships = yield* members.findByEmail(session.email)
+      const memberships = yield* members.findByEmail(member.email)
       const named = yield* Effect.forEach(memberships, (m) =>
         Effect.map(workspaces.get(m.workspaceId), (w) => ({
           id: m.workspaceId,
           name: Option.match(w, { onNone: () => "", onSome: (x) => x.name }),
           role: m.role
         })))
-      const principal: Principal = {
-        workspaceId: member.workspaceId,
-        keyId: member.id,
-        kind: "live",
-        scopes: roleScopes(member.role),
-        memberId: member.id
-      }
+      const name = named.find((w) => w.id === principal.workspaceId)?.name ?? ""
       return {
-        principal,
-        member: toMember(member),
-        workspace: { id: member.workspaceId, name: named.find((w) => w.id === member.workspaceId)?.name ?? "" },
+        member,
+        workspace: { id: principal.workspaceId, name },
         workspaces: named
-      } satisfies SignedIn
+      } satisfies Profile
     })
 
   /** Redeems a link: a new session acting as the email's oldest membership. Answers the session's token. */
@@ -200,10 +209,11 @@ export const make = Effect.gen(function*() {
         return yield* signedOut
       }
       const member = yield* members.get(session.memberId)
-      // Removed members are signed out (the SQL store also deletes their sessions).
-      if (Option.isNone(member)) return yield* signedOut
+      // Removed members are signed out (the SQL store also deletes their sessions), and so is a
+      // member whose email the operator changed: the link went to the old address.
+      if (Option.isNone(member) || member.value.email !== session.email) return yield* signedOut
       if (now - last > TOUCH_EVERY_MS) yield* store.touchSession(hash, iso(now))
-      return yield* signedInAs(session, member.value)
+      return signedInAs(member.value)
     })
 
   /** Acts as the email's membership of `workspaceId` from now on. */
@@ -212,16 +222,14 @@ export const make = Effect.gen(function*() {
       const current = yield* authenticate(token)
       const target = (yield* members.findByEmail(current.member.email)).find((m) => m.workspaceId === workspaceId)
       if (target === undefined) return yield* new NotFound({ message: "You are not a member of that workspace" })
-      const hash = yield* sha256Hex(token)
-      yield* store.setSessionMember(hash, target.id)
-      const session = yield* Effect.flatten(store.findSession(hash)).pipe(Effect.mapError(() => signedOut))
-      return yield* signedInAs(session, target)
+      yield* store.setSessionMember(yield* sha256Hex(token), target.id)
+      return signedInAs(target)
     })
 
   const signOut = (token: string) =>
     BASE64URL.test(token) ? Effect.asVoid(Effect.flatMap(sha256Hex(token), store.removeSession)) : Effect.void
 
-  return { issueLink, requestLink, redeem, authenticate, switchWorkspace, signOut }
+  return { issueLink, requestLink, redeem, authenticate, profile, switchWorkspace, signOut }
 })
 
 export class Sessions extends Context.Tag("core/Sessions")<Sessions, Effect.Effect.Success<typeof make>>() {}

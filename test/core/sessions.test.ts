@@ -114,7 +114,7 @@ describe("sessions", () => {
       const second = yield* member("alan@example.com", "Second")
       const stranger = yield* member("someone@example.com", "Third")
       const session = yield* sessions.redeem(yield* mailedToken(first))
-      const who = yield* sessions.authenticate(session)
+      const who = yield* sessions.profile(yield* sessions.authenticate(session))
       assert.deepStrictEqual(who.workspace, { id: first.workspaceId, name: "First" })
       assert.deepStrictEqual(who.workspaces.map((w) => w.name), ["First", "Second"])
       const moved = yield* sessions.switchWorkspace(session, second.workspaceId)

@@ -10,7 +10,7 @@ import { EventOutbox } from "../../../core/events/outbox.ts"
 import { NotFound, PermissionDenied, ResourceExhausted } from "../../../core/kernel/errors.ts"
 import type { DomainError } from "../../../core/kernel/errors.ts"
 import type { Role } from "../../../core/members/model.ts"
-import { ConsoleOrigin, Sessions, type SignedIn, signedOut } from "../../../core/members/sessions.ts"
+import { ConsoleOrigin, Sessions, type SignedIn } from "../../../core/members/sessions.ts"
 import type { MemberStore } from "../../../core/members/store.ts"
 import { RateLimiter } from "../../../core/ratelimit/bucket.ts"
 import { consoleTools } from "../../../core/tools/console.ts"
@@ -94,8 +94,6 @@ const FEED_RECHECK_POLLS = 30
 /** Open feeds per member in this process; a console needs one, a few tabs a few. */
 const FEEDS_PER_MEMBER = 5
 
-const me = (who: SignedIn) => ({ member: who.member, workspace: who.workspace, workspaces: who.workspaces })
-
 export const AppLive = group(
   Api,
   "app",
@@ -110,7 +108,7 @@ export const AppLive = group(
       const feeds = new Map<string, number>()
 
       const feed = (who: SignedIn, token: string) => {
-        const ws = who.workspace.id
+        const ws = who.principal.workspaceId
         const poll = (
           cursor: number,
           polls: number
@@ -119,7 +117,7 @@ export const AppLive = group(
             yield* Effect.sleep(FEED_POLL)
             if (polls % FEED_RECHECK_POLLS === 0) {
               const still = yield* Effect.either(sessions.authenticate(token))
-              if (still._tag === "Left" || still.right.workspace.id !== ws) return Option.none()
+              if (still._tag === "Left" || still.right.principal.workspaceId !== ws) return Option.none()
             }
             const next = yield* outbox.after(ws, cursor, 100)
             const text = next.events.map((e) =>
@@ -188,12 +186,11 @@ export const AppLive = group(
                 })
               ))
           ))
-        .handle("me", () => Effect.map(currentMember, me))
+        .handle("me", () => Effect.flatMap(currentMember, sessions.profile))
         .handle("switchWorkspace", ({ payload }) =>
           Effect.flatMap(sessionToken, (token) =>
             sessions.switchWorkspace(token, payload.workspaceId)).pipe(
-              Effect.map(me),
-              Effect.catchTag("Unauthenticated", () => Effect.fail(signedOut))
+              Effect.flatMap(sessions.profile)
             ))
         .handle("signOut", () =>
           Effect.flatMap(sessionToken, sessions.signOut).pipe(
