@@ -7,11 +7,11 @@
 import { Context, Effect, Layer } from "effect"
 import { AuditLog } from "../audit/store.ts"
 import { ConversationStore } from "../conversations/store.ts"
+import { displayText } from "../kernel/display.ts"
 import { FailedPrecondition, InvalidArgument, NotFound } from "../kernel/errors.ts"
 import { findOr404 } from "../kernel/findOr404.ts"
 import { Ids } from "../kernel/ids.ts"
 import { isPremiumRate, phoneField, premiumRateProblem } from "../kernel/phone.ts"
-import { displayText } from "../kernel/display.ts"
 import { nowIso } from "../kernel/time.ts"
 import { Transactor } from "../kernel/transactor.ts"
 import { WorkspaceStore } from "../workspaces/store.ts"
@@ -196,10 +196,13 @@ export const make = Effect.gen(function*() {
 
   /** The members with a phone, oldest first: the team an `app` call rings. */
   const withPhones = (workspaceId: string) =>
-    Effect.map(store.list(workspaceId), (rows) =>
-      rows.flatMap((m): Array<Member & { readonly phone: string }> =>
-        m.phone === null ? [] : [{ ...toMember(m), phone: m.phone }]
-      ))
+    Effect.map(
+      store.list(workspaceId),
+      (rows) =>
+        rows.flatMap((m): Array<Member & { readonly phone: string }> =>
+          m.phone === null ? [] : [{ ...toMember(m), phone: m.phone }]
+        )
+    )
 
   return { create, list, get, update, remove, findByEmail, withPhones } as const
 })
