@@ -18,7 +18,6 @@ import { EventOutbox } from "../../core/events/outbox.ts"
 import { RegistrationGate } from "../../core/registration/gate.ts"
 import { makeTestApp } from "../support/app.ts"
 import { ANSWERED_CALL_EVENTS } from "../support/callEvents.ts"
-import { addMember } from "../support/members.ts"
 import {
   createEd25519Signer,
   type FakeTelnyx,
@@ -27,6 +26,7 @@ import {
   startFakeTelnyx,
   statusPayload
 } from "../support/fakeTelnyx.ts"
+import { addMember } from "../support/members.ts"
 import { bearer, expectError, expectOk } from "./helpers.ts"
 
 type App = Awaited<ReturnType<typeof makeTestApp>>

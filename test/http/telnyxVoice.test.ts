@@ -5,7 +5,8 @@
  * carrier refusal (409) or outage (500) publishes nothing and keeps the assistant id as it was.
  * Inbound calls through signed Call Control webhooks to `/v1/carrier/telnyx`: the route decides the
  * command sent to Telnyx (answer with the assistant and recording, transfer, answer and record, or
- * nothing for `app`), the events come in SPEC's order under one carrierCallId, the activity is
+ * for `app` each teammate's phone dialled, the first to pick up joined to the caller, voicemail when
+ * they all ring out), the events come in SPEC's order under one carrierCallId, the activity is
  * written on hangup, the recording (downloaded, up to MAX_RECORDING_BYTES) and the assistant's
  * transcript follow in that order, then the AI summary from the conversation's insights, and
  * repeated webhooks record nothing twice. `POST /calls` sends the call's job and extra instructions
@@ -23,8 +24,8 @@ import { EventOutbox } from "../../core/events/outbox.ts"
 import { MAX_MEDIA_BYTES, MAX_RECORDING_BYTES } from "../../core/media/model.ts"
 import { makeTestApp } from "../support/app.ts"
 import { ANSWERED_CALL_EVENTS } from "../support/callEvents.ts"
-import { addMember } from "../support/members.ts"
 import { type FakeTelnyx, type SignedWebhook, startFakeTelnyx } from "../support/fakeTelnyx.ts"
+import { addMember } from "../support/members.ts"
 import { bearer, expectError, expectOk } from "./helpers.ts"
 
 const CONNECTION = "1684641123236054244"

@@ -361,7 +361,11 @@ export const makeFakeVoice = (reply: Reply): FakeVoice => {
         if (list.length > 0) return list
         const with_ = calls.get(other as string)
         if (with_ === undefined || with_ === call) {
-          return [{ code: "90015", title: "Invalid Call Control ID", detail: "The call_control_id provided was not valid." }]
+          return [{
+            code: "90015",
+            title: "Invalid Call Control ID",
+            detail: "The call_control_id provided was not valid."
+          }]
         }
         if (with_.state === "ended") {
           return [{
@@ -439,7 +443,10 @@ export const makeFakeVoice = (reply: Reply): FakeVoice => {
     }
     if (action === "hangup") {
       // Our hangup of a leg still ringing cancels it.
-      endedWebhooks(call, call.answeredAt === null ? { cause: "originator_cancel", source: "caller" } : { source: "callee" })
+      endedWebhooks(
+        call,
+        call.answeredAt === null ? { cause: "originator_cancel", source: "caller" } : { source: "callee" }
+      )
     }
     if (action === "bridge") {
       // "Expected Webhooks: call.bridged for Leg A, call.bridged for Leg B" (the bridge reference).
