@@ -2,6 +2,7 @@
 import { Schema } from "effect"
 import { projection } from "../kernel/records.ts"
 import { Text } from "../kernel/text.ts"
+import { DateTime } from "../scheduling/model.ts"
 
 export const EndpointStatus = Schema.Literal("enabled", "disabled")
 export const DeliveryStatus = Schema.Literal("pending", "succeeded", "failed")
@@ -91,6 +92,11 @@ export const UpdateEndpointInput = Schema.Struct({
   apiVersion: Schema.optional(ApiVersion)
 }).annotations({ parseOptions: { onExcessProperty: "error" } })
 export type UpdateEndpointInput = typeof UpdateEndpointInput.Type
+
+/** POST /webhooks/{id}/recover: from when (a date-time with its offset, at most 14 days back). */
+export const RecoverInput = Schema.Struct({ since: DateTime }).annotations({
+  parseOptions: { onExcessProperty: "error" }
+})
 
 export const toPublic = projection(WebhookEndpoint)
 export const toPublicDelivery = projection(Delivery)
