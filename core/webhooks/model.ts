@@ -94,7 +94,17 @@ export const UpdateEndpointInput = Schema.Struct({
 export type UpdateEndpointInput = typeof UpdateEndpointInput.Type
 
 /** POST /webhooks/{id}/recover: from when (a date-time with its offset, at most 14 days back). */
-export const RecoverInput = Schema.Struct({ since: DateTime }).annotations({
+export const RecoverInput = Schema.Struct({
+  // The whole JSON Schema, since DateTime's own replaces any description set beside it.
+  since: DateTime.annotations({
+    jsonSchema: {
+      type: "string",
+      format: "date-time",
+      description:
+        "Deliveries created from this time on: a date-time with its offset (`2026-08-16T00:00:00Z`, `2026-08-15T19:00:00-05:00`), at most 14 days back, not in the future"
+    }
+  })
+}).annotations({
   parseOptions: { onExcessProperty: "error" }
 })
 

@@ -58,6 +58,18 @@ const delivery = (e: EndpointRecord, patch: Partial<DeliveryRecord> = {}): Deliv
   ...patch
 })
 
+/** A delivery that used all its attempts, the last one answered 503. */
+const failedDelivery = (e: EndpointRecord, patch: Partial<DeliveryRecord> = {}): DeliveryRecord =>
+  delivery(e, {
+    status: "failed",
+    attempts: 8,
+    responseStatus: 503,
+    error: "HTTP 503",
+    lastAttemptAt: ts(5),
+    nextAttemptAt: null,
+    ...patch
+  })
+
 const insert = (...es: ReadonlyArray<EndpointRecord>) =>
   Effect.flatMap(WebhookStore, (s) => Effect.forEach(es, s.insertEndpoint, { discard: true }))
 
@@ -616,14 +628,7 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
         const e = endpoint(ws)
         const sibling = endpoint(ws)
         yield* insert(e, sibling)
-        const failed = delivery(e, {
-          status: "failed",
-          attempts: 8,
-          responseStatus: 503,
-          error: "HTTP 503",
-          lastAttemptAt: ts(5),
-          nextAttemptAt: null
-        })
+        const failed = failedDelivery(e)
         const succeeded = delivery(e, { status: "succeeded", attempts: 1, responseStatus: 200, nextAttemptAt: null })
         yield* store.insertDeliveries([failed, succeeded])
         const at = (s: number, lease = 30) => ({ now: ts(s), leaseUntil: ts(s + lease) })
@@ -674,8 +679,7 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
         const sibling = endpoint(ws)
         const theirs = endpoint(uuid())
         yield* insert(e, sibling, theirs)
-        const failed = (en: EndpointRecord, patch: Partial<DeliveryRecord> = {}) =>
-          delivery(en, { status: "failed", attempts: 8, error: "HTTP 500", nextAttemptAt: null, ...patch })
+        const failed = failedDelivery
         const atSince = failed(e, { createdAt: ts(10) })
         const later = failed(e, { createdAt: ts(20) })
         const retrying = delivery(e, { createdAt: ts(15), attempts: 3, error: "HTTP 502", nextAttemptAt: ts(5_000) })
@@ -745,8 +749,7 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
         yield* insert(e)
         const N = 2_500
         yield* store.insertDeliveries(
-          Array.from({ length: N }, (_, i) =>
-            delivery(e, { createdAt: ts(i), status: "failed", attempts: 8, nextAttemptAt: null }))
+          Array.from({ length: N }, (_, i) => failedDelivery(e, { createdAt: ts(i) }))
         )
         const queued = yield* store.requeueFailed(ws, e.id, {
           since: ts(0),
