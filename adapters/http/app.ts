@@ -8,6 +8,7 @@ import { Api } from "./api.ts"
 import { AdminAuthorizationLive, AuthorizationLive, BoundedBodyLive } from "./auth.ts"
 import { TrustedProxies } from "./clientAddress.ts"
 import { AdminLive } from "./handlers/admin.ts"
+import { AppLive, ConsoleOriginCheckLive, MemberSessionLive } from "./handlers/app.ts"
 import { CarrierLive } from "./handlers/carrier.ts"
 import { HealthLive } from "./handlers/health.ts"
 import { McpLive, McpStreamLive } from "./handlers/mcp.ts"
@@ -40,10 +41,17 @@ export const ApiLive = (options: HttpOptions) =>
       MediaLive,
       CarrierLive,
       AdminLive,
+      AppLive,
       MetricsLive,
       HealthLive
     ]),
-    Layer.provide([AuthorizationLive, AdminAuthorizationLive(options.adminToken), BoundedBodyLive])
+    Layer.provide([
+      AuthorizationLive,
+      AdminAuthorizationLive(options.adminToken),
+      BoundedBodyLive,
+      MemberSessionLive,
+      ConsoleOriginCheckLive
+    ])
   )
 
 /** Routes, the OpenAPI document and the platform middleware; provide it the core services. */
