@@ -47,6 +47,10 @@ export const Me = Schema.Struct({
   workspaces: Schema.Array(Schema.Struct({ ...WorkspaceRef.fields, role: Role }))
 }).annotations({ identifier: "ConsoleMe" })
 
+const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({
+  jsonSchema: { type: "object" }
+})
+
 const ToolEntry = Schema.Struct({
   name: Schema.String,
   title: Schema.String,
@@ -54,11 +58,7 @@ const ToolEntry = Schema.Struct({
   scope: Schema.String,
   readOnly: Schema.Boolean,
   destructive: Schema.Boolean,
-  inputSchema: Schema.Record({ key: Schema.String, value: Schema.Unknown })
-})
-
-const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({
-  jsonSchema: { type: "object" }
+  inputSchema: JsonObject.annotations({ description: "The JSON Schema of the capability's input" })
 })
 
 const Html = HttpApiSchema.withEncoding(Schema.String, { kind: "Text", contentType: "text/html" })
@@ -80,7 +80,7 @@ export class AppGroup extends HttpApiGroup.make("app")
   )
   .add(
     HttpApiEndpoint.get("redeemLink", "/app/sign-in/:token")
-      .setPath(Schema.Struct({ token: Schema.String }))
+      .setPath(Schema.Struct({ token: Schema.String.annotations({ description: "The link's secret, as mailed" }) }))
       .addSuccess(
         HttpApiSchema.Empty(303).annotations({ description: "Signed in: to `/app`, with the session cookie." })
       )
@@ -128,7 +128,11 @@ export class AppGroup extends HttpApiGroup.make("app")
   )
   .add(
     HttpApiEndpoint.post("callTool", "/v1/app/tools/:name")
-      .setPath(Schema.Struct({ name: Schema.String }))
+      .setPath(
+        Schema.Struct({
+          name: Schema.String.annotations({ description: "The capability's name, from GET /v1/app/tools" })
+        })
+      )
       .setPayload(JsonObject)
       .addSuccess(JsonObject)
       .addError(InvalidArgument)
