@@ -27,8 +27,10 @@ export const toMember = ({ workspaceId: _, ...member }: MemberRecord): Member =>
 /** An email as members are stored: trimmed and lower-cased. */
 export const normalizeEmail = (email: string) => email.trim().toLowerCase()
 
-/** The owner the first boot makes for the default workspace (CONTRACT "Members and the console"). */
-export const firstOwner = { email: "owner@localhost", name: "Owner", role: "owner", phone: null } as const
+/** The email of the owner the first boot makes for the default workspace, and the sign-in link it prints. */
+export const FIRST_OWNER = "owner@localhost"
+/** That owner (CONTRACT "Members and the console"), whom the operator renames with the admin API. */
+export const firstOwner = { email: FIRST_OWNER, name: "Owner", role: "owner", phone: null } as const
 
 const strict = { parseOptions: { onExcessProperty: "error" } } as const
 
@@ -73,6 +75,3 @@ const inbox: ReadonlyArray<Scope> = [
  * members and billing is the owner's alone (`isOwner`), which no key scope names.
  */
 export const roleScopes = (role: Role): ReadonlySet<Scope> => new Set(role === "member" ? inbox : allScopes)
-
-/** The owner the first boot makes for the default workspace, and the sign-in link it prints. */
-export const FIRST_OWNER = "owner@localhost"

@@ -118,6 +118,11 @@ describe("admin CLI: what an operator who lost the first-boot output needs", () 
     const first = workspaces.find((w: { name: string }) => w.name === "Default workspace")
     const { members: [owner] } = await out("member", "list", first.id)
     expect(owner).toMatchObject({ email: "owner@localhost", name: "Owner", role: "owner", phone: null })
+    // The sign-in link printed beside the test key is that owner's.
+    const link = new URL(server.signInLink!)
+    const opened = await fetch(`${server.baseUrl}${link.pathname}`, { redirect: "manual" })
+    expect(opened.status).toBe(303)
+    expect(opened.headers.get("set-cookie")).toMatch(/^sb_session=/)
 
     const { workspace } = await out("workspace", "create", "Team")
     const { member: grace } = await out(
