@@ -322,7 +322,17 @@ export const patchOpenApi = (spec: Record<string, any>): Record<string, any> => 
       for (const s of ["400", "408", "431", "500", "503", ...(authenticated ? ["401", "429"] : [])]) statuses.add(s)
       // The probes (api/health.ts) answer /readyz's 503 with its own body, and are not rate limited.
       const probe = op.tags?.includes("health") === true
-      for (const s of statuses) if (!(probe && s === "503")) responses[s] = errorResponse(s)
+      for (const s of statuses) {
+        if (probe && s === "503") continue
+        // A page an operation answers beside the envelope (the expired sign-in link's HTML) stays documented.
+        const own = Object.entries<any>(responses[s]?.content ?? {}).filter(([type]) => !/json/i.test(type))
+        const common = errorResponse(s)
+        responses[s] = own.length === 0 ? common : {
+          ...common,
+          description: `${responses[s].description} Otherwise: ${common.description}`,
+          content: { ...common.content, ...Object.fromEntries(own) }
+        }
+      }
       for (const [s, r] of Object.entries(responses)) {
         if (Number(s) < 400) {
           r.headers = probe

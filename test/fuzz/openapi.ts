@@ -21,6 +21,8 @@ export interface Operation {
   readonly statuses: ReadonlySet<number>
   /** The schema of each status's JSON answer. */
   readonly answers: ReadonlyMap<number, JsonSchema>
+  /** The statuses it documents as a page or a redirect rather than JSON (the sign-in link's 303 and 400). */
+  readonly pages: ReadonlySet<number>
   /** The names of the security schemes it accepts; empty when it needs none. */
   readonly security: ReadonlyArray<string>
 }
@@ -61,9 +63,13 @@ export const readDocument = (doc: any): Document => {
       const jsonSchema = (content: Record<string, any> | undefined) =>
         Object.entries<any>(content ?? {}).find(([type]) => /json/i.test(type))?.[1].schema
       const answers = new Map<number, JsonSchema>()
+      const pages = new Set<number>()
       for (const [status, response] of Object.entries<any>(op.responses ?? {})) {
-        const schema = jsonSchema(resolve(response).content)
+        const content = resolve(response).content
+        const schema = jsonSchema(content)
         if (schema !== undefined) answers.set(Number(status), schema)
+        const html = Object.keys(content ?? {}).some((type) => /html/i.test(type))
+        if (html || /^3\d\d$/.test(status)) pages.add(Number(status))
       }
       operations.push({
         id: `${method.toUpperCase()} ${path}`,
@@ -73,6 +79,7 @@ export const readDocument = (doc: any): Document => {
         body: jsonSchema(resolve(op.requestBody ?? {}).content),
         statuses: new Set(Object.keys(op.responses ?? {}).map(Number).filter(Number.isInteger)),
         answers,
+        pages,
         security: (op.security ?? doc.security ?? []).flatMap((s: Record<string, unknown>) => Object.keys(s))
       })
     }

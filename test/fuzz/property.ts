@@ -71,7 +71,9 @@ export const violations = (world: World, req: FuzzRequest, res: RawResponse): Ar
   ) {
     found.push({ kind: "request id mismatch", detail: `sent a valid X-Request-Id ${sent}, got back ${requestId}` })
   }
-  if (res.status < 200 || res.status >= 300) {
+  // A page or redirect the document promises (not JSON) is its own answer; any other non-2xx is the envelope.
+  const page = op.pages.has(res.status) && !/json/i.test(res.headers["content-type"] ?? "")
+  if ((res.status < 200 || res.status >= 300) && !page) {
     let error: any
     try {
       const body = JSON.parse(res.body)

@@ -86,7 +86,15 @@ export const send = (port: number, req: RawRequest, timeoutMs = 30_000): Promise
       socket.destroy()
       reject(new Error(`no complete answer within ${timeoutMs} ms`))
     }, timeoutMs)
-    socket.on("data", (d: Buffer) => chunks.push(d))
+    socket.on("data", (d: Buffer) => {
+      chunks.push(d)
+      // An event stream never ends by itself: its head and first event are its answer.
+      const seen = Buffer.concat(chunks)
+      const head = seen.indexOf("\r\n\r\n")
+      if (head >= 0 && /\r\ncontent-type: text\/event-stream/i.test(seen.subarray(0, head).toString("latin1"))) {
+        if (seen.indexOf("\n\n", head + 4) >= 0) socket.destroy()
+      }
+    })
     // The server may answer and close before it read the whole body: what it sent still counts.
     socket.on("error", () => undefined)
     socket.on("close", () => {

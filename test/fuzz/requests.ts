@@ -8,8 +8,10 @@ import type { Operation } from "./openapi.ts"
 import type { RawRequest } from "./rawHttp.ts"
 import { hostileString, toJson, valueArbitraries, type ValueContext } from "./values.ts"
 
-/** The security scheme of the operator's token; every other scheme of the document takes API keys. */
+/** The security scheme of the operator's token; every other scheme of the document takes API keys, but the console's. */
 export const ADMIN_SCHEME = "adminToken"
+/** The console's session cookie (api/app.ts). */
+export const SESSION_SCHEME = "session"
 
 /** The credentials the world made for the fuzzed workspace (and the operator's). */
 export interface Credentials {
@@ -21,6 +23,8 @@ export interface Credentials {
   readonly scoped: ReadonlyArray<string>
   readonly revoked: string
   readonly adminToken: string
+  /** Console sessions of the fuzzed workspace (`sb_session=...`), by role, and the console's origin. */
+  readonly sessions: { readonly owner: string; readonly member: string; readonly origin: string }
 }
 
 /** The request as generated; `send` writes it as is. `operation` names what it was made from. */
@@ -193,6 +197,22 @@ export const operationRequest = (op: Operation, ctx: RequestContext): fc.Arbitra
       ),
       hostileString.map((s) => [["authorization", `Bearer ${s}`] as const])
     )
+    if (op.security.includes(SESSION_SCHEME) || op.path.startsWith("/v1/app/")) {
+      const { member, origin, owner } = credentials.sessions
+      const session = (
+        cookie: string,
+        from: string | null
+      ) => [["cookie", cookie] as const, ...(from === null ? [] : [["origin", from] as const])]
+      return fc.oneof(
+        { weight: 12, arbitrary: fc.constant(session(owner, origin)) },
+        { weight: 4, arbitrary: fc.constant(session(member, origin)) },
+        // Another site's request with the cookie (CSRF), and none at all.
+        { weight: 1, arbitrary: fc.constantFrom(session(owner, "https://evil.example"), session(owner, null)) },
+        { weight: 1, arbitrary: fc.constant(bearer(credentials.full)) },
+        { weight: 1, arbitrary: hostileString.map((s) => [["cookie", `sb_session=${s}`] as const]) },
+        { weight: 1, arbitrary: wrong }
+      )
+    }
     if (op.security.includes(ADMIN_SCHEME)) {
       return fc.oneof(
         { weight: 12, arbitrary: fc.constant(bearer(credentials.adminToken)) },

@@ -11,7 +11,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { startServer } from "../support/server.ts"
 import { type Document, readDocument } from "./openapi.ts"
-import { ADMIN_SCHEME, type Credentials, type RequestContext } from "./requests.ts"
+import { ADMIN_SCHEME, type Credentials, type RequestContext, SESSION_SCHEME } from "./requests.ts"
 
 export interface World extends RequestContext {
   readonly port: number
@@ -285,19 +285,6 @@ export const startWorld = async (): Promise<World> => {
       }
     })
     await call("/v1/api/messaging/refresh", full.token, "POST")
-    // Every list the document has (a page of one where it pages), for more real ids and cursors.
-    for (const op of document.operations) {
-      if (op.method !== "GET" || op.parameters.some((p) => p.in === "path" || p.required) || op.security.length === 0) {
-        continue
-      }
-      // Not the operator's views: they list every workspace, so a value harvested there (the other
-      // workspace's marker) echoed back by a create would read as a leak.
-      if (op.security.includes(ADMIN_SCHEME)) continue
-      const token = full.token
-      const query = op.parameters.some((p) => p.in === "query" && p.name === "limit") ? "?limit=1" : ""
-      pools.harvest(await call(`${op.path}${query}`, token, "GET"), op.path)
-    }
-
     const foreign = [
       marker,
       ...new Set(
@@ -306,7 +293,55 @@ export const startWorld = async (): Promise<World> => {
         )
       )
     ]
-    const credentials: Credentials = { full: full.token, live, scoped, revoked: revokedKey.token, adminToken }
+    // Console sessions of the two members seeded above, signed in through their mailed links.
+    const origin = `http://localhost:${new URL(server.baseUrl).port}`
+    const signIn = async (role: "owner" | "member") => {
+      const email = `fuzz-${role}@example.org`
+      await fetch(`${server.baseUrl}/v1/app/sign-in`, {
+        method: "POST",
+        headers: { origin, "content-type": "application/json" },
+        body: JSON.stringify({ email })
+      })
+      for (let i = 0; i < 200; i++) {
+        const { mail } = await call(`/v1/admin/workspaces/${fuzzed.workspace.id}/mail`, adminToken)
+        const link = (mail as Array<{ to: string; text: string }>).find((m) => m.to === email)?.text
+          .match(/\/app\/sign-in\/[A-Za-z0-9_-]+/)?.[0]
+        if (link !== undefined) {
+          const res = await fetch(`${server.baseUrl}${link}`, { redirect: "manual" })
+          return /^(sb_session=[^;]+)/.exec(res.headers.get("set-cookie") ?? "")![1]!
+        }
+        await new Promise((r) => setTimeout(r, 25))
+      }
+      throw new Error(`setup: no sign-in mail for ${email}`)
+    }
+    const sessions = { owner: await signIn("owner"), member: await signIn("member"), origin }
+    // Every list the document has (a page of one where it pages), for more real ids and cursors.
+    for (const op of document.operations) {
+      if (op.method !== "GET" || op.parameters.some((p) => p.in === "path" || p.required) || op.security.length === 0) {
+        continue
+      }
+      // Not the operator's views: they list every workspace, so a value harvested there (the other
+      // workspace's marker) echoed back by a create would read as a leak.
+      if (op.security.includes(ADMIN_SCHEME)) continue
+      const query = op.parameters.some((p) => p.in === "query" && p.name === "limit") ? "?limit=1" : ""
+      if (op.security.includes(SESSION_SCHEME)) {
+        // The console's event stream never ends: nothing to harvest there.
+        if (op.path === "/v1/app/events") continue
+        const res = await fetch(`${server.baseUrl}${op.path}${query}`, { headers: { cookie: sessions.owner } })
+        pools.harvest(await res.json(), op.path)
+        continue
+      }
+      pools.harvest(await call(`${op.path}${query}`, full.token, "GET"), op.path)
+    }
+
+    const credentials: Credentials = {
+      full: full.token,
+      live,
+      scoped,
+      revoked: revokedKey.token,
+      adminToken,
+      sessions
+    }
     return {
       port: Number(new URL(server.baseUrl).port),
       document,

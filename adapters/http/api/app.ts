@@ -84,9 +84,21 @@ export class AppGroup extends HttpApiGroup.make("app")
       .addSuccess(
         HttpApiSchema.Empty(303).annotations({ description: "Signed in: to `/app`, with the session cookie." })
       )
-      .addError(Html.annotations({ description: "The link was used or has expired: a page saying so." }), {
-        status: 400
-      })
+      .addError(Html, { status: 400 })
+      .addError(NotFound)
+      // Listed beside the other 400s, whose JSON the document keeps (a schema of another encoding
+      // at the same status would be merged away).
+      .annotate(OpenApi.Transform, (op: Record<string, any>) => ({
+        ...op,
+        responses: {
+          ...op.responses,
+          400: {
+            ...op.responses?.[400],
+            description: "The link was used, has expired or is malformed: a page saying so.",
+            content: { ...op.responses?.[400]?.content, "text/html": { schema: { type: "string" } } }
+          }
+        }
+      }))
       .annotate(
         OpenApi.Description,
         "The mailed link (valid 15 minutes, once). Sets `sb_session` (HttpOnly, SameSite=Lax, Path=/, Secure over https) and answers 303 to `/app`."
