@@ -15,14 +15,7 @@ import { isPremiumRate, phoneField, premiumRateProblem } from "../kernel/phone.t
 import { nowIso } from "../kernel/time.ts"
 import { Transactor } from "../kernel/transactor.ts"
 import { WorkspaceStore } from "../workspaces/store.ts"
-import {
-  type CreateMemberInput,
-  type Member,
-  type MemberRecord,
-  normalizeEmail,
-  toMember,
-  type UpdateMemberInput
-} from "./model.ts"
+import { type CreateMemberInput, type MemberRecord, normalizeEmail, toMember, type UpdateMemberInput } from "./model.ts"
 import { MemberStore } from "./store.ts"
 
 /** Held by every change to a workspace's members, and by an assignment while it checks its assignee. */
@@ -194,17 +187,7 @@ export const make = Effect.gen(function*() {
   /** Every membership of an email (any case, trimmed), across workspaces, oldest first. */
   const findByEmail = (email: string) => store.findByEmail(normalizeEmail(email))
 
-  /** The members with a phone, oldest first: the team an `app` call rings. */
-  const withPhones = (workspaceId: string) =>
-    Effect.map(
-      store.list(workspaceId),
-      (rows) =>
-        rows.flatMap((m): Array<Member & { readonly phone: string }> =>
-          m.phone === null ? [] : [{ ...toMember(m), phone: m.phone }]
-        )
-    )
-
-  return { create, list, get, update, remove, findByEmail, withPhones } as const
+  return { create, list, get, update, remove, findByEmail } as const
 })
 
 export class Members extends Context.Tag("core/Members")<Members, Effect.Effect.Success<typeof make>>() {}

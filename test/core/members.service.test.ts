@@ -307,20 +307,6 @@ const suite = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
         }
         assert.strictEqual((yield* members.create(ws, person({ email: grace.email }))).email, grace.email)
       }))
-
-    it.effect("withPhones: the members with a phone, oldest first", () =>
-      Effect.gen(function*() {
-        const members = yield* Members
-        const { ws } = yield* withOwner
-        const a = yield* members.create(ws, person({ phone: "+14155550131" }))
-        yield* members.create(ws, person())
-        const c = yield* members.create(ws, person({ phone: "+14155550133", role: "admin" }))
-        const other = yield* withOwner
-        yield* members.create(other.ws, person({ phone: "+14155550134" }))
-        assert.deepStrictEqual(yield* members.withPhones(ws), [a, c])
-        yield* members.update(a.id, { phone: null })
-        assert.deepStrictEqual(yield* members.withPhones(ws), [c])
-      }))
   })
 
 suite("Members: memory", MembersService.layer.pipe(Layer.provideMerge(MemoryStores.layer)))
