@@ -8,13 +8,13 @@ import { AuditLog } from "../audit/store.ts"
 import { actorOf } from "../auth/principal.ts"
 import { Activity, ConversationSummary } from "../conversations/model.ts"
 import { AssignInput, Conversations, NoteInput } from "../conversations/service.ts"
-import { NotFound } from "../kernel/errors.ts"
-import { Member, type Role, toMember } from "../members/model.ts"
-import { MemberStore } from "../members/store.ts"
+import { FailedPrecondition, NotFound } from "../kernel/errors.ts"
+import { CreateMemberInput, Member, type Role, UpdateMemberInput } from "../members/model.ts"
+import { Members } from "../members/service.ts"
 import { CreatedKey, CreateKeyInput } from "../workspaces/keys.ts"
 import { ApiKey } from "../workspaces/model.ts"
 import { Workspaces } from "../workspaces/service.ts"
-import { type AnyTool, ById, NoInput, read, tool, WithId } from "./tool.ts"
+import { type AnyTool, ById, Deleted, NoInput, read, tool, WithId } from "./tool.ts"
 
 const conversationId = "0d3c8f9e-6b1a-4f2e-8c7d-5a4b3c2d1e0f"
 const memberId = "7f1e2d3c-4b5a-4968-8776-655443322110"
@@ -66,10 +66,67 @@ export const listMembers = tool({
   hints: read,
   idempotencyKey: false,
   errors: [],
-  run: (p) =>
-    Effect.flatMap(MemberStore, (s) => s.list(p.workspaceId)).pipe(
-      Effect.map((rows) => ({ members: rows.map(toMember) }))
+  run: (p) => Effect.flatMap(Members, (m) => m.list(p.workspaceId)).pipe(Effect.map((members) => ({ members })))
+})
+
+/** A member of the acting workspace by id; another workspace's is as unknown as a missing one. */
+const ownMember = (workspaceId: string, id: string) =>
+  Effect.flatMap(
+    Members,
+    (m) =>
+      Effect.flatMap(m.get(id), (member) =>
+        member.workspaceId === workspaceId ? Effect.void : Effect.fail(new NotFound({ message: "No such member" })))
+  )
+
+export const createMember = tool({
+  name: "members_create",
+  title: "Add a member",
+  description:
+    "Add a person to the workspace with a `role` (owner, admin or member) and, to ring them for calls, a `phone`. They sign in with a link mailed to `email`.",
+  input: CreateMemberInput,
+  output: Schema.Struct({ member: Member }),
+  example: { email: "grace@example.com", name: "Grace Hopper", role: "member", phone: "+14155550123" },
+  scope: "webhooks:manage",
+  hints: { readOnly: false, destructive: false, idempotent: false, openWorld: false },
+  idempotencyKey: false,
+  errors: [FailedPrecondition],
+  run: (p, input) =>
+    Effect.flatMap(Members, (m) => m.create(p.workspaceId, input, actorOf(p))).pipe(
+      Effect.map((member) => ({ member }))
     )
+})
+
+export const updateMember = tool({
+  name: "members_update",
+  title: "Change a member",
+  description: "Change a member's email, name, role or phone (`phone: null` clears it). The last owner stays an owner.",
+  input: WithId(UpdateMemberInput),
+  output: Schema.Struct({ member: Member }),
+  example: { id: memberId, role: "admin" },
+  scope: "webhooks:manage",
+  hints: { readOnly: false, destructive: true, idempotent: true, openWorld: false },
+  idempotencyKey: false,
+  errors: [NotFound, FailedPrecondition],
+  run: (p, { id, ...patch }) =>
+    Effect.zipRight(ownMember(p.workspaceId, id), Effect.flatMap(Members, (m) => m.update(id, patch, actorOf(p))))
+      .pipe(Effect.map((member) => ({ member })))
+})
+
+export const removeMember = tool({
+  name: "members_delete",
+  title: "Remove a member",
+  description:
+    "Remove a member: their sessions end and the conversations assigned to them become unassigned. The last owner cannot be removed.",
+  input: ById,
+  output: Deleted,
+  example: { id: memberId },
+  scope: "webhooks:manage",
+  hints: { readOnly: false, destructive: true, idempotent: true, openWorld: false },
+  idempotencyKey: false,
+  errors: [NotFound, FailedPrecondition],
+  run: (p, { id }) =>
+    Effect.zipRight(ownMember(p.workspaceId, id), Effect.flatMap(Members, (m) => m.remove(id, actorOf(p))))
+      .pipe(Effect.as({ deleted: true as const }))
 })
 
 // Keys are developer settings: an admin's, under the scope that already marks them (webhooks).
@@ -140,6 +197,9 @@ export const consoleTools: ReadonlyArray<{ readonly tool: AnyTool; readonly role
   { tool: createNote, role: "member" },
   { tool: assignConversation, role: "member" },
   { tool: listMembers, role: "member" },
+  { tool: createMember, role: "owner" },
+  { tool: updateMember, role: "owner" },
+  { tool: removeMember, role: "owner" },
   { tool: listKeys, role: "admin" },
   { tool: createKey, role: "admin" },
   { tool: revokeKey, role: "admin" }

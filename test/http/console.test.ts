@@ -390,3 +390,35 @@ describe("the live feed", () => {
     await reader.cancel()
   })
 })
+
+describe("members in the console", () => {
+  it("the owner adds, changes and removes members; an admin may not; another workspace's are unknown", async () => {
+    const { workspaceId } = await app.createWorkspace("Team shop")
+    const owner = await addMember(workspaceId, "owner")
+    const admin = await addMember(workspaceId, "admin")
+    const stranger = await addMember(app.workspaceId, "member")
+    const ownerCookie = await signIn(owner)
+    const adminCookie = await signIn(admin)
+    const input = { email: "New.Person@Example.com", name: "New Person", role: "member", phone: "+12175550150" }
+    expect((await tool(adminCookie, "members_create", input)).status).toBe(403)
+    const created = await expectOk(await tool(ownerCookie, "members_create", input))
+    expect(created.member).toMatchObject({ email: "new.person@example.com", role: "member", phone: "+12175550150" })
+    const changed = await expectOk(await tool(ownerCookie, "members_update", { id: created.member.id, role: "admin" }))
+    expect(changed.member.role).toBe("admin")
+    expect((await tool(ownerCookie, "members_update", { id: stranger.id, name: "Taken" })).status).toBe(404)
+    expect((await tool(ownerCookie, "members_delete", { id: stranger.id })).status).toBe(404)
+    const last = await tool(ownerCookie, "members_delete", { id: owner.id })
+    expect(last.status).toBe(409)
+    expect(await expectOk(await tool(ownerCookie, "members_delete", { id: created.member.id }))).toEqual({
+      deleted: true
+    })
+    const listed = await expectOk(await tool(adminCookie, "members_list"))
+    expect(listed.members.map((m: { id: string }) => m.id)).toEqual([owner.id, admin.id])
+    const audit = await expectOk(await app.admin(`/workspaces/${workspaceId}/audit-log`))
+    expect(
+      audit.entries.filter((e: { actor: string }) => e.actor === `member:${owner.id}`).map((e: { action: string }) =>
+        e.action
+      ).sort()
+    ).toEqual(["member.created", "member.removed", "member.updated"])
+  })
+})

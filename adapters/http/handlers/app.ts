@@ -10,8 +10,8 @@ import { EventOutbox } from "../../../core/events/outbox.ts"
 import { NotFound, PermissionDenied, ResourceExhausted } from "../../../core/kernel/errors.ts"
 import type { DomainError } from "../../../core/kernel/errors.ts"
 import type { Role } from "../../../core/members/model.ts"
+import type { Members } from "../../../core/members/service.ts"
 import { ConsoleOrigin, Sessions, type SignedIn } from "../../../core/members/sessions.ts"
-import type { MemberStore } from "../../../core/members/store.ts"
 import { RateLimiter } from "../../../core/ratelimit/bucket.ts"
 import { consoleTools } from "../../../core/tools/console.ts"
 import { type AnyTool, callTool, tools, type ToolServices } from "../../../core/tools/index.ts"
@@ -226,7 +226,7 @@ export const AppLive = group(
             const value = yield* (callTool(entry.tool, who.principal, payload) as Effect.Effect<
               unknown,
               DomainError,
-              ToolServices | MemberStore | AuditLog
+              ToolServices | Members | AuditLog
             >)
             return (yield* Schema.encode(entry.tool.output)(value).pipe(Effect.orDie)) as Record<string, unknown>
           }))
