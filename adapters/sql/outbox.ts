@@ -11,6 +11,8 @@ import { OutboxSignal } from "../../core/events/signal.ts"
 import { PREPARED } from "./prepared.ts"
 import { outboxEvents } from "./tables.ts"
 
+const outboxColumns = outboxEvents.columns()
+
 export const OUTBOX_CHANNEL = "outbox_events"
 
 /**
@@ -65,11 +67,11 @@ export const layer = Layer.effect(
             Effect.map((rs) => ({ events: [], cursor: Number(rs[0]?.seq ?? 0) }))
           )
           : Effect.orDie(
-            sql<{ seq: string }>`SELECT *, seq::text AS seq FROM outbox_events
+            sql<{ cursor: string }>`SELECT ${sql.literal(outboxColumns)}, seq::text AS cursor FROM outbox_events
               WHERE workspace_id = ${workspaceId} AND seq > ${cursor} ORDER BY seq LIMIT ${limit}`
           ).pipe(Effect.map((rs) => ({
             events: rs.map(outboxEvents.decode),
-            cursor: rs.length === 0 ? cursor : Number(rs[rs.length - 1]!.seq)
+            cursor: rs.length === 0 ? cursor : Number(rs[rs.length - 1]!.cursor)
           })))
     })
   })

@@ -719,6 +719,29 @@ export const storesContract = <R = never>(
         assert.deepStrictEqual(yield* outbox.list(uuid()), [])
       }))
 
+    it.effect("EventOutbox: after a cursor, a workspace's later events in order, in pages, none of another's", () =>
+      Effect.gen(function*() {
+        const outbox = yield* EventOutbox
+        const [ws, other] = [uuid(), uuid()]
+        yield* outbox.append(ws, [event("contact.deleted", { contactId: uuid() })])
+        const start = yield* outbox.after(ws, null, 100)
+        assert.deepStrictEqual(start.events, [])
+        const [a, b, c] = [uuid(), uuid(), uuid()]
+        yield* outbox.append(ws, [event("contact.deleted", { contactId: a })])
+        yield* outbox.append(other, [event("contact.deleted", { contactId: uuid() })])
+        yield* outbox.append(ws, [
+          event("contact.deleted", { contactId: b }),
+          event("contact.deleted", { contactId: c })
+        ])
+        const first = yield* outbox.after(ws, start.cursor, 2)
+        assert.deepStrictEqual(first.events.map((e) => e.data), [{ contactId: a }, { contactId: b }])
+        assert.isTrue(first.events.every((e) => e.workspaceId === ws && e.type === "contact.deleted"))
+        const second = yield* outbox.after(ws, first.cursor, 2)
+        assert.deepStrictEqual(second.events.map((e) => e.data), [{ contactId: c }])
+        const idle = yield* outbox.after(ws, second.cursor, 2)
+        assert.deepStrictEqual(idle, { events: [], cursor: second.cursor })
+      }))
+
     // ---------------------------------------------------------------- Transactor
     it.effect("Transactor: a failure rolls back the store writes and the outbox append together", () =>
       Effect.gen(function*() {
