@@ -7,6 +7,7 @@ import { Layer, type Option, type Redacted } from "effect"
 import { Api } from "./api.ts"
 import { AdminAuthorizationLive, AuthorizationLive, BoundedBodyLive } from "./auth.ts"
 import { TrustedProxies } from "./clientAddress.ts"
+import { ConsoleLive } from "./console.ts"
 import { AdminLive } from "./handlers/admin.ts"
 import { CarrierLive } from "./handlers/carrier.ts"
 import { HealthLive } from "./handlers/health.ts"
@@ -41,7 +42,8 @@ export const ApiLive = (options: HttpOptions) =>
       CarrierLive,
       AdminLive,
       MetricsLive,
-      HealthLive
+      HealthLive,
+      ConsoleLive(Api)
     ]),
     Layer.provide([AuthorizationLive, AdminAuthorizationLive(options.adminToken), BoundedBodyLive])
   )
