@@ -5,6 +5,7 @@ import * as Calls from "./calls/service.ts"
 import * as Contacts from "./contacts/service.ts"
 import * as Conversations from "./conversations/service.ts"
 import { layerWorkerLiveness } from "./health/readiness.ts"
+import * as Sessions from "./members/sessions.ts"
 import * as Messaging from "./messaging/service.ts"
 import * as Simulator from "./messaging/simulator.ts"
 import * as ActivityViews from "./messaging/views.ts"
@@ -19,7 +20,7 @@ import * as Workspaces from "./workspaces/service.ts"
 /**
  * Needs the store ports, a CursorCodec, an OutboundGuard, a WebhookSender, a Carrier, the media
  * ports (BlobStore, MediaFetcher, MediaUrls), a RegistrationGate, a NumberInventory, Payments, a Mailer, a Pacer,
- * the registries (Registry, MockRegistry, RegistrySimulator), the Voice carrier.
+ * the registries (Registry, MockRegistry, RegistrySimulator), the Voice carrier, and the ConsoleOrigin sign-in links point to.
  */
 export const CoreLive = Layer.mergeAll(
   Conversations.layer,
@@ -36,6 +37,7 @@ export const CoreLive = Layer.mergeAll(
       Registration.layer,
       Agents.layer,
       Scheduling.layer,
+      Sessions.layer,
       layerWorkerLiveness
     ).pipe(Layer.provideMerge(OptOuts.layer))
   )

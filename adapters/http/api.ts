@@ -6,6 +6,7 @@
 import { HttpApi, OpenApi } from "@effect/platform"
 import { AdminGroup } from "./api/admin.ts"
 import { AgentGroup } from "./api/agent.ts"
+import { AppGroup } from "./api/app.ts"
 import { CallsGroup } from "./api/calls.ts"
 import { CarrierGroup } from "./api/carrier.ts"
 import { ContactsGroup } from "./api/contacts.ts"
@@ -44,6 +45,7 @@ export class Api extends HttpApi.make("switchboard")
   .add(MediaGroup)
   .add(CarrierGroup)
   .add(AdminGroup)
+  .add(AppGroup)
   .add(MetricsGroup)
   .add(HealthGroup)
   .add(ConsoleGroup)

@@ -9,6 +9,7 @@ import { AdminAuthorizationLive, AuthorizationLive, BoundedBodyLive } from "./au
 import { TrustedProxies } from "./clientAddress.ts"
 import { ConsoleLive } from "./console.ts"
 import { AdminLive } from "./handlers/admin.ts"
+import { AppLive, ConsoleOriginCheckLive, MemberSessionLive } from "./handlers/app.ts"
 import { CarrierLive } from "./handlers/carrier.ts"
 import { HealthLive } from "./handlers/health.ts"
 import { McpLive, McpStreamLive } from "./handlers/mcp.ts"
@@ -41,11 +42,18 @@ export const ApiLive = (options: HttpOptions) =>
       MediaLive,
       CarrierLive,
       AdminLive,
+      AppLive,
       MetricsLive,
       HealthLive,
       ConsoleLive(Api)
     ]),
-    Layer.provide([AuthorizationLive, AdminAuthorizationLive(options.adminToken), BoundedBodyLive])
+    Layer.provide([
+      AuthorizationLive,
+      AdminAuthorizationLive(options.adminToken),
+      BoundedBodyLive,
+      MemberSessionLive,
+      ConsoleOriginCheckLive
+    ])
   )
 
 /** Routes, the OpenAPI document and the platform middleware; provide it the core services. */

@@ -167,7 +167,15 @@ const summaries: Record<string, string> = {
   "admin.addNumber": "Seed a number into a workspace",
   "admin.ledger": "List a workspace's ledger charges",
   "admin.auditLog": "Read a workspace's audit log",
-  "admin.mail": "Read a workspace's outgoing mail"
+  "admin.mail": "Read a workspace's outgoing mail",
+  "app.signIn": "Mail a console sign-in link",
+  "app.redeemLink": "Open a sign-in link",
+  "app.me": "Who is signed in",
+  "app.switchWorkspace": "Act in another workspace",
+  "app.signOut": "Sign out of the console",
+  "app.listTools": "List the member's capabilities",
+  "app.callTool": "Run a capability as the member",
+  "app.events": "Follow the workspace's events"
 }
 
 /**

@@ -6,7 +6,7 @@
  *   address here (keys are limited per key id by the Authorization middleware, the admin API by
  *   AdminAuthorization);
  * - a 1 MiB request body limit, and text in the URL checked like body text (core/kernel/input.ts);
- * - CORS for any origin (keys, not cookies, authenticate: no credentials);
+ * - CORS for any origin (keys, not cookies, authenticate: no credentials), except the console's same-origin paths;
  * - the error envelope `{error: {code, message, requestId}}` for EVERY failure: decode errors,
  *   malformed JSON, unknown routes, domain errors, and defects (logged with the request id).
  */
@@ -218,7 +218,15 @@ export const CORS_HEADERS = {
     "X-Request-Id,RateLimit-Limit,RateLimit-Remaining,RateLimit-Reset,Retry-After,Idempotency-Replayed,WWW-Authenticate"
 }
 
+/**
+ * The console's pages and API (`/app`, `/v1/app`) are same-origin only: they answer no CORS header
+ * and no preflight, so a browser never lets another site read them, cookie or not.
+ */
+const isConsolePath = (url: string) =>
+  url.startsWith("/v1/app/") || url === "/app" || url.startsWith("/app/") || url.startsWith("/app?")
+
 const preflight = (req: HttpServerRequest.HttpServerRequest) => {
+  if (isConsolePath(req.url)) return HttpServerResponse.empty({ status: 204 })
   const requested = req.headers["access-control-request-headers"]
   return HttpServerResponse.empty({
     status: 204,
@@ -356,17 +364,25 @@ export const layer = HttpApiBuilder.middleware(
       // V8 here and slows Node's writeHead too (docs/architecture.md, "Response headers set one
       // `setHeader` at a time").
       /** The answer's common headers; the RateLimit ones when a bucket decided (not while the database holding it is away). */
-      const finish = (state: RequestState, rate: Decision | undefined, res: HttpServerResponse.HttpServerResponse) => {
-        let out = HttpServerResponse.setHeader(
-          res,
-          "access-control-allow-origin",
-          CORS_HEADERS["access-control-allow-origin"]
-        )
-        out = HttpServerResponse.setHeader(
-          out,
-          "access-control-expose-headers",
-          CORS_HEADERS["access-control-expose-headers"]
-        )
+      const finish = (
+        req: HttpServerRequest.HttpServerRequest,
+        state: RequestState,
+        rate: Decision | undefined,
+        res: HttpServerResponse.HttpServerResponse
+      ) => {
+        let out = res
+        if (!isConsolePath(req.url)) {
+          out = HttpServerResponse.setHeader(
+            out,
+            "access-control-allow-origin",
+            CORS_HEADERS["access-control-allow-origin"]
+          )
+          out = HttpServerResponse.setHeader(
+            out,
+            "access-control-expose-headers",
+            CORS_HEADERS["access-control-expose-headers"]
+          )
+        }
         out = HttpServerResponse.setHeader(out, "x-request-id", state.requestId)
         if (rate === undefined) return out
         out = HttpServerResponse.setHeader(out, "ratelimit-limit", String(rate.limit))
@@ -399,12 +415,12 @@ export const layer = HttpApiBuilder.middleware(
               return state.rate !== undefined || res.status === 503
                 // A 503 is the database away (causeToResponse): so are the buckets it holds on Postgres,
                 // and asking them would only hold the answer back.
-                ? Effect.succeed(metrics.record(req.method, req.url, started, finish(state, state.rate, res)))
+                ? Effect.succeed(metrics.record(req.method, req.url, started, finish(req, state, state.rate, res)))
                 // A request that never reached key authentication (an unknown route, a preflight) counts per address.
                 : limiter.consume(addressBucket("ip", req, trusted)).pipe(
                   Effect.tap((rate) => (state.rate = rate)),
                   Effect.catchAllCause(() => Effect.succeed(undefined)),
-                  Effect.map((rate) => metrics.record(req.method, req.url, started, finish(state, rate, res)))
+                  Effect.map((rate) => metrics.record(req.method, req.url, started, finish(req, state, rate, res)))
                 )
             }
           )

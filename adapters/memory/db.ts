@@ -12,6 +12,7 @@ import type { ActivityRecord, Thread } from "../../core/conversations/model.ts"
 import type { OutboxEvent } from "../../core/events/outbox.ts"
 import type { MailRecord } from "../../core/mail/message.ts"
 import type { MemberRecord } from "../../core/members/model.ts"
+import type { SessionRecord, SignInLink } from "../../core/members/sessions.ts"
 import type { NumberRecord } from "../../core/numbers/model.ts"
 import type { OptOutRecord } from "../../core/optouts/model.ts"
 import type { Registration } from "../../core/registration/record.ts"
@@ -26,6 +27,9 @@ export interface MemoryState {
   workspaces: Map<string, Workspace>
   keys: Map<string, ApiKeyRecord>
   members: Map<string, MemberRecord>
+  /** By digest. */
+  signInLinks: Map<string, SignInLink>
+  memberSessions: Map<string, SessionRecord>
   numbers: Map<string, NumberRecord>
   contacts: Map<string, Contact>
   outbox: Array<OutboxEvent>
@@ -59,6 +63,8 @@ const empty = (): MemoryState => ({
   workspaces: new Map(),
   keys: new Map(),
   members: new Map(),
+  signInLinks: new Map(),
+  memberSessions: new Map(),
   numbers: new Map(),
   contacts: new Map(),
   outbox: [],
@@ -88,6 +94,8 @@ export const clone = (s: MemoryState): MemoryState => ({
   workspaces: new Map(s.workspaces),
   keys: new Map(s.keys),
   members: new Map(s.members),
+  signInLinks: new Map(s.signInLinks),
+  memberSessions: new Map(s.memberSessions),
   numbers: new Map(s.numbers),
   contacts: new Map(s.contacts),
   outbox: [...s.outbox],

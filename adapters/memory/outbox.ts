@@ -18,7 +18,20 @@ export const layer = Layer.effect(
           for (const e of events) db.state.dispatched.add(e.id)
           return false
         })),
-      list: (workspaceId) => Effect.sync(() => db.state.outbox.filter((e) => e.workspaceId === workspaceId))
+      list: (workspaceId) => Effect.sync(() => db.state.outbox.filter((e) => e.workspaceId === workspaceId)),
+      // The cursor is a position in the outbox, which only grows.
+      after: (workspaceId, cursor, limit) =>
+        Effect.sync(() => {
+          const all = db.state.outbox
+          if (cursor === null) return { events: [], cursor: all.length }
+          const events = []
+          let next = cursor
+          for (let i = cursor; i < all.length && events.length < limit; i++) {
+            next = i + 1
+            if (all[i]!.workspaceId === workspaceId) events.push(all[i]!)
+          }
+          return { events, cursor: next }
+        })
     })
   })
 )

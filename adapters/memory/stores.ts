@@ -20,6 +20,7 @@ import * as Outbox from "./outbox.ts"
 import * as Pacer from "./pacer.ts"
 import * as Registrations from "./registrations.ts"
 import * as Scheduling from "./scheduling.ts"
+import * as Sessions from "./sessions.ts"
 import * as Transactor from "./transactor.ts"
 import * as Webhooks from "./webhooks.ts"
 import * as Workspaces from "./workspaces.ts"
@@ -29,6 +30,7 @@ export const layer = Layer.mergeAll(
   Workspaces.layer,
   ApiKeys.layer,
   Members.layer,
+  Sessions.layer,
   Numbers.layer,
   Contacts.layer,
   Conversations.layer,

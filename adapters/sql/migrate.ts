@@ -27,6 +27,7 @@ import m0023 from "./migrations/0023_opt_outs.ts"
 import m0024 from "./migrations/0024_scheduling.ts"
 import m0025 from "./migrations/0025_text_sends_order.ts"
 import m0026 from "./migrations/0026_members.ts"
+import m0027 from "./migrations/0027_sessions.ts"
 
 /**
  * A migration without the statement time limit (adapters/postgres/PgClient.ts): an index built
@@ -65,7 +66,8 @@ const all = {
   "0023_opt_outs": m0023,
   "0024_scheduling": m0024,
   "0025_text_sends_order": m0025,
-  "0026_members": m0026
+  "0026_members": m0026,
+  "0027_sessions": m0027
 }
 
 export const migrations = Migrator.fromRecord(

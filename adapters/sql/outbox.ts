@@ -54,7 +54,23 @@ export const layer = Layer.effect(
       list: (workspaceId) =>
         Effect.orDie(sql`SELECT * FROM outbox_events WHERE workspace_id = ${workspaceId} ORDER BY seq`).pipe(
           Effect.map((rs) => rs.map(outboxEvents.decode))
-        )
+        ),
+      after: (workspaceId, cursor, limit) =>
+        cursor === null
+          ? Effect.orDie(
+            sql<
+              { seq: string | null }
+            >`SELECT max(seq)::text AS seq FROM outbox_events WHERE workspace_id = ${workspaceId}`
+          ).pipe(
+            Effect.map((rs) => ({ events: [], cursor: Number(rs[0]?.seq ?? 0) }))
+          )
+          : Effect.orDie(
+            sql<{ seq: string }>`SELECT *, seq::text AS seq FROM outbox_events
+              WHERE workspace_id = ${workspaceId} AND seq > ${cursor} ORDER BY seq LIMIT ${limit}`
+          ).pipe(Effect.map((rs) => ({
+            events: rs.map(outboxEvents.decode),
+            cursor: rs.length === 0 ? cursor : Number(rs[rs.length - 1]!.seq)
+          })))
     })
   })
 )

@@ -17,13 +17,14 @@ import * as Health from "./health.ts"
 import * as Idempotency from "./idempotency.ts"
 import * as Ledger from "./ledger.ts"
 import * as Mail from "./mail.ts"
-import * as Numbers from "./numbers.ts"
 import * as Members from "./members.ts"
+import * as Numbers from "./numbers.ts"
 import * as OptOuts from "./optOuts.ts"
 import * as Outbox from "./outbox.ts"
 import * as Pacer from "./pacer.ts"
 import * as Registrations from "./registrations.ts"
 import * as Scheduling from "./scheduling.ts"
+import * as Sessions from "./sessions.ts"
 import * as Transactor from "./transactor.ts"
 import * as Webhooks from "./webhooks.ts"
 import * as Workspaces from "./workspaces.ts"
@@ -54,6 +55,7 @@ export const layer = Layer.mergeAll(
   CallSessions.layer,
   OptOuts.layer,
   Members.layer,
+  Sessions.layer,
   Scheduling.layer,
   Pacer.layer,
   Transactor.layer,

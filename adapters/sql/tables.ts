@@ -9,6 +9,7 @@ import { SearchRow } from "../../core/conversations/store.ts"
 import { OutboxEvent } from "../../core/events/outbox.ts"
 import { MailRecord } from "../../core/mail/message.ts"
 import { MemberRecord } from "../../core/members/model.ts"
+import { SessionRecord, SignInLink } from "../../core/members/sessions.ts"
 import { NumberRecord, WorkspaceNumber } from "../../core/numbers/model.ts"
 import { OptOutRecord } from "../../core/optouts/model.ts"
 import { Registration } from "../../core/registration/record.ts"
@@ -47,6 +48,8 @@ export const agents = table(AgentRecord)
 export const callSessions = table(CallSession)
 export const optOuts = table(OptOutRecord)
 export const members = table(MemberRecord)
+export const signInLinks = table(SignInLink)
+export const memberSessions = table(SessionRecord)
 export const scheduledMessages = table(ScheduledRecord)
 export const textSends = table(SendRecord)
 /** A scheduled message's send beside it, selected as `joinedSends.columns("s")`. */

@@ -39,6 +39,8 @@ import * as WebhookWorker from "../../adapters/webhooks/worker.ts"
 import { layerOutboundGuard } from "../../core/egress/guard.ts"
 import { CoreLive } from "../../core/layer.ts"
 import { layerOutbox as MailerOutbox } from "../../core/mail/mailer.ts"
+import { FIRST_OWNER } from "../../core/members/model.ts"
+import { ConsoleOrigin, Sessions } from "../../core/members/sessions.ts"
 import * as TextingGate from "../../core/registration/gate.ts"
 import * as RegistryPoller from "../../core/registration/poller.ts"
 import { Workspaces } from "../../core/workspaces/service.ts"
@@ -189,7 +191,8 @@ export const ServicesLive = (config: ServerConfig) =>
       Layer.mergeAll(
         RateLimitLive(config),
         OutboundLive(config),
-        TextingGate.layer({ preApprovedCampaign: config.preApprovedCampaign })
+        TextingGate.layer({ preApprovedCampaign: config.preApprovedCampaign }),
+        Layer.succeed(ConsoleOrigin, { baseUrl: publicBaseUrl(config) })
       )
     ),
     Layer.provideMerge(StoresLive(config))
@@ -219,22 +222,28 @@ export const BootstrapLive = (config: ServerConfig) =>
     Effect.gen(function*() {
       // Written to stdout synchronously inside the bootstrap's transaction, before its commit
       // (Workspaces.bootstrap): the log's batched writes could still be in memory at a kill -9.
+      const sessions = yield* Sessions
       yield* Effect.flatMap(Workspaces, (w) =>
         w.bootstrap(({ key, workspace }) =>
-          Effect.sync(() =>
-            writeAllSync(
-              1,
-              [
-                "",
-                `Created "${workspace.name}" (${workspace.id}) on first boot.`,
-                "Its test API key, shown once (only a hash is stored):",
-                "",
-                `  ${key.token}`,
-                "",
-                ...nextSteps(config, workspace.id)
-              ].join("\n") + "\n"
-            )
-          )
+          Effect.flatMap(sessions.issueLink(FIRST_OWNER), (link) =>
+            Effect.sync(() =>
+              writeAllSync(
+                1,
+                [
+                  "",
+                  `Created "${workspace.name}" (${workspace.id}) on first boot.`,
+                  "Its test API key, shown once (only a hash is stored):",
+                  "",
+                  `  ${key.token}`,
+                  "",
+                  `Sign in to the console as its owner, ${FIRST_OWNER}, with this link (once, within 15 minutes):`,
+                  "",
+                  `  ${link}`,
+                  "",
+                  ...nextSteps(config, workspace.id)
+                ].join("\n") + "\n"
+              )
+            ))
         ))
     })
   )
@@ -249,6 +258,7 @@ const nextSteps = (config: ServerConfig, workspaceId: string) => {
       : "  - Set ADMIN_TOKEN (a long random secret) and restart to use the admin API and CLI: npm run admin -- --help",
     `  - Seed a number to send from: ADMIN_TOKEN=... npm run admin -- number add ${workspaceId} +14155550100`,
     "  - Keys lost? npm run admin -- key list <workspaceId>, then key create / key revoke",
+    `  - A new sign-in link: ask at ${baseUrl}/app; without SMTP_URL it waits in the mail outbox (npm run admin -- mail ${workspaceId})`,
     `  - Docs: docs/operating.md; the API reference is ${baseUrl}/v1/api/openapi.json`,
     ""
   ]

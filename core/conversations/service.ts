@@ -1,16 +1,20 @@
 /** Conversation use cases: list threads, read a thread, mark open/done, search messages and transcripts. */
-import { Context, Effect, Layer, Schema } from "effect"
+import { Context, Effect, Layer, Option, Schema } from "effect"
 import type { Principal } from "../auth/principal.ts"
 import { phoneLock } from "../contacts/service.ts"
 import { InvalidArgument, NotFound } from "../kernel/errors.ts"
 import { findOr404 } from "../kernel/findOr404.ts"
+import { Ids, isUuid } from "../kernel/ids.ts"
 import { CursorCodec, type Page } from "../kernel/pagination.ts"
+import { nowIso } from "../kernel/time.ts"
 import { Transactor } from "../kernel/transactor.ts"
+import { MemberStore } from "../members/store.ts"
 import { ActivityViews } from "../messaging/views.ts"
 import {
   type ConversationSummary,
   type ListConversationsInput,
   type MessageSearchResult,
+  newActivity,
   participantsOf,
   ThreadStatus,
   toSummary,
@@ -23,6 +27,20 @@ export const PatchConversationInput = Schema.Struct({ status: ThreadStatus }).an
   parseOptions: { onExcessProperty: "error" }
 })
 
+/** An internal note: written by a member for the team, never sent. */
+export const NoteInput = Schema.Struct({
+  body: Schema.String.pipe(
+    Schema.filter((b) => b.trim().length > 0 || "body: write something"),
+    Schema.maxLength(10_000, { message: () => "body: at most 10000 characters" })
+  )
+}).annotations({ identifier: "NoteInput", parseOptions: { onExcessProperty: "error" } })
+
+/** Who works a conversation: a member of the workspace, or nobody. */
+export const AssignInput = Schema.Struct({ assigneeUid: Schema.NullOr(Schema.String) }).annotations({
+  identifier: "AssignInput",
+  parseOptions: { onExcessProperty: "error" }
+})
+
 const notFound = new NotFound({ message: "No such conversation" })
 
 export const make = Effect.gen(function*() {
@@ -30,6 +48,7 @@ export const make = Effect.gen(function*() {
   const cursors = yield* CursorCodec
   const views = yield* ActivityViews
   const tx = yield* Transactor
+  const members = yield* MemberStore
 
   const load = (workspaceId: string, id: string) => findOr404(id, (id) => store.getThread(workspaceId, id), notFound)
 
@@ -94,7 +113,46 @@ export const make = Effect.gen(function*() {
       }))
     })
 
-  return { list, get, patch, search } as const
+  /** Adds an internal note by the member acting (`authorUid`); it is never sent and leaves the thread's preview and unread count alone. */
+  const note = (p: Principal, id: string, body: string) =>
+    Effect.gen(function*() {
+      const thread = yield* load(p.workspaceId, id)
+      const { uuid } = yield* Ids
+      const activity = newActivity({
+        id: uuid(),
+        workspaceId: p.workspaceId,
+        conversationId: thread.id,
+        type: "internal_note",
+        direction: null,
+        authorUid: p.memberId ?? null,
+        body,
+        createdAt: yield* nowIso
+      })
+      yield* store.insertActivity(activity)
+      return yield* views.view(activity)
+    })
+
+  const assign = (p: Principal, id: string, assigneeUid: string | null) =>
+    Effect.gen(function*() {
+      if (assigneeUid !== null) {
+        const member = isUuid(assigneeUid) ? yield* members.get(assigneeUid) : Option.none()
+        if (Option.isNone(member) || member.value.workspaceId !== p.workspaceId) {
+          return yield* new NotFound({ message: "No such member" })
+        }
+      }
+      const found = yield* load(p.workspaceId, id)
+      return yield* tx.withTransaction(
+        Effect.gen(function*() {
+          yield* tx.lock(phoneLock(p.workspaceId, found.participant))
+          const thread = yield* load(p.workspaceId, id)
+          const next = { ...thread, assigneeUid }
+          yield* store.updateThread(next)
+          return toSummary(next)
+        })
+      )
+    })
+
+  return { list, get, patch, search, note, assign } as const
 })
 
 export class Conversations

@@ -26,6 +26,15 @@ export interface EventOutbox {
   readonly append: (workspaceId: string, events: ReadonlyArray<DomainEvent>) => Effect.Effect<void>
   /** Events of a workspace, oldest first (inspection and tests; delivery has its own claim API). */
   readonly list: (workspaceId: string) => Effect.Effect<ReadonlyArray<OutboxEvent>>
+  /**
+   * A workspace's events stored after `cursor`, oldest first, at most `limit`, and the cursor to
+   * follow them with; a null cursor answers no events and the cursor of now (the console's live feed).
+   */
+  readonly after: (
+    workspaceId: string,
+    cursor: number | null,
+    limit: number
+  ) => Effect.Effect<{ readonly events: ReadonlyArray<OutboxEvent>; readonly cursor: number }>
 }
 
 export const EventOutbox = Context.GenericTag<EventOutbox>("core/EventOutbox")

@@ -39,3 +39,6 @@ const inbox: ReadonlyArray<Scope> = [
  * members and billing is the owner's alone (`isOwner`), which no key scope names.
  */
 export const roleScopes = (role: Role): ReadonlySet<Scope> => new Set(role === "member" ? inbox : allScopes)
+
+/** The owner the first boot makes for the default workspace, and the sign-in link it prints. */
+export const FIRST_OWNER = "owner@localhost"

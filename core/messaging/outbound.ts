@@ -167,7 +167,15 @@ export const makeOutbound = (threads: Threads, attachments: Attachments) =>
           participant: to,
           inboxId: thread?.inboxId ?? sender.inboxId
         }
-        const sent = yield* transmit({ line, from: from.e164, body: input.body, media, simulated, reply: false }, hooks)
+        const sent = yield* transmit({
+          line,
+          from: from.e164,
+          body: input.body,
+          media,
+          simulated,
+          reply: false,
+          authorUid: principal.memberId ?? null
+        }, hooks)
         if (Either.isLeft(sent)) return yield* new FailedPrecondition({ message: optedOutMessage(sent.left) })
         const result: SendMessageResult = {
           message: yield* views.view(sent.right),
@@ -191,7 +199,7 @@ export const makeOutbound = (threads: Threads, attachments: Attachments) =>
           return Option.none<ActivityRecord>()
         }
         const sent = yield* transmit(
-          { line, from: sender.number.e164, body, media: [], simulated, reply: true },
+          { line, from: sender.number.e164, body, media: [], simulated, reply: true, authorUid: null },
           noHooks
         )
         return Either.getRight(sent)
@@ -214,6 +222,8 @@ export const makeOutbound = (threads: Threads, attachments: Attachments) =>
       readonly simulated: boolean
       /** A keyword's answer: not refused for an opt-out. */
       readonly reply: boolean
+      /** The member who wrote it in the console (SPEC's `authorUid`); null for keys and the service's own answers. */
+      readonly authorUid: string | null
     }, hooks: SendHooks) => {
       const ws = t.line.workspaceId
       const to = t.line.participant as E164
@@ -232,6 +242,7 @@ export const makeOutbound = (threads: Threads, attachments: Attachments) =>
             conversationId: "",
             type: "message",
             direction: "outbound",
+            authorUid: t.authorUid,
             body: t.body,
             media: t.media,
             deliveryStatus: Either.isRight(accepted) ? accepted.right.status : "failed",

@@ -13,7 +13,7 @@
  */
 import { Clock, Context, Effect, Either, identity, Layer, Option, Schema } from "effect"
 import { AuditLog } from "../audit/store.ts"
-import type { Principal } from "../auth/principal.ts"
+import { actorOf, type Principal } from "../auth/principal.ts"
 import { registrationFilingGate } from "../billing/gates.ts"
 import type { Charge } from "../billing/ledger.ts"
 import { type Payment, Payments } from "../billing/payments.ts"
@@ -369,7 +369,7 @@ const make = Effect.gen(function*() {
             yield* workspaces.update({ ...workspace, billing: { ...workspace.billing, trial: false } })
           }
           yield* audit.append(ws, {
-            actor: "api",
+            actor: actorOf(p),
             action: "messaging.registration.filed",
             detail: {
               mock,

@@ -21,7 +21,9 @@ import { InvalidArgument } from "../../core/kernel/errors.ts"
 import type { DomainError } from "../../core/kernel/errors.ts"
 import { layerCursorCodec } from "../../core/kernel/pagination.ts"
 import { CoreLive } from "../../core/layer.ts"
+import { Mailer } from "../../core/mail/mailer.ts"
 import { MediaFetcher } from "../../core/media/model.ts"
+import { ConsoleOrigin } from "../../core/members/sessions.ts"
 import { NumberStore } from "../../core/numbers/model.ts"
 import { layerNotFiled } from "../../core/registration/gate.ts"
 import {
@@ -56,6 +58,8 @@ const TestLayer = CoreLive.pipe(
       SignedUrls.layer({ baseUrl: "https://api.test", secret: new Uint8Array(32).fill(7) }),
       Layer.succeed(MediaFetcher, MediaFetcher.of({ fetch: () => unused("MediaFetcher") })),
       Layer.succeed(WebhookSender, WebhookSender.of({ send: () => unused("WebhookSender") })),
+      Layer.succeed(Mailer, Mailer.of({ send: () => unused("Mailer") })),
+      Layer.succeed(ConsoleOrigin, { baseUrl: "https://api.test" }),
       layerOutboundGuard(false).pipe(
         Layer.provide(Layer.succeed(HostResolver, HostResolver.of({ resolve: () => unused("HostResolver") })))
       )

@@ -122,7 +122,9 @@ describe("the business path, live key", () => {
     expect(paid[0]!.amountCents).toBe(charges.reduce((s, c) => s + c.amountCents, 0))
     const entries = await audit(ws.workspaceId)
     expect(entries).toHaveLength(1)
-    expect(entries[0]).toMatchObject({ actor: "api", action: "messaging.registration.filed", detail: { mock: false } })
+    expect(entries[0]).toMatchObject({ action: "messaging.registration.filed", detail: { mock: false } })
+    // Filed with a key: the actor names it.
+    expect(entries[0]!.actor).toBe(`key:${entries[0]!.detail.keyId}`)
     const receipt = (await mail(ws.workspaceId))[0]
     expect(receipt.to).toBe("owner@acme.example")
     expect(receipt.text).toContain("*****6789")

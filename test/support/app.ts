@@ -26,6 +26,7 @@ import { layerCursorCodec } from "../../core/kernel/pagination.ts"
 import { CoreLive } from "../../core/layer.ts"
 import { layerOutbox as MailerOutbox, type Mailer } from "../../core/mail/mailer.ts"
 import type { MailOutbox } from "../../core/mail/store.ts"
+import { ConsoleOrigin } from "../../core/members/sessions.ts"
 import type { Carrier } from "../../core/messaging/carrier.ts"
 import type { NumberInventory } from "../../core/numbers/inventory.ts"
 import type { NumberStore } from "../../core/numbers/model.ts"
@@ -80,6 +81,8 @@ export interface TestAppOptions {
   readonly schedulingWorker?: boolean
   /** FAST_PATH (adapters/fastPath.ts): false serves through HttpApiBuilder and runs plain SQL statements; default true. */
   readonly fastPath?: boolean
+  /** PUBLIC_BASE_URL: the console's origin and where sign-in links point; default http://test.local. */
+  readonly publicBaseUrl?: string
 }
 
 /** Media in memory, fetched through the guard, signed for http://test.local. */
@@ -111,6 +114,7 @@ export const makeTestApp = async (options: TestAppOptions = {}) => {
         options.registry ?? SimulatedRegistry.layer,
         options.voice ?? SimulatedVoice.layer,
         SimulatedPayments.layer,
+        Layer.succeed(ConsoleOrigin, { baseUrl: options.publicBaseUrl ?? "http://test.local" }),
         options.mailer ?? MailerOutbox,
         options.telnyxPublicKey === undefined
           ? Layer.empty

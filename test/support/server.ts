@@ -55,6 +55,8 @@ export interface RunningServer {
   readonly baseUrl: string
   /** The test key printed at first boot, if this boot printed one. */
   readonly testKey: string | null
+  /** The owner's console sign-in link printed at first boot, if this boot printed one. */
+  readonly signInLink: string | null
   readonly output: () => string
   /** SIGTERM, then the exit code. */
   readonly stop: () => Promise<number | null>
@@ -99,6 +101,7 @@ export const startServer = async (
   return {
     baseUrl: `http://127.0.0.1:${port}`,
     testKey: /(svc_test_[0-9A-Za-z]{40})/.exec(out)?.[1] ?? null,
+    signInLink: /(https?:\/\/\S+\/app\/sign-in\/[A-Za-z0-9_-]{43})/.exec(out)?.[1] ?? null,
     output: () => out,
     stop: async () => {
       child.kill("SIGTERM")
