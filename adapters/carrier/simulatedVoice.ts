@@ -11,12 +11,18 @@ import { Ids } from "../../core/kernel/ids.ts"
 /** The simulator plays the agent itself: there is no carrier assistant to keep in step. */
 const noAssistant = Effect.succeed({ assistantId: null })
 
-/** The simulator plays each call at once: no carrier events arrive, so these are never asked for. */
+/**
+ * The simulator plays each call at once (an `app` call's teammate included: core/calls/inbound.ts):
+ * no carrier events arrive, so these are never asked for.
+ */
 const noEvents = Effect.fail(
   new VoiceError({ reason: "rejected", message: "the simulated carrier sends no call events" })
 )
 const noCarrierCalls = {
   handle: () => noEvents,
+  ring: () => noEvents,
+  connect: () => noEvents,
+  hangup: () => noEvents,
   voicemailStep: () => noEvents,
   conversationTranscript: () => noEvents,
   conversationSummary: () => noEvents

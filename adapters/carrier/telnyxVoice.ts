@@ -2,8 +2,9 @@
  * Telnyx Call Control and AI assistants (research telnyx.md §5 and §6) through the shared client
  * (telnyxClient.ts). Self-contained: the core Voice port is wired to it elsewhere.
  *
- * - Calls: `POST /v2/calls` dials; `POST /v2/calls/{call_control_id}/actions/{answer,transfer,
- *   hangup,speak,record_start}` commands one leg. `client_state` goes out base64 (Telnyx echoes it, still
+ * - Calls: `POST /v2/calls` dials (with `link_to`, a leg of the call it names: same
+ *   `call_session_id`); `POST /v2/calls/{call_control_id}/actions/{answer,transfer,hangup,speak,
+ *   record_start,bridge}` commands one leg. `client_state` goes out base64 (Telnyx echoes it, still
  *   base64, in every later webhook: telnyxCallWebhooks.ts decodes it).
  * - Assistants: `POST /v2/ai/assistants` creates, `POST /v2/ai/assistants/{id}` updates (the verb
  *   Telnyx's SDK uses for `assistants.update`; there is no PATCH or PUT). Answers are the bare
@@ -66,6 +67,12 @@ export interface DialInput {
   readonly record?: boolean
   /** How long to ring (Telnyx accepts 5–600 s) before the call ends with `hangup_cause: timeout`. */
   readonly timeoutSecs?: number
+  /**
+   * Another leg's `call_control_id`: the new leg shares its call session (`link_to`, "Use another
+   * call's control id for sharing the same call session id", Telnyx's dial reference
+   * https://developers.telnyx.com/api-reference/call-commands/dial), so its webhooks name that call.
+   */
+  readonly linkTo?: string
 }
 
 export interface DialedCall {
@@ -152,6 +159,16 @@ export interface TelnyxVoice {
     options?: CommandOptions
   ) => Effect.Effect<void, TelnyxVoiceError>
   readonly hangup: (callControlId: string, options?: CommandOptions) => Effect.Effect<void, TelnyxVoiceError>
+  /**
+   * Joins leg `callControlId` with leg `other` (`actions/bridge`,
+   * https://developers.telnyx.com/api-reference/call-commands/bridge-calls): `call.bridged` follows on
+   * both, and when either hangs up Telnyx hangs up the other (no `park_after_unbridge` sent).
+   */
+  readonly bridge: (
+    callControlId: string,
+    other: string,
+    options?: CommandOptions
+  ) => Effect.Effect<void, TelnyxVoiceError>
   /** Says `payload` on the call; `call.speak.ended` follows once it has been played. */
   readonly speak: (
     callControlId: string,
@@ -210,7 +227,8 @@ export const dialBody = (input: DialInput) => ({
   to: input.to,
   ...answerBody(input),
   ...optional("command_id", input.commandId),
-  ...optional("timeout_secs", input.timeoutSecs)
+  ...optional("timeout_secs", input.timeoutSecs),
+  ...optional("link_to", input.linkTo)
 })
 
 /** The assistant create/update body: only the fields we own, so an update leaves Telnyx's other settings alone. */
@@ -409,6 +427,8 @@ export const make = (config: TelnyxConfig): TelnyxVoice => {
     answer: (callControlId, options = {}) => action(callControlId, "answer", answerBody(options), options.commandId),
     transfer: (callControlId, to, options = {}) => action(callControlId, "transfer", { to }, options.commandId),
     hangup: (callControlId, options = {}) => action(callControlId, "hangup", {}, options.commandId),
+    bridge: (callControlId, other, options = {}) =>
+      action(callControlId, "bridge", { call_control_id: other }, options.commandId, options.clientState),
     speak: (callControlId, input, options = {}) =>
       action(
         callControlId,

@@ -15,6 +15,12 @@
  *   recording from the answer; `voicemail` answers; `forward` transfers. Each carries a
  *   `command_id` of the call and action, so a repeated webhook does nothing twice (Telnyx ignores
  *   a command id it saw in the last 60 s).
+ * - `ring`, `connect`, `hangup`: an `app` call rings the team. Each teammate's phone is dialled from
+ *   the workspace number with `link_to` the inbound leg (so the leg's webhooks carry the call's
+ *   `call_session_id`) and `timeout_secs` the ring time (Telnyx then ends it with `call.hangup`,
+ *   `hangup_cause: timeout`); no `bridge_on_answer`, so only the first teammate to pick up is joined
+ *   (the core decides, under the call's lock): `connect` answers the parked inbound leg, recording
+ *   from the answer, and bridges it with the teammate's leg. Every command carries a `command_id`.
  * - `voicemailStep`: once answered, the greeting with `speak` (Telnyx's basic voice; a `xx-XX`
  *   language is passed on); once `call.speak.ended` says it was played, `record_start` of the
  *   caller's channel with a beep and `transcription: true`, so Telnyx sends
@@ -136,6 +142,34 @@ export const make = (client: TelnyxVoice.TelnyxVoice, connectionId: string | und
           return client.transfer(callControlId, action.to, { commandId }).pipe(Effect.mapError(toVoiceError))
       }
     },
+    ring: (request) =>
+      connectionId === undefined
+        ? Effect.fail(
+          new VoiceError({
+            reason: "rejected",
+            message: "no Call Control connection is configured (TELNYX_CONNECTION_ID)"
+          })
+        )
+        : client.dial({
+          from: request.from,
+          to: request.to,
+          connectionId,
+          linkTo: request.callControlId,
+          timeoutSecs: request.ringSeconds,
+          clientState: request.clientState,
+          // A repeated call.initiated rings each phone once.
+          commandId: `ring-${request.callControlId}-${request.memberUid}`
+        }).pipe(
+          Effect.map((d) => ({ callControlId: d.callControlId })),
+          Effect.mapError(toVoiceError)
+        ),
+    connect: (callControlId, memberLeg, clientState) =>
+      client.answer(callControlId, { clientState, record: true, commandId: `team-${callControlId}` }).pipe(
+        Effect.zipRight(client.bridge(callControlId, memberLeg, { commandId: `bridge-${callControlId}`, clientState })),
+        Effect.mapError(toVoiceError)
+      ),
+    hangup: (callControlId) =>
+      client.hangup(callControlId, { commandId: `hangup-${callControlId}` }).pipe(Effect.mapError(toVoiceError)),
     voicemailStep: (callControlId, step, clientState) =>
       (step.kind === "greet"
         ? client.speak(

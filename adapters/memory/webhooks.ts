@@ -73,6 +73,32 @@ export const layer = Layer.effect(
             .sort(newestFirst)
             .slice(0, limit)
         ),
+      leaseDelivery: (ws, endpointId, id, { leaseUntil, now }) =>
+        Effect.sync(() => {
+          const d = st().deliveries.get(id)
+          if (!d || d.workspaceId !== ws || d.endpointId !== endpointId) return Option.none()
+          const lease = st().leases.get(id)
+          if (lease !== undefined && lease >= now) return Option.none()
+          const leased: DeliveryRecord = { ...d, status: "pending", nextAttemptAt: now }
+          st().deliveries.set(id, leased)
+          st().leases.set(id, leaseUntil)
+          return Option.some(leased)
+        }),
+      requeueFailed: (ws, endpointId, { limit, now, since, types }) =>
+        Effect.sync(() => {
+          const found = [...st().deliveries.values()]
+            .filter((d) => {
+              const lease = st().leases.get(d.id)
+              return d.workspaceId === ws && d.endpointId === endpointId && d.createdAt >= since &&
+                types.includes(d.eventType) && (lease === undefined || lease < now) &&
+                (d.status === "failed" ||
+                  (d.status === "pending" && d.attempts > 0 && d.nextAttemptAt !== null && d.nextAttemptAt > now))
+            })
+            .sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : 0))
+            .slice(0, limit)
+          for (const d of found) st().deliveries.set(d.id, { ...d, status: "pending", nextAttemptAt: now })
+          return found.length
+        }),
       claimOutbox: (limit) => Effect.sync(() => st().outbox.filter((e) => !st().dispatched.has(e.id)).slice(0, limit)),
       markDispatched: (ids) => Effect.sync(() => ids.forEach((id) => st().dispatched.add(id))),
       enabledEndpoints: (wss) =>

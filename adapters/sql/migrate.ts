@@ -28,6 +28,8 @@ import m0024 from "./migrations/0024_scheduling.ts"
 import m0025 from "./migrations/0025_text_sends_order.ts"
 import m0026 from "./migrations/0026_members.ts"
 import m0027 from "./migrations/0027_sessions.ts"
+import m0028 from "./migrations/0028_webhook_deliveries_unsettled.ts"
+import m0029 from "./migrations/0029_call_session_ring.ts"
 
 /**
  * A migration without the statement time limit (adapters/postgres/PgClient.ts): an index built
@@ -67,7 +69,9 @@ const all = {
   "0024_scheduling": m0024,
   "0025_text_sends_order": m0025,
   "0026_members": m0026,
-  "0027_sessions": m0027
+  "0027_sessions": m0027,
+  "0028_webhook_deliveries_unsettled": m0028,
+  "0029_call_session_ring": m0029
 }
 
 export const migrations = Migrator.fromRecord(

@@ -106,6 +106,32 @@ export const layer = Layer.effect(
       listDeliveries: (ws, endpointId, limit) =>
         die(sql`SELECT * FROM webhook_deliveries WHERE workspace_id = ${ws} AND endpoint_id = ${endpointId}
           ORDER BY created_at DESC, id DESC LIMIT ${limit}`).pipe(Effect.map((rs) => rs.map(webhookDeliveries.decode))),
+      leaseDelivery: (ws, endpointId, id, { leaseUntil, now }) =>
+        die(sql`UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = ${now}::timestamptz,
+            locked_until = ${leaseUntil}::timestamptz
+          WHERE workspace_id = ${ws} AND id = ${id} AND endpoint_id = ${endpointId}
+            AND (locked_until IS NULL OR locked_until < ${now}::timestamptz)
+          RETURNING *`).pipe(Effect.map(one(webhookDeliveries.decode))),
+      // `status IN ('failed', 'pending')` as the partial index webhook_deliveries_unsettled states it
+      // (migration 0028), so the scan reads the endpoint's unsettled deliveries, never its history.
+      requeueFailed: (ws, endpointId, { limit, now, since, types }) =>
+        types.length === 0 ? Effect.succeed(0) : die(sql<{ n: number }>`
+          WITH queued AS (
+            UPDATE webhook_deliveries d SET status = 'pending', next_attempt_at = ${now}::timestamptz
+            FROM (
+              SELECT workspace_id, id FROM webhook_deliveries
+              WHERE workspace_id = ${ws} AND endpoint_id = ${endpointId} AND created_at >= ${since}::timestamptz
+                AND status IN ('failed', 'pending')
+                AND (status = 'failed' OR (attempts > 0 AND next_attempt_at > ${now}::timestamptz))
+                AND (locked_until IS NULL OR locked_until < ${now}::timestamptz)
+                AND ${sql.in("event_type", types)}
+              ORDER BY created_at LIMIT ${limit}
+              FOR UPDATE SKIP LOCKED
+            ) due
+            WHERE d.workspace_id = due.workspace_id AND d.id = due.id
+            RETURNING 1
+          )
+          SELECT count(*)::int AS n FROM queued`).pipe(Effect.map(([r]) => r?.n ?? 0)),
       claimOutbox: (limit) =>
         die(
           sql`SELECT * FROM outbox_events WHERE dispatched_at IS NULL ORDER BY seq LIMIT ${limit} FOR UPDATE SKIP LOCKED`

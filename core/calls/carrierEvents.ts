@@ -5,6 +5,12 @@
  * predecessors is kept on the call's session and done in its turn (SPEC's event order), not failed
  * for the carrier to send again. A call's session (sessions.ts) holds what its first webhook
  * decided for the later ones.
+ *
+ * An `app` call rings the team: each teammate's phone is a leg of the call (`Voice.ring`) whose
+ * webhooks carry our `RingState`; the first to pick up takes the call (`call.answered` with
+ * `memberUid`, decided under the call's lock) and is joined to the caller (`Voice.connect`), the other
+ * legs are hung up; once every leg is over with nobody on it (rang out, refused) the caller is taken
+ * to voicemail: the session's route becomes `voicemail` and the voicemail's steps follow.
  */
 import { Clock, Effect, Either, Option, Schema } from "effect"
 import { type Route, routeInbound } from "../agent/hours.ts"
@@ -33,7 +39,15 @@ import {
 import type { History } from "./history.ts"
 import type { Inbound } from "./inbound.ts"
 import { decodeCallDetails } from "./model.ts"
-import { callLock, type CallSession, CallSessionStore, dialingId, startSession } from "./sessions.ts"
+import {
+  callLock,
+  type CallSession,
+  CallSessionStore,
+  dialingId,
+  RING_SECONDS,
+  type RingLeg,
+  startSession
+} from "./sessions.ts"
 import {
   type CarrierCallEvent,
   DialState,
@@ -54,6 +68,12 @@ const dialState = Schema.decodeUnknownOption(DialState)
 const InboundState = Schema.parseJson(Schema.Struct({ workspaceId: Schema.String, carrierCallId: Schema.String }))
 const inboundState = Schema.decodeUnknownOption(InboundState)
 const encodeInboundState = Schema.encodeSync(InboundState)
+/** The `client_state` of a teammate's leg of an `app` call: the call, and whose phone it rings. */
+const RingState = Schema.parseJson(
+  Schema.Struct({ workspaceId: Schema.String, carrierCallId: Schema.String, memberUid: Schema.String })
+)
+const ringState = Schema.decodeUnknownOption(RingState)
+const encodeRingState = Schema.encodeSync(RingState)
 
 const retryLater = (message: string) => new Internal({ message })
 
@@ -67,7 +87,7 @@ export const voicemailGreeting = (agentGreeting: string | null, workspaceName: s
 const voicemailTranscript = (text: string) =>
   text.trim() === "" ? [] : [{ speaker: "caller" as const, text: text.trim(), offsetSeconds: 0 }]
 
-/** What a carrier is told to do with an inbound call; an `app` call rings nobody (there is no softphone) and rings out as missed. */
+/** What a carrier is told to do with an inbound call; an `app` call rings the team instead (`ringTeam`). */
 const actionOf = (route: Route, assistantId: string | null): InboundAction | null =>
   route.kind === "agent"
     ? { kind: "agent", assistantId }
@@ -78,13 +98,13 @@ const actionOf = (route: Route, assistantId: string | null): InboundAction | nul
     : null
 
 /**
- * How the call stands: an outbound call was answered or not; an inbound one as its route says,
- * the `app` route always missed (nobody can pick up), `voicemail` a voicemail once we answered.
+ * How the call stands: an outbound call was answered or not; an inbound one as its route says
+ * (`app`: a teammate took it), `voicemail` a voicemail once we answered.
  */
 const planOf = (session: CallSession): CallPlan => {
   const answered = session.answeredAt !== null
   if (session.route === null) return { direction: "outbound", scenario: answered ? "answered" : "missed" }
-  const scenario = !answered || session.route.kind === "app"
+  const scenario = !answered
     ? "missed"
     : session.route.kind === "voicemail"
     ? "voicemail"
@@ -97,7 +117,7 @@ const sessionFacts = (session: CallSession): LiveFacts => ({
   numberE164: session.numberE164,
   from: session.direction === "inbound" ? fromOf(session.participant) : session.numberE164,
   callerName: session.callerName,
-  memberUid: null,
+  memberUid: session.memberUid,
   memberSeesNumber: false,
   flow: SIMULATED_FLOW
 })
@@ -106,7 +126,10 @@ const sessionFacts = (session: CallSession): LiveFacts => ({
 const clientStateOf = (session: CallSession) =>
   encodeInboundState({ workspaceId: session.workspaceId, carrierCallId: session.carrierCallId })
 
-export const makeCarrierEvents = (history: Pick<History, "recordCall">, inbound: Pick<Inbound, "inboundFacts">) =>
+export const makeCarrierEvents = (
+  history: Pick<History, "recordCall">,
+  inbound: Pick<Inbound, "withTeam" | "inboundFacts">
+) =>
   Effect.gen(function*() {
     const store = yield* ConversationStore
     const numbers = yield* NumberStore
@@ -136,7 +159,10 @@ export const makeCarrierEvents = (history: Pick<History, "recordCall">, inbound:
         const number = found.value
         const startedAt = yield* Clock.currentTimeMillis
         const agent = Option.getOrNull(yield* agents.get(number.workspaceId))
-        const route = routeInbound(number.number, agent, startedAt)
+        const { route, team } = yield* inbound.withTeam(
+          number.workspaceId,
+          routeInbound(number.number, agent, startedAt)
+        )
         // A caller with no phone number (withheld, a SIP address) is taken like any other, `from` null.
         const participant = callerOf(e.from)
         const from = fromOf(participant)
@@ -149,12 +175,15 @@ export const makeCarrierEvents = (history: Pick<History, "recordCall">, inbound:
           callerName: e.callerName,
           direction: "inbound",
           route,
+          ringLegs: route.kind === "app"
+            ? team.map((m): RingLeg => ({ memberUid: m.id, phone: m.phone, callControlId: null, ended: false }))
+            : null,
           startedAt: new Date(startedAt).toISOString(),
           agentId: route.kind === "agent" ? route.agentId : null,
           job: null,
           reservedActivityId: null
         })
-        const facts = yield* inbound.inboundFacts(number, route, e.callSessionId, from, e.callerName)
+        const facts = yield* inbound.inboundFacts(number, e.callSessionId, from, e.callerName, null)
         const session = yield* tx.withTransaction(
           Effect.gen(function*() {
             yield* tx.lock(callLock(e.callSessionId))
@@ -169,6 +198,7 @@ export const makeCarrierEvents = (history: Pick<History, "recordCall">, inbound:
           })
         )
         if (Option.isNone(session) || session.value.activityId !== null || session.value.route === null) return
+        if (session.value.route.kind === "app") return yield* ringTeam(session.value)
         const action = actionOf(session.value.route, agent?.carrierAssistantId ?? null)
         if (action === null) return
         yield* voice.handle(session.value.callControlId, action, clientStateOf(session.value)).pipe(
@@ -178,6 +208,180 @@ export const makeCarrierEvents = (history: Pick<History, "recordCall">, inbound:
               : Effect.fail(retryLater(`The carrier is unavailable (${error.message}); deliver the event again`))
           )
         )
+      })
+
+    /** A carrier outage fails the webhook so the carrier delivers it again; a refusal is logged. */
+    const unlessRefused = (what: string) => (error: VoiceError) =>
+      error.reason === "rejected"
+        ? Effect.logWarning(`The carrier refused ${what}`, error.message)
+        : Effect.fail(retryLater(`The carrier is unavailable (${error.message}); deliver the event again`))
+
+    /** Whether nobody can take the call any more: every phone rung is done with and nobody picked up. */
+    const rangOut = (s: CallSession) =>
+      s.route?.kind === "app" && s.answeredAt === null && s.activityId === null &&
+      (s.ringLegs ?? []).every((leg) => leg.ended)
+
+    /**
+     * Every teammate's phone at once (legs the carrier has not named yet; a repeated `Initiated` rings
+     * none twice: each dial carries a command id). A refused dial ends its leg; once all are over
+     * with nobody on the call, the caller goes to voicemail.
+     */
+    const ringTeam = (s: CallSession) =>
+      Effect.gen(function*() {
+        for (const leg of s.ringLegs ?? []) {
+          if (leg.callControlId !== null || leg.ended) continue
+          const clientState = encodeRingState({
+            workspaceId: s.workspaceId,
+            carrierCallId: s.carrierCallId,
+            memberUid: leg.memberUid
+          })
+          const dialed = yield* voice.ring({
+            callControlId: s.callControlId,
+            from: s.numberE164,
+            to: leg.phone,
+            memberUid: leg.memberUid,
+            ringSeconds: RING_SECONDS,
+            clientState
+          }).pipe(
+            Effect.map((d) => d.callControlId),
+            Effect.catchAll((error) =>
+              error.reason === "rejected"
+                ? Effect.as(Effect.logWarning("The carrier refused to ring a teammate's phone", error.message), null)
+                : Effect.fail(retryLater(`The carrier is unavailable (${error.message}); deliver the event again`))
+            )
+          )
+          yield* updateLeg(s.carrierCallId, leg.memberUid, (l) =>
+            dialed === null
+              ? { ...l, ended: true }
+              : { ...l, callControlId: l.callControlId ?? dialed })
+        }
+        yield* settleRing(s.carrierCallId)
+      })
+
+    /** Changes one leg of the call's ring under the call's lock. */
+    const updateLeg = (carrierCallId: string, memberUid: string, change: (leg: RingLeg) => RingLeg) =>
+      updateSession(carrierCallId, (again) =>
+        again.ringLegs === null ? null : {
+          ...again,
+          ringLegs: again.ringLegs.map((l) => (l.memberUid === memberUid ? change(l) : l))
+        })
+
+    /**
+     * What the ring comes to once a leg moved: the legs nobody needs hung up (another teammate took
+     * the call, or the call is over or went to voicemail), and the caller taken to voicemail when the
+     * last phone rang out. Hang-ups are best effort: the carrier ends an unanswered leg itself when
+     * its ring time runs out.
+     */
+    const settleRing = (carrierCallId: string) =>
+      Effect.gen(function*() {
+        const voicemail = yield* tx.withTransaction(
+          Effect.gen(function*() {
+            yield* tx.lock(callLock(carrierCallId))
+            const found = yield* sessions.get(carrierCallId)
+            if (Option.isNone(found) || !rangOut(found.value)) return Option.none<CallSession>()
+            const next: CallSession = { ...found.value, route: { kind: "voicemail" } }
+            yield* sessions.put(next)
+            return Option.some(next)
+          })
+        )
+        if (Option.isSome(voicemail)) {
+          const s = voicemail.value
+          yield* voice.handle(s.callControlId, { kind: "voicemail" }, clientStateOf(s)).pipe(
+            Effect.catchAll(unlessRefused("to take the call to voicemail after the team's phones rang out"))
+          )
+        }
+        const found = yield* sessions.get(carrierCallId)
+        if (Option.isNone(found)) return
+        const s = found.value
+        const over = s.memberUid !== null || s.activityId !== null || s.route?.kind !== "app"
+        if (!over) return
+        for (const leg of s.ringLegs ?? []) {
+          if (leg.ended || leg.callControlId === null || leg.memberUid === s.memberUid) continue
+          yield* voice.hangup(leg.callControlId).pipe(
+            Effect.catchAll((error) => Effect.logWarning("A teammate's phone could not be hung up", error.message))
+          )
+          yield* updateLeg(carrierCallId, leg.memberUid, (l) => ({ ...l, ended: true }))
+        }
+      })
+
+    /**
+     * A teammate picked up: the first one takes the call (`call.answered` with their id, written with
+     * the session under the call's lock) and is joined to the caller; one who picks up after that
+     * (or after the caller left or went to voicemail) is hung up on.
+     */
+    const onMemberAnswered = (
+      e: Extract<CarrierCallEvent, { readonly _tag: "Answered" }>,
+      ring: { readonly workspaceId: string; readonly carrierCallId: string; readonly memberUid: string }
+    ) =>
+      Effect.gen(function*() {
+        const taken = yield* tx.withTransaction(
+          Effect.gen(function*() {
+            yield* tx.lock(callLock(ring.carrierCallId))
+            const found = yield* sessions.get(ring.carrierCallId)
+            if (Option.isNone(found) || found.value.workspaceId !== ring.workspaceId) return null
+            const s = found.value
+            const legs = (s.ringLegs ?? []).map((l) =>
+              l.memberUid === ring.memberUid ? { ...l, callControlId: l.callControlId ?? e.callControlId } : l
+            )
+            // Theirs already (a repeated webhook): joined again, which the carrier dedupes.
+            if (s.memberUid === ring.memberUid) return s
+            if (s.route?.kind !== "app" || s.answeredAt !== null || s.activityId !== null) {
+              yield* sessions.put({ ...s, ringLegs: legs })
+              return null
+            }
+            const answered: CallSession = {
+              ...s,
+              ringLegs: legs,
+              answeredAt: new Date(yield* Clock.currentTimeMillis).toISOString(),
+              answeredBy: "member",
+              memberUid: ring.memberUid
+            }
+            yield* sessions.put(answered)
+            const number = yield* numbers.findByE164(s.numberE164)
+            const facts = Option.isSome(number)
+              ? yield* inbound.inboundFacts(
+                number.value,
+                s.carrierCallId,
+                fromOf(s.participant),
+                s.callerName,
+                ring.memberUid
+              )
+              : sessionFacts(answered)
+            yield* outbox.append(
+              s.workspaceId,
+              liveEvents(planOf(answered), facts).filter((ev) => ev.type === "call.answered")
+            )
+            return answered
+          })
+        )
+        if (taken === null) {
+          yield* voice.hangup(e.callControlId).pipe(
+            Effect.catchAll((error) =>
+              Effect.logWarning("A teammate's late answer could not be hung up", error.message)
+            )
+          )
+          return yield* updateLeg(ring.carrierCallId, ring.memberUid, (l) => ({ ...l, ended: true }))
+        }
+        yield* voice.connect(taken.callControlId, e.callControlId, clientStateOf(taken)).pipe(
+          Effect.catchAll(unlessRefused("to join the teammate to the caller"))
+        )
+        yield* settleRing(ring.carrierCallId)
+      })
+
+    /** A teammate's leg ended (it rang out, was refused, they or we hung up): the ring settles. */
+    const onMemberLegEnded = (
+      e: Extract<CarrierCallEvent, { readonly _tag: "Hangup" }>,
+      ring: { readonly workspaceId: string; readonly carrierCallId: string; readonly memberUid: string }
+    ) =>
+      Effect.gen(function*() {
+        const found = yield* sessions.get(ring.carrierCallId)
+        if (Option.isNone(found) || found.value.workspaceId !== ring.workspaceId) return
+        yield* updateLeg(
+          ring.carrierCallId,
+          ring.memberUid,
+          (l) => l.ended ? l : { ...l, callControlId: l.callControlId ?? e.callControlId, ended: true }
+        )
+        yield* settleRing(ring.carrierCallId)
       })
 
     /**
@@ -190,7 +394,9 @@ export const makeCarrierEvents = (history: Pick<History, "recordCall">, inbound:
       Effect.gen(function*() {
         if (carrierCallId !== null) {
           const found = yield* sessions.get(carrierCallId)
-          if (Option.isSome(found)) return found
+          if (Option.isSome(found)) {
+            return found
+          }
         }
         const dialed = dialState(clientState ?? "")
         if (Option.isNone(dialed)) return Option.none<CallSession>()
@@ -248,8 +454,16 @@ export const makeCarrierEvents = (history: Pick<History, "recordCall">, inbound:
         yield* voicemailCommand(s, { kind: "record" }, "recording")
       })
 
-    /** Someone picked up: the agent's `call.answered` (SPEC's only answered signal a carrier call sends), written with the session; a voicemail's greeting then. */
-    const onAnswered = (e: Extract<CarrierCallEvent, { readonly _tag: "Answered" }>) =>
+    /**
+     * Someone picked up: a teammate's leg (`onMemberAnswered`), else the call itself: the agent's
+     * `call.answered`, written with the session; a voicemail's greeting then.
+     */
+    const onAnswered = (e: Extract<CarrierCallEvent, { readonly _tag: "Answered" }>) => {
+      const ring = ringState(e.clientState ?? "")
+      return Option.isSome(ring) ? onMemberAnswered(e, ring.value) : onCallAnswered(e)
+    }
+
+    const onCallAnswered = (e: Extract<CarrierCallEvent, { readonly _tag: "Answered" }>) =>
       tx.withTransaction(
         Effect.gen(function*() {
           yield* tx.lock(callLock(e.callSessionId))
@@ -258,6 +472,8 @@ export const makeCarrierEvents = (history: Pick<History, "recordCall">, inbound:
           if (found.value.answeredAt !== null || found.value.activityId !== null) return found
           const s = found.value
           const route = s.route
+          // An app call is answered by a teammate's leg (`onMemberAnswered`): this is us answering to join them.
+          if (route?.kind === "app") return Option.none<CallSession>()
           const answeredBy = route === null || route.kind === "forward"
             ? "callee"
             : route.kind === "agent"
@@ -280,8 +496,18 @@ export const makeCarrierEvents = (history: Pick<History, "recordCall">, inbound:
         })
       ).pipe(Effect.flatMap(Option.match({ onNone: () => Effect.void, onSome: greet })))
 
-    /** The call ended: its activity and `call.completed` or `call.missed`, once. */
-    const onHangup = (e: Extract<CarrierCallEvent, { readonly _tag: "Hangup" }>) =>
+    /**
+     * A teammate's leg ended (`onMemberLegEnded`), else the call did: its activity and
+     * `call.completed` or `call.missed`, once; then the phones still ringing are hung up.
+     */
+    const onHangup = (e: Extract<CarrierCallEvent, { readonly _tag: "Hangup" }>) => {
+      const ring = ringState(e.clientState ?? "")
+      return Option.isSome(ring)
+        ? onMemberLegEnded(e, ring.value)
+        : Effect.zipRight(onCallEnded(e), settleRing(e.callSessionId))
+    }
+
+    const onCallEnded = (e: Extract<CarrierCallEvent, { readonly _tag: "Hangup" }>) =>
       tx.withTransaction(
         Effect.gen(function*() {
           yield* tx.lock(callLock(e.callSessionId))
@@ -312,7 +538,7 @@ export const makeCarrierEvents = (history: Pick<History, "recordCall">, inbound:
               from: s.direction === "inbound" ? facts.from : s.numberE164,
               to: s.direction === "inbound" ? s.numberE164 : participant,
               agentId: s.agentId,
-              memberUid: null,
+              memberUid: s.memberUid,
               forwardedTo: s.route?.kind === "forward" ? s.route.to : null,
               carrierCallId: s.carrierCallId,
               job: s.job

@@ -3,7 +3,11 @@
  * the time they arrive. A simulated call (the `inbound-calls` test helper) sends its live signals
  * (`call.ringing`, `call.answered`, `call.forwarded`, flow events) in their own transaction as it
  * arrives, then plays its scenario and is recorded (history.ts). A carrier's inbound call is routed
- * here too (`inboundFacts`) but goes step by step (carrierEvents.ts).
+ * here too (`withTeam`, `inboundFacts`) but goes step by step (carrierEvents.ts).
+ *
+ * An `app` call rings every member of the workspace with a `phone` (CONTRACT "Members and the
+ * console"); with none, the caller is taken to voicemail. The simulator's `answered` scenario is
+ * answered by the first of them (oldest first).
  */
 import { Clock, Effect, Either, Option } from "effect"
 import { type Route, routeInbound } from "../agent/hours.ts"
@@ -16,6 +20,8 @@ import { InvalidArgument, NotFound } from "../kernel/errors.ts"
 import { Ids } from "../kernel/ids.ts"
 import { normalizePhone, phoneField } from "../kernel/phone.ts"
 import { Transactor } from "../kernel/transactor.ts"
+import type { MemberRecord } from "../members/model.ts"
+import { MemberStore } from "../members/store.ts"
 import { testKeysOnly } from "../messaging/simulator.ts"
 import { type NumberRecord, NumberStore } from "../numbers/model.ts"
 import { type CallOutcome, type CallPlan, liveEvents, type LiveFacts, outcomeOf, SIMULATED_FLOW } from "./events.ts"
@@ -35,8 +41,8 @@ export interface InboundCall {
   readonly durationSeconds: number | null
 }
 
-/** Who answers in the app when the number has no assigned teammate. */
-const TEAM_MEMBER = "team"
+/** A teammate whose phone an `app` call rings. */
+export type Teammate = MemberRecord & { readonly phone: string }
 
 /** The default length of a simulated call that does not say. */
 const defaultDuration = (
@@ -49,14 +55,30 @@ export const makeInbound = (history: Pick<History, "itemOf" | "recordCall">) =>
     const agents = yield* AgentStore
     const tx = yield* Transactor
     const outbox = yield* EventOutbox
+    const members = yield* MemberStore
 
-    /** What the live signals of an inbound call to `number` say. */
+    /**
+     * The route as taken: an `app` route rings the workspace's members with a phone, oldest first;
+     * with none it is a voicemail (nobody could pick up).
+     */
+    const withTeam = (workspaceId: string, route: Route) =>
+      Effect.gen(function*() {
+        if (route.kind !== "app") return { route, team: [] as ReadonlyArray<Teammate> }
+        const team = (yield* members.list(workspaceId)).filter((m): m is Teammate => m.phone !== null)
+        return { route: team.length === 0 ? { kind: "voicemail" as const } : route, team }
+      })
+
+    /**
+     * What the live signals of an inbound call to `number` say; `memberUid` is the teammate who
+     * answers (an `app` route). SPEC names the number in a member's `call.answered` only when the
+     * workspace has one number or the number is the teammate's assigned line.
+     */
     const inboundFacts = (
       number: NumberRecord,
-      route: Route,
       carrierCallId: string,
       from: string | null,
-      callerName: string | null
+      callerName: string | null,
+      memberUid: string | null
     ) =>
       Effect.gen(function*() {
         const assigned = number.number.assignedUserId
@@ -65,8 +87,9 @@ export const makeInbound = (history: Pick<History, "itemOf" | "recordCall">) =>
           numberE164: number.number.e164,
           from,
           callerName,
-          memberUid: route.kind === "app" ? (assigned ?? TEAM_MEMBER) : null,
-          memberSeesNumber: assigned !== null || (yield* numbers.list(number.workspaceId)).length === 1,
+          memberUid,
+          memberSeesNumber: (assigned !== null && assigned === memberUid) ||
+            (yield* numbers.list(number.workspaceId)).length === 1,
           flow: SIMULATED_FLOW
         }
         return facts
@@ -87,10 +110,14 @@ export const makeInbound = (history: Pick<History, "itemOf" | "recordCall">) =>
         const ws = number.workspaceId
         const startedAt = yield* Clock.currentTimeMillis
         const agent = yield* agents.get(ws)
-        const route = routeInbound(number.number, Option.getOrNull(agent), startedAt)
+        const { route, team } = yield* withTeam(
+          ws,
+          routeInbound(number.number, Option.getOrNull(agent), startedAt)
+        )
         const plan: CallPlan = { direction: "inbound", scenario: call.scenario, route }
         const outcome = outcomeOf(plan)
-        const facts = yield* inboundFacts(number, route, call.carrierCallId, from, call.callerName)
+        // The first teammate with a phone (oldest first) picks up.
+        const facts = yield* inboundFacts(number, call.carrierCallId, from, call.callerName, team[0]?.id ?? null)
         // Live signals: sent as the call arrives, before it has a timeline entry.
         yield* tx.withTransaction(outbox.append(ws, liveEvents(plan, facts)))
         const durationSeconds = call.durationSeconds ?? defaultDuration(outcome)
@@ -148,7 +175,7 @@ export const makeInbound = (history: Pick<History, "itemOf" | "recordCall">) =>
         return { call: yield* history.itemOf(activity, thread), carrierCallId }
       })
 
-    return { inboundFacts, receive, simulateInbound } as const
+    return { withTeam, inboundFacts, receive, simulateInbound } as const
   })
 
 export type Inbound = Effect.Effect.Success<ReturnType<typeof makeInbound>>

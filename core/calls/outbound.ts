@@ -151,6 +151,7 @@ export const makeOutbound = (history: Pick<History, "itemOf" | "recordCall">) =>
             callerName: null,
             direction: "outbound",
             route: null,
+            ringLegs: null,
             startedAt: createdAt,
             agentId: agent.id,
             job: jobName,

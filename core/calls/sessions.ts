@@ -9,6 +9,20 @@ import { Route } from "../agent/hours.ts"
 import { StoredMedia } from "../media/model.ts"
 import { AnsweredBy, CallDirection } from "./model.ts"
 
+/** One teammate's phone rung for an `app` call (CONTRACT "Members and the console": the team is rung at once). */
+export const RingLeg = Schema.Struct({
+  memberUid: Schema.String,
+  phone: Schema.String,
+  /** The dialled leg (Telnyx `call_control_id`) once the carrier named it (the dial's answer or the leg's first webhook). */
+  callControlId: Schema.NullOr(Schema.String),
+  /** The leg is over: it rang out, was refused or hung up, or was hung up by us. */
+  ended: Schema.Boolean
+})
+export type RingLeg = typeof RingLeg.Type
+
+/** How long the team's phones ring before the caller is taken to voicemail (CONTRACT: 25 seconds). */
+export const RING_SECONDS = 25
+
 export const CallSession = Schema.Struct({
   /** The carrier's id of the whole call (Telnyx `call_session_id`): the `carrierCallId` of its events. */
   carrierCallId: Schema.String,
@@ -28,6 +42,13 @@ export const CallSession = Schema.Struct({
   answeredAt: Schema.NullOr(Schema.String),
   /** Who picked up; null when nobody did or the call was taken for a voicemail. */
   answeredBy: Schema.NullOr(AnsweredBy),
+  /** The teammate who took an `app` call (`call.answered`'s `memberUid`). */
+  memberUid: Schema.NullOr(Schema.String),
+  /**
+   * The team's phones rung for an `app` call, one leg each; null when none was rung. When every leg
+   * is over and nobody took the call, the route becomes `voicemail` and the caller leaves one.
+   */
+  ringLegs: Schema.NullOr(Schema.Array(RingLeg)),
   agentId: Schema.NullOr(Schema.UUID),
   job: Schema.NullOr(Schema.String),
   /** The call's activity once it ended and was recorded. */
@@ -67,6 +88,7 @@ export type CallSession = typeof CallSession.Type
 type Progress =
   | "answeredAt"
   | "answeredBy"
+  | "memberUid"
   | "activityId"
   | "conversationId"
   | "recordingRefused"
@@ -81,6 +103,7 @@ export const startSession = (known: Omit<CallSession, Progress>): CallSession =>
   ...known,
   answeredAt: null,
   answeredBy: null,
+  memberUid: null,
   activityId: null,
   conversationId: null,
   recordingRefused: false,

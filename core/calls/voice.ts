@@ -168,7 +168,7 @@ export type ConversationSummary = { readonly _tag: "Pending" } | {
   readonly text: string | null
 }
 
-/** What the carrier is told to do with an inbound call it announced (an `app` call is left to ring out). */
+/** What the carrier is told to do with an inbound call it announced (an `app` call rings the team: `ring`). */
 export type InboundAction =
   /** Answer with the published agent's assistant, recording the call. */
   | { readonly kind: "agent"; readonly assistantId: string | null }
@@ -184,6 +184,22 @@ export type InboundAction =
 export type VoicemailStep =
   | { readonly kind: "greet"; readonly text: string; readonly language: string | null }
   | { readonly kind: "record" }
+
+/** One teammate's phone rung for an inbound `app` call (CONTRACT "Members and the console"). */
+export interface RingRequest {
+  /** The inbound call's leg: the teammate's leg is linked to it, and bridged to it when they pick up. */
+  readonly callControlId: string
+  /** The workspace number called, shown to the teammate. */
+  readonly from: string
+  /** The teammate's phone, E.164. */
+  readonly to: string
+  /** Our id of the leg (the teammate's id): with the call's, its dial's idempotency key at the carrier. */
+  readonly memberUid: string
+  /** How long the phone rings before the carrier ends the leg (`Hangup` with a timeout cause). */
+  readonly ringSeconds: number
+  /** Comes back in the leg's events: it names the call and the teammate. */
+  readonly clientState: string
+}
 
 /** The configuration being published, and the carrier's assistant from the last publish. */
 export interface PublishAgentRequest {
@@ -209,6 +225,18 @@ export interface Voice {
     action: InboundAction,
     clientState: string
   ) => Effect.Effect<void, VoiceError>
+  /**
+   * Rings a teammate's phone for an inbound `app` call, answering the leg's id (Telnyx
+   * `call_control_id`); the leg's `Answered` or `Hangup` (it rang out, was refused) follow.
+   */
+  readonly ring: (request: RingRequest) => Effect.Effect<{ readonly callControlId: string }, VoiceError>
+  /**
+   * The teammate on leg `memberLeg` picked up: answers the inbound call (recording from then on) and
+   * joins the two; when either party hangs up the carrier ends the other leg too.
+   */
+  readonly connect: (callControlId: string, memberLeg: string, clientState: string) => Effect.Effect<void, VoiceError>
+  /** Ends a leg: a teammate's phone still ringing once another took the call or the caller left. */
+  readonly hangup: (callControlId: string) => Effect.Effect<void, VoiceError>
   /** Sends a voicemail's next command (`VoicemailStep`); `clientState` comes back in its later events. */
   readonly voicemailStep: (
     callControlId: string,

@@ -87,7 +87,7 @@ export const disconnectNumber = tool({
   name: "numbers_disconnect",
   title: "Route a number's calls away from the AI agent",
   description:
-    "Route inbound calls of the workspace number `e164` away from the agent: `mode` `app` (ring the team; the default), `voicemail`, or `forward` to `forwardTo` (E.164, required for `forward` and only then).",
+    "Route inbound calls of the workspace number `e164` away from the agent: `mode` `app` (ring the team: every member with a phone at once for 25 seconds, the first to answer takes the call, else voicemail; the default), `voicemail`, or `forward` to `forwardTo` (E.164, required for `forward` and only then).",
   input: Schema.Struct({ ...NumberTarget.fields, ...DisconnectInput.fields }).annotations(strict),
   output: RoutingAnswer,
   example: { e164: "+14155550100", mode: "forward", forwardTo: "+14155550199" },

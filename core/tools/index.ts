@@ -60,7 +60,9 @@ export const tools: ReadonlyArray<AnyTool> = [
   Webhooks.deleteWebhook,
   Webhooks.rotateWebhookSecret,
   Webhooks.testWebhook,
-  Webhooks.listWebhookDeliveries
+  Webhooks.listWebhookDeliveries,
+  Webhooks.retryWebhookDelivery,
+  Webhooks.recoverWebhook
 ]
 
 type ServicesOf<M> = { [K in keyof M]: M[K] extends Tool<any, any, any, any, infer R> ? R : never }[keyof M]

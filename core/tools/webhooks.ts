@@ -1,19 +1,21 @@
 /** Webhook endpoint capabilities (SPEC "Webhook endpoint", "Events"). */
 import { Effect, Schema } from "effect"
 import { SubscribableEvent, subscribableEvents as events } from "../events/subscribable.ts"
-import { NotFound } from "../kernel/errors.ts"
+import { FailedPrecondition, NotFound } from "../kernel/errors.ts"
 import { PageSize } from "../kernel/pagination.ts"
 import {
   CreateEndpointInput,
   Delivery,
+  RecoverInput,
   UpdateEndpointInput,
   WebhookEndpoint,
   WebhookEndpointWithSecret
 } from "../webhooks/model.ts"
-import { Webhooks } from "../webhooks/service.ts"
+import { MAX_RECOVER, Webhooks } from "../webhooks/service.ts"
 import { ById, Deleted, NoInput, read, tool, WithId } from "./tool.ts"
 
 const webhookId = "5f0c2a8e-7d7b-4f5e-8a51-2b7f3d9e6c10"
+const deliveryId = "0b7c3c4e-4a0e-4d5e-9a43-7c9d0e6f1a22"
 
 /** The answer of get and update; create and rotate add the signing secret. */
 const WebhookAnswer = Schema.Struct({ webhook: WebhookEndpoint })
@@ -152,4 +154,39 @@ export const listWebhookDeliveries = tool({
   errors: [NotFound],
   run: (p, { id, limit }) =>
     Effect.flatMap(Webhooks, (w) => w.deliveries(p, id, limit ?? 50)).pipe(Effect.map((deliveries) => ({ deliveries })))
+})
+
+export const retryWebhookDelivery = tool({
+  name: "webhooks_deliveries_retry",
+  title: "Retry a webhook delivery",
+  description:
+    "Send one delivery (`deliveryId`, from webhooks_deliveries) of the webhook endpoint `id` again now, whatever its status, as its next attempt with the same `webhook-id`, and return the delivery record with this attempt's outcome. A delivery waiting for a retry is sent now instead. If this attempt fails, the delivery keeps its retry schedule; one that had used all its attempts is `failed` again. A disabled endpoint must be enabled first (webhooks_update); a delivery with an attempt in flight is refused.",
+  input: WithId(Schema.Struct({ deliveryId: Schema.String })),
+  output: Schema.Struct({ delivery: Delivery }),
+  example: { id: webhookId, deliveryId },
+  scope: "webhooks:manage",
+  hints: { readOnly: false, destructive: false, idempotent: false, openWorld: true },
+  idempotencyKey: false,
+  errors: [NotFound, FailedPrecondition],
+  run: (p, { deliveryId, id }) =>
+    Effect.flatMap(Webhooks, (w) => w.retry(p, id, deliveryId)).pipe(Effect.map((delivery) => ({ delivery })))
+})
+
+export const recoverWebhook = tool({
+  name: "webhooks_recover",
+  title: "Recover a webhook's failed deliveries",
+  description:
+    `Queue again every delivery of the webhook endpoint \`id\` since \`since\` (a date-time with its offset, at most 14 days back) whose last attempt failed, of the event types the endpoint subscribes to now: failed ones, and ones waiting for a retry (sent now instead). The worker sends them shortly, each as its next attempt with its \`webhook-id\`. Answers how many were queued, at most ${
+      MAX_RECOVER.toLocaleString("en-US")
+    } per call, oldest first: when \`queued\` is ${
+      MAX_RECOVER.toLocaleString("en-US")
+    }, call again with the same \`since\` for the next ones. Use it once the receiver works again; a disabled endpoint must be enabled first (webhooks_update).`,
+  input: WithId(RecoverInput),
+  output: Schema.Struct({ queued: Schema.Int.pipe(Schema.nonNegative()) }),
+  example: { id: webhookId, since: "2026-08-17T09:00:00Z" },
+  scope: "webhooks:manage",
+  hints: { readOnly: false, destructive: false, idempotent: false, openWorld: true },
+  idempotencyKey: false,
+  errors: [NotFound, FailedPrecondition],
+  run: (p, { id, since }) => Effect.flatMap(Webhooks, (w) => w.recover(p, id, since))
 })

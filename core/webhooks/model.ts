@@ -2,6 +2,7 @@
 import { Schema } from "effect"
 import { projection } from "../kernel/records.ts"
 import { Text } from "../kernel/text.ts"
+import { DateTime } from "../scheduling/model.ts"
 
 export const EndpointStatus = Schema.Literal("enabled", "disabled")
 export const DeliveryStatus = Schema.Literal("pending", "succeeded", "failed")
@@ -91,6 +92,21 @@ export const UpdateEndpointInput = Schema.Struct({
   apiVersion: Schema.optional(ApiVersion)
 }).annotations({ parseOptions: { onExcessProperty: "error" } })
 export type UpdateEndpointInput = typeof UpdateEndpointInput.Type
+
+/** POST /webhooks/{id}/recover: from when (a date-time with its offset, at most 14 days back). */
+export const RecoverInput = Schema.Struct({
+  // The whole JSON Schema, since DateTime's own replaces any description set beside it.
+  since: DateTime.annotations({
+    jsonSchema: {
+      type: "string",
+      format: "date-time",
+      description:
+        "Deliveries created from this time on: a date-time with its offset (`2026-08-16T00:00:00Z`, `2026-08-15T19:00:00-05:00`), at most 14 days back, not in the future"
+    }
+  })
+}).annotations({
+  parseOptions: { onExcessProperty: "error" }
+})
 
 export const toPublic = projection(WebhookEndpoint)
 export const toPublicDelivery = projection(Delivery)

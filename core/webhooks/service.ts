@@ -4,13 +4,13 @@
  * is leased to one worker per attempt, and an attempt whose worker dies is retried when the lease
  * ends. An event keeps its `webhook-id` across retries.
  */
-import { Clock, Context, Effect, type Either, Layer, Random } from "effect"
+import { Clock, Context, Effect, type Either, Layer, Option, Random } from "effect"
 import type { Principal } from "../auth/principal.ts"
 import { OutboundGuard } from "../egress/guard.ts"
-import { isEventType, PING } from "../events/catalog.ts"
+import { eventTypes, isEventType, PING } from "../events/catalog.ts"
 import type { OutboxEvent } from "../events/outbox.ts"
 import { displayText } from "../kernel/display.ts"
-import { InvalidArgument, NotFound } from "../kernel/errors.ts"
+import { FailedPrecondition, InvalidArgument, NotFound } from "../kernel/errors.ts"
 import { findOr404 } from "../kernel/findOr404.ts"
 import { Ids, isUuid } from "../kernel/ids.ts"
 import { Transactor, Urgent } from "../kernel/transactor.ts"
@@ -30,6 +30,12 @@ export const MAX_ENDPOINTS_PER_WORKSPACE = 20
 const ROTATION_OVERLAP_MS = 24 * 60 * 60 * 1000
 /** Replaced secrets kept signing at once: more rotations within 24 h retire the oldest early. */
 export const MAX_PREVIOUS_SECRETS = 10
+/** How far back recovery reaches. */
+export const RECOVER_WINDOW_MS = 14 * 24 * 60 * 60 * 1000
+/** Deliveries one recovery request queues at most, oldest first: a repeat with the same `since` queues the next. */
+export const MAX_RECOVER = 10_000
+/** A `since` of exactly 14 days back, computed by the client before the request travelled, is still accepted. */
+const RECOVER_LEEWAY_MS = 60_000
 
 const endpointLock = (workspaceId: string, id: string) => `webhook:${workspaceId}:${id}`
 /** The set of a workspace's endpoints, for the per-workspace cap. */
@@ -39,6 +45,12 @@ const stillSigning = (e: EndpointRecord, now: number) => e.previousSecrets.filte
 
 const iso = (ms: number) => new Date(ms).toISOString()
 const notFound = new NotFound({ message: "No such webhook endpoint" })
+const deliveryNotFound = new NotFound({ message: "No such delivery of this webhook endpoint" })
+/** Retry and recovery send now; a disabled endpoint receives nothing, so both ask for it to be enabled first. */
+const disabled = (action: string) =>
+  new FailedPrecondition({
+    message: `The webhook endpoint is disabled: enable it (PATCH status "enabled") to ${action}`
+  })
 
 /** `["*"]` subscribes to every current and future type. */
 export const subscribes = (events: ReadonlyArray<string>, type: string) => events.includes("*") || events.includes(type)
@@ -354,6 +366,58 @@ export const make = Effect.gen(function*() {
       return toPublicDelivery(yield* attempt(delivery, endpoint))
     })
 
+  /**
+   * POST /webhooks/{id}/deliveries/{deliveryId}/retry: the delivery's event sent again now, whatever
+   * its status, as its next attempt (same `webhook-id`, same row). One that waits for a retry is sent
+   * now instead; one with an attempt in flight is refused, not sent twice at once.
+   */
+  const retry = (p: Principal, id: string, deliveryId: string) =>
+    Effect.gen(function*() {
+      const endpoint = yield* load(p.workspaceId, id)
+      const known = isUuid(deliveryId) ? yield* store.getDelivery(p.workspaceId, deliveryId) : Option.none()
+      if (Option.isNone(known) || known.value.endpointId !== endpoint.id) return yield* deliveryNotFound
+      if (endpoint.status === "disabled") return yield* disabled("retry its deliveries")
+      const now = yield* Clock.currentTimeMillis
+      const leased = yield* store.leaseDelivery(p.workspaceId, endpoint.id, deliveryId, {
+        now: iso(now),
+        leaseUntil: iso(now + LEASE_MS)
+      })
+      if (Option.isNone(leased)) {
+        return yield* new FailedPrecondition({
+          message: "An attempt of this delivery is in flight; its outcome will show in the delivery log"
+        })
+      }
+      return toPublicDelivery(yield* attempt(leased.value, endpoint))
+    })
+
+  /**
+   * POST /webhooks/{id}/recover: the endpoint's deliveries since `since` whose last attempt failed,
+   * of the types it subscribes to now, queued for the worker at once. At most MAX_RECOVER per call.
+   */
+  const recover = (p: Principal, id: string, since: string) =>
+    Effect.gen(function*() {
+      const now = yield* Clock.currentTimeMillis
+      const from = Date.parse(since)
+      if (from > now) {
+        return yield* new InvalidArgument({ message: `since: must not be in the future (now is ${iso(now)})` })
+      }
+      if (from < now - RECOVER_WINDOW_MS - RECOVER_LEEWAY_MS) {
+        return yield* new InvalidArgument({
+          message: `since: must be at most 14 days back (no earlier than ${iso(now - RECOVER_WINDOW_MS)})`
+        })
+      }
+      const endpoint = yield* load(p.workspaceId, id)
+      if (endpoint.status === "disabled") return yield* disabled("recover its deliveries")
+      const queued = yield* store.requeueFailed(p.workspaceId, endpoint.id, {
+        since: iso(from),
+        now: iso(now),
+        // "*" is every type of the catalog, never the test ping.
+        types: endpoint.events.includes("*") ? eventTypes : endpoint.events,
+        limit: MAX_RECOVER
+      })
+      return { queued }
+    })
+
   return {
     list,
     create,
@@ -363,6 +427,8 @@ export const make = Effect.gen(function*() {
     rotate,
     deliveries,
     test,
+    retry,
+    recover,
     fanOut,
     claimDue,
     deliverDue,

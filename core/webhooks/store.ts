@@ -37,6 +37,36 @@ export interface WebhookStore {
   ) => Effect.Effect<ReadonlyArray<DeliveryRecord>>
 
   /**
+   * Leases one delivery of `endpointId` for an attempt its caller makes now (a retry asked for by
+   * the user), whatever its status: it becomes pending, due at `now`, leased until `leaseUntil`, so
+   * no worker sends it meanwhile and, should the caller die before recording the attempt, a worker
+   * makes it once the lease ends. None when the workspace has no such delivery of that endpoint or
+   * an unexpired lease holds it (an attempt in flight).
+   */
+  readonly leaseDelivery: (
+    workspaceId: string,
+    endpointId: string,
+    deliveryId: string,
+    lease: { readonly now: string; readonly leaseUntil: string }
+  ) => Effect.Effect<Option.Option<DeliveryRecord>>
+  /**
+   * Queues again, due at `now`, the oldest `limit` deliveries of one endpoint created at or after
+   * `since`, of the event types in `types`, whose last attempt failed and that no lease holds: failed
+   * ones, and pending ones waiting for a retry later than `now`. How many. One statement on SQL,
+   * over the deliveries not yet succeeded (a partial index), however many there are.
+   */
+  readonly requeueFailed: (
+    workspaceId: string,
+    endpointId: string,
+    options: {
+      readonly since: string
+      readonly now: string
+      readonly types: ReadonlyArray<string>
+      readonly limit: number
+    }
+  ) => Effect.Effect<number>
+
+  /**
    * Takes up to `limit` outbox events not yet fanned out, oldest first, locking them for the
    * current transaction so concurrent workers never take the same event (SKIP LOCKED on Postgres).
    */

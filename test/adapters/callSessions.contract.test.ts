@@ -41,6 +41,8 @@ const sessionOf = (workspaceId: string, patch: Partial<CallSession> = {}): CallS
   startedAt: ts(5),
   answeredAt: null,
   answeredBy: null,
+  memberUid: null,
+  ringLegs: null,
   agentId: null,
   job: null,
   activityId: null,
@@ -104,6 +106,20 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
         yield* store.put(named)
         assert.deepStrictEqual(Option.getOrNull(yield* store.findByConversation(conversationId)), named)
         assert.isNull(Option.getOrNull(yield* store.findByConversation(`conv-${uuid()}`)))
+
+        // An app call rings the team: its legs, then the teammate who took it.
+        const ringing = sessionOf(ws, {
+          route: { kind: "app" },
+          ringLegs: [
+            { memberUid: uuid(), phone: "+15555550101", callControlId: null, ended: false },
+            { memberUid: uuid(), phone: "+15555550102", callControlId: "v3:leg-2", ended: true }
+          ]
+        })
+        assert.isTrue(yield* store.insert(ringing))
+        assert.deepStrictEqual(Option.getOrNull(yield* store.get(ringing.carrierCallId)), ringing)
+        const taken = { ...ringing, answeredAt: ts(7), answeredBy: "member" as const, memberUid: uuid() }
+        yield* store.put(taken)
+        assert.deepStrictEqual(Option.getOrNull(yield* store.get(ringing.carrierCallId)), taken)
       }))
 
     it.effect("a dialed call is found by our call id, renamed once to the carrier's ids (control id kept when none), and removed", () =>

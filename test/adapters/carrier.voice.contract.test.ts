@@ -4,7 +4,8 @@
  * fake Telnyx, so the two cannot drift and a third carrier has a definition of done: a dial answers
  * ids of its own; the call's end, answered at once (`ended`) or reported by the carrier's events
  * (parsed by the adapter's own webhook parser), comes to the same facts; publishing twice keeps one
- * assistant; commands on a call the carrier does not know or has ended, and the transcript or
+ * assistant; commands on a call the carrier does not know or has ended (an `app` call's ringing,
+ * joining and hanging up included), and the transcript or
  * summary of an unknown conversation, are `rejected`. What only one carrier does runs under a
  * capability its harness declares.
  */
@@ -249,6 +250,19 @@ describe.each([simulated, telnyx])("the voice port: $name", (h) => {
       yield* rejected(voice.handle("v3:unknown-call", { kind: "voicemail" }, state))
       yield* rejected(voice.handle("v3:unknown-call", { kind: "forward", to: CALLEE }, state))
       yield* rejected(voice.voicemailStep("v3:unknown-call", { kind: "record" }, state))
+      // An app call's team: a phone rung for a call the carrier does not know, joining or ending unknown legs.
+      yield* rejected(
+        voice.ring({
+          callControlId: "v3:unknown-call",
+          from: OURS,
+          to: CALLEE,
+          memberUid: crypto.randomUUID(),
+          ringSeconds: 25,
+          clientState: state
+        })
+      )
+      yield* rejected(voice.connect("v3:unknown-call", "v3:unknown-leg", state))
+      yield* rejected(voice.hangup("v3:unknown-leg"))
     })))
 
   it("commands on a call that has ended are rejected", () =>
@@ -260,6 +274,8 @@ describe.each([simulated, telnyx])("the voice port: $name", (h) => {
       yield* rejected(
         voice.voicemailStep(dialed.callControlId, { kind: "greet", text: "Hello", language: null }, request.clientState)
       )
+      yield* rejected(voice.connect(dialed.callControlId, dialed.callControlId, request.clientState))
+      yield* rejected(voice.hangup(dialed.callControlId))
     })))
 
   it("the transcript and summary of a conversation the carrier does not know are rejected", () =>

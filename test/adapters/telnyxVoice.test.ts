@@ -243,6 +243,52 @@ describe("call commands", () => {
       assert.strictEqual(unknown.message, "Call not found.")
     }))
 
+  it.live("a dial linked to a call shares its session; bridge joins two live legs, and the other leg ends with either; a link or bridge to an unknown or ended leg is rejected", () =>
+    Effect.gen(function*() {
+      const v = voice()
+      const caller = fake().voice.inboundCall({ from: CALLER, to: OURS })
+      const teammate = yield* v.dial({
+        from: OURS,
+        to: "+13125550177",
+        connectionId: CONNECTION,
+        linkTo: caller.callControlId,
+        timeoutSecs: 25,
+        commandId: "ring-1"
+      })
+      assert.deepStrictEqual(body("/v2/calls"), {
+        connection_id: CONNECTION,
+        from: OURS,
+        to: "+13125550177",
+        command_id: "ring-1",
+        timeout_secs: 25,
+        link_to: caller.callControlId
+      })
+      assert.strictEqual(teammate.callSessionId, caller.callSessionId)
+      const unlinked = yield* failure(
+        v.dial({ from: OURS, to: "+13125550177", connectionId: CONNECTION, linkTo: "v3:nobody" })
+      )
+      assert.strictEqual(unlinked.reason, "rejected")
+
+      fake().voice.pickUp(teammate.callControlId)
+      yield* v.answer(caller.callControlId)
+      const nobody = yield* failure(v.bridge(caller.callControlId, "v3:nobody"))
+      assert.strictEqual(nobody.message, "The call_control_id provided was not valid.")
+      yield* v.bridge(caller.callControlId, teammate.callControlId, { commandId: "bridge-1" })
+      assert.deepStrictEqual(body(actionPath(caller.callControlId, "bridge"), 1), {
+        call_control_id: teammate.callControlId,
+        command_id: "bridge-1"
+      })
+      fake().pendingCallWebhooks()
+      fake().voice.callerHangsUp(caller.callControlId)
+      assert.strictEqual(fake().voice.calls.get(teammate.callControlId)!.state, "ended")
+      assert.deepStrictEqual(
+        fake().pendingCallWebhooks().map((w) => [w.eventType, JSON.parse(w.rawBody).data.payload.call_control_id]),
+        [["call.hangup", caller.callControlId], ["call.hangup", teammate.callControlId]]
+      )
+      const ended = yield* failure(v.bridge(teammate.callControlId, caller.callControlId))
+      assert.strictEqual(ended.message, "This call is no longer active and can't receive commands.")
+    }))
+
   it.live("a command is retried on a 5xx only with a command_id", () =>
     Effect.gen(function*() {
       const v = voice()

@@ -58,6 +58,18 @@ const delivery = (e: EndpointRecord, patch: Partial<DeliveryRecord> = {}): Deliv
   ...patch
 })
 
+/** A delivery that used all its attempts, the last one answered 503. */
+const failedDelivery = (e: EndpointRecord, patch: Partial<DeliveryRecord> = {}): DeliveryRecord =>
+  delivery(e, {
+    status: "failed",
+    attempts: 8,
+    responseStatus: 503,
+    error: "HTTP 503",
+    lastAttemptAt: ts(5),
+    nextAttemptAt: null,
+    ...patch
+  })
+
 const insert = (...es: ReadonlyArray<EndpointRecord>) =>
   Effect.flatMap(WebhookStore, (s) => Effect.forEach(es, s.insertEndpoint, { discard: true }))
 
@@ -605,6 +617,148 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
           ts(72)
         ])
         assert.deepStrictEqual(yield* store.claimDue(ts(10_000), ts(10_060), 10), [])
+        yield* clearQueue
+      }))
+
+    it.effect("leaseDelivery: any status becomes pending, due now and leased; refused while a lease holds it; scoped to workspace and endpoint", () =>
+      Effect.gen(function*() {
+        const store = yield* WebhookStore
+        yield* clearQueue
+        const ws = uuid()
+        const e = endpoint(ws)
+        const sibling = endpoint(ws)
+        yield* insert(e, sibling)
+        const failed = failedDelivery(e)
+        const succeeded = delivery(e, { status: "succeeded", attempts: 1, responseStatus: 200, nextAttemptAt: null })
+        yield* store.insertDeliveries([failed, succeeded])
+        const at = (s: number, lease = 30) => ({ now: ts(s), leaseUntil: ts(s + lease) })
+
+        for (
+          const [ws2, endpointId, id] of [[uuid(), e.id, failed.id], [ws, sibling.id, failed.id], [ws, e.id, uuid()]]
+        ) {
+          assert.isTrue(Option.isNone(yield* store.leaseDelivery(ws2!, endpointId!, id!, at(100))))
+        }
+        assert.deepStrictEqual(Option.getOrThrow(yield* store.getDelivery(ws, failed.id)), failed, "untouched by those")
+
+        const leased = { ...failed, status: "pending" as const, nextAttemptAt: ts(100) }
+        assert.deepStrictEqual(Option.getOrThrow(yield* store.leaseDelivery(ws, e.id, failed.id, at(100))), leased)
+        assert.deepStrictEqual(Option.getOrThrow(yield* store.getDelivery(ws, failed.id)), leased)
+        assert.deepStrictEqual(yield* store.claimDue(ts(101), ts(161), 10), [], "no worker takes it while leased")
+        assert.isTrue(Option.isNone(yield* store.leaseDelivery(ws, e.id, failed.id, at(129))), "an attempt in flight")
+        // Its caller died: the lease runs out and a worker makes the attempt.
+        assert.deepStrictEqual(ids(yield* store.claimDue(ts(131), ts(191), 10)), [failed.id])
+        yield* store.recordAttempts([{
+          workspaceId: ws,
+          deliveryId: failed.id,
+          status: "succeeded",
+          attempts: 9,
+          responseStatus: 200,
+          error: null,
+          lastAttemptAt: ts(132),
+          nextAttemptAt: null
+        }])
+        // Recorded: the lease is over, so it may be leased (retried) again at once.
+        const again = Option.getOrThrow(yield* store.leaseDelivery(ws, e.id, failed.id, at(133)))
+        assert.deepStrictEqual([again.status, again.attempts, again.responseStatus, again.nextAttemptAt], [
+          "pending",
+          9,
+          200,
+          ts(133)
+        ])
+        const resent = Option.getOrThrow(yield* store.leaseDelivery(ws, e.id, succeeded.id, at(140)))
+        assert.deepStrictEqual([resent.status, resent.attempts], ["pending", 1], "a succeeded delivery too")
+        yield* clearQueue
+      }))
+
+    it.effect("requeueFailed: an endpoint's failed and retrying deliveries since `since`, of the given types, due now; oldest first up to the limit; scoped", () =>
+      Effect.gen(function*() {
+        const store = yield* WebhookStore
+        yield* clearQueue
+        const ws = uuid()
+        const e = endpoint(ws)
+        const sibling = endpoint(ws)
+        const theirs = endpoint(uuid())
+        yield* insert(e, sibling, theirs)
+        const failed = failedDelivery
+        const atSince = failed(e, { createdAt: ts(10) })
+        const later = failed(e, { createdAt: ts(20) })
+        const retrying = delivery(e, { createdAt: ts(15), attempts: 3, error: "HTTP 502", nextAttemptAt: ts(5_000) })
+        const skipped = [
+          failed(e, { createdAt: ts(9) }), // before since
+          failed(e, { createdAt: ts(30), eventType: "contact.deleted" }), // a type not asked for
+          delivery(e, { createdAt: ts(31), attempts: 2, nextAttemptAt: ts(50) }), // its retry is already due
+          delivery(e, { createdAt: ts(32), nextAttemptAt: ts(40) }), // never attempted
+          delivery(e, { createdAt: ts(33), status: "succeeded", attempts: 1, nextAttemptAt: null }),
+          failed(sibling, { createdAt: ts(34) }),
+          failed(theirs, { createdAt: ts(35) })
+        ]
+        yield* store.insertDeliveries([atSince, later, retrying, ...skipped])
+        const requeue = (workspaceId: string, endpointId: string, limit = 100) =>
+          store.requeueFailed(workspaceId, endpointId, {
+            since: ts(10),
+            now: ts(100),
+            types: ["contact.updated"],
+            limit
+          })
+
+        assert.strictEqual(yield* requeue(theirs.workspaceId, e.id), 0, "another workspace's call queues nothing")
+        assert.strictEqual(yield* requeue(ws, e.id), 3)
+        for (const d of [atSince, later, retrying]) {
+          assert.deepStrictEqual(
+            Option.getOrThrow(yield* store.getDelivery(ws, d.id)),
+            { ...d, status: "pending" as const, nextAttemptAt: ts(100) },
+            "pending and due now, its attempts and last outcome kept"
+          )
+        }
+        for (const d of skipped) {
+          assert.deepStrictEqual(Option.getOrThrow(yield* store.getDelivery(d.workspaceId, d.id)), d)
+        }
+        assert.strictEqual(yield* requeue(ws, e.id), 0, "queued already: a repeat queues nothing more")
+        assert.sameMembers(ids(yield* store.claimDue(ts(100), ts(160), 100)), [
+          atSince.id,
+          later.id,
+          retrying.id,
+          skipped[2]!.id,
+          skipped[3]!.id
+        ])
+        yield* clearQueue
+
+        // Oldest first, `limit` at a time: each repeat queues the next.
+        const many = endpoint(ws)
+        yield* insert(many)
+        const backlog = Array.from({ length: 5 }, (_, i) => failed(many, { createdAt: ts(60 + i) }))
+        yield* store.insertDeliveries([...backlog].reverse())
+        const statuses = Effect.forEach(
+          backlog,
+          (d) => Effect.map(store.getDelivery(ws, d.id), (found) => Option.getOrThrow(found).status)
+        )
+        assert.strictEqual(yield* requeue(ws, many.id, 2), 2)
+        assert.deepStrictEqual(yield* statuses, ["pending", "pending", "failed", "failed", "failed"], "the oldest two")
+        assert.deepStrictEqual([yield* requeue(ws, many.id, 2), yield* requeue(ws, many.id, 2)], [2, 1])
+        assert.deepStrictEqual(yield* statuses, ["pending", "pending", "pending", "pending", "pending"])
+        assert.strictEqual(yield* requeue(ws, many.id, 2), 0)
+        yield* clearQueue
+      }))
+
+    it.effect("requeueFailed queues thousands in one call", () =>
+      Effect.gen(function*() {
+        const store = yield* WebhookStore
+        yield* clearQueue
+        const ws = uuid()
+        const e = endpoint(ws)
+        yield* insert(e)
+        const N = 2_500
+        yield* store.insertDeliveries(
+          Array.from({ length: N }, (_, i) => failedDelivery(e, { createdAt: ts(i) }))
+        )
+        const queued = yield* store.requeueFailed(ws, e.id, {
+          since: ts(0),
+          now: ts(10_000),
+          types: ["contact.updated"],
+          limit: 10_000
+        })
+        assert.strictEqual(queued, N)
+        assert.strictEqual((yield* store.pendingDeliveries()).count, N)
         yield* clearQueue
       }))
 

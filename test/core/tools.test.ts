@@ -167,7 +167,9 @@ describe("the capability table", () => {
       "webhooks_delete",
       "webhooks_rotate",
       "webhooks_test",
-      "webhooks_deliveries"
+      "webhooks_deliveries",
+      "webhooks_deliveries_retry",
+      "webhooks_recover"
     ])
   })
 
@@ -197,6 +199,9 @@ describe("the capability table", () => {
       "messaging_verify_otp",
       "messaging_resend_otp",
       "webhooks_test",
+      // Both send (now, or through the worker) to the endpoint's outside URL.
+      "webhooks_deliveries_retry",
+      "webhooks_recover",
       // An endpoint sends every later event of the workspace, with personal data, to an outside URL.
       "webhooks_create",
       "webhooks_update"

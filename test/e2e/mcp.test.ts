@@ -404,7 +404,19 @@ describe.each(["node", "deno"] as const)("the MCP endpoint under %s", (runtime) 
     }
     const ping = hooks.bodies.find((b) => b.body.includes("ping"))!
     expect(() => new Webhook(rotated.webhook.secret).verify(ping.body, ping.headers)).not.toThrow()
-    expect(ok(await call("webhooks_deliveries", { id: hook.id })).deliveries).toBeDefined()
+    const [pinged] = ok(await call("webhooks_deliveries", { id: hook.id })).deliveries
+    expect(pinged.eventId).toBe(ping.headers["webhook-id"])
+    // Sent again now: the same webhook-id, one more attempt on the same delivery.
+    const retried = ok(await call("webhooks_deliveries_retry", { id: hook.id, deliveryId: pinged.id })).delivery
+    expect(retried).toMatchObject({ id: pinged.id, eventId: pinged.eventId, status: "succeeded", attempts: 2 })
+    const pings = hooks.bodies.filter((b) => b.headers["webhook-id"] === pinged.eventId)
+    expect(pings).toHaveLength(2)
+    expect(() => new Webhook(rotated.webhook.secret).verify(pings[1]!.body, pings[1]!.headers)).not.toThrow()
+    const since = new Date(Date.now() - 3_600_000).toISOString()
+    expect(ok(await call("webhooks_recover", { id: hook.id, since }))).toEqual({ queued: 0 })
+    expect(failed(await call("webhooks_recover", { id: hook.id, since: "2020-01-01T00:00:00Z" })).code).toBe(
+      "invalid_argument"
+    )
     ok(await call("webhooks_delete", { id: hook.id }))
 
     expect(ok(await call("contacts_delete", { id: contact.id })).deleted).toBe(true)

@@ -206,7 +206,14 @@ export const startWorld = async (): Promise<World> => {
         properties: { [`${text}prop`]: `${text} value` }
       })
       await post("/v1/api/contacts", { firstName: `${text} second` })
-      await post("/v1/api/webhooks", { url: `${receiver.origin}/${text}`, events: ["*"], label: `${text} label` })
+      const { webhook } = await call("/v1/api/webhooks", token, "POST", {
+        url: `${receiver.origin}/${text}`,
+        events: ["*"],
+        label: `${text} label`
+      })
+      harvest({ webhook })
+      // A delivery (a ping), so the delivery routes (retry) have a real id to work on.
+      await post(`/v1/api/webhooks/${webhook.id}/test`, undefined)
       await post("/v1/api/test-helpers/inbound-messages", {
         from: "+12025550143",
         to: number,

@@ -16,6 +16,7 @@ import { type AgentConfig, weekdays } from "../../core/agent/model.ts"
 import type { WorkspaceNumber } from "../../core/numbers/model.ts"
 import type { makeTestApp } from "../support/app.ts"
 import { ANSWERED_CALL_EVENTS } from "../support/callEvents.ts"
+import { addMember } from "../support/members.ts"
 import { makeSqlTestApp } from "../support/sqlApp.ts"
 import { bearer, expectError, UUID } from "./helpers.ts"
 
@@ -379,9 +380,13 @@ describe("inbound calls through POST /test-helpers/inbound-calls", () => {
     }
   })
 
-  it("app: a teammate answers (member); the number is named when it is the workspace's only one; no inline summary", async () => {
+  it("app: the team is rung and the first teammate with a phone (oldest first) answers; the number is named when it is the workspace's only one; no inline summary", async () => {
     await route(NUMBER, { voiceMode: "app" })
     try {
+      // The oldest member has no phone: only members with one are rung.
+      await addMember(app.runtime, workspaceId, null)
+      const first = await addMember(app.runtime, workspaceId, "+14155550191")
+      await addMember(app.runtime, workspaceId, "+14155550192")
       const { call: c, types, events } = await inboundCall("answered", 6)
       expect(types).toEqual(ANSWERED_CALL_EVENTS)
       expect(events[1]!.data).toEqual({
@@ -390,12 +395,14 @@ describe("inbound calls through POST /test-helpers/inbound-calls", () => {
         numberE164: NUMBER,
         from: CALLER,
         carrierCallId: c.carrierCallId,
-        memberUid: "team"
+        memberUid: first.id
       })
       expect(events[2]!.data["answeredBy"]).toBe("member")
       expect(events[5]!.data).not.toHaveProperty("summaryText")
       expect(c).toMatchObject({ answeredBy: "member", agentId: null, status: "completed" })
       expect(c.transcript[0].speaker).toBe("member")
+      const detail = await ok(await call(`/conversations/${c.conversationId}`))
+      expect(detail.activities.find((a: any) => a.id === c.id).call.memberUid).toBe(first.id)
     } finally {
       await route(NUMBER, { voiceMode: "agent" })
     }
@@ -795,18 +802,27 @@ describe("POST /calls", () => {
     ).toContain("no active phone number")
   })
 
-  it("an unpublished agent answers no inbound call: the number rings the team", async () => {
+  it("an unpublished agent answers no inbound call: the number rings the team; with no teammate's phone to ring, the caller leaves a voicemail", async () => {
     const ws = await app.createWorkspace("Draft agent")
     await seedNumber(ws.workspaceId, "+14155550162")
     await putAgent(ws.key, config(), false)
     await route("+14155550162", { voiceMode: "agent" }, ws.key)
-    const body = await ok(
-      await as(ws.key)("/test-helpers/inbound-calls", {
-        method: "POST",
-        json: { from: CALLER, to: "+14155550162", scenario: "answered" }
-      }),
-      201
-    )
-    expect(body.call).toMatchObject({ answeredBy: "member", agentId: null })
+    const ring = async () =>
+      (await ok(
+        await as(ws.key)("/test-helpers/inbound-calls", {
+          method: "POST",
+          json: { from: CALLER, to: "+14155550162", scenario: "answered" }
+        }),
+        201
+      )).call
+    await addMember(app.runtime, ws.workspaceId, null)
+    expect(await ring()).toMatchObject({
+      type: "voicemail",
+      status: "missed",
+      answeredBy: null,
+      recordingUrl: expect.any(String)
+    })
+    await addMember(app.runtime, ws.workspaceId, "+14155550193")
+    expect(await ring()).toMatchObject({ type: "call", answeredBy: "member", agentId: null })
   })
 })

@@ -26,10 +26,12 @@ import {
   startFakeTelnyx,
   statusPayload
 } from "../support/fakeTelnyx.ts"
+import { addMember } from "../support/members.ts"
 import { bearer, expectError, expectOk } from "./helpers.ts"
 
 type App = Awaited<ReturnType<typeof makeTestApp>>
-type Mode = "agent" | "voicemail" | "forward" | "app"
+/** A number's voice mode; `app` rings the team (two members with a phone), `app_unstaffed` a team with no phone. */
+type Mode = "agent" | "voicemail" | "forward" | "app" | "app_unstaffed"
 
 const CALLER = "+15550002222"
 const OUTSIDE = "+15550009999"
@@ -59,10 +61,15 @@ interface CallbackHarness {
   readonly carrierAnswers: (line: Line, to: string) => number
   /** The carrier reports the outbound message's status. */
   readonly report: (line: Line, activityId: string, status: "sent" | "delivered" | "delivery_failed") => Promise<void>
-  /** A caller rings the line and the call plays to its end; its carrierCallId. */
+  /**
+   * A caller rings the line and the call plays to its end; its carrierCallId. An `app` call is
+   * answered by the first teammate whose phone was rung (the oldest with a phone).
+   */
   readonly inboundCall: (line: Line, mode: Mode) => Promise<string>
   /** A voicemail gets an AI summary (`call.summary.completed` after its transcript). */
   readonly summarizesVoicemail: boolean
+  /** A teammate's call gets a transcript and a summary (after its recording). */
+  readonly transcribesMemberCalls: boolean
   /**
    * The carrier repeats, reorders, reports on messages we never sent, and signs what it sends (only
    * a real carrier does; the test helpers are the simulator's one way in).
@@ -126,15 +133,19 @@ const simulated = (): CallbackHarness => {
       void await expectOk(await api(app, line.key, "POST", "/test-helpers/delivery-status", { activityId, status })),
     inboundCall: async (line, mode) => {
       await route(app, line, mode)
-      // The app route rings the team; with no softphone on a real carrier nobody picks up, so neither here.
-      const scenario = mode === "app" ? "missed" : "answered"
+      // The first teammate with a phone answers the simulator's `answered` call.
       const played = await expectOk(
-        await api(app, line.key, "POST", "/test-helpers/inbound-calls", { from: CALLER, to: line.e164, scenario }),
+        await api(app, line.key, "POST", "/test-helpers/inbound-calls", {
+          from: CALLER,
+          to: line.e164,
+          scenario: "answered"
+        }),
         201
       )
       return played.carrierCallId
     },
-    summarizesVoicemail: true
+    summarizesVoicemail: true,
+    transcribesMemberCalls: true
   }
 }
 
@@ -232,6 +243,13 @@ const telnyx = (): CallbackHarness => {
       const leg = fake.voice.inboundCall({ from: CALLER, to: line.e164 })
       await deliver(fake.signedWebhook("call.initiated", fake.voice.callPayload(leg.callControlId, "call.initiated")))
       await drain() // answered; a voicemail's greeting played
+      // The team's phones, dialled in turn (oldest teammate first): the first picks up.
+      const rung = [...fake.voice.calls.values()].find((c) => c.linkTo === leg.callControlId)
+      if (rung !== undefined) {
+        fake.voice.pickUp(rung.callControlId)
+        await deliver(fake.signedWebhook("call.answered", fake.voice.callPayload(rung.callControlId, "call.answered")))
+        await drain() // joined to the caller; the other phones hung up
+      }
       if (mode === "forward") {
         // The outside line picks up.
         await deliver(fake.signedWebhook("call.answered", fake.voice.callPayload(leg.callControlId, "call.answered")))
@@ -250,6 +268,8 @@ const telnyx = (): CallbackHarness => {
     },
     // Reason: Telnyx summarizes an AI assistant's conversation; a voicemail has none (drift from SPEC).
     summarizesVoicemail: false,
+    // Reason: a teammate's call is recorded, but no assistant was on it to transcribe and summarize it.
+    transcribesMemberCalls: false,
     deliveries: {
       repeat: async (line, from, body) => {
         const hook = inbound(line, from, body)
@@ -340,15 +360,25 @@ describe.each([simulated(), telnyx()])("carrier callbacks: $name", (h) => {
       events: ["call.ringing", "call.forwarded", "call.completed"]
     },
     app: {
-      call: { type: "call", status: "missed", answeredBy: null, recordingUrl: null, transcript: null },
-      events: ["call.ringing", "call.missed"]
+      call: { type: "call", status: "completed", answeredBy: "member" },
+      events: h.transcribesMemberCalls
+        ? ANSWERED_CALL_EVENTS
+        : ["call.ringing", "call.answered", "call.completed", "call.recording.completed"]
+    },
+    app_unstaffed: {
+      call: { type: "voicemail", status: "missed", answeredBy: null },
+      events: ["call.ringing", "call.missed", "call.voicemail.completed", "call.transcript.completed"]
     }
   }
 
-  it.each(["agent", "voicemail", "forward", "app"] as const)(
+  it.each(["agent", "voicemail", "forward", "app", "app_unstaffed"] as const)(
     "an inbound call to a number in %s mode: one call record and its events in SPEC's order",
     async (mode) => {
       const line = await h.line()
+      // The team: the oldest member has no phone; in app mode two have one.
+      await addMember(h.app().runtime, line.workspaceId, null)
+      const first = mode === "app" ? await addMember(h.app().runtime, line.workspaceId, "+15550003101") : null
+      if (mode === "app") await addMember(h.app().runtime, line.workspaceId, "+15550003102")
       const carrierCallId = await h.inboundCall(line, mode)
       const calls = (await expectOk(await api(h.app(), line.key, "GET", "/calls"))).calls
       expect(calls).toHaveLength(1)
@@ -360,18 +390,25 @@ describe.each([simulated(), telnyx()])("carrier callbacks: $name", (h) => {
         carrierCallId,
         ...expected[mode].call
       })
-      const recorded = mode === "agent" || mode === "voicemail"
-      if (recorded) {
-        expect(calls[0].recordingUrl).toEqual(expect.any(String))
+      const recorded = mode !== "forward"
+      if (recorded) expect(calls[0].recordingUrl).toEqual(expect.any(String))
+      if (recorded && (mode !== "app" || h.transcribesMemberCalls)) {
         expect(calls[0].transcript.length).toBeGreaterThan(0)
       }
       if (mode === "agent") expect(calls[0].summary).toEqual(expect.any(String))
       const sent = (await events(h.app(), line.workspaceId)).filter((e) => e.type.startsWith("call."))
+      const voicemail = mode === "voicemail" || mode === "app_unstaffed"
       expect(sent.map((e) => e.type)).toEqual([
         ...expected[mode].events,
-        ...(mode === "voicemail" && h.summarizesVoicemail ? ["call.summary.completed"] : [])
+        ...(voicemail && h.summarizesVoicemail ? ["call.summary.completed"] : [])
       ])
       for (const e of sent) expect(e.data["carrierCallId"], e.type).toBe(carrierCallId)
+      if (first !== null) {
+        expect(sent.find((e) => e.type === "call.answered")!.data).toMatchObject({
+          answeredBy: "member",
+          memberUid: first.id
+        })
+      }
     }
   )
 

@@ -5,7 +5,8 @@
  * carrier refusal (409) or outage (500) publishes nothing and keeps the assistant id as it was.
  * Inbound calls through signed Call Control webhooks to `/v1/carrier/telnyx`: the route decides the
  * command sent to Telnyx (answer with the assistant and recording, transfer, answer and record, or
- * nothing for `app`), the events come in SPEC's order under one carrierCallId, the activity is
+ * for `app` each teammate's phone dialled, the first to pick up joined to the caller, voicemail when
+ * they all ring out), the events come in SPEC's order under one carrierCallId, the activity is
  * written on hangup, the recording (downloaded, up to MAX_RECORDING_BYTES) and the assistant's
  * transcript follow in that order, then the AI summary from the conversation's insights, and
  * repeated webhooks record nothing twice. `POST /calls` sends the call's job and extra instructions
@@ -24,6 +25,7 @@ import { MAX_MEDIA_BYTES, MAX_RECORDING_BYTES } from "../../core/media/model.ts"
 import { makeTestApp } from "../support/app.ts"
 import { ANSWERED_CALL_EVENTS } from "../support/callEvents.ts"
 import { type FakeTelnyx, type SignedWebhook, startFakeTelnyx } from "../support/fakeTelnyx.ts"
+import { addMember } from "../support/members.ts"
 import { bearer, expectError, expectOk } from "./helpers.ts"
 
 const CONNECTION = "1684641123236054244"
@@ -446,14 +448,17 @@ describe("inbound Telnyx calls through webhooks", () => {
     expect((await calls(key))[0]).toMatchObject({ status: "completed", answeredBy: null })
   })
 
-  it("app: no command (no softphone), rings out as missed; voicemail: answered, then greeted and recorded", async () => {
+  it("app with no teammate's phone to ring: taken to voicemail; voicemail: answered, then greeted and recorded", async () => {
     const app1 = await callWorkspace()
+    await addMember(app.runtime, app1.workspaceId, null)
     const leg = fake.voice.inboundCall({ from: CALLER, to: app1.e164 })
     await deliver(webhook(leg.callControlId, "call.initiated"))
-    expect(fake.voice.calls.get(leg.callControlId)!.commands).toEqual([])
+    expect(fake.voice.calls.get(leg.callControlId)!.commands.map((c) => c.action)).toEqual(["answer"])
+    for (const w of fake.pendingCallWebhooks()) await deliver(w) // answered: the greeting
+    expect(fake.voice.calls.get(leg.callControlId)!.commands.map((c) => c.action)).toEqual(["answer", "speak"])
+    fake.pendingCallWebhooks()
     await deliver(webhook(leg.callControlId, "call.hangup"))
-    expect((await events(app1.workspaceId)).map((e) => e.type)).toEqual(["call.ringing", "call.missed"])
-    expect((await calls(app1.key))[0]).toMatchObject({ status: "missed", type: "call" })
+    expect((await calls(app1.key))[0]).toMatchObject({ status: "missed", type: "voicemail" })
 
     const vm = await callWorkspace()
     await ok(await call(vm.key, "POST", `/numbers/${encodeURIComponent(vm.e164)}/disconnect`, { mode: "voicemail" }))
@@ -514,6 +519,141 @@ describe("inbound Telnyx calls through webhooks", () => {
     const stranger = fake.voice.inboundCall({ from: CALLER, to: "+16285559999" })
     await deliver(webhook(stranger.callControlId, "call.initiated"))
     expect(fake.voice.calls.get(stranger.callControlId)!.commands).toEqual([])
+  })
+})
+
+describe("app calls on Telnyx: the team is rung", () => {
+  /** A workspace whose number rings the team (the default for a new number): a member with no phone, then two with one. */
+  const teamCall = async () => {
+    const ws = await callWorkspace()
+    await addMember(app.runtime, ws.workspaceId, null)
+    const ada = await addMember(app.runtime, ws.workspaceId, "+15550003001")
+    const bo = await addMember(app.runtime, ws.workspaceId, "+15550003002")
+    const leg = fake.voice.inboundCall({ from: CALLER, to: ws.e164 })
+    await deliver(webhook(leg.callControlId, "call.initiated"))
+    // Each teammate's phone is a leg of the call: dialled from the number, linked to the caller's leg.
+    const legs = [...fake.voice.calls.values()].filter((c) => c.linkTo === leg.callControlId)
+    const phoneOf = (to: string) => legs.find((l) => l.to === to)!
+    return { ...ws, ada, bo, leg, adaLeg: phoneOf(ada.phone!), boLeg: phoneOf(bo.phone!), legs }
+  }
+  const actions = (callControlId: string) => fake.voice.calls.get(callControlId)!.commands.map((c) => c.action)
+  const pickUp = (callControlId: string) => {
+    fake.voice.pickUp(callControlId)
+    return webhook(callControlId, "call.answered")
+  }
+
+  it("rings every teammate with a phone at once; the first to pick up is joined to the caller, the other hung up; ringing, answered by the member, completed, recording; webhooks reversed and twice change nothing", async () => {
+    const t = await teamCall()
+    expect(t.legs).toHaveLength(2)
+    for (const l of t.legs) {
+      expect(l.callSessionId).toBe(t.leg.callSessionId)
+      expect(l.commands[0]!.body).toMatchObject({ from: t.e164, link_to: t.leg.callControlId, timeout_secs: 25 })
+      expect(l.commands[0]!.body).not.toHaveProperty("bridge_on_answer")
+    }
+    expect(actions(t.leg.callControlId)).toEqual([]) // the caller hears it ring until someone picks up
+    // Bo picks up first, Ada a moment later: Bo takes the call, Ada is hung up on.
+    const boAnswered = pickUp(t.boLeg.callControlId)
+    const adaAnswered = pickUp(t.adaLeg.callControlId)
+    await deliver(boAnswered)
+    await deliver(adaAnswered)
+    await deliver(boAnswered) // repeated: nothing twice
+    expect(actions(t.leg.callControlId)).toEqual(["answer", "bridge"])
+    const [answer, bridge] = fake.voice.calls.get(t.leg.callControlId)!.commands
+    expect(answer!.body).toMatchObject({ record: "record-from-answer" })
+    expect(bridge!.body).toMatchObject({ call_control_id: t.boLeg.callControlId })
+    expect(t.boLeg.bridgedWith).toBe(t.leg.callControlId)
+    expect(actions(t.adaLeg.callControlId)).toEqual(["dial", "hangup"])
+    expect(t.adaLeg.state).toBe("ended")
+
+    // The caller hangs up: Telnyx ends the bridged leg too.
+    fake.voice.callerHangsUp(t.leg.callControlId, { recordingUrl: `${audioBase}/${t.leg.callControlId}.mp3` })
+    expect(t.boLeg.state).toBe("ended")
+    for (const w of fake.pendingCallWebhooks({ order: "reversed", twice: true })) await deliver(w)
+    for (const w of fake.pendingCallWebhooks()) await deliver(w)
+
+    const sent = await events(t.workspaceId)
+    expect(sent.map((e) => e.type)).toEqual([
+      "call.ringing",
+      "call.answered",
+      "call.completed",
+      "call.recording.completed"
+    ])
+    expect(sent[1]!.data).toEqual({
+      answeredBy: "member",
+      direction: "inbound",
+      numberE164: t.e164, // the workspace's only number
+      from: CALLER,
+      carrierCallId: t.leg.callSessionId,
+      memberUid: t.bo.id
+    })
+    expect(sent[2]!.data).toMatchObject({ answeredBy: "member", carrierCallId: t.leg.callSessionId })
+    const list = await calls(t.key)
+    expect(list).toHaveLength(1)
+    expect(list[0]).toMatchObject({
+      type: "call",
+      status: "completed",
+      answeredBy: "member",
+      carrierCallId: t.leg.callSessionId,
+      recordingUrl: expect.any(String)
+    })
+  })
+
+  it("nobody picks up within 25 seconds: every leg rings out, then the caller is taken to voicemail (greeting, recording, transcript)", async () => {
+    const t = await teamCall()
+    fake.voice.elapse(24)
+    expect(fake.pendingCallWebhooks()).toEqual([]) // still ringing
+    fake.voice.elapse(1)
+    const rangOut = fake.pendingCallWebhooks()
+    expect(rangOut.map((w) => [w.eventType, JSON.parse(w.rawBody).data.payload.hangup_cause])).toEqual([
+      ["call.hangup", "timeout"],
+      ["call.hangup", "timeout"]
+    ])
+    await deliver(rangOut[0]!)
+    expect(actions(t.leg.callControlId)).toEqual([]) // one phone is still ringing
+    await deliver(rangOut[1]!)
+    await deliver(rangOut[1]!) // repeated: answered once
+    expect(actions(t.leg.callControlId)).toEqual(["answer"])
+    for (const w of fake.pendingCallWebhooks({ twice: true })) await deliver(w) // answered: the greeting
+    for (const w of fake.pendingCallWebhooks()) await deliver(w) // spoken: the recording
+    expect(actions(t.leg.callControlId)).toEqual(["answer", "speak", "record_start"])
+    fake.voice.callerHangsUp(t.leg.callControlId, {
+      recordingUrl: `${audioBase}/${t.leg.callControlId}.mp3`,
+      transcript: "Call me back about the boiler."
+    })
+    for (const w of fake.pendingCallWebhooks({ order: "reversed" })) await deliver(w)
+    expect((await events(t.workspaceId)).map((e) => e.type)).toEqual([
+      "call.ringing",
+      "call.missed",
+      "call.voicemail.completed",
+      "call.transcript.completed"
+    ])
+    const [voicemail] = await calls(t.key)
+    expect(voicemail).toMatchObject({ type: "voicemail", status: "missed", answeredBy: null })
+    expect(voicemail!["transcript"]).toEqual([
+      { speaker: "caller", text: "Call me back about the boiler.", offsetSeconds: 0 }
+    ])
+  })
+
+  it("the caller hangs up while the phones ring: missed, and the phones stop ringing; a teammate who picks up then is hung up on", async () => {
+    const t = await teamCall()
+    fake.voice.pickUp(t.adaLeg.callControlId) // picks up as the caller leaves
+    await deliver(webhook(t.leg.callControlId, "call.hangup"))
+    expect(t.boLeg.state).toBe("ended")
+    expect(actions(t.boLeg.callControlId)).toEqual(["dial", "hangup"])
+    await deliver(webhook(t.adaLeg.callControlId, "call.answered"))
+    expect(actions(t.adaLeg.callControlId)).toEqual(["dial", "hangup"])
+    for (const w of fake.pendingCallWebhooks()) await deliver(w)
+    expect(actions(t.leg.callControlId)).toEqual([])
+    expect((await events(t.workspaceId)).map((e) => e.type)).toEqual(["call.ringing", "call.missed"])
+    expect((await calls(t.key))[0]).toMatchObject({ type: "call", status: "missed", answeredBy: null })
+  })
+
+  it("a phone Telnyx refuses to dial counts as rung out; with none left the caller goes to voicemail at once", async () => {
+    const ws = await callWorkspace()
+    await addMember(app.runtime, ws.workspaceId, "+1555") // not a number Telnyx dials
+    const leg = fake.voice.inboundCall({ from: CALLER, to: ws.e164 })
+    await deliver(webhook(leg.callControlId, "call.initiated"))
+    expect(actions(leg.callControlId)).toEqual(["answer"])
   })
 })
 

@@ -4,71 +4,16 @@
  * section, and real deliveries to a local receiver verified by the official `standardwebhooks`.
  */
 import { Effect, Layer } from "effect"
-import { createServer, type IncomingHttpHeaders, type Server } from "node:http"
-import { Webhook } from "standardwebhooks"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import * as OutboundHttp from "../../adapters/net/http.ts"
 import * as Sender from "../../adapters/webhooks/sender.ts"
 import { HostResolver, layerOutboundGuard } from "../../core/egress/guard.ts"
 import { catalog, eventTypes } from "../../core/events/catalog.ts"
 import { makeTestApp } from "../support/app.ts"
+import { type Receiver, startReceiver, verify } from "../support/webhooks.ts"
 import { bearer, expectError, UUID } from "./helpers.ts"
 
 type App = Awaited<ReturnType<typeof makeTestApp>>
-
-// ------------------------------------------------------------------------------------ a local receiver
-
-interface Received {
-  readonly path: string
-  readonly headers: IncomingHttpHeaders
-  readonly body: string
-  readonly at: number
-}
-
-interface Receiver {
-  readonly url: (path?: string) => string
-  readonly got: Array<Received>
-  /** How to answer a request to `path` (default 200). */
-  answer: (path: string) => { status: number; headers?: Record<string, string> }
-  readonly waitFor: (n: number, timeoutMs?: number) => Promise<void>
-  readonly close: () => Promise<void>
-}
-
-const startReceiver = async (): Promise<Receiver> => {
-  const got: Array<Received> = []
-  const receiver: Receiver = {
-    got,
-    answer: () => ({ status: 200 }),
-    url: (path = "/hook") => `http://127.0.0.1:${(server.address() as { port: number }).port}${path}`,
-    waitFor: async (n, timeoutMs = 5000) => {
-      const until = Date.now() + timeoutMs
-      while (got.length < n) {
-        if (Date.now() > until) throw new Error(`receiver got ${got.length} of ${n} requests`)
-        await new Promise((r) => setTimeout(r, 5))
-      }
-    },
-    close: () => new Promise((done) => server.close(() => done()))
-  }
-  const server: Server = createServer((req, res) => {
-    let body = ""
-    req.setEncoding("utf8")
-    req.on("data", (d) => (body += d))
-    req.on("end", () => {
-      got.push({ path: req.url ?? "", headers: req.headers, body, at: Date.now() })
-      const { status, headers } = receiver.answer(req.url ?? "")
-      res.writeHead(status, headers).end()
-    })
-  })
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()))
-  return receiver
-}
-
-const verify = (secret: string, r: Received) =>
-  new Webhook(secret).verify(r.body, {
-    "webhook-id": String(r.headers["webhook-id"]),
-    "webhook-timestamp": String(r.headers["webhook-timestamp"]),
-    "webhook-signature": String(r.headers["webhook-signature"])
-  }) as { type: string; timestamp: string; data: Record<string, unknown> }
 
 // ------------------------------------------------------------------------------------ setup
 

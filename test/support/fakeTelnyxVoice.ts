@@ -9,7 +9,9 @@
  * state, for fakeTelnyx.ts to sign.
  *
  * Telnyx's rules it enforces, each where it is applied, with the page that documents it: a command
- * on a call that has ended is refused; a repeated `command_id` is ignored; `speak` sends
+ * on a call that has ended is refused; a repeated `command_id` is ignored; a dial `link_to` another
+ * call shares its call session; a dialled leg nobody answers ends after `timeout_secs` (`elapse`);
+ * `bridge` joins two live legs, and when one of them ends the other is hung up; `speak` sends
  * `call.speak.started` then `call.speak.ended`; a recording started with `transcription: true` sends
  * `call.recording.saved` and then `call.recording.transcription.saved` after the hangup. The webhooks
  * a call's commands and its caller cause are queued (`pending`) for a test to deliver as Telnyx may:
@@ -56,6 +58,14 @@ export interface FakeCall {
   endedAt: string | null
   /** Where the call went by `transfer`. */
   transferredTo: string | null
+  /** The leg a dial was linked to (`link_to`): this leg shares its call session. */
+  readonly linkTo: string | null
+  /** A dialled leg's ring time (`timeout_secs`, Telnyx's default 30). */
+  readonly timeoutSecs: number
+  /** Seconds the fake's clock had run (`elapse`) when the leg was dialled. */
+  readonly dialedAtSecond: number
+  /** The leg it is bridged with. */
+  bridgedWith: string | null
   /** The action bodies received, in order (`dial` for the dial itself). */
   readonly commands: Array<{ readonly action: string; readonly body: Record<string, unknown> }>
 }
@@ -131,6 +141,12 @@ export interface FakeVoice {
   /** The callee of a dialled call picks up. */
   readonly pickUp: (callControlId: string) => void
   /**
+   * The fake's clock runs `seconds` on: a dialled leg still ringing when its `timeout_secs` have
+   * passed ends with `call.hangup`, `hangup_cause: timeout` (the dial reference:
+   * https://developers.telnyx.com/api-reference/call-commands/dial, `timeout_secs`).
+   */
+  readonly elapse: (seconds: number) => void
+  /**
    * The caller hangs up now: the call ends (commands on it are refused from now on) and its
    * `call.hangup` is queued, then, if it was recorded, `call.recording.saved` and, when the
    * recording asked for it, `call.recording.transcription.saved`; then the assistant's
@@ -152,7 +168,8 @@ export interface FakeVoice {
       | "call.hangup"
       | "call.recording.saved"
       | "call.speak.started"
-      | "call.speak.ended",
+      | "call.speak.ended"
+      | "call.bridged",
     hangup?: HangupInput
   ) => Record<string, unknown>
   /**
@@ -167,7 +184,7 @@ export interface FakeVoice {
   readonly reset: () => void
 }
 
-type Action = "answer" | "transfer" | "hangup" | "speak" | "record_start"
+type Action = "answer" | "transfer" | "hangup" | "speak" | "record_start" | "bridge"
 
 const fields = (json: unknown) =>
   (typeof json === "object" && json !== null && !Array.isArray(json) ? json : {}) as Record<string, unknown>
@@ -187,6 +204,8 @@ export const makeFakeVoice = (reply: Reply): FakeVoice => {
   const insightGroups = new Map<string, { readonly name: string; readonly insights: Array<string> }>()
   /** Webhooks Telnyx would send, in the order they happened, until a test takes them. */
   const pending: Array<PendingWebhook> = []
+  /** The fake's clock (`elapse`), in seconds. */
+  let clock = 0
   const queue = (eventType: string, payload: Record<string, unknown>) =>
     void pending.push({ eventType, payload, occurredAt: now() })
 
@@ -260,13 +279,25 @@ export const makeFakeVoice = (reply: Reply): FakeVoice => {
       list.push(invalid("timeout_secs", "'timeout_secs' must be an integer between 5 and 600."))
     }
     list.push(...clientStateError(b), ...assistantError(b), ...recordError(b))
+    // "When bridge_intent is true, link_to becomes required"; "When bridge_on_answer is true, link_to
+    // becomes required" (https://developers.telnyx.com/api-reference/call-commands/dial).
+    const linkTo = b["link_to"]
+    if (linkTo === undefined && (b["bridge_intent"] === true || b["bridge_on_answer"] === true)) {
+      list.push(missing("link_to"))
+    }
+    // link_to names "another call's control id": an unknown one is refused (its code is not documented).
+    const linked = typeof linkTo === "string" ? calls.get(linkTo) : undefined
+    if (linkTo !== undefined && linked === undefined) {
+      list.push(invalid("link_to", "The 'link_to' parameter must be the call_control_id of a call."))
+    }
     if (list.length > 0) return errors(res, 422, list)
     const commandId = text(b["command_id"]) ? `dial:${b["command_id"]}` : null
     if (commandId !== null && commandAnswers.has(commandId)) return send(res, 200, commandAnswers.get(commandId))
     const call: FakeCall = {
       callControlId: v3(),
       callLegId: randomUUID(),
-      callSessionId: randomUUID(),
+      // link_to: "Use another call's control id for sharing the same call session id".
+      callSessionId: linked?.callSessionId ?? randomUUID(),
       connectionId: b["connection_id"] as string,
       direction: "outgoing",
       from: b["from"] as string,
@@ -281,6 +312,10 @@ export const makeFakeVoice = (reply: Reply): FakeVoice => {
       answeredAt: null,
       endedAt: null,
       transferredTo: null,
+      linkTo: linked?.callControlId ?? null,
+      timeoutSecs: typeof timeout === "number" ? timeout : 30,
+      dialedAtSecond: clock,
+      bridgedWith: null,
       commands: [{ action: "dial", body: b }]
     }
     calls.set(call.callControlId, call)
@@ -316,6 +351,33 @@ export const makeFakeVoice = (reply: Reply): FakeVoice => {
         call.state = "ended"
         call.endedAt = now()
         break
+      case "bridge": {
+        // https://developers.telnyx.com/api-reference/call-commands/bridge-calls: `call_control_id`
+        // (required) is the call to bridge with; a call that has ended takes no command (above), nor
+        // can it be bridged with. "Invalid Call Control ID" (90015) is the v1 reference's example
+        // error (https://developers.telnyx.com/api/v1/mission-control/call-control-bridge).
+        const other = b["call_control_id"]
+        if (!text(other)) list.push(missing("call_control_id"))
+        if (list.length > 0) return list
+        const with_ = calls.get(other as string)
+        if (with_ === undefined || with_ === call) {
+          return [{
+            code: "90015",
+            title: "Invalid Call Control ID",
+            detail: "The call_control_id provided was not valid."
+          }]
+        }
+        if (with_.state === "ended") {
+          return [{
+            code: "90018",
+            title: "Call has already ended",
+            detail: "This call is no longer active and can't receive commands."
+          }]
+        }
+        call.bridgedWith = with_.callControlId
+        with_.bridgedWith = call.callControlId
+        break
+      }
       case "speak":
         // Required by Telnyx's speak command: `payload` and `voice`
         // (https://developers.telnyx.com/api-reference/call-commands/speak-text).
@@ -379,7 +441,18 @@ export const makeFakeVoice = (reply: Reply): FakeVoice => {
       queue("call.speak.started", callPayload(callControlId, "call.speak.started"))
       queue("call.speak.ended", { ...callPayload(callControlId, "call.speak.ended"), status: "completed" })
     }
-    if (action === "hangup") endedWebhooks(call, { source: "callee" })
+    if (action === "hangup") {
+      // Our hangup of a leg still ringing cancels it.
+      endedWebhooks(
+        call,
+        call.answeredAt === null ? { cause: "originator_cancel", source: "caller" } : { source: "callee" }
+      )
+    }
+    if (action === "bridge") {
+      // "Expected Webhooks: call.bridged for Leg A, call.bridged for Leg B" (the bridge reference).
+      queue("call.bridged", callPayload(callControlId, "call.bridged"))
+      queue("call.bridged", callPayload(call.bridgedWith!, "call.bridged"))
+    }
     const answer = { data: { result: "ok" } }
     if (commandId !== null) commandAnswers.set(commandId, answer)
     return send(res, 200, answer)
@@ -465,7 +538,7 @@ export const makeFakeVoice = (reply: Reply): FakeVoice => {
 
   const route = (method: string, path: string, json: unknown, res: ServerResponse): number | undefined => {
     if (method === "POST" && path === "/v2/calls") return dial(res, json)
-    const action = /^\/v2\/calls\/([^/]+)\/actions\/(answer|transfer|hangup|speak|record_start)$/.exec(path)
+    const action = /^\/v2\/calls\/([^/]+)\/actions\/(answer|transfer|hangup|speak|record_start|bridge)$/.exec(path)
     if (method === "POST" && action) return act(res, decodeURIComponent(action[1]!), action[2] as Action, json)
     if (method === "POST" && path === "/v2/ai/assistants") return createAssistant(res, json)
     const assistant = /^\/v2\/ai\/assistants\/([^/]+)$/.exec(path)
@@ -571,6 +644,8 @@ export const makeFakeVoice = (reply: Reply): FakeVoice => {
       }
       case "call.answered":
         return { ...ids, from: call.from, to: call.to, state: "answered", start_time: call.startTime }
+      case "call.bridged":
+        return { ...ids, from: call.from, to: call.to }
       case "call.speak.started":
       case "call.speak.ended":
         return ids
@@ -620,6 +695,10 @@ export const makeFakeVoice = (reply: Reply): FakeVoice => {
     }
     queue("call.hangup", callPayload(call.callControlId, "call.hangup", input))
     recordingWebhooks(call, input)
+    // The bridge ends with this leg: the other one is hung up, as no `park_after_unbridge` was sent
+    // ("If not set, the default behavior is to hang up the leg", the bridge reference).
+    const other = call.bridgedWith === null ? undefined : calls.get(call.bridgedWith)
+    if (other !== undefined && other.state !== "ended") endedWebhooks(other, { source: "callee" })
     const conversation = input.conversation
     if (conversation === undefined || call.assistantId === null || call.answeredAt === null) return
     conversations.set(conversation.id, conversation.messages)
@@ -688,6 +767,10 @@ export const makeFakeVoice = (reply: Reply): FakeVoice => {
         answeredAt: null,
         endedAt: null,
         transferredTo: null,
+        linkTo: null,
+        timeoutSecs: 30,
+        dialedAtSecond: clock,
+        bridgedWith: null,
         commands: []
       }
       calls.set(call.callControlId, call)
@@ -697,6 +780,13 @@ export const makeFakeVoice = (reply: Reply): FakeVoice => {
       const call = known(callControlId)
       call.state = "answered"
       call.answeredAt = now()
+    },
+    elapse: (seconds) => {
+      clock += seconds
+      for (const call of calls.values()) {
+        if (call.direction !== "outgoing" || call.state !== "parked") continue
+        if (clock - call.dialedAtSecond >= call.timeoutSecs) endedWebhooks(call, { cause: "timeout", source: "callee" })
+      }
     },
     setConversation: (conversationId, messages) => void conversations.set(conversationId, messages),
     setInsights: (conversationId, runs) => void insights.set(conversationId, runs),
@@ -721,6 +811,7 @@ export const makeFakeVoice = (reply: Reply): FakeVoice => {
     route,
     reset: () => {
       calls.clear()
+      clock = 0
       commandAnswers.clear()
       pending.length = 0
       assistants.clear()

@@ -92,7 +92,7 @@ export class AgentGroup extends publicGroup(
         .addSuccess(disconnectNumber.output.annotations({ examples: [{ ok: true, voiceMode: "app" }] }))
         .annotate(
           OpenApi.Description,
-          "Route the number's inbound calls away from the agent: `mode` `app` (ring the team; the default), `voicemail`, or `forward` to `forwardTo` (E.164, required for `forward` and only then). The body is optional. Clears `agentId`, and `forwardTo` unless forwarding. 404 when the number is not in the workspace."
+          "Route the number's inbound calls away from the agent: `mode` `app` (ring the team: every member with a `phone` at once for 25 seconds, the first to answer takes the call, else voicemail; the default), `voicemail`, or `forward` to `forwardTo` (E.164, required for `forward` and only then). The body is optional. Clears `agentId`, and `forwardTo` unless forwarding. 404 when the number is not in the workspace."
         )
         .pipe(capability(disconnectNumber))
     )

@@ -3,7 +3,8 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { catalog } from "../../../core/events/catalog.ts"
 import * as Tools from "../../../core/tools/webhooks.ts"
-import { CreateEndpointInput, UpdateEndpointInput } from "../../../core/webhooks/model.ts"
+import { CreateEndpointInput, RecoverInput, UpdateEndpointInput } from "../../../core/webhooks/model.ts"
+import { MAX_RECOVER } from "../../../core/webhooks/service.ts"
 import { delivery, webhook, webhookSecret } from "./examples.ts"
 import { capability, IdParam, limitParam, publicGroup } from "./shared.ts"
 
@@ -88,6 +89,37 @@ export class WebhooksGroup extends publicGroup(
         .addSuccess(Tools.listWebhookDeliveries.output.annotations({ examples: [{ deliveries: [delivery] }] }))
         .annotate(OpenApi.Description, "Delivery history, newest first.")
         .pipe(capability(Tools.listWebhookDeliveries))
+    )
+    .add(
+      HttpApiEndpoint.post("retryDelivery", "/webhooks/:id/deliveries/:deliveryId/retry")
+        .setPath(Schema.Struct({ id: Schema.String, deliveryId: Schema.String }))
+        .addSuccess(
+          Tools.retryWebhookDelivery.output.annotations({
+            examples: [{
+              delivery: { ...delivery, attempts: 9, lastAttemptAt: "2026-08-18T09:12:00.120Z" }
+            }]
+          })
+        )
+        .annotate(
+          OpenApi.Description,
+          "Send one delivery's event again now, whatever its status, as its next attempt with the same `webhook-id`, and return the delivery with this attempt's outcome. A delivery waiting for a retry is sent now instead of later. If this attempt fails, the delivery keeps its retry schedule; one that had used all 8 attempts is `failed` again. `409` when the endpoint is disabled (enable it first) or an attempt of this delivery is in flight."
+        )
+        .pipe(capability(Tools.retryWebhookDelivery))
+    )
+    .add(
+      HttpApiEndpoint.post("recover", "/webhooks/:id/recover")
+        .setPath(IdParam)
+        .setPayload(RecoverInput.annotations({ examples: [{ since: "2026-08-16T00:00:00Z" }] }))
+        .addSuccess(Tools.recoverWebhook.output.annotations({ examples: [{ queued: 42 }] }), { status: 202 })
+        .annotate(
+          OpenApi.Description,
+          `Queue again, due now, the endpoint's deliveries created since \`since\` (at most 14 days back, not in the future) whose last attempt failed, of the event types it subscribes to now: \`failed\` ones, and \`pending\` ones waiting for a retry. The worker sends each as its next attempt, with its \`webhook-id\`. At most ${
+            MAX_RECOVER.toLocaleString("en-US")
+          } per request, oldest first: when \`queued\` is ${
+            MAX_RECOVER.toLocaleString("en-US")
+          }, repeat the request with the same \`since\`. \`409\` when the endpoint is disabled: enable it first.`
+        )
+        .pipe(capability(Tools.recoverWebhook))
     )
 ).annotate(OpenApi.Title, "Webhooks").annotate(
   OpenApi.Description,
