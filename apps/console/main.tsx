@@ -233,4 +233,7 @@ const App = () => {
   )
 }
 
-render(<App />, document.getElementById("root")!)
+const root = document.getElementById("root")!
+// The boot line index.html shows until the script runs.
+root.textContent = ""
+render(<App />, root)

@@ -27,7 +27,7 @@ export const Workspaces = () => {
                 {w.id === session.me.workspace.id ? " · current" : ""}
               </span>
             </div>
-            <Button kind="primary" busy={action.busy} onClick={() => void pick(w.id)} aria-label={`Work in ${w.name}`}>
+            <Button kind="primary" busy={action.busy} onClick={() => void pick(w.id)} aria-label={`Open ${w.name}`}>
               Open
             </Button>
           </li>
