@@ -97,6 +97,11 @@ export * as WorkspaceModel from "./workspaces/model.ts"
 export { type CreatedKey, layer as WorkspacesLive, Workspaces } from "./workspaces/service.ts"
 export { type ApiKeyRecord, ApiKeyStore, WorkspaceStore } from "./workspaces/store.ts"
 
+// Members: the people of a workspace and their roles.
+export * as MemberModel from "./members/model.ts"
+export { layer as MembersLive, Members } from "./members/service.ts"
+export { MemberStore } from "./members/store.ts"
+
 // Billing: the gates, prices, the payments port and the ledger.
 export * as BillingGates from "./billing/gates.ts"
 export * as LedgerModel from "./billing/ledger.ts"

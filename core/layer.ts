@@ -5,6 +5,7 @@ import * as Calls from "./calls/service.ts"
 import * as Contacts from "./contacts/service.ts"
 import * as Conversations from "./conversations/service.ts"
 import { layerWorkerLiveness } from "./health/readiness.ts"
+import * as Members from "./members/service.ts"
 import * as Sessions from "./members/sessions.ts"
 import * as Messaging from "./messaging/service.ts"
 import * as Simulator from "./messaging/simulator.ts"
@@ -37,6 +38,7 @@ export const CoreLive = Layer.mergeAll(
       Registration.layer,
       Agents.layer,
       Scheduling.layer,
+      Members.layer,
       Sessions.layer,
       layerWorkerLiveness
     ).pipe(Layer.provideMerge(OptOuts.layer))

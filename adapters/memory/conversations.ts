@@ -84,6 +84,17 @@ export const layer = Layer.effect(
             if (t.workspaceId === ws && t.contactId === contactId) st().threads.set(t.id, { ...t, contactId: null })
           }
         }),
+      unassignMember: (ws, memberUid) =>
+        Effect.sync(() => {
+          let n = 0
+          for (const t of st().threads.values()) {
+            if (t.workspaceId === ws && t.assigneeUid === memberUid) {
+              st().threads.set(t.id, { ...t, assigneeUid: null })
+              n++
+            }
+          }
+          return n
+        }),
       insertActivity: (a) => Effect.sync(() => insertActivity(a)),
       recordOutbound: (t, a) =>
         Effect.sync(() => {

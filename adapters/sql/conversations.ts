@@ -128,6 +128,10 @@ export const layer = Layer.effect(
       },
       detachContact: (ws, contactId) =>
         die(sql`UPDATE threads SET contact_id = NULL WHERE workspace_id = ${ws} AND contact_id = ${contactId}`),
+      unassignMember: (ws, memberUid) =>
+        Effect.orDie(
+          sql`UPDATE threads SET assignee_uid = NULL WHERE workspace_id = ${ws} AND assignee_uid = ${memberUid} RETURNING id`
+        ).pipe(Effect.map((rs) => rs.length)),
       insertActivity: (a) => {
         const row = activities.row(a)
         return sql`INSERT INTO activities (${sql.literal(Object.keys(row).join(", "))}, search)

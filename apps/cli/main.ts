@@ -12,6 +12,7 @@ import { parseArgs } from "node:util"
 import { Api } from "../../adapters/http/api.ts"
 import type { DataDirLocked } from "../../adapters/pglite/dataDirLock.ts"
 import { invalidInput } from "../../core/kernel/decodeMessage.ts"
+import { CreateMemberInput, UpdateMemberInput } from "../../core/members/model.ts"
 import { AddNumberInput, CreateWorkspaceInput, UpdateWorkspaceInput } from "../../core/workspaces/inputs.ts"
 import { CreateKeyInput } from "../../core/workspaces/keys.ts"
 import * as Db from "./db.ts"
@@ -26,6 +27,10 @@ const usage = `Usage: npm run admin -- <command> [options]
   key get <keyId>
   key create <workspaceId> --kind live|test [--scopes a,b,...] [--name <name>]
   key revoke <keyId>
+  member list <workspaceId>
+  member add <workspaceId> <email> --name <name> --role owner|admin|member [--phone <phone>]
+  member update <memberId> [--email <email>] [--name <name>] [--role <role>] [--phone <phone>|none]
+  member remove <memberId>           (never the workspace's last owner)
   number list <workspaceId>
   number add <workspaceId> <e164> [--type local|toll_free]
   number remove <workspaceId> <e164>  (a seeded number)
@@ -47,6 +52,9 @@ const { values, positionals } = parseArgs({
     kind: { type: "string" },
     scopes: { type: "string" },
     type: { type: "string" },
+    email: { type: "string" },
+    role: { type: "string" },
+    phone: { type: "string" },
     help: { type: "boolean", short: "h" }
   }
 })
@@ -137,6 +145,31 @@ const command = (admin: Admin) => {
       return admin.getKey({ path: { keyId: id(a) } })
     case "key revoke":
       return admin.revokeKey({ path: { keyId: id(a) } })
+    case "member list":
+      return admin.listMembers({ path: { id: id(a) } })
+    case "member add":
+      return Effect.flatMap(
+        args(CreateMemberInput, {
+          email: need(b),
+          name: values.name ?? fail("--name is required"),
+          role: values.role ?? fail("--role owner|admin|member is required"),
+          ...(values.phone ? { phone: values.phone } : {})
+        }),
+        (payload) => admin.createMember({ path: { id: id(a) }, payload })
+      )
+    case "member update":
+      return Effect.flatMap(
+        args(UpdateMemberInput, {
+          ...(values.email ? { email: values.email } : {}),
+          ...(values.name ? { name: values.name } : {}),
+          ...(values.role ? { role: values.role } : {}),
+          // `--phone none` clears it.
+          ...(values.phone ? { phone: values.phone === "none" ? null : values.phone } : {})
+        }),
+        (payload) => admin.updateMember({ path: { memberId: id(a) }, payload })
+      )
+    case "member remove":
+      return admin.removeMember({ path: { memberId: id(a) } })
     case "number list":
       return admin.listNumbers({ path: { id: id(a) } })
     case "number remove":

@@ -8,6 +8,7 @@ import { Ids, isUuid } from "../kernel/ids.ts"
 import { CursorCodec, type Page } from "../kernel/pagination.ts"
 import { nowIso } from "../kernel/time.ts"
 import { Transactor } from "../kernel/transactor.ts"
+import { membersLock } from "../members/service.ts"
 import { MemberStore } from "../members/store.ts"
 import { ActivityViews } from "../messaging/views.ts"
 import {
@@ -134,16 +135,19 @@ export const make = Effect.gen(function*() {
 
   const assign = (p: Principal, id: string, assigneeUid: string | null) =>
     Effect.gen(function*() {
-      if (assigneeUid !== null) {
-        const member = isUuid(assigneeUid) ? yield* members.get(assigneeUid) : Option.none()
-        if (Option.isNone(member) || member.value.workspaceId !== p.workspaceId) {
-          return yield* new NotFound({ message: "No such member" })
-        }
-      }
       const found = yield* load(p.workspaceId, id)
       return yield* tx.withTransaction(
         Effect.gen(function*() {
           yield* tx.lock(phoneLock(p.workspaceId, found.participant))
+          if (assigneeUid !== null) {
+            // Checked holding the members lock (after the phone's), which removing a member holds
+            // while it unassigns its threads: a thread is never left assigned to a removed member.
+            yield* tx.lock(membersLock(p.workspaceId))
+            const member = isUuid(assigneeUid) ? yield* members.get(assigneeUid) : Option.none()
+            if (Option.isNone(member) || member.value.workspaceId !== p.workspaceId) {
+              return yield* new NotFound({ message: "No such member" })
+            }
+          }
           const thread = yield* load(p.workspaceId, id)
           const next = { ...thread, assigneeUid }
           yield* store.updateThread(next)

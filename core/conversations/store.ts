@@ -57,6 +57,8 @@ export interface ConversationStore {
   readonly listThreads: (query: ThreadListQuery) => Effect.Effect<ReadonlyArray<ThreadView>>
   /** Detaches a deleted contact: its threads stay under the raw number. */
   readonly detachContact: (workspaceId: string, contactId: string) => Effect.Effect<void>
+  /** Unassigns a removed member's threads (`assigneeUid` null); answers how many were theirs. */
+  readonly unassignMember: (workspaceId: string, memberUid: string) => Effect.Effect<number>
 
   readonly insertActivity: (activity: ActivityRecord) => Effect.Effect<void>
   readonly getActivity: (workspaceId: string, id: string) => Effect.Effect<Option.Option<ActivityRecord>>

@@ -11,7 +11,7 @@ import { InvalidArgument, NotFound, Unauthenticated } from "../kernel/errors.ts"
 import { Transactor } from "../kernel/transactor.ts"
 import { Mailer } from "../mail/mailer.ts"
 import { WorkspaceStore } from "../workspaces/store.ts"
-import { type Member, type MemberRecord, roleScopes, toMember } from "./model.ts"
+import { type Member, type MemberRecord, normalizeEmail, roleScopes, toMember } from "./model.ts"
 import { MemberStore } from "./store.ts"
 
 /** A link is good for 15 minutes, once. */
@@ -77,9 +77,6 @@ const newSecret = () => {
   const bytes = crypto.getRandomValues(new Uint8Array(32))
   return btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "")
 }
-
-/** An email as members are stored: trimmed and lower-cased. */
-export const normalizeEmail = (email: string) => email.trim().toLowerCase()
 
 export const signedOut = new Unauthenticated({ message: "Sign in to the console" })
 const badLink = new InvalidArgument({ message: "This sign-in link was already used or has expired" })

@@ -12,6 +12,8 @@ import { nowIso } from "../kernel/time.ts"
 import { Transactor } from "../kernel/transactor.ts"
 import { mailMessage } from "../mail/message.ts"
 import { MailOutbox } from "../mail/store.ts"
+import { firstOwner, type Member, type MemberRecord, toMember } from "../members/model.ts"
+import { MemberStore } from "../members/store.ts"
 import { NumberStore, numberTypeOf, type WorkspaceNumber } from "../numbers/model.ts"
 import type { AddNumberInput, CreateWorkspaceInput, UpdateWorkspaceInput } from "./inputs.ts"
 import type { CreatedKey, CreateKeyInput } from "./keys.ts"
@@ -32,6 +34,7 @@ export const make = Effect.gen(function*() {
   const numbers = yield* NumberStore
   const charges = yield* LedgerStore
   const outbox = yield* MailOutbox
+  const members = yield* MemberStore
   const tx = yield* Transactor
 
   const get = (id: string) =>
@@ -229,32 +232,36 @@ export const make = Effect.gen(function*() {
     )
 
   /**
-   * First boot on an empty store: a default workspace ready for every test-key flow, and one test
-   * key with every scope, returned once so the app can print it. Processes booting at once on one
-   * database take turns, so only the first creates it.
-   */
-  /**
-   * First boot: the default workspace and its test key, when no workspace exists. `announce` shows
-   * the key (it is stored hashed, so it can be shown only now) and runs before the commit: a crash
-   * before it has shown the key commits nothing, and the next boot makes and shows a new one. A
-   * crash after it has shown the key but before the commit leaves a shown key that never worked,
-   * and the next boot shows another. Never a key committed and not shown.
+   * First boot: when no workspace exists, the default workspace, its test key and its owner
+   * (`owner@localhost`, whom the operator renames with the admin API). `announce` shows the key (it
+   * is stored hashed, so it can be shown only now) and runs before the commit: a crash before it has
+   * shown the key commits nothing, and the next boot makes and shows a new one. A crash after it has
+   * shown the key but before the commit leaves a shown key that never worked, and the next boot
+   * shows another. Never a key committed and not shown. Processes booting at once on one database
+   * take turns, so only the first creates them.
    */
   const bootstrap = <E = never>(
-    announce: (first: { readonly workspace: Workspace; readonly key: CreatedKey }) => Effect.Effect<void, E> = () =>
-      Effect.void as Effect.Effect<void, E>
+    announce: (
+      first: { readonly workspace: Workspace; readonly key: CreatedKey; readonly owner: Member }
+    ) => Effect.Effect<void, E> = () => Effect.void as Effect.Effect<void, E>
   ) =>
     tx.withTransaction(
       Effect.gen(function*() {
         yield* tx.lock("workspaces:bootstrap")
-        if ((yield* workspaces.count) > 0) return Option.none<{ workspace: Workspace; key: CreatedKey }>()
+        if ((yield* workspaces.count) > 0) {
+          return Option.none<{ workspace: Workspace; key: CreatedKey; owner: Member }>()
+        }
         const workspace = yield* create({
           name: "Default workspace",
           billing: { identity: "verified", mobileVerified: true }
         })
         const key = yield* createKey(workspace.id, { kind: "test", name: "First boot test key" })
-        yield* announce({ workspace, key })
-        return Option.some({ workspace, key })
+        const { uuid } = yield* Ids
+        const owner: MemberRecord = { id: uuid(), workspaceId: workspace.id, ...firstOwner, createdAt: yield* nowIso }
+        yield* members.insert(owner)
+        const first = { workspace, key, owner: toMember(owner) }
+        yield* announce(first)
+        return Option.some(first)
       })
     )
 

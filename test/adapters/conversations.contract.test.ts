@@ -155,6 +155,29 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
         assert.strictEqual(yield* nameOf(ws, keep.id), "Grace B.")
       }))
 
+    it.effect("unassignMember clears that member's threads in that workspace only, and counts them", () =>
+      Effect.gen(function*() {
+        const store = yield* ConversationStore
+        const ws = yield* newWorkspace
+        const other = yield* newWorkspace
+        const gone = uuid()
+        const stays = uuid()
+        const t1 = yield* store.insertThread(thread(ws, { assigneeUid: gone }))
+        const t2 = yield* store.insertThread(thread(ws, { assigneeUid: gone, status: "done", unread: 3 }))
+        const kept = yield* store.insertThread(thread(ws, { assigneeUid: stays }))
+        const none = yield* store.insertThread(thread(ws))
+        const foreign = yield* store.insertThread(thread(other, { assigneeUid: gone }))
+        assert.strictEqual(yield* store.unassignMember(ws, gone), 2)
+        for (const t of [t1, t2]) {
+          const { contactName: _, ...stored } = Option.getOrThrow(yield* get(ws, t.id))
+          assert.deepStrictEqual(stored, { ...t, assigneeUid: null })
+        }
+        assert.strictEqual(Option.getOrThrow(yield* get(ws, kept.id)).assigneeUid, stays)
+        assert.strictEqual(Option.getOrThrow(yield* get(ws, none.id)).assigneeUid, null)
+        assert.strictEqual(Option.getOrThrow(yield* get(other, foreign.id)).assigneeUid, gone)
+        assert.strictEqual(yield* store.unassignMember(ws, gone), 0)
+      }))
+
     it.effect("updateThread changes status, unread, preview, lastActivityAt and contactId, in its workspace only", () =>
       Effect.gen(function*() {
         const store = yield* ConversationStore

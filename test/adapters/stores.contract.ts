@@ -21,6 +21,7 @@ import type { CursorCodec } from "../../core/kernel/pagination.ts"
 import type { E164 } from "../../core/kernel/phone.ts"
 import { Transactor } from "../../core/kernel/transactor.ts"
 import type { MailOutbox } from "../../core/mail/store.ts"
+import { MemberStore } from "../../core/members/store.ts"
 import { type NumberRecord, NumberStore, numberTypeOf, type WorkspaceNumber } from "../../core/numbers/model.ts"
 import { WebhookStore } from "../../core/webhooks/store.ts"
 import { defaultBilling, defaultTexting, type Workspace } from "../../core/workspaces/model.ts"
@@ -38,6 +39,7 @@ export type StorePorts =
   | EventOutbox
   | LedgerStore
   | MailOutbox
+  | MemberStore
   | OutboxSignal
   | Transactor
   | CursorCodec

@@ -46,6 +46,17 @@ describe("bootstrap", () => {
       assert.isTrue(Option.isNone(yield* ws.bootstrap()))
       assert.strictEqual(db.state.workspaces.size, 1)
       assert.strictEqual(db.state.keys.size, 1)
+      // Its owner, whom the operator renames: the one member.
+      const { owner } = Option.getOrThrow(first)
+      assert.deepStrictEqual([...db.state.members.values()], [{ ...owner, workspaceId: workspace.id }])
+      assert.deepStrictEqual({ ...owner, id: "", createdAt: "" }, {
+        id: "",
+        email: "owner@localhost",
+        name: "Owner",
+        role: "owner",
+        phone: null,
+        createdAt: ""
+      })
       const principal = yield* ws.authenticate(key.token)
       assert.strictEqual(principal.workspaceId, workspace.id)
       assert.strictEqual(principal.kind, "test")
@@ -64,6 +75,7 @@ describe("bootstrap", () => {
       assert.strictEqual(crashed, "killed before the banner was out")
       assert.strictEqual(db.state.workspaces.size, 0)
       assert.strictEqual(db.state.keys.size, 0)
+      assert.strictEqual(db.state.members.size, 0)
       const first = Option.getOrThrow(yield* ws.bootstrap((f) => Effect.sync(() => announced.push(f.key.token))))
       assert.strictEqual(announced.length, 2)
       assert.strictEqual(announced[1], first.key.token)
@@ -79,6 +91,7 @@ describe("bootstrap", () => {
       yield* ws.create({ name: "Existing" })
       assert.isTrue(Option.isNone(yield* ws.bootstrap()))
       assert.strictEqual(db.state.keys.size, 0)
+      assert.strictEqual(db.state.members.size, 0)
     })))
 })
 

@@ -1,6 +1,7 @@
 /**
  * The admin CLI's operator views (issue 20): list and show workspaces, keys (never a secret) and
- * numbers, revoke a key, remove a seeded number; and the first-boot message's next steps. One real
+ * numbers, revoke a key, remove a seeded number; manage a workspace's members; and the first-boot
+ * message's next steps. One real
  * server, the CLI as an operator runs it.
  */
 import { execFile } from "node:child_process"
@@ -112,6 +113,71 @@ describe("admin CLI: what an operator who lost the first-boot output needs", () 
     expect(await out("number", "add", other.id, e164)).toEqual({ number })
   }, 600_000)
 
+  it("manages members: the first boot's owner, add, update, the last owner kept, remove", async () => {
+    const { workspaces } = await out("workspace", "list")
+    const first = workspaces.find((w: { name: string }) => w.name === "Default workspace")
+    const { members: [owner] } = await out("member", "list", first.id)
+    expect(owner).toMatchObject({ email: "owner@localhost", name: "Owner", role: "owner", phone: null })
+    // The sign-in link printed beside the test key is that owner's.
+    const link = new URL(server.signInLink!)
+    const opened = await fetch(`${server.baseUrl}${link.pathname}`, { redirect: "manual" })
+    expect(opened.status).toBe(303)
+    expect(opened.headers.get("set-cookie")).toMatch(/^sb_session=/)
+
+    const { workspace } = await out("workspace", "create", "Team")
+    const { member: grace } = await out(
+      "member",
+      "add",
+      workspace.id,
+      "Grace@Example.com",
+      "--name",
+      "Grace Hopper",
+      "--role",
+      "owner",
+      "--phone",
+      "(415) 555-0123"
+    )
+    expect(grace).toMatchObject({
+      email: "grace@example.com",
+      name: "Grace Hopper",
+      role: "owner",
+      phone: "+14155550123"
+    })
+    const { member: ada } = await out(
+      "member",
+      "add",
+      workspace.id,
+      "ada@example.com",
+      "--name",
+      "Ada",
+      "--role",
+      "member"
+    )
+    expect(await out("member", "list", workspace.id)).toEqual({ members: [grace, ada] })
+    // Refused before sending (the admin API's own schema), and by the server.
+    expect(await refused("member", "add", workspace.id, "x@example.com", "--name", "X", "--role", "boss"))
+      .toMatchObject({
+        code: 1,
+        error: { code: "invalid_argument" }
+      })
+    expect(await refused("member", "add", workspace.id, "ADA@example.com", "--name", "A", "--role", "admin"))
+      .toMatchObject({ code: 1, error: { code: "failed_precondition" } })
+
+    const { member: promoted } = await out("member", "update", ada.id, "--role", "owner", "--phone", "4155550124")
+    expect(promoted).toEqual({ ...ada, role: "owner", phone: "+14155550124" })
+    expect(await out("member", "update", ada.id, "--phone", "none")).toEqual({ member: { ...promoted, phone: null } })
+    expect(await out("member", "remove", grace.id)).toEqual({ deleted: true })
+    expect(await refused("member", "remove", ada.id)).toMatchObject({
+      code: 1,
+      error: { code: "failed_precondition", message: expect.stringContaining("last owner") }
+    })
+    expect(await refused("member", "update", ada.id, "--role", "admin")).toMatchObject({
+      code: 1,
+      error: { code: "failed_precondition" }
+    })
+    expect(await refused("member", "remove", grace.id)).toMatchObject({ code: 1, error: { code: "not_found" } })
+  }, 600_000)
+
   it("lists every new command in its help", async () => {
     const help = (await admin("--help")).stdout
     for (
@@ -120,6 +186,10 @@ describe("admin CLI: what an operator who lost the first-boot output needs", () 
         "key list <",
         "key get <",
         "number list <",
+        "member list <",
+        "member add <",
+        "member update <",
+        "member remove <",
         "number remove <",
         "db dump <",
         "db load <"

@@ -255,6 +255,17 @@ export const startWorld = async (): Promise<World> => {
     for (const e164 of numbers) {
       pools.harvest(await call(`/v1/admin/workspaces/${fuzzed.workspace.id}/numbers`, adminToken, "POST", { e164 }))
     }
+    // An owner and a member, so the member routes reach a real one (the last owner's refusals included).
+    for (const [email, role] of [["fuzz-owner@example.org", "owner"], ["fuzz-member@example.org", "member"]]) {
+      pools.harvest(
+        await call(`/v1/admin/workspaces/${fuzzed.workspace.id}/members`, adminToken, "POST", {
+          email,
+          name: "Fuzz",
+          role,
+          phone: "+12025550145"
+        })
+      )
+    }
     await seed(full.token, numbers[0]!, "fuzz", (answer) => pools.harvest(answer))
     // A sole proprietor's mock registration waiting for its PIN, so the PIN routes have one to check.
     await call("/v1/api/test-helpers/registry", full.token, "POST", { brand: "otp" })

@@ -2,13 +2,15 @@
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { AuditLog } from "../../core/audit/store.ts"
+import { allScopes } from "../../core/auth/scopes.ts"
 import type { Charge } from "../../core/billing/ledger.ts"
 import { numberCharge, textingSetupCharge } from "../../core/billing/pricing.ts"
 import { LedgerStore } from "../../core/billing/store.ts"
+import { Conversations } from "../../core/conversations/service.ts"
 import type { E164 } from "../../core/kernel/phone.ts"
 import { sendMail } from "../../core/mail/mailer.ts"
 import { ADMIN_TOKEN, makeTestApp } from "../support/app.ts"
-import { bearer, expectError, UUID } from "./helpers.ts"
+import { bearer, expectError, expectOk, UUID } from "./helpers.ts"
 
 type App = Awaited<ReturnType<typeof makeTestApp>>
 
@@ -24,7 +26,11 @@ const routes = (id: string, keyId: string): Array<[string, string, unknown?]> =>
   ["POST", `/workspaces/${id}/numbers`, { e164: "+14155550199" }],
   ["GET", `/workspaces/${id}/ledger`],
   ["GET", `/workspaces/${id}/audit-log`],
-  ["GET", `/workspaces/${id}/mail`]
+  ["GET", `/workspaces/${id}/mail`],
+  ["POST", `/workspaces/${id}/members`, { email: "ada@example.com", name: "Ada", role: "member" }],
+  ["GET", `/workspaces/${id}/members`],
+  ["PATCH", `/members/${keyId}`, { name: "Ada L." }],
+  ["DELETE", `/members/${keyId}`]
 ]
 
 const defaultBilling = {
@@ -321,6 +327,183 @@ describe("admin API", () => {
         )
         expect(error.message, JSON.stringify(json)).toMatch(/e164|type/)
       }
+    })
+  })
+
+  describe("members", () => {
+    const members = (workspaceId: string) => `/workspaces/${workspaceId}/members`
+    const create = async (workspaceId: string, json: unknown) =>
+      ((await expectOk(await app.admin(members(workspaceId), { method: "POST", json }), 201)) as any).member
+
+    it("the first boot made the default workspace's owner", async () => {
+      const { members: all } = (await expectOk(await app.admin(members(app.workspaceId)))) as any
+      expect(all[0]).toEqual({
+        id: expect.stringMatching(UUID),
+        email: "owner@localhost",
+        name: "Owner",
+        role: "owner",
+        phone: null,
+        createdAt: expect.any(String)
+      })
+    })
+
+    it("adds a member: 201 {member}, email lower-cased, phone in E.164; listed oldest first; audit-logged", async () => {
+      const { workspaceId } = await app.createWorkspace("Members A")
+      const res = await app.admin(members(workspaceId), {
+        method: "POST",
+        json: { email: " Grace@Example.com ", name: "Grace Hopper", role: "admin", phone: "(415) 555-0123" }
+      })
+      expect(res.status).toBe(201)
+      const body = (await res.json()) as any
+      expect(body).toEqual({
+        member: {
+          id: expect.stringMatching(UUID),
+          email: "grace@example.com",
+          name: "Grace Hopper",
+          role: "admin",
+          phone: "+14155550123",
+          createdAt: expect.any(String)
+        }
+      })
+      const ada = await create(workspaceId, { email: "ada@example.com", name: "Ada", role: "member" })
+      expect(ada.phone).toBeNull()
+      expect(await expectOk(await app.admin(members(workspaceId)))).toEqual({ members: [body.member, ada] })
+      const { entries } = (await expectOk(await app.admin(`/workspaces/${workspaceId}/audit-log`))) as any
+      expect(entries.map((e: any) => [e.actor, e.action, e.detail.memberId])).toEqual([
+        ["admin", "member.created", ada.id],
+        ["admin", "member.created", body.member.id]
+      ])
+    })
+
+    it("an email already a member of the workspace is 409; another workspace may have it", async () => {
+      const { workspaceId } = await app.createWorkspace("Members B")
+      await create(workspaceId, { email: "dup@example.com", name: "One", role: "member" })
+      const error = await expectError(
+        await app.admin(members(workspaceId), {
+          method: "POST",
+          json: { email: "DUP@example.com", name: "Two", role: "admin" }
+        }),
+        409,
+        "failed_precondition"
+      )
+      expect(error.message).toBe("dup@example.com is already a member of this workspace")
+      const { workspaceId: other } = await app.createWorkspace("Members C")
+      expect((await create(other, { email: "dup@example.com", name: "Two", role: "owner" })).email).toBe(
+        "dup@example.com"
+      )
+    })
+
+    it("rejects invalid bodies with 400 naming the field, and unknown workspaces with 404", async () => {
+      const { workspaceId } = await app.createWorkspace("Members D")
+      const valid = { email: "ok@example.com", name: "Ok", role: "member" }
+      const cases: Array<[unknown, string]> = [
+        [{}, "email: is required"],
+        [{ ...valid, email: "not-an-email" }, "email: \"not-an-email\" is not an email address"],
+        [{ ...valid, name: "" }, "name"],
+        [{ ...valid, name: "   " }, "name: must not be blank"],
+        [{ ...valid, name: "n".repeat(201) }, "name"],
+        [{ ...valid, role: "boss" }, "role"],
+        [{ ...valid, phone: "12" }, "phone: \"12\" is not a valid phone number"],
+        [{ ...valid, phone: 4155550123 }, "phone"],
+        [{ ...valid, team: "A" }, "team: unknown field"],
+        [[], "body"]
+      ]
+      for (const [json, message] of cases) {
+        const error = await expectError(
+          await app.admin(members(workspaceId), { method: "POST", json }),
+          400,
+          "invalid_argument"
+        )
+        expect(error.message, JSON.stringify(json)).toContain(message)
+      }
+      expect(await expectOk(await app.admin(members(workspaceId)))).toEqual({ members: [] })
+      for (const id of [someId, "nope"]) {
+        await expectError(await app.admin(members(id), { method: "POST", json: valid }), 404, "not_found")
+        await expectError(await app.admin(members(id)), 404, "not_found")
+      }
+    })
+
+    it("PATCH changes the fields given and answers {member}; a clash is 409, an unknown member 404", async () => {
+      const { workspaceId } = await app.createWorkspace("Members E")
+      const owner = await create(workspaceId, { email: "owner@example.com", name: "Olive", role: "owner" })
+      const grace = await create(workspaceId, {
+        email: "g@example.com",
+        name: "G",
+        role: "member",
+        phone: "+14155550124"
+      })
+      const res = await app.admin(`/members/${grace.id}`, {
+        method: "PATCH",
+        json: { name: "Grace Hopper", role: "admin", phone: null }
+      })
+      expect(await expectOk(res)).toEqual({ member: { ...grace, name: "Grace Hopper", role: "admin", phone: null } })
+      await expectError(
+        await app.admin(`/members/${grace.id}`, { method: "PATCH", json: { email: "Owner@example.com" } }),
+        409,
+        "failed_precondition"
+      )
+      const bad = await expectError(
+        await app.admin(`/members/${grace.id}`, { method: "PATCH", json: { role: "root" } }),
+        400,
+        "invalid_argument"
+      )
+      expect(bad.message).toContain("role")
+      for (const id of [someId, "nope"]) {
+        await expectError(await app.admin(`/members/${id}`, { method: "PATCH", json: { name: "X" } }), 404, "not_found")
+      }
+      // The last owner may not be demoted.
+      const demote = await expectError(
+        await app.admin(`/members/${owner.id}`, { method: "PATCH", json: { role: "member" } }),
+        409,
+        "failed_precondition"
+      )
+      expect(demote.message).toContain("last owner")
+    })
+
+    it("DELETE answers {deleted: true} and unassigns the member's conversations; the last owner is 409", async () => {
+      const { key, workspaceId } = await app.createWorkspace("Members F")
+      const owner = await create(workspaceId, { email: "owner@example.com", name: "Olive", role: "owner" })
+      const grace = await create(workspaceId, { email: "g@example.com", name: "Grace", role: "member" })
+      const last = await expectError(
+        await app.admin(`/members/${owner.id}`, { method: "DELETE" }),
+        409,
+        "failed_precondition"
+      )
+      expect(last.message).toBe("Cannot remove the workspace's last owner: make another member owner first")
+      // A conversation assigned to Grace, through the same use case the console's assignment runs.
+      await app.admin(`/workspaces/${workspaceId}/numbers`, { method: "POST", json: { e164: "+14155550160" } })
+      const { conversationId } = (await expectOk(
+        await app.fetch("/v1/api/test-helpers/inbound-messages", {
+          method: "POST",
+          headers: bearer(key),
+          json: { from: "+14155550161", to: "+14155550160", body: "hi" }
+        }),
+        201
+      )) as any
+      await app.runtime.runPromise(
+        Effect.flatMap(Conversations, (c) =>
+          c.assign(
+            { workspaceId, keyId: owner.id, kind: "test", scopes: new Set(allScopes), memberId: owner.id },
+            conversationId,
+            grace.id
+          ))
+      )
+      const assignee = async () =>
+        ((await expectOk(await app.fetch(`/v1/api/conversations/${conversationId}`, { headers: bearer(key) }))) as any)
+          .conversation.assigneeUid
+      expect(await assignee()).toBe(grace.id)
+
+      const res = await app.admin(`/members/${grace.id}`, { method: "DELETE" })
+      expect(res.status).toBe(200)
+      expect(await res.json()).toEqual({ deleted: true })
+      expect(await assignee()).toBeNull()
+      expect(await expectOk(await app.admin(members(workspaceId)))).toEqual({ members: [owner] })
+      await expectError(await app.admin(`/members/${grace.id}`, { method: "DELETE" }), 404, "not_found")
+      await expectError(await app.admin("/members/nope", { method: "DELETE" }), 404, "not_found")
+      // With a second owner, the first may go.
+      const second = await create(workspaceId, { email: "second@example.com", name: "Sam", role: "owner" })
+      expect(await expectOk(await app.admin(`/members/${owner.id}`, { method: "DELETE" }))).toEqual({ deleted: true })
+      expect(await expectOk(await app.admin(members(workspaceId)))).toEqual({ members: [second] })
     })
   })
 

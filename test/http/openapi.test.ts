@@ -184,7 +184,12 @@ describe("GET /v1/api/openapi.json", () => {
         "GET /v1/admin/workspaces/{id}/keys",
         "GET /v1/admin/keys/{keyId}",
         "GET /v1/admin/workspaces/{id}/numbers",
-        "DELETE /v1/admin/workspaces/{id}/numbers/{e164}"
+        "DELETE /v1/admin/workspaces/{id}/numbers/{e164}",
+        // "Members and the console".
+        "POST /v1/admin/workspaces/{id}/members",
+        "GET /v1/admin/workspaces/{id}/members",
+        "PATCH /v1/admin/members/{memberId}",
+        "DELETE /v1/admin/members/{memberId}"
       ]
     ) {
       expect(documented).toContain(route)

@@ -4,6 +4,7 @@ import { Schema } from "effect"
 import { AuditEntry } from "../../../core/audit/log.ts"
 import { LedgerCharge } from "../../../core/billing/ledger.ts"
 import { MailMessage } from "../../../core/mail/message.ts"
+import { CreateMemberInput, Member, UpdateMemberInput } from "../../../core/members/model.ts"
 import { WorkspaceNumber } from "../../../core/numbers/model.ts"
 import { AddNumberInput, CreateWorkspaceInput, UpdateWorkspaceInput } from "../../../core/workspaces/inputs.ts"
 import { CreatedKey, CreateKeyInput } from "../../../core/workspaces/keys.ts"
@@ -14,6 +15,9 @@ import * as examples from "./examples.ts"
 import { IdParam } from "./shared.ts"
 
 const KeyIdParam = Schema.Struct({ keyId: Schema.String })
+const MemberIdParam = Schema.Struct({ memberId: Schema.String })
+
+const MemberEnvelope = Schema.Struct({ member: Member }).annotations({ examples: [{ member: examples.member }] })
 
 const WorkspaceEnvelope = Schema.Struct({ workspace: Workspace }).annotations({
   examples: [{ workspace: examples.workspace }]
@@ -112,6 +116,55 @@ export class AdminGroup extends HttpApiGroup.make("admin")
       )
   )
   .add(
+    HttpApiEndpoint.post("createMember", "/workspaces/:id/members")
+      .setPath(IdParam)
+      .setPayload(
+        CreateMemberInput.annotations({
+          examples: [{
+            email: examples.member.email,
+            name: examples.member.name,
+            role: examples.member.role,
+            phone: examples.member.phone
+          }]
+        })
+      )
+      .addSuccess(MemberEnvelope, { status: 201 })
+      .addError(FailedPrecondition)
+      .annotate(
+        OpenApi.Description,
+        "Adds a person to the workspace: `owner` (also manages members and billing), `admin` (also numbers, registration, the agent and developer settings) or `member` (the inbox and contacts). The email is stored trimmed and lower-cased; one already a member of this workspace is refused with 409 (it may be a member of other workspaces). `phone` is rung for the workspace's calls in `app` voice mode."
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("listMembers", "/workspaces/:id/members")
+      .setPath(IdParam)
+      .addSuccess(
+        Schema.Struct({ members: Schema.Array(Member) }).annotations({ examples: [{ members: [examples.member] }] })
+      )
+      .annotate(OpenApi.Description, "The workspace's members, oldest first.")
+  )
+  .add(
+    HttpApiEndpoint.patch("updateMember", "/members/:memberId")
+      .setPath(MemberIdParam)
+      .setPayload(UpdateMemberInput.annotations({ examples: [{ role: "owner" }, { phone: null }] }))
+      .addSuccess(MemberEnvelope)
+      .addError(FailedPrecondition)
+      .annotate(
+        OpenApi.Description,
+        "Changes the fields given; `phone: null` clears the phone. An email already another member's in the workspace, or demoting the workspace's last owner, is refused with 409. A member whose email changes is signed out of the console."
+      )
+  )
+  .add(
+    HttpApiEndpoint.del("removeMember", "/members/:memberId")
+      .setPath(MemberIdParam)
+      .addSuccess(Schema.Struct({ deleted: Schema.Literal(true) }).annotations({ examples: [{ deleted: true }] }))
+      .addError(FailedPrecondition)
+      .annotate(
+        OpenApi.Description,
+        "Removes the member: its console sessions end and the conversations assigned to it become unassigned; what it wrote stays. The workspace's last owner cannot be removed (409)."
+      )
+  )
+  .add(
     HttpApiEndpoint.get("ledger", "/workspaces/:id/ledger")
       .setPath(IdParam)
       .addSuccess(
@@ -144,6 +197,6 @@ export class AdminGroup extends HttpApiGroup.make("admin")
   .annotate(OpenApi.Title, "Admin")
   .annotate(
     OpenApi.Description,
-    "Operator API: workspaces, billing state, keys, seeded numbers. Bearer `ADMIN_TOKEN`; absent (404) when unset."
+    "Operator API: workspaces, billing state, keys, members, seeded numbers. Bearer `ADMIN_TOKEN`; absent (404) when unset."
   )
 {}

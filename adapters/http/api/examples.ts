@@ -112,6 +112,15 @@ export const apiKey = {
   revokedAt: null
 } as const
 
+export const member = {
+  id: "01a20307-1c76-7000-ad98-06c77d1e000c",
+  email: "grace@acme.example",
+  name: "Grace Hopper",
+  role: "admin",
+  phone: "+14155550123",
+  createdAt
+} as const
+
 export const number = {
   e164: "+14155550100" as E164,
   type: "local",

@@ -1,6 +1,7 @@
 import { Effect } from "effect"
 import { auditEntry } from "../../../core/audit/log.ts"
 import { AuditLog } from "../../../core/audit/store.ts"
+import { Members } from "../../../core/members/service.ts"
 import { Workspaces } from "../../../core/workspaces/service.ts"
 import { Api } from "../api.ts"
 import { group } from "../router.ts"
@@ -9,6 +10,7 @@ export const AdminLive = group(Api, "admin", (handlers) =>
   Effect.gen(function*() {
     const workspaces = yield* Workspaces
     const audit = yield* AuditLog
+    const members = yield* Members
     return handlers
       .handle("createWorkspace", ({ payload }) =>
         workspaces.create(payload).pipe(Effect.map((workspace) => ({ workspace }))))
@@ -25,6 +27,14 @@ export const AdminLive = group(Api, "admin", (handlers) =>
         workspaces.getKey(path.keyId).pipe(Effect.map((key) => ({ key }))))
       .handle("revokeKey", ({ path }) =>
         workspaces.revokeKey(path.keyId).pipe(Effect.as({ revoked: true as const })))
+      .handle("createMember", ({ path, payload }) =>
+        members.create(path.id, payload).pipe(Effect.map((member) => ({ member }))))
+      .handle("listMembers", ({ path }) =>
+        members.list(path.id).pipe(Effect.map((all) => ({ members: all }))))
+      .handle("updateMember", ({ path, payload }) =>
+        members.update(path.memberId, payload).pipe(Effect.map((member) => ({ member }))))
+      .handle("removeMember", ({ path }) =>
+        members.remove(path.memberId).pipe(Effect.as({ deleted: true as const })))
       .handle("addNumber", ({ path, payload }) =>
         workspaces.addNumber(path.id, payload).pipe(Effect.map((number) => ({ number }))))
       .handle("listNumbers", ({ path }) =>
