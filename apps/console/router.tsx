@@ -36,6 +36,8 @@ export const useLocation = (): Location => {
   useEffect(() => {
     const update = () => setLoc(current())
     listeners.add(update)
+    // A child's effect (a Redirect) runs before this one: catch a move made before it listened.
+    update()
     return () => void listeners.delete(update)
   }, [])
   return loc

@@ -117,6 +117,24 @@ export const Page = (
   )
 }
 
+/** A field's hint and error, under it; their ids are what the field's `aria-describedby` names. */
+const Notes = (
+  { id, hint, error }: { readonly id: string; readonly hint: string | undefined; readonly error: string | undefined }
+) => (
+  <>
+    {hint !== undefined && (
+      <p class="hint" id={`${id}-hint`}>
+        {hint}
+      </p>
+    )}
+    {error !== undefined && (
+      <p class="field-error" id={`${id}-error`}>
+        {error}
+      </p>
+    )}
+  </>
+)
+
 /** The input attributes a field may set beside its label and value. */
 interface InputProps {
   readonly type?: "text" | "email" | "tel" | "url" | "search" | "datetime-local"
@@ -173,16 +191,7 @@ export const Field = (
             onInput={(e) => onValue((e.target as HTMLInputElement).value)}
           />
         )}
-      {hint !== undefined && (
-        <p class="hint" id={`${id}-hint`}>
-          {hint}
-        </p>
-      )}
-      {error !== undefined && (
-        <p class="field-error" id={`${id}-error`}>
-          {error}
-        </p>
-      )}
+      <Notes id={id} hint={hint} error={error} />
     </div>
   )
 }
@@ -215,16 +224,7 @@ export const Select = (
           </option>
         ))}
       </select>
-      {hint !== undefined && (
-        <p class="hint" id={`${id}-hint`}>
-          {hint}
-        </p>
-      )}
-      {error !== undefined && (
-        <p class="field-error" id={`${id}-error`}>
-          {error}
-        </p>
-      )}
+      <Notes id={id} hint={hint} error={error} />
     </div>
   )
 }
@@ -250,16 +250,7 @@ export const Checkbox = (
         onChange={(e) => onChecked((e.target as HTMLInputElement).checked)}
       />
       <label for={id}>{label}</label>
-      {hint !== undefined && (
-        <p class="hint" id={`${id}-hint`}>
-          {hint}
-        </p>
-      )}
-      {error !== undefined && (
-        <p class="field-error" id={`${id}-error`}>
-          {error}
-        </p>
-      )}
+      <Notes id={id} hint={hint} error={error} />
     </div>
   )
 }

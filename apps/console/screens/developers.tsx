@@ -303,7 +303,8 @@ const Deliveries = ({ id }: { readonly id: string }) => {
         : log.data.deliveries.length === 0
         ? <p class="empty">Nothing delivered yet.</p>
         : (
-          <div class="table-wrap">
+          // Scrolls sideways on a phone: focusable, so a keyboard can scroll it too.
+          <div class="table-wrap" role="region" aria-label="Delivery log" tabIndex={0}>
             <table class="table">
               <caption class="sr-only">Deliveries, newest first</caption>
               <thead>
