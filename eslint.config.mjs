@@ -9,7 +9,7 @@ export default tseslint.config(
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
-    files: ["**/*.{ts,mts,cts,js,mjs,cjs}"],
+    files: ["**/*.{ts,tsx,mts,cts,js,mjs,cjs}"],
     languageOptions: { ecmaVersion: 2022, sourceType: "module" },
     plugins: { "@effect": effectEslint },
     rules: {

@@ -23,6 +23,7 @@ import { MessagingGroup } from "./api/registration.ts"
 import { SchedulingGroup } from "./api/scheduling.ts"
 import { TestHelpersGroup } from "./api/testHelpers.ts"
 import { WebhooksGroup } from "./api/webhooks.ts"
+import { ConsoleGroup } from "./console.ts"
 import { patchOpenApi } from "./openapi.ts"
 
 export const API_VERSION = "2026-08-17"
@@ -47,6 +48,7 @@ export class Api extends HttpApi.make("switchboard")
   .add(AppGroup)
   .add(MetricsGroup)
   .add(HealthGroup)
+  .add(ConsoleGroup)
   .addError(Internal)
   .annotate(OpenApi.Title, "Switchboard API")
   .annotate(OpenApi.Version, API_VERSION)

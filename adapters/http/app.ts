@@ -7,6 +7,7 @@ import { Layer, type Option, type Redacted } from "effect"
 import { Api } from "./api.ts"
 import { AdminAuthorizationLive, AuthorizationLive, BoundedBodyLive } from "./auth.ts"
 import { TrustedProxies } from "./clientAddress.ts"
+import { ConsoleLive } from "./console.ts"
 import { AdminLive } from "./handlers/admin.ts"
 import { AppLive, ConsoleOriginCheckLive, MemberSessionLive } from "./handlers/app.ts"
 import { CarrierLive } from "./handlers/carrier.ts"
@@ -43,7 +44,8 @@ export const ApiLive = (options: HttpOptions) =>
       AdminLive,
       AppLive,
       MetricsLive,
-      HealthLive
+      HealthLive,
+      ConsoleLive(Api)
     ]),
     Layer.provide([
       AuthorizationLive,
