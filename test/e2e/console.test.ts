@@ -167,10 +167,16 @@ describe.runIf(runs)("the console in a browser", () => {
     }
   }
 
-  const shoot = async (name: string, fullPage = false) => {
+  /** Saves the page; `height` makes the window that tall first, so a pane that scrolls shows all of it. */
+  const shoot = async (name: string, height?: number) => {
     if (!screenshots) return
     mkdirSync(resolve(root, "docs/screenshots"), { recursive: true })
-    await page.screenshot({ path: resolve(root, `docs/screenshots/${name}.png`), fullPage })
+    if (height !== undefined) await page.setViewportSize({ ...DESKTOP, height })
+    try {
+      await page.screenshot({ path: resolve(root, `docs/screenshots/${name}.png`) })
+    } finally {
+      await page.setViewportSize(DESKTOP)
+    }
   }
 
   /** The newest sign-in link mailed to `email` after `before` mails (the outbox of its first workspace). */
@@ -329,7 +335,7 @@ describe.runIf(runs)("the console in a browser", () => {
     expect(order[0]).toContain("act-message")
     expect(order[1]).toContain("act-call")
     await accessible("thread")
-    await shoot("thread", true)
+    await shoot("thread", 1700)
   })
 
   it("shows a new text in the open thread without a reload (the live event feed)", async () => {
