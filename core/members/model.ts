@@ -72,6 +72,7 @@ const inbox: ReadonlyArray<Scope> = [
 /**
  * What a role may do, as the scopes a key would need: a `member` works the inbox and contacts; an
  * `admin` and the `owner` also numbers, registration, the agent and developer settings. Managing
- * members and billing is the owner's alone (`isOwner`), which no key scope names.
+ * members is the owner's alone, which no key scope names: the console's entries for it require the
+ * role (core/tools/console.ts).
  */
 export const roleScopes = (role: Role): ReadonlySet<Scope> => new Set(role === "member" ? inbox : allScopes)
