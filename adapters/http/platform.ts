@@ -279,6 +279,15 @@ const urlProblem = (url: string): { status: 400 | 404; code: ErrorCode; message:
   return undefined
 }
 
+/** An origin as browsers send it (`https://host[:port]`), so a listed `https://Console.example/` matches. */
+export const originOf = (value: string) => {
+  try {
+    return new URL(value).origin
+  } catch {
+    return value.toLowerCase()
+  }
+}
+
 /** The rate-limit bucket of the client's address, for requests no key is billed for (`ip`, `admin-ip`); `trusted`: TRUST_PROXY. */
 export const addressBucket = (kind: string, req: HttpServerRequest.HttpServerRequest, trusted: number): string =>
   `${kind}:${Option.getOrElse(clientAddress(req, trusted), () => "unknown")}`

@@ -19,7 +19,7 @@ import { objectSchema } from "../../mcp/tools.ts"
 import { Api } from "../api.ts"
 import { ConsoleOriginCheck, MemberSession, SESSION_COOKIE } from "../api/app.ts"
 import { TrustedProxies } from "../clientAddress.ts"
-import { addressBucket, requestState } from "../platform.ts"
+import { addressBucket, originOf, requestState } from "../platform.ts"
 import { group } from "../router.ts"
 
 const rank: Record<Role, number> = { member: 0, admin: 1, owner: 2 }
@@ -51,8 +51,6 @@ const checkOrigin = (origin: string) =>
     if (!STATE_CHANGING.has(req.method) || req.headers["origin"] === origin) return Effect.void
     return Effect.fail(new PermissionDenied({ message: `Console requests must come from ${origin}` }))
   })
-
-const originOf = (baseUrl: string) => new URL(baseUrl).origin
 
 export const ConsoleOriginCheckLive = Layer.effect(
   ConsoleOriginCheck,

@@ -11,17 +11,8 @@ import { tools } from "../../../core/tools/index.ts"
 import type { ToolServices } from "../../../core/tools/index.ts"
 import { makeMcpEndpoint, screen } from "../../mcp/server.ts"
 import { Api, API_VERSION } from "../api.ts"
-import { bodyReadMessage, CurrentPrincipal, CurrentRequest, envelope } from "../platform.ts"
+import { bodyReadMessage, CurrentPrincipal, CurrentRequest, envelope, originOf } from "../platform.ts"
 import { group } from "../router.ts"
-
-/** An origin as browsers send it (`https://host[:port]`), so a listed `https://Console.example/` matches. */
-const originOf = (value: string) => {
-  try {
-    return new URL(value).origin
-  } catch {
-    return value.toLowerCase()
-  }
-}
 
 /** Both media types, as the Streamable HTTP transport requires of every POST. */
 const acceptsBoth = (accept: string | undefined) =>
