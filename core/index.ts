@@ -105,7 +105,7 @@ export { MemberStore } from "./members/store.ts"
 // Billing: the gates, prices, the payments port and the ledger.
 export * as BillingGates from "./billing/gates.ts"
 export * as LedgerModel from "./billing/ledger.ts"
-export { cardDeclined, type Payment, Payments } from "./billing/payments.ts"
+export { type ChargeRequest, type Payment, PaymentFailed, Payments } from "./billing/payments.ts"
 export * as Pricing from "./billing/pricing.ts"
 export { chargeRecords, LedgerStore } from "./billing/store.ts"
 

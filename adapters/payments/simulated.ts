@@ -1,9 +1,11 @@
 /**
  * The simulated payment processor (CONTRACT.md): a charge succeeds unless the workspace's billing
  * state says `cardDeclines`. It keeps what it collected and refunded, for tests and the test helpers.
+ * Like Stripe, a key asked again answers its first outcome, a decline included, and never collects
+ * twice; the record lives in this process only.
  */
-import { Context, Effect, Layer, Ref } from "effect"
-import { cardDeclined, checkAmount, type Payment, Payments } from "../../core/billing/payments.ts"
+import { Context, Effect, Either, Layer, Ref } from "effect"
+import { checkAmount, type Payment, type PaymentFailed, paymentFailed, Payments } from "../../core/billing/payments.ts"
 import { Ids } from "../../core/kernel/ids.ts"
 import { nowIso } from "../../core/kernel/time.ts"
 
@@ -24,20 +26,27 @@ export class SimulatedPayments extends Context.Tag("adapters/payments/SimulatedP
 export const layer: Layer.Layer<Payments | SimulatedPayments> = Layer.effectContext(
   Effect.gen(function*() {
     const collected = yield* Ref.make<ReadonlyArray<SimulatedCharge>>([])
+    const answered = new Map<string, Either.Either<Payment, PaymentFailed>>()
     const payments = Payments.of({
-      charge: (workspace, amountCents, description) =>
+      charge: ({ workspace, amountCents, description, idempotencyKey }) =>
         Effect.gen(function*() {
           yield* checkAmount(amountCents)
-          if (workspace.billing.cardDeclines) return yield* cardDeclined
-          const payment: Payment = {
-            id: (yield* Ids).uuid(),
-            workspaceId: workspace.id,
-            amountCents,
-            description,
-            createdAt: yield* nowIso
+          const before = answered.get(idempotencyKey)
+          if (before !== undefined) return yield* before
+          const outcome: Either.Either<Payment, PaymentFailed> = workspace.billing.cardDeclines
+            ? Either.left(paymentFailed("declined"))
+            : Either.right({
+              id: (yield* Ids).uuid(),
+              workspaceId: workspace.id,
+              amountCents,
+              description,
+              createdAt: yield* nowIso
+            })
+          answered.set(idempotencyKey, outcome)
+          if (Either.isRight(outcome)) {
+            yield* Ref.update(collected, (all) => [...all, { ...outcome.right, refunded: false }])
           }
-          yield* Ref.update(collected, (all) => [...all, { ...payment, refunded: false }])
-          return payment
+          return yield* outcome
         }),
       refund: (payment) =>
         Ref.update(collected, (all) => all.map((c) => (c.id === payment.id ? { ...c, refunded: true } : c)))

@@ -5,7 +5,7 @@
 import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
 import type { Principal } from "../auth/principal.ts"
 import { numberPurchaseGate } from "../billing/gates.ts"
-import { type Payment, Payments } from "../billing/payments.ts"
+import { asPrecondition, type Payment, Payments } from "../billing/payments.ts"
 import { numberCharge } from "../billing/pricing.ts"
 import { LedgerStore } from "../billing/store.ts"
 import { FailedPrecondition, InvalidArgument } from "../kernel/errors.ts"
@@ -112,7 +112,13 @@ const make = Effect.gen(function*() {
           }
           const charge = numberCharge(purchase, new Date(yield* Clock.currentTimeMillis))
           if (charge.amountCents > 0) {
-            collected = yield* payments.charge(workspace, charge.amountCents, charge.description)
+            collected = yield* payments.charge({
+              workspace,
+              amountCents: charge.amountCents,
+              description: charge.description,
+              idempotencyKey: uuid(),
+              metadata: { workspaceId: ws }
+            }).pipe(Effect.mapError(asPrecondition))
           }
           yield* inventory.order(e164, type).pipe(Effect.mapError(inventoryError))
           if (Option.isSome(testNumber)) yield* numbers.markOrdered(ws, e164)
@@ -124,7 +130,10 @@ const make = Effect.gen(function*() {
     }).pipe(
       Effect.onExit((
         exit
-      ) => (exit._tag === "Failure" && collected !== undefined ? payments.refund(collected) : Effect.void))
+      ) => (exit._tag === "Failure" && collected !== undefined
+        ? Effect.ignore(payments.refund(collected))
+        : Effect.void)
+      )
     )
   }
 

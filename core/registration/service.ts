@@ -16,12 +16,13 @@ import { AuditLog } from "../audit/store.ts"
 import { actorOf, type Principal } from "../auth/principal.ts"
 import { registrationFilingGate } from "../billing/gates.ts"
 import type { Charge } from "../billing/ledger.ts"
-import { type Payment, Payments } from "../billing/payments.ts"
+import { asPrecondition, type Payment, Payments } from "../billing/payments.ts"
 import { messagingAddonCharge, planCharge, textingSetupCharge } from "../billing/pricing.ts"
 import { LedgerStore } from "../billing/store.ts"
 import type { RegistryChange } from "../carrier/callbacks.ts"
 import { canonicalJson } from "../idempotency/runner.ts"
 import { FailedPrecondition, Internal, InvalidArgument, ResourceExhausted } from "../kernel/errors.ts"
+import { Ids } from "../kernel/ids.ts"
 import { Transactor } from "../kernel/transactor.ts"
 import { sendMail } from "../mail/mailer.ts"
 import { NumberStore } from "../numbers/model.ts"
@@ -180,7 +181,13 @@ const make = Effect.gen(function*() {
       if (r.mock) return
       const workspace = Option.getOrThrow(yield* workspaces.get(r.workspaceId))
       const charge = messagingAddonCharge(new Date(yield* Clock.currentTimeMillis))
-      yield* payments.charge(workspace, charge.amountCents, charge.description).pipe(
+      yield* payments.charge({
+        workspace,
+        amountCents: charge.amountCents,
+        description: charge.description,
+        idempotencyKey: (yield* Ids).uuid(),
+        metadata: { workspaceId: r.workspaceId }
+      }).pipe(
         Effect.zipRight(ledger.append(r.workspaceId, [charge])),
         Effect.catchAll((declined) =>
           Effect.asVoid(
@@ -313,11 +320,13 @@ const make = Effect.gen(function*() {
             charges = yield* filingCharges(ws, workspace.billing.trial, workspace.billing.plan)
             const total = charges.reduce((sum, c) => sum + c.amountCents, 0)
             if (total > 0) {
-              collected = yield* payments.charge(
+              collected = yield* payments.charge({
                 workspace,
-                total,
-                charges.map((c) => c.description).join("; ")
-              )
+                amountCents: total,
+                description: charges.map((c) => c.description).join("; "),
+                idempotencyKey: (yield* Ids).uuid(),
+                metadata: { workspaceId: ws }
+              }).pipe(Effect.mapError(asPrecondition))
             }
           }
           const registry = registryOf({ mock })
@@ -399,7 +408,10 @@ const make = Effect.gen(function*() {
     }).pipe(
       Effect.onExit((
         exit
-      ) => (exit._tag === "Failure" && collected !== undefined ? payments.refund(collected) : Effect.void))
+      ) => (exit._tag === "Failure" && collected !== undefined
+        ? Effect.ignore(payments.refund(collected))
+        : Effect.void)
+      )
     )
   }
 

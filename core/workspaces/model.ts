@@ -8,7 +8,8 @@ import { DEFAULT_QUIET_HOURS } from "../pacing/quietHours.ts"
 export const Billing = Schema.Struct({
   plan: Schema.NullOr(Schema.String.pipe(Schema.maxLength(64))),
   trial: Schema.Boolean,
-  subscription: Schema.Literal("active", "canceled"),
+  /** `past_due` while a declined renewal is retried; `canceled` once the retries are spent (core/billing/cycle.ts). */
+  subscription: Schema.Literal("active", "past_due", "canceled"),
   paymentMethod: Schema.Boolean,
   identity: Schema.Literal("none", "submitted", "verified"),
   mobileVerified: Schema.Boolean,

@@ -254,7 +254,13 @@ describe("the registration-filing gates (POST /messaging/registration, live, no 
       }
       assert.isTrue(Either.isRight(registrationFilingGate(workspace.billing, false)))
       const setup = textingSetupCharge(local)
-      const declined = yield* Effect.flip(payments.charge(workspace, setup.amountCents, setup.description))
+      const declined = yield* Effect.flip(payments.charge({
+        workspace,
+        amountCents: setup.amountCents,
+        description: setup.description,
+        idempotencyKey: crypto.randomUUID(),
+        metadata: {}
+      }))
       assert.deepStrictEqual(declined.message, "Your card was declined")
       assert.deepStrictEqual(yield* recorded.charges(workspace.id), [])
     }).pipe(Effect.provide(SimulatedPayments.layer)))
