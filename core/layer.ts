@@ -1,6 +1,8 @@
 /** Every core service, for apps and embedders. */
 import { Layer } from "effect"
 import * as Agents from "./agent/service.ts"
+import * as BillingCycle from "./billing/cycle.ts"
+import * as PendingCharges from "./billing/pending.ts"
 import * as Calls from "./calls/service.ts"
 import * as Contacts from "./contacts/service.ts"
 import * as Conversations from "./conversations/service.ts"
@@ -36,11 +38,12 @@ export const CoreLive = Layer.mergeAll(
       ActivityViews.layer,
       Numbers.layer,
       Registration.layer,
+      BillingCycle.layer,
       Agents.layer,
       Scheduling.layer,
       Members.layer,
       Sessions.layer,
       layerWorkerLiveness
-    ).pipe(Layer.provideMerge(OptOuts.layer))
+    ).pipe(Layer.provideMerge(Layer.merge(OptOuts.layer, PendingCharges.layer)))
   )
 )

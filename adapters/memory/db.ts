@@ -5,7 +5,9 @@
 import { Context, Layer } from "effect"
 import type { AgentRecord } from "../../core/agent/model.ts"
 import type { AuditRecord } from "../../core/audit/log.ts"
+import type { InvoiceRecord } from "../../core/billing/invoices.ts"
 import type { ChargeRecord } from "../../core/billing/ledger.ts"
+import type { PendingChargeRecord } from "../../core/billing/pending.ts"
 import type { CallSession } from "../../core/calls/sessions.ts"
 import type { Contact } from "../../core/contacts/model.ts"
 import type { ActivityRecord, Thread } from "../../core/conversations/model.ts"
@@ -41,6 +43,9 @@ export interface MemoryState {
   threads: Map<string, Thread>
   activities: Map<string, ActivityRecord>
   ledger: Array<ChargeRecord>
+  /** By id. */
+  invoices: Map<string, InvoiceRecord>
+  pendingCharges: Map<string, PendingChargeRecord>
   mail: Array<MailRecord>
   audit: Array<AuditRecord>
   registrations: Map<string, Registration>
@@ -76,6 +81,8 @@ const empty = (): MemoryState => ({
   threads: new Map(),
   activities: new Map(),
   ledger: [],
+  invoices: new Map(),
+  pendingCharges: new Map(),
   mail: [],
   audit: [],
   registrations: new Map(),
@@ -107,6 +114,8 @@ export const clone = (s: MemoryState): MemoryState => ({
   threads: new Map(s.threads),
   activities: new Map(s.activities),
   ledger: [...s.ledger],
+  invoices: new Map(s.invoices),
+  pendingCharges: new Map(s.pendingCharges),
   mail: [...s.mail],
   audit: [...s.audit],
   registrations: new Map(s.registrations),

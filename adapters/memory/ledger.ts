@@ -7,9 +7,9 @@ export const layer = Layer.effect(
   LedgerStore,
   Effect.map(MemoryDb, (db) =>
     LedgerStore.of({
-      append: (workspaceId, charges) =>
+      append: (workspaceId, charges, at) =>
         Effect.tap(
-          chargeRecords(workspaceId, charges),
+          chargeRecords(workspaceId, charges, at),
           (rows) => Effect.sync(() => void db.state.ledger.push(...rows))
         ),
       list: (workspaceId) =>

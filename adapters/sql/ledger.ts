@@ -11,11 +11,11 @@ export const layer = Layer.effect(
   LedgerStore,
   Effect.map(SqlClient.SqlClient, (sql) =>
     LedgerStore.of({
-      append: (workspaceId, charges) =>
+      append: (workspaceId, charges, at) =>
         charges.length === 0
           ? Effect.succeed([])
           : Effect.tap(
-            chargeRecords(workspaceId, charges),
+            chargeRecords(workspaceId, charges, at),
             (rows) => Effect.orDie(sql`INSERT INTO ledger_charges ${sql.insert(rows.map(ledgerCharges.row))}`)
           ),
       list: (workspaceId) =>

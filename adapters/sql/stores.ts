@@ -15,12 +15,14 @@ import * as Contacts from "./contacts.ts"
 import * as Conversations from "./conversations.ts"
 import * as Health from "./health.ts"
 import * as Idempotency from "./idempotency.ts"
+import * as Invoices from "./invoices.ts"
 import * as Ledger from "./ledger.ts"
 import * as Mail from "./mail.ts"
 import * as Members from "./members.ts"
 import * as Numbers from "./numbers.ts"
 import * as OptOuts from "./optOuts.ts"
 import * as Outbox from "./outbox.ts"
+import * as PendingCharges from "./pendingCharges.ts"
 import * as Pacer from "./pacer.ts"
 import * as Registrations from "./registrations.ts"
 import * as Scheduling from "./scheduling.ts"
@@ -47,6 +49,8 @@ export const layer = Layer.mergeAll(
   Outbox.layer,
   Idempotency.layer,
   Ledger.layer,
+  Invoices.layer,
+  PendingCharges.layer,
   Mail.layer,
   Audit.layer,
   Registrations.layer,

@@ -1,7 +1,9 @@
 /** Every stored record's table, derived from its schema in core (rows.ts); each decoder is compiled once, here. */
 import { AgentRecord } from "../../core/agent/model.ts"
 import { AuditRecord } from "../../core/audit/log.ts"
+import { InvoiceRecord } from "../../core/billing/invoices.ts"
 import { ChargeRecord } from "../../core/billing/ledger.ts"
+import { PendingChargeRecord } from "../../core/billing/pending.ts"
 import { CallSession } from "../../core/calls/sessions.ts"
 import { Contact, ContactSummary } from "../../core/contacts/model.ts"
 import { ActivityRecord, Thread } from "../../core/conversations/model.ts"
@@ -54,3 +56,5 @@ export const scheduledMessages = table(ScheduledRecord)
 export const textSends = table(SendRecord)
 /** A scheduled message's send beside it, selected as `joinedSends.columns("s")`. */
 export const joinedSends = table(SendRecord, "s_")
+export const invoices = table(InvoiceRecord)
+export const pendingCharges = table(PendingChargeRecord)

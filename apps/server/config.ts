@@ -1,6 +1,7 @@
 /** Every setting of CONTRACT.md "Running it", read once from the environment. */
 import { Config, Option } from "effect"
 import { DEFAULT_TIMEOUTS } from "../../adapters/http/platform.ts"
+import { DEFAULT_POLL_MS as BILLING_POLL_MS } from "../../core/billing/worker.ts"
 import { DEFAULT_POLL_MS as SCHEDULING_POLL_MS } from "../../adapters/scheduling/worker.ts"
 import { DEFAULT_CONCURRENCY, DEFAULT_POLL_MS } from "../../adapters/webhooks/worker.ts"
 import { LOG_FORMATS, LOG_LEVELS } from "./logging.ts"
@@ -71,6 +72,8 @@ export const ServerConfig = Config.all({
   schedulingWorker: Config.boolean("SCHEDULING_WORKER").pipe(Config.withDefault(true)),
   /** How often an idle scheduling worker looks for sends falling due. */
   schedulingPollMs: positiveMs("SCHEDULING_POLL_MS").pipe(Config.withDefault(SCHEDULING_POLL_MS)),
+  /** How often the billing worker looks for renewals, retries and charges left by a process that died. */
+  billingPollMs: positiveMs("BILLING_POLL_MS").pipe(Config.withDefault(BILLING_POLL_MS)),
   rateLimitPerMinute: Config.integer("RATE_LIMIT_PER_MINUTE").pipe(
     Config.validate({ message: "must be a positive integer", validation: (n) => n > 0 }),
     Config.withDefault(600)

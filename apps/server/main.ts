@@ -42,6 +42,7 @@ import { layerOutbox as MailerOutbox } from "../../core/mail/mailer.ts"
 import { FIRST_OWNER } from "../../core/members/model.ts"
 import { ConsoleOrigin, Sessions } from "../../core/members/sessions.ts"
 import * as TextingGate from "../../core/registration/gate.ts"
+import * as BillingWorker from "../../core/billing/worker.ts"
 import * as RegistryPoller from "../../core/registration/poller.ts"
 import { Workspaces } from "../../core/workspaces/service.ts"
 import type { ServerConfig } from "./config.ts"
@@ -296,5 +297,9 @@ export const AppLive = (config: ServerConfig) =>
         SchedulingWorker.layer({ pollMs: config.schedulingPollMs, soleWorker: Option.isNone(config.databaseUrl) })
       )
       : Layer.effectDiscard(Effect.logInfo("Scheduling worker disabled (SCHEDULING_WORKER=false)")),
-    step("Registry poller started", RegistryPoller.layer({ pollMs: config.registryPollMs }))
+    step("Registry poller started", RegistryPoller.layer({ pollMs: config.registryPollMs })),
+    step(
+      "Billing worker started",
+      BillingWorker.layer({ pollMs: config.billingPollMs, soleWorker: Option.isNone(config.databaseUrl) })
+    )
   ).pipe(Layer.provide(ServicesLive(config)))

@@ -84,8 +84,14 @@ export interface InvoiceStore {
   readonly create: (
     invoice: Omit<InvoiceRecord, "createdAt" | "updatedAt">
   ) => Effect.Effect<Option.Option<InvoiceRecord>>
-  /** The month starts of the workspace's invoices, newest first, at most `limit`. */
-  readonly periods: (workspaceId: string, limit: number) => Effect.Effect<ReadonlyArray<string>>
+  /**
+   * Up to `limit` workspaces that may renew (a plan, billed by card, not canceled) and have no
+   * invoice for the month their clock (`now` plus their offset) is in, with that offset.
+   */
+  readonly unbilled: (
+    now: number,
+    limit: number
+  ) => Effect.Effect<ReadonlyArray<{ readonly workspaceId: string; readonly offsetMs: number }>>
   /**
    * Claims up to `limit` attempts: new ones that fell due (`open` or `failed` with `nextAttemptAt`
    * at or before the workspace's clock, `now` plus its offset), each counted and leased until

@@ -18,7 +18,7 @@ export const prices = {
   tollFreeMonthly: 1000,
   /** Once per local number, when its texting registration is filed. */
   textingSetup: 2000,
-  /** From the campaign's approval. */
+  /** Each local number's, from the campaign's approval. */
   messagingMonthly: 400
 } as const
 
@@ -93,14 +93,14 @@ export const textingSetupCharge = (e164: E164): Charge => ({
   numberE164: e164
 })
 
-/** The messaging add-on from the campaign's approval at `at`, prorated like a number. */
-export const messagingAddonCharge = (at: Date): Charge => {
+/** A local number's messaging add-on from the campaign's approval at `at`, prorated like a number. */
+export const messagingAddonCharge = (e164: E164, at: Date): Charge => {
   const p = prorate(prices.messagingMonthly, at)
   return {
     kind: "messaging_addon",
-    description: `Messaging add-on, ${prorated(p)}`,
+    description: `Messaging add-on for ${e164}, ${prorated(p)}`,
     amountCents: p.amountCents,
-    numberE164: null
+    numberE164: e164
   }
 }
 

@@ -1,6 +1,5 @@
 import { Context, Effect } from "effect"
 import { Ids } from "../kernel/ids.ts"
-import { nowIso } from "../kernel/time.ts"
 import { type Charge, type ChargeRecord, CURRENCY } from "./ledger.ts"
 
 /**
@@ -9,20 +8,24 @@ import { type Charge, type ChargeRecord, CURRENCY } from "./ledger.ts"
  * the row commits with that change or not at all (core/billing/payments.ts has the whole order).
  */
 export interface LedgerStore {
-  /** Writes the charges as rows of the workspace, in order, and returns them. */
-  readonly append: (workspaceId: string, charges: ReadonlyArray<Charge>) => Effect.Effect<ReadonlyArray<ChargeRecord>>
+  /**
+   * Writes the charges as rows of the workspace, in order, and returns them. `at` is when they were
+   * made on the workspace's clock (core/workspaces/clock.ts), which the billing cycle reads.
+   */
+  readonly append: (
+    workspaceId: string,
+    charges: ReadonlyArray<Charge>,
+    at: string
+  ) => Effect.Effect<ReadonlyArray<ChargeRecord>>
   /** The workspace's charges, newest first (`createdAt`, then id: rows of one append keep their order). */
   readonly list: (workspaceId: string) => Effect.Effect<ReadonlyArray<ChargeRecord>>
 }
 export const LedgerStore = Context.GenericTag<LedgerStore>("core/LedgerStore")
 
-/** The rows an `append` writes: each charge with a new id, the currency and now (Clock), for every adapter alike. */
+/** The rows an `append` writes: each charge with a new id and the currency, for every adapter alike. */
 export const chargeRecords = (
   workspaceId: string,
-  charges: ReadonlyArray<Charge>
+  charges: ReadonlyArray<Charge>,
+  createdAt: string
 ): Effect.Effect<Array<ChargeRecord>> =>
-  Effect.gen(function*() {
-    const { uuid } = yield* Ids
-    const createdAt = yield* nowIso
-    return charges.map((c) => ({ id: uuid(), workspaceId, ...c, currency: CURRENCY, createdAt }))
-  })
+  Effect.map(Ids, ({ uuid }) => charges.map((c) => ({ id: uuid(), workspaceId, ...c, currency: CURRENCY, createdAt })))

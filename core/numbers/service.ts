@@ -2,16 +2,17 @@
  * The workspace's phone numbers (SPEC "Numbers"): list them, search the carrier's inventory, and buy
  * one through the billing gates, the payment, the carrier order and the ledger.
  */
-import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
+import { Context, Effect, Layer, Option, Schema } from "effect"
 import type { Principal } from "../auth/principal.ts"
 import { numberPurchaseGate } from "../billing/gates.ts"
-import { asPrecondition, type Payment, Payments } from "../billing/payments.ts"
+import { asPrecondition, type Payment } from "../billing/payments.ts"
+import { PendingCharges } from "../billing/pending.ts"
 import { numberCharge } from "../billing/pricing.ts"
-import { LedgerStore } from "../billing/store.ts"
 import { FailedPrecondition, InvalidArgument } from "../kernel/errors.ts"
 import { Ids } from "../kernel/ids.ts"
 import { normalizePhone } from "../kernel/phone.ts"
 import { Transactor } from "../kernel/transactor.ts"
+import { WorkspaceClock, workspaceNow } from "../workspaces/clock.ts"
 import { WorkspaceStore } from "../workspaces/store.ts"
 import {
   AvailableNumber,
@@ -46,8 +47,8 @@ const make = Effect.gen(function*() {
   const numbers = yield* NumberStore
   const inventory = yield* NumberInventory
   const workspaces = yield* WorkspaceStore
-  const payments = yield* Payments
-  const ledger = yield* LedgerStore
+  const pendingCharges = yield* PendingCharges
+  const clock = yield* WorkspaceClock
   const tx = yield* Transactor
 
   const list = (principal: Principal) => Effect.map(numbers.list(principal.workspaceId), (all) => ({ numbers: all }))
@@ -60,24 +61,37 @@ const make = Effect.gen(function*() {
     })
 
   /**
-   * Gates, then (live keys) the payment, the carrier order, and the number with its ledger row in
-   * one transaction. Under a per-workspace lock, so two purchases cannot both take the plan's
-   * included number. A step that fails after the payment refunds it: a purchase either leaves the
-   * number, its charge and its ledger row, or none of them. Test keys pass the same gates, then
-   * only add the number (`simulated`).
+   * Gates, then (live keys) the payment, the carrier order, and the number with its ledger row.
+   * The gates and the price are decided under the workspace's lock, which then records a pending
+   * charge (core/billing/pending.ts) and lets go: the payment and the carrier order run outside any
+   * transaction, and a second transaction records the number and settles the charge. A number being
+   * bought counts as held, so two purchases cannot both take the plan's included number. A step that
+   * fails after the payment refunds it: a purchase leaves the number, its charge and its ledger row,
+   * or none of them. Test keys pass the same gates, then only add the number (`simulated`).
    */
-  const buy = (principal: Principal, input: BuyNumberInput) => {
-    let collected: Payment | undefined
-    return Effect.gen(function*() {
+  const buy = (principal: Principal, input: BuyNumberInput) =>
+    Effect.gen(function*() {
       const ws = principal.workspaceId
       const parsed = normalizePhone(input.phoneNumber)
       if (parsed._tag === "Left") return yield* new InvalidArgument({ message: `phoneNumber: ${parsed.left}` })
       const e164 = parsed.right
       const type = numberTypeOf(e164)
       const simulated = principal.kind === "test"
-      return yield* tx.withTransaction(
+      const number: WorkspaceNumber = {
+        e164,
+        type,
+        voiceMode: "app",
+        agentId: null,
+        forwardTo: null,
+        assignedUserId: null,
+        status: "active"
+      }
+      const insert = Effect.flatMap(Ids, ({ uuid }) =>
+        numbers.insert(ws, number, uuid(), !simulated).pipe(
+          Effect.catchAll(() => Effect.fail(inventoryError(numberTaken(e164))))
+        ))
+      const decided = yield* tx.withTransaction(
         Effect.gen(function*() {
-          yield* tx.lock(`numbers:${ws}`)
           // An authenticated key's workspace exists (workspaces are never deleted).
           const workspace = Option.getOrThrowWith(
             yield* workspaces.get(ws),
@@ -89,53 +103,46 @@ const make = Effect.gen(function*() {
           if (Option.isSome(mine) && Option.isNone(testNumber)) {
             return yield* new FailedPrecondition({ message: `${e164} is already one of this workspace's numbers` })
           }
-          // Only numbers ordered at the carrier count toward the plan's included local number.
+          // Only numbers ordered at the carrier, or being bought, count toward the plan's included local number.
           const ordered = (yield* numbers.listActive(ws)).filter((n) => n.ordered && n.number.type === "local")
-          const purchase = { e164, type, localNumbers: ordered.length }
-          yield* numberPurchaseGate(workspace.billing, purchase)
-          const number: WorkspaceNumber = {
-            e164,
-            type,
-            voiceMode: "app",
-            agentId: null,
-            forwardTo: null,
-            assignedUserId: null,
-            status: "active"
-          }
-          const { uuid } = yield* Ids
-          const insert = numbers.insert(ws, number, uuid(), !simulated).pipe(
-            Effect.catchAll(() => Effect.fail(inventoryError(numberTaken(e164))))
+          const buying = (yield* pendingCharges.pending(ws, "number:")).filter((p) =>
+            p.charges.some((c) => c.kind === "local_number")
           )
+          const purchase = { e164, type, localNumbers: ordered.length + buying.length }
+          yield* numberPurchaseGate(workspace.billing, purchase)
           if (simulated) {
             yield* insert
-            return { number, simulated: true as const }
+            return Option.none()
           }
-          const charge = numberCharge(purchase, new Date(yield* Clock.currentTimeMillis))
-          if (charge.amountCents > 0) {
-            collected = yield* payments.charge({
-              workspace,
-              amountCents: charge.amountCents,
-              description: charge.description,
-              idempotencyKey: uuid(),
-              metadata: { workspaceId: ws }
-            }).pipe(Effect.mapError(asPrecondition))
-          }
-          yield* inventory.order(e164, type).pipe(Effect.mapError(inventoryError))
-          if (Option.isSome(testNumber)) yield* numbers.markOrdered(ws, e164)
-          else yield* insert
-          yield* ledger.append(ws, [charge])
-          return { number: Option.match(testNumber, { onNone: () => number, onSome: (n) => n.number }) }
-        })
+          const at = new Date(yield* workspaceNow(ws))
+          const pending = yield* pendingCharges.reserve(ws, {
+            purpose: `number:${e164}`,
+            kind: "purchase",
+            charges: [numberCharge(purchase, at)],
+            at: at.toISOString(),
+            busy: `Buying ${e164}`
+          })
+          return Option.some({ workspace, pending, testNumber })
+        }).pipe(Effect.provideService(WorkspaceClock, clock)),
+        `numbers:${ws}`
       )
-    }).pipe(
-      Effect.onExit((
-        exit
-      ) => (exit._tag === "Failure" && collected !== undefined
-        ? Effect.ignore(payments.refund(collected))
-        : Effect.void)
-      )
-    )
-  }
+      if (Option.isNone(decided)) return { number, simulated: true as const }
+      const { pending, testNumber, workspace } = decided.value
+      let payment = Option.none<Payment>()
+      return yield* Effect.gen(function*() {
+        payment = yield* pendingCharges.collect(workspace, pending).pipe(Effect.mapError(asPrecondition))
+        yield* inventory.order(e164, type).pipe(Effect.mapError(inventoryError))
+        return yield* tx.withTransaction(
+          Effect.gen(function*() {
+            if (Option.isSome(testNumber)) yield* numbers.markOrdered(ws, e164)
+            else yield* insert
+            yield* pendingCharges.settle(pending, payment)
+            return { number: Option.match(testNumber, { onNone: () => number, onSome: (n) => n.number }) }
+          }),
+          `numbers:${ws}`
+        )
+      }).pipe(Effect.onError(() => pendingCharges.abandon(pending, payment)))
+    })
 
   return { list, available, buy } as const
 })

@@ -16,13 +16,13 @@ import { AuditLog } from "../audit/store.ts"
 import { actorOf, type Principal } from "../auth/principal.ts"
 import { registrationFilingGate } from "../billing/gates.ts"
 import type { Charge } from "../billing/ledger.ts"
-import { asPrecondition, type Payment, Payments } from "../billing/payments.ts"
+import { asPrecondition, type Payment } from "../billing/payments.ts"
+import { PendingCharges } from "../billing/pending.ts"
 import { messagingAddonCharge, planCharge, textingSetupCharge } from "../billing/pricing.ts"
 import { LedgerStore } from "../billing/store.ts"
 import type { RegistryChange } from "../carrier/callbacks.ts"
 import { canonicalJson } from "../idempotency/runner.ts"
 import { FailedPrecondition, Internal, InvalidArgument, ResourceExhausted } from "../kernel/errors.ts"
-import { Ids } from "../kernel/ids.ts"
 import { Transactor } from "../kernel/transactor.ts"
 import { sendMail } from "../mail/mailer.ts"
 import { NumberStore } from "../numbers/model.ts"
@@ -129,14 +129,16 @@ const campaignFrom = (report: CampaignReport, previous: CampaignState): Campaign
   failureReasons: report.failureReasons
 })
 
+const liveOnFile = new FailedPrecondition({ message: "A live registration is on file" })
+
 const make = Effect.gen(function*() {
   const store = yield* RegistrationStore
   const liveRegistry = yield* Registry
   const mockRegistry = yield* MockRegistry
   const workspaces = yield* WorkspaceStore
   const numbers = yield* NumberStore
-  const payments = yield* Payments
   const ledger = yield* LedgerStore
+  const pendingCharges = yield* PendingCharges
   const audit = yield* AuditLog
   const tx = yield* Transactor
   const clock = yield* WorkspaceClock
@@ -175,30 +177,25 @@ const make = Effect.gen(function*() {
       )
     )
 
-  /** Starts the messaging add-on at approval (live registrations): charged, or an audit entry when the card declines. */
+  /**
+   * Starts each local number's messaging add-on at approval (live registrations): a pending fee,
+   * reserved with the approval and collected by the billing worker outside this lock
+   * (core/billing/pending.ts); a declined card is audit-logged there.
+   */
   const startAddon = (r: Registration) =>
     Effect.gen(function*() {
       if (r.mock) return
-      const workspace = Option.getOrThrow(yield* workspaces.get(r.workspaceId))
-      const charge = messagingAddonCharge(new Date(yield* Clock.currentTimeMillis))
-      yield* payments.charge({
-        workspace,
-        amountCents: charge.amountCents,
-        description: charge.description,
-        idempotencyKey: (yield* Ids).uuid(),
-        metadata: { workspaceId: r.workspaceId }
-      }).pipe(
-        Effect.zipRight(ledger.append(r.workspaceId, [charge])),
-        Effect.catchAll((declined) =>
-          Effect.asVoid(
-            audit.append(r.workspaceId, {
-              actor: "system",
-              action: "messaging.addon.declined",
-              detail: { message: declined.message, amountCents: charge.amountCents }
-            })
-          )
-        )
-      )
+      const at = new Date(yield* workspaceNow(r.workspaceId))
+      const local = (yield* numbers.listActive(r.workspaceId)).filter((n) => n.ordered && n.number.type === "local")
+      if (local.length === 0) return
+      yield* pendingCharges.reserve(r.workspaceId, {
+        purpose: `addon:${r.campaign.id}`,
+        kind: "fee",
+        charges: local.map((n) => messagingAddonCharge(n.number.e164, at)),
+        at: at.toISOString(),
+        busy: "The messaging add-on",
+        leaseMs: 0
+      }).pipe(Effect.catchTag("FailedPrecondition", () => Effect.void))
     })
 
   /**
@@ -248,6 +245,13 @@ const make = Effect.gen(function*() {
 
   /** Asks the registry where the workspace's registration stands and keeps what moved. */
   const advance = (workspaceId: string) =>
+    Effect.tap(
+      advanceLocked(workspaceId),
+      // The add-on an approval reserved is charged now, outside the lock.
+      () => pendingCharges.recover(10, { workspaceId })
+    )
+
+  const advanceLocked = (workspaceId: string) =>
     locked(workspaceId, (current) =>
       Option.match(current, {
         onNone: () => Effect.succeedNone,
@@ -284,19 +288,23 @@ const make = Effect.gen(function*() {
       return [...planPart, ...local.map((n) => textingSetupCharge(n.number.e164))]
     })
 
-  const file = (p: Principal, input: RegistrationRequest) => {
-    let collected: Payment | undefined
-    return Effect.gen(function*() {
+  /**
+   * A filing in three steps, so no registry or payment call runs while the workspace's lock is held:
+   * under the lock, the checks, the gates and the price, kept as a pending charge (one filing in
+   * flight per workspace, mock or live); then the payment and the registry; then, under the lock
+   * again, the registration, its ledger rows and the end of the trial. A failure after the payment
+   * refunds it (core/billing/pending.ts).
+   */
+  const file = (p: Principal, input: RegistrationRequest) =>
+    Effect.gen(function*() {
       const ws = p.workspaceId
       const application = completeApplication(input)
       const mock = p.kind === "test" || input.mock === true
-      const filed = yield* locked(ws, (current) =>
+      const decided = yield* locked(ws, (current) =>
         Effect.gen(function*() {
           // A live filing replaces a mock registration at any step: mock mode filed nothing real. A
           // mock filing never replaces a live one (CONTRACT, "Test keys never open a live path").
-          if (mock && Option.isSome(current) && !current.value.mock) {
-            return yield* new FailedPrecondition({ message: "A live registration is on file" })
-          }
+          if (mock && Option.isSome(current) && !current.value.mock) return yield* liveOnFile
           const previous = Option.filter(current, (r) => mock || !r.mock)
           const state = Option.getOrElse(Option.map(previous, (r): RegistrationState => r), () => initial)
           const from = state.step === "none"
@@ -318,79 +326,89 @@ const make = Effect.gen(function*() {
           if (!mock) {
             yield* registrationFilingGate(workspace.billing, input.acknowledge_trial_end === true)
             charges = yield* filingCharges(ws, workspace.billing.trial, workspace.billing.plan)
-            const total = charges.reduce((sum, c) => sum + c.amountCents, 0)
-            if (total > 0) {
-              collected = yield* payments.charge({
-                workspace,
-                amountCents: total,
-                description: charges.map((c) => c.description).join("; "),
-                idempotencyKey: (yield* Ids).uuid(),
-                metadata: { workspaceId: ws }
-              }).pipe(Effect.mapError(asPrecondition))
-            }
           }
-          const registry = registryOf({ mock })
-          // Only the campaign failed and the business is the same: its accepted brand is kept, not
-          // filed (and vetted, and paid for at the registry) again; the new campaign goes in at once.
-          const kept = Option.filter(
-            previous,
-            (r) =>
-              r.step === "campaign_failed" && r.brand.status === "accepted" && r.brand.id !== null &&
-              canonicalJson(r.business) === canonicalJson(application.business)
-          )
-          const report: BrandReport = Option.isSome(kept)
-            ? {
-              brandId: kept.value.brand.id!,
-              status: "accepted",
-              identityStatus: kept.value.brand.identityStatus,
-              failureReasons: [],
-              otpSentAt: kept.value.brand.otpSentAt
-            }
-            : yield* registry.fileBrand(ws, application.business).pipe(Effect.mapError(registryFailure))
-          const at = yield* now
-          const filedRegistration: Registration = {
-            workspaceId: ws,
-            step: next.right.step,
-            soleProprietor: next.right.soleProprietor,
-            mock,
-            messagingProfileId: Option.match(previous, { onNone: () => null, onSome: (r) => r.messagingProfileId }) ??
-              (yield* registry.messagingProfile(ws).pipe(Effect.mapError(registryFailure))),
-            business: application.business,
-            campaignInput: application.campaign,
-            brand: brandFrom(report, application.business),
-            campaign: {
-              id: null,
-              status: "staged",
-              useCase: application.campaign.useCase,
-              failureReasons: [],
-              submittedAt: null
-            },
-            lastResendAt: null,
-            filedAt: at,
-            updatedAt: at
-          }
-          const registration = Option.isSome(kept)
-            ? yield* submitCampaign(step(filedRegistration, RegistrationEvent.BrandAccepted()))
-            : filedRegistration
-          yield* store.put(registration)
-          if (charges.length > 0) yield* ledger.append(ws, charges)
-          if (!mock && workspace.billing.trial) {
-            yield* workspaces.update({ ...workspace, billing: { ...workspace.billing, trial: false } })
-          }
-          yield* audit.append(ws, {
-            actor: actorOf(p),
-            action: "messaging.registration.filed",
-            detail: {
-              mock,
-              keyId: p.keyId,
-              brandId: report.brandId,
-              brandKept: Option.isSome(kept),
-              entityType: application.business.entityType,
-              chargedCents: charges.reduce((s, c) => s + c.amountCents, 0)
-            }
+          const pending = yield* pendingCharges.reserve(ws, {
+            purpose: "filing",
+            kind: "purchase",
+            charges,
+            at: new Date(yield* workspaceNow(ws)).toISOString(),
+            busy: "A texting registration filing"
           })
-          return { registration, workspace, charges }
-        }))
+          return { previous, next: next.right, workspace, charges, pending }
+        }).pipe(Effect.provideService(WorkspaceClock, clock)))
+      const { charges, next, pending, previous, workspace } = decided
+      let payment = Option.none<Payment>()
+      const filed = yield* Effect.gen(function*() {
+        payment = yield* pendingCharges.collect(workspace, pending).pipe(Effect.mapError(asPrecondition))
+        const registry = registryOf({ mock })
+        // Only the campaign failed and the business is the same: its accepted brand is kept, not
+        // filed (and vetted, and paid for at the registry) again; the new campaign goes in at once.
+        const kept = Option.filter(
+          previous,
+          (r) =>
+            r.step === "campaign_failed" && r.brand.status === "accepted" && r.brand.id !== null &&
+            canonicalJson(r.business) === canonicalJson(application.business)
+        )
+        const report: BrandReport = Option.isSome(kept)
+          ? {
+            brandId: kept.value.brand.id!,
+            status: "accepted",
+            identityStatus: kept.value.brand.identityStatus,
+            failureReasons: [],
+            otpSentAt: kept.value.brand.otpSentAt
+          }
+          : yield* registry.fileBrand(ws, application.business).pipe(Effect.mapError(registryFailure))
+        const at = yield* now
+        const filedRegistration: Registration = {
+          workspaceId: ws,
+          step: next.step,
+          soleProprietor: next.soleProprietor,
+          mock,
+          messagingProfileId: Option.match(previous, { onNone: () => null, onSome: (r) => r.messagingProfileId }) ??
+            (yield* registry.messagingProfile(ws).pipe(Effect.mapError(registryFailure))),
+          business: application.business,
+          campaignInput: application.campaign,
+          brand: brandFrom(report, application.business),
+          campaign: {
+            id: null,
+            status: "staged",
+            useCase: application.campaign.useCase,
+            failureReasons: [],
+            submittedAt: null
+          },
+          lastResendAt: null,
+          filedAt: at,
+          updatedAt: at
+        }
+        const registration = Option.isSome(kept)
+          ? yield* submitCampaign(step(filedRegistration, RegistrationEvent.BrandAccepted()))
+          : filedRegistration
+        return yield* locked(ws, (current) =>
+          Effect.gen(function*() {
+            // A live filing that committed meanwhile (mock filings reserve the same purpose, so only
+            // through another process's settled filing) wins over a mock one.
+            if (mock && Option.isSome(current) && !current.value.mock) return yield* liveOnFile
+            yield* store.put(registration)
+            yield* pendingCharges.settle(pending, payment)
+            const latest = Option.getOrThrow(yield* workspaces.get(ws))
+            if (!mock && latest.billing.trial) {
+              yield* workspaces.update({ ...latest, billing: { ...latest.billing, trial: false } })
+            }
+            yield* audit.append(ws, {
+              actor: actorOf(p),
+              action: "messaging.registration.filed",
+              detail: {
+                mock,
+                keyId: p.keyId,
+                brandId: report.brandId,
+                brandKept: Option.isSome(kept),
+                entityType: application.business.entityType,
+                chargedCents: charges.reduce((s, c) => s + c.amountCents, 0)
+              }
+            })
+            return registration
+          }))
+      }).pipe(Effect.onError(() => pendingCharges.abandon(pending, payment)))
       // After the commit: a receipt that cannot be sent is not a failed filing, but the operator
       // sees why in the audit log (and the log).
       const unsent = (reason: string) =>
@@ -398,22 +416,14 @@ const make = Effect.gen(function*() {
           Effect.logWarning("Texting registration: the receipt was not mailed", reason),
           audit.append(ws, { actor: "system", action: "messaging.receipt.unsent", detail: { reason } })
         )
-      const owner = filed.workspace.billing.ownerEmail
+      const owner = workspace.billing.ownerEmail
       yield* owner === null
         ? unsent("the workspace has no owner email (billing.ownerEmail)")
-        : sendMail(ws, receiptMail(owner, filed.registration, filed.charges)).pipe(
+        : sendMail(ws, receiptMail(owner, filed, charges)).pipe(
           Effect.catchAll((e) => unsent(e.message))
         )
-      return { messaging: messagingStatus(Option.some(filed.registration)), ...(mock ? { mock: true as const } : {}) }
-    }).pipe(
-      Effect.onExit((
-        exit
-      ) => (exit._tag === "Failure" && collected !== undefined
-        ? Effect.ignore(payments.refund(collected))
-        : Effect.void)
-      )
-    )
-  }
+      return { messaging: messagingStatus(Option.some(filed)), ...(mock ? { mock: true as const } : {}) }
+    })
 
   /** The registration waiting for a PIN, or 409. */
   const waitingForPin = (current: Option.Option<Registration>) =>

@@ -67,7 +67,7 @@ const purchase = <E>(workspaceId: string, e164: E164, after: Effect.Effect<void,
     return yield* tx.withTransaction(
       Effect.gen(function*() {
         yield* Effect.orDie(numbers.insert(workspaceId, number(e164), uuid()))
-        const rows = yield* ledger.append(workspaceId, [charge(e164)])
+        const rows = yield* ledger.append(workspaceId, [charge(e164)], new Date().toISOString())
         // the contact event stands in for the purchase's own event (the buy use case adds it to the catalog)
         yield* outbox.append(workspaceId, [event("contact.deleted", { contactId: uuid() })])
         // inside the transaction, the new row is there, newest
@@ -89,7 +89,7 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
         const rows = yield* ledger.append(ws, [
           charge(e164),
           charge(null, 160, "Messaging add-on, prorated 12/30 days — ✓ ünïcode")
-        ])
+        ], new Date().toISOString())
         const after = new Date().toISOString()
         assert.strictEqual(rows.length, 2)
         for (const row of rows) {
@@ -110,7 +110,7 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
         // read back exactly as written (newest first: the later row of one append comes first)
         assert.deepStrictEqual(yield* ledger.list(ws), [...rows].reverse())
         // an empty append writes nothing
-        assert.deepStrictEqual(yield* ledger.append(ws, []), [])
+        assert.deepStrictEqual(yield* ledger.append(ws, [], new Date().toISOString()), [])
         assert.strictEqual((yield* ledger.list(ws)).length, 2)
       }))
 
@@ -119,11 +119,15 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
         const ledger = yield* LedgerStore
         const ws = yield* newWorkspace
         const other = yield* newWorkspace
-        const [a] = yield* ledger.append(ws, [charge(freshE164(), 100, "a")])
+        const [a] = yield* ledger.append(ws, [charge(freshE164(), 100, "a")], new Date().toISOString())
         yield* Effect.sleep("3 millis")
-        const [x] = yield* ledger.append(other, [charge(freshE164(), 100, "x")])
+        const [x] = yield* ledger.append(other, [charge(freshE164(), 100, "x")], new Date().toISOString())
         yield* Effect.sleep("3 millis")
-        const [b, c] = yield* ledger.append(ws, [charge(freshE164(), 100, "b"), charge(freshE164(), 100, "c")])
+        const [b, c] = yield* ledger.append(
+          ws,
+          [charge(freshE164(), 100, "b"), charge(freshE164(), 100, "c")],
+          new Date().toISOString()
+        )
         assert.deepStrictEqual(yield* ledger.list(ws), [c!, b!, a!])
         assert.deepStrictEqual(yield* ledger.list(other), [x!])
         assert.deepStrictEqual(yield* ledger.list(uuid()), [])
@@ -146,7 +150,7 @@ const contract = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
       Effect.gen(function*() {
         const ws = yield* newWorkspace
         const e164 = freshE164()
-        const kept = yield* (yield* LedgerStore).append(ws, [charge(null, 160, "kept")])
+        const kept = yield* (yield* LedgerStore).append(ws, [charge(null, 160, "kept")], new Date().toISOString())
         const result = yield* Effect.either(purchase(ws, e164, Effect.fail(new Declined())))
         assert.deepStrictEqual(result._tag === "Left" ? result.left : null, new Declined())
         assert.deepStrictEqual(yield* traces(ws), { numbers: [], charges: ["kept"], events: [] })

@@ -67,8 +67,8 @@ describe("SQL rows against their record schemas (PGlite)", () => {
         (ledger) =>
           ledger.append(app.workspaceId, [
             numberCharge({ e164: "+18005550100" as E164, type: "toll_free", localNumbers: 1 }, now),
-            messagingAddonCharge(now)
-          ])
+            messagingAddonCharge("+14155550100" as E164, now)
+          ], now.toISOString())
       )
     )
   }, 60_000)

@@ -360,16 +360,16 @@ describe("pricing", () => {
       amountCents: 2000,
       numberE164: local
     })
-    assert.deepStrictEqual(messagingAddonCharge(june19), {
+    assert.deepStrictEqual(messagingAddonCharge(local, june19), {
       kind: "messaging_addon",
-      description: "Messaging add-on, prorated 12/30 days",
+      description: `Messaging add-on for ${local}, prorated 12/30 days`,
       amountCents: 160,
-      numberE164: null
+      numberE164: local
     })
-    assert.strictEqual(messagingAddonCharge(new Date("2024-07-01T00:00:00Z")).amountCents, 400)
+    assert.strictEqual(messagingAddonCharge(local, new Date("2024-07-01T00:00:00Z")).amountCents, 400)
   })
 
-  it.effect("a use case prices with Clock's time, and the ledger stamps rows with it", () =>
+  it.effect("a use case prices with Clock's time, and the ledger stamps rows with the time it is given", () =>
     Effect.gen(function*() {
       yield* TestClock.setTime(Date.parse("2024-02-29T18:00:00.000Z"))
       const now = new Date(yield* Clock.currentTimeMillis)
@@ -377,7 +377,7 @@ describe("pricing", () => {
       assert.strictEqual(charge.description, `Local number ${local}, prorated 1/29 days`)
       const ledger = yield* LedgerStore
       const workspaceId = crypto.randomUUID()
-      const [row] = yield* ledger.append(workspaceId, [charge])
+      const [row] = yield* ledger.append(workspaceId, [charge], now.toISOString())
       assert.deepStrictEqual(row, {
         ...charge,
         id: row!.id,

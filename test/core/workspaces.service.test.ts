@@ -299,7 +299,7 @@ describe("numbers", () => {
         description: "Local number +14155550101",
         amountCents: 500,
         numberE164: bought.e164
-      }])
+      }], new Date().toISOString())
       yield* failsWith("NotFound", ws.removeNumber(b.id, seeded.e164))
       yield* failsWith("NotFound", ws.removeNumber(a.id, "not a number"))
       yield* failsWith("NotFound", ws.removeNumber(crypto.randomUUID(), seeded.e164))

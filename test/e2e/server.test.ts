@@ -275,7 +275,10 @@ describe("admin CLI", () => {
             ledger.append(workspace.id, [
               numberCharge({ e164, type: "local", localNumbers: 1 }, new Date("2024-02-29T12:00:00Z")),
               textingSetupCharge(e164)
-            ])).pipe(Effect.provide(SqlLedger.layer), Effect.provide(Postgres.layer({ url: Redacted.make(db.url) })))
+            ], new Date().toISOString())).pipe(
+              Effect.provide(SqlLedger.layer),
+              Effect.provide(Postgres.layer({ url: Redacted.make(db.url) }))
+            )
         )
         expect(await out("ledger", workspace.id)).toEqual({
           charges: [

@@ -526,7 +526,9 @@ describe("admin API", () => {
       const other = await app.createWorkspace("Not charged")
       const e164 = "+14155550123" as E164
       const append = (charge: Charge) =>
-        app.runtime.runPromise(Effect.flatMap(LedgerStore, (ledger) => ledger.append(workspaceId, [charge])))
+        app.runtime.runPromise(
+          Effect.flatMap(LedgerStore, (ledger) => ledger.append(workspaceId, [charge], new Date().toISOString()))
+        )
       const [bought] = await append(
         numberCharge({ e164, type: "local", localNumbers: 1 }, new Date("2024-06-19T00:00:00Z"))
       )

@@ -144,8 +144,10 @@ describe("the business path, live key", () => {
     const active = await refresh(ws.live)
     expect(active).toMatchObject({ step: "campaign_active", canText: true, campaign: { status: "approved" } })
     expect(await messaging(ws.live)).toEqual(active)
-    // The 4 USD/month add-on starts at approval.
-    expect((await ledger(ws.workspaceId)).filter((c) => c.kind === "messaging_addon")).toHaveLength(1)
+    // Each local number's 4 USD/month add-on starts at approval (CONTRACT "Billing cycle and payments").
+    expect(
+      (await ledger(ws.workspaceId)).filter((c) => c.kind === "messaging_addon").map((c) => c.numberE164).sort()
+    ).toEqual([ws.numbers[0], ws.numbers[1]].sort())
 
     // The local numbers are assigned to the campaign at approval; the registry confirms on the next read.
     await expectError(await text(ws.live, ws.numbers[0]!), 409, "failed_precondition").then((e) =>

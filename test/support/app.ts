@@ -20,6 +20,7 @@ import * as RateLimit from "../../adapters/ratelimit/memory.ts"
 import * as SchedulingWorker from "../../adapters/scheduling/worker.ts"
 import * as Sender from "../../adapters/webhooks/sender.ts"
 import * as WebhookWorker from "../../adapters/webhooks/worker.ts"
+import * as BillingWorker from "../../core/billing/worker.ts"
 import type { Voice } from "../../core/calls/voice.ts"
 import { layerOutboundGuard, type OutboundGuard } from "../../core/egress/guard.ts"
 import { layerCursorCodec } from "../../core/kernel/pagination.ts"
@@ -77,6 +78,8 @@ export interface TestAppOptions {
   readonly trustProxy?: number
   /** The loggers of HTTP requests (e.g. one that records the access log); default: warnings and errors only, so tests stay quiet. */
   readonly logger?: Layer.Layer<never>
+  /** Run the billing worker (renewals, retries, pending charges), polling every 20 ms; default off. */
+  readonly billingWorker?: boolean
   /** Run the scheduling worker (scheduled messages and broadcasts), polling every 20 ms; default off. */
   readonly schedulingWorker?: boolean
   /** FAST_PATH (adapters/fastPath.ts): false serves through HttpApiBuilder and runs plain SQL statements; default true. */
@@ -133,7 +136,8 @@ export const makeTestApp = async (options: TestAppOptions = {}) => {
   const fastPath = FastPath.layer(options.fastPath ?? true)
   const withWorkers = Layer.mergeAll(
     options.webhookWorker ? WebhookWorker.layer({ pollMs: options.webhookPollMs ?? 20 }) : Layer.empty,
-    options.schedulingWorker ? SchedulingWorker.layer({ pollMs: 20 }) : Layer.empty
+    options.schedulingWorker ? SchedulingWorker.layer({ pollMs: 20 }) : Layer.empty,
+    options.billingWorker ? BillingWorker.layer({ pollMs: 20 }) : Layer.empty
   ).pipe(Layer.provideMerge(base))
   const runtime = ManagedRuntime.make(withWorkers.pipe(Layer.provide(fastPath)))
   const context = await runtime.runtime()
