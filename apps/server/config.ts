@@ -1,9 +1,9 @@
 /** Every setting of CONTRACT.md "Running it", read once from the environment. */
 import { Config, Option } from "effect"
 import { DEFAULT_TIMEOUTS } from "../../adapters/http/platform.ts"
-import { DEFAULT_POLL_MS as BILLING_POLL_MS } from "../../core/billing/worker.ts"
 import { DEFAULT_POLL_MS as SCHEDULING_POLL_MS } from "../../adapters/scheduling/worker.ts"
 import { DEFAULT_CONCURRENCY, DEFAULT_POLL_MS } from "../../adapters/webhooks/worker.ts"
+import { DEFAULT_POLL_MS as BILLING_POLL_MS } from "../../core/billing/worker.ts"
 import { LOG_FORMATS, LOG_LEVELS } from "./logging.ts"
 
 const positiveMs = (name: string) =>
