@@ -3,6 +3,7 @@ import { Config, Option } from "effect"
 import { DEFAULT_TIMEOUTS } from "../../adapters/http/platform.ts"
 import { DEFAULT_POLL_MS as SCHEDULING_POLL_MS } from "../../adapters/scheduling/worker.ts"
 import { DEFAULT_CONCURRENCY, DEFAULT_POLL_MS } from "../../adapters/webhooks/worker.ts"
+import { ATTEMPT_LEASE_MS } from "../../core/billing/cycle.ts"
 import { DEFAULT_POLL_MS as BILLING_POLL_MS } from "../../core/billing/worker.ts"
 import { LOG_FORMATS, LOG_LEVELS } from "./logging.ts"
 
@@ -74,6 +75,8 @@ export const ServerConfig = Config.all({
   schedulingPollMs: positiveMs("SCHEDULING_POLL_MS").pipe(Config.withDefault(SCHEDULING_POLL_MS)),
   /** How often the billing worker looks for renewals, retries and charges left by a process that died. */
   billingPollMs: positiveMs("BILLING_POLL_MS").pipe(Config.withDefault(BILLING_POLL_MS)),
+  /** How long a charge attempt may stay unanswered before another process asks the provider again with its key. */
+  billingLeaseMs: positiveMs("BILLING_LEASE_MS").pipe(Config.withDefault(ATTEMPT_LEASE_MS)),
   rateLimitPerMinute: Config.integer("RATE_LIMIT_PER_MINUTE").pipe(
     Config.validate({ message: "must be a positive integer", validation: (n) => n > 0 }),
     Config.withDefault(600)

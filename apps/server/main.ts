@@ -300,6 +300,10 @@ export const AppLive = (config: ServerConfig) =>
     step("Registry poller started", RegistryPoller.layer({ pollMs: config.registryPollMs })),
     step(
       "Billing worker started",
-      BillingWorker.layer({ pollMs: config.billingPollMs, soleWorker: Option.isNone(config.databaseUrl) })
+      BillingWorker.layer({
+        pollMs: config.billingPollMs,
+        leaseMs: config.billingLeaseMs,
+        soleWorker: Option.isNone(config.databaseUrl)
+      })
     )
   ).pipe(Layer.provide(ServicesLive(config)))

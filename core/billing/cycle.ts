@@ -45,7 +45,7 @@ import { LedgerStore } from "./store.ts"
 const DAY_MS = 86_400_000
 /** Declined attempts are retried this long after the first decline; the last one's decline cancels. */
 export const RETRY_AFTER_DAYS = [3, 7] as const
-/** How long an attempt's claim lasts: beyond the provider's call with its own retries. */
+/** How long an attempt's claim lasts by default: beyond the provider's call with its own retries. */
 export const ATTEMPT_LEASE_MS = 120_000
 /** Months invoiced at most in one catch-up. */
 const MAX_CATCH_UP = 12
@@ -292,7 +292,7 @@ const make = Effect.gen(function*() {
    * `limit` attempts. With `sole` (no other process can be charging: the embedded database), claims
    * and pending charges left by the last run are taken over at once. Answers whether more may wait.
    */
-  const round = (limit: number, sole = false) =>
+  const round = (limit: number, sole = false, leaseMs = ATTEMPT_LEASE_MS) =>
     Effect.gen(function*() {
       yield* pendingCharges.recover(limit, { all: sole })
       const now = yield* Effect.clockWith((c) => c.currentTimeMillis)
@@ -305,7 +305,7 @@ const make = Effect.gen(function*() {
       }
       const claimed = yield* invoices.claim(
         sole ? Number.POSITIVE_INFINITY : now,
-        new Date(now + ATTEMPT_LEASE_MS).toISOString(),
+        new Date(now + leaseMs).toISOString(),
         limit
       )
       yield* Effect.forEach(claimed, chargeAttempt, { discard: true })

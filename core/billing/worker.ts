@@ -14,6 +14,8 @@ export const DEFAULT_POLL_MS = 5_000
 
 export const layer = (options: {
   readonly pollMs?: number
+  /** How long a charge attempt's claim lasts before another process may ask its key again. */
+  readonly leaseMs?: number
   /** No other process can use this database (the embedded one): what the last run left in flight is taken over at once. */
   readonly soleWorker?: boolean
 }) =>
@@ -21,14 +23,19 @@ export const layer = (options: {
     Effect.gen(function*() {
       const cycle = yield* BillingCycle
       if (options.soleWorker === true) {
-        yield* cycle.round(BATCH, true).pipe(
+        yield* cycle.round(BATCH, true, options.leaseMs).pipe(
           Effect.catchAllCause((cause) =>
             Effect.logWarning("Billing: the last run's charges could not be settled", cause)
           )
         )
       }
       yield* Effect.forkScoped(
-        forever(cycle.round(BATCH), Duration.millis(options.pollMs ?? DEFAULT_POLL_MS), "billing cycle", Effect.never)
+        forever(
+          cycle.round(BATCH, false, options.leaseMs),
+          Duration.millis(options.pollMs ?? DEFAULT_POLL_MS),
+          "billing cycle",
+          Effect.never
+        )
       )
     })
   )
