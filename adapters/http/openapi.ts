@@ -170,6 +170,8 @@ const summaries: Record<string, string> = {
   "admin.removeNumber": "Remove a seeded number",
   "admin.addNumber": "Seed a number into a workspace",
   "admin.ledger": "List a workspace's ledger charges",
+  "admin.invoices": "List a workspace's monthly invoices",
+  "admin.payInvoice": "Charge a failed invoice again",
   "admin.auditLog": "Read a workspace's audit log",
   "admin.mail": "Read a workspace's outgoing mail",
   "app.signIn": "Mail a console sign-in link",

@@ -35,6 +35,8 @@ const usage = `Usage: npm run admin -- <command> [options]
   number add <workspaceId> <e164> [--type local|toll_free]
   number remove <workspaceId> <e164>  (a seeded number)
   ledger <workspaceId>
+  invoice list <workspaceId>
+  invoice pay <workspaceId> <invoiceId>   (charge a failed invoice again)
   audit-log <workspaceId>
   mail <workspaceId>
 
@@ -112,6 +114,10 @@ const command = (admin: Admin) => {
   switch (`${group} ${action ?? ""}`.trim()) {
     case "workspace list":
       return admin.listWorkspaces()
+    case "invoice list":
+      return admin.invoices({ path: { id: id(a) } })
+    case "invoice pay":
+      return admin.payInvoice({ path: { id: id(a), invoiceId: id(b) } })
     case "workspace create":
       return Effect.flatMap(
         args(CreateWorkspaceInput, {

@@ -2,6 +2,7 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { AuditEntry } from "../../../core/audit/log.ts"
+import { Invoice } from "../../../core/billing/invoices.ts"
 import { LedgerCharge } from "../../../core/billing/ledger.ts"
 import { MailMessage } from "../../../core/mail/message.ts"
 import { CreateMemberInput, Member, UpdateMemberInput } from "../../../core/members/model.ts"
@@ -16,6 +17,7 @@ import { IdParam } from "./shared.ts"
 
 const KeyIdParam = Schema.Struct({ keyId: Schema.String })
 const MemberIdParam = Schema.Struct({ memberId: Schema.String })
+const InvoiceIdParam = Schema.Struct({ id: Schema.String, invoiceId: Schema.String })
 
 const MemberEnvelope = Schema.Struct({ member: Member }).annotations({ examples: [{ member: examples.member }] })
 
@@ -171,6 +173,31 @@ export class AdminGroup extends HttpApiGroup.make("admin")
         Schema.Struct({ charges: Schema.Array(LedgerCharge) }).annotations({
           examples: [{ charges: [examples.ledgerCharge] }]
         })
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("invoices", "/workspaces/:id/invoices")
+      .setPath(IdParam)
+      .addSuccess(
+        Schema.Struct({ invoices: Schema.Array(Invoice) }).annotations({ examples: [{ invoices: [examples.invoice] }] })
+      )
+      .annotate(
+        OpenApi.Description,
+        "The workspace's monthly invoices, newest first (CONTRACT \"Billing cycle and payments\"). An invoice whose first charge is still in flight is not listed yet."
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("payInvoice", "/workspaces/:id/invoices/:invoiceId/pay")
+      .setPath(InvoiceIdParam)
+      .addSuccess(
+        Schema.Struct({ invoice: Invoice }).annotations({
+          examples: [{ invoice: { ...examples.invoice, status: "failed" } }]
+        }),
+        { status: 202 }
+      )
+      .annotate(
+        OpenApi.Description,
+        "Charges a failed invoice again within seconds, whether its retries are pending or spent; paid, the subscription is active again. 404 for an invoice that is not failed."
       )
   )
   .add(

@@ -142,6 +142,32 @@ export const ledgerCharge = {
   createdAt
 } as const
 
+export const invoice = {
+  id: "01a20307-1c76-7000-ad98-06c77d1e000c",
+  periodStart: "2026-12-01T00:00:00.000Z",
+  periodEnd: "2027-01-01T00:00:00.000Z",
+  status: "paid",
+  amountCents: 2400,
+  currency: "USD",
+  lines: [
+    { kind: "plan", description: "Plan standard, December 2026", amountCents: 1500, numberE164: null },
+    {
+      kind: "messaging_addon",
+      description: "Messaging add-on for +14155550100, December 2026",
+      amountCents: 400,
+      numberE164: "+14155550100" as E164
+    },
+    {
+      kind: "local_number",
+      description: "Local number +14155550101, December 2026",
+      amountCents: 500,
+      numberE164: "+14155550101" as E164
+    }
+  ],
+  attempts: 1,
+  createdAt
+} as const
+
 export const auditEntry = {
   id: "01a20307-1c76-7000-ad98-06c77d1e000b",
   actor: "api",

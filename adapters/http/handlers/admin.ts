@@ -1,6 +1,7 @@
 import { Effect } from "effect"
 import { auditEntry } from "../../../core/audit/log.ts"
 import { AuditLog } from "../../../core/audit/store.ts"
+import { BillingCycle } from "../../../core/billing/cycle.ts"
 import { Members } from "../../../core/members/service.ts"
 import { Workspaces } from "../../../core/workspaces/service.ts"
 import { Api } from "../api.ts"
@@ -11,6 +12,7 @@ export const AdminLive = group(Api, "admin", (handlers) =>
     const workspaces = yield* Workspaces
     const audit = yield* AuditLog
     const members = yield* Members
+    const billing = yield* BillingCycle
     return handlers
       .handle("createWorkspace", ({ payload }) =>
         workspaces.create(payload).pipe(Effect.map((workspace) => ({ workspace }))))
@@ -43,6 +45,16 @@ export const AdminLive = group(Api, "admin", (handlers) =>
         workspaces.removeNumber(path.id, path.e164).pipe(Effect.as({ deleted: true as const })))
       .handle("ledger", ({ path }) =>
         workspaces.ledger(path.id).pipe(Effect.map((charges) => ({ charges }))))
+      .handle("invoices", ({ path }) =>
+        workspaces.get(path.id).pipe(
+          Effect.zipRight(billing.list(path.id)),
+          Effect.map((invoices) => ({ invoices }))
+        ))
+      .handle("payInvoice", ({ path }) =>
+        workspaces.get(path.id).pipe(
+          Effect.zipRight(billing.payNow(path.id, path.invoiceId)),
+          Effect.map((invoice) => ({ invoice }))
+        ))
       .handle("mail", ({ path }) =>
         workspaces.mail(path.id).pipe(Effect.map((mail) => ({ mail }))))
       .handle("auditLog", ({ path }) =>
