@@ -283,7 +283,8 @@ const make = Effect.gen(function*() {
       const local = (yield* numbers.listActive(workspaceId)).filter((n) =>
         n.ordered && n.number.type === "local" && !charged.has(n.number.e164)
       )
-      const at = new Date(yield* Clock.currentTimeMillis)
+      // Prorated on the workspace's clock, like every charge and the billing cycle.
+      const at = new Date(yield* workspaceNow(workspaceId))
       const planPart: ReadonlyArray<Charge> = trial && plan !== null ? [planCharge(plan, at)] : []
       return [...planPart, ...local.map((n) => textingSetupCharge(n.number.e164))]
     })
