@@ -1,6 +1,7 @@
 /** Every core service, for apps and embedders. */
 import { Layer } from "effect"
 import * as Agents from "./agent/service.ts"
+import * as BillingEvents from "./billing/events.ts"
 import * as Calls from "./calls/service.ts"
 import * as Contacts from "./contacts/service.ts"
 import * as Conversations from "./conversations/service.ts"
@@ -40,6 +41,7 @@ export const CoreLive = Layer.mergeAll(
       Scheduling.layer,
       Members.layer,
       Sessions.layer,
+      BillingEvents.layer,
       layerWorkerLiveness
     ).pipe(Layer.provideMerge(OptOuts.layer))
   )

@@ -5,6 +5,7 @@
 import { Context, Layer } from "effect"
 import type { AgentRecord } from "../../core/agent/model.ts"
 import type { AuditRecord } from "../../core/audit/log.ts"
+import type { PaymentCustomer } from "../../core/billing/customers.ts"
 import type { ChargeRecord } from "../../core/billing/ledger.ts"
 import type { CallSession } from "../../core/calls/sessions.ts"
 import type { Contact } from "../../core/contacts/model.ts"
@@ -41,6 +42,8 @@ export interface MemoryState {
   threads: Map<string, Thread>
   activities: Map<string, ActivityRecord>
   ledger: Array<ChargeRecord>
+  /** By workspace id. */
+  paymentCustomers: Map<string, PaymentCustomer>
   mail: Array<MailRecord>
   audit: Array<AuditRecord>
   registrations: Map<string, Registration>
@@ -76,6 +79,7 @@ const empty = (): MemoryState => ({
   threads: new Map(),
   activities: new Map(),
   ledger: [],
+  paymentCustomers: new Map(),
   mail: [],
   audit: [],
   registrations: new Map(),
@@ -107,6 +111,7 @@ export const clone = (s: MemoryState): MemoryState => ({
   threads: new Map(s.threads),
   activities: new Map(s.activities),
   ledger: [...s.ledger],
+  paymentCustomers: new Map(s.paymentCustomers),
   mail: [...s.mail],
   audit: [...s.audit],
   registrations: new Map(s.registrations),

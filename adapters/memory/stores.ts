@@ -18,6 +18,7 @@ import * as Numbers from "./numbers.ts"
 import * as OptOuts from "./optOuts.ts"
 import * as Outbox from "./outbox.ts"
 import * as Pacer from "./pacer.ts"
+import * as PaymentCustomers from "./paymentCustomers.ts"
 import * as Registrations from "./registrations.ts"
 import * as Scheduling from "./scheduling.ts"
 import * as Sessions from "./sessions.ts"
@@ -38,6 +39,7 @@ export const layer = Layer.mergeAll(
   Outbox.layer,
   Idempotency.layer,
   Ledger.layer,
+  PaymentCustomers.layer,
   Mail.layer,
   Audit.layer,
   Registrations.layer,

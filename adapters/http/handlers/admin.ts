@@ -1,7 +1,9 @@
 import { Effect } from "effect"
 import { auditEntry } from "../../../core/audit/log.ts"
 import { AuditLog } from "../../../core/audit/store.ts"
+import { cardSetupUrl, HostedPayments } from "../../../core/billing/hosted.ts"
 import { Members } from "../../../core/members/service.ts"
+import { ConsoleOrigin } from "../../../core/members/sessions.ts"
 import { Workspaces } from "../../../core/workspaces/service.ts"
 import { Api } from "../api.ts"
 import { group } from "../router.ts"
@@ -11,6 +13,8 @@ export const AdminLive = group(Api, "admin", (handlers) =>
     const workspaces = yield* Workspaces
     const audit = yield* AuditLog
     const members = yield* Members
+    const { baseUrl } = yield* ConsoleOrigin
+    const hosted = yield* Effect.serviceOption(HostedPayments)
     return handlers
       .handle("createWorkspace", ({ payload }) =>
         workspaces.create(payload).pipe(Effect.map((workspace) => ({ workspace }))))
@@ -45,6 +49,11 @@ export const AdminLive = group(Api, "admin", (handlers) =>
         workspaces.ledger(path.id).pipe(Effect.map((charges) => ({ charges }))))
       .handle("mail", ({ path }) =>
         workspaces.mail(path.id).pipe(Effect.map((mail) => ({ mail }))))
+      .handle("setupPaymentMethod", ({ path, payload }) =>
+        workspaces.get(path.id).pipe(
+          Effect.zipRight(cardSetupUrl(hosted, path.id, payload, `${baseUrl}/app`)),
+          Effect.map((url) => ({ url }))
+        ))
       .handle("auditLog", ({ path }) =>
         workspaces.get(path.id).pipe(
           Effect.zipRight(audit.list(path.id)),
