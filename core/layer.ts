@@ -2,6 +2,7 @@
 import { Layer } from "effect"
 import * as Agents from "./agent/service.ts"
 import * as BillingCycle from "./billing/cycle.ts"
+import * as BillingEvents from "./billing/events.ts"
 import * as PendingCharges from "./billing/pending.ts"
 import * as Calls from "./calls/service.ts"
 import * as Contacts from "./contacts/service.ts"
@@ -38,7 +39,7 @@ export const CoreLive = Layer.mergeAll(
       ActivityViews.layer,
       Numbers.layer,
       Registration.layer,
-      BillingCycle.layer,
+      BillingEvents.layer.pipe(Layer.provideMerge(BillingCycle.layer)),
       Agents.layer,
       Scheduling.layer,
       Members.layer,

@@ -19,6 +19,7 @@ import { MessagesGroup } from "./api/messages.ts"
 import { MetricsGroup } from "./api/metrics.ts"
 import { NumbersGroup } from "./api/numbers.ts"
 import { OptOutsGroup } from "./api/optOuts.ts"
+import { PaymentsGroup } from "./api/payments.ts"
 import { MessagingGroup } from "./api/registration.ts"
 import { SchedulingGroup } from "./api/scheduling.ts"
 import { TestHelpersGroup } from "./api/testHelpers.ts"
@@ -44,6 +45,7 @@ export class Api extends HttpApi.make("switchboard")
   .add(McpStreamGroup)
   .add(MediaGroup)
   .add(CarrierGroup)
+  .add(PaymentsGroup)
   .add(AdminGroup)
   .add(AppGroup)
   .add(MetricsGroup)

@@ -15,6 +15,7 @@ import { HealthLive } from "./handlers/health.ts"
 import { McpLive, McpStreamLive } from "./handlers/mcp.ts"
 import { MediaLive } from "./handlers/media.ts"
 import { MetricsLive } from "./handlers/metrics.ts"
+import { PaymentsLive } from "./handlers/payments.ts"
 import { TestHelpersLive } from "./handlers/testHelpers.ts"
 import * as Platform from "./platform.ts"
 
@@ -41,6 +42,7 @@ export const ApiLive = (options: HttpOptions) =>
       McpStreamLive,
       MediaLive,
       CarrierLive,
+      PaymentsLive,
       AdminLive,
       AppLive,
       MetricsLive,

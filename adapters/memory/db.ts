@@ -5,6 +5,7 @@
 import { Context, Layer } from "effect"
 import type { AgentRecord } from "../../core/agent/model.ts"
 import type { AuditRecord } from "../../core/audit/log.ts"
+import type { PaymentCustomer } from "../../core/billing/customers.ts"
 import type { InvoiceRecord } from "../../core/billing/invoices.ts"
 import type { ChargeRecord } from "../../core/billing/ledger.ts"
 import type { PendingChargeRecord } from "../../core/billing/pending.ts"
@@ -46,6 +47,8 @@ export interface MemoryState {
   /** By id. */
   invoices: Map<string, InvoiceRecord>
   pendingCharges: Map<string, PendingChargeRecord>
+  /** By workspace id. */
+  paymentCustomers: Map<string, PaymentCustomer>
   mail: Array<MailRecord>
   audit: Array<AuditRecord>
   registrations: Map<string, Registration>
@@ -83,6 +86,7 @@ const empty = (): MemoryState => ({
   ledger: [],
   invoices: new Map(),
   pendingCharges: new Map(),
+  paymentCustomers: new Map(),
   mail: [],
   audit: [],
   registrations: new Map(),
@@ -116,6 +120,7 @@ export const clone = (s: MemoryState): MemoryState => ({
   ledger: [...s.ledger],
   invoices: new Map(s.invoices),
   pendingCharges: new Map(s.pendingCharges),
+  paymentCustomers: new Map(s.paymentCustomers),
   mail: [...s.mail],
   audit: [...s.audit],
   registrations: new Map(s.registrations),

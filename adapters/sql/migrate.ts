@@ -31,6 +31,7 @@ import m0027 from "./migrations/0027_sessions.ts"
 import m0028 from "./migrations/0028_webhook_deliveries_unsettled.ts"
 import m0029 from "./migrations/0029_call_session_ring.ts"
 import m0030 from "./migrations/0030_billing_cycle.ts"
+import m0031 from "./migrations/0031_payment_customers.ts"
 
 /**
  * A migration without the statement time limit (adapters/postgres/PgClient.ts): an index built
@@ -73,7 +74,8 @@ const all = {
   "0027_sessions": m0027,
   "0028_webhook_deliveries_unsettled": m0028,
   "0029_call_session_ring": m0029,
-  "0030_billing_cycle": m0030
+  "0030_billing_cycle": m0030,
+  "0031_payment_customers": m0031
 }
 
 export const migrations = Migrator.fromRecord(

@@ -23,6 +23,7 @@ import * as Numbers from "./numbers.ts"
 import * as OptOuts from "./optOuts.ts"
 import * as Outbox from "./outbox.ts"
 import * as Pacer from "./pacer.ts"
+import * as PaymentCustomers from "./paymentCustomers.ts"
 import * as PendingCharges from "./pendingCharges.ts"
 import * as Registrations from "./registrations.ts"
 import * as Scheduling from "./scheduling.ts"
@@ -51,6 +52,7 @@ export const layer = Layer.mergeAll(
   Ledger.layer,
   Invoices.layer,
   PendingCharges.layer,
+  PaymentCustomers.layer,
   Mail.layer,
   Audit.layer,
   Registrations.layer,

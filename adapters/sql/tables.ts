@@ -1,6 +1,7 @@
 /** Every stored record's table, derived from its schema in core (rows.ts); each decoder is compiled once, here. */
 import { AgentRecord } from "../../core/agent/model.ts"
 import { AuditRecord } from "../../core/audit/log.ts"
+import { PaymentCustomer } from "../../core/billing/customers.ts"
 import { InvoiceRecord } from "../../core/billing/invoices.ts"
 import { ChargeRecord } from "../../core/billing/ledger.ts"
 import { PendingChargeRecord } from "../../core/billing/pending.ts"
@@ -40,6 +41,7 @@ export const webhookEndpoints = table(EndpointRecord)
 export const webhookDeliveries = table(DeliveryRecord)
 export const endpointSubscriptions = table(EndpointSubscription)
 export const ledgerCharges = table(ChargeRecord)
+export const paymentCustomers = table(PaymentCustomer)
 export const mailMessages = table(MailRecord)
 export const auditEntries = table(AuditRecord)
 /** Business, campaign input, brand and campaign are jsonb; the registry ids beside them are generated from those. */

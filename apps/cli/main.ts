@@ -11,6 +11,7 @@ import { Data, Effect, ParseResult, Schema } from "effect"
 import { parseArgs } from "node:util"
 import { Api } from "../../adapters/http/api.ts"
 import type { DataDirLocked } from "../../adapters/pglite/dataDirLock.ts"
+import { CardSetupInput } from "../../core/billing/hosted.ts"
 import { invalidInput } from "../../core/kernel/decodeMessage.ts"
 import { CreateMemberInput, UpdateMemberInput } from "../../core/members/model.ts"
 import { AddNumberInput, CreateWorkspaceInput, UpdateWorkspaceInput } from "../../core/workspaces/inputs.ts"
@@ -34,6 +35,8 @@ const usage = `Usage: npm run admin -- <command> [options]
   number list <workspaceId>
   number add <workspaceId> <e164> [--type local|toll_free]
   number remove <workspaceId> <e164>  (a seeded number)
+  payment-method setup <workspaceId> [--success-url <url>] [--cancel-url <url>]
+                                     (PAYMENTS=stripe: the card setup page's URL)
   ledger <workspaceId>
   invoice list <workspaceId>
   invoice pay <workspaceId> <invoiceId>   (charge a failed invoice again)
@@ -57,6 +60,8 @@ const { values, positionals } = parseArgs({
     email: { type: "string" },
     role: { type: "string" },
     phone: { type: "string" },
+    "success-url": { type: "string" },
+    "cancel-url": { type: "string" },
     help: { type: "boolean", short: "h" }
   }
 })
@@ -184,6 +189,14 @@ const command = (admin: Admin) => {
       return Effect.flatMap(
         args(AddNumberInput, { e164: need(b), ...(values.type ? { type: values.type } : {}) }),
         (payload) => admin.addNumber({ path: { id: id(a) }, payload })
+      )
+    case "payment-method setup":
+      return Effect.flatMap(
+        args(CardSetupInput, {
+          ...(values["success-url"] ? { successUrl: values["success-url"] } : {}),
+          ...(values["cancel-url"] ? { cancelUrl: values["cancel-url"] } : {})
+        }),
+        (payload) => admin.setupPaymentMethod({ path: { id: id(a) }, payload })
       )
     default:
       return fail(usage)

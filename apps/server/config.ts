@@ -39,6 +39,14 @@ export const ServerConfig = Config.all({
   secretsKeyPrevious: Config.option(Config.redacted("SECRETS_KEY_PREVIOUS")),
   publicBaseUrl: Config.option(Config.string("PUBLIC_BASE_URL")),
   carrier: Config.literal("simulated", "telnyx")("CARRIER").pipe(Config.withDefault("simulated" as const)),
+  /** Who collects payments: unset, `simulated` with CARRIER=simulated and `ledger` otherwise (main.ts PaymentsLive). */
+  payments: Config.option(Config.literal("simulated", "ledger", "stripe")("PAYMENTS")),
+  stripe: Config.all({
+    secretKey: Config.option(Config.redacted("STRIPE_SECRET_KEY")),
+    webhookSecret: Config.option(Config.redacted("STRIPE_WEBHOOK_SECRET")),
+    /** Another Stripe API host (a fake Stripe in tests). */
+    apiBase: Config.option(Config.string("STRIPE_API_BASE"))
+  }),
   testHelpers: Config.option(Config.boolean("TEST_HELPERS")),
   telnyx: Config.all({
     apiKey: Config.option(Config.redacted("TELNYX_API_KEY")),

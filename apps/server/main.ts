@@ -21,7 +21,9 @@ import * as MediaFetcher from "../../adapters/media/fetcher.ts"
 import * as SignedUrls from "../../adapters/media/signedUrls.ts"
 import * as Dns from "../../adapters/net/dns.ts"
 import * as OutboundHttp from "../../adapters/net/http.ts"
+import * as LedgerPayments from "../../adapters/payments/ledger.ts"
 import * as SimulatedPayments from "../../adapters/payments/simulated.ts"
+import * as StripePayments from "../../adapters/payments/stripe.ts"
 import * as DataDirLock from "../../adapters/pglite/dataDirLock.ts"
 import * as Pglite from "../../adapters/pglite/PgliteClient.ts"
 import * as Postgres from "../../adapters/postgres/PgClient.ts"
@@ -152,6 +154,26 @@ export const CarrierLive = (config: ServerConfig) => {
 }
 
 /**
+ * Who collects payments (PAYMENTS): the simulator by default with the simulated carrier, the ledger
+ * (nothing charged) by default otherwise, or Stripe, which needs its secret key and its webhook
+ * signing secret (anything missing fails at boot with the variable's name).
+ */
+export const PaymentsLive = (config: ServerConfig) => {
+  const payments = Option.getOrElse(config.payments, () => config.carrier === "simulated" ? "simulated" : "ledger")
+  if (payments === "simulated") return SimulatedPayments.layer
+  if (payments === "ledger") return LedgerPayments.layer
+  const { secretKey, webhookSecret, apiBase } = config.stripe
+  const missing = [["STRIPE_SECRET_KEY", secretKey], ["STRIPE_WEBHOOK_SECRET", webhookSecret]]
+    .filter(([, v]) => Option.isNone(v as Option.Option<unknown>)).map(([k]) => k)
+  if (missing.length > 0) return Layer.die(new Error(`PAYMENTS=stripe needs ${missing.join(", ")}`))
+  return StripePayments.layer({
+    secretKey: Option.getOrThrow(secretKey),
+    webhookSecret: Option.getOrThrow(webhookSecret),
+    ...(Option.isSome(apiBase) ? { apiBase: apiBase.value } : {})
+  })
+}
+
+/**
  * Mail over SMTP when SMTP_URL is set (a bad URL fails at boot, shown without its credentials),
  * otherwise kept in the outbox only; either way the admin `mail` route lists it.
  */
@@ -173,7 +195,7 @@ export const OutboundLive = (config: ServerConfig) => {
     MediaFetcher.layer,
     FsBlobs.layer(`${config.dataDir}/blobs`),
     CarrierLive(config),
-    SimulatedPayments.layer,
+    PaymentsLive(config),
     MailerLive(config)
   ).pipe(
     Layer.provideMerge(guard)

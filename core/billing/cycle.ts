@@ -61,6 +61,9 @@ const monthName = (iso: string) =>
 
 const dollars = (cents: number) => `${(cents / 100).toFixed(2)} USD`
 
+/** Held by every change of a workspace's billing state made here, so none overwrites another. */
+export const billingLock = (workspaceId: string) => `billing:${workspaceId}`
+
 /** Whether the workspace renews: a plan, billed by card (an app store bills its own), not canceled. */
 export const renews = (billing: Billing) =>
   billing.plan !== null && billing.billedVia === "card" && billing.subscription !== "canceled"
@@ -230,7 +233,8 @@ const make = Effect.gen(function*() {
             })
           }
           return Option.some({ invoice: settled.value, workspace: updated })
-        })
+        }),
+        billingLock(ws)
       )
       if (Option.isNone(done)) return
       const { invoice: settled, workspace } = done.value

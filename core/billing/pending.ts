@@ -26,6 +26,7 @@ import type { Workspace } from "../workspaces/model.ts"
 import { WorkspaceStore } from "../workspaces/store.ts"
 import { Charge } from "./ledger.ts"
 import { type Payment, Payments } from "./payments.ts"
+import { collectable } from "./pricing.ts"
 import { LedgerStore } from "./store.ts"
 
 /** `purchase`: the item is recorded with the charge; `fee`: the item was recorded before it. */
@@ -114,13 +115,14 @@ const make = Effect.gen(function*() {
   ) =>
     Effect.gen(function*() {
       const now = yield* Effect.clockWith((c) => c.currentTimeMillis)
+      const charges = collectable(input.charges)
       const record: PendingChargeRecord = {
         id: (yield* Ids).uuid(),
         workspaceId,
         purpose: input.purpose,
         kind: input.kind,
-        charges: input.charges,
-        amountCents: input.charges.reduce((sum, c) => sum + c.amountCents, 0),
+        charges,
+        amountCents: charges.reduce((sum, c) => sum + c.amountCents, 0),
         state: "pending",
         leaseUntil: new Date(now + (input.leaseMs ?? LEASE_MS)).toISOString(),
         paymentId: null,

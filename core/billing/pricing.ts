@@ -31,6 +31,25 @@ export interface NumberPurchase {
   readonly localNumbers: number
 }
 
+/**
+ * The smallest amount a card is charged: Stripe's minimum for USD
+ * (https://docs.stripe.com/currencies#minimum-and-maximum-charge-amounts). A purchase whose
+ * prorated total is below it (a day or two left in the month) is waived, not charged.
+ */
+export const minimumChargeCents = 50
+
+/** A purchase's charges as collected: a total under the minimum is waived, each row kept at 0 and saying so. */
+export const collectable = (charges: ReadonlyArray<Charge>): ReadonlyArray<Charge> => {
+  const total = charges.reduce((sum, c) => sum + c.amountCents, 0)
+  return total > 0 && total < minimumChargeCents
+    ? charges.map((c) => ({
+      ...c,
+      amountCents: 0,
+      description: `${c.description}, waived (under the ${minimumChargeCents}-cent minimum charge)`
+    }))
+    : charges
+}
+
 /** A paid add-on: a second (or later) local number, or any toll-free line. */
 export const isAddOn = (purchase: Pick<NumberPurchase, "type" | "localNumbers">): boolean =>
   purchase.type === "toll_free" || purchase.localNumbers > 0

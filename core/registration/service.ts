@@ -14,6 +14,7 @@
 import { Clock, Context, Effect, Either, identity, Layer, Option, Schema } from "effect"
 import { AuditLog } from "../audit/store.ts"
 import { actorOf, type Principal } from "../auth/principal.ts"
+import { billingLock } from "../billing/cycle.ts"
 import { registrationFilingGate } from "../billing/gates.ts"
 import type { Charge } from "../billing/ledger.ts"
 import { asPrecondition, type Payment } from "../billing/payments.ts"
@@ -389,6 +390,7 @@ const make = Effect.gen(function*() {
             // A live filing that committed meanwhile (mock filings reserve the same purpose, so only
             // through another process's settled filing) wins over a mock one.
             if (mock && Option.isSome(current) && !current.value.mock) return yield* liveOnFile
+            yield* tx.lock(billingLock(ws))
             yield* store.put(registration)
             yield* pendingCharges.settle(pending, payment)
             const latest = Option.getOrThrow(yield* workspaces.get(ws))

@@ -50,3 +50,22 @@ export const expectOk = async (res: Response, status = 200) => {
   expect(res.status, text).toBe(status)
   return JSON.parse(text)
 }
+
+/**
+ * Moves a workspace's clock (the `clock` test helper, with its test key) to noon on the 10th of next
+ * month, so its prorated charges do not depend on the day the suite runs (late in a month they fall
+ * under the minimum charge and are waived: core/billing/pricing.ts).
+ */
+export const toTenthOfNextMonth = async (
+  fetch: (path: string, init: RequestInit & { json?: unknown }) => Promise<Response>,
+  testKey: string
+) => {
+  const now = new Date()
+  const target = Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 10, 12)
+  const res = await fetch("/v1/api/test-helpers/clock", {
+    method: "POST",
+    headers: { authorization: `Bearer ${testKey}` },
+    json: { advanceSeconds: Math.ceil((target - now.getTime()) / 1000) }
+  })
+  expect(res.status, await res.clone().text()).toBe(200)
+}

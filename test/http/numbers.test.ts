@@ -10,7 +10,7 @@ import { EventOutbox } from "../../core/events/outbox.ts"
 import { NumberStore } from "../../core/numbers/model.ts"
 import type { makeTestApp } from "../support/app.ts"
 import { makeSqlTestApp } from "../support/sqlApp.ts"
-import { bearer, expectError } from "./helpers.ts"
+import { bearer, expectError, toTenthOfNextMonth } from "./helpers.ts"
 
 type App = Awaited<ReturnType<typeof makeTestApp>>
 
@@ -38,6 +38,7 @@ const workspace = async (billing: Record<string, unknown> = ready) => {
   const { workspaceId } = await app.createWorkspace("Numbers", billing)
   const live = (await app.createKey(workspaceId, { kind: "live" })).token
   const test = (await app.createKey(workspaceId, { kind: "test" })).token
+  await toTenthOfNextMonth(app.fetch, test)
   return { workspaceId, live, test }
 }
 

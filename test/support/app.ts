@@ -20,6 +20,9 @@ import * as RateLimit from "../../adapters/ratelimit/memory.ts"
 import * as SchedulingWorker from "../../adapters/scheduling/worker.ts"
 import * as Sender from "../../adapters/webhooks/sender.ts"
 import * as WebhookWorker from "../../adapters/webhooks/worker.ts"
+import type { PaymentCustomerStore } from "../../core/billing/customers.ts"
+import type { HostedPayments } from "../../core/billing/hosted.ts"
+import type { Payments } from "../../core/billing/payments.ts"
 import * as BillingWorker from "../../core/billing/worker.ts"
 import type { Voice } from "../../core/calls/voice.ts"
 import { layerOutboundGuard, type OutboundGuard } from "../../core/egress/guard.ts"
@@ -36,6 +39,7 @@ import type { MockRegistry, Registry, RegistrySimulator } from "../../core/regis
 import type { RegistrationStore } from "../../core/registration/store.ts"
 import type { WebhookSender } from "../../core/webhooks/store.ts"
 import { Workspaces } from "../../core/workspaces/service.ts"
+import type { WorkspaceStore } from "../../core/workspaces/store.ts"
 
 export const ADMIN_TOKEN = "admin-secret-for-tests"
 
@@ -70,6 +74,8 @@ export interface TestAppOptions {
   readonly voice?: Layer.Layer<Voice, never, never>
   /** The Mailer; default: the outbox only (a real SMTP server: adapters/mail/smtp.ts). */
   readonly mailer?: Layer.Layer<Mailer, never, MailOutbox>
+  /** Who collects payments; default: the simulator (adapters/payments/simulated.ts). */
+  readonly payments?: Layer.Layer<Payments | HostedPayments, never, PaymentCustomerStore | WorkspaceStore>
   /** Serve the test helpers (default true). */
   readonly testHelpers?: boolean
   /** Telnyx's Ed25519 public key: serves its webhooks at /v1/carrier/telnyx (default: none, the route is 404). */
@@ -116,7 +122,8 @@ export const makeTestApp = async (options: TestAppOptions = {}) => {
         options.registration ?? TextingGate.layer({ preApprovedCampaign: false }),
         options.registry ?? SimulatedRegistry.layer,
         options.voice ?? SimulatedVoice.layer,
-        SimulatedPayments.layer,
+        // A payments adapter given replaces the simulator's Payments (the later layer's service wins).
+        Layer.mergeAll(SimulatedPayments.layer, ...(options.payments === undefined ? [] : [options.payments])),
         Layer.succeed(ConsoleOrigin, { baseUrl: options.publicBaseUrl ?? "http://test.local" }),
         options.mailer ?? MailerOutbox,
         options.telnyxPublicKey === undefined

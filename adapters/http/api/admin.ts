@@ -2,6 +2,7 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { AuditEntry } from "../../../core/audit/log.ts"
+import { CardSetupInput } from "../../../core/billing/hosted.ts"
 import { Invoice } from "../../../core/billing/invoices.ts"
 import { LedgerCharge } from "../../../core/billing/ledger.ts"
 import { MailMessage } from "../../../core/mail/message.ts"
@@ -198,6 +199,29 @@ export class AdminGroup extends HttpApiGroup.make("admin")
       .annotate(
         OpenApi.Description,
         "Charges a failed invoice again within seconds, whether its retries are pending or spent; paid, the subscription is active again. 404 for an invoice that is not failed."
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("setupPaymentMethod", "/workspaces/:id/payment-method/setup")
+      .setPath(IdParam)
+      .setPayload(
+        CardSetupInput.annotations({
+          examples: [{
+            successUrl: "https://switchboard.example.com/app",
+            cancelUrl: "https://switchboard.example.com/app"
+          }]
+        })
+      )
+      .addSuccess(
+        Schema.Struct({ url: Schema.String }).annotations({
+          examples: [{ url: "https://checkout.stripe.com/c/pay/cs_test_a1b2c3" }]
+        }),
+        { status: 201 }
+      )
+      .addError(FailedPrecondition)
+      .annotate(
+        OpenApi.Description,
+        "A page of the payment provider where the workspace's card is saved for its charges (PAYMENTS=stripe: a Stripe Checkout Session in setup mode for the workspace's Stripe customer). Once the card is saved, Stripe's webhook sets `billing.paymentMethod`. `successUrl` and `cancelUrl` default to the console (`<PUBLIC_BASE_URL>/app`). 409 with any other PAYMENTS, or when Stripe does not answer."
       )
   )
   .add(

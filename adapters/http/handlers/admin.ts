@@ -2,7 +2,9 @@ import { Effect } from "effect"
 import { auditEntry } from "../../../core/audit/log.ts"
 import { AuditLog } from "../../../core/audit/store.ts"
 import { BillingCycle } from "../../../core/billing/cycle.ts"
+import { cardSetupUrl, HostedPayments } from "../../../core/billing/hosted.ts"
 import { Members } from "../../../core/members/service.ts"
+import { ConsoleOrigin } from "../../../core/members/sessions.ts"
 import { Workspaces } from "../../../core/workspaces/service.ts"
 import { Api } from "../api.ts"
 import { group } from "../router.ts"
@@ -13,6 +15,8 @@ export const AdminLive = group(Api, "admin", (handlers) =>
     const audit = yield* AuditLog
     const members = yield* Members
     const billing = yield* BillingCycle
+    const { baseUrl } = yield* ConsoleOrigin
+    const hosted = yield* Effect.serviceOption(HostedPayments)
     return handlers
       .handle("createWorkspace", ({ payload }) =>
         workspaces.create(payload).pipe(Effect.map((workspace) => ({ workspace }))))
@@ -57,6 +61,11 @@ export const AdminLive = group(Api, "admin", (handlers) =>
         ))
       .handle("mail", ({ path }) =>
         workspaces.mail(path.id).pipe(Effect.map((mail) => ({ mail }))))
+      .handle("setupPaymentMethod", ({ path, payload }) =>
+        workspaces.get(path.id).pipe(
+          Effect.zipRight(cardSetupUrl(hosted, path.id, payload, `${baseUrl}/app`)),
+          Effect.map((url) => ({ url }))
+        ))
       .handle("auditLog", ({ path }) =>
         workspaces.get(path.id).pipe(
           Effect.zipRight(audit.list(path.id)),
