@@ -293,8 +293,11 @@ const make = Effect.gen(function*() {
 
   /**
    * One round: pending charges whose purchase died, the invoices workspaces are due, then up to
-   * `limit` attempts. With `sole` (no other process can be charging: the embedded database), claims
-   * and pending charges left by the last run are taken over at once. Answers whether more may wait.
+   * `limit` attempts, each claimed just before its charge: claims taken together would share one
+   * lease, and the later ones' could run out while the earlier ones are charged, so that another
+   * process would ask the same keys while this one still means to. With `sole` (no other process can
+   * be charging: the embedded database), claims and pending charges left by the last run are taken
+   * over at once. Answers whether more may wait.
    */
   const round = (limit: number, sole = false, leaseMs = ATTEMPT_LEASE_MS) =>
     Effect.gen(function*() {
@@ -307,13 +310,19 @@ const make = Effect.gen(function*() {
           yield* invoiceWorkspace(workspace.value, now + offsetMs)
         }
       }
-      const claimed = yield* invoices.claim(
-        sole ? Number.POSITIVE_INFINITY : now,
-        new Date(now + leaseMs).toISOString(),
-        limit
-      )
-      yield* Effect.forEach(claimed, chargeAttempt, { discard: true })
-      return due.length === limit || claimed.length === limit
+      if (sole) {
+        const claimed = yield* invoices.claim(Number.POSITIVE_INFINITY, new Date(now + leaseMs).toISOString(), limit)
+        yield* Effect.forEach(claimed, chargeAttempt, { discard: true })
+        return due.length === limit || claimed.length === limit
+      }
+      let charged = 0
+      for (; charged < limit; charged++) {
+        const at = yield* Effect.clockWith((c) => c.currentTimeMillis)
+        const [next] = yield* invoices.claim(at, new Date(at + leaseMs).toISOString(), 1)
+        if (next === undefined) break
+        yield* chargeAttempt(next)
+      }
+      return due.length === limit || charged === limit
     })
 
   /** An operator's "pay now": a failed invoice (retrying or given up) is charged again within a round. */

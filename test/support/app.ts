@@ -75,7 +75,9 @@ export interface TestAppOptions {
   /** The Mailer; default: the outbox only (a real SMTP server: adapters/mail/smtp.ts). */
   readonly mailer?: Layer.Layer<Mailer, never, MailOutbox>
   /** Who collects payments; default: the simulator (adapters/payments/simulated.ts). */
-  readonly payments?: Layer.Layer<Payments | HostedPayments, never, PaymentCustomerStore | WorkspaceStore>
+  readonly payments?:
+    | Layer.Layer<Payments | HostedPayments, never, PaymentCustomerStore | WorkspaceStore>
+    | Layer.Layer<Payments, never, never>
   /** Serve the test helpers (default true). */
   readonly testHelpers?: boolean
   /** Telnyx's Ed25519 public key: serves its webhooks at /v1/carrier/telnyx (default: none, the route is 404). */
