@@ -25,6 +25,7 @@ import { type FakeStripe, startFakeStripe } from "../support/fakeStripe.ts"
 import { freshDatabase } from "../support/postgres.ts"
 import { freePort, type RunningServer, startServer } from "../support/server.ts"
 import { tempDirs } from "../support/tempDirs.ts"
+import { until } from "../support/until.ts"
 
 const WORKSPACES = 12
 const PROCESSES = 3
@@ -36,24 +37,7 @@ const KILLS = 2
 const ADMIN_TOKEN = "e2e-billing-cycle-admin"
 const PAYMENT_INTENTS = "/v1/payment_intents"
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 const tempDir = tempDirs("billing-cycle")
-
-/** Polls `probe` until it returns a value (not undefined), or fails naming `what` at the deadline. */
-const until = async <A>(what: string, probe: () => Promise<A | undefined> | A | undefined, timeoutMs = 90_000) => {
-  const deadline = Date.now() + timeoutMs
-  let last: unknown
-  for (;;) {
-    try {
-      const value = await probe()
-      if (value !== undefined) return value
-    } catch (e) {
-      last = e
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ""}`)
-    await sleep(100)
-  }
-}
 
 const cleanups: Array<() => Promise<unknown>> = []
 afterAll(async () => {
@@ -293,14 +277,19 @@ describe.runIf(url !== null)("the billing cycle on three processes sharing one P
       const kills: Array<{ process: number; inFlight: string }> = []
       for (let k = 0; k < KILLS; k++) {
         // A PaymentIntent the fake received from a process not killed yet, its answer not back.
-        const target = await until(`a charge in flight (kill ${k + 1})`, () => {
-          const held = relayed.slice(monthTwoFrom).find((r) =>
-            r.path === PAYMENT_INTENTS && !r.answered && !kills.some((x) => x.process === r.process)
-          )
-          if (held !== undefined) return held
-          // Every charge of the month made and answered: nothing left to kill mid-charge.
-          return fake.paymentIntents().length - intentsBefore >= WORKSPACES ? null : undefined
-        })
+        const target = await until(
+          `a charge in flight (kill ${k + 1})`,
+          () => {
+            const held = relayed.slice(monthTwoFrom).find((r) =>
+              r.path === PAYMENT_INTENTS && !r.answered && !kills.some((x) => x.process === r.process)
+            )
+            if (held !== undefined) return held
+            // Every charge of the month made and answered: nothing left to kill mid-charge.
+            return fake.paymentIntents().length - intentsBefore >= WORKSPACES ? null : undefined
+          },
+          90_000,
+          50
+        )
         if (target === null) break
         expect(await servers[target.process]!.kill()).toBe("SIGKILL")
         kills.push({ process: target.process, inFlight: target.idempotencyKey! })
@@ -335,7 +324,9 @@ describe.runIf(url !== null)("the billing cycle on three processes sharing one P
       )
       console.log(
         `billing cycle on ${PROCESSES} processes: ${WORKSPACES} workspaces x 2 months, ` +
-          `${fake.paymentIntents().length} PaymentIntents; month one paid after ${(monthOneMs / 1000).toFixed(1)} s; ` +
+          `${fake.paymentIntents().length} PaymentIntents; servers up, cards set up and month one paid after ${
+            (monthOneMs / 1000).toFixed(1)
+          } s; ` +
           `month two: killed ${kills.map((k) => `process ${k.process}`).join(" and ")}, each with a charge in ` +
           `flight; PaymentIntent requests per process ${byProcess.join("/")}; ${kills.length} charges in flight at ` +
           `a kill asked again by a live process with the same key; ${replayedKeys.size} attempts answered by an ` +

@@ -27,6 +27,7 @@ import { freshDatabase } from "../support/postgres.ts"
 import { business } from "../support/registration.ts"
 import { freePort, type RunningServer, startServer } from "../support/server.ts"
 import { tempDirs } from "../support/tempDirs.ts"
+import { until } from "../support/until.ts"
 
 const RECIPIENTS = 2000
 /** Kill a process when the fake has received this many texts of the broadcast: twice, mid-way. */
@@ -57,22 +58,6 @@ const phones = Array.from({ length: RECIPIENTS }, (_, i) => `+1646555${String(i)
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 const tempDir = tempDirs("broadcast-crash")
-
-/** Polls `probe` until it returns a value (not undefined), or fails naming `what` at the deadline. */
-const until = async <A>(what: string, probe: () => Promise<A | undefined> | A | undefined, timeoutMs = 60_000) => {
-  const deadline = Date.now() + timeoutMs
-  let last: unknown
-  for (;;) {
-    try {
-      const value = await probe()
-      if (value !== undefined) return value
-    } catch (e) {
-      last = e
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ""}`)
-    await sleep(200)
-  }
-}
 
 const STATES_SQL = "SELECT state, count(*)::int AS n FROM text_sends WHERE source_id = $1 GROUP BY state"
 const COUNTERS_SQL =

@@ -24,6 +24,7 @@ import {
 import { freshDatabase } from "../support/postgres.ts"
 import { business } from "../support/registration.ts"
 import { freePort, type RunningServer, startServer } from "../support/server.ts"
+import { until } from "../support/until.ts"
 
 const ADMIN_TOKEN = "e2e-telnyx-admin"
 const PROFILE_ID = "fake-profile"
@@ -43,22 +44,6 @@ const BILLING = {
 }
 // registration.md, "Mock mode": the words of a live send's 409 when only a mock registration is on file.
 const MOCK_ONLY = "Texting is not registered for live messages: the registration on file was filed in mock mode"
-
-/** Polls `probe` until it returns a value (not undefined), or fails naming `what` at the deadline. */
-const until = async <A>(what: string, probe: () => Promise<A | undefined> | A | undefined, timeoutMs = 30_000) => {
-  const deadline = Date.now() + timeoutMs
-  let last: unknown
-  for (;;) {
-    try {
-      const value = await probe()
-      if (value !== undefined) return value
-    } catch (e) {
-      last = e
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ""}`)
-    await new Promise((r) => setTimeout(r, 150))
-  }
-}
 
 interface Received {
   readonly id: string
