@@ -214,6 +214,27 @@ const make = Effect.gen(function*() {
           const updated = { ...workspace, billing: { ...workspace.billing, subscription } } as Workspace
           if (subscription !== workspace.billing.subscription) yield* workspaces.update(updated)
           if (result._tag === "paid") yield* ledger.append(ws, invoice.lines, at)
+          // Paid after the subscription was canceled: the months it was canceled are not owed, and
+          // no catch-up reaches back into them.
+          if (result._tag === "paid" && workspace.billing.subscription === "canceled") {
+            for (let m = 1; monthStart(Date.parse(invoice.periodStart), m).getTime() <= now; m++) {
+              const start = monthStart(Date.parse(invoice.periodStart), m)
+              yield* invoices.create({
+                ...invoice,
+                id: (yield* Ids).uuid(),
+                periodStart: start.toISOString(),
+                periodEnd: monthStart(start.getTime(), 1).toISOString(),
+                status: "void",
+                amountCents: 0,
+                lines: [],
+                attempts: 0,
+                charging: false,
+                leaseUntil: null,
+                nextAttemptAt: null,
+                paymentId: null
+              })
+            }
+          }
           yield* audit.append(ws, {
             actor: "system",
             action: `billing.invoice.${result._tag}`,
