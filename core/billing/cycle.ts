@@ -18,7 +18,7 @@
 import { Context, Effect, Either, Layer, Option } from "effect"
 import { AuditLog } from "../audit/store.ts"
 import { NotFound } from "../kernel/errors.ts"
-import { Ids } from "../kernel/ids.ts"
+import { Ids, isUuid } from "../kernel/ids.ts"
 import { nowIso } from "../kernel/time.ts"
 import { Transactor } from "../kernel/transactor.ts"
 import { Mailer, sendMail } from "../mail/mailer.ts"
@@ -340,6 +340,7 @@ const make = Effect.gen(function*() {
   /** An operator's "pay now": a failed invoice (retrying or given up) is charged again within a round. */
   const payNow = (workspaceId: string, invoiceId: string) =>
     Effect.gen(function*() {
+      if (!isUuid(invoiceId)) return yield* new NotFound({ message: `No invoice ${invoiceId} in this workspace` })
       const at = new Date(yield* wsNow(workspaceId)).toISOString()
       const due = yield* invoices.dueNow(workspaceId, invoiceId, at)
       if (Option.isSome(due)) return Option.getOrThrow(publicInvoice(due.value))

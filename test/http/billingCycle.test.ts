@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { SimulatedPayments } from "../../adapters/payments/simulated.ts"
 import { BillingCycle } from "../../core/billing/cycle.ts"
 import type { makeTestApp } from "../support/app.ts"
-import { business } from "../support/registration.ts"
+import { business, readyBilling } from "../support/registration.ts"
 import { makeSqlTestApp } from "../support/sqlApp.ts"
 import { bearer } from "./helpers.ts"
 
@@ -88,17 +88,7 @@ const rows = (charges: Array<any>) => charges.map((c) => [c.kind, c.numberE164, 
 
 describe("the billing cycle, month by month", () => {
   it("renews a workspace that buys, files, is approved, adds a line mid-month, is declined and recovers", async () => {
-    const ws = await workspace({
-      plan: "standard",
-      trial: true,
-      subscription: "active",
-      paymentMethod: true,
-      identity: "verified",
-      mobileVerified: true,
-      billedVia: "card",
-      cardDeclines: false,
-      ownerEmail: "owner@acme.example"
-    })
+    const ws = await workspace({ ...readyBilling, trial: true })
     // January 2030, on a trial with nothing bought: the month has nothing to bill, and lists nothing.
     await moveTo(ws, "2030-01-10T12:00:00Z")
     await round()
@@ -229,17 +219,7 @@ describe("the billing cycle, month by month", () => {
   it(
     "cancels after the last retry, stops invoicing, and a payment reactivates it without billing the canceled month",
     async () => {
-      const ws = await workspace({
-        plan: "standard",
-        trial: false,
-        subscription: "active",
-        paymentMethod: true,
-        identity: "verified",
-        mobileVerified: true,
-        billedVia: "card",
-        cardDeclines: true,
-        ownerEmail: "owner@acme.example"
-      })
+      const ws = await workspace({ ...readyBilling, cardDeclines: true })
       await moveTo(ws, "2031-02-01T12:00:00Z")
       await round()
       await moveTo(ws, "2031-02-04T12:01:00Z")
@@ -288,17 +268,7 @@ describe("the billing cycle, month by month", () => {
   })
 
   it("waives a purchase whose prorated total is under the 50-cent minimum charge", async () => {
-    const ws = await workspace({
-      plan: "standard",
-      trial: false,
-      subscription: "active",
-      paymentMethod: true,
-      identity: "verified",
-      mobileVerified: true,
-      billedVia: "card",
-      cardDeclines: false,
-      ownerEmail: null
-    })
+    const ws = await workspace({ ...readyBilling, ownerEmail: null })
     await moveTo(ws, "2033-01-31T12:00:00Z")
     const [a, b] = await available(ws, "local", 2)
     await buy(ws, a!)
