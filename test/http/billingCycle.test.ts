@@ -5,10 +5,12 @@
  * line mid-month, has its card declined and recovers, against a table computed by hand; and one
  * whose retries run out, canceled, then paid again.
  */
-import { Effect } from "effect"
+import { Clock, Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { SimulatedPayments } from "../../adapters/payments/simulated.ts"
 import { BillingCycle } from "../../core/billing/cycle.ts"
+import { InvoiceStore } from "../../core/billing/invoices.ts"
+import { PaymentEvents } from "../../core/billing/payments.ts"
 import type { makeTestApp } from "../support/app.ts"
 import { business, readyBilling } from "../support/registration.ts"
 import { makeSqlTestApp } from "../support/sqlApp.ts"
@@ -257,6 +259,64 @@ describe("the billing cycle, month by month", () => {
     },
     120_000
   )
+
+  it("catches up the months a stopped cycle missed, each invoiced and charged once", async () => {
+    const ws = await workspace({ ...readyBilling, plan: "standard" })
+    await moveTo(ws, "2034-01-02T12:00:00Z")
+    await round()
+    // Down from January to April: the months in between are invoiced, one by one, once.
+    await moveTo(ws, "2034-04-03T12:00:00Z")
+    await round()
+    await round()
+    expect((await invoices(ws)).map((i) => [i.periodStart.slice(0, 7), i.status, i.amountCents])).toEqual([
+      ["2034-04", "paid", 1500],
+      ["2034-03", "paid", 1500],
+      ["2034-02", "paid", 1500],
+      ["2034-01", "paid", 1500]
+    ])
+    expect(await collected(ws)).toEqual([1500, 1500, 1500, 1500])
+    expect((await ledger(ws)).filter((c) => c.kind === "plan")).toHaveLength(4)
+  })
+
+  it("settles an attempt whose process died from the provider's own report (Stripe's webhook), once", async () => {
+    const ws = await workspace({ ...readyBilling, subscription: "past_due" })
+    await moveTo(ws, "2035-06-01T12:00:00Z")
+    // The cycle made the invoice and claimed its first attempt, and its process died before settling.
+    const claimed = await app.runtime.runPromise(Effect.gen(function*() {
+      const store = yield* InvoiceStore
+      yield* store.create({
+        id: crypto.randomUUID(),
+        workspaceId: ws.workspaceId,
+        periodStart: "2035-06-01T00:00:00.000Z",
+        periodEnd: "2035-07-01T00:00:00.000Z",
+        status: "open",
+        amountCents: 1500,
+        currency: "USD",
+        lines: [{ kind: "plan", description: "Plan standard, June 2035", amountCents: 1500, numberE164: null }],
+        attempts: 0,
+        charging: false,
+        leaseUntil: null,
+        nextAttemptAt: "2035-06-01T00:00:00.000Z",
+        paymentId: null
+      })
+      const now = yield* Clock.currentTimeMillis
+      return (yield* store.claim(now, new Date(now + 60_000).toISOString(), 100)).find((c) =>
+        c.invoice.workspaceId === ws.workspaceId
+      )!
+    }))
+    const metadata = { workspaceId: ws.workspaceId, invoiceId: claimed.invoice.id, attempt: "1" }
+    const report = Effect.flatMap(PaymentEvents, (e) => e.paymentSucceeded(metadata, "pi_reported"))
+    await app.runtime.runPromise(report)
+    await app.runtime.runPromise(report)
+    expect((await invoices(ws)).map((i) => [i.status, i.attempts])).toEqual([["paid", 1]])
+    expect((await ledger(ws)).map((c) => [c.kind, c.amountCents])).toEqual([["plan", 1500]])
+    expect((await billing(ws)).subscription).toBe("active")
+    // A report for an attempt not in flight changes nothing.
+    await app.runtime.runPromise(
+      Effect.flatMap(PaymentEvents, (e) => e.paymentFailed({ ...metadata, attempt: "2" }, "declined"))
+    )
+    expect((await invoices(ws))[0].status).toBe("paid")
+  })
 
   it("does not invoice a workspace billed through an app store, nor one without a plan", async () => {
     const store = await workspace({ plan: "standard", trial: false, billedVia: "app_store", paymentMethod: true })
