@@ -52,6 +52,8 @@ export interface MemoryState {
   mail: Array<MailRecord>
   audit: Array<AuditRecord>
   registrations: Map<string, Registration>
+  /** Registry leases' ends, by workspace. */
+  registrationLeases: Map<string, string>
   clockOffsets: Map<string, number>
   agents: Map<string, AgentRecord>
   callSessions: Map<string, CallSession>
@@ -90,6 +92,7 @@ const empty = (): MemoryState => ({
   mail: [],
   audit: [],
   registrations: new Map(),
+  registrationLeases: new Map(),
   clockOffsets: new Map(),
   agents: new Map(),
   callSessions: new Map(),
@@ -124,6 +127,7 @@ export const clone = (s: MemoryState): MemoryState => ({
   mail: [...s.mail],
   audit: [...s.audit],
   registrations: new Map(s.registrations),
+  registrationLeases: new Map(s.registrationLeases),
   clockOffsets: new Map(s.clockOffsets),
   agents: new Map(s.agents),
   callSessions: new Map(s.callSessions),

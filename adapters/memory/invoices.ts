@@ -32,7 +32,7 @@ export const layer = Layer.effect(
             .filter((w) => renews(w.billing))
             .filter((w) => {
               const month = monthOf(now + offset(w.id))
-              return !all().some((i) => i.workspaceId === w.id && i.periodStart === month)
+              return w.createdAt < month && !all().some((i) => i.workspaceId === w.id && i.periodStart === month)
             })
             .slice(0, limit)
             .map((w) => ({ workspaceId: w.id, offsetMs: offset(w.id) }))

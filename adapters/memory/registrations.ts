@@ -12,6 +12,14 @@ export const layer = Layer.effect(
     RegistrationStore.of({
       get: (workspaceId) => Effect.sync(() => Option.fromNullable(db.state.registrations.get(workspaceId))),
       put: (registration) => Effect.sync(() => void db.state.registrations.set(registration.workspaceId, registration)),
+      lease: (workspaceId, now, until) =>
+        Effect.sync(() => {
+          const held = db.state.registrationLeases.get(workspaceId)
+          if (!db.state.registrations.has(workspaceId) || (held !== undefined && held >= now)) return false
+          db.state.registrationLeases.set(workspaceId, until)
+          return true
+        }),
+      release: (workspaceId) => Effect.sync(() => void db.state.registrationLeases.delete(workspaceId)),
       awaitingRegistry: (limit) =>
         Effect.sync(() =>
           [...db.state.registrations.values()]

@@ -27,13 +27,13 @@ export const layer = Layer.effect(
           sql<{ id: string; offset_ms: string | number | bigint }>`
             SELECT w.id, coalesce(c.offset_ms, 0) AS offset_ms FROM workspaces w
             LEFT JOIN workspace_clocks c ON c.workspace_id = w.id
+            -- The month the workspace's clock is in.
+            CROSS JOIN LATERAL (SELECT date_trunc('month', (${new Date(now).toISOString()}::timestamptz
+              + coalesce(c.offset_ms, 0) * interval '1 millisecond') AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS start) m
             WHERE w.billing->>'plan' IS NOT NULL AND w.billing->>'billedVia' = 'card'
               AND w.billing->>'subscription' <> 'canceled'
-              AND NOT EXISTS (
-                SELECT 1 FROM invoices i WHERE i.workspace_id = w.id AND i.period_start =
-                  date_trunc('month', (${new Date(now).toISOString()}::timestamptz
-                    + coalesce(c.offset_ms, 0) * interval '1 millisecond') AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'
-              )
+              AND w.created_at < m.start
+              AND NOT EXISTS (SELECT 1 FROM invoices i WHERE i.workspace_id = w.id AND i.period_start = m.start)
             ORDER BY w.id LIMIT ${limit}`
         ).pipe(Effect.map((rs) => rs.map((r) => ({ workspaceId: String(r.id), offsetMs: Number(r.offset_ms) })))),
       claim: (now, leaseUntil, limit) =>

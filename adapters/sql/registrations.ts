@@ -26,6 +26,17 @@ export const layer = Layer.effect(
             ON CONFLICT (workspace_id) DO UPDATE SET ${sql.update(row, ["workspace_id"])}`
         )
       },
+      lease: (workspaceId, now, until) =>
+        Effect.orDie(
+          sql`UPDATE texting_registrations SET registry_lease_until = ${until}::timestamptz
+            WHERE workspace_id = ${workspaceId}
+              AND (registry_lease_until IS NULL OR registry_lease_until < ${now}::timestamptz)
+            RETURNING workspace_id`
+        ).pipe(Effect.map((rs) => rs.length === 1)),
+      release: (workspaceId) =>
+        Effect.orDie(
+          sql`UPDATE texting_registrations SET registry_lease_until = NULL WHERE workspace_id = ${workspaceId}`
+        ).pipe(Effect.asVoid),
       awaitingRegistry: (limit) =>
         Effect.orDie(
           sql<{ workspace_id: string }>`SELECT workspace_id FROM texting_registrations WHERE ${

@@ -18,7 +18,7 @@
 import { Context, Effect, Either, Layer, Option } from "effect"
 import { AuditLog } from "../audit/store.ts"
 import { NotFound } from "../kernel/errors.ts"
-import { Ids } from "../kernel/ids.ts"
+import { Ids, isUuid } from "../kernel/ids.ts"
 import { nowIso } from "../kernel/time.ts"
 import { Transactor } from "../kernel/transactor.ts"
 import { Mailer, sendMail } from "../mail/mailer.ts"
@@ -221,6 +221,27 @@ const make = Effect.gen(function*() {
           const updated = { ...workspace, billing: { ...workspace.billing, subscription } } as Workspace
           if (subscription !== workspace.billing.subscription) yield* workspaces.update(updated)
           if (result._tag === "paid") yield* ledger.append(ws, invoice.lines, at)
+          // Paid after the subscription was canceled: the months it was canceled are not owed, and
+          // no catch-up reaches back into them.
+          if (result._tag === "paid" && workspace.billing.subscription === "canceled") {
+            for (let m = 1; monthStart(Date.parse(invoice.periodStart), m).getTime() <= now; m++) {
+              const start = monthStart(Date.parse(invoice.periodStart), m)
+              yield* invoices.create({
+                ...invoice,
+                id: (yield* Ids).uuid(),
+                periodStart: start.toISOString(),
+                periodEnd: monthStart(start.getTime(), 1).toISOString(),
+                status: "void",
+                amountCents: 0,
+                lines: [],
+                attempts: 0,
+                charging: false,
+                leaseUntil: null,
+                nextAttemptAt: null,
+                paymentId: null
+              })
+            }
+          }
           yield* audit.append(ws, {
             actor: "system",
             action: `billing.invoice.${result._tag}`,
@@ -335,6 +356,7 @@ const make = Effect.gen(function*() {
   /** An operator's "pay now": a failed invoice (retrying or given up) is charged again within a round. */
   const payNow = (workspaceId: string, invoiceId: string) =>
     Effect.gen(function*() {
+      if (!isUuid(invoiceId)) return yield* new NotFound({ message: `No invoice ${invoiceId} in this workspace` })
       const at = new Date(yield* wsNow(workspaceId)).toISOString()
       const due = yield* invoices.dueNow(workspaceId, invoiceId, at)
       if (Option.isSome(due)) return Option.getOrThrow(publicInvoice(due.value))

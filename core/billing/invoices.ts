@@ -85,8 +85,9 @@ export interface InvoiceStore {
     invoice: Omit<InvoiceRecord, "createdAt" | "updatedAt">
   ) => Effect.Effect<Option.Option<InvoiceRecord>>
   /**
-   * Up to `limit` workspaces that may renew (a plan, billed by card, not canceled) and have no
-   * invoice for the month their clock (`now` plus their offset) is in, with that offset.
+   * Up to `limit` workspaces that may renew (a plan, billed by card, not canceled), created before
+   * the month their clock (`now` plus their offset) is in, and without that month's invoice; with
+   * that offset.
    */
   readonly unbilled: (
     now: number,

@@ -131,6 +131,11 @@ const campaignFrom = (report: CampaignReport, previous: CampaignState): Campaign
 })
 
 const liveOnFile = new FailedPrecondition({ message: "A live registration is on file" })
+const registrationBusy = new FailedPrecondition({
+  message: "The texting registration is being updated; try again in a moment"
+})
+/** How long one process may talk to the registry about a workspace before another may: beyond any registry call. */
+const REGISTRY_LEASE_MS = 60_000
 
 const make = Effect.gen(function*() {
   const store = yield* RegistrationStore
@@ -152,6 +157,45 @@ const make = Effect.gen(function*() {
     body: (current: Option.Option<Registration>) => Effect.Effect<A, E, R>
   ) =>
     tx.withTransaction(Effect.zipRight(tx.lock(`texting:${workspaceId}`), Effect.flatMap(store.get(workspaceId), body)))
+
+  /**
+   * Runs `body` on the workspace's registration holding its registry lease (`held`), so one process
+   * at a time talks to the registry about it and no transaction is open during those calls; `save`
+   * then writes the outcome in a short locked transaction. With `wait`, a lease another process
+   * holds is waited for (a person's request); otherwise `held` is false and `body` should only read.
+   */
+  const leased = <A, E, R>(
+    workspaceId: string,
+    wait: boolean,
+    body: (current: Option.Option<Registration>, held: boolean) => Effect.Effect<A, E, R>
+  ) =>
+    Effect.gen(function*() {
+      const take = Effect.flatMap(Clock.currentTimeMillis, (ms) =>
+        store.lease(workspaceId, new Date(ms).toISOString(), new Date(ms + REGISTRY_LEASE_MS).toISOString()))
+      const exists = Option.isSome(yield* store.get(workspaceId))
+      let held = exists && (yield* take)
+      for (let tries = 0; exists && wait && !held && tries < 60; tries++) {
+        yield* Effect.sleep("250 millis")
+        held = yield* take
+      }
+      return yield* Effect.flatMap(store.get(workspaceId), (current) =>
+        body(current, held)).pipe(
+          Effect.ensuring(held ? store.release(workspaceId) : Effect.void)
+        )
+    })
+
+  /**
+   * Stores `next` in place of `seen`, with `also` in the same transaction, unless the registration
+   * changed since it was read (a filing in between): then nothing, and false.
+   */
+  const save = (seen: Registration, next: Registration, also: Effect.Effect<void> = Effect.void) =>
+    locked(
+      seen.workspaceId,
+      (current) =>
+        Option.exists(current, (c) => c.updatedAt === seen.updatedAt && c.filedAt === seen.filedAt)
+          ? Effect.as(Effect.zipRight(store.put(next), also), true)
+          : Effect.succeed(false)
+    )
 
   const status = (p: Principal) => Effect.map(store.get(p.workspaceId), (r) => ({ messaging: messagingStatus(r) }))
 
@@ -232,10 +276,7 @@ const make = Effect.gen(function*() {
         case "campaign_pending": {
           const report = yield* registry.campaignStatus(r.workspaceId, r.campaign.id!)
           const withCampaign = { ...r, campaign: campaignFrom(report, r.campaign) }
-          if (report.status === "approved") {
-            yield* startAddon(r)
-            return step(withCampaign, RegistrationEvent.CampaignApproved())
-          }
+          if (report.status === "approved") return step(withCampaign, RegistrationEvent.CampaignApproved())
           if (report.status === "rejected") return step(withCampaign, RegistrationEvent.CampaignRejected())
           return withCampaign
         }
@@ -244,29 +285,31 @@ const make = Effect.gen(function*() {
       }
     }).pipe(Effect.provideService(WorkspaceClock, clock))
 
-  /** Asks the registry where the workspace's registration stands and keeps what moved. */
+  /**
+   * Asks the registry where the workspace's registration stands and keeps what moved; at approval,
+   * the messaging add-on is reserved with it and charged right after, outside the lock. While
+   * another process holds the registry lease, answers the registration as it stands.
+   */
   const advance = (workspaceId: string) =>
-    Effect.tap(
-      advanceLocked(workspaceId),
-      // The add-on an approval reserved is charged now, outside the lock.
-      () => pendingCharges.recover(10, { workspaceId })
-    )
-
-  const advanceLocked = (workspaceId: string) =>
-    locked(workspaceId, (current) =>
+    leased(workspaceId, false, (current, held) =>
       Option.match(current, {
         onNone: () => Effect.succeedNone,
         onSome: (r) =>
-          moveForward(r).pipe(
+          !held ? Effect.succeed(Option.some(r)) : Effect.gen(function*() {
+            const next = yield* moveForward(r)
             // A live campaign's numbers are assigned once it is active, and followed until assigned.
-            Effect.tap((next) => assignNumbers(registryOf(next), numbers, audit, next)),
-            Effect.flatMap((next) => (next === r
-              ? Effect.succeed(next)
-              : Effect.as(Effect.flatMap(now, (at) => store.put({ ...next, updatedAt: at })), next))
-            ),
-            Effect.map(Option.some)
-          )
-      }))
+            yield* assignNumbers(registryOf(next), numbers, audit, next)
+            if (next === r) return Option.some(r)
+            const saved = { ...next, updatedAt: yield* now }
+            const approved = r.step !== "campaign_active" && saved.step === "campaign_active"
+            const stored = yield* save(
+              r,
+              saved,
+              approved ? Effect.provideService(startAddon(saved), WorkspaceClock, clock) : Effect.void
+            )
+            return stored ? Option.some(saved) : yield* store.get(workspaceId)
+          })
+      })).pipe(Effect.tap(() => pendingCharges.recover(10, { workspaceId })))
 
   const refresh = (p: Principal) =>
     Effect.gen(function*() {
@@ -438,9 +481,10 @@ const make = Effect.gen(function*() {
   const verifyOtp = (p: Principal, input: typeof OtpInput.Type) =>
     Effect.gen(function*() {
       const ws = p.workspaceId
-      const verified = yield* locked(ws, (current) =>
+      const verified = yield* leased(ws, true, (current, held) =>
         Effect.gen(function*() {
           const r = yield* waitingForPin(current)
+          if (!held) return yield* registrationBusy
           // Expiry on the workspace's clock, so the `clock` test helper can show it.
           const sentAt = r.brand.otpSentAt === null ? null : Date.parse(r.brand.otpSentAt)
           if (sentAt !== null && (yield* workspaceNow(ws)) - sentAt > OTP_TTL_MILLIS) {
@@ -461,7 +505,7 @@ const make = Effect.gen(function*() {
             const e = checked.left
             // A wrong PIN is counted (committed, though the request fails), so guesses are bounded.
             if (e._tag === "OtpRejected" && e.reason === "wrong") {
-              yield* store.put({ ...r, brand: { ...r.brand, failedPinAttempts: failed + 1 }, updatedAt: yield* now })
+              yield* save(r, { ...r, brand: { ...r.brand, failedPinAttempts: failed + 1 }, updatedAt: yield* now })
               return { wrong: otpFailure(e) } as const
             }
             return yield* otpFailure(e)
@@ -470,7 +514,7 @@ const make = Effect.gen(function*() {
           const ok = step({ ...r, brand: brandFrom(report, r.business, r.brand) }, RegistrationEvent.OtpVerified())
           const next = yield* submitCampaign(ok)
           const saved = { ...next, updatedAt: yield* now }
-          yield* store.put(saved)
+          if (!(yield* save(r, saved))) return yield* registrationBusy
           return { saved } as const
         }).pipe(Effect.provideService(WorkspaceClock, clock)))
       if ("wrong" in verified) return yield* verified.wrong
@@ -480,9 +524,10 @@ const make = Effect.gen(function*() {
   const resendOtp = (p: Principal) =>
     Effect.gen(function*() {
       const ws = p.workspaceId
-      const resent = yield* locked(ws, (current) =>
+      const resent = yield* leased(ws, true, (current, held) =>
         Effect.gen(function*() {
           const r = yield* waitingForPin(current)
+          if (!held) return yield* registrationBusy
           const at = yield* workspaceNow(ws)
           const last = r.lastResendAt === null ? null : Date.parse(r.lastResendAt)
           if (last !== null && at - last < RESEND_INTERVAL_MILLIS) {
@@ -503,7 +548,7 @@ const make = Effect.gen(function*() {
             lastResendAt: new Date(at).toISOString(),
             updatedAt: yield* now
           }
-          yield* store.put(saved)
+          if (!(yield* save(r, saved))) return yield* registrationBusy
           return saved
         }).pipe(Effect.provideService(WorkspaceClock, clock)))
       return { messaging: messagingStatus(Option.some(resent)) }

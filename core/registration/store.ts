@@ -17,6 +17,13 @@ export interface RegistrationStore {
    * `limit`: the poller assigns and follows these (core/registration/assignment.ts).
    */
   readonly awaitingAssignment: (limit: number) => Effect.Effect<ReadonlyArray<string>>
+  /**
+   * Takes the registration's registry lease until `until` when it is free (never taken, released,
+   * or run out before `now`): one process at a time talks to the registry about a workspace, with
+   * no transaction open while it does. False when another holds it, or there is no registration.
+   */
+  readonly lease: (workspaceId: string, now: string, until: string) => Effect.Effect<boolean>
+  readonly release: (workspaceId: string) => Effect.Effect<void>
   /** The workspace whose live (not mock) registration has this registry brand or campaign id. */
   readonly byRegistryId: (kind: "brand" | "campaign", id: string) => Effect.Effect<Option.Option<string>>
 }
