@@ -86,20 +86,13 @@ const make = Effect.gen(function*() {
    * What renews for the month starting `periodStart`: the plan (not on a trial), each local number
    * after the first the plan includes, each toll-free line, and each local number's messaging add-on
    * once a live campaign is active. An item already charged since the month began (bought, filed or
-   * approved during it, and prorated then) is not billed again for it; a line of another month's
-   * invoice paid since (a retry, an operator's "pay now") renewed that month, not this one.
+   * approved during it, and prorated then) is not billed again for it.
    */
   const linesFor = (workspace: Workspace, periodStart: string) =>
     Effect.gen(function*() {
       const ws = workspace.id
-      const line = (l: Pick<InvoiceLine, "kind" | "numberE164" | "description">) =>
-        `${l.kind} ${l.numberE164} ${l.description}`
-      const renewals = new Set(
-        (yield* invoices.list(ws)).filter((i) => i.periodStart !== periodStart).flatMap((i) => i.lines.map(line))
-      )
       const chargedThisMonth = new Set(
-        (yield* ledger.list(ws)).filter((c) => c.createdAt >= periodStart && !renewals.has(line(c)))
-          .map((c) => `${c.kind} ${c.numberE164}`)
+        (yield* ledger.list(ws)).filter((c) => c.createdAt >= periodStart).map((c) => `${c.kind} ${c.numberE164}`)
       )
       const fresh = (line: InvoiceLine) => !chargedThisMonth.has(`${line.kind} ${line.numberE164}`)
       const month = monthName(periodStart)
