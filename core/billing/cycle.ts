@@ -39,7 +39,7 @@ import {
 import { CURRENCY } from "./ledger.ts"
 import { type PaymentEvents, type PaymentFailed, paymentFailed, Payments } from "./payments.ts"
 import { PendingCharges } from "./pending.ts"
-import { prices } from "./pricing.ts"
+import { isProration, prices } from "./pricing.ts"
 import { LedgerStore } from "./store.ts"
 
 const DAY_MS = 86_400_000
@@ -92,7 +92,9 @@ const make = Effect.gen(function*() {
     Effect.gen(function*() {
       const ws = workspace.id
       const chargedThisMonth = new Set(
-        (yield* ledger.list(ws)).filter((c) => c.createdAt >= periodStart).map((c) => `${c.kind} ${c.numberE164}`)
+        (yield* ledger.list(ws)).filter((c) => c.createdAt >= periodStart && isProration(c)).map((c) =>
+          `${c.kind} ${c.numberE164}`
+        )
       )
       const fresh = (line: InvoiceLine) => !chargedThisMonth.has(`${line.kind} ${line.numberE164}`)
       const month = monthName(periodStart)

@@ -75,6 +75,9 @@ export const prorate = (monthlyCents: number, at: Date): Proration => {
 
 const prorated = (p: Proration) => `prorated ${p.days}/${p.daysInMonth} days`
 
+/** Whether a ledger row paid for part of a month (a purchase, a filing, an approval), not a whole one (an invoice). */
+export const isProration = (c: Pick<Charge, "description">) => /, prorated \d+\/\d+ days/.test(c.description)
+
 /** The charge for a number bought at `at`: the first local number is included in the plan (0). */
 export const numberCharge = (purchase: NumberPurchase, at: Date): Charge => {
   const { e164 } = purchase

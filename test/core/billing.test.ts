@@ -11,9 +11,12 @@ import { numberPurchaseGate, registrationFilingGate } from "../../core/billing/g
 import type { Charge } from "../../core/billing/ledger.ts"
 import { Payments } from "../../core/billing/payments.ts"
 import {
+  collectable,
+  isProration,
   messagingAddonCharge,
   numberCharge,
   type NumberPurchase,
+  planCharge,
   prices,
   prorate,
   textingSetupCharge
@@ -367,6 +370,29 @@ describe("pricing", () => {
       numberE164: local
     })
     assert.strictEqual(messagingAddonCharge(local, new Date("2024-07-01T00:00:00Z")).amountCents, 400)
+  })
+
+  it("tells a partial month's row from a whole month's, and waives a total under the minimum", () => {
+    const at = new Date("2024-06-19T00:00:00Z")
+    assert.isTrue(isProration(numberCharge({ e164: local, type: "local", localNumbers: 1 }, at)))
+    assert.isTrue(isProration(messagingAddonCharge(local, at)))
+    assert.isTrue(isProration(planCharge("standard", at)))
+    assert.isFalse(isProration({ description: `Local number ${local}, June 2024` }))
+    assert.isFalse(isProration(textingSetupCharge(local)))
+    const lastDay = numberCharge({ e164: local, type: "local", localNumbers: 1 }, new Date("2024-06-30T00:00:00Z"))
+    assert.strictEqual(lastDay.amountCents, 17)
+    assert.deepStrictEqual(collectable([lastDay]), [{
+      ...lastDay,
+      amountCents: 0,
+      description: `${lastDay.description}, waived (under the 50-cent minimum charge)`
+    }])
+    // The total decides: two small rows that reach the minimum together are charged as they are.
+    const addons = [
+      messagingAddonCharge(local, new Date("2024-06-28T00:00:00Z")),
+      messagingAddonCharge(local, new Date("2024-06-28T00:00:00Z"))
+    ]
+    assert.strictEqual(addons[0]!.amountCents, 40)
+    assert.deepStrictEqual(collectable(addons), addons)
   })
 
   it.effect("a use case prices with Clock's time, and the ledger stamps rows with the time it is given", () =>
