@@ -10,6 +10,8 @@
  *      settled, only if it still is pending (else the transaction fails, and the purchase with it);
  *   5. on a failure after step 2, `abandon`: refunded, then marked.
  *
+ * `fulfil` runs steps 2 to 5 around the purchase's own calls and transaction.
+ *
  * A process that dies leaves the record pending. Once its lease runs out `recover` asks the provider
  * again with the same key (answering the same payment, collecting nothing new), then: a `purchase`
  * (the item was not recorded) is refunded; a `fee` (the item was recorded before the charge: the
@@ -25,7 +27,7 @@ import { Transactor } from "../kernel/transactor.ts"
 import type { Workspace } from "../workspaces/model.ts"
 import { WorkspaceStore } from "../workspaces/store.ts"
 import { Charge } from "./ledger.ts"
-import { type Payment, Payments } from "./payments.ts"
+import { asPrecondition, type Payment, Payments } from "./payments.ts"
 import { collectable } from "./pricing.ts"
 import { LedgerStore } from "./store.ts"
 
@@ -228,7 +230,30 @@ const make = Effect.gen(function*() {
       return expired.length
     })
 
-  return { reserve, collect, settle, abandon, recover, pending: store.pending } as const
+  /**
+   * Steps 2 to 5: collects the charge, then runs `body` with the payment (the carrier's calls, then
+   * the transaction that records the purchase and `settle`s). A declined card closes the pending
+   * charge; a provider that did not answer leaves it to `recover`, which asks again with the same
+   * key (the charge may have gone through); a failure of `body` refunds the payment.
+   */
+  const fulfil = <A, E, R>(
+    workspace: Pick<Workspace, "id" | "billing">,
+    p: PendingChargeRecord,
+    body: (payment: Option.Option<Payment>) => Effect.Effect<A, E, R>
+  ): Effect.Effect<A, E | FailedPrecondition, R> =>
+    Effect.gen(function*() {
+      const collected = yield* Effect.either(collect(workspace, p))
+      if (Either.isLeft(collected)) {
+        if (collected.left.reason !== "unavailable") {
+          yield* store.move(p.workspaceId, p.id, "pending", "failed", null, yield* nowIso)
+        }
+        return yield* asPrecondition(collected.left)
+      }
+      const payment = collected.right
+      return yield* body(payment).pipe(Effect.onError(() => abandon(p, payment)))
+    })
+
+  return { reserve, fulfil, settle, recover, pending: store.pending } as const
 })
 
 export class PendingCharges extends Context.Tag("core/PendingCharges")<

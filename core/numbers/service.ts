@@ -5,7 +5,6 @@
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import type { Principal } from "../auth/principal.ts"
 import { numberPurchaseGate } from "../billing/gates.ts"
-import { asPrecondition, type Payment } from "../billing/payments.ts"
 import { PendingCharges } from "../billing/pending.ts"
 import { numberCharge } from "../billing/pricing.ts"
 import { FailedPrecondition, InvalidArgument } from "../kernel/errors.ts"
@@ -128,20 +127,19 @@ const make = Effect.gen(function*() {
       )
       if (Option.isNone(decided)) return { number, simulated: true as const }
       const { pending, testNumber, workspace } = decided.value
-      let payment = Option.none<Payment>()
-      return yield* Effect.gen(function*() {
-        payment = yield* pendingCharges.collect(workspace, pending).pipe(Effect.mapError(asPrecondition))
-        yield* inventory.order(e164, type).pipe(Effect.mapError(inventoryError))
-        return yield* tx.withTransaction(
-          Effect.gen(function*() {
-            if (Option.isSome(testNumber)) yield* numbers.markOrdered(ws, e164)
-            else yield* insert
-            yield* pendingCharges.settle(pending, payment)
-            return { number: Option.match(testNumber, { onNone: () => number, onSome: (n) => n.number }) }
-          }),
-          `numbers:${ws}`
-        )
-      }).pipe(Effect.onError(() => pendingCharges.abandon(pending, payment)))
+      return yield* pendingCharges.fulfil(workspace, pending, (payment) =>
+        Effect.gen(function*() {
+          yield* inventory.order(e164, type).pipe(Effect.mapError(inventoryError))
+          return yield* tx.withTransaction(
+            Effect.gen(function*() {
+              if (Option.isSome(testNumber)) yield* numbers.markOrdered(ws, e164)
+              else yield* insert
+              yield* pendingCharges.settle(pending, payment)
+              return { number: Option.match(testNumber, { onNone: () => number, onSome: (n) => n.number }) }
+            }),
+            `numbers:${ws}`
+          )
+        }))
     })
 
   return { list, available, buy } as const

@@ -17,7 +17,6 @@ import { actorOf, type Principal } from "../auth/principal.ts"
 import { billingLock } from "../billing/cycle.ts"
 import { registrationFilingGate } from "../billing/gates.ts"
 import type { Charge } from "../billing/ledger.ts"
-import { asPrecondition, type Payment } from "../billing/payments.ts"
 import { PendingCharges } from "../billing/pending.ts"
 import { messagingAddonCharge, planCharge, textingSetupCharge } from "../billing/pricing.ts"
 import { LedgerStore } from "../billing/store.ts"
@@ -382,79 +381,78 @@ const make = Effect.gen(function*() {
           return { previous, next: next.right, workspace, charges, pending }
         }).pipe(Effect.provideService(WorkspaceClock, clock)))
       const { charges, next, pending, previous, workspace } = decided
-      let payment = Option.none<Payment>()
-      const filed = yield* Effect.gen(function*() {
-        payment = yield* pendingCharges.collect(workspace, pending).pipe(Effect.mapError(asPrecondition))
-        const registry = registryOf({ mock })
-        // Only the campaign failed and the business is the same: its accepted brand is kept, not
-        // filed (and vetted, and paid for at the registry) again; the new campaign goes in at once.
-        const kept = Option.filter(
-          previous,
-          (r) =>
-            r.step === "campaign_failed" && r.brand.status === "accepted" && r.brand.id !== null &&
-            canonicalJson(r.business) === canonicalJson(application.business)
-        )
-        const report: BrandReport = Option.isSome(kept)
-          ? {
-            brandId: kept.value.brand.id!,
-            status: "accepted",
-            identityStatus: kept.value.brand.identityStatus,
-            failureReasons: [],
-            otpSentAt: kept.value.brand.otpSentAt
-          }
-          : yield* registry.fileBrand(ws, application.business).pipe(Effect.mapError(registryFailure))
-        const at = yield* now
-        const filedRegistration: Registration = {
-          workspaceId: ws,
-          step: next.step,
-          soleProprietor: next.soleProprietor,
-          mock,
-          messagingProfileId: Option.match(previous, { onNone: () => null, onSome: (r) => r.messagingProfileId }) ??
-            (yield* registry.messagingProfile(ws).pipe(Effect.mapError(registryFailure))),
-          business: application.business,
-          campaignInput: application.campaign,
-          brand: brandFrom(report, application.business),
-          campaign: {
-            id: null,
-            status: "staged",
-            useCase: application.campaign.useCase,
-            failureReasons: [],
-            submittedAt: null
-          },
-          lastResendAt: null,
-          filedAt: at,
-          updatedAt: at
-        }
-        const registration = Option.isSome(kept)
-          ? yield* submitCampaign(step(filedRegistration, RegistrationEvent.BrandAccepted()))
-          : filedRegistration
-        return yield* locked(ws, (current) =>
-          Effect.gen(function*() {
-            // A live filing that committed meanwhile (mock filings reserve the same purpose, so only
-            // through another process's settled filing) wins over a mock one.
-            if (mock && Option.isSome(current) && !current.value.mock) return yield* liveOnFile
-            yield* tx.lock(billingLock(ws))
-            yield* store.put(registration)
-            yield* pendingCharges.settle(pending, payment)
-            const latest = Option.getOrThrow(yield* workspaces.get(ws))
-            if (!mock && latest.billing.trial) {
-              yield* workspaces.update({ ...latest, billing: { ...latest.billing, trial: false } })
+      const filed = yield* pendingCharges.fulfil(workspace, pending, (payment) =>
+        Effect.gen(function*() {
+          const registry = registryOf({ mock })
+          // Only the campaign failed and the business is the same: its accepted brand is kept, not
+          // filed (and vetted, and paid for at the registry) again; the new campaign goes in at once.
+          const kept = Option.filter(
+            previous,
+            (r) =>
+              r.step === "campaign_failed" && r.brand.status === "accepted" && r.brand.id !== null &&
+              canonicalJson(r.business) === canonicalJson(application.business)
+          )
+          const report: BrandReport = Option.isSome(kept)
+            ? {
+              brandId: kept.value.brand.id!,
+              status: "accepted",
+              identityStatus: kept.value.brand.identityStatus,
+              failureReasons: [],
+              otpSentAt: kept.value.brand.otpSentAt
             }
-            yield* audit.append(ws, {
-              actor: actorOf(p),
-              action: "messaging.registration.filed",
-              detail: {
-                mock,
-                keyId: p.keyId,
-                brandId: report.brandId,
-                brandKept: Option.isSome(kept),
-                entityType: application.business.entityType,
-                chargedCents: charges.reduce((s, c) => s + c.amountCents, 0)
+            : yield* registry.fileBrand(ws, application.business).pipe(Effect.mapError(registryFailure))
+          const at = yield* now
+          const filedRegistration: Registration = {
+            workspaceId: ws,
+            step: next.step,
+            soleProprietor: next.soleProprietor,
+            mock,
+            messagingProfileId: Option.match(previous, { onNone: () => null, onSome: (r) => r.messagingProfileId }) ??
+              (yield* registry.messagingProfile(ws).pipe(Effect.mapError(registryFailure))),
+            business: application.business,
+            campaignInput: application.campaign,
+            brand: brandFrom(report, application.business),
+            campaign: {
+              id: null,
+              status: "staged",
+              useCase: application.campaign.useCase,
+              failureReasons: [],
+              submittedAt: null
+            },
+            lastResendAt: null,
+            filedAt: at,
+            updatedAt: at
+          }
+          const registration = Option.isSome(kept)
+            ? yield* submitCampaign(step(filedRegistration, RegistrationEvent.BrandAccepted()))
+            : filedRegistration
+          return yield* locked(ws, (current) =>
+            Effect.gen(function*() {
+              // A live filing that committed meanwhile (mock filings reserve the same purpose, so only
+              // through another process's settled filing) wins over a mock one.
+              if (mock && Option.isSome(current) && !current.value.mock) return yield* liveOnFile
+              yield* tx.lock(billingLock(ws))
+              yield* store.put(registration)
+              yield* pendingCharges.settle(pending, payment)
+              const latest = Option.getOrThrow(yield* workspaces.get(ws))
+              if (!mock && latest.billing.trial) {
+                yield* workspaces.update({ ...latest, billing: { ...latest.billing, trial: false } })
               }
-            })
-            return registration
-          }))
-      }).pipe(Effect.onError(() => pendingCharges.abandon(pending, payment)))
+              yield* audit.append(ws, {
+                actor: actorOf(p),
+                action: "messaging.registration.filed",
+                detail: {
+                  mock,
+                  keyId: p.keyId,
+                  brandId: report.brandId,
+                  brandKept: Option.isSome(kept),
+                  entityType: application.business.entityType,
+                  chargedCents: charges.reduce((s, c) => s + c.amountCents, 0)
+                }
+              })
+              return registration
+            }))
+        }))
       // After the commit: a receipt that cannot be sent is not a failed filing, but the operator
       // sees why in the audit log (and the log).
       const unsent = (reason: string) =>

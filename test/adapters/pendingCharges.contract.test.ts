@@ -10,6 +10,7 @@ import { Effect, Layer, Option, TestClock } from "effect"
 import * as MemoryStores from "../../adapters/memory/stores.ts"
 import * as SimulatedPayments from "../../adapters/payments/simulated.ts"
 import type { Charge } from "../../core/billing/ledger.ts"
+import { paymentFailed, Payments } from "../../core/billing/payments.ts"
 import * as Pending from "../../core/billing/pending.ts"
 import { LedgerStore } from "../../core/billing/store.ts"
 import type { E164 } from "../../core/kernel/phone.ts"
@@ -50,7 +51,8 @@ const chargeThenDie = (ws: string, purpose: string, kind: Pending.PendingKind, c
     const reserved = yield* tx.withTransaction(
       pending.reserve(ws, { purpose, kind, charges, at: "2030-01-12T12:00:00.000Z", busy: purpose })
     )
-    const payment = yield* pending.collect(yield* workspaceOf(ws), reserved)
+    // The purchase's own calls "succeed" and its process dies before the transaction that settles.
+    const payment = yield* pending.fulfil(yield* workspaceOf(ws), reserved, (paid) => Effect.succeed(paid))
     return { reserved, payment }
   })
 
@@ -161,8 +163,12 @@ const contract = (name: string, stores: Layer.Layer<any, unknown>) =>
         const second = yield* Effect.flip(reserve("filing"))
         assert.strictEqual(second.message, "Buying it is already in progress; try again when it has finished")
         yield* reserve("number:+14155550199")
-        // Once the first is given up, the purpose is free.
-        yield* pending.abandon(first, Option.none())
+        // Once the first is given up (its carrier call failed: refunded), the purpose is free.
+        const failed = yield* Effect.flip(
+          pending.fulfil(yield* workspaceOf(ws), first, () => Effect.fail("the carrier refused" as const))
+        )
+        assert.strictEqual(failed, "the carrier refused")
+        assert.deepStrictEqual((yield* collected(ws)).map((c) => [c.amountCents, c.refunded]), [[500, true]])
         yield* reserve("filing")
       }))
 
@@ -178,5 +184,53 @@ const contract = (name: string, stores: Layer.Layer<any, unknown>) =>
   })
 
 contract("PendingCharges: memory", MemoryStores.layer)
+
+/**
+ * A provider that collects, then loses its first answer for each key (a timeout): the purchase
+ * cannot know it was charged; asked again, it answers.
+ */
+const answerLost = Layer.effect(
+  Payments,
+  Effect.map(Payments, (inner) => {
+    const asked = new Set<string>()
+    return Payments.of({
+      ...inner,
+      charge: (request) =>
+        Effect.tap(inner.charge(request), () => {
+          if (asked.has(request.idempotencyKey)) return Effect.void
+          asked.add(request.idempotencyKey)
+          return Effect.fail(paymentFailed("unavailable"))
+        })
+    })
+  })
+).pipe(Layer.provideMerge(SimulatedPayments.layer))
+
+layer(Pending.layer.pipe(Layer.provideMerge(answerLost), Layer.provideMerge(MemoryStores.layer)))(
+  "PendingCharges: a provider that does not answer",
+  (it) => {
+    it.effect("the purchase fails, and recovery refunds the charge that did go through, once", () =>
+      Effect.gen(function*() {
+        const ws = yield* newWorkspace()
+        const pending = yield* Pending.PendingCharges
+        const reserved = yield* (yield* Transactor).withTransaction(
+          pending.reserve(ws, {
+            purpose: "number:+14155550104",
+            kind: "purchase",
+            charges: [charge(500)],
+            at: "2030-01-12T12:00:00.000Z",
+            busy: "Buying it"
+          })
+        )
+        const failed = yield* Effect.flip(pending.fulfil(yield* workspaceOf(ws), reserved, () => Effect.void))
+        assert.strictEqual(failed.message, paymentFailed("unavailable").message)
+        // Left pending, not closed: the charge is unknown until asked again.
+        assert.strictEqual((yield* pending.pending(ws, "number:")).length, 1)
+        yield* afterLease
+        yield* pending.recover(10)
+        assert.deepStrictEqual((yield* collected(ws)).map((c) => [c.amountCents, c.refunded]), [[500, true]])
+        assert.deepStrictEqual(yield* pending.pending(ws, "number:"), [])
+      }))
+  }
+)
 
 sqlContract({ name: (db) => `PendingCharges: ${db}`, adapter: sqlStores, suite: contract, database: "pending_charges" })
