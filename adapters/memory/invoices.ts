@@ -1,14 +1,9 @@
 /** In-memory InvoiceStore. */
 import { Effect, Layer, Option } from "effect"
-import { renews } from "../../core/billing/cycle.ts"
+import { monthStart, renews } from "../../core/billing/cycle.ts"
 import { type ClaimedAttempt, type InvoiceRecord, InvoiceStore } from "../../core/billing/invoices.ts"
 import { nowIso } from "../../core/kernel/time.ts"
 import { MemoryDb } from "./db.ts"
-
-const monthOf = (ms: number) => {
-  const d = new Date(ms)
-  return new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1)).toISOString()
-}
 
 export const layer = Layer.effect(
   InvoiceStore,
@@ -31,7 +26,7 @@ export const layer = Layer.effect(
           [...db.state.workspaces.values()]
             .filter((w) => renews(w.billing))
             .filter((w) => {
-              const month = monthOf(now + offset(w.id))
+              const month = monthStart(now + offset(w.id)).toISOString()
               return w.createdAt < month && !all().some((i) => i.workspaceId === w.id && i.periodStart === month)
             })
             .slice(0, limit)

@@ -56,6 +56,30 @@ export const monthStart = (ms: number, plus = 0): Date => {
   return new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + plus, 1))
 }
 
+/** A month's invoice, not yet charged: due at `dueAt` when it bills something (`open`), else `empty` or `void`. */
+const monthInvoice = (
+  workspaceId: string,
+  start: Date,
+  lines: ReadonlyArray<InvoiceLine>,
+  status: "open" | "empty" | "void",
+  dueAt: string | null
+) =>
+  Effect.map(Ids, ({ uuid }): Omit<InvoiceRecord, "createdAt" | "updatedAt"> => ({
+    id: uuid(),
+    workspaceId,
+    periodStart: start.toISOString(),
+    periodEnd: monthStart(start.getTime(), 1).toISOString(),
+    status,
+    amountCents: lines.reduce((sum, l) => sum + l.amountCents, 0),
+    currency: CURRENCY,
+    lines,
+    attempts: 0,
+    charging: false,
+    leaseUntil: null,
+    nextAttemptAt: dueAt,
+    paymentId: null
+  }))
+
 const monthName = (iso: string) =>
   new Date(iso).toLocaleString("en-US", { month: "long", year: "numeric", timeZone: "UTC" })
 
@@ -150,24 +174,17 @@ const make = Effect.gen(function*() {
         periods.unshift(start)
       }
       for (const start of periods) {
-        const periodStart = start.toISOString()
-        const lines = yield* linesFor(workspace, periodStart)
-        const amountCents = lines.reduce((sum, l) => sum + l.amountCents, 0)
-        yield* invoices.create({
-          id: (yield* Ids).uuid(),
-          workspaceId: workspace.id,
-          periodStart,
-          periodEnd: monthStart(start.getTime(), 1).toISOString(),
-          status: amountCents > 0 ? "open" : "empty",
-          amountCents,
-          currency: CURRENCY,
-          lines,
-          attempts: 0,
-          charging: false,
-          leaseUntil: null,
-          nextAttemptAt: amountCents > 0 ? new Date(now).toISOString() : null,
-          paymentId: null
-        })
+        const lines = yield* linesFor(workspace, start.toISOString())
+        const bills = lines.some((l) => l.amountCents > 0)
+        yield* invoices.create(
+          yield* monthInvoice(
+            workspace.id,
+            start,
+            lines,
+            bills ? "open" : "empty",
+            bills ? new Date(now).toISOString() : null
+          )
+        )
       }
     })
 
@@ -220,21 +237,9 @@ const make = Effect.gen(function*() {
           // no catch-up reaches back into them.
           if (result._tag === "paid" && workspace.billing.subscription === "canceled") {
             for (let m = 1; monthStart(Date.parse(invoice.periodStart), m).getTime() <= now; m++) {
-              const start = monthStart(Date.parse(invoice.periodStart), m)
-              yield* invoices.create({
-                ...invoice,
-                id: (yield* Ids).uuid(),
-                periodStart: start.toISOString(),
-                periodEnd: monthStart(start.getTime(), 1).toISOString(),
-                status: "void",
-                amountCents: 0,
-                lines: [],
-                attempts: 0,
-                charging: false,
-                leaseUntil: null,
-                nextAttemptAt: null,
-                paymentId: null
-              })
+              yield* invoices.create(
+                yield* monthInvoice(ws, monthStart(Date.parse(invoice.periodStart), m), [], "void", null)
+              )
             }
           }
           yield* audit.append(ws, {
