@@ -24,19 +24,27 @@ const TIMEOUTS = { connectionTimeout: 10_000, greetingTimeout: 10_000, socketTim
 const secretsOf = (url: URL): Array<string> =>
   [url.username, url.password].flatMap((s) => (s === "" ? [] : [s, decodeURIComponent(s)])).filter((s) => s.length >= 3)
 
-/** Checks SMTP_URL before the first mail needs it; the message shows the URL without credentials. */
+/**
+ * What is wrong with SMTP_URL, or undefined; shown without credentials. ServerConfig checks it
+ * before anything is written, and the layer again for callers that build it themselves.
+ */
+export const smtpUrlProblem = (text: string): string | undefined => {
+  // Not echoed when it does not parse: without a scheme nothing marks where a credential in it ends.
+  if (!URL.canParse(text)) return "must be a URL: smtp://user:pass@host:587 or smtps://user:pass@host:465"
+  const u = new URL(text)
+  return (u.protocol === "smtp:" || u.protocol === "smtps:") && u.hostname !== ""
+    ? undefined
+    : `must be smtp://host or smtps://host, got ${displayUrl(u.href)}`
+}
+
+/** SMTP_URL parsed, or a MailError that says what is wrong with it. */
 export const parseSmtpUrl = (url: Redacted.Redacted<string>): Effect.Effect<URL, MailError> =>
-  Effect.try({
-    try: () => new URL(Redacted.value(url)),
-    // Not echoed: without a scheme nothing marks where a credential in it ends.
-    catch: () =>
-      new MailError({ message: "SMTP_URL is not a URL (smtp://user:pass@host:587 or smtps://user:pass@host:465)" })
-  }).pipe(
-    Effect.filterOrFail(
-      (u) => (u.protocol === "smtp:" || u.protocol === "smtps:") && u.hostname !== "",
-      (u) => new MailError({ message: `SMTP_URL must be smtp://host or smtps://host, got ${displayUrl(u.href)}` })
-    )
-  )
+  Effect.suspend(() => {
+    const problem = smtpUrlProblem(Redacted.value(url))
+    return problem === undefined
+      ? Effect.succeed(new URL(Redacted.value(url)))
+      : Effect.fail(new MailError({ message: `SMTP_URL ${problem}` }))
+  })
 
 export const layer = (config: SmtpConfig): Layer.Layer<Mailer, MailError, MailOutbox> =>
   Layer.scoped(

@@ -176,11 +176,16 @@ const warnIfShared = (file: string) =>
 export const loadPreviousKey = (given: string | undefined): Effect.Effect<Uint8Array | undefined> =>
   given === undefined ? Effect.succeed(undefined) : parseKey("SECRETS_KEY_PREVIOUS", () => given)
 
+/** What is wrong with a key's text (SECRETS_KEY, the key file), or undefined; read by ServerConfig before anything is written. */
+export const keyProblem = (text: string): string | undefined =>
+  /^[0-9a-f]{64}$/i.test(text.trim()) ? undefined : `must be ${KEY_BYTES * 2} hex digits`
+
 const parseKey = (source: string, read: () => string) =>
   Effect.try({
     try: () => {
       const hex = read().trim()
-      if (!/^[0-9a-f]{64}$/i.test(hex)) throw new Error(`must be ${KEY_BYTES * 2} hex digits`)
+      const problem = keyProblem(hex)
+      if (problem !== undefined) throw new Error(problem)
       return Uint8Array.from(Buffer.from(hex, "hex"))
     },
     catch: (e) => new Error(`${source}: ${e instanceof Error ? e.message : String(e)}`)

@@ -112,8 +112,7 @@ export const publicBaseUrl = (config: ServerConfig) =>
 /**
  * The carrier: messaging, the number inventory (the simulator's reads the NumberStore), voice and
  * the carrier's webhooks (Telnyx's; the simulator sends none).
- * CARRIER=telnyx needs its credentials and its Call Control connection; anything missing fails at
- * boot with the variable's name.
+ * CARRIER=telnyx's credentials and Call Control connection are there: ServerConfig checked them.
  */
 export const CarrierLive = (config: ServerConfig) => {
   if (config.carrier === "simulated") {
@@ -125,17 +124,10 @@ export const CarrierLive = (config: ServerConfig) => {
     )
   }
   const { apiKey, messagingProfileId, publicKey, baseUrl, connectionId } = config.telnyx
-  const missing = [
-    ["TELNYX_API_KEY", apiKey],
-    ["TELNYX_PUBLIC_KEY", publicKey],
-    ["TELNYX_MESSAGING_PROFILE_ID", messagingProfileId],
-    // Voice: numbers are attached to this Call Control connection, whose webhooks carry the calls.
-    ["TELNYX_CONNECTION_ID", connectionId]
-  ].filter(([, v]) => Option.isNone(v as Option.Option<unknown>)).map(([k]) => k)
-  if (missing.length > 0) return Layer.die(new Error(`CARRIER=telnyx needs ${missing.join(", ")}`))
   const telnyx = {
     apiKey: Option.getOrThrow(apiKey),
     messagingProfileId: Option.getOrThrow(messagingProfileId),
+    // Voice: numbers are attached to this Call Control connection, whose webhooks carry the calls.
     connectionId: Option.getOrThrow(connectionId),
     ...(Option.isSome(baseUrl) ? { baseUrl: baseUrl.value } : {})
   }
@@ -155,17 +147,13 @@ export const CarrierLive = (config: ServerConfig) => {
 
 /**
  * Who collects payments (PAYMENTS): the simulator by default with the simulated carrier, the ledger
- * (nothing charged) by default otherwise, or Stripe, which needs its secret key and its webhook
- * signing secret (anything missing fails at boot with the variable's name).
+ * (nothing charged) by default otherwise, or Stripe, whose secret key and webhook signing secret
+ * ServerConfig checked are there.
  */
 export const PaymentsLive = (config: ServerConfig) => {
-  const payments = Option.getOrElse(config.payments, () => config.carrier === "simulated" ? "simulated" : "ledger")
-  if (payments === "simulated") return SimulatedPayments.layer
-  if (payments === "ledger") return LedgerPayments.layer
-  const { secretKey, webhookSecret, apiBase } = config.stripe
-  const missing = [["STRIPE_SECRET_KEY", secretKey], ["STRIPE_WEBHOOK_SECRET", webhookSecret]]
-    .filter(([, v]) => Option.isNone(v as Option.Option<unknown>)).map(([k]) => k)
-  if (missing.length > 0) return Layer.die(new Error(`PAYMENTS=stripe needs ${missing.join(", ")}`))
+  if (config.payments === "simulated") return SimulatedPayments.layer
+  if (config.payments === "ledger") return LedgerPayments.layer
+  const { apiBase, secretKey, webhookSecret } = config.stripe
   return StripePayments.layer({
     secretKey: Option.getOrThrow(secretKey),
     webhookSecret: Option.getOrThrow(webhookSecret),
@@ -174,7 +162,7 @@ export const PaymentsLive = (config: ServerConfig) => {
 }
 
 /**
- * Mail over SMTP when SMTP_URL is set (a bad URL fails at boot, shown without its credentials),
+ * Mail over SMTP when SMTP_URL is set (ServerConfig refused a bad one, shown without its credentials),
  * otherwise kept in the outbox only; either way the admin `mail` route lists it.
  */
 export const MailerLive = (config: ServerConfig) =>
@@ -222,10 +210,6 @@ export const ServicesLive = (config: ServerConfig) =>
   )
 
 /**
- * First boot on an empty store prints one test key, once (only its hash is kept), and the next
- * steps: the admin token the admin API and CLI need, seeding a number, where the docs are.
- */
-/**
  * Writes all of `text` to `fd` before returning: a short write is continued, and a pipe that is
  * full for now (EAGAIN, stdout as a non-blocking pipe) is tried again until it takes the rest.
  */
@@ -240,6 +224,12 @@ const writeAllSync = (fd: number, text: string) => {
   }
 }
 
+/**
+ * First boot on an empty store prints one test key, once (only its hash is kept), and the next
+ * steps: the admin token the admin API and CLI need, seeding a number, where the docs are.
+ * run.ts builds it once the server listens: a start that fails before (a port taken since the
+ * check) creates no workspace and prints no key, so the next start is still a first boot.
+ */
 export const BootstrapLive = (config: ServerConfig) =>
   Layer.effectDiscard(
     Effect.gen(function*() {
@@ -287,7 +277,10 @@ const nextSteps = (config: ServerConfig, workspaceId: string) => {
   ]
 }
 
-/** The HTTP app with everything it needs, ready for a server (Node) or a web handler (Deno). */
+/**
+ * The HTTP app with everything it needs, ready for a server (Node) or a web handler (Deno), and the
+ * services BootstrapLive needs once the server listens.
+ */
 export const AppLive = (config: ServerConfig) =>
   Layer.mergeAll(
     HttpAppLive({
@@ -297,7 +290,7 @@ export const AppLive = (config: ServerConfig) =>
       mcpAllowedOrigins: config.mcpAllowedOrigins,
       trustProxy: config.trustProxy
     }),
-    BootstrapLive(config),
+    Layer.effectContext(Effect.context<Workspaces | Sessions>()),
     // Other processes on the same Postgres revoke keys too; PGlite has this process alone.
     Option.isSome(config.databaseUrl) ? KeyRevocations.layer : Layer.empty,
     // Other processes on the same Postgres commit events too; PGlite's commits all wake it in-process.

@@ -1,6 +1,7 @@
 /**
- * The server process, the same under Node and Deno: read the configuration, build the app behind the
- * runtime's HTTP server, log each boot step with its time, run until a signal, then drain and log the
+ * The server process, the same under Node and Deno: read and check the configuration and the port
+ * before anything is written, build the app behind the runtime's HTTP server, print the first boot's
+ * key once it listens, log each boot step with its time, run until a signal, then drain and log the
  * shutdown (lifecycle.ts); a start that cannot succeed prints one line (startup.ts) and exits 1.
  * NodeRuntime.runMain runs it on both: Deno provides Node's `process` signals and exit.
  */
@@ -15,9 +16,9 @@ import * as Otlp from "../../adapters/telemetry/otlp.ts"
 import { ServerConfig } from "./config.ts"
 import * as Lifecycle from "./lifecycle.ts"
 import * as Logging from "./logging.ts"
-import { AppLive } from "./main.ts"
+import { AppLive, BootstrapLive } from "./main.ts"
 import { timeSliced } from "./scheduler.ts"
-import { reportFailure } from "./startup.ts"
+import { checkPort, reportFailure } from "./startup.ts"
 
 /** The runtime's HTTP server with the platform services it brings (adapters/http nodeServer.ts, denoServer.ts); it may read FastPath. */
 export type ServerLayer = (
@@ -34,13 +35,18 @@ export const run = (server: ServerLayer): void => {
       yield* Effect.logInfo(
         `Configuration read (pid ${process.pid}, modules loaded in ${Math.round(process.uptime() * 1000)} ms)`
       )
+      // Every setting was checked as it was read (config.ts); the port is the last thing that can stop
+      // the boot before DATA_DIR, the database or the first boot's workspace is written.
+      yield* checkPort({ port: config.port, host: config.host })
       mkdirSync(config.dataDir, { recursive: true })
       if (!config.fastPath) {
         yield* Effect.logInfo(
           "Fast path off (FAST_PATH=false): served by HttpApiBuilder and the platform's server, plain SQL statements"
         )
       }
-      return Http.serve().pipe(
+      // The first boot's key is printed once the server listens, before "Listening on".
+      return BootstrapLive(config).pipe(
+        Layer.provideMerge(Http.serve()),
         Lifecycle.withLogListening,
         // Order matters for shutdown: layers release in reverse, so the server closes (and waits for
         // in-flight requests) before the app's database pool is released.

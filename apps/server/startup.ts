@@ -1,10 +1,12 @@
 /**
  * A server that cannot start says why in one line and exits non-zero: a configuration error names
- * the variable, a busy port names the port. Anything else is unexpected and keeps its full cause.
+ * the variable, a busy port names the port. Both are found before anything is written (run.ts). Anything else is unexpected and keeps its full cause.
  * Written to stderr as plain text, whatever LOG_FORMAT says: the logger may not be configured yet
  * (LOG_FORMAT itself may be the bad setting).
  */
+import { HttpServerError } from "@effect/platform"
 import { Cause, ConfigError, Effect } from "effect"
+import { createServer } from "node:net"
 
 const lowerFirst = (s: string) => s.charAt(0).toLowerCase() + s.slice(1)
 
@@ -48,9 +50,28 @@ export const describeError = (
     const port = typeof busy["port"] === "number" ? busy["port"] : listen.port
     return `Port ${port} is already in use (HOST ${listen.host}); set PORT to another port`
   }
+  if (withCode(e, "EACCES") !== undefined) {
+    return `Port ${listen.port} needs privileges this process lacks (HOST ${listen.host}); set PORT to 1024 or above`
+  }
+  if (withCode(e, "EADDRNOTAVAIL") !== undefined) {
+    return `HOST ${listen.host} is not an address of this machine; set HOST to one (0.0.0.0: all)`
+  }
   if (e instanceof Error && SETTING_MESSAGE.test(e.message)) return `Configuration error: ${e.message}`
   return undefined
 }
+
+/**
+ * Fails as the server's own listen would (EADDRINUSE, EACCES) when `port` on `host` cannot be taken
+ * now, so a busy port stops the boot before anything is written. Port 0 takes any free port.
+ */
+export const checkPort = (listen: { readonly port: number; readonly host: string }) =>
+  listen.port === 0
+    ? Effect.void
+    : Effect.async<void, HttpServerError.ServeError>((resume) => {
+      const probe = createServer()
+      probe.once("error", (cause) => resume(Effect.fail(new HttpServerError.ServeError({ cause }))))
+      probe.listen(listen.port, listen.host, () => probe.close(() => resume(Effect.void)))
+    })
 
 /** The line for a failed start: the described error, or the full cause when nothing describes it. */
 export const describeFailure = (

@@ -81,7 +81,7 @@ describe("a booted server", () => {
 
   it("refuses a second server on its port in one line naming the port", async () => {
     const port = new URL(server.baseUrl).port
-    // A first boot on a fresh DATA_DIR (the running server holds its own): the database opens before the port.
+    // A first boot on a fresh DATA_DIR (the running server holds its own): the port is checked before anything is written.
     const { code, stdout, stderr } = await runUntilExit({ PORT: port, DATA_DIR: tempDir() }, 150_000)
     expect(code).not.toBe(0)
     expect(stderr.trim()).toBe(`Port ${port} is already in use (HOST 127.0.0.1); set PORT to another port`)
