@@ -81,11 +81,11 @@ describe("compose.yaml", () => {
     expect(service["environment"]["DATABASE_URL"]).toContain(POSTGRES_PASSWORD)
   })
 
-  it("keeps the image's health check (GET /readyz on PORT) and its /data volume, and publishes PORT", () => {
+  it("keeps the image's health check (GET /readyz on PORT) and its /data volume, and publishes PORT on loopback", () => {
     expect(service["healthcheck"]).toBeUndefined()
     expect(dockerfile).toMatch(/^ENV DATA_DIR=\/data /m)
     expect(service["volumes"]).toContain("switchboard-data:/data")
-    expect(service["ports"]).toEqual(["${PORT:-8080}:${PORT:-8080}"])
+    expect(service["ports"]).toEqual(["127.0.0.1:${PORT:-8080}:${PORT:-8080}"])
   })
 
   it("names only variables the server reads, or Compose's own (declared in .env.example)", () => {
