@@ -160,8 +160,6 @@ const summaries: Record<string, string> = {
   "testHelpers.otp": "Read the last simulated PIN",
   "testHelpers.clock": "Advance the workspace's test clock",
   "mcp.call": "Send an MCP JSON-RPC message",
-  "mcpStream.stream": "Open an MCP stream (not offered)",
-  "mcpStream.end": "End an MCP session (not offered)",
   "media.get": "Download message media",
   "carrier.callback": "Receive the carrier's webhooks",
   "payments.webhook": "Receive the payment provider's webhooks",
@@ -187,7 +185,6 @@ const summaries: Record<string, string> = {
   "admin.auditLog": "Read a workspace's audit log",
   "admin.mail": "Read a workspace's outgoing mail",
   "app.signIn": "Mail a console sign-in link",
-  "app.redeemLink": "Open a sign-in link",
   "app.me": "Who is signed in",
   "app.switchWorkspace": "Act in another workspace",
   "app.signOut": "Sign out of the console",
@@ -226,6 +223,8 @@ export const patchOpenApi = (spec: Record<string, any>): Record<string, any> => 
         "The server that serves this document. Use your deployment's base URL, e.g. `http://localhost:8080` for `npm start` with the default `PORT`"
     }
   ]
+  // The project's license (LICENSE), by its SPDX identifier.
+  spec.info.license = { name: "MIT", identifier: "MIT" }
   spec.components ??= {}
   spec.components.schemas ??= {}
   spec.webhooks = webhooksSection(spec.components.schemas)
@@ -272,14 +271,7 @@ export const patchOpenApi = (spec: Record<string, any>): Record<string, any> => 
       const probe = op.tags?.includes("health") === true
       for (const s of statuses) {
         if (probe && s === "503") continue
-        // A page an operation answers beside the envelope (the expired sign-in link's HTML) stays documented.
-        const own = Object.entries<any>(responses[s]?.content ?? {}).filter(([type]) => !/json/i.test(type))
-        const common = errorResponse(s)
-        responses[s] = own.length === 0 ? common : {
-          ...common,
-          description: `${responses[s].description} Otherwise: ${common.description}`,
-          content: { ...common.content, ...Object.fromEntries(own) }
-        }
+        responses[s] = errorResponse(s)
       }
       for (const [s, r] of Object.entries(responses)) {
         if (Number(s) < 400) {
