@@ -9,7 +9,8 @@
 import { HttpServerResponse, OpenApi } from "@effect/platform"
 import { Effect } from "effect"
 import { readFile } from "node:fs/promises"
-import { createRequire } from "node:module"
+// Renamed: the server bundle's banner declares `createRequire` (apps/server/build.mjs).
+import { createRequire as requireFrom } from "node:module"
 import { dirname, join } from "node:path"
 import { Api } from "../api.ts"
 import { DOCS_PATH, OPENAPI_PATH } from "../api/reference.ts"
@@ -22,8 +23,9 @@ const openApi = Effect.sync(() => (document ??= HttpServerResponse.unsafeJson(Op
 let redoc: { readonly dir: string; readonly script: string } | undefined
 const redocPackage = () => {
   if (redoc === undefined) {
-    const manifest = createRequire(import.meta.url).resolve("redoc/package.json")
-    const { version } = createRequire(import.meta.url)(manifest) as { readonly version: string }
+    const require = requireFrom(import.meta.url)
+    const manifest = require.resolve("redoc/package.json")
+    const { version } = require(manifest) as { readonly version: string }
     redoc = { dir: dirname(manifest), script: `redoc-${version}.standalone.js` }
   }
   return redoc
