@@ -14,6 +14,7 @@ import { createRequire as requireFrom } from "node:module"
 import { dirname, join } from "node:path"
 import { Api } from "../api.ts"
 import { DOCS_PATH, OPENAPI_PATH } from "../api/reference.ts"
+import { immutableHeaders, pageHeaders } from "../console.ts"
 import { group } from "../router.ts"
 
 let document: HttpServerResponse.HttpServerResponse | undefined
@@ -74,14 +75,7 @@ export const ReferenceLive = group(Api, "reference", (handlers) =>
       Effect.sync(() =>
         HttpServerResponse.text(page(redocPackage().script), {
           contentType: "text/html; charset=utf-8",
-          headers: {
-            // Asked again on each visit: a new version of Redoc names a new script.
-            "cache-control": "no-cache",
-            "content-security-policy": CSP,
-            "x-content-type-options": "nosniff",
-            "x-frame-options": "DENY",
-            "referrer-policy": "same-origin"
-          }
+          headers: pageHeaders(CSP)
         })
       ))
     .handle("script", ({ path }) => {
@@ -92,7 +86,7 @@ export const ReferenceLive = group(Api, "reference", (handlers) =>
         (bytes) =>
           HttpServerResponse.uint8Array(bytes, {
             contentType: "text/javascript; charset=utf-8",
-            headers: { "cache-control": "public, max-age=31536000, immutable", "x-content-type-options": "nosniff" }
+            headers: immutableHeaders
           })
       )
     }))
