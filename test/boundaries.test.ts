@@ -20,8 +20,11 @@ const CORE_PACKAGES: ReadonlySet<string> = new Set(["effect", "libphonenumber-js
 /** The adapter folder every adapter may import: infrastructure several adapters share. */
 const SHARED_ADAPTERS = "net"
 
-/** Files directly under adapters/ every adapter may import: the fast path's switch and list (adapters/fastPath.ts). */
-const SHARED_FILES: ReadonlySet<string> = new Set(["fastPath.ts"])
+/**
+ * Files directly under adapters/ every adapter may import: the fast path's switch and list
+ * (adapters/fastPath.ts), the texts of published JSON Schemas (adapters/schemaText.ts).
+ */
+const SHARED_FILES: ReadonlySet<string> = new Set(["fastPath.ts", "schemaText.ts"])
 
 /** `importer -> imported` folder pairs under adapters/ allowed beyond the rules above, each with its reason. */
 const ADAPTER_EDGES: ReadonlyArray<readonly [string, string, string]> = [

@@ -20,6 +20,7 @@ import { MetricsGroup } from "./api/metrics.ts"
 import { NumbersGroup } from "./api/numbers.ts"
 import { OptOutsGroup } from "./api/optOuts.ts"
 import { PaymentsGroup } from "./api/payments.ts"
+import { ReferenceGroup } from "./api/reference.ts"
 import { MessagingGroup } from "./api/registration.ts"
 import { SchedulingGroup } from "./api/scheduling.ts"
 import { TestHelpersGroup } from "./api/testHelpers.ts"
@@ -50,6 +51,7 @@ export class Api extends HttpApi.make("switchboard")
   .add(AppGroup)
   .add(MetricsGroup)
   .add(HealthGroup)
+  .add(ReferenceGroup)
   .add(ConsoleGroup)
   .addError(Internal)
   .annotate(OpenApi.Title, "Switchboard API")

@@ -16,6 +16,7 @@ import { McpLive, McpStreamLive } from "./handlers/mcp.ts"
 import { MediaLive } from "./handlers/media.ts"
 import { MetricsLive } from "./handlers/metrics.ts"
 import { PaymentsLive } from "./handlers/payments.ts"
+import { ReferenceLive } from "./handlers/reference.ts"
 import { TestHelpersLive } from "./handlers/testHelpers.ts"
 import * as Platform from "./platform.ts"
 
@@ -47,6 +48,7 @@ export const ApiLive = (options: HttpOptions) =>
       AppLive,
       MetricsLive,
       HealthLive,
+      ReferenceLive,
       ConsoleLive(Api)
     ]),
     Layer.provide([
@@ -58,9 +60,9 @@ export const ApiLive = (options: HttpOptions) =>
     ])
   )
 
-/** Routes, the OpenAPI document and the platform middleware; provide it the core services. */
+/** Routes and the platform middleware; provide it the core services. */
 export const HttpAppLive = (options: HttpOptions) =>
-  Layer.mergeAll(Platform.layer, HttpApiBuilder.middlewareOpenApi({ path: Platform.OPENAPI_PATH })).pipe(
+  Platform.layer.pipe(
     Layer.provideMerge(ApiLive(options)),
     Layer.provide(Layer.succeed(TrustedProxies, options.trustProxy ?? 0))
   )

@@ -82,6 +82,24 @@ const CSP = [
   "frame-ancestors 'none'"
 ].join("; ")
 
+/**
+ * The headers of one of our HTML pages (the console's, the API reference's): asked again on each
+ * visit (it names the latest build's assets), held to its own policy, never framed or sniffed.
+ */
+export const pageHeaders = (csp: string) => ({
+  "cache-control": "no-cache",
+  "content-security-policy": csp,
+  "x-content-type-options": "nosniff",
+  "x-frame-options": "DENY",
+  "referrer-policy": "same-origin"
+})
+
+/** The headers of an asset whose URL changes with its content: cached for good. */
+export const immutableHeaders = {
+  "cache-control": "public, max-age=31536000, immutable",
+  "x-content-type-options": "nosniff"
+}
+
 const text = (status: number, body: string) =>
   HttpServerResponse.text(body, { status, headers: { "cache-control": "no-store" } })
 
@@ -91,14 +109,7 @@ const page = Effect.promise(indexHtml).pipe(
       ? text(503, "The console is not built: run `npm run build` (`npm start` builds it).")
       : HttpServerResponse.uint8Array(html, {
         contentType: "text/html; charset=utf-8",
-        headers: {
-          // Always asked again: a new build names new assets.
-          "cache-control": "no-cache",
-          "content-security-policy": CSP,
-          "x-content-type-options": "nosniff",
-          "x-frame-options": "DENY",
-          "referrer-policy": "same-origin"
-        }
+        headers: pageHeaders(CSP)
       })
   )
 )
@@ -113,7 +124,7 @@ const serve = Effect.flatMap(HttpServerRequest.HttpServerRequest, (req) => {
     (bytes) =>
       bytes === null ? text(404, "No such console asset.") : HttpServerResponse.uint8Array(bytes, {
         contentType: contentTypes[m[2]!]!,
-        headers: { "cache-control": "public, max-age=31536000, immutable", "x-content-type-options": "nosniff" }
+        headers: immutableHeaders
       })
   )
 })

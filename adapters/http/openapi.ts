@@ -10,6 +10,7 @@ import { JSONSchema, Schema } from "effect"
 import { catalog, PING } from "../../core/events/catalog.ts"
 import { type ErrorCode, errorStatus } from "../../core/kernel/errors.ts"
 import { InputBounds } from "../../core/kernel/input.ts"
+import { describeFields } from "../schemaText.ts"
 
 /**
  * Status -> public code, from the one table in core/kernel/errors.ts; and the two statuses Node's HTTP
@@ -50,6 +51,15 @@ const commonHeaders = {
   "RateLimit-Remaining": header("Tokens left right now"),
   "RateLimit-Reset": header("Seconds (delta) until a full minute's allowance is back")
 }
+
+const replayedHeader = header(
+  "`true` when this answer is the stored answer to an earlier request with the same `Idempotency-Key`",
+  "string"
+)
+
+/** `idempotency-key` -> `Idempotency-Key`. */
+const headerName = (name: string) =>
+  name.replace(/(^|-)([a-z])/g, (_, dash: string, c: string) => dash + c.toUpperCase())
 
 const errorResponse = (status: string) => ({
   description: descriptions[status] ?? "Error",
@@ -150,8 +160,6 @@ const summaries: Record<string, string> = {
   "testHelpers.otp": "Read the last simulated PIN",
   "testHelpers.clock": "Advance the workspace's test clock",
   "mcp.call": "Send an MCP JSON-RPC message",
-  "mcpStream.stream": "Open an MCP stream (not offered)",
-  "mcpStream.end": "End an MCP session (not offered)",
   "media.get": "Download message media",
   "carrier.callback": "Receive the carrier's webhooks",
   "payments.webhook": "Receive the payment provider's webhooks",
@@ -177,83 +185,12 @@ const summaries: Record<string, string> = {
   "admin.auditLog": "Read a workspace's audit log",
   "admin.mail": "Read a workspace's outgoing mail",
   "app.signIn": "Mail a console sign-in link",
-  "app.redeemLink": "Open a sign-in link",
   "app.me": "Who is signed in",
   "app.switchWorkspace": "Act in another workspace",
   "app.signOut": "Sign out of the console",
   "app.listTools": "List the member's capabilities",
   "app.callTool": "Run a capability as the member",
   "app.events": "Follow the workspace's events"
-}
-
-/**
- * What Effect writes for a refinement when the schema has no annotation of its own ("a string at most
- * 32 character(s) long", title "maxLength(32)"): it repeats the keyword beside it (`maxLength`, `minimum`,
- * `pattern`, `format`), so it is removed rather than shown to readers and client generators.
- */
-const automaticTitle =
-  /^(minLength|maxLength|length|minItems|maxItems|itemsCount|between|int|greaterThan|greaterThanOrEqualTo|lessThan|lessThanOrEqualTo|nonNegative|nonPositive|positive|negative|finite|multipleOf|pattern|startsWith|endsWith|includes|trimmed|lowercased|uppercased|nonEmptyString|UUID|ULID|unknown)(\(.*\))?$/s
-const automaticDescription = new RegExp(
-  "^(" +
-    [
-      "an? (string|array) (of )?(at most|at least|with a length of|of exactly) \\d+ (character|item)\\(s\\)( long)?",
-      "a string matching the pattern .*",
-      "a (number|bigint) (between|greater than|less than) .*",
-      "an integer",
-      "a (positive|negative|non-negative|non-positive|finite) number",
-      "a string to be decoded into .*",
-      "an object to be decoded into .*",
-      "a Universally Unique Identifier",
-      "a Universally Unique Lexicographically Sortable Identifier",
-      "a non empty string",
-      "a string with no leading or trailing whitespace"
-    ].join("|") +
-    ")$",
-  "s"
-)
-
-/**
- * Descriptions for the fields every resource shares, by name, where the schema gives none: ids,
- * references, phone numbers, timestamps and the pagination cursor mean the same thing throughout the API.
- */
-const fieldDescription = (name: string): string | undefined => {
-  if (name === "id") return "The resource's unique id"
-  if (name === "cursor") {
-    return "The `nextCursor` of the previous page, to read the next one; omit for the first page. Bound to the same filters"
-  }
-  if (name === "nextCursor") return "Pass as `cursor` to read the next page; `null` on the last page"
-  if (/^[a-z][A-Za-z]*Id$/.test(name)) {
-    return `The id of the ${name.slice(0, -2).replace(/[A-Z]/g, (c) => ` ${c.toLowerCase()}`)}`
-  }
-  if (/^(phone|to|from|e164|numberE164|forwardTo|phoneNumber|mobilePhone|phone_number)$/.test(name)) {
-    return "A phone number; every answer gives it in E.164 form (e.g. `+14155550100`)"
-  }
-  if (/^[a-z][A-Za-z]*At$/.test(name)) return "A time in ISO 8601 form, UTC (e.g. `2026-08-17T09:30:00.000Z`)"
-  return undefined
-}
-
-/** Removes Effect's automatic texts and describes the shared fields, through every schema and parameter. */
-const describeFields = (node: unknown): void => {
-  if (Array.isArray(node)) return node.forEach(describeFields)
-  if (node === null || typeof node !== "object") return
-  const o = node as Record<string, any>
-  if (typeof o.title === "string" && automaticTitle.test(o.title)) delete o.title
-  if (typeof o.description === "string" && automaticDescription.test(o.description)) delete o.description
-  // An object schema, not an example value that happens to have a `properties` key.
-  if (o.type === "object" && o.properties !== null && typeof o.properties === "object") {
-    for (const [name, property] of Object.entries<Record<string, any>>(o.properties)) {
-      const text = fieldDescription(name)
-      if (
-        text !== undefined && property !== null && typeof property === "object" && property.description === undefined
-      ) property.description = text
-    }
-  }
-  for (const value of Object.values(o)) describeFields(value)
-  // A parameter: its schema's description (HttpApi copies it), else the shared one for its name.
-  if (typeof o.name === "string" && typeof o.in === "string" && o.schema !== undefined) {
-    const text = o.description ?? o.schema.description ?? fieldDescription(o.name)
-    if (text !== undefined) o.description = text
-  }
 }
 
 /** Tags are per group; groups that share a title (MCP's POST and its refused GET/DELETE) share one tag. */
@@ -286,6 +223,8 @@ export const patchOpenApi = (spec: Record<string, any>): Record<string, any> => 
         "The server that serves this document. Use your deployment's base URL, e.g. `http://localhost:8080` for `npm start` with the default `PORT`"
     }
   ]
+  // The project's license (LICENSE), by its SPDX identifier.
+  spec.info.license = { name: "MIT", identifier: "MIT" }
   spec.components ??= {}
   spec.components.schemas ??= {}
   spec.webhooks = webhooksSection(spec.components.schemas)
@@ -315,6 +254,10 @@ export const patchOpenApi = (spec: Record<string, any>): Record<string, any> => 
     for (const op of Object.values<Record<string, any>>(path)) {
       if (typeof op !== "object" || op === null || !("responses" in op)) continue
       op.summary ??= summaries[op.operationId]
+      // Header schemas are declared lower-case, as requests arrive; clients are generated from these
+      // names (openapi-typescript types the key as written), so they are written as SPEC writes them.
+      for (const p of op.parameters ?? []) if (p.in === "header") p.name = headerName(p.name)
+      const idempotent = (op.parameters ?? []).some((p: { name: string }) => p.name === "Idempotency-Key")
       // A body that may be null may be left out: an empty body reads as null (nodeServer.ts, web.ts).
       const body = op.requestBody?.content?.["application/json"]?.schema
       if (Array.isArray(body?.anyOf) && body.anyOf.some((s: { type?: unknown }) => s.type === "null")) {
@@ -328,20 +271,13 @@ export const patchOpenApi = (spec: Record<string, any>): Record<string, any> => 
       const probe = op.tags?.includes("health") === true
       for (const s of statuses) {
         if (probe && s === "503") continue
-        // A page an operation answers beside the envelope (the expired sign-in link's HTML) stays documented.
-        const own = Object.entries<any>(responses[s]?.content ?? {}).filter(([type]) => !/json/i.test(type))
-        const common = errorResponse(s)
-        responses[s] = own.length === 0 ? common : {
-          ...common,
-          description: `${responses[s].description} Otherwise: ${common.description}`,
-          content: { ...common.content, ...Object.fromEntries(own) }
-        }
+        responses[s] = errorResponse(s)
       }
       for (const [s, r] of Object.entries(responses)) {
         if (Number(s) < 400) {
           r.headers = probe
             ? { "X-Request-Id": commonHeaders["X-Request-Id"], ...r.headers }
-            : { ...commonHeaders, ...r.headers }
+            : { ...commonHeaders, ...(idempotent ? { "Idempotency-Replayed": replayedHeader } : {}), ...r.headers }
         }
       }
     }

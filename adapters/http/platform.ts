@@ -292,9 +292,6 @@ export const originOf = (value: string) => {
 export const addressBucket = (kind: string, req: HttpServerRequest.HttpServerRequest, trusted: number): string =>
   `${kind}:${Option.getOrElse(clientAddress(req, trusted), () => "unknown")}`
 
-/** Where the OpenAPI document is served (app.ts). */
-export const OPENAPI_PATH = "/v1/api/openapi.json"
-
 export const BODY_METHODS: ReadonlySet<string> = new Set(["POST", "PATCH", "PUT"])
 
 export const layer = HttpApiBuilder.middleware(
@@ -304,7 +301,7 @@ export const layer = HttpApiBuilder.middleware(
     const { api } = yield* HttpApi.Api
     const clock = yield* Effect.clock
     // One route table for the access log and the request metrics: templates, never raw paths.
-    const route = routeMatcher(api, [["GET", OPENAPI_PATH]])
+    const route = routeMatcher(api)
     const logRequest = accessLog(route, clock)
     const metrics = httpRecorder(route, clock)
     // LOG_LEVEL above info (set before the app is built, apps/server/logging.ts): no access log to pay for.

@@ -9,6 +9,7 @@ import type { Principal } from "../../core/auth/principal.ts"
 import { runIdempotent, storedError } from "../../core/idempotency/runner.ts"
 import { type ErrorCode, errorStatus, isDomainError } from "../../core/kernel/errors.ts"
 import { type AnyTool, decodeInput } from "../../core/tools/tool.ts"
+import { describeFields, nameTitle } from "../schemaText.ts"
 
 /** The optional argument a tool takes when its REST route takes `Idempotency-Key`. */
 export const IDEMPOTENCY_ARGUMENT = "idempotencyKey"
@@ -49,6 +50,13 @@ const asObject = (name: string, kind: string, json: JsonObject): JsonObject & { 
   return json as JsonObject & { readonly type: "object" }
 }
 
+/** A copy of `json` with Effect's automatic texts removed and the shared fields described (adapters/schemaText.ts). */
+const readable = <J extends JsonObject>(json: J): J => {
+  const copy = structuredClone(json)
+  describeFields(copy)
+  return copy
+}
+
 export const definitionOf = (t: AnyTool): McpToolDefinition => {
   const input = objectSchema(t.input)
   const properties = (input.properties ?? {}) as JsonObject
@@ -67,13 +75,18 @@ export const definitionOf = (t: AnyTool): McpToolDefinition => {
       }
     }
     : input
+  const readableInput = readable(asObject(t.name, "input", inputSchema))
+  // A client shows a field by its title or description: a field with neither is titled by its name.
+  for (const [name, property] of Object.entries<Record<string, unknown>>(readableInput.properties as never ?? {})) {
+    if (property.title === undefined && property.description === undefined) property.title = nameTitle(name)
+  }
   return {
     name: t.name,
     title: t.title,
     // The scope is the entry's own field; a model reads it in the description, as REST's operation states it.
     description: `${t.description} Scope \`${t.scope}\`.`,
-    inputSchema: asObject(t.name, "input", inputSchema),
-    outputSchema: asObject(t.name, "output", objectSchema(t.output)),
+    inputSchema: readableInput,
+    outputSchema: readable(asObject(t.name, "output", objectSchema(t.output))),
     annotations: {
       title: t.title,
       readOnlyHint: t.hints.readOnly,

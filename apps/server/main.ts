@@ -272,7 +272,7 @@ const nextSteps = (config: ServerConfig, workspaceId: string) => {
     `  - Seed a number to send from: ADMIN_TOKEN=... npm run admin -- number add ${workspaceId} +14155550100`,
     "  - Keys lost? npm run admin -- key list <workspaceId>, then key create / key revoke",
     `  - A new sign-in link: ask at ${baseUrl}/app; without SMTP_URL it waits in the mail outbox (npm run admin -- mail ${workspaceId})`,
-    `  - Docs: docs/operating.md; the API reference is ${baseUrl}/v1/api/openapi.json`,
+    `  - Docs: docs/operating.md; the API reference is ${baseUrl}/docs (OpenAPI: ${baseUrl}/v1/api/openapi.json)`,
     ""
   ]
 }

@@ -117,7 +117,8 @@ describe("GET /v1/api/openapi.json", () => {
     const schemes = doc.components.securitySchemes
     const scopes = new Set<string>(allScopes)
     for (const [method, path, op] of operations()) {
-      if (!path.startsWith("/v1/api/")) continue
+      // SPEC: every endpoint but the document itself needs a key.
+      if (!path.startsWith("/v1/api/") || path === "/v1/api/openapi.json") continue
       expect(op.security, `${method} ${path}`).toHaveLength(1)
       const required: Array<string> = op.security[0].apiKey
       expect(required.length, `${method} ${path}`).toBeGreaterThan(0)
@@ -131,6 +132,30 @@ describe("GET /v1/api/openapi.json", () => {
       apiKey: ["messages:send", "conversations:write"]
     }])
     expect(schemes.apiKey).toMatchObject({ type: "http", scheme: "bearer" })
+    expect(doc.paths["/v1/api/openapi.json"].get.security).toEqual([])
+  })
+
+  it("lists itself, and leaves out the reference page that renders it", () => {
+    const self = doc.paths["/v1/api/openapi.json"].get
+    expect(self.operationId).toBe("reference.openapi")
+    expect(self.responses["200"].content["application/json"].schema).toEqual({
+      $ref: "#/components/schemas/OpenApiDocument"
+    })
+    expect(Object.keys(doc.paths).filter((path) => path.startsWith("/docs"))).toEqual([])
+  })
+
+  it("names request headers as SPEC writes them, and documents the replay header of an idempotent route", () => {
+    const params = doc.paths["/v1/api/messages"].post.parameters as Array<any>
+    const key = params.find((p) => p.in === "header")
+    expect(key.name).toBe("Idempotency-Key")
+    expect(key.description).toMatch(/retry/)
+    for (const [method, path, op] of operations()) {
+      for (const p of op.parameters ?? []) {
+        if (p.in === "header") expect(p.name, `${method} ${path}`).toMatch(/^[A-Z][a-z]*(-[A-Z][a-z]*)*$/)
+      }
+    }
+    expect(doc.paths["/v1/api/messages"].post.responses["201"].headers["Idempotency-Replayed"]).toBeDefined()
+    expect(doc.paths["/v1/api/contacts"].post.responses["201"].headers["Idempotency-Replayed"]).toBeUndefined()
   })
 
   it("documents the scoped, id-taking contacts routes with 403 and 404", () => {

@@ -79,30 +79,15 @@ export class AppGroup extends HttpApiGroup.make("app")
       )
   )
   .add(
+    // The mailed link (valid 15 minutes, once): sets `sb_session` (HttpOnly, SameSite=Lax, Path=/,
+    // Secure over https) and answers 303 to `/app`; a used, expired or malformed link answers a page
+    // saying so. A page for browsers, left out of the document as the console's pages are.
     HttpApiEndpoint.get("redeemLink", "/app/sign-in/:token")
-      .setPath(Schema.Struct({ token: Schema.String.annotations({ description: "The link's secret, as mailed" }) }))
-      .addSuccess(
-        HttpApiSchema.Empty(303).annotations({ description: "Signed in: to `/app`, with the session cookie." })
-      )
+      .setPath(Schema.Struct({ token: Schema.String }))
+      .addSuccess(HttpApiSchema.Empty(303))
       .addError(Html, { status: 400 })
       .addError(NotFound)
-      // Listed beside the other 400s, whose JSON the document keeps (a schema of another encoding
-      // at the same status would be merged away).
-      .annotate(OpenApi.Transform, (op: Record<string, any>) => ({
-        ...op,
-        responses: {
-          ...op.responses,
-          400: {
-            ...op.responses?.[400],
-            description: "The link was used, has expired or is malformed: a page saying so.",
-            content: { ...op.responses?.[400]?.content, "text/html": { schema: { type: "string" } } }
-          }
-        }
-      }))
-      .annotate(
-        OpenApi.Description,
-        "The mailed link (valid 15 minutes, once). Sets `sb_session` (HttpOnly, SameSite=Lax, Path=/, Secure over https) and answers 303 to `/app`."
-      )
+      .annotate(OpenApi.Exclude, true)
   )
   .add(
     HttpApiEndpoint.get("me", "/v1/app/me")

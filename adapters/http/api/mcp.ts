@@ -52,16 +52,8 @@ const JsonRpcAnswer = Schema.Struct({
 /** An error status the MCP endpoint answers beyond the common ones (the OpenAPI patch documents it as the usual envelope). */
 const status = (code: number) => HttpApiSchema.Empty(code)
 
-/** An operation that always refuses: its document lists no success. */
-const refusalOnly = (op: Record<string, unknown>) => ({
-  ...op,
-  responses: Object.fromEntries(
-    Object.entries(op.responses as Record<string, unknown>).filter(([s]) => Number(s) >= 400)
-  )
-})
-
 const NO_STREAM =
-  "This server offers no server-to-client stream and no sessions (stateless Streamable HTTP): this method answers 405."
+  "`GET` and `DELETE` answer 405: this server offers no server-to-client stream and no sessions (stateless Streamable HTTP)."
 
 export class McpGroup extends HttpApiGroup.make("mcp")
   .add(
@@ -82,7 +74,8 @@ export class McpGroup extends HttpApiGroup.make("mcp")
           "Every REST capability is a tool (`tools/list`), named `<resource>_<action>` with the REST parameter names; each tool checks the scope its description names. " +
           "One JSON-RPC message per POST: a batch (array) is `400`. An `MCP-Protocol-Version` header other than `2025-11-25` or `2025-06-18`, or malformed JSON-RPC: `400`. " +
           "`tools/list` offers the tools the key's scopes allow. " +
-          "The client must accept both `application/json` and `text/event-stream` (`406` otherwise). Here `403` means a browser `Origin` not listed in `MCP_ALLOWED_ORIGINS`."
+          "The client must accept both `application/json` and `text/event-stream` (`406` otherwise). Here `403` means a browser `Origin` not listed in `MCP_ALLOWED_ORIGINS`. " +
+          NO_STREAM
       )
   )
   .middleware(BoundedBody)
@@ -94,19 +87,12 @@ export class McpGroup extends HttpApiGroup.make("mcp")
   )
 {}
 
-/** GET (a server stream) and DELETE (end a session): neither exists on a stateless server. */
+/**
+ * GET (a server stream) and DELETE (end a session): neither exists on a stateless server, so both
+ * answer 405. Not operations: the document says so in POST's description instead.
+ */
 export class McpStreamGroup extends HttpApiGroup.make("mcpStream")
-  .add(
-    HttpApiEndpoint.get("stream", "/v1/mcp").addError(status(405)).annotate(OpenApi.Description, NO_STREAM).annotate(
-      OpenApi.Transform,
-      refusalOnly
-    )
-  )
-  .add(
-    HttpApiEndpoint.del("end", "/v1/mcp").addError(status(405)).annotate(OpenApi.Description, NO_STREAM).annotate(
-      OpenApi.Transform,
-      refusalOnly
-    )
-  )
-  .annotate(OpenApi.Title, "MCP")
+  .add(HttpApiEndpoint.get("stream", "/v1/mcp").addError(status(405)))
+  .add(HttpApiEndpoint.del("end", "/v1/mcp").addError(status(405)))
+  .annotate(OpenApi.Exclude, true)
 {}

@@ -2,6 +2,7 @@
 import { type HttpApiEndpoint, type HttpApiGroup, OpenApi } from "@effect/platform"
 import { Context, Option, Schema } from "effect"
 import type { Scope } from "../../../core/auth/scopes.ts"
+import { MAX_KEY_LENGTH } from "../../../core/idempotency/runner.ts"
 import { E164 } from "../../../core/kernel/phone.ts"
 import type { AnyTool, ToolError } from "../../../core/tools/tool.ts"
 import { Authorization, BoundedBody, RequiredScopes } from "../security.ts"
@@ -161,7 +162,13 @@ export const limitParam = (max: number) =>
     })
   )
 
-/** `Idempotency-Key` (SPEC "Idempotency"); see idempotency.ts. */
+/**
+ * `Idempotency-Key` (SPEC "Idempotency"); see idempotency.ts. Declared lower-case, as requests
+ * arrive; the document names it as SPEC does (openapi.ts).
+ */
 export const IdempotencyHeaders = Schema.Struct({
-  "idempotency-key": Schema.optional(Schema.String)
+  "idempotency-key": Schema.optional(Schema.String.annotations({
+    description:
+      `Send the same key (1 to ${MAX_KEY_LENGTH} characters) again to retry safely: within 24 hours a repeated request answers the first one's response with \`Idempotency-Replayed: true\` instead of acting twice`
+  }))
 })
