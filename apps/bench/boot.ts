@@ -1,12 +1,13 @@
 /**
  * `npm run bench:boot`: boot time and memory of the server as `npm start` runs it (the esbuild
  * bundle), against the same server run through tsx's loader with the same Node flags (the baseline),
- * boots of the two alternating. BOOTS (3) boots of each on the embedded database (the first on a
+ * and as `npm run start:deno` runs it (Deno on its own bundle, against `npm start`), boots of the
+ * three alternating. BOOTS (3) boots of each on the embedded database (the first on a
  * fresh DATA_DIR, the rest warm on the same one), and as many on Postgres when DATABASE_URL is set.
  * Each boot reports the time from spawning the command to "Listening", the server process's
- * resident memory (VmRSS of the node process, not npm's) after IDLE_MS of idleness, and again after
- * REQUESTS (2,000) authenticated GETs at CONCURRENCY (10) plus IDLE_MS. EMBEDDED=0 skips the
- * embedded database. Headline figures go to
+ * resident memory (VmRSS of the node or deno process, not npm's) after IDLE_MS of idleness, and again
+ * after REQUESTS (2,000) authenticated GETs at CONCURRENCY (10) plus IDLE_MS. EMBEDDED=0 skips the
+ * embedded database, DENO=0 the Deno boots. Headline figures go to
  * apps/bench/results/figures-boot.json.
  */
 import { execFileSync, spawn } from "node:child_process"
@@ -23,6 +24,7 @@ const CONCURRENCY = intEnv("CONCURRENCY", 10)
 const IDLE_MS = intEnv("IDLE_MS", 3_000)
 /** EMBEDDED=0 skips the embedded database (with DATABASE_URL set: Postgres only). */
 const EMBEDDED = process.env.EMBEDDED !== "0"
+const DENO = process.env.DENO !== "0"
 
 /** Resident memory of a process in MB, from /proc (Linux). */
 const rssMb = (pid: number) => {
@@ -30,7 +32,7 @@ const rssMb = (pid: number) => {
   return kb === undefined ? Number.NaN : Number(kb) / 1024
 }
 
-/** The node process under `pid` (npm's child, or its shell's child when npm runs the script through sh). */
+/** The server process under `pid` (npm's child, or its shell's child when npm runs the script through sh). */
 const serverPid = (pid: number): number | undefined => {
   const children = readdirSync("/proc")
     .filter((d) => /^\d+$/.test(d))
@@ -46,7 +48,7 @@ const serverPid = (pid: number): number | undefined => {
     })
   for (const child of children) {
     const comm = readFileSync(`/proc/${child}/comm`, "utf8").trim()
-    if (comm === "node" || comm === "MainThread") return child
+    if (comm === "node" || comm === "MainThread" || comm === "deno") return child
     const deeper = serverPid(child)
     if (deeper !== undefined) return deeper
   }
@@ -61,12 +63,17 @@ interface Boot {
   readonly key: string | null
 }
 
-/** What starts the server: `npm start`, or the baseline, Node running the TypeScript entry point through tsx's loader. */
-type Runner = "npm start" | "tsx"
+/**
+ * What starts the server: `npm start`; its baseline, Node running the TypeScript entry point through
+ * tsx's loader; or `npm run start:deno`.
+ */
+type Runner = "npm start" | "tsx" | "start:deno"
 /** The command of `runner`; tsx gets the node flags `npm start` gives the server on that database. */
 const command = (runner: Runner, env: Record<string, string>): ReadonlyArray<string> =>
   runner === "npm start"
     ? ["npm", "start"]
+    : runner === "start:deno"
+    ? ["npm", "run", "start:deno"]
     : [
       process.execPath,
       ...startFlags(env["DATABASE_URL"] === undefined ? "embedded" : "postgres"),
@@ -150,7 +157,7 @@ const bootOnce = async (runner: Runner, env: Record<string, string>, key: string
   }
 }
 
-const runners: ReadonlyArray<Runner> = ["npm start", "tsx"]
+const runners: ReadonlyArray<Runner> = DENO ? ["npm start", "tsx", "start:deno"] : ["npm start", "tsx"]
 const mean = (xs: ReadonlyArray<number>) => xs.reduce((a, b) => a + b, 0) / xs.length
 
 /**
@@ -158,15 +165,16 @@ const mean = (xs: ReadonlyArray<number>) => xs.reduce((a, b) => a + b, 0) / xs.l
  * `shared`: both runners on one database (Postgres), so the test key is whichever printed it.
  */
 const run = async (mode: string, env: (runner: Runner) => Record<string, string>, shared = false) => {
-  const boots: Record<Runner, Array<Boot>> = { "npm start": [], tsx: [] }
+  const boots: Record<Runner, Array<Boot>> = { "npm start": [], tsx: [], "start:deno": [] }
   for (let i = 0; i < BOOTS; i++) {
     for (const runner of i % 2 === 0 ? runners : [...runners].reverse()) {
-      const key = (shared ? boots["npm start"][0] ?? boots.tsx[0] : boots[runner][0])?.key ?? null
+      const key = (shared ? runners.map((r) => boots[r][0]).find((b) => b !== undefined) : boots[runner][0])?.key ??
+        null
       const boot = await bootOnce(runner, env(runner), key)
       boots[runner].push(boot)
       const kind = i === 0 ? "first boot" : "warm boot "
       log(
-        `${mode.padEnd(9)} ${runner.padEnd(9)} ${kind}  ${fmt(boot.bootMs / 1000, 1).padStart(5)} s   idle RSS ${
+        `${mode.padEnd(9)} ${runner.padEnd(10)} ${kind}  ${fmt(boot.bootMs / 1000, 1).padStart(5)} s   idle RSS ${
           fmt(boot.idleMb).padStart(4)
         } MB   ` +
           `after ${fmt(REQUESTS)} GETs ${fmt(boot.loadedMb).padStart(4)} MB (${fmt(boot.reqPerSec)} req/s)`
@@ -176,13 +184,24 @@ const run = async (mode: string, env: (runner: Runner) => Record<string, string>
   return boots
 }
 
-/** A lower-is-better figure of `npm start`'s boots against the same of the tsx boots. */
-const figure = (name: string, unit: string, value: number, baseline: number, target?: number): Figure => ({
+const baselineOf = {
+  "npm start": { runner: "tsx", label: "the same server through tsx's loader" },
+  "start:deno": { runner: "npm start", label: "npm start (Node) in the same run" }
+} as const
+
+/** A lower-is-better figure of `runner`'s boots against the same of its baseline's boots. */
+const figure = (
+  name: string,
+  unit: string,
+  value: number,
+  baseline: { readonly label: string; readonly value: number },
+  target?: number
+): Figure => ({
   figure: name,
   value: Math.round(value),
   unit,
-  baseline: { label: "the same server through tsx's loader", value: Math.round(baseline) },
-  ratio: Number((baseline / value).toFixed(2)),
+  baseline: { label: baseline.label, value: Math.round(baseline.value) },
+  ratio: Number((baseline.value / value).toFixed(2)),
   ...(target === undefined ? {} : { target: `< ${target} ${unit}`, met: value < target })
 })
 
@@ -190,19 +209,27 @@ const figuresOf = (mode: string, boots: Record<Runner, Array<Boot>>, idleTarget?
   const [first, warm] = [(r: Runner) => boots[r].slice(0, 1), (r: Runner) => boots[r].slice(1)]
   const of = (pick: (r: Runner) => Array<Boot>, field: keyof Omit<Boot, "key">) => (r: Runner) =>
     mean(pick(r).map((b) => b[field]))
-  const row = (name: string, unit: string, value: (r: Runner) => number, target?: number) =>
-    figure(`${name} (${mode})`, unit, value("npm start"), value("tsx"), target)
-  return [
-    row("idle RSS, first boot", "MB", of(first, "idleMb"), idleTarget),
-    ...(BOOTS > 1
-      ? [
-        row("idle RSS, warm boots (mean)", "MB", of(warm, "idleMb"), idleTarget),
-        row(`RSS after ${REQUESTS} GETs, warm boots (mean)`, "MB", of(warm, "loadedMb")),
-        row("boot to Listening, warm boots (mean)", "ms", of(warm, "bootMs"))
-      ]
-      : []),
-    row("boot to Listening, first boot", "ms", of(first, "bootMs"))
-  ]
+  const rowsOf = (runner: keyof typeof baselineOf) => {
+    const baseline = baselineOf[runner]
+    const suffix = runner === "start:deno" ? ", Deno" : ""
+    const row = (name: string, unit: string, value: (r: Runner) => number, target?: number) =>
+      figure(`${name} (${mode}${suffix})`, unit, value(runner), {
+        label: baseline.label,
+        value: value(baseline.runner)
+      }, target)
+    return [
+      row("idle RSS, first boot", "MB", of(first, "idleMb"), idleTarget),
+      ...(BOOTS > 1
+        ? [
+          row("idle RSS, warm boots (mean)", "MB", of(warm, "idleMb"), idleTarget),
+          row(`RSS after ${REQUESTS} GETs, warm boots (mean)`, "MB", of(warm, "loadedMb")),
+          row("boot to Listening, warm boots (mean)", "ms", of(warm, "bootMs"))
+        ]
+        : []),
+      row("boot to Listening, first boot", "ms", of(first, "bootMs"))
+    ]
+  }
+  return [...rowsOf("npm start"), ...(DENO ? rowsOf("start:deno") : [])]
 }
 
 log(
@@ -210,6 +237,7 @@ log(
 )
 // Built before the first boot, so no boot's time includes a build.
 execFileSync(process.execPath, ["apps/server/build.mjs"], { cwd: root, stdio: "inherit" })
+if (DENO) execFileSync(process.execPath, ["apps/server/build.mjs", "--deno"], { cwd: root, stdio: "inherit" })
 const startedAt = new Date().toISOString()
 const dataDirs: Array<string> = []
 const freshDir = () => {
@@ -220,7 +248,7 @@ const freshDir = () => {
 try {
   const figures: Array<Figure> = []
   if (EMBEDDED) {
-    const embeddedDirs = { "npm start": freshDir(), tsx: freshDir() }
+    const embeddedDirs = { "npm start": freshDir(), tsx: freshDir(), "start:deno": freshDir() }
     figures.push(...figuresOf("embedded", await run("embedded", (runner) => ({ DATA_DIR: embeddedDirs[runner] })), 250))
   }
   const databaseUrl = process.env.DATABASE_URL

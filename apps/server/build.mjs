@@ -3,7 +3,9 @@
  * - apps/server/node.ts with its dependencies into dist/server.mjs, which Node runs without tsx's
  *   loader. The loader keeps its own thread and heap, and the bundle lets V8 hold one module instead
  *   of thousands, so the server idles in less memory (docs/operating.md, "Memory and Node flags";
- *   npm run bench:boot measures it).
+ *   npm run bench:boot measures it). With `--deno` (`npm run start:deno`'s first step),
+ *   apps/server/deno.ts into dist/server.deno.mjs instead: Deno too holds one module instead of
+ *   thousands, and transpiles none.
  * - the web console (apps/console) into dist/console: index.html and assets/ with hashed names, which
  *   the server serves at /app (adapters/http/console.ts).
  *
@@ -90,12 +92,13 @@ const bundle = async ({ manifest, output, options, finish, inputs = [] }) => {
   }
 }
 
-const outfile = join(root, "dist/server.mjs")
+const server = process.argv.includes("--deno") ? "server.deno" : "server"
+const outfile = join(root, `dist/${server}.mjs`)
 await bundle({
-  manifest: join(root, "dist/server.inputs.json"),
+  manifest: join(root, `dist/${server}.inputs.json`),
   output: outfile,
   options: {
-    entryPoints: ["apps/server/node.ts"],
+    entryPoints: [server === "server" ? "apps/server/node.ts" : "apps/server/deno.ts"],
     outfile,
     platform: "node",
     format: "esm",

@@ -20,8 +20,8 @@ export const step = <A, E, R>(done: string, layer: Layer.Layer<A, E, R>): Layer.
 const SETTLE_MS = 500
 
 /**
- * One full garbage collection where the runtime allows it (`--expose-gc`, which `npm start` gives on
- * the embedded database only; not on Postgres, where it changed nothing, nor under Deno), then the
+ * One full garbage collection where the runtime allows it (`--expose-gc`, which apps/server/start.sh
+ * gives Node and Deno on the embedded database only; not on Postgres, where it changed nothing), then the
  * resident memory, logged. A first boot on the embedded database runs PGlite's initdb, and V8 would
  * keep its garbage resident until its memory reducer runs, which it does not always do
  * (docs/operating.md, "Memory and Node flags"). The collection holds the event loop for its

@@ -1,19 +1,21 @@
 /**
- * The server as `npm start` runs it, stopped the ways supervisors and terminals stop it: every
- * process `npm start` started is gone within seconds and the port is closed, and boot and shutdown
- * are logged step by step.
+ * The server as `npm start` and `npm run start:deno` run it, stopped the ways supervisors and
+ * terminals stop it: every process npm started is gone within seconds, the port is closed and the
+ * DATA_DIR lock released, and boot and shutdown are logged step by step, with no warning from the
+ * runtime.
  */
 import { spawn } from "node:child_process"
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { connect } from "node:net"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
+import { lockPath } from "../../adapters/pglite/dataDirLock.ts"
 import { alive, freePort } from "../support/server.ts"
 
 const root = resolve(import.meta.dirname, "../..")
-const dataDir = mkdtempSync(join(tmpdir(), "switchboard-process-"))
-afterAll(() => rmSync(dataDir, { recursive: true, force: true }))
+const dataDirs: Array<string> = []
+afterAll(() => dataDirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })))
 
 /** Pids of live processes in process group `pgid`, from /proc. */
 const groupMembers = (pgid: number) =>
@@ -46,10 +48,10 @@ const until = async (what: string, ok: () => boolean | Promise<boolean>, ms: num
   }
 }
 
-/** `npm start` in its own process group (as a terminal or supervisor runs it), until "Listening on". */
-const npmStart = async () => {
+/** `npm <script>` in its own process group (as a terminal or supervisor runs it) on `dataDir`, until "Listening on". */
+const start = async (script: ReadonlyArray<string>, dataDir: string) => {
   const port = await freePort()
-  const npm = spawn("npm", ["start"], {
+  const npm = spawn("npm", [...script], {
     cwd: root,
     env: { ...process.env, PORT: String(port), HOST: "127.0.0.1", NO_COLOR: "1", DATA_DIR: dataDir },
     stdio: ["ignore", "pipe", "pipe"],
@@ -59,7 +61,7 @@ const npmStart = async () => {
   npm.stdout!.on("data", (d) => (out += d))
   npm.stderr!.on("data", (d) => (out += d))
   const output = () => out
-  await until("Listening", () => /Listening on/.test(out) || npm.exitCode !== null, 90_000, output)
+  await until("Listening", () => /Listening on/.test(out) || npm.exitCode !== null, 180_000, output)
   const server = Number(/Configuration read \(pid (\d+)/.exec(out)?.[1])
   expect(alive(server)).toBe(true)
   expect(await portOpen(port)).toBe(true)
@@ -71,6 +73,9 @@ const npmStart = async () => {
       output
     )
     expect(await portOpen(port)).toBe(false)
+    expect(existsSync(lockPath(dataDir))).toBe(false)
+    // Deprecation and other runtime warnings ("DeprecationWarning", Deno's "warning: Use of deprecated").
+    expect(out).not.toMatch(/deprecat/i)
   }
   return { npm: npm.pid!, server, output, gone }
 }
@@ -86,12 +91,20 @@ const inOrder = (output: string, lines: ReadonlyArray<RegExp>) => {
   })
 }
 
-describe("npm start", () => {
+describe.each([
+  { command: "npm start", args: ["start"] },
+  { command: "npm run start:deno", args: ["run", "start:deno"] }
+])("$command", ({ args }) => {
+  // One DATA_DIR per command, shared by its tests: each boot after the first takes the lock the one before released.
+  const dataDir = mkdtempSync(join(tmpdir(), "switchboard-process-"))
+  dataDirs.push(dataDir)
+  const npmStart = () => start(args, dataDir)
+
   it(
     "stops on SIGTERM to the npm process, leaving no process behind; boot and shutdown are logged in order",
     async () => {
       const run = await npmStart()
-      // On the embedded database npm start gives --expose-gc: the first boot's garbage (PGlite's initdb) is collected once it listens.
+      // On the embedded database both runtimes get --expose-gc: the first boot's garbage (PGlite's initdb) is collected once it listens.
       await until("the memory line", () => /Memory after boot/.test(run.output()), 10_000, run.output)
       process.kill(run.npm, "SIGTERM")
       await run.gone()
@@ -114,7 +127,7 @@ describe("npm start", () => {
         expect(out.search(started)).toBeLessThan(listening)
       }
     },
-    120_000
+    240_000
   )
 
   it("stops once on Ctrl-C (SIGINT to the whole group: npm relays it a second time)", async () => {
@@ -124,12 +137,12 @@ describe("npm start", () => {
     // A warm boot applies no migration; the relayed second SIGINT did not cut the drain short.
     expect(run.output()).toMatch(/Migrations: 0 applied/)
     expect(run.output().match(/Stopped \(\d+ ms\)/g)).toHaveLength(1)
-  }, 120_000)
+  }, 240_000)
 
   it("stops by itself when npm is killed outright (SIGKILL reaches npm only)", async () => {
     const run = await npmStart()
     process.kill(run.npm, "SIGKILL")
     await run.gone()
     expect(run.output()).toMatch(/npm \(pid \d+\) is gone; stopping/)
-  }, 120_000)
+  }, 240_000)
 })

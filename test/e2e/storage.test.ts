@@ -73,16 +73,7 @@ describe("the embedded database (PGlite in DATA_DIR)", () => {
       expect(holder).toMatchObject({ pid: expect.any(Number), host: expect.any(String), since: expect.any(String) })
 
       // A second server on the same DATA_DIR: one line naming the holder, exit non-zero.
-      const deno = [
-        resolve(root, "node_modules/deno/deno"),
-        "run",
-        "--allow-env",
-        "--allow-net",
-        "--allow-read",
-        "--allow-write",
-        "--allow-sys",
-        "apps/server/deno.ts"
-      ]
+      const deno = ["npm", "run", "start:deno", "--silent"]
       for (const second of [await start({ DATA_DIR: dataDir }), await start({ DATA_DIR: dataDir }, deno)]) {
         expect(second.code).not.toBe(0)
         expect(second.output).toContain(

@@ -5,16 +5,31 @@ import { resolve } from "node:path"
 
 const root = resolve(import.meta.dirname, "../..")
 
-let built = false
+const built = new Set<"node" | "deno">()
 /**
- * The Node server as `npm start` runs it: the bundle (apps/server/build.mjs, a no-op when it is up
- * to date), not the TypeScript through tsx's loader, so the tests exercise what ships. Not the tsx
- * CLI either, whose signal relay SIGKILLs a server that does not acknowledge SIGTERM within 30 ms.
+ * The server as `npm start` and `npm run start:deno` run it: the runtime's bundle
+ * (apps/server/build.mjs, a no-op when it is up to date), not the TypeScript, so the tests exercise
+ * what ships. Not the tsx CLI either, whose signal relay SIGKILLs a server that does not acknowledge
+ * SIGTERM within 30 ms.
  */
-const nodeServer = () => {
-  if (!built) execFileSync(process.execPath, ["apps/server/build.mjs"], { cwd: root, stdio: "inherit" })
-  built = true
-  return [process.execPath, "dist/server.mjs"]
+const serverCommand = (runtime: "node" | "deno") => {
+  if (!built.has(runtime)) {
+    execFileSync(process.execPath, ["apps/server/build.mjs", `--${runtime}`], { cwd: root, stdio: "inherit" })
+    built.add(runtime)
+  }
+  return runtime === "node"
+    ? [process.execPath, "dist/server.mjs"]
+    : [
+      resolve(root, "node_modules/deno/deno"),
+      "run",
+      "--no-prompt",
+      "--allow-env",
+      "--allow-net",
+      "--allow-read",
+      "--allow-write",
+      "--allow-sys",
+      "dist/server.deno.mjs"
+    ]
 }
 
 export const freePort = () =>
@@ -36,20 +51,6 @@ export const alive = (pid: number) => {
     return false
   }
 }
-
-const serverCommand = (runtime: "node" | "deno") =>
-  runtime === "node"
-    ? nodeServer()
-    : [
-      resolve(root, "node_modules/deno/deno"),
-      "run",
-      "--allow-env",
-      "--allow-net",
-      "--allow-read",
-      "--allow-write",
-      "--allow-sys",
-      "apps/server/deno.ts"
-    ]
 
 export interface RunningServer {
   readonly baseUrl: string
