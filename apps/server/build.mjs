@@ -1,11 +1,13 @@
 /**
- * `npm run build` (and `npm start`'s first step) makes two bundles with esbuild:
+ * `npm run build` (and `npm start`'s first step) makes three bundles with esbuild:
  * - apps/server/node.ts with its dependencies into dist/server.mjs, which Node runs without tsx's
  *   loader. The loader keeps its own thread and heap, and the bundle lets V8 hold one module instead
  *   of thousands, so the server idles in less memory (docs/operating.md, "Memory and Node flags";
  *   npm run bench:boot measures it).
  * - the web console (apps/console) into dist/console: index.html and assets/ with hashed names, which
  *   the server serves at /app (adapters/http/console.ts).
+ * - the admin CLI (apps/cli/main.ts) into dist/cli.mjs, which `npm run admin` runs (apps/cli/admin.mjs
+ *   builds only it: `node apps/server/build.mjs cli`), so a command starts without tsx's loader.
  *
  * Each is skipped when up to date: its manifest (dist/server.inputs.json, dist/console.inputs.json)
  * keeps every input of its last build (sources, dependencies, this script, npm's record of
@@ -90,12 +92,12 @@ const bundle = async ({ manifest, output, options, finish, inputs = [] }) => {
   }
 }
 
-const outfile = join(root, "dist/server.mjs")
-await bundle({
-  manifest: join(root, "dist/server.inputs.json"),
+/** A Node program and its dependencies in one ES module. */
+const nodeBundle = (entryPoint, outfile) => ({
+  manifest: outfile.replace(/\.mjs$/, ".inputs.json"),
   output: outfile,
   options: {
-    entryPoints: ["apps/server/node.ts"],
+    entryPoints: [entryPoint],
     outfile,
     platform: "node",
     format: "esm",
@@ -117,7 +119,7 @@ await bundle({
 // browsers), and index.html naming them (never cached). Assets of earlier builds are removed.
 const consoleDir = join(root, "dist/console")
 const consoleTemplate = "apps/console/index.html"
-await bundle({
+const consoleBundle = {
   manifest: join(root, "dist/console.inputs.json"),
   output: join(consoleDir, "index.html"),
   inputs: [consoleTemplate],
@@ -146,4 +148,22 @@ await bundle({
       if (!current.has(name) && !name.endsWith(".tmp")) rmSync(join(consoleDir, "assets", name), { force: true })
     }
   }
-})
+}
+
+const targets = {
+  server: nodeBundle("apps/server/node.ts", join(root, "dist/server.mjs")),
+  console: consoleBundle,
+  cli: nodeBundle("apps/cli/main.ts", join(root, "dist/cli.mjs"))
+}
+
+/** Builds the named targets (every one by default), each only when out of date. */
+export const buildTargets = async (names = Object.keys(targets)) => {
+  for (const name of names) {
+    if (!Object.hasOwn(targets, name)) throw new Error(`No build target ${name}: ${Object.keys(targets).join(", ")}`)
+    await bundle(targets[name])
+  }
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  await buildTargets(process.argv.length > 2 ? process.argv.slice(2) : undefined)
+}
