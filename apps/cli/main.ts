@@ -8,7 +8,7 @@
  * `db dump|load` work on the embedded database's files instead (apps/cli/db.ts), with the server stopped.
  * `npm run admin` runs the bundle (dist/cli.mjs) through apps/cli/admin.mjs, which builds it when a source changed.
  */
-import { FetchHttpClient } from "@effect/platform"
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { Data, Effect, ParseResult, Schema } from "effect"
 import { parseArgs } from "node:util"
 import { type Client, makeClient } from "../../adapters/http/client.ts"
@@ -253,7 +253,7 @@ const program = Effect.gen(function*() {
         process.exitCode = 1
       })
   ),
-  Effect.provide(FetchHttpClient.layer)
+  Effect.provide(NodeHttpClient.layer)
 )
 
 /** `db dump|load`: one JSON line of what was done, or the refusal (a server holding DATA_DIR, a non-empty target) as one line, exit 1. */
