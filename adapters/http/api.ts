@@ -1,6 +1,6 @@
 /**
  * The HTTP contract: one HttpApi definition gives routing, decoding, the OpenAPI document and the
- * typed client (apps/cli). One group per feature under api/; a capability's handler is derived from its tool (capabilities.ts), the rest are in handlers/*.ts; the platform
+ * typed client (client.ts). One group per feature under api/; a capability's handler is derived from its tool (capabilities.ts), the rest are in handlers/*.ts; the platform
  * middleware (envelope, request id, limits) in platform.ts.
  */
 import { HttpApi, OpenApi } from "@effect/platform"

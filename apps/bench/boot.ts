@@ -236,8 +236,8 @@ log(
   `${BOOTS} boots per mode and runner; RSS read ${IDLE_MS} ms after Listening and after the load; ${REQUESTS} GET /v1/api/contacts at ${CONCURRENCY} concurrent`
 )
 // Built before the first boot, so no boot's time includes a build.
-execFileSync(process.execPath, ["apps/server/build.mjs"], { cwd: root, stdio: "inherit" })
-if (DENO) execFileSync(process.execPath, ["apps/server/build.mjs", "--deno"], { cwd: root, stdio: "inherit" })
+execFileSync(process.execPath, ["apps/server/build.mjs", "server", "console"], { cwd: root, stdio: "inherit" })
+if (DENO) execFileSync(process.execPath, ["apps/server/build.mjs", "deno"], { cwd: root, stdio: "inherit" })
 const startedAt = new Date().toISOString()
 const dataDirs: Array<string> = []
 const freshDir = () => {

@@ -7,8 +7,7 @@
  * database open with DATA_DIR/secrets.key (or SECRETS_KEY), which is not in the tarball: keep it
  * with the dump.
  */
-import { PGlite } from "@electric-sql/pglite"
-import { pg_trgm } from "@electric-sql/pglite/contrib/pg_trgm"
+import type { PGlite } from "@electric-sql/pglite"
 import { Data, Effect } from "effect"
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
@@ -25,7 +24,14 @@ const withPglite = <A>(dataDir: string, options: { readonly loadDataDir?: Blob }
       const me = yield* DataDirLock.acquire(dataDir)
       yield* Effect.addFinalizer(() => DataDirLock.release(dataDir, me))
       const db = yield* Effect.acquireRelease(
-        Effect.promise(() => PGlite.create({ dataDir: pgliteDir(dataDir), extensions: { pg_trgm }, ...options })),
+        // Imported here, so the CLI's other commands start without loading PGlite.
+        Effect.promise(async () => {
+          const [{ PGlite }, { pg_trgm }] = await Promise.all([
+            import("@electric-sql/pglite"),
+            import("@electric-sql/pglite/contrib/pg_trgm")
+          ])
+          return PGlite.create({ dataDir: pgliteDir(dataDir), extensions: { pg_trgm }, ...options })
+        }),
         (db) => Effect.promise(() => db.close())
       )
       return yield* Effect.promise(() => use(db))

@@ -1,22 +1,25 @@
 /**
  * `npm run admin -- <command>`: the operator CLI over the admin API (CONTRACT.md).
- * A typed client derived from the server's own HttpApi definition (HttpApiClient), so its routes and
- * bodies are the server's; arguments are checked against the same schemas before anything is sent.
- * Reads SWITCHBOARD_URL (default http://localhost:$PORT or :8080) and ADMIN_TOKEN from the environment.
+ * The typed client (`switchboard/client`, adapters/http/client.ts), so its routes and bodies are the
+ * server's; arguments are checked against the same schemas before anything is sent.
+ * Reads SWITCHBOARD_URL (default http://localhost:$PORT, or :8080: the rule the first-boot message's
+ * commands follow) and ADMIN_TOKEN from the environment.
  * Prints the JSON answer; exits 1 with the error envelope on failure.
  * `db dump|load` work on the embedded database's files instead (apps/cli/db.ts), with the server stopped.
+ * `npm run admin` runs the bundle (dist/cli.mjs) through apps/cli/admin.mjs, which builds it when a source changed.
  */
-import { FetchHttpClient, HttpApiClient, HttpClient, HttpClientRequest } from "@effect/platform"
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { Data, Effect, ParseResult, Schema } from "effect"
 import { parseArgs } from "node:util"
-import { Api } from "../../adapters/http/api.ts"
+import { type Client, makeClient } from "../../adapters/http/client.ts"
 import type { DataDirLocked } from "../../adapters/pglite/dataDirLock.ts"
 import { CardSetupInput } from "../../core/billing/hosted.ts"
 import { invalidInput } from "../../core/kernel/decodeMessage.ts"
+import { errorStatus } from "../../core/kernel/errors.ts"
 import { CreateMemberInput, UpdateMemberInput } from "../../core/members/model.ts"
 import { AddNumberInput, CreateWorkspaceInput, UpdateWorkspaceInput } from "../../core/workspaces/inputs.ts"
 import { CreateKeyInput } from "../../core/workspaces/keys.ts"
-import * as Db from "./db.ts"
+import type * as Db from "./db.ts"
 
 const usage = `Usage: npm run admin -- <command> [options]
 
@@ -43,7 +46,7 @@ const usage = `Usage: npm run admin -- <command> [options]
   audit-log <workspaceId>
   mail <workspaceId>
 
-Environment: ADMIN_TOKEN (required), SWITCHBOARD_URL (default http://localhost:8080)
+Environment: ADMIN_TOKEN (required), SWITCHBOARD_URL (the server; default http://localhost:$PORT, or :8080)
 
 The embedded database (no DATABASE_URL), with the server stopped; DATA_DIR as the server's (default ./.data):
   db dump <file>   PGlite's data directory as a gzipped tarball (keep DATA_DIR/secrets.key with it)
@@ -89,16 +92,16 @@ if (values.help || group === undefined) {
   process.exit(0)
 }
 
+const pretty = (value: unknown) => JSON.stringify(value, null, 2)
+
+/** The server's error as its envelope's code and message. */
+const envelope = (e: { readonly _tag: keyof typeof errorStatus; readonly message: string }) =>
+  pretty({ error: { code: errorStatus[e._tag].code, message: e.message } })
+
 const token = () => process.env.ADMIN_TOKEN ?? fail("Set ADMIN_TOKEN to the server's admin token")
 const baseUrl = process.env.SWITCHBOARD_URL ?? `http://localhost:${process.env.PORT ?? 8080}`
 
-/** Non-2xx answers stay responses (the error envelope is printed as sent), not decoded errors. */
-const makeClient = HttpApiClient.make(Api, {
-  baseUrl,
-  transformClient: (client) =>
-    client.pipe(HttpClient.mapRequest(HttpClientRequest.bearerToken(token())), HttpClient.filterStatusOk)
-})
-type Admin = Effect.Effect.Success<typeof makeClient>["admin"]
+type Admin = Client["admin"]
 
 /** The command line as one admin call. */
 const command = (admin: Admin) => {
@@ -203,33 +206,45 @@ const command = (admin: Admin) => {
   }
 }
 
+/** The innermost cause's code or message: fetch says only "fetch failed", its cause says ECONNREFUSED. */
+const reason = (cause: unknown): string =>
+  cause instanceof Error && cause.cause !== undefined
+    ? reason(cause.cause)
+    : String(
+      (cause as { readonly code?: unknown } | undefined)?.code ?? (cause instanceof Error ? cause.message : cause)
+    )
+
+const unreachable = (cause: unknown) =>
+  [
+    `Cannot reach the Switchboard server at ${baseUrl} (${reason(cause)}).`,
+    "Start it (npm start), or point the CLI at it:",
+    "  SWITCHBOARD_URL=https://switchboard.example.com npm run admin -- ...   (any URL)",
+    "  PORT=<port> npm run admin -- ...                                       (http://localhost:<port>, the server's PORT)"
+  ].join("\n")
+
 const program = Effect.gen(function*() {
-  token()
-  const client = yield* makeClient
+  const client = yield* makeClient({ baseUrl, adminToken: token() })
   const answer = yield* command(client.admin)
-  console.log(JSON.stringify(answer, null, 2))
+  console.log(pretty(answer))
 }).pipe(
   Effect.catchTags({
-    // A non-2xx answer: its body (the error envelope) as sent.
-    ResponseError: (e) =>
-      Effect.map(e.response.text, (text) => {
-        try {
-          return JSON.stringify(JSON.parse(text), null, 2)
-        } catch {
-          return text
-        }
-      }),
-    RequestError: (e) => Effect.succeed(`Cannot reach ${baseUrl}: ${e.cause ?? e.description ?? e.message}`),
+    // The server's answer, as its envelope (the request id is in the server's log).
+    InvalidArgument: (e) => Effect.succeed(envelope(e)),
+    Unauthenticated: (e) => Effect.succeed(envelope(e)),
+    PermissionDenied: (e) => Effect.succeed(envelope(e)),
+    NotFound: (e) => Effect.succeed(envelope(e)),
+    FailedPrecondition: (e) => Effect.succeed(envelope(e)),
+    ResourceExhausted: (e) => Effect.succeed(envelope(e)),
+    Internal: (e) => Effect.succeed(envelope(e)),
+    // A non-2xx answer that is not the envelope (a proxy's page, 503 while the database is away): as sent.
+    ResponseError: (e) => Effect.succeed(`${e.response.status} from ${baseUrl}: ${e.description ?? e.message}`),
+    RequestError: (e) => Effect.succeed(unreachable(e.cause ?? e.description)),
     // An argument the admin API would refuse, caught before sending: the envelope's code and message.
     ArgumentsRefused: ({ error }) =>
-      Effect.succeed(
-        JSON.stringify({ error: { code: "invalid_argument", message: invalidInput(error).message } }, null, 2)
-      ),
+      Effect.succeed(pretty({ error: { code: "invalid_argument", message: invalidInput(error).message } })),
     // A 2xx answer the client's schema does not read: a server of another version.
     ParseError: (e) => Effect.succeed(`Unexpected answer from ${baseUrl}: ${e.message}`)
   }),
-  // The admin API's typed errors never arrive: every non-2xx stays a ResponseError (filterStatusOk).
-  Effect.orDie,
   Effect.flatMap((error) =>
     error === undefined
       ? Effect.void
@@ -238,15 +253,17 @@ const program = Effect.gen(function*() {
         process.exitCode = 1
       })
   ),
-  Effect.provide(FetchHttpClient.layer)
+  Effect.provide(NodeHttpClient.layer)
 )
 
 /** `db dump|load`: one JSON line of what was done, or the refusal (a server holding DATA_DIR, a non-empty target) as one line, exit 1. */
-const dbProgram = Effect.suspend((): Effect.Effect<object, Db.DbCommandRefused | DataDirLocked> => {
-  const dataDir = process.env.DATA_DIR ?? "./.data"
-  const file = a ?? fail(usage)
-  return action === "dump" ? Db.dump(dataDir, file) : action === "load" ? Db.load(dataDir, file) : fail(usage)
-}).pipe(
+const dbProgram = Effect.promise(() => import("./db.ts")).pipe(
+  // Loaded only for `db`: PGlite is no part of the other commands' start-up.
+  Effect.flatMap((db): Effect.Effect<object, Db.DbCommandRefused | DataDirLocked> => {
+    const dataDir = process.env.DATA_DIR ?? "./.data"
+    const file = a ?? fail(usage)
+    return action === "dump" ? db.dump(dataDir, file) : action === "load" ? db.load(dataDir, file) : fail(usage)
+  }),
   Effect.match({
     onSuccess: (done) => console.log(JSON.stringify(done, null, 2)),
     onFailure: (refused) => {

@@ -1,15 +1,17 @@
 /**
- * `npm run build` (and `npm start`'s first step) makes two bundles with esbuild:
- * - apps/server/node.ts with its dependencies into dist/server.mjs, which Node runs without tsx's
- *   loader. The loader keeps its own thread and heap, and the bundle lets V8 hold one module instead
- *   of thousands, so the server idles in less memory (docs/operating.md, "Memory and Node flags";
- *   npm run bench:boot measures it). With `--deno` (`npm run start:deno`'s first step),
- *   apps/server/deno.ts into dist/server.deno.mjs instead: Deno too holds one module instead of
- *   thousands, and transpiles none.
- * - the web console (apps/console) into dist/console: index.html and assets/ with hashed names, which
- *   the server serves at /app (adapters/http/console.ts).
+ * `npm run build` makes every bundle with esbuild; `node apps/server/build.mjs <target>...` only those
+ * named (`npm start` builds `server console`, `npm run start:deno` `deno console`, `npm run admin` `cli`):
+ * - `server`: apps/server/node.ts with its dependencies into dist/server.mjs, which Node runs without
+ *   tsx's loader. The loader keeps its own thread and heap, and the bundle lets V8 hold one module
+ *   instead of thousands, so the server idles in less memory (docs/operating.md, "Memory and Node
+ *   flags"; npm run bench:boot measures it).
+ * - `deno`: apps/server/deno.ts into dist/server.deno.mjs, for the same reason, and Deno transpiles none.
+ * - `console`: the web console (apps/console) into dist/console: index.html and assets/ with hashed
+ *   names, which the server serves at /app (adapters/http/console.ts).
+ * - `cli`: the admin CLI (apps/cli/main.ts) into dist/cli.mjs, which `npm run admin` runs
+ *   (apps/cli/admin.mjs), so a command starts without tsx's loader.
  *
- * Each is skipped when up to date: its manifest (dist/server.inputs.json, dist/console.inputs.json)
+ * Each is skipped when up to date: its manifest (dist/<bundle>.inputs.json)
  * keeps every input of its last build (sources, dependencies, this script, npm's record of
  * node_modules) with its size and mtime, and any difference rebuilds it. Each file is written beside
  * its target and renamed over it, so processes starting at once never read a half-written bundle.
@@ -92,13 +94,12 @@ const bundle = async ({ manifest, output, options, finish, inputs = [] }) => {
   }
 }
 
-const server = process.argv.includes("--deno") ? "server.deno" : "server"
-const outfile = join(root, `dist/${server}.mjs`)
-await bundle({
-  manifest: join(root, `dist/${server}.inputs.json`),
+/** A Node program and its dependencies in one ES module. */
+const nodeBundle = (entryPoint, outfile) => ({
+  manifest: outfile.replace(/\.mjs$/, ".inputs.json"),
   output: outfile,
   options: {
-    entryPoints: [server === "server" ? "apps/server/node.ts" : "apps/server/deno.ts"],
+    entryPoints: [entryPoint],
     outfile,
     platform: "node",
     format: "esm",
@@ -120,7 +121,7 @@ await bundle({
 // browsers), and index.html naming them (never cached). Assets of earlier builds are removed.
 const consoleDir = join(root, "dist/console")
 const consoleTemplate = "apps/console/index.html"
-await bundle({
+const consoleBundle = {
   manifest: join(root, "dist/console.inputs.json"),
   output: join(consoleDir, "index.html"),
   inputs: [consoleTemplate],
@@ -149,4 +150,24 @@ await bundle({
       if (!current.has(name) && !name.endsWith(".tmp")) rmSync(join(consoleDir, "assets", name), { force: true })
     }
   }
-})
+}
+
+const targets = {
+  server: nodeBundle("apps/server/node.ts", join(root, "dist/server.mjs")),
+  // Deno runs a bundle too (npm run start:deno): one module instead of thousands of sources.
+  deno: nodeBundle("apps/server/deno.ts", join(root, "dist/server.deno.mjs")),
+  console: consoleBundle,
+  cli: nodeBundle("apps/cli/main.ts", join(root, "dist/cli.mjs"))
+}
+
+/** Builds the named targets (every one by default), each only when out of date. */
+export const buildTargets = async (names = Object.keys(targets)) => {
+  for (const name of names) {
+    if (!Object.hasOwn(targets, name)) throw new Error(`No build target ${name}: ${Object.keys(targets).join(", ")}`)
+    await bundle(targets[name])
+  }
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  await buildTargets(process.argv.length > 2 ? process.argv.slice(2) : undefined)
+}

@@ -261,17 +261,22 @@ export const BootstrapLive = (config: ServerConfig) =>
     })
   )
 
+/** The URL the admin CLI talks to when SWITCHBOARD_URL is unset (apps/cli/main.ts). */
+const CLI_DEFAULT_URL = "http://localhost:8080"
+
 const nextSteps = (config: ServerConfig, workspaceId: string) => {
   const baseUrl = publicBaseUrl(config)
+  // The CLI's commands name this server when the CLI's default would miss it (another PORT, a public URL).
+  const admin = baseUrl === CLI_DEFAULT_URL ? "npm run admin --" : `SWITCHBOARD_URL=${baseUrl} npm run admin --`
   return [
     "Next steps:",
     `  - Try it: curl -H "Authorization: Bearer <the key>" ${baseUrl}/v1/api/contacts`,
     Option.isSome(config.adminToken)
-      ? "  - The admin API and CLI take your ADMIN_TOKEN: npm run admin -- --help"
-      : "  - Set ADMIN_TOKEN (a long random secret) and restart to use the admin API and CLI: npm run admin -- --help",
-    `  - Seed a number to send from: ADMIN_TOKEN=... npm run admin -- number add ${workspaceId} +14155550100`,
-    "  - Keys lost? npm run admin -- key list <workspaceId>, then key create / key revoke",
-    `  - A new sign-in link: ask at ${baseUrl}/app; without SMTP_URL it waits in the mail outbox (npm run admin -- mail ${workspaceId})`,
+      ? `  - The admin API and CLI take your ADMIN_TOKEN: ${admin} --help`
+      : `  - Set ADMIN_TOKEN (a long random secret) and restart to use the admin API and CLI: ${admin} --help`,
+    `  - Seed a number to send from: ADMIN_TOKEN=... ${admin} number add ${workspaceId} +14155550100`,
+    `  - Keys lost? ${admin} key list <workspaceId>, then key create / key revoke`,
+    `  - A new sign-in link: ask at ${baseUrl}/app; without SMTP_URL it waits in the mail outbox (${admin} mail ${workspaceId})`,
     `  - Docs: docs/operating.md; the API reference is ${baseUrl}/docs (OpenAPI: ${baseUrl}/v1/api/openapi.json)`,
     ""
   ]

@@ -18,7 +18,8 @@ POSTGRES_FLAGS="--max-semi-space-size=128"
 
 RUNTIME=node
 if [ "$1" = "--deno" ]; then RUNTIME=deno; shift; fi
-if [ "$1" != "--built" ]; then node apps/server/build.mjs "--$RUNTIME" || exit 1; fi
+if [ "$RUNTIME" = deno ]; then BUNDLE=deno; else BUNDLE=server; fi
+if [ "$1" != "--built" ]; then node apps/server/build.mjs $BUNDLE console || exit 1; fi
 export MALLOC_MMAP_THRESHOLD_=131072
 if [ -n "$DATABASE_URL" ]; then FLAGS=$POSTGRES_FLAGS; else FLAGS=$EMBEDDED_FLAGS; fi
 if [ "$RUNTIME" = deno ]; then

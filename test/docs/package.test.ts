@@ -1,16 +1,18 @@
 /**
  * The package as embedders get it: `npm pack` (its prepack compiles dist/package), the tarball
  * installed into a scratch Node project outside the repo, and there, with no TypeScript loader,
- * every export imports under plain `node`, and the programs of docs/embedding.md typecheck against
- * the installed declarations, compile, run and print what their last comment says. The programs are
- * read from docs/embedding.md, so the test follows every edit of them. Also: JSR accepts the same
- * exports (`deno publish --dry-run`).
+ * every export imports under plain `node`, and the programs of docs/embedding.md and docs/client.md
+ * typecheck against the installed declarations, compile, run and print what their last comment says
+ * (the typed client's against a started server, with a number seeded to send from). The programs are
+ * read from the pages, so the test follows every edit of them. Also: JSR accepts the same exports
+ * (`deno publish --dry-run`).
  */
 import { execFile } from "node:child_process"
 import { mkdir, readFile, writeFile } from "node:fs/promises"
 import { join, resolve } from "node:path"
 import { promisify } from "node:util"
-import { beforeAll, describe, expect, it } from "vitest"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { type RunningServer, startServer } from "../support/server.ts"
 import { tempDirs } from "../support/tempDirs.ts"
 
 const run = promisify(execFile)
@@ -33,16 +35,37 @@ const codeBlockUnder = (markdown: string, heading: string): string => {
   return block[1]!
 }
 
-/** The headings whose first ts block is a runnable embedding program, and its file name. */
+/**
+ * The headings whose first ts block is a runnable program, and its file name. `server`: it runs
+ * against a started server (SWITCHBOARD_URL and SWITCHBOARD_API_KEY, the first-boot test key).
+ */
 const examples = [
-  { heading: "## Contacts in memory", file: "contacts" },
-  { heading: "## The 10DLC registration pipeline", file: "registration" }
+  { page: "embedding.md", heading: "## Contacts in memory", file: "contacts" },
+  { page: "embedding.md", heading: "## The 10DLC registration pipeline", file: "registration" },
+  { page: "client.md", heading: "## Send a message", file: "client", server: true }
 ]
+
+const ADMIN_TOKEN = "docs-admin-token"
+
+/** A server with a number to send from, as docs/client.md asks the reader to prepare. */
+const startWithNumber = async (dataDir: string): Promise<RunningServer> => {
+  const server = await startServer("node", { DATA_DIR: dataDir, ADMIN_TOKEN })
+  const workspaceId = /\(([0-9a-f-]{36})\) on first boot/.exec(server.output())![1]
+  const seeded = await fetch(`${server.baseUrl}/v1/admin/workspaces/${workspaceId}/numbers`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },
+    body: JSON.stringify({ e164: "+14155550100" })
+  })
+  expect(seeded.status, await seeded.text()).toBe(201)
+  return server
+}
 
 describe("the npm package in a plain Node project", () => {
   let project = ""
   let typecheck = ""
   const programs = new Map<string, string>()
+  let server: RunningServer | undefined
+  afterAll(() => server?.stop())
 
   beforeAll(async () => {
     const dir = tempDir()
@@ -53,9 +76,8 @@ describe("the npm package in a plain Node project", () => {
     await writeFile(join(project, "package.json"), JSON.stringify({ name: "embedder", private: true, type: "module" }))
     await npm(["install", tarball, "--prefer-offline", "--no-audit", "--no-fund"], project)
 
-    const markdown = await readFile(join(root, "docs", "embedding.md"), "utf8")
-    for (const { file, heading } of examples) {
-      const program = codeBlockUnder(markdown, heading)
+    for (const { file, heading, page } of examples) {
+      const program = codeBlockUnder(await readFile(join(root, "docs", page), "utf8"), heading)
       programs.set(file, program)
       await writeFile(join(project, `${file}.ts`), program)
     }
@@ -68,7 +90,9 @@ describe("the npm package in a plain Node project", () => {
           module: "NodeNext",
           moduleResolution: "NodeNext",
           lib: ["ES2022", "DOM"],
-          types: [],
+          // A Node project has Node's types (the client's program reads process.env).
+          typeRoots: [join(root, "node_modules/@types")],
+          types: ["node"],
           strict: true,
           outDir: "out"
         },
@@ -96,8 +120,12 @@ describe("the npm package in a plain Node project", () => {
     expect(typecheck).toBe("")
   })
 
-  it.each(examples)("runs $heading with plain node and prints what its comment says", async ({ file }) => {
-    const { stdout } = await run(process.execPath, [join(project, "out", `${file}.js`)], { cwd: project })
+  it.each(examples)("runs $heading with plain node and prints what its comment says", async ({ file, server: needsServer }) => {
+    if (needsServer) server = await startWithNumber(join(tempDir(), "data"))
+    const env = server === undefined
+      ? process.env
+      : { ...process.env, SWITCHBOARD_URL: server.baseUrl, SWITCHBOARD_API_KEY: server.testKey! }
+    const { stdout } = await run(process.execPath, [join(project, "out", `${file}.js`)], { cwd: project, env })
     const expected = /console\.log\(.*\) \/\/ (.*)\n/.exec(programs.get(file)!)?.[1]
     expect(expected).toBeDefined()
     expect(stdout.trim()).toBe(expected)

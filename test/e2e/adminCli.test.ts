@@ -1,16 +1,17 @@
 /**
  * The admin CLI's operator views (issue 20): list and show workspaces, keys (never a secret) and
- * numbers, revoke a key, remove a seeded number; manage a workspace's members; and the first-boot
- * message's next steps. One real
- * server, the CLI as an operator runs it.
+ * numbers, revoke a key, remove a seeded number; manage a workspace's members; the first-boot
+ * message's next steps; which server it talks to (SWITCHBOARD_URL, else PORT) and what it says when
+ * it cannot reach one. One real server, the CLI as `npm run admin` runs it: the bundle, through its
+ * launcher (apps/cli/admin.mjs).
  */
-import { execFile } from "node:child_process"
+import { execFile, execFileSync } from "node:child_process"
 import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { promisify } from "node:util"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type RunningServer, startServer } from "../support/server.ts"
+import { freePort, type RunningServer, startServer } from "../support/server.ts"
 
 const root = resolve(import.meta.dirname, "../..")
 const run = promisify(execFile)
@@ -19,6 +20,8 @@ let server: RunningServer
 let env: Record<string, string>
 
 beforeAll(async () => {
+  // Built once here, so the commands below only check that the bundle is up to date.
+  execFileSync(process.execPath, ["apps/server/build.mjs", "cli"], { cwd: root, stdio: "inherit" })
   server = await startServer("node", { DATA_DIR: dataDir, ADMIN_TOKEN: "cli-admin-token" })
   env = { SWITCHBOARD_URL: server.baseUrl, ADMIN_TOKEN: "cli-admin-token" }
 }, 300_000)
@@ -27,11 +30,12 @@ afterAll(async () => {
   rmSync(dataDir, { recursive: true, force: true })
 })
 
-const admin = (...args: Array<string>) =>
-  run(resolve(root, "node_modules/.bin/tsx"), ["apps/cli/main.ts", ...args], {
-    cwd: root,
-    env: { ...process.env, ...env }
-  })
+/** The CLI with `env` over the test's environment, less any SWITCHBOARD_URL or PORT of the runner's own. */
+const adminWith = (extra: Record<string, string>, ...args: Array<string>) => {
+  const { SWITCHBOARD_URL: _url, PORT: _port, ...inherited } = process.env
+  return run(process.execPath, ["apps/cli/admin.mjs", ...args], { cwd: root, env: { ...inherited, ...extra } })
+}
+const admin = (...args: Array<string>) => adminWith(env, ...args)
 const out = async (...args: Array<string>) => JSON.parse((await admin(...args)).stdout)
 const refused = (...args: Array<string>) =>
   admin(...args).then(
@@ -44,7 +48,9 @@ describe("admin CLI: what an operator who lost the first-boot output needs", () 
     const workspaceId = /\(([0-9a-f-]{36})\) on first boot/.exec(server.output())![1]
     expect(server.output()).toContain("Next steps:")
     expect(server.output()).toContain("npm run admin -- --help")
-    expect(server.output()).toContain(`npm run admin -- number add ${workspaceId} +14155550100`)
+    // On a port other than the CLI's default, its commands name this server.
+    const url = server.baseUrl.replace("127.0.0.1", "localhost")
+    expect(server.output()).toContain(`SWITCHBOARD_URL=${url} npm run admin -- number add ${workspaceId} +14155550100`)
     expect(server.output()).toContain(`${server.baseUrl.replace("127.0.0.1", "localhost")}/v1/api/openapi.json`)
     // The docs it names exist: the page, and the section when one is named (`Docs: <page> ("<section>")`).
     const docs = /Docs: ([\w./-]+\.md)(?: \("([^"]+)"\))?/.exec(server.output())
@@ -198,4 +204,41 @@ describe("admin CLI: what an operator who lost the first-boot output needs", () 
       expect(help).toContain(`  ${command}`)
     }
   })
+})
+
+describe("admin CLI: which server it talks to", () => {
+  const port = () => new URL(server.baseUrl).port
+
+  it(
+    "talks to http://localhost:$PORT without SWITCHBOARD_URL, as the first-boot message's commands assume",
+    async () => {
+      const { stdout } = await adminWith({ ADMIN_TOKEN: "cli-admin-token", PORT: port() }, "workspace", "list")
+      expect(JSON.parse(stdout).workspaces[0]).toMatchObject({ name: "Default workspace" })
+    },
+    120_000
+  )
+
+  it("prefers SWITCHBOARD_URL to PORT", async () => {
+    const { stdout } = await adminWith(
+      { ADMIN_TOKEN: "cli-admin-token", SWITCHBOARD_URL: server.baseUrl, PORT: String(await freePort()) },
+      "workspace",
+      "list"
+    )
+    expect(JSON.parse(stdout).workspaces[0]).toMatchObject({ name: "Default workspace" })
+  }, 120_000)
+
+  it("names the URL it tried and how to point it elsewhere when nothing answers, without a stack trace", async () => {
+    const nobody = String(await freePort())
+    const failed = await adminWith({ ADMIN_TOKEN: "cli-admin-token", PORT: nobody }, "workspace", "list").then(
+      () => null,
+      (e: { code: number; stdout: string; stderr: string }) => e
+    )
+    expect(failed).not.toBeNull()
+    expect(failed!.code).toBe(1)
+    expect(failed!.stdout).toBe("")
+    expect(failed!.stderr).toContain(`Cannot reach the Switchboard server at http://localhost:${nobody}`)
+    expect(failed!.stderr).toContain("SWITCHBOARD_URL=")
+    expect(failed!.stderr).toContain("PORT=<port>")
+    expect(failed!.stderr).not.toMatch(/^\s+at /m)
+  }, 120_000)
 })

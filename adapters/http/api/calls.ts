@@ -4,7 +4,7 @@ import { Schema } from "effect"
 import { ListCallsInput, PlaceCallInput } from "../../../core/calls/model.ts"
 import { listCalls, placeCall } from "../../../core/tools/calls.ts"
 import { call } from "./examples.ts"
-import { capability, limitParam, publicGroup } from "./shared.ts"
+import { capability, IdempotencyHeaders, limitParam, publicGroup } from "./shared.ts"
 
 const outbound = {
   ...call,
@@ -43,6 +43,7 @@ export class CallsGroup extends publicGroup(
           OpenApi.Description,
           "The published AI agent calls `to` (`Idempotency-Key` supported), from `from` (one of the workspace's active numbers; 404 otherwise) or the default number, optionally for one of its `job`s (by name; 400 when the agent has none of that name) and with extra `instructions`. Answers the call as it ended; on a real carrier (live keys) the call is under way: `status` `in_progress`, and it is recorded under the same `id` when it ends. Its events start with `call.completed` or `call.missed` (no `call.answered`), then `call.recording.completed` and `call.transcript.completed`. 409 `failed_precondition`: no published, enabled agent (`Publish an agent first`), no active number, or (live keys) a number added with a test key (`+1... was added with a test key and is not ordered at the carrier; buy it with a live key`; without `from`, live keys call from an ordered number first). Test keys dial nothing: the call is simulated (answered by the callee, with a recording, transcript and summary) and `simulated` is true."
         )
+        .setHeaders(IdempotencyHeaders)
         .pipe(capability(placeCall))
     )
 ).annotate(OpenApi.Title, "Calls").annotate(

@@ -5,7 +5,7 @@ import { SearchMessagesInput } from "../../../core/conversations/model.ts"
 import { SendMessageInput } from "../../../core/messaging/outbound.ts"
 import { searchMessages, sendMessage } from "../../../core/tools/conversations.ts"
 import { activity, conversation } from "./examples.ts"
-import { capability, limitParam, publicGroup } from "./shared.ts"
+import { capability, IdempotencyHeaders, limitParam, publicGroup } from "./shared.ts"
 
 const searchResult = {
   activityId: activity.id,
@@ -39,6 +39,7 @@ export class MessagesGroup extends publicGroup(
           OpenApi.Description,
           "Send an SMS/MMS (`Idempotency-Key` supported). Test keys record `simulated` and send nothing. Live keys need a registration filed live and approved, and a number ordered with a live key (without `from`, such a number is chosen first) and, once the campaign is active, assigned to it (`+1... is not yet assigned to the texting campaign` until the registry confirms the assignment); otherwise 409. A `conversationId` of a withheld callers' thread (`participants` empty) is a 409: there is no number to text."
         )
+        .setHeaders(IdempotencyHeaders)
         .pipe(capability(sendMessage))
     )
     .add(

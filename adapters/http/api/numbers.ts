@@ -6,7 +6,7 @@ import { retailCost } from "../../../core/numbers/inventory.ts"
 import { AvailableNumbersInput, BuyNumberInput } from "../../../core/numbers/service.ts"
 import { buyNumber, listNumbers, searchAvailableNumbers } from "../../../core/tools/numbers.ts"
 import { number } from "./examples.ts"
-import { capability, limitParam, publicGroup } from "./shared.ts"
+import { capability, IdempotencyHeaders, limitParam, publicGroup } from "./shared.ts"
 
 const available = {
   phone_number: "+14155550123" as E164,
@@ -48,6 +48,7 @@ export class NumbersGroup extends publicGroup(
           OpenApi.Description,
           "Buy a number from a search result (`Idempotency-Key` supported); it is live (`voiceMode` `app`, `status` `active`) when this returns. The billed type follows the number: +1 8xx is toll-free whatever `type` says. The first local number is included in the plan; each further local number is a 5.00 USD/month add-on and each toll-free line 10.00 USD/month, both prorated to the end of the month (UTC). 409 `failed_precondition`: `Choose a plan before adding phone numbers`, `Verify your identity before adding phone numbers`, `Verify your mobile number before adding phone numbers`, `Workspaces billed through an app store cannot buy add-on numbers`, `Your card was declined`, a number the workspace already has, or the carrier's message when the number was taken after the search. Test keys pass the same gates, then add the number without ordering or charging it (`simulated: true`): a test number, usable by test keys; a live key that sends or calls from it gets a 409 (`+1... was added with a test key and is not ordered at the carrier; buy it with a live key`). A local number bought with a live key once the texting campaign is active texts after it is assigned to the campaign (the next registry poll or `POST /messaging/refresh` asks, a later one confirms)."
         )
+        .setHeaders(IdempotencyHeaders)
         .pipe(capability(buyNumber))
     )
 ).annotate(OpenApi.Title, "Numbers").annotate(

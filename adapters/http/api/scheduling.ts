@@ -10,7 +10,7 @@ import {
 } from "../../../core/scheduling/model.ts"
 import * as Tools from "../../../core/tools/scheduling.ts"
 import { broadcast, broadcastRecipient, scheduledMessage } from "./examples.ts"
-import { capability, IdParam, limitParam, publicGroup } from "./shared.ts"
+import { capability, IdempotencyHeaders, IdParam, limitParam, publicGroup } from "./shared.ts"
 
 export class SchedulingGroup extends publicGroup(
   HttpApiGroup.make("scheduling")
@@ -26,6 +26,7 @@ export class SchedulingGroup extends publicGroup(
           OpenApi.Description,
           "Schedule a text for `sendAt` (1 minute to 30 days ahead). Input is checked now (400); at its time it is sent exactly as `POST /messages` would send it then (gates, opt-outs, test or live by this key), after the recipient's quiet hours and at the workspace's texting pace. A refusal is kept in `failure`."
         )
+        .setHeaders(IdempotencyHeaders)
         .pipe(capability(Tools.createScheduledMessage))
     )
     .add(
@@ -74,6 +75,7 @@ export class SchedulingGroup extends publicGroup(
           OpenApi.Description,
           "One text to many: recipients from `phones`, `contactIds` and `tags` (a contact's first phone), deduplicated, at most 10,000. Each gets its own message in its own conversation, as `POST /messages` would send it; opted-out recipients are skipped and counted. Starts at `sendAt` or now, waits for each recipient's quiet hours, goes at the workspace's texting pace; `broadcast.completed` when it ends."
         )
+        .setHeaders(IdempotencyHeaders)
         .pipe(capability(Tools.createBroadcast))
     )
     .add(

@@ -67,7 +67,7 @@ const strictQuery = (
 /**
  * An endpoint that offers a tool: everything the tool already says is taken from it, so a route
  * line gives only its method, path, parameters, success body and description. From the tool: the
- * scope, the summary (`title`), the declared errors, the `Idempotency-Key` header, and the name
+ * scope, the summary (`title`), the declared errors, and the name
  * (`Capability`) by which the handler is derived (capabilities.ts).
  */
 export const capability = (tool: AnyTool) => <E extends HttpApiEndpoint.HttpApiEndpoint.Any>(endpoint: E): E => {
@@ -75,7 +75,14 @@ export const capability = (tool: AnyTool) => <E extends HttpApiEndpoint.HttpApiE
   for (const error of tool.errors) {
     made = made.addError(httpError[error._tag]) as HttpApiEndpoint.HttpApiEndpoint.AnyWithProps
   }
-  if (tool.idempotencyKey) made = made.setHeaders(IdempotencyHeaders) as HttpApiEndpoint.HttpApiEndpoint.AnyWithProps
+  // The route line declares the header itself, so its type (and the typed client's) has it; the two cannot disagree.
+  if (tool.idempotencyKey !== Option.isSome(made.headersSchema)) {
+    throw new Error(
+      `Route ${made.name}: ${tool.name} ${
+        tool.idempotencyKey ? "takes an Idempotency-Key: add .setHeaders(IdempotencyHeaders)" : "takes no headers"
+      }`
+    )
+  }
   return made.annotate(OpenApi.Summary, tool.title).annotate(Capability, tool.name) as unknown as E
 }
 
