@@ -5,8 +5,9 @@
  * - Credentials are given once: the API key goes to every route but the admin API's, which gets
  *   the admin token.
  * - An error answer (`{error: {code, message, requestId}}`) fails with the core error of its code
- *   (`NotFound`, `FailedPrecondition`, ...), the classes the API declares for its routes; any other
- *   non-2xx answer stays the HTTP client's `ResponseError`.
+ *   (`NotFound`, `FailedPrecondition`, ...), the classes the API declares for its routes, carrying the
+ *   answer's `requestId` (the server's log names it); any other non-2xx answer stays the HTTP
+ *   client's `ResponseError`.
  * - Each group's client is built on its first use: a program that calls one group does not pay
  *   for the rest of the API's schemas.
  */
@@ -34,6 +35,9 @@ export interface ClientOptions {
   readonly adminToken?: string | undefined
 }
 
+/** An error answer: the core error of its code, with the id of the request it answered. */
+export type ServerError = Errors.DomainError & { readonly requestId: string }
+
 type Groups = typeof Api extends HttpApi.HttpApi<string, infer G, infer _E, infer _R> ? G : never
 
 /** `urlParams` and `headers` are optional when every field in them is (the client sends `{}`). */
@@ -46,8 +50,12 @@ type Fields<Path, UrlParams, Payload, Headers> =
   & Optional<"urlParams", UrlParams>
   & Optional<"headers", Headers>
 
-/** One route: HttpApiClient's method, with the request optional when nothing in it is required. */
-type Method<Endpoint, GroupError> = [Endpoint] extends [
+/**
+ * One route: HttpApiClient's method, with the request optional when nothing in it is required. Its
+ * errors are ServerError rather than the route's declared error schemas: every error answer is read
+ * here (typedErrors), before HttpApiClient would decode it.
+ */
+type Method<Endpoint> = [Endpoint] extends [
   HttpApiEndpoint.HttpApiEndpoint<
     infer _Name,
     infer _Method,
@@ -56,7 +64,7 @@ type Method<Endpoint, GroupError> = [Endpoint] extends [
     infer Payload,
     infer Headers,
     infer Success,
-    infer Error,
+    infer _Error,
     infer _R,
     infer _RE
   >
@@ -66,15 +74,15 @@ type Method<Endpoint, GroupError> = [Endpoint] extends [
       : [request: Simplify<Fields<Path, UrlParams, Payload, Headers> & { readonly withResponse?: WithResponse }>]
   ) => Effect.Effect<
     WithResponse extends true ? [Success, HttpClientResponse.HttpClientResponse] : Success,
-    Error | GroupError | Errors.DomainError | HttpClientError.HttpClientError | ParseResult.ParseError
+    ServerError | HttpClientError.HttpClientError | ParseResult.ParseError
   >
   : never
 
 /** The whole API, one property per group (`contacts`, `messages`, ..., `admin`), one method per route. */
 export type Client = {
   readonly [Group in Groups as HttpApiGroup.HttpApiGroup.Name<Group>]: Group extends
-    HttpApiGroup.HttpApiGroup<infer _Id, infer Endpoints, infer GroupError, infer _R> ? {
-      readonly [Endpoint in Endpoints as HttpApiEndpoint.HttpApiEndpoint.Name<Endpoint>]: Method<Endpoint, GroupError>
+    HttpApiGroup.HttpApiGroup<infer _Id, infer Endpoints, infer _GroupError, infer _R> ? {
+      readonly [Endpoint in Endpoints as HttpApiEndpoint.HttpApiEndpoint.Name<Endpoint>]: Method<Endpoint>
     }
     : never
 }
@@ -90,32 +98,42 @@ const byCode = Object.fromEntries(
 )
 
 /** The core error an envelope names, or none (a 503 `unavailable`, a page that is not the envelope). */
-const domainError = (
+const serverError = (
   response: HttpClientResponse.HttpClientResponse,
   body: string
-): Option.Option<Errors.DomainError> =>
-  Option.flatMap(decodeEnvelope(body), ({ error: { code, message } }) => {
-    switch (byCode[code]) {
-      case "InvalidArgument":
-        return Option.some(new Errors.InvalidArgument({ message }))
-      case "Unauthenticated":
-        return Option.some(new Errors.Unauthenticated({ message }))
-      case "PermissionDenied":
-        return Option.some(new Errors.PermissionDenied({ message }))
-      case "NotFound":
-        return Option.some(new Errors.NotFound({ message }))
-      case "FailedPrecondition":
-        return Option.some(new Errors.FailedPrecondition({ message }))
-      case "ResourceExhausted":
-        return Option.some(
-          new Errors.ResourceExhausted({ message, retryAfterSeconds: Number(response.headers["retry-after"] ?? 1) })
-        )
-      case "Internal":
-        return Option.some(new Errors.Internal({ message }))
-      default:
-        return Option.none()
-    }
-  })
+): Option.Option<ServerError> =>
+  Option.flatMap(
+    decodeEnvelope(body),
+    ({ error: { code, message, requestId } }) =>
+      Option.map(domainError(response, code, message), (error) => Object.assign(error, { requestId }))
+  )
+
+const domainError = (
+  response: HttpClientResponse.HttpClientResponse,
+  code: string,
+  message: string
+): Option.Option<Errors.DomainError> => {
+  switch (byCode[code]) {
+    case "InvalidArgument":
+      return Option.some(new Errors.InvalidArgument({ message }))
+    case "Unauthenticated":
+      return Option.some(new Errors.Unauthenticated({ message }))
+    case "PermissionDenied":
+      return Option.some(new Errors.PermissionDenied({ message }))
+    case "NotFound":
+      return Option.some(new Errors.NotFound({ message }))
+    case "FailedPrecondition":
+      return Option.some(new Errors.FailedPrecondition({ message }))
+    case "ResourceExhausted":
+      return Option.some(
+        new Errors.ResourceExhausted({ message, retryAfterSeconds: Number(response.headers["retry-after"] ?? 1) })
+      )
+    case "Internal":
+      return Option.some(new Errors.Internal({ message }))
+    default:
+      return Option.none()
+  }
+}
 
 /**
  * Fails an error answer with its core error. The body is read here, so an answer that is not the
@@ -126,13 +144,13 @@ const typedErrors = <E, R>(client: HttpClient.HttpClient.With<E, R>) =>
     client,
     Effect.flatMap((response): Effect.Effect<
       HttpClientResponse.HttpClientResponse,
-      Errors.DomainError | HttpClientError.ResponseError
+      ServerError | HttpClientError.ResponseError
     > =>
       response.status < 400 ?
         Effect.succeed(response) :
         Effect.flatMap(response.text, (body) =>
-          Option.match(domainError(response, body), {
-            onSome: (error) => Effect.fail<Errors.DomainError | HttpClientError.ResponseError>(error),
+          Option.match(serverError(response, body), {
+            onSome: (error) => Effect.fail<ServerError | HttpClientError.ResponseError>(error),
             onNone: () =>
               Effect.fail(
                 new HttpClientError.ResponseError({

@@ -11,7 +11,7 @@
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { Data, Effect, ParseResult, Schema } from "effect"
 import { parseArgs } from "node:util"
-import { type Client, makeClient } from "../../adapters/http/client.ts"
+import { type Client, makeClient, type ServerError } from "../../adapters/http/client.ts"
 import type { DataDirLocked } from "../../adapters/pglite/dataDirLock.ts"
 import { CardSetupInput } from "../../core/billing/hosted.ts"
 import { invalidInput } from "../../core/kernel/decodeMessage.ts"
@@ -94,9 +94,9 @@ if (values.help || group === undefined) {
 
 const pretty = (value: unknown) => JSON.stringify(value, null, 2)
 
-/** The server's error as its envelope's code and message. */
-const envelope = (e: { readonly _tag: keyof typeof errorStatus; readonly message: string }) =>
-  pretty({ error: { code: errorStatus[e._tag].code, message: e.message } })
+/** The server's error as its envelope. */
+const envelope = (e: ServerError) =>
+  pretty({ error: { code: errorStatus[e._tag].code, message: e.message, requestId: e.requestId } })
 
 const token = () => process.env.ADMIN_TOKEN ?? fail("Set ADMIN_TOKEN to the server's admin token")
 const baseUrl = process.env.SWITCHBOARD_URL ?? `http://localhost:${process.env.PORT ?? 8080}`
@@ -228,7 +228,7 @@ const program = Effect.gen(function*() {
   console.log(pretty(answer))
 }).pipe(
   Effect.catchTags({
-    // The server's answer, as its envelope (the request id is in the server's log).
+    // The server's answer, as its envelope.
     InvalidArgument: (e) => Effect.succeed(envelope(e)),
     Unauthenticated: (e) => Effect.succeed(envelope(e)),
     PermissionDenied: (e) => Effect.succeed(envelope(e)),

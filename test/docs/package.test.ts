@@ -120,16 +120,20 @@ describe("the npm package in a plain Node project", () => {
     expect(typecheck).toBe("")
   })
 
-  it.each(examples)("runs $heading with plain node and prints what its comment says", async ({ file, server: needsServer }) => {
-    if (needsServer) server = await startWithNumber(join(tempDir(), "data"))
-    const env = server === undefined
-      ? process.env
-      : { ...process.env, SWITCHBOARD_URL: server.baseUrl, SWITCHBOARD_API_KEY: server.testKey! }
-    const { stdout } = await run(process.execPath, [join(project, "out", `${file}.js`)], { cwd: project, env })
-    const expected = /console\.log\(.*\) \/\/ (.*)\n/.exec(programs.get(file)!)?.[1]
-    expect(expected).toBeDefined()
-    expect(stdout.trim()).toBe(expected)
-  }, 300_000)
+  it.each(examples)(
+    "runs $heading with plain node and prints what its comment says",
+    async ({ file, server: needsServer }) => {
+      if (needsServer) server = await startWithNumber(join(tempDir(), "data"))
+      const env = server === undefined
+        ? process.env
+        : { ...process.env, SWITCHBOARD_URL: server.baseUrl, SWITCHBOARD_API_KEY: server.testKey! }
+      const { stdout } = await run(process.execPath, [join(project, "out", `${file}.js`)], { cwd: project, env })
+      const expected = /console\.log\(.*\) \/\/ (.*)\n/.exec(programs.get(file)!)?.[1]
+      expect(expected).toBeDefined()
+      expect(stdout.trim()).toBe(expected)
+    },
+    300_000
+  )
 })
 
 describe("the JSR package", () => {

@@ -42,7 +42,11 @@ describe("the typed client against a real server", () => {
       // No number yet: 409, decoded as the core's FailedPrecondition.
       const refused = yield* Effect.flip(switchboard.messages.send({ payload: { to: ADA, body: "too early" } }))
       expect(refused).toBeInstanceOf(Errors.FailedPrecondition)
-      expect(refused).toMatchObject({ _tag: "FailedPrecondition", message: expect.stringContaining("phone number") })
+      expect(refused).toMatchObject({
+        _tag: "FailedPrecondition",
+        message: expect.stringContaining("phone number"),
+        requestId: expect.stringMatching(/^req_/)
+      })
 
       // The admin token goes to the admin API.
       const { workspaces: [workspace] } = yield* switchboard.admin.listWorkspaces()

@@ -14,7 +14,10 @@ const built = new Set<"node" | "deno">()
  */
 const serverCommand = (runtime: "node" | "deno") => {
   if (!built.has(runtime)) {
-    execFileSync(process.execPath, ["apps/server/build.mjs", runtime === "node" ? "server" : "deno", "console"], { cwd: root, stdio: "inherit" })
+    execFileSync(process.execPath, ["apps/server/build.mjs", runtime === "node" ? "server" : "deno", "console"], {
+      cwd: root,
+      stdio: "inherit"
+    })
     built.add(runtime)
   }
   return runtime === "node"
