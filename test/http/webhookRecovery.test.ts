@@ -321,6 +321,51 @@ describe.each(stores)("webhook recovery on $name", ({ layer }) => {
       await expectError(await recover(theirHook.id, { since }), 404, "not_found")
     })
 
+    it("a receiver down while events happen through the API: recover sends every missed event once, and the worker's retries send none again", async () => {
+      const w = await create("/down", { events: ["contact.updated", "contact.deleted"] })
+      receiver.answer = () => ({ status: 503 })
+      // The outage: events made through the API, each failing its first attempt.
+      const contacts = await Promise.all(
+        ["Ada", "Alan", "Grace"].map(async (firstName, i) =>
+          (await ok(await call("/contacts", { method: "POST", json: { firstName, phone: `+1415555020${i}` } }), 201))
+            .contact as { id: string }
+        )
+      )
+      for (const c of contacts) {
+        await ok(await call(`/contacts/${c.id}`, { method: "PATCH", json: { company: "Acme" } }))
+      }
+      await ok(await call(`/contacts/${contacts[0]!.id}`, { method: "DELETE" }))
+      // contact.updated for each create and each patch, contact.deleted for the delete.
+      const events = 7
+      const failed = await until(
+        () => deliveries(w.id),
+        (ds) => ds.length === events && ds.every((d) => d.attempts >= 1 && d.status !== "succeeded"),
+        "every event's first attempt refused"
+      )
+      const missed = new Set(failed.map((d) => d.eventId))
+      expect(missed.size).toBe(events)
+
+      // Back up: recover the outage.
+      const refusedBefore = to("/down").length
+      receiver.answer = () => ({ status: 200 })
+      expect(await ok(await recover(w.id, { since: ago(3_600_000) }), 202)).toEqual({ queued: events })
+      const log = await until(
+        () => deliveries(w.id),
+        (ds) => ds.every((d) => d.status === "succeeded"),
+        "the recovered deliveries"
+      )
+      expect(log).toHaveLength(events)
+      const delivered = to("/down").slice(refusedBefore)
+      expect(delivered.map((g) => g.headers["webhook-id"]).sort()).toEqual([...missed].sort())
+      for (const got of delivered) {
+        expect(["contact.updated", "contact.deleted"]).toContain(verify(w.secret, got).type)
+      }
+      // Nothing is sent twice: not by the worker's scheduled retries, not by a second recovery.
+      expect(await ok(await recover(w.id, { since: ago(3_600_000) }), 202)).toEqual({ queued: 0 })
+      await new Promise((r) => setTimeout(r, 500))
+      expect(to("/down").slice(refusedBefore)).toHaveLength(events)
+    })
+
     it("an endpoint on * recovers every catalog type, never a failed test ping", async () => {
       const w = await create("/star")
       const event = stored(w, workspaceId, "call.missed")
