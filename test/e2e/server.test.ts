@@ -3,11 +3,11 @@
  * driven over real sockets with the key it prints at first boot, as a new user would with curl.
  */
 import { Effect, Redacted } from "effect"
-import { execFile } from "node:child_process"
+import { execFile, execFileSync } from "node:child_process"
 import { request } from "node:http"
 import { resolve } from "node:path"
 import { promisify } from "node:util"
-import { describe, expect, inject, it } from "vitest"
+import { beforeAll, describe, expect, inject, it } from "vitest"
 import * as Postgres from "../../adapters/postgres/PgClient.ts"
 import * as SqlLedger from "../../adapters/sql/ledger.ts"
 import { numberCharge, textingSetupCharge } from "../../core/billing/pricing.ts"
@@ -129,11 +129,10 @@ describe("server under node with DATABASE_URL (Postgres)", () => {
 describe("admin CLI", () => {
   const run = promisify(execFile)
   const root = resolve(import.meta.dirname, "../..")
+  // `npm run admin`'s launcher, which builds the bundle when it is out of date (once, in beforeAll).
+  beforeAll(() => execFileSync(process.execPath, ["apps/server/build.mjs", "cli"], { cwd: root, stdio: "inherit" }))
   const admin = (env: Record<string, string>, ...args: Array<string>) =>
-    run(resolve(root, "node_modules/.bin/tsx"), ["apps/cli/main.ts", ...args], {
-      cwd: root,
-      env: { ...process.env, ...env }
-    })
+    run(process.execPath, ["apps/cli/admin.mjs", ...args], { cwd: root, env: { ...process.env, ...env } })
 
   it("creates a workspace and a scoped live key that the public API accepts, then revokes it", async () => {
     const server = await startServer("node", { DATA_DIR: tempDir(), ADMIN_TOKEN: "cli-admin-token" })
@@ -168,7 +167,6 @@ describe("admin CLI", () => {
     }
   }, 300_000)
 
-  // A dozen CLI processes, each loading tsx and the API client: minutes on a loaded machine.
   it("runs every other command, prints JSON, and exits 1 with the envelope on a refused request", async () => {
     const help = await admin({}, "--help")
     for (
