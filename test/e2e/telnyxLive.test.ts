@@ -1,7 +1,7 @@
 /**
  * The live Telnyx path, tried from outside: the real server process with `CARRIER=telnyx` on a
  * real Postgres, pointed at the fake Telnyx (test/support/fakeTelnyx.ts) and driven over sockets as
- * a new operator would, from the README ("Going live on Telnyx"), docs/ and the OpenAPI document
+ * a new operator would, from docs/operating.md ("Going live on Telnyx"), docs/ and the OpenAPI document
  * only. A live workspace buys a number, files its 10DLC registration, gets its numbers assigned to
  * the campaign at Telnyx (each texts live only then, one bought after the approval too), texts,
  * takes delivery reports and inbound texts (a repeat stored once), and answers a voicemail call
