@@ -171,10 +171,10 @@ export const layer = Layer.effect(
             .slice(0, limit)
             .map((activity) => ({ activity, thread: st().threads.get(activity.conversationId)! }))
         ),
-      search: (ws, queryWords, limit) =>
+      search: (ws, query, limit) =>
         Effect.sync(() =>
           [...st().activities.values()]
-            .filter((a) => a.workspaceId === ws && matchesQuery(searchableText(a), queryWords))
+            .filter((a) => a.workspaceId === ws && matchesQuery(searchableText(a), query))
             .sort((a, b) => -byCreation(a, b))
             .slice(0, limit)
             .map(({ body, conversationId, createdAt, direction, id, type }) => {

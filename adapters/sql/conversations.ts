@@ -5,6 +5,7 @@ import {
   type ActivityRecord,
   contactNameOf,
   searchableText,
+  type SearchQuery,
   type ThreadView,
   words
 } from "../../core/conversations/model.ts"
@@ -40,8 +41,9 @@ const columnsOf = (touch: ThreadTouch) =>
  */
 const searchDocument = (a: Pick<ActivityRecord, "body" | "callTranscript">) => words(searchableText(a)).join(" ")
 
-/** `word:*` terms joined by AND; words are already lower-cased runs of letters and digits. */
-const prefixQuery = (words: ReadonlyArray<string>) => words.map((w) => `${w}:*`).join(" & ")
+/** The words joined by AND, the last as `word:*` when it is a prefix; words are lower-cased runs of letters and digits. */
+export const tsQuery = (query: SearchQuery) =>
+  query.words.map((w, i) => (query.prefix && i === query.words.length - 1 ? `${w}:*` : w)).join(" & ")
 
 export const layer = Layer.effect(
   ConversationStore,
@@ -196,11 +198,11 @@ export const layer = Layer.effect(
           ORDER BY a.created_at DESC, a.id DESC LIMIT ${limit}`).pipe(
           Effect.map((rs) => rs.map((r) => ({ activity: joinedActivities.decode(r), thread: threads.decode(r) })))
         ),
-      search: (ws, words, limit) =>
+      search: (ws, query, limit) =>
         die(sql`
           SELECT a.id, a.conversation_id, a.type, a.direction, a.body, a.created_at, t.participant, t.number_e164
           FROM activities a JOIN threads t ON t.workspace_id = a.workspace_id AND t.id = a.conversation_id
-          WHERE a.workspace_id = ${ws} AND a.search @@ to_tsquery('simple', ${prefixQuery(words)})
+          WHERE a.workspace_id = ${ws} AND a.search @@ to_tsquery('simple', ${tsQuery(query)})
           ORDER BY a.created_at DESC, a.id DESC LIMIT ${limit}`).pipe(Effect.map((rs) => rs.map(searchRows.decode)))
     })
   })

@@ -5,7 +5,7 @@
 import autocannon from "autocannon"
 import { type ChildProcess, spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { Agent, request } from "node:http"
 import { createServer } from "node:net"
 import { tmpdir } from "node:os"
@@ -341,6 +341,8 @@ export interface FirstBoot {
   readonly db: pg.Client
   /** The first-boot service, still running for admin calls: stop it before loading. */
   readonly boot: Child
+  /** The database, key and data came from an earlier run's BENCH_KEEP_DIR. */
+  readonly reused: boolean
 }
 
 /**
@@ -349,10 +351,14 @@ export interface FirstBoot {
  */
 export const firstBoot = async (
   cleanups: ReturnType<typeof cleanupStack>,
-  names: { readonly database: string; readonly prefix: string }
+  names: { readonly database: string; readonly prefix: string; readonly settings?: ReadonlyArray<string> }
 ): Promise<FirstBoot> => {
   let databaseUrl: string
   const external = process.env["BENCH_DATABASE_URL"]
+  // BENCH_KEEP_DIR: the cluster, the service's DATA_DIR and the first boot's credentials live there
+  // and are used again by the next run (a 10M-row seed is made once and measured several times).
+  const keepDir = process.env["BENCH_KEEP_DIR"] || undefined
+  const kept = keepDir === undefined ? undefined : join(keepDir, "first-boot.json")
   if (external !== undefined && external !== "") {
     const fresh = await freshDatabase(external, names.prefix)
     cleanups.push(fresh.drop)
@@ -362,15 +368,25 @@ export const firstBoot = async (
     // Up to six servers side by side (the reads benchmark: the service, the bare server, four
     // floors), each with a pool of 20 that fills under load: more than Postgres's default 100. A
     // server given as BENCH_DATABASE_URL needs as many.
-    const handle = await startPostgres({ fresh: true, database: names.database, settings: ["max_connections=200"] })
+    const handle = await startPostgres({
+      fresh: true,
+      database: names.database,
+      settings: ["max_connections=200", ...(names.settings ?? [])],
+      keepIn: keepDir === undefined ? undefined : join(keepDir, "postgres")
+    })
     if (handle === null) throw new Error("no Postgres binaries found; set BENCH_DATABASE_URL")
     cleanups.push(handle.stop)
     databaseUrl = handle.url
-    log(`database: throwaway cluster ${databaseUrl}`)
+    log(`database: ${keepDir === undefined ? "throwaway" : "kept"} cluster ${databaseUrl}`)
   }
-  const dataDir = mkdtempSync(join(tmpdir(), `switchboard-${names.prefix}-`))
-  cleanups.push(async () => rmSync(dataDir, { recursive: true, force: true }))
-  const adminToken = randomBytes(24).toString("hex")
+  const dataDir = keepDir === undefined
+    ? mkdtempSync(join(tmpdir(), `switchboard-${names.prefix}-`))
+    : join(keepDir, "data")
+  if (keepDir === undefined) cleanups.push(async () => rmSync(dataDir, { recursive: true, force: true }))
+  const before = kept !== undefined && existsSync(kept)
+    ? JSON.parse(readFileSync(kept, "utf8")) as { adminToken: string; key: string }
+    : undefined
+  const adminToken = before?.adminToken ?? randomBytes(24).toString("hex")
   const serviceEnv = {
     DATABASE_URL: databaseUrl,
     ADMIN_TOKEN: adminToken,
@@ -380,8 +396,9 @@ export const firstBoot = async (
 
   const boot = await startChild("service (first boot)", "apps/server/node.ts", serviceEnv, await freePort())
   cleanups.push(boot.stop)
-  const key = /svc_test_[0-9A-Za-z]{40}/.exec(boot.output())?.[0]
+  const key = before?.key ?? /svc_test_[0-9A-Za-z]{40}/.exec(boot.output())?.[0]
   if (key === undefined) throw new Error(`no first-boot test key in the service output:\n${boot.output()}`)
+  if (kept !== undefined && before === undefined) writeFileSync(kept, JSON.stringify({ adminToken, key }))
   const db = new pg.Client({ connectionString: databaseUrl })
   await db.connect()
   cleanups.push(() => db.end())
@@ -390,5 +407,5 @@ export const firstBoot = async (
   if (workspaces.rows.length !== 1 || workspaceId === undefined) {
     throw new Error(`expected one workspace, found ${workspaces.rows.length}`)
   }
-  return { databaseUrl, serviceEnv, adminToken, key, workspaceId, db, boot }
+  return { databaseUrl, serviceEnv, adminToken, key, workspaceId, db, boot, reused: before !== undefined }
 }

@@ -4,7 +4,8 @@
  * two-step search shape the benchmark measures as a candidate fix. Keep in step with
  * adapters/sql/conversations.ts.
  */
-import { words } from "../../core/conversations/model.ts"
+import { tsQuery } from "../../adapters/sql/conversations.ts"
+import { searchQuery, words } from "../../core/conversations/model.ts"
 import type { Statement } from "./sql.ts"
 
 const VIEW_SELECT = `
@@ -46,7 +47,16 @@ const SEARCH_COLUMNS = `
             a.delivery_status AS a_delivery_status, a.carrier_message_id AS a_carrier_message_id, a.call AS a_call,
             a.ai_tags AS a_ai_tags, a.call_transcript AS a_call_transcript, a.created_at AS a_created_at, t.*`
 
-/** `GET /v1/api/messages/search?q=&limit=` exactly as adapters/sql/conversations.ts `search` runs it. */
+/** `GET /v1/api/messages/search?q=&limit=` as adapters/sql/conversations.ts `search` runs it (keep in step). */
+export const messageSearch = (workspaceId: string, q: string, limit: number): Statement => ({
+  text: `${SEARCH_COLUMNS}
+          FROM activities a JOIN threads t ON t.workspace_id = a.workspace_id AND t.id = a.conversation_id
+          WHERE a.workspace_id = $1 AND a.search @@ to_tsquery('simple', $2)
+          ORDER BY a.created_at DESC, a.id DESC LIMIT $3`,
+  values: [workspaceId, tsQuery(searchQuery(q)!), limit]
+})
+
+/** The same statement before only the last word was a prefix (every word was): the benchmark's "before". */
 export const searchStatement = (workspaceId: string, q: string, limit: number): Statement => ({
   text: `${SEARCH_COLUMNS}
           FROM activities a JOIN threads t ON t.workspace_id = a.workspace_id AND t.id = a.conversation_id

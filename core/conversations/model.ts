@@ -150,10 +150,38 @@ export const contactNameOf = (
 export const words = (text: string): ReadonlyArray<string> =>
   text.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter((w) => w.length > 0)
 
-/** Every query word must begin some word of the document. */
-export const matchesQuery = (document: string, queryWords: ReadonlyArray<string>): boolean => {
-  const doc = words(document)
-  return queryWords.length > 0 && queryWords.every((q) => doc.some((w) => w.startsWith(q)))
+/**
+ * Words too common to expand as a prefix: `the` would also match `there`, `them`, `then`... which
+ * is rarely what was typed and makes the index read every word beginning with it. They still
+ * match as whole words.
+ */
+const STOP_WORDS: ReadonlySet<string> = new Set(
+  ("a an and are as at be but by for from had has have he her his i if in is it its me my no not of on or our " +
+    "she so than that the their them then there they this to us was we were what when will with you your")
+    .split(" ")
+)
+
+/**
+ * A message search: every word must be a word of the message, and the last may also begin one, as
+ * a person types (`prefix`), unless it is a stop word.
+ */
+export interface SearchQuery {
+  readonly words: ReadonlyArray<string>
+  readonly prefix: boolean
+}
+
+/** The query of `q`'s first 8 words; none: no query. */
+export const searchQuery = (q: string): SearchQuery | null => {
+  const found = words(q).slice(0, 8)
+  return found.length === 0 ? null : { words: found, prefix: !STOP_WORDS.has(found[found.length - 1]!) }
+}
+
+export const matchesQuery = (document: string, query: SearchQuery): boolean => {
+  const doc = new Set(words(document))
+  const last = query.words.length - 1
+  return query.words.every((q, i) =>
+    doc.has(q) || (i === last && query.prefix && [...doc].some((w) => w.startsWith(q)))
+  )
 }
 
 /** The searchable text of an activity: its body and its transcript. */
@@ -171,7 +199,8 @@ export type ListConversationsInput = typeof ListConversationsInput.Type
 /** Searching messages (`GET /messages/search`, the `messages_search` tool); REST reads `limit` from text. */
 export const SearchMessagesInput = Schema.Struct({
   q: Schema.propertySignature(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(200))).annotations({
-    description: "Words and prefixes to find in message bodies and call and voicemail transcripts"
+    description:
+      "Words to find in message bodies and call and voicemail transcripts; the last word also matches as the beginning of a word"
   }),
   limit: Schema.optional(PageSize(100))
 }).annotations({ parseOptions: { onExcessProperty: "error" } })

@@ -17,9 +17,9 @@ import {
   type MessageSearchResult,
   newActivity,
   participantsOf,
+  searchQuery,
   ThreadStatus,
-  toSummary,
-  words
+  toSummary
 } from "./model.ts"
 import { ConversationStore } from "./store.ts"
 
@@ -99,9 +99,9 @@ export const make = Effect.gen(function*() {
 
   const search = (p: Principal, q: string, limit: number) =>
     Effect.gen(function*() {
-      const terms = words(q).slice(0, 8)
-      if (terms.length === 0) return yield* new InvalidArgument({ message: "q: give at least one word to search for" })
-      const hits = yield* store.search(p.workspaceId, terms, limit)
+      const query = searchQuery(q)
+      if (query === null) return yield* new InvalidArgument({ message: "q: give at least one word to search for" })
+      const hits = yield* store.search(p.workspaceId, query, limit)
       return hits.map((hit): MessageSearchResult => ({
         activityId: hit.id,
         conversationId: hit.conversationId,

@@ -1,6 +1,6 @@
 import { Context, Effect, Option, Schema } from "effect"
 import type { DeliveryStatus } from "../messaging/deliveryStatus.ts"
-import { ActivityRecord, Thread, type ThreadStatus, type ThreadView } from "./model.ts"
+import { ActivityRecord, type SearchQuery, Thread, type ThreadStatus, type ThreadView } from "./model.ts"
 
 export interface ThreadListQuery {
   readonly workspaceId: string
@@ -85,10 +85,10 @@ export interface ConversationStore {
   readonly agentCallMinutes: (workspaceId: string, fromIso: string, toIso: string) => Effect.Effect<number>
   /** Call and voicemail activities with their threads, newest first (created, then id). */
   readonly listCalls: (workspaceId: string, limit: number) => Effect.Effect<ReadonlyArray<SearchHit>>
-  /** Messages and calls whose body or transcript match every query word as a word prefix, newest first. */
+  /** Messages and calls whose body or transcript match the query (`matchesQuery`), newest first. */
   readonly search: (
     workspaceId: string,
-    queryWords: ReadonlyArray<string>,
+    query: SearchQuery,
     limit: number
   ) => Effect.Effect<ReadonlyArray<SearchRow>>
 }

@@ -13,7 +13,7 @@ import { Effect } from "effect"
 import { execFile, spawnSync } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import { accessSync, constants as fsConstants, existsSync, readdirSync, realpathSync } from "node:fs"
-import { chown, mkdtemp, readFile, rm } from "node:fs/promises"
+import { chown, mkdir, mkdtemp, readFile, rm } from "node:fs/promises"
 import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { delimiter, dirname, join } from "node:path"
@@ -52,6 +52,11 @@ export interface StartPostgresOptions {
   readonly database?: string | undefined
   /** Extra server settings, `name=value` (benchmarks: `shared_preload_libraries=pg_stat_statements`). */
   readonly settings?: ReadonlyArray<string> | undefined
+  /**
+   * Keep the cluster in this directory: made on first use, started again on the next, never removed
+   * (benchmarks that seed millions of rows once and measure several times).
+   */
+  readonly keepIn?: string | undefined
 }
 
 const isCI = () => process.env["CI"] === "true"
@@ -179,8 +184,11 @@ export const startPostgres = async (options: StartPostgresOptions = {}): Promise
   }
 
   const asRoot = process.getuid?.() === 0
-  const base = await mkdtemp(join(tmpdir(), "switchboard-pg-"))
+  const kept = options.keepIn !== undefined
+  const base = kept ? options.keepIn! : await mkdtemp(join(tmpdir(), "switchboard-pg-"))
+  if (kept) await mkdir(base, { recursive: true })
   const dataDir = join(base, "data")
+  const remove = () => (kept ? Promise.resolve() : rm(base, { recursive: true, force: true }))
   const socketDir = base
   const database = options.database ?? "switchboard_test"
   if (asRoot) {
@@ -189,7 +197,7 @@ export const startPostgres = async (options: StartPostgresOptions = {}): Promise
     const uid = Number(info.stdout.trim())
     const gid = Number(gidInfo.stdout.trim())
     if (info.status !== 0 || !Number.isInteger(uid)) {
-      await rm(base, { recursive: true, force: true })
+      await remove()
       throw new Error("running as root but there is no `postgres` user to run initdb as")
     }
     await chown(base, uid, gid)
@@ -268,14 +276,17 @@ export const startPostgres = async (options: StartPostgresOptions = {}): Promise
   }
 
   try {
-    await runOrThrow(
-      join(bin, "initdb"),
-      ["-D", dataDir, "-U", "postgres", "--auth=trust", "--encoding=UTF8", "--no-locale", "--no-sync"],
-      asRoot
-    )
+    const reused = kept && existsSync(join(dataDir, "PG_VERSION"))
+    if (!reused) {
+      await runOrThrow(
+        join(bin, "initdb"),
+        ["-D", dataDir, "-U", "postgres", "--auth=trust", "--encoding=UTF8", "--no-locale", "--no-sync"],
+        asRoot
+      )
+    }
     const { port, again } = await serve(dataDir)
     const root = `postgres://postgres@127.0.0.1:${port}`
-    await createDatabase(`${root}/postgres`, database)
+    if (!reused) await createDatabase(`${root}/postgres`, database)
 
     let standbys = 0
     const standby = async (): Promise<Standby> => {
@@ -322,14 +333,14 @@ export const startPostgres = async (options: StartPostgresOptions = {}): Promise
         if (stopped) return
         stopped = true
         process.removeListener("exit", stopSync)
-        for (const dir of [...running]) await stopServer(dir, "immediate")
-        await rm(base, { recursive: true, force: true })
+        for (const dir of [...running]) await stopServer(dir, kept ? "fast" : "immediate")
+        await remove()
       }
     }
   } catch (error) {
     stopSync()
     process.removeListener("exit", stopSync)
-    await rm(base, { recursive: true, force: true })
+    await remove()
     throw error
   }
 }
