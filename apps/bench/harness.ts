@@ -380,7 +380,13 @@ export const firstBoot = async (
 
   const boot = await startChild("service (first boot)", "apps/server/node.ts", serviceEnv, await freePort())
   cleanups.push(boot.stop)
-  const key = /svc_test_[0-9A-Za-z]{40}/.exec(boot.output())?.[0]
+  // The key is printed once the server listens (apps/server/main.ts BootstrapLive), a moment after it answers.
+  const deadline = Date.now() + 60_000
+  let key = /svc_test_[0-9A-Za-z]{40}/.exec(boot.output())?.[0]
+  while (key === undefined && Date.now() < deadline) {
+    await sleep(100)
+    key = /svc_test_[0-9A-Za-z]{40}/.exec(boot.output())?.[0]
+  }
   if (key === undefined) throw new Error(`no first-boot test key in the service output:\n${boot.output()}`)
   const db = new pg.Client({ connectionString: databaseUrl })
   await db.connect()
