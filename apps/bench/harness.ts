@@ -396,7 +396,14 @@ export const firstBoot = async (
 
   const boot = await startChild("service (first boot)", "apps/server/node.ts", serviceEnv, await freePort())
   cleanups.push(boot.stop)
-  const key = before?.key ?? /svc_test_[0-9A-Za-z]{40}/.exec(boot.output())?.[0]
+  // The key is printed once the server listens (apps/server/main.ts BootstrapLive), a moment after it answers.
+  const deadline = Date.now() + 60_000
+  const printed = () => /svc_test_[0-9A-Za-z]{40}/.exec(boot.output())?.[0]
+  let key = before?.key ?? printed()
+  while (key === undefined && Date.now() < deadline) {
+    await sleep(100)
+    key = printed()
+  }
   if (key === undefined) throw new Error(`no first-boot test key in the service output:\n${boot.output()}`)
   if (kept !== undefined && before === undefined) writeFileSync(kept, JSON.stringify({ adminToken, key }))
   const db = new pg.Client({ connectionString: databaseUrl })

@@ -2,7 +2,7 @@
  * The web console in a real headless Chromium (Debian's `chromium`, driven by playwright-core)
  * against the real server process over a socket: sign-in through the mailed link, the workspace
  * picker, the inbox and a thread (a text, a call with its recording, transcript and summary, a new
- * text arriving live), replying, a note, assigning, marking done, developer settings (a webhook
+ * text arriving live; a long thread opened at its newest entries, earlier ones on request), replying, a note, assigning, marking done, developer settings (a webhook
  * endpoint, an API key used with fetch, the delivery log and its resend), what a `member` may not
  * reach, another workspace's data never shown, and axe-core on each main screen at desktop and
  * 375px widths (no `serious` or `critical` violation).
@@ -15,6 +15,7 @@ import { createServer, type Server } from "node:http"
 import { resolve } from "node:path"
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
+import { TIMELINE_PAGE } from "../../apps/console/screens/thread.tsx"
 import { business, readyBilling } from "../support/registration.ts"
 import { freePort, type RunningServer, startServer } from "../support/server.ts"
 import { tempDirs } from "../support/tempDirs.ts"
@@ -31,6 +32,7 @@ const NUMBER = "+12175550100"
 const ADA = "+12175550111"
 const BOILER = "+12175550122"
 const OLD = "+12175550133"
+const CHATTY = "+12175550144"
 const OTHER_NUMBER = "+13125550100"
 const OWNER = "owner@localhost"
 const SAM = "sam@example.com"
@@ -346,6 +348,29 @@ describe.runIf(runs)("the console in a browser", () => {
     })
     await timeline.getByText("Also, do you sell gift cards?").waitFor()
     expect(await page.evaluate(() => (window as any).sameDocument)).toBe(true)
+  })
+
+  it("opens a long thread at its newest entries, the reply box ready, and shows earlier ones a page at a time", async () => {
+    const texts = TIMELINE_PAGE + 5
+    let id = ""
+    for (let i = 1; i <= texts; i++) {
+      id = (await ok("/v1/api/test-helpers/inbound-messages", {
+        json: { from: CHATTY, to: NUMBER, body: `Chatty text number ${i}.` }
+      })).conversationId
+    }
+    await page.goto(`${base}/app/inbox/${id}`)
+    const timeline = page.getByRole("list", { name: "Timeline, oldest first" })
+    await timeline.getByText(`Chatty text number ${texts}.`).waitFor()
+    await page.getByLabel(`Reply to ${CHATTY}`).waitFor()
+    // Only the newest page is in the page; the oldest five wait behind the button.
+    expect(await timeline.locator(":scope > li").count()).toBe(TIMELINE_PAGE)
+    expect(await timeline.getByText("Chatty text number 5.", { exact: true }).count()).toBe(0)
+    await timeline.getByText("Chatty text number 6.", { exact: true }).waitFor()
+    await accessible("long thread")
+    await page.getByRole("button", { name: "Show 5 earlier (5 not shown)" }).click()
+    await timeline.getByText("Chatty text number 1.", { exact: true }).waitFor()
+    expect(await timeline.locator(":scope > li").count()).toBe(texts)
+    expect(await page.getByRole("button", { name: /earlier/ }).count()).toBe(0)
   })
 
   it("developer settings: a webhook endpoint and an API key made in the console; the token works once shown", async () => {

@@ -1,7 +1,8 @@
 /**
  * One conversation: its timeline oldest first (messages with media, calls with their recording,
  * transcript and summary, voicemails, internal notes, system lines), the reply box and the note box,
- * assignment, and marking it done or open.
+ * assignment, and marking it done or open. A long timeline shows its newest entries, and earlier ones
+ * a page at a time on request.
  */
 import { useEffect, useRef, useState } from "preact/hooks"
 import type { CallDetails } from "../../../core/calls/model.ts"
@@ -15,6 +16,13 @@ interface ThreadAnswer {
   readonly conversation: ConversationSummary
   readonly activities: ReadonlyArray<Activity>
 }
+
+/**
+ * The newest entries a thread shows when it opens, and how many more each "Show earlier" adds: the
+ * rest are kept out of the page, as laying out every entry of a thread of years delays its first
+ * paint and the reply box by seconds.
+ */
+export const TIMELINE_PAGE = 50
 
 type Media = Activity["media"][number]
 type TranscriptEntry = NonNullable<Activity["callTranscript"]>[number]
@@ -246,6 +254,8 @@ export const Thread = ({ id }: { readonly id: string }) => {
   const thread = useLoad(() => tool<ThreadAnswer>("conversations_get", { id }), [id])
   const change = useAction()
   const end = useRef<HTMLDivElement>(null)
+  // Per thread: another thread opens at its newest page again.
+  const [shown, setShown] = useState({ id, count: TIMELINE_PAGE })
   const count = thread.data?.activities.length ?? 0
   // The newest entry in view when the thread opens and when one arrives.
   useEffect(() => {
@@ -284,6 +294,8 @@ export const Thread = ({ id }: { readonly id: string }) => {
       thread.setData({ conversation: updated, activities })
     })
 
+  const limit = shown.id === id ? shown.count : TIMELINE_PAGE
+  const hidden = Math.max(0, activities.length - limit)
   const subtitle = [conversation.participants[0], conversation.numberE164 && `on ${conversation.numberE164}`]
     .filter(Boolean)
     .join(" ")
@@ -325,11 +337,21 @@ export const Thread = ({ id }: { readonly id: string }) => {
       {activities.length === 0
         ? <p class="empty">Nothing in this conversation yet.</p>
         : (
-          <ol class="timeline" aria-label="Timeline, oldest first">
-            {activities.map((a) => (
-              <Entry key={a.id} activity={a} session={session} contactName={conversation.contactName} />
-            ))}
-          </ol>
+          <>
+            {hidden > 0 && (
+              <Button
+                class="timeline-earlier"
+                onClick={() => setShown({ id, count: limit + TIMELINE_PAGE })}
+              >
+                Show {Math.min(hidden, TIMELINE_PAGE)} earlier ({hidden} not shown)
+              </Button>
+            )}
+            <ol class="timeline" aria-label="Timeline, oldest first">
+              {activities.slice(hidden).map((a) => (
+                <Entry key={a.id} activity={a} session={session} contactName={conversation.contactName} />
+              ))}
+            </ol>
+          </>
         )}
       <div ref={end} />
       <Composer conversation={conversation} onDone={() => void thread.reload()} />
