@@ -14,6 +14,8 @@ export interface SchedulingWorkerOptions {
   readonly pollMs?: number
   /** Most sends claimed at once. */
   readonly batch?: number
+  /** How long a live send stays marked in flight before the sweep gives it up (core/scheduling/engine.ts IN_FLIGHT_MS). */
+  readonly inFlightMs?: number
   /**
    * No other worker can run on this database (the embedded one): a send left `sending` at the
    * start belongs to a process that died, and is given up at once rather than when its mark runs out.
@@ -39,7 +41,7 @@ export const layer = (options: SchedulingWorkerOptions = {}) =>
       }
       const step = Effect.gen(function*() {
         yield* engine.sweep(false)
-        const { claimed, settled } = yield* engine.round(batch)
+        const { claimed, settled } = yield* engine.round(batch, options.inFlightMs)
         yield* Metric.incrementBy(scheduledSends, settled)
         return claimed === batch
       })

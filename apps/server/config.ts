@@ -4,6 +4,7 @@
  * cannot succeed stops before anything is written (run.ts).
  */
 import { Config, ConfigError, Either, Option, Redacted } from "effect"
+import { DEFAULT_TIMEOUT_MS as CARRIER_TIMEOUT_MS } from "../../adapters/carrier/telnyxClient.ts"
 import { DEFAULT_TIMEOUTS } from "../../adapters/http/platform.ts"
 import { smtpUrlProblem } from "../../adapters/mail/smtp.ts"
 import { DEFAULT_POLL_MS as SCHEDULING_POLL_MS } from "../../adapters/scheduling/worker.ts"
@@ -11,6 +12,7 @@ import { keyProblem } from "../../adapters/sql/secrets.ts"
 import { DEFAULT_CONCURRENCY, DEFAULT_POLL_MS } from "../../adapters/webhooks/worker.ts"
 import { ATTEMPT_LEASE_MS } from "../../core/billing/cycle.ts"
 import { DEFAULT_POLL_MS as BILLING_POLL_MS } from "../../core/billing/worker.ts"
+import { IN_FLIGHT_MS } from "../../core/scheduling/engine.ts"
 import { LOG_FORMATS, LOG_LEVELS } from "./logging.ts"
 
 const positiveMs = (name: string) =>
@@ -128,6 +130,14 @@ const settings = Config.all({
   schedulingWorker: Config.boolean("SCHEDULING_WORKER").pipe(Config.withDefault(true)),
   /** How often an idle scheduling worker looks for sends falling due. */
   schedulingPollMs: positiveMs("SCHEDULING_POLL_MS").pipe(Config.withDefault(SCHEDULING_POLL_MS)),
+  /** How long a live send may stay marked in flight before another process gives it up as `unknown_outcome`: longer than a carrier request may take. */
+  schedulingInFlightMs: Config.integer("SCHEDULING_IN_FLIGHT_MS").pipe(
+    Config.validate({
+      message: `must be more than a carrier request's timeout (${CARRIER_TIMEOUT_MS} ms)`,
+      validation: (n) => n > CARRIER_TIMEOUT_MS
+    }),
+    Config.withDefault(IN_FLIGHT_MS)
+  ),
   /** How often the billing worker looks for renewals, retries and charges left by a process that died. */
   billingPollMs: positiveMs("BILLING_POLL_MS").pipe(Config.withDefault(BILLING_POLL_MS)),
   /** How long a charge attempt may stay unanswered before another process asks the provider again with its key. */

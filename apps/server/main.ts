@@ -314,7 +314,11 @@ export const AppLive = (config: ServerConfig) =>
     config.schedulingWorker
       ? step(
         "Scheduling worker started",
-        SchedulingWorker.layer({ pollMs: config.schedulingPollMs, soleWorker: Option.isNone(config.databaseUrl) })
+        SchedulingWorker.layer({
+          pollMs: config.schedulingPollMs,
+          inFlightMs: config.schedulingInFlightMs,
+          soleWorker: Option.isNone(config.databaseUrl)
+        })
       )
       : Layer.effectDiscard(Effect.logInfo("Scheduling worker disabled (SCHEDULING_WORKER=false)")),
     step("Registry poller started", RegistryPoller.layer({ pollMs: config.registryPollMs })),

@@ -30,8 +30,8 @@ export const LEASE_MS = 30_000
 /** How far ahead a workspace's pace may be booked; sends beyond it wait in the queue. */
 export const PACE_HORIZON_MS = 2_000
 /**
- * How long a send may stay `sending` before the sweep gives it up as `unknown_outcome`: beyond any
- * carrier call (the Telnyx client's own timeout is shorter).
+ * How long a send may stay `sending` before the sweep gives it up as `unknown_outcome`, by default
+ * (SCHEDULING_IN_FLIGHT_MS): beyond any carrier call (the Telnyx client's own timeout is shorter).
  */
 export const IN_FLIGHT_MS = 60_000
 
@@ -64,7 +64,7 @@ export const make = Effect.gen(function*() {
   const failureOf = (e: DomainError): Failure => ({ code: errorStatus[e._tag].code, message: e.message })
 
   /** Sends one claimed send, or hands it back: to wait for quiet hours to end, or for the pace. */
-  const handle = (c: ClaimedSend) =>
+  const handle = (c: ClaimedSend, inFlightMs: number) =>
     Effect.gen(function*() {
       const ws = c.send.workspaceId
       const now = yield* Clock.currentTimeMillis
@@ -104,7 +104,7 @@ export const make = Effect.gen(function*() {
       // for the carrier call itself: on Postgres that runs inside the transaction holding the
       // recipient's lock, which a crash rolls back.)
       if (c.live) {
-        const until = (yield* Clock.currentTimeMillis) + IN_FLIGHT_MS
+        const until = (yield* Clock.currentTimeMillis) + inFlightMs
         if (
           !(yield* Effect.locally(store.markSending(c.send.workspaceId, c.send.id, c.claimId, until), Urgent, true))
         ) return false
@@ -132,12 +132,15 @@ export const make = Effect.gen(function*() {
       )
     )
 
-  /** Claims up to `limit` due sends and handles them together; answers how many it claimed and how many it settled. */
-  const round = (limit: number) =>
+  /**
+   * Claims up to `limit` due sends and handles them together, marking live ones in flight for
+   * `inFlightMs`; answers how many it claimed and how many it settled.
+   */
+  const round = (limit: number, inFlightMs = IN_FLIGHT_MS) =>
     Effect.gen(function*() {
       const now = yield* Clock.currentTimeMillis
       const claimed = yield* store.claimDue(now, LEASE_MS, PACE_HORIZON_MS, limit)
-      const settled = yield* Effect.forEach(claimed, handle, { concurrency: "unbounded" })
+      const settled = yield* Effect.forEach(claimed, (c) => handle(c, inFlightMs), { concurrency: "unbounded" })
       return { claimed: claimed.length, settled: settled.filter(Boolean).length }
     })
 

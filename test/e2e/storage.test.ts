@@ -4,11 +4,11 @@
  * over), no acknowledged write lost to a kill -9, and backup and restore for both stores (PGlite
  * through `npm run admin -- db dump|load`, Postgres through pg_dump/pg_restore).
  */
-import { execFile, spawn } from "node:child_process"
+import { execFile, execFileSync, spawn } from "node:child_process"
 import { copyFileSync, existsSync, readdirSync, readFileSync, realpathSync } from "node:fs"
 import { dirname, join, resolve } from "node:path"
 import { promisify } from "node:util"
-import { describe, expect, inject, it } from "vitest"
+import { beforeAll, describe, expect, inject, it } from "vitest"
 import { findPostgresBinDir, freshDatabase } from "../support/postgres.ts"
 import { startServer } from "../support/server.ts"
 import { tempDirs } from "../support/tempDirs.ts"
@@ -53,11 +53,10 @@ const start = (env: Record<string, string>, command = ["npm", "start", "--silent
     })
   })
 
+// `npm run admin`'s launcher, which builds the bundle when it is out of date (once, in beforeAll).
+beforeAll(() => execFileSync(process.execPath, ["apps/server/build.mjs", "cli"], { cwd: root, stdio: "inherit" }))
 const admin = (env: Record<string, string>, ...args: Array<string>) =>
-  run(resolve(root, "node_modules/.bin/tsx"), ["apps/cli/main.ts", ...args], {
-    cwd: root,
-    env: { ...process.env, ...env }
-  })
+  run(process.execPath, ["apps/cli/admin.mjs", ...args], { cwd: root, env: { ...process.env, ...env } })
 
 const failure = (p: Promise<unknown>) =>
   p.then(() => ({ code: 0, stderr: "" }), (e: { code: number; stderr: string }) => e)

@@ -4,11 +4,18 @@
  * at its time and not before, a cancel stops it, a refusal is kept; a broadcast deduplicates,
  * skips opted-out recipients, counts, cancels, and waits for each recipient's quiet hours.
  */
+import { ConfigProvider, Effect, Either, Layer } from "effect"
 import { createServer, type Server } from "node:http"
 import { Webhook } from "standardwebhooks"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { DEFAULT_TIMEOUT_MS as CARRIER_TIMEOUT_MS } from "../../adapters/carrier/telnyxClient.ts"
+import { ServerConfig } from "../../apps/server/config.ts"
+import { Carrier } from "../../core/messaging/carrier.ts"
+import { RegistrationGate } from "../../core/registration/gate.ts"
+import { IN_FLIGHT_MS, SchedulingEngine } from "../../core/scheduling/engine.ts"
 import { makeTestApp } from "../support/app.ts"
 import { makeSqlTestApp } from "../support/sqlApp.ts"
+import { until } from "../support/until.ts"
 import { bearer, expectError, expectOk } from "./helpers.ts"
 
 type App = Awaited<ReturnType<typeof makeTestApp>>
@@ -362,5 +369,62 @@ describe.each(["memory", "sql"] as const)("on the %s stores", (stores) => {
       await expect.poll(async () => (await broadcastOf(ws, created.id)).status, { timeout: 5000 }).toBe("completed")
       expect((await broadcastOf(ws, created.id)).counts).toMatchObject({ sent: 2, pending: 0 })
     })
+  })
+})
+
+describe("a live text in flight", () => {
+  it("is given up as unknown_outcome, never sent again, once its mark runs out (SCHEDULING_IN_FLIGHT_MS)", async () => {
+    // A carrier that never answers: the text stays marked in flight, as a process that died mid-send leaves it.
+    const handed: Array<string> = []
+    const held = await makeTestApp({
+      schedulingWorker: true,
+      schedulingInFlightMs: 500,
+      registration: Layer.succeed(RegistrationGate, { textingState: () => Effect.succeed("approved" as const) }),
+      carrier: Layer.succeed(Carrier, {
+        send: (message) => Effect.zipRight(Effect.sync(() => handed.push(message.to)), Effect.never),
+        answersKeywords: new Set<string>()
+      })
+    })
+    try {
+      const { workspaceId } = await held.createWorkspace("Held")
+      const live = (await held.createKey(workspaceId, { kind: "live" })).token
+      const numbers = `/workspaces/${workspaceId}/numbers`
+      await expectOk(await held.admin(numbers, { method: "POST", json: { e164: "+12175550900" } }), 201)
+      await expectOk(await held.admin(`/workspaces/${workspaceId}`, { method: "PATCH", json: { quietHours: null } }))
+      const created = (await expectOk(
+        await held.fetch("/v1/api/broadcasts", {
+          method: "POST",
+          headers: bearer(live),
+          json: { body: "Hi", recipients: { phones: ["+14155550150"] } }
+        }),
+        201
+      )).broadcast
+      await until("the text handed to the carrier", () => (handed.length > 0 ? true : undefined))
+      // The worker waits on the carrier, so the sweep runs here, as another process's worker runs it.
+      const sweep = () => held.runtime.runPromise(Effect.flatMap(SchedulingEngine, (engine) => engine.sweep(false)))
+      const recipient = await until("the mark to run out (well before the default minute)", async () => {
+        await sweep()
+        const res = await held.fetch(`/v1/api/broadcasts/${created.id}/recipients`, { headers: bearer(live) })
+        const [r] = (await expectOk(res)).recipients
+        return r.status === "failed" ? r : undefined
+      }, 20_000)
+      expect(recipient.failure.code).toBe("unknown_outcome")
+      expect(handed).toEqual(["+14155550150"])
+    } finally {
+      await held.close()
+    }
+  })
+
+  it("SCHEDULING_IN_FLIGHT_MS: the minute by default; it must outlast a carrier request's timeout", async () => {
+    const configOf = (env: Record<string, string>) =>
+      Effect.runPromise(
+        Effect.either(Effect.withConfigProvider(ServerConfig, ConfigProvider.fromMap(new Map(Object.entries(env)))))
+      )
+    expect(Either.getOrThrow(await configOf({})).schedulingInFlightMs).toBe(IN_FLIGHT_MS)
+    expect(Either.getOrThrow(await configOf({ SCHEDULING_IN_FLIGHT_MS: "20000" })).schedulingInFlightMs).toBe(20_000)
+    const refused = await configOf({ SCHEDULING_IN_FLIGHT_MS: String(CARRIER_TIMEOUT_MS) })
+    expect(Either.isLeft(refused) && String(refused.left)).toContain(
+      `Invalid data at SCHEDULING_IN_FLIGHT_MS: "must be more than a carrier request's timeout (${CARRIER_TIMEOUT_MS} ms)"`
+    )
   })
 })

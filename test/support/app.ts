@@ -90,6 +90,8 @@ export interface TestAppOptions {
   readonly billingWorker?: boolean
   /** Run the scheduling worker (scheduled messages and broadcasts), polling every 20 ms; default off. */
   readonly schedulingWorker?: boolean
+  /** SCHEDULING_IN_FLIGHT_MS: how long the worker marks a live send in flight; default the engine's. */
+  readonly schedulingInFlightMs?: number
   /** FAST_PATH (adapters/fastPath.ts): false serves through HttpApiBuilder and runs plain SQL statements; default true. */
   readonly fastPath?: boolean
   /** PUBLIC_BASE_URL: the console's origin and where sign-in links point; default http://test.local. */
@@ -145,7 +147,12 @@ export const makeTestApp = async (options: TestAppOptions = {}) => {
   const fastPath = FastPath.layer(options.fastPath ?? true)
   const withWorkers = Layer.mergeAll(
     options.webhookWorker ? WebhookWorker.layer({ pollMs: options.webhookPollMs ?? 20 }) : Layer.empty,
-    options.schedulingWorker ? SchedulingWorker.layer({ pollMs: 20 }) : Layer.empty,
+    options.schedulingWorker
+      ? SchedulingWorker.layer({
+        pollMs: 20,
+        ...(options.schedulingInFlightMs === undefined ? {} : { inFlightMs: options.schedulingInFlightMs })
+      })
+      : Layer.empty,
     options.billingWorker ? BillingWorker.layer({ pollMs: 20 }) : Layer.empty
   ).pipe(Layer.provideMerge(base))
   const runtime = ManagedRuntime.make(withWorkers.pipe(Layer.provide(fastPath)))
