@@ -58,6 +58,11 @@ import { preparedStatements } from "./prepared.ts"
 export interface PgliteClientConfig {
   /** Directory for the database files; `undefined` => in-memory database. */
   readonly dataDir?: string | undefined
+  /**
+   * Start from this dump (PGlite's `dumpDataDir` tarball, which `npm run admin -- db load` takes too)
+   * rather than from an empty database: the tests' databases, made once for the run.
+   */
+  readonly loadDataDir?: Blob | undefined
   readonly transformQueryNames?: ((str: string) => string) | undefined
   readonly transformResultNames?: ((str: string) => string) | undefined
   /** Also apply the name transforms inside json values (default true, as in PgClient). */
@@ -168,7 +173,11 @@ export const make = (
     // when syncToFs runs, which does nothing here, so it is left at its default.
     const db = yield* Effect.acquireRelease(
       Effect.tryPromise({
-        try: () => PGlite.create(pgliteOptions(options.dataDir)),
+        try: () =>
+          PGlite.create({
+            ...pgliteOptions(options.dataDir),
+            ...(options.loadDataDir === undefined ? {} : { loadDataDir: options.loadDataDir })
+          }),
         catch: (cause) => new SqlError({ cause, message: "PgliteClient: failed to start PGlite" })
       }),
       (db) => Effect.promise(() => db.close().catch(() => undefined))

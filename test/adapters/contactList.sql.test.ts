@@ -6,9 +6,9 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer } from "effect"
 import { describe, expect, it } from "vitest"
-import * as Pglite from "../../adapters/pglite/PgliteClient.ts"
 import { Contact } from "../../core/contacts/model.ts"
 import { ContactStore } from "../../core/contacts/store.ts"
+import { freshPglite } from "../support/pglite.ts"
 import { sqlStores } from "../support/sqlStores.ts"
 
 const WS = "00000000-0000-7000-8000-0000000000aa"
@@ -46,7 +46,7 @@ describe("ContactStore.list on SQL", () => {
       expect((yield* Effect.exit(store.get(WS, ada.id)))._tag).toBe("Failure")
     })
     await program.pipe(
-      Effect.provide(sqlStores(Pglite.layer({})) as Layer.Layer<ContactStore | SqlClient.SqlClient, unknown>),
+      Effect.provide(sqlStores(freshPglite("migrated")) as Layer.Layer<ContactStore | SqlClient.SqlClient, unknown>),
       Effect.runPromise
     )
   }, 60_000)

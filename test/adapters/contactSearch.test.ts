@@ -8,12 +8,12 @@ import { SqlClient } from "@effect/sql"
 import { Effect, FastCheck as fc, Layer, Redacted } from "effect"
 import { afterAll, describe, expect, inject, it } from "vitest"
 import * as MemoryStores from "../../adapters/memory/stores.ts"
-import * as Pglite from "../../adapters/pglite/PgliteClient.ts"
 import * as Postgres from "../../adapters/postgres/PgClient.ts"
 import { LETTERS, SEPARATORS } from "../../adapters/sql/migrations/0007_search_separators.ts"
 import { Contact, type ContactSummary } from "../../core/contacts/model.ts"
 import { searchTerms, searchText } from "../../core/contacts/rules.ts"
 import { type ContactPage, ContactStore } from "../../core/contacts/store.ts"
+import { freshPglite } from "../support/pglite.ts"
 import { freshDatabase } from "../support/postgres.ts"
 import { sqlStores } from "../support/sqlStores.ts"
 
@@ -125,7 +125,7 @@ describe("SQL contact search equals the memory store's substring search", () => 
     expect(expected["ada lovelace"]!.flat()).toEqual(["Ada"])
     expect(expected["100%"]!.flat()).toEqual(["Barbara"])
     expect(expected["%"]!.flat()).toEqual(["Barbara"])
-    expect(await run(contactStore(Pglite.layer({})))).toEqual(expected)
+    expect(await run(contactStore(freshPglite("migrated")))).toEqual(expected)
   }, 60_000)
 
   it("migration 0007's translate folds stored text exactly as searchText does", async () => {
@@ -142,7 +142,7 @@ describe("SQL contact search equals the memory store's substring search", () => 
         out.push(rows[0]!.t)
       }
       return out
-    }).pipe(Effect.provide(Pglite.layer({})), Effect.runPromise)
+    }).pipe(Effect.provide(freshPglite("empty")), Effect.runPromise)
     expect(folded).toEqual(samples.map((s) => searchText({ firstName: s, lastName: null, company: null, emails: [] })))
   }, 60_000)
 

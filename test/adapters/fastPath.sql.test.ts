@@ -14,7 +14,6 @@ import { assert, describe, it } from "@effect/vitest"
 import { Duration, Effect, Layer, Option, Redacted, Tracer } from "effect"
 import { inject } from "vitest"
 import * as FastPath from "../../adapters/fastPath.ts"
-import * as PgliteClient from "../../adapters/pglite/PgliteClient.ts"
 import * as Postgres from "../../adapters/postgres/PgClient.ts"
 import { PIPELINE_NAME, PIPELINES } from "../../adapters/postgres/pipeline.ts"
 import { leadingOf } from "../../adapters/sql/leading.ts"
@@ -26,6 +25,7 @@ import * as Signal from "../../core/events/signal.ts"
 import { Transactor } from "../../core/kernel/transactor.ts"
 import { makeTestApp } from "../support/app.ts"
 import { normalizer } from "../support/normalize.ts"
+import { freshPglite } from "../support/pglite.ts"
 import { freshDatabase } from "../support/postgres.ts"
 import { sqlStores } from "../support/sqlStores.ts"
 import { storesContract } from "./stores.contract.ts"
@@ -44,7 +44,7 @@ const DBS: ReadonlyArray<Db> = url === null ? ["PGlite"] : ["PGlite", "Postgres"
  */
 const client = (db: Db, fast: boolean): Layer.Layer<SqlClient.SqlClient, unknown> => {
   const layer = db === "PGlite"
-    ? PgliteClient.layer({})
+    ? freshPglite("empty")
     : Layer.unwrapScoped(
       Effect.map(
         Effect.acquireRelease(

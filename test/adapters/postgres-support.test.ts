@@ -2,8 +2,8 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Redacted } from "effect"
 import { inject } from "vitest"
-import * as PgliteClient from "../../adapters/pglite/PgliteClient.ts"
 import * as Postgres from "../../adapters/postgres/PgClient.ts"
+import { freshPglite } from "../support/pglite.ts"
 
 const url = inject("postgresUrl")
 const skip = url === null && process.env["CI"] !== "true"
@@ -44,7 +44,7 @@ describe.skipIf(skip)("test Postgres (globalSetup)", () => {
   it.live("PGlite rows have the same JS values as node-postgres rows", () =>
     Effect.gen(function*() {
       const fromPg = yield* Effect.provide(typesQuery, pgLayer())
-      const fromPglite = yield* Effect.provide(typesQuery, PgliteClient.layer({}))
+      const fromPglite = yield* Effect.provide(typesQuery, freshPglite("empty"))
       assert.deepStrictEqual(fromPglite, fromPg)
       const row = fromPg[0] as Record<string, unknown>
       assert.instanceOf(row["tstz"], Date)

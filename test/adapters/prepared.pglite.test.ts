@@ -8,11 +8,11 @@
 import { SqlClient } from "@effect/sql"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Either, Layer } from "effect"
-import * as PgliteClient from "../../adapters/pglite/PgliteClient.ts"
 import { PREPARED } from "../../adapters/sql/prepared.ts"
+import { freshPglite } from "../support/pglite.ts"
 import { recoversFromDeallocate } from "../support/prepared.ts"
 
-const Db = Layer.merge(PgliteClient.layer({}), Layer.setTracerEnabled(false))
+const Db = Layer.merge(freshPglite("empty"), Layer.setTracerEnabled(false))
 
 const setup = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient

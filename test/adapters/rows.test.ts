@@ -7,13 +7,13 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, type ManagedRuntime } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import * as PgliteClient from "../../adapters/pglite/PgliteClient.ts"
 import type { Table } from "../../adapters/sql/rows.ts"
 import * as tables from "../../adapters/sql/tables.ts"
 import { messagingAddonCharge, numberCharge } from "../../core/billing/pricing.ts"
 import { LedgerStore } from "../../core/billing/store.ts"
 import type { E164 } from "../../core/kernel/phone.ts"
 import { makeTestApp } from "../support/app.ts"
+import { freshPglite } from "../support/pglite.ts"
 import { sqlStores } from "../support/sqlStores.ts"
 
 const sqlTables: ReadonlyArray<readonly [string, Pick<Table<unknown>, "decode" | "decodeChecked">]> = [
@@ -34,7 +34,7 @@ const sqlTables: ReadonlyArray<readonly [string, Pick<Table<unknown>, "decode" |
 describe("SQL rows against their record schemas (PGlite)", () => {
   let app: Awaited<ReturnType<typeof makeTestApp>>
   beforeAll(async () => {
-    app = await makeTestApp({ stores: sqlStores(PgliteClient.layer({})) })
+    app = await makeTestApp({ stores: sqlStores(freshPglite("migrated")) })
     const auth = { authorization: `Bearer ${app.testKey}` }
     const call = async (path: string, json: unknown, status = 201) => {
       const res = await app.fetch(`/v1/api${path}`, { method: "POST", headers: auth, json })

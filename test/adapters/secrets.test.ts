@@ -11,7 +11,6 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
 import * as SignedUrls from "../../adapters/media/signedUrls.ts"
-import * as PgliteClient from "../../adapters/pglite/PgliteClient.ts"
 import * as Migrate from "../../adapters/sql/migrate.ts"
 import * as Secrets from "../../adapters/sql/secrets.ts"
 import { ServerConfig } from "../../apps/server/config.ts"
@@ -21,6 +20,7 @@ import { MediaUrls } from "../../core/media/model.ts"
 import type { EndpointRecord } from "../../core/webhooks/model.ts"
 import { generateSecret } from "../../core/webhooks/signing.ts"
 import { WebhookStore } from "../../core/webhooks/store.ts"
+import { freshPglite } from "../support/pglite.ts"
 import { sqlContract } from "../support/sqlContract.ts"
 import { sqlStoresWithKey } from "../support/sqlStores.ts"
 import { endpointRecord } from "../support/webhooks.ts"
@@ -78,7 +78,7 @@ describe("sealed webhook secrets in the SQL store (PGlite)", () => {
   const stores = sqlStoresWithKey
   /** Runs `program` over one fresh in-memory database. */
   const onOneDatabase = <A, E>(program: Effect.Effect<A, E, SqlClient.SqlClient | Scope.Scope>) =>
-    Effect.runPromise(program.pipe(Effect.scoped, Effect.provide(PgliteClient.layer({}))))
+    Effect.runPromise(program.pipe(Effect.scoped, Effect.provide(freshPglite("migrated"))))
 
   it("stores no secret in the clear and reads back the record it was given", () =>
     onOneDatabase(

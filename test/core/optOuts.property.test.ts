@@ -11,7 +11,6 @@ import { assert, describe, it, layer } from "@effect/vitest"
 import { Duration, Effect, Either, FastCheck as fc, Layer, Option, Redacted, Runtime } from "effect"
 import { inject } from "vitest"
 import * as MemoryStores from "../../adapters/memory/stores.ts"
-import * as PgliteClient from "../../adapters/pglite/PgliteClient.ts"
 import * as Postgres from "../../adapters/postgres/PgClient.ts"
 import * as Messaging from "../../core/messaging/service.ts"
 import { OptOutStore } from "../../core/optouts/store.ts"
@@ -23,6 +22,7 @@ import {
   type OptOutMessaging,
   workspaceWithNumber
 } from "../support/optOutMessaging.ts"
+import { freshPglite } from "../support/pglite.ts"
 import { freshDatabase } from "../support/postgres.ts"
 import { sqlStores } from "../support/sqlStores.ts"
 
@@ -208,7 +208,7 @@ describe("opt-outs as a property: memory", () => {
 
 const url = inject("postgresUrl")
 const sql = url === null
-  ? { name: "PGlite", client: PgliteClient.layer({}) }
+  ? { name: "PGlite", client: freshPglite("migrated") }
   : {
     name: "Postgres",
     client: Layer.unwrapScoped(

@@ -1,13 +1,14 @@
 /**
  * End to end, issue 38 item 9: the database goes away under traffic. The real server process on a
- * private Postgres cluster of its own; clients create contacts without pause while the cluster is
- * stopped (`fast`: sessions ended by the server; `immediate`: a crash) and started again on the same
- * port. While it is away every answer is `503 unavailable` with `Retry-After`, never a 500 and never
- * a hang; the service reconnects by itself; every contact it acknowledged is there afterwards; and
- * the webhook worker goes on to deliver every acknowledged contact's event. The second case is a
- * failover: the primary crashes, the service's address leads nowhere for a while (connections
- * held unanswered), then moves to a synchronous standby, which is promoted; the same holds, and
- * every acknowledged contact is on the new primary. The third: a worker's LISTEN comes back.
+ * private Postgres cluster, the file's own (each case on a database of its own); clients create
+ * contacts without pause while the cluster is stopped (`fast`: sessions ended by the server;
+ * `immediate`: a crash) and started again on the same port. While it is away every answer is
+ * `503 unavailable` with `Retry-After`, never a 500 and never a hang; the service reconnects by
+ * itself; every contact it acknowledged is there afterwards; and the webhook worker goes on to
+ * deliver every acknowledged contact's event. The second case: a worker's LISTEN comes back. The
+ * last is a failover, so its primary is gone for good: the primary crashes, the service's address
+ * leads nowhere for a while (connections held unanswered), then moves to a synchronous standby,
+ * which is promoted; the same holds, and every acknowledged contact is on the new primary.
  */
 import { mkdtempSync, rmSync } from "node:fs"
 import { createServer } from "node:http"
@@ -15,7 +16,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import pg from "pg"
 import { afterAll, describe, expect, it } from "vitest"
-import { type PostgresHandle, startPostgres } from "../support/postgres.ts"
+import { freshDatabase, type PostgresHandle, startPostgres } from "../support/postgres.ts"
 import { type RunningServer, startServer } from "../support/server.ts"
 import { startTcpProxy } from "../support/tcpProxy.ts"
 
@@ -211,82 +212,14 @@ describe.runIf(cluster !== null)("the database goes away under traffic", () => {
   )
 
   it(
-    "a standby promoted: 503 with Retry-After while the primary is gone and the standby takes no writes, then writes on the new primary with no acknowledged write lost",
-    async () => {
-      // Commits wait for the standby (synchronous_standby_names, set once it streams), as an
-      // operator who must not lose an acknowledged write configures it: with asynchronous
-      // replication the last commits acknowledged before the crash may never reach the standby.
-      const primary = (await startPostgres({ fresh: true, settings: ["synchronous_commit=on"] }))!
-      cleanups.push(primary.stop)
-      const standby = await primary.server!.standby()
-      const admin = new pg.Client({ connectionString: primary.url })
-      await admin.connect()
-      await admin.query("ALTER SYSTEM SET synchronous_standby_names = '*'")
-      await admin.query("SELECT pg_reload_conf()")
-      await eventually(
-        "the standby synchronous",
-        async () => (await admin.query("SELECT 1 FROM pg_stat_replication WHERE sync_state = 'sync'")).rowCount === 1
-      )
-      await admin.end()
-
-      // node-postgres takes one host (no multi-host URL, no target_session_attrs), so the service
-      // reaches the database as operators arrange a failover for such clients: through an address
-      // that moves to the new primary (a virtual IP, DNS, HAProxy or PgBouncer). Here it moves
-      // before the promotion ends, as DNS or a pooler checking only that a server answers can:
-      // the service then talks to a standby still in recovery, which refuses every write.
-      const proxy = await startTcpProxy(primary.server!.port)
-      cleanups.push(proxy.close)
-      const url = new URL(primary.url)
-      url.port = String(proxy.port)
-      const service = await serveUnderTraffic(url.toString())
-
-      await service.answered("contacts created before the failover", service.mark(), 201, 20)
-      const crashedAt = service.mark()
-      await primary.server!.halt("immediate")
-      await service.answered("503s while the primary is gone", crashedAt, 503, 5)
-      expect(await service.ready(), "/readyz says the database is away").toBe(503)
-
-      // The address leads nowhere for a while: connections are held unanswered, and requests must
-      // still answer (503) within the writers' bound rather than wait for them.
-      proxy.moveTo(null)
-      const heldAt = service.mark()
-      await service.answered("503s while connections are held", heldAt, 503, 5)
-      expect(await service.ready(), "/readyz says the database is away").toBe(503)
-
-      proxy.moveTo(standby.port)
-      const movedAt = service.mark()
-      await service.answered("503s while the standby is in recovery", movedAt, 503, 5)
-      expect(await service.ready(), "/readyz says a standby in recovery cannot serve").toBe(503)
-
-      await standby.promote()
-      await service.answered("writes acknowledged on the new primary", service.mark(), 201, 20)
-      await eventually("/readyz ready again", async () => (await service.ready()) === 200)
-      const acknowledged = await service.finish()
-
-      // On the new primary itself, not only through the service.
-      const promoted = new pg.Client({ connectionString: standby.url })
-      await promoted.connect()
-      try {
-        const { rows } = await promoted.query<{ id: string }>("SELECT id FROM contacts WHERE id = ANY($1::uuid[])", [
-          acknowledged
-        ])
-        expect(new Set(rows.map((r) => r.id))).toEqual(new Set(acknowledged))
-      } finally {
-        await promoted.end()
-      }
-    },
-    600_000
-  )
-
-  it(
     "the notices a process listens to resume after a restart: events committed by another process wake its webhook worker again",
     async () => {
-      const handle = (await startPostgres({ fresh: true }))!
-      cleanups.push(handle.stop)
+      const handle = cluster as PostgresHandle
+      const db = await freshDatabase(handle.url, "notices")
       const dataDir = mkdtempSync(join(tmpdir(), "switchboard-e2e-dbrestart-"))
       cleanups.push(async () => rmSync(dataDir, { recursive: true, force: true }))
       const { delivered, url: receiverUrl } = await startReceiver()
-      const env = { DATABASE_URL: handle.url, DATA_DIR: dataDir, OUTBOUND_ALLOW_PRIVATE: "true" }
+      const env = { DATABASE_URL: db.url, DATA_DIR: dataDir, OUTBOUND_ALLOW_PRIVATE: "true" }
       // The worker's poll is out of reach of the test: only the NOTIFY of the API-only process's
       // commits (adapters/sql/outboxNotices.ts) can wake it.
       const worker = await startServer("node", { ...env, WEBHOOK_POLL_MS: "600000" })
@@ -327,6 +260,78 @@ describe.runIf(cluster !== null)("the database goes away under traffic", () => {
       )
       expect(await api.stop()).toBe(0)
       expect(await worker.stop()).toBe(0)
+    },
+    600_000
+  )
+
+  it(
+    "a standby promoted: 503 with Retry-After while the primary is gone and the standby takes no writes, then writes on the new primary with no acknowledged write lost",
+    async () => {
+      // The file's cluster, last: its primary crashes for good. A database of this test's own,
+      // which the standby copies with the others.
+      const primary = cluster as PostgresHandle
+      const db = await freshDatabase(primary.url, "failover")
+      // Commits wait for the standby (synchronous_standby_names, set once it streams), as an
+      // operator who must not lose an acknowledged write configures it: with asynchronous
+      // replication the last commits acknowledged before the crash may never reach the standby.
+      const standby = await primary.server!.standby()
+      const admin = new pg.Client({ connectionString: db.url })
+      await admin.connect()
+      await admin.query("ALTER SYSTEM SET synchronous_standby_names = '*'")
+      await admin.query("SELECT pg_reload_conf()")
+      await eventually(
+        "the standby synchronous",
+        async () => (await admin.query("SELECT 1 FROM pg_stat_replication WHERE sync_state = 'sync'")).rowCount === 1
+      )
+      await admin.end()
+
+      // node-postgres takes one host (no multi-host URL, no target_session_attrs), so the service
+      // reaches the database as operators arrange a failover for such clients: through an address
+      // that moves to the new primary (a virtual IP, DNS, HAProxy or PgBouncer). Here it moves
+      // before the promotion ends, as DNS or a pooler checking only that a server answers can:
+      // the service then talks to a standby still in recovery, which refuses every write.
+      const proxy = await startTcpProxy(primary.server!.port)
+      cleanups.push(proxy.close)
+      const url = new URL(db.url)
+      url.port = String(proxy.port)
+      const service = await serveUnderTraffic(url.toString())
+
+      await service.answered("contacts created before the failover", service.mark(), 201, 20)
+      const crashedAt = service.mark()
+      await primary.server!.halt("immediate")
+      await service.answered("503s while the primary is gone", crashedAt, 503, 5)
+      expect(await service.ready(), "/readyz says the database is away").toBe(503)
+
+      // The address leads nowhere for a while: connections are held unanswered, and requests must
+      // still answer (503) within the writers' bound rather than wait for them.
+      proxy.moveTo(null)
+      const heldAt = service.mark()
+      await service.answered("503s while connections are held", heldAt, 503, 5)
+      expect(await service.ready(), "/readyz says the database is away").toBe(503)
+
+      proxy.moveTo(standby.port)
+      const movedAt = service.mark()
+      await service.answered("503s while the standby is in recovery", movedAt, 503, 5)
+      expect(await service.ready(), "/readyz says a standby in recovery cannot serve").toBe(503)
+
+      await standby.promote()
+      await service.answered("writes acknowledged on the new primary", service.mark(), 201, 20)
+      await eventually("/readyz ready again", async () => (await service.ready()) === 200)
+      const acknowledged = await service.finish()
+
+      // On the new primary itself, not only through the service.
+      const promotedUrl = new URL(db.url)
+      promotedUrl.port = String(standby.port)
+      const promoted = new pg.Client({ connectionString: promotedUrl.toString() })
+      await promoted.connect()
+      try {
+        const { rows } = await promoted.query<{ id: string }>("SELECT id FROM contacts WHERE id = ANY($1::uuid[])", [
+          acknowledged
+        ])
+        expect(new Set(rows.map((r) => r.id))).toEqual(new Set(acknowledged))
+      } finally {
+        await promoted.end()
+      }
     },
     600_000
   )

@@ -4,9 +4,9 @@
  * traffic cannot rate-limit.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import * as PgliteClient from "../../adapters/pglite/PgliteClient.ts"
 import { InputBounds } from "../../core/kernel/input.ts"
 import { makeTestApp } from "../support/app.ts"
+import { freshPglite } from "../support/pglite.ts"
 import { sqlStores } from "../support/sqlStores.ts"
 import { bearer, expectError } from "./helpers.ts"
 
@@ -16,7 +16,7 @@ let app: App
 let readOnly: string
 // On PGlite: NUL bytes used to reach Postgres, which refuses them (a 500), where the memory stores did not.
 beforeAll(async () => {
-  app = await makeTestApp({ stores: sqlStores(PgliteClient.layer({})) })
+  app = await makeTestApp({ stores: sqlStores(freshPglite("migrated")) })
   readOnly = (await app.createKey(app.workspaceId, { scopes: ["contacts:read"] })).token
 })
 afterAll(() => app.close())

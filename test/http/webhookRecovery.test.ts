@@ -8,13 +8,13 @@
  */
 import { Effect, Layer, Redacted } from "effect"
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from "vitest"
-import * as PgliteClient from "../../adapters/pglite/PgliteClient.ts"
 import * as Postgres from "../../adapters/postgres/PgClient.ts"
 import type { DeliveryRecord } from "../../core/webhooks/model.ts"
 import { eventPayload } from "../../core/webhooks/service.ts"
 import { eventIdOf, testEventId } from "../../core/webhooks/signing.ts"
 import { WebhookStore } from "../../core/webhooks/store.ts"
 import { makeTestApp } from "../support/app.ts"
+import { freshPglite } from "../support/pglite.ts"
 import { freshDatabase } from "../support/postgres.ts"
 import { sqlStores } from "../support/sqlStores.ts"
 import { type Receiver, startReceiver, verify } from "../support/webhooks.ts"
@@ -44,7 +44,7 @@ interface Stores {
 const postgresUrl = inject("postgresUrl")
 const stores: ReadonlyArray<Stores> = [
   { name: "memory", layer: async () => ({ drop: async () => {} }) },
-  { name: "PGlite", layer: async () => ({ stores: sqlStores(PgliteClient.layer({})), drop: async () => {} }) },
+  { name: "PGlite", layer: async () => ({ stores: sqlStores(freshPglite("migrated")), drop: async () => {} }) },
   ...(postgresUrl === null ? [] : [{
     name: "Postgres",
     layer: async () => {

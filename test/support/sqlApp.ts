@@ -4,9 +4,9 @@
  */
 import { Redacted } from "effect"
 import { inject } from "vitest"
-import * as PgliteClient from "../../adapters/pglite/PgliteClient.ts"
 import * as Postgres from "../../adapters/postgres/PgClient.ts"
 import { makeTestApp, type TestAppOptions } from "./app.ts"
+import { freshPglite } from "./pglite.ts"
 import { freshDatabase } from "./postgres.ts"
 import { sqlStores } from "./sqlStores.ts"
 
@@ -14,7 +14,7 @@ export const makeSqlTestApp = async (name: string, options: Omit<TestAppOptions,
   const url = inject("postgresUrl")
   if (url === null && process.env["CI"] === "true") throw new Error("CI=true needs the Postgres of globalSetup")
   if (url === null) {
-    const app = await makeTestApp({ ...options, stores: sqlStores(PgliteClient.layer({})) })
+    const app = await makeTestApp({ ...options, stores: sqlStores(freshPglite("migrated")) })
     return { app, close: () => app.close() }
   }
   const db = await freshDatabase(url, name)

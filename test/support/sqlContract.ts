@@ -8,8 +8,8 @@ import type { SqlClient } from "@effect/sql"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer, Redacted } from "effect"
 import { inject } from "vitest"
-import * as PgliteClient from "../../adapters/pglite/PgliteClient.ts"
 import * as Postgres from "../../adapters/postgres/PgClient.ts"
+import { freshPglite } from "./pglite.ts"
 import { freshDatabase } from "./postgres.ts"
 
 export interface SqlContractOptions<A> {
@@ -30,7 +30,8 @@ export interface SqlContractOptions<A> {
 const asServed = <A>(adapter: Layer.Layer<A, unknown>) => Layer.merge(adapter, Layer.setTracerEnabled(false))
 
 export const sqlContract = <A>(options: SqlContractOptions<A>) => {
-  options.suite(options.name("PGlite"), asServed(options.adapter(PgliteClient.layer({}))))
+  // Empty, as the fresh Postgres database beside it.
+  options.suite(options.name("PGlite"), asServed(options.adapter(freshPglite("empty"))))
   const url = inject("postgresUrl")
   if (url !== null) {
     const postgres = Layer.unwrapScoped(

@@ -8,11 +8,11 @@
 import { Redacted } from "effect"
 import { createServer, type Server } from "node:http"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
-import * as PgliteClient from "../../adapters/pglite/PgliteClient.ts"
 import * as Postgres from "../../adapters/postgres/PgClient.ts"
 import { bearer } from "../http/helpers.ts"
 import { makeTestApp } from "../support/app.ts"
 import { ADMIN_TOKEN } from "../support/app.ts"
+import { freshPglite } from "../support/pglite.ts"
 import { freshDatabase } from "../support/postgres.ts"
 import { sqlStores } from "../support/sqlStores.ts"
 import { type Exposition, parseExposition, valueOf } from "./promText.ts"
@@ -180,7 +180,7 @@ describe.each(["pglite", "postgres"] as const)("SQL statement time on %s", (data
     "is a histogram in GET /metrics, counting the statements of a request",
     async () => {
       const db = database === "postgres" ? await freshDatabase(url!, "metrics_sql") : undefined
-      const client = db === undefined ? PgliteClient.layer({}) : Postgres.layer({ url: Redacted.make(db.url) })
+      const client = db === undefined ? freshPglite("migrated") : Postgres.layer({ url: Redacted.make(db.url) })
       const app = await makeTestApp({ stores: sqlStores(client) })
       try {
         const count = (e: Exposition) => valueOf(e, "db_client_statement_duration_seconds_count") ?? 0

@@ -6,8 +6,8 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Metric, MetricBoundaries } from "effect"
 import { describe, expect, it } from "vitest"
-import * as PgliteClient from "../../adapters/pglite/PgliteClient.ts"
 import { metricName, render } from "../../adapters/telemetry/prometheus.ts"
+import { freshPglite } from "../support/pglite.ts"
 import { parseExposition, valueOf } from "./promText.ts"
 
 const scrape = () => parseExposition(render(Metric.unsafeSnapshot()))
@@ -56,7 +56,7 @@ it("times every statement on the embedded database into the SQL histogram", asyn
       const sql = yield* SqlClient.SqlClient
       yield* sql`SELECT 1`
       yield* sql`SELECT ${2}::int AS n`
-    }).pipe(Effect.provide(PgliteClient.layer({})))
+    }).pipe(Effect.provide(freshPglite("empty")))
   )
   // Two statements, plus whatever the client ran while starting.
   expect(count() - before).toBeGreaterThanOrEqual(2)
