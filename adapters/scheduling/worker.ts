@@ -3,6 +3,10 @@
  * recipients in batches and sends them (core/scheduling/engine.ts), and gives up sends whose
  * process died mid-send. Any number of processes may run it on one Postgres: claims skip what
  * another holds, and the pace each workspace keeps is shared (core/pacing/pacer.ts).
+ *
+ * A batch's sends run apart from the loop, which claims the next batch as soon as this one is
+ * booked: while they wait for their times, the next are booked behind them, so a fast pace leaves
+ * no gap between batches. Slots bound the sends a process holds.
  */
 import { Clock, Duration, Effect, Layer, Metric, Option } from "effect"
 import { forever } from "../../core/kernel/forever.ts"
@@ -14,6 +18,8 @@ export interface SchedulingWorkerOptions {
   readonly pollMs?: number
   /** Most sends claimed at once. */
   readonly batch?: number
+  /** Most sends claimed and not yet settled in this process. */
+  readonly inFlight?: number
   /**
    * No other worker can run on this database (the embedded one): a send left `sending` at the
    * start belongs to a process that died, and is given up at once rather than when its mark runs out.
@@ -23,6 +29,11 @@ export interface SchedulingWorkerOptions {
 
 export const DEFAULT_POLL_MS = 1000
 export const DEFAULT_BATCH = 25
+/**
+ * Three batches stay booked while a fourth is claimed: about a second of sends at the highest pace a
+ * workspace may set, far longer than a claim takes.
+ */
+export const DEFAULT_IN_FLIGHT = 4 * DEFAULT_BATCH
 
 export const layer = (options: SchedulingWorkerOptions = {}) =>
   Layer.scopedDiscard(
@@ -30,6 +41,7 @@ export const layer = (options: SchedulingWorkerOptions = {}) =>
       const engine = yield* SchedulingEngine
       const pollMs = options.pollMs ?? DEFAULT_POLL_MS
       const batch = options.batch ?? DEFAULT_BATCH
+      const slots = yield* Effect.makeSemaphore(Math.max(batch, options.inFlight ?? DEFAULT_IN_FLIGHT))
       if (options.soleWorker === true) {
         yield* engine.sweep(true).pipe(
           Effect.catchAllCause((cause) =>
@@ -39,8 +51,18 @@ export const layer = (options: SchedulingWorkerOptions = {}) =>
       }
       const step = Effect.gen(function*() {
         yield* engine.sweep(false)
-        const { claimed, settled } = yield* engine.round(batch)
-        yield* Metric.incrementBy(scheduledSends, settled)
+        // A batch's slots are taken before its claim, and each send's given back when it is done.
+        yield* slots.take(batch)
+        const { claimed, sends } = yield* Effect.onError(engine.round(batch), () => slots.release(batch))
+        yield* slots.release(batch - sends.length)
+        for (const send of sends) {
+          yield* Effect.forkScoped(
+            send.pipe(
+              Effect.tap((settled) => (settled ? Metric.increment(scheduledSends) : Effect.void)),
+              Effect.ensuring(slots.release(1))
+            )
+          )
+        }
         return claimed === batch
       })
       // Idle: until the soonest send falls due, at most the poll interval.

@@ -63,23 +63,36 @@ export const make = Effect.gen(function*() {
 
   const failureOf = (e: DomainError): Failure => ({ code: errorStatus[e._tag].code, message: e.message })
 
-  /** Sends one claimed send, or hands it back: to wait for quiet hours to end, or for the pace. */
-  const handle = (c: ClaimedSend) =>
+  /**
+   * Gives a claimed send its time to leave: the workspace's next free slot in its pace. None when it
+   * was handed back instead: to wait for its recipient's quiet hours to end, or for a pace booked
+   * beyond the horizon.
+   */
+  const book = (c: ClaimedSend) =>
     Effect.gen(function*() {
-      const ws = c.send.workspaceId
       const now = yield* Clock.currentTimeMillis
       const local = now + c.clockOffsetMs
       const allowed = nextAllowed(local, recipientTimeZone(c.send.to, c.timeZone), c.quietHours)
       if (allowed > local) {
         yield* store.release(c.send.workspaceId, c.claimId, [c.send.id], new Date(allowed).toISOString())
-        return false
+        return Option.none()
       }
-      const start = yield* pacer.reserve(ws, c.send.segments, c.segmentsPerMinute, now, PACE_HORIZON_MS)
-      if (Option.isNone(start)) {
-        yield* store.release(c.send.workspaceId, c.claimId, [c.send.id], null)
-        return false
-      }
-      if (start.value > now) yield* Effect.sleep(Duration.millis(start.value - now))
+      const start = yield* pacer.reserve(c.send.workspaceId, c.send.segments, c.segmentsPerMinute, now, PACE_HORIZON_MS)
+      if (Option.isNone(start)) yield* store.release(c.send.workspaceId, c.claimId, [c.send.id], null)
+      return start
+    }).pipe(
+      // A defect leaves the send to its lease, to be claimed again.
+      Effect.catchAllCause((cause) =>
+        Effect.logError("A scheduled send could not be booked", cause).pipe(Effect.as(Option.none<number>()))
+      )
+    )
+
+  /** Sends a booked send at its time; answers whether it was settled. */
+  const send = (c: ClaimedSend, start: number) =>
+    Effect.gen(function*() {
+      const ws = c.send.workspaceId
+      const now = yield* Clock.currentTimeMillis
+      if (start > now) yield* Effect.sleep(Duration.millis(start - now))
 
       // A broadcast skips a recipient who opted out; a scheduled message fails with the refusal, as POST /messages would.
       if (c.send.source === "broadcast") {
@@ -132,13 +145,21 @@ export const make = Effect.gen(function*() {
       )
     )
 
-  /** Claims up to `limit` due sends and handles them together; answers how many it claimed and how many it settled. */
+  /**
+   * Claims up to `limit` due sends and books each its time (or hands it back). Answers how many it
+   * claimed and, for each send booked, its sending (true once settled), for the caller to run apart:
+   * the next claim must not wait for this one's slowest send, or a pace faster than a send's round
+   * trip would lose that wait at every claim.
+   */
   const round = (limit: number) =>
     Effect.gen(function*() {
       const now = yield* Clock.currentTimeMillis
       const claimed = yield* store.claimDue(now, LEASE_MS, PACE_HORIZON_MS, limit)
-      const settled = yield* Effect.forEach(claimed, handle, { concurrency: "unbounded" })
-      return { claimed: claimed.length, settled: settled.filter(Boolean).length }
+      const booked = yield* Effect.forEach(claimed, book, { concurrency: "unbounded" })
+      const sends = claimed.flatMap((c, i) =>
+        Option.match(booked[i]!, { onNone: () => [], onSome: (start) => [send(c, start)] })
+      )
+      return { claimed: claimed.length, sends }
     })
 
   /** Gives up sends whose in-flight mark ran out (every one, with `all`), with `broadcast.completed` for broadcasts it ends. */
