@@ -10,7 +10,7 @@
  */
 import { Clock, Duration, Effect, Layer, Metric, Option } from "effect"
 import { forever } from "../../core/kernel/forever.ts"
-import { SchedulingEngine } from "../../core/scheduling/engine.ts"
+import { PACE_HORIZON_MS, SchedulingEngine } from "../../core/scheduling/engine.ts"
 import { scheduledSends } from "../telemetry/metrics.ts"
 
 export interface SchedulingWorkerOptions {
@@ -42,6 +42,8 @@ export const layer = (options: SchedulingWorkerOptions = {}) =>
       const pollMs = options.pollMs ?? DEFAULT_POLL_MS
       const batch = options.batch ?? DEFAULT_BATCH
       const slots = yield* Effect.makeSemaphore(Math.max(batch, options.inFlight ?? DEFAULT_IN_FLIGHT))
+      // Sends run for the life of the worker, apart from the claim loop.
+      const scope = yield* Effect.scope
       if (options.soleWorker === true) {
         yield* engine.sweep(true).pipe(
           Effect.catchAllCause((cause) =>
@@ -49,24 +51,37 @@ export const layer = (options: SchedulingWorkerOptions = {}) =>
           )
         )
       }
+      // Whether the last claim found a pace booked to its horizon.
+      let paceFull = false
       const step = Effect.gen(function*() {
         yield* engine.sweep(false)
-        // A batch's slots are taken before its claim, and each send's given back when it is done.
+        // A batch's slots are taken before its claim; each send booked keeps one until it is done,
+        // and the rest are given back once the batch is booked.
         yield* slots.take(batch)
-        const { claimed, sends } = yield* Effect.onError(engine.round(batch), () => slots.release(batch))
-        yield* slots.release(batch - sends.length)
-        for (const send of sends) {
-          yield* Effect.forkScoped(
-            send.pipe(
-              Effect.tap((settled) => (settled ? Metric.increment(scheduledSends) : Effect.void)),
-              Effect.ensuring(slots.release(1))
-            )
+        let running = 0
+        // Counted and forked at once, so a shutdown cannot leave a slot taken; the send itself stays interruptible.
+        const run = (sending: Effect.Effect<boolean>) =>
+          Effect.uninterruptibleMask((restore) =>
+            Effect.suspend(() => {
+              running++
+              return Effect.asVoid(Effect.forkIn(
+                restore(Effect.tap(sending, (settled) => (settled ? Metric.increment(scheduledSends) : Effect.void)))
+                  .pipe(Effect.ensuring(slots.release(1))),
+                scope
+              ))
+            })
           )
-        }
-        return claimed === batch
+        const { claimed, paced } = yield* Effect.ensuring(
+          engine.round(batch, run),
+          Effect.suspend(() => slots.release(batch - running))
+        )
+        paceFull = paced > 0
+        return claimed === batch && !paceFull
       })
-      // Idle: until the soonest send falls due, at most the poll interval.
+      // Idle: until the soonest send falls due, at most the poll interval. A pace booked to its
+      // horizon has room again as its sends leave: claimed from again half the horizon on.
       const idle = Effect.gen(function*() {
+        if (paceFull) return yield* Effect.sleep(Duration.millis(PACE_HORIZON_MS / 2))
         const due = yield* engine.nextDue()
         const now = yield* Clock.currentTimeMillis
         const wait = Option.match(due, {
