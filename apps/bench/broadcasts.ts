@@ -26,6 +26,7 @@
  */
 import { Agent } from "node:http"
 import { loadavg } from "node:os"
+import { spacingMs } from "../../core/pacing/pacer.ts"
 import { type Figure, writeFigures } from "./figures.ts"
 import {
   call,
@@ -295,9 +296,9 @@ const main = async () => {
       }`
     )
     log(
-      `pace (set ${PACE}): ${fmt(achieved)} creation to completion, ${
-        fmt(steady)
-      } steady; worst minute ${worstMinute}; fullest 60 s ${fullest}`
+      `pace (set ${PACE}; whole-millisecond spacing allows ${fmt(MINUTE / spacingMs(1, PACE))}): ${
+        fmt(achieved)
+      } creation to completion, ${fmt(steady)} steady; worst minute ${worstMinute}; fullest 60 s ${fullest}`
     )
     const lowerIsBetter = (
       figure: string,
