@@ -381,7 +381,10 @@ export const firstBoot = async (
 
   const boot = await startChild("service (first boot)", "apps/server/node.ts", serviceEnv, await freePort())
   cleanups.push(boot.stop)
-  const key = /svc_test_[0-9A-Za-z]{40}/.exec(boot.output())?.[0]
+  // The key is printed once the workspace is made, which on a loaded machine can come after the port answers.
+  const printed = () => /svc_test_[0-9A-Za-z]{40}/.exec(boot.output())?.[0]
+  for (let waited = 0; printed() === undefined && waited < 60_000; waited += 200) await sleep(200)
+  const key = printed()
   if (key === undefined) throw new Error(`no first-boot test key in the service output:\n${boot.output()}`)
   const db = new pg.Client({ connectionString: databaseUrl })
   await db.connect()
