@@ -165,13 +165,14 @@ export const startChild = async (
 
 const keepAlive = new Agent({ keepAlive: true, maxSockets: 1 })
 
-/** One request on a single keep-alive socket (sequential probes). */
+/** One request, by default on a single keep-alive socket (sequential probes); `agent` for concurrent ones. */
 export const call = (
   port: number,
   method: string,
   path: string,
   headers: Record<string, string>,
-  body?: string
+  body?: string,
+  agent: Agent = keepAlive
 ) =>
   new Promise<{ status: number; body: string }>((resolve, reject) => {
     const req = request(
@@ -183,7 +184,7 @@ export const call = (
         headers: body === undefined
           ? headers
           : { ...headers, "content-type": "application/json", "content-length": String(Buffer.byteLength(body)) },
-        agent: keepAlive
+        agent
       },
       (res) => {
         const chunks: Array<Buffer> = []

@@ -10,7 +10,7 @@
  * sending it again. A test key's send calls no carrier: its check, record and settlement are one
  * transaction.
  */
-import { Clock, Context, Duration, Effect, Either, Layer, Option } from "effect"
+import { Array as Arr, Clock, Context, Duration, Effect, Either, Layer, Option } from "effect"
 import type { Principal } from "../auth/principal.ts"
 import { EventOutbox } from "../events/outbox.ts"
 import { type DomainError, errorStatus } from "../kernel/errors.ts"
@@ -63,23 +63,34 @@ export const make = Effect.gen(function*() {
 
   const failureOf = (e: DomainError): Failure => ({ code: errorStatus[e._tag].code, message: e.message })
 
-  /** Sends one claimed send, or hands it back: to wait for quiet hours to end, or for the pace. */
-  const handle = (c: ClaimedSend, inFlightMs: number) =>
+  /**
+   * Gives a claimed send its time to leave: the workspace's next free slot in its pace. Otherwise
+   * `later`: handed back to wait for its recipient's quiet hours to end (or, after a defect, left
+   * to its lease); or `paced`, for the caller to hand back: the pace is booked beyond the horizon.
+   */
+  const book = (c: ClaimedSend): Effect.Effect<number | "later" | "paced"> =>
     Effect.gen(function*() {
-      const ws = c.send.workspaceId
       const now = yield* Clock.currentTimeMillis
       const local = now + c.clockOffsetMs
       const allowed = nextAllowed(local, recipientTimeZone(c.send.to, c.timeZone), c.quietHours)
       if (allowed > local) {
         yield* store.release(c.send.workspaceId, c.claimId, [c.send.id], new Date(allowed).toISOString())
-        return false
+        return "later" as const
       }
-      const start = yield* pacer.reserve(ws, c.send.segments, c.segmentsPerMinute, now, PACE_HORIZON_MS)
-      if (Option.isNone(start)) {
-        yield* store.release(c.send.workspaceId, c.claimId, [c.send.id], null)
-        return false
-      }
-      if (start.value > now) yield* Effect.sleep(Duration.millis(start.value - now))
+      const start = yield* pacer.reserve(c.send.workspaceId, c.send.segments, c.segmentsPerMinute, now, PACE_HORIZON_MS)
+      return Option.isSome(start) ? start.value : "paced" as const
+    }).pipe(
+      Effect.catchAllCause((cause) =>
+        Effect.logError("A scheduled send could not be booked", cause).pipe(Effect.as("later" as const))
+      )
+    )
+
+  /** Sends a booked send at its time, a live one marked in flight for `inFlightMs`; answers whether it was settled. */
+  const send = (c: ClaimedSend, start: number, inFlightMs: number) =>
+    Effect.gen(function*() {
+      const ws = c.send.workspaceId
+      const now = yield* Clock.currentTimeMillis
+      if (start > now) yield* Effect.sleep(Duration.millis(start - now))
 
       // A broadcast skips a recipient who opted out; a scheduled message fails with the refusal, as POST /messages would.
       if (c.send.source === "broadcast") {
@@ -133,15 +144,39 @@ export const make = Effect.gen(function*() {
     )
 
   /**
-   * Claims up to `limit` due sends and handles them together, marking live ones in flight for
-   * `inFlightMs`; answers how many it claimed and how many it settled.
+   * Claims up to `limit` due sends and books each its time, and gives each send booked, as soon as it
+   * is, to `run`, which runs it apart (its effect answers true once the send is settled): the next
+   * claim must not wait for this one's slowest send, or a pace faster than a send's round trip would
+   * lose that wait at every claim. Sends the pace had no room for go back, a workspace's in one
+   * statement. A live send is marked in flight for `inFlightMs`. Answers how many it claimed, and how
+   * many went back to wait for the pace.
    */
-  const round = (limit: number, inFlightMs = IN_FLIGHT_MS) =>
+  const round = (
+    limit: number,
+    run: (sending: Effect.Effect<boolean>) => Effect.Effect<void>,
+    inFlightMs = IN_FLIGHT_MS
+  ) =>
     Effect.gen(function*() {
       const now = yield* Clock.currentTimeMillis
       const claimed = yield* store.claimDue(now, LEASE_MS, PACE_HORIZON_MS, limit)
-      const settled = yield* Effect.forEach(claimed, (c) => handle(c, inFlightMs), { concurrency: "unbounded" })
-      return { claimed: claimed.length, settled: settled.filter(Boolean).length }
+      const booked = yield* Effect.forEach(
+        claimed,
+        (c) =>
+          Effect.tap(book(c), (start) => (typeof start === "number" ? run(send(c, start, inFlightMs)) : Effect.void)),
+        { concurrency: "unbounded" }
+      )
+      const paced = claimed.filter((_, i) => booked[i] === "paced")
+      const byWorkspace = Arr.groupBy(paced, (c) => c.send.workspaceId)
+      yield* Effect.forEach(
+        Object.entries(byWorkspace),
+        ([ws, sends]) =>
+          store.release(ws, sends[0].claimId, sends.map((c) => c.send.id), null).pipe(
+            // Left to their lease, to be claimed again.
+            Effect.catchAllCause((cause) => Effect.logError("Scheduled sends could not be handed back", cause))
+          ),
+        { discard: true }
+      )
+      return { claimed: claimed.length, paced: paced.length }
     })
 
   /** Gives up sends whose in-flight mark ran out (every one, with `all`), with `broadcast.completed` for broadcasts it ends. */

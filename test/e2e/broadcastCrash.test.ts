@@ -21,7 +21,7 @@ import { join } from "node:path"
 import pg from "pg"
 import { afterAll, describe, expect, inject, it } from "vitest"
 import { pgliteOptions } from "../../adapters/pglite/PgliteClient.ts"
-import { DEFAULT_BATCH } from "../../adapters/scheduling/worker.ts"
+import { DEFAULT_IN_FLIGHT } from "../../adapters/scheduling/worker.ts"
 import { type FakeTelnyx, type RecordedRequest, startFakeTelnyx } from "../support/fakeTelnyx.ts"
 import { freshDatabase } from "../support/postgres.ts"
 import { business } from "../support/registration.ts"
@@ -270,12 +270,12 @@ const crashMidBroadcast = async (label: string, setup: Setup) => {
   const inFlightAtKills = kills.map((_, k) => unsettled.filter((r) => killOf(r) === k).length)
   // A send marked in flight whose request had not reached the fake when its process died is
   // unknown_outcome too, with no request; together they are at most what the killed processes had
-  // in hand (a batch each).
+  // in hand (their slots: DEFAULT_IN_FLIGHT each).
   const untexted = failed.filter((r) => !requestsTo.has(r.phone))
   expect(failed.length, "unknown_outcome: the texts in flight at the kills, and sends marked but not yet sent")
     .toBe(unsettled.length + untexted.length)
   expect(failed.length, "no more than the killed processes had in flight").toBeLessThanOrEqual(
-    KILL_AFTER.length * DEFAULT_BATCH
+    KILL_AFTER.length * DEFAULT_IN_FLIGHT
   )
 
   // Counts add up, over the API.
