@@ -198,12 +198,17 @@ export const layer = Layer.effect(
           ORDER BY a.created_at DESC, a.id DESC LIMIT ${limit}`).pipe(
           Effect.map((rs) => rs.map((r) => ({ activity: joinedActivities.decode(r), thread: threads.decode(r) })))
         ),
+      // The page is chosen from activities alone, then joined: joined first, every match (thousands
+      // for a common pair of words) would look up its thread before the sort kept `limit` of them.
       search: (ws, query, limit) =>
         die(sql`
           SELECT a.id, a.conversation_id, a.type, a.direction, a.body, a.created_at, t.participant, t.number_e164
-          FROM activities a JOIN threads t ON t.workspace_id = a.workspace_id AND t.id = a.conversation_id
-          WHERE a.workspace_id = ${ws} AND a.search @@ to_tsquery('simple', ${tsQuery(query)})
-          ORDER BY a.created_at DESC, a.id DESC LIMIT ${limit}`).pipe(Effect.map((rs) => rs.map(searchRows.decode)))
+          FROM (
+            SELECT workspace_id, id, conversation_id, type, direction, body, created_at FROM activities
+            WHERE workspace_id = ${ws} AND search @@ to_tsquery('simple', ${tsQuery(query)})
+            ORDER BY created_at DESC, id DESC LIMIT ${limit}
+          ) a JOIN threads t ON t.workspace_id = a.workspace_id AND t.id = a.conversation_id
+          ORDER BY a.created_at DESC, a.id DESC`).pipe(Effect.map((rs) => rs.map(searchRows.decode)))
     })
   })
 )

@@ -33,6 +33,7 @@ import m0029 from "./migrations/0029_call_session_ring.ts"
 import m0030 from "./migrations/0030_billing_cycle.ts"
 import m0031 from "./migrations/0031_payment_customers.ts"
 import m0032 from "./migrations/0032_registry_lease.ts"
+import m0033 from "./migrations/0033_search_without_workers.ts"
 
 /**
  * A migration without the statement time limit (adapters/postgres/PgClient.ts): an index built
@@ -77,7 +78,8 @@ const all = {
   "0029_call_session_ring": m0029,
   "0030_billing_cycle": m0030,
   "0031_payment_customers": m0031,
-  "0032_registry_lease": m0032
+  "0032_registry_lease": m0032,
+  "0033_search_without_workers": m0033
 }
 
 export const migrations = Migrator.fromRecord(

@@ -20,7 +20,7 @@ import { WorkspaceStore } from "../../core/workspaces/store.ts"
 import { freshDatabase } from "../support/postgres.ts"
 import { sqlContract } from "../support/sqlContract.ts"
 import { sqlStores } from "../support/sqlStores.ts"
-import { contact, ts, uuid } from "./stores.contract.ts"
+import { activity, contact, freshE164, thread, ts, uuid } from "./stores.contract.ts"
 
 type Ports = ConversationStore | ContactStore | WorkspaceStore
 
@@ -30,43 +30,6 @@ const newWorkspace = Effect.gen(function*() {
   const id = uuid()
   yield* (yield* WorkspaceStore).insert({ id, name: "W", billing: defaultBilling, ...defaultTexting, createdAt: ts(0) })
   return id
-})
-
-/** A number nobody else in this run (or database) used. */
-const freshE164 = () => `+1415${String(Math.floor(Math.random() * 1e7)).padStart(7, "0")}`
-
-const thread = (workspaceId: string, patch: Partial<Thread> = {}): Thread => ({
-  id: uuid(),
-  workspaceId,
-  inboxId: uuid(),
-  numberE164: "+14155550100",
-  participant: freshE164(),
-  contactId: null,
-  status: "open",
-  assigneeUid: null,
-  lastActivityAt: ts(0),
-  preview: null,
-  unread: 0,
-  createdAt: ts(0),
-  ...patch
-})
-
-const activity = (t: Thread, patch: Partial<ActivityRecord> = {}): ActivityRecord => ({
-  id: uuid(),
-  workspaceId: t.workspaceId,
-  conversationId: t.id,
-  type: "message",
-  direction: "outbound",
-  authorUid: null,
-  body: "hello",
-  media: [],
-  deliveryStatus: "queued",
-  carrierMessageId: null,
-  call: null,
-  aiTags: [],
-  callTranscript: null,
-  createdAt: ts(0),
-  ...patch
 })
 
 const get = (ws: string, id: string) => Effect.flatMap(ConversationStore, (s) => s.getThread(ws, id))

@@ -12,6 +12,7 @@ import { Contact, type ContactSummary } from "../../core/contacts/model.ts"
 import { searchTerms } from "../../core/contacts/rules.ts"
 import * as Contacts from "../../core/contacts/service.ts"
 import { type ContactPage, ContactStore, type Position } from "../../core/contacts/store.ts"
+import type { ActivityRecord, Thread } from "../../core/conversations/model.ts"
 import { ConversationStore } from "../../core/conversations/store.ts"
 import { event } from "../../core/events/catalog.ts"
 import { EventOutbox } from "../../core/events/outbox.ts"
@@ -66,6 +67,40 @@ export const newWorkspace = Effect.gen(function*() {
   const w = workspace()
   yield* (yield* WorkspaceStore).insert(w)
   return w.id
+})
+
+export const thread = (workspaceId: string, patch: Partial<Thread> = {}): Thread => ({
+  id: uuid(),
+  workspaceId,
+  inboxId: uuid(),
+  numberE164: "+14155550100",
+  participant: freshE164(),
+  contactId: null,
+  status: "open",
+  assigneeUid: null,
+  lastActivityAt: ts(0),
+  preview: null,
+  unread: 0,
+  createdAt: ts(0),
+  ...patch
+})
+
+export const activity = (t: Thread, patch: Partial<ActivityRecord> = {}): ActivityRecord => ({
+  id: uuid(),
+  workspaceId: t.workspaceId,
+  conversationId: t.id,
+  type: "message",
+  direction: "outbound",
+  authorUid: null,
+  body: "hello",
+  media: [],
+  deliveryStatus: "queued",
+  carrierMessageId: null,
+  call: null,
+  aiTags: [],
+  callTranscript: null,
+  createdAt: ts(0),
+  ...patch
 })
 
 export const contact = (workspaceId: string, patch: Partial<Contact> = {}): Contact =>
