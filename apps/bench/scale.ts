@@ -57,7 +57,8 @@ const CLUSTER = [
   "shared_buffers=2GB",
   "effective_cache_size=6GB",
   "random_page_cost=1.1",
-  "maintenance_work_mem=512MB"
+  "maintenance_work_mem=512MB",
+  "work_mem=64MB"
 ]
 /** Terms per search and size whose median SQL time is highest, reported with their plans. */
 const SLOWEST = 3
