@@ -60,6 +60,7 @@ const CLUSTER = [
   "maintenance_work_mem=512MB",
   "work_mem=64MB"
 ]
+const label = (size: number) => (size >= 1_000_000 ? `${size / 1_000_000}M` : `${size / 1000}k`)
 /** Terms per search and size whose median SQL time is highest, reported with their plans. */
 const SLOWEST = 3
 
@@ -268,13 +269,13 @@ const main = async () => {
       }
       steps.push({ size, rows, seedSeconds, sizes, probes, loadAverage: loadavg()[0]! })
 
-      const label = size >= 1_000_000 ? `${size / 1_000_000}M` : `${size / 1000}k`
+      const sizeLabel = label(size)
       const searchFigure = (what: "contacts" | "messages", service: Latency, sql: Latency): Figure => ({
         figure: what === "contacts"
-          ? `contact search p95, ${label} contacts (Postgres, sequential; p50 ${fmt(service.p50, 1)}, p99 ${
+          ? `contact search p95, ${sizeLabel} contacts (Postgres, sequential; p50 ${fmt(service.p50, 1)}, p99 ${
             fmt(service.p99, 1)
           })`
-          : `message search p95, ${label} messages (Postgres, sequential; p50 ${fmt(service.p50, 1)}, p99 ${
+          : `message search p95, ${sizeLabel} messages (Postgres, sequential; p50 ${fmt(service.p50, 1)}, p99 ${
             fmt(service.p99, 1)
           })`,
         value: service.p95,
@@ -287,7 +288,7 @@ const main = async () => {
       const before = (what: "contacts" | "messages", now: Latency, then: Latency): Figure => ({
         figure: `${
           what === "contacts" ? "contact" : "message"
-        } search SQL p95, ${label} rows: the last word a prefix (p50 ${fmt(now.p50, 1)}, p99 ${
+        } search SQL p95, ${sizeLabel} rows: the last word a prefix (p50 ${fmt(now.p50, 1)}, p99 ${
           fmt(now.p99, 1)
         }) beside every word a prefix (p50 ${fmt(then.p50, 1)}, p99 ${fmt(then.p99, 1)})`,
         value: now.p95,
@@ -300,12 +301,12 @@ const main = async () => {
         searchFigure("messages", probes.messagesService, probes.messagesSql),
         before("messages", probes.messagesSql, probes.messagesSqlBefore),
         {
-          figure: `contact search GIN indexes (search_text + search_digits), ${label} contacts`,
+          figure: `contact search GIN indexes (search_text + search_digits), ${sizeLabel} contacts`,
           value: ((sizes["contacts_search_text"] ?? NaN) + (sizes["contacts_search_digits"] ?? NaN)) / 2 ** 20,
           unit: "MB"
         },
         {
-          figure: `message search GIN index (activities_search), ${label} messages`,
+          figure: `message search GIN index (activities_search), ${sizeLabel} messages`,
           value: (sizes["activities_search"] ?? NaN) / 2 ** 20,
           unit: "MB"
         }
@@ -373,7 +374,9 @@ const main = async () => {
     mkdirSync(join(benchDir, "results"), { recursive: true })
     writeFileSync(join(benchDir, "results", "scale.json"), JSON.stringify(results, null, 2) + "\n")
     writeFigures({
-      benchmark: "scale",
+      // One file per set of sizes, so a 10M run kept apart (BENCH_KEEP_DIR) does not push the default
+      // sizes' last run out of the table.
+      benchmark: SIZES.join() === "100000,1000000" ? "scale" : `scale-${SIZES.map(label).join("-")}`,
       startedAt: startedAt.toISOString(),
       host: `${availableParallelism()} CPUs, load ${loads.map((l) => l.toFixed(1)).join("/")}`,
       figures
