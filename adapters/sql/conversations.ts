@@ -1,5 +1,6 @@
 /** ConversationStore on SQL. Search is full text (`simple` config) with prefix matching per word. */
 import { SqlClient } from "@effect/sql"
+import type { Fragment } from "@effect/sql/Statement"
 import { Effect, Layer, Option, String as Str } from "effect"
 import {
   type ActivityRecord,
@@ -12,6 +13,7 @@ import {
 import { ConversationStore, type ThreadTouch } from "../../core/conversations/store.ts"
 import { PREPARED } from "./prepared.ts"
 import { isUniqueViolation } from "./rows.ts"
+import { bucketLexeme, indexQuery, windowsFrom } from "./searchWindows.ts"
 import { activities, joinedActivities, searchRows, threads } from "./tables.ts"
 
 /** A thread row of `viewSelect`: the thread's columns and its contact's name parts. */
@@ -40,6 +42,9 @@ const columnsOf = (touch: ThreadTouch) =>
  * tokens, so indexing the raw text would miss `example`, `14` or `bar`, which the memory store finds.
  */
 const searchDocument = (a: Pick<ActivityRecord, "body" | "callTranscript">) => words(searchableText(a)).join(" ")
+
+/** The buckets a search of several words reads before the rest: the newest 30 days, then 60 (searchWindows.ts). */
+export const MESSAGE_WINDOWS = [1, 2]
 
 /** The words joined by AND, the last as `word:*` when it is a prefix; words are lower-cased runs of letters and digits. */
 export const tsQuery = (query: SearchQuery) =>
@@ -200,15 +205,50 @@ export const layer = Layer.effect(
         ),
       // The page is chosen from activities alone, then joined: joined first, every match (thousands
       // for a common pair of words) would look up its thread before the sort kept `limit` of them.
-      search: (ws, query, limit) =>
-        die(sql`
-          SELECT a.id, a.conversation_id, a.type, a.direction, a.body, a.created_at, t.participant, t.number_e164
-          FROM (
-            SELECT workspace_id, id, conversation_id, type, direction, body, created_at FROM activities
-            WHERE workspace_id = ${ws} AND search @@ to_tsquery('simple', ${tsQuery(query)})
-            ORDER BY created_at DESC, id DESC LIMIT ${limit}
-          ) a JOIN threads t ON t.workspace_id = a.workspace_id AND t.id = a.conversation_id
-          ORDER BY a.created_at DESC, a.id DESC`).pipe(Effect.map((rs) => rs.map(searchRows.decode)))
+      // One word is one key of activities_search, and Postgres picks the plan from its estimated
+      // frequency: a common word walks activities_recent newest first, a rare one sorts its matches.
+      // Several words: the newest buckets first (searchWindows.ts) from activities_search_document,
+      // each row checked against the exact query, which the index's prefix keys only approach.
+      search: (ws, query, limit) => {
+        const exact = tsQuery(query)
+        const newestFirst = (conditions: ReadonlyArray<Fragment>) =>
+          sql`SELECT workspace_id, id, conversation_id, type, direction, body, created_at FROM activities
+            WHERE ${sql.and([sql`workspace_id = ${ws}`, ...conditions])}
+            ORDER BY created_at DESC, id DESC LIMIT ${limit}`
+        const page = (rows: Fragment) =>
+          die(sql`
+            SELECT a.id, a.conversation_id, a.type, a.direction, a.body, a.created_at, t.participant, t.number_e164
+            FROM (${rows}) a JOIN threads t ON t.workspace_id = a.workspace_id AND t.id = a.conversation_id
+            ORDER BY a.created_at DESC, a.id DESC`).pipe(Effect.map((rs) => rs.map(searchRows.decode)))
+        if (query.words.length === 1) return page(newestFirst([sql`search @@ to_tsquery('simple', ${exact})`]))
+        const keys = indexQuery(query)
+        // ts_match_vq is `@@` as a function, which no index serves: it checks rows, never picks them.
+        const check = sql`ts_match_vq(search, to_tsquery('simple', ${exact}))`
+        return Effect.flatMap(
+          die(sql<{ created_at: string | Date }>`${sql.literal(PREPARED)} SELECT created_at FROM activities
+            WHERE workspace_id = ${ws} ORDER BY created_at DESC, id DESC LIMIT 1`),
+          (rs) => {
+            if (rs.length === 0) return Effect.succeed([])
+            const { olderThan, windows } = windowsFrom(rs[0]!.created_at, MESSAGE_WINDOWS)
+            const branches = [
+              ...windows.map((buckets) =>
+                newestFirst([
+                  sql`search_document(search, created_at) @@ ${`${keys} & (${
+                    buckets.map(bucketLexeme).join(" | ")
+                  })`}::tsquery`,
+                  check
+                ])
+              ),
+              newestFirst([
+                sql`created_at < ${olderThan}`,
+                sql`search_document(search, created_at) @@ ${keys}::tsquery`,
+                check
+              ])
+            ]
+            return page(sql`${sql.join(" UNION ALL ", false)(branches.map((b) => sql`(${b})`))} LIMIT ${limit}`)
+          }
+        )
+      }
     })
   })
 )

@@ -34,6 +34,7 @@ import m0030 from "./migrations/0030_billing_cycle.ts"
 import m0031 from "./migrations/0031_payment_customers.ts"
 import m0032 from "./migrations/0032_registry_lease.ts"
 import m0033 from "./migrations/0033_search_without_workers.ts"
+import m0034 from "./migrations/0034_search_windows.ts"
 
 /**
  * A migration without the statement time limit (adapters/postgres/PgClient.ts): an index built
@@ -79,7 +80,8 @@ const all = {
   "0030_billing_cycle": m0030,
   "0031_payment_customers": m0031,
   "0032_registry_lease": m0032,
-  "0033_search_without_workers": m0033
+  "0033_search_without_workers": m0033,
+  "0034_search_windows": m0034
 }
 
 export const migrations = Migrator.fromRecord(

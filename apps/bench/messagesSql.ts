@@ -4,7 +4,8 @@
  * two-step search shape the benchmark measures as a candidate fix. Keep in step with
  * adapters/sql/conversations.ts.
  */
-import { tsQuery } from "../../adapters/sql/conversations.ts"
+import { MESSAGE_WINDOWS, tsQuery } from "../../adapters/sql/conversations.ts"
+import { bucketLexeme, indexQuery, windowsFrom } from "../../adapters/sql/searchWindows.ts"
 import { searchQuery, words } from "../../core/conversations/model.ts"
 import type { Statement } from "./sql.ts"
 
@@ -47,18 +48,68 @@ const SEARCH_COLUMNS = `
             a.delivery_status AS a_delivery_status, a.carrier_message_id AS a_carrier_message_id, a.call AS a_call,
             a.ai_tags AS a_ai_tags, a.call_transcript AS a_call_transcript, a.created_at AS a_created_at, t.*`
 
-/** `GET /v1/api/messages/search?q=&limit=` as adapters/sql/conversations.ts `search` runs it (keep in step). */
-export const messageSearch = (workspaceId: string, q: string, limit: number): Statement => ({
-  text: `
-          SELECT a.id, a.conversation_id, a.type, a.direction, a.body, a.created_at, t.participant, t.number_e164
-          FROM (
-            SELECT workspace_id, id, conversation_id, type, direction, body, created_at FROM activities
-            WHERE workspace_id = $1 AND search @@ to_tsquery('simple', $2)
-            ORDER BY created_at DESC, id DESC LIMIT $3
-          ) a JOIN threads t ON t.workspace_id = a.workspace_id AND t.id = a.conversation_id
-          ORDER BY a.created_at DESC, a.id DESC`,
-  values: [workspaceId, tsQuery(searchQuery(q)!), limit]
+const ACTIVITY_COLUMNS = "workspace_id, id, conversation_id, type, direction, body, created_at"
+
+/** The newest activity's time, where a search of several words begins its windows (searchWindows.ts). */
+export const newestActivityStatement = (workspaceId: string): Statement => ({
+  text: "SELECT created_at FROM activities WHERE workspace_id = $1 ORDER BY created_at DESC, id DESC LIMIT 1",
+  values: [workspaceId]
 })
+
+/**
+ * `GET /v1/api/messages/search?q=&limit=` as adapters/sql/conversations.ts `search` runs it (keep in
+ * step): one word from activities_search; several, the newest buckets first from `newest` (the
+ * newest activity's time; with no activities no statement runs: null).
+ */
+export const messageSearch = (
+  workspaceId: string,
+  q: string,
+  limit: number,
+  newest: Date | string | null
+): Statement | null => {
+  const query = searchQuery(q)!
+  const values: Array<unknown> = [workspaceId, tsQuery(query), limit]
+  const param = (v: unknown) => `$${values.push(v)}`
+  const newestFirst = (where: string) =>
+    `SELECT ${ACTIVITY_COLUMNS} FROM activities WHERE (workspace_id = $1 AND ${where}) ORDER BY created_at DESC, id DESC LIMIT $3`
+  const page = (rows: string) => ({
+    text: `
+          SELECT a.id, a.conversation_id, a.type, a.direction, a.body, a.created_at, t.participant, t.number_e164
+          FROM (${rows}) a JOIN threads t ON t.workspace_id = a.workspace_id AND t.id = a.conversation_id
+          ORDER BY a.created_at DESC, a.id DESC`,
+    values
+  })
+  if (query.words.length === 1) return page(newestFirst("search @@ to_tsquery('simple', $2)"))
+  if (newest === null) return null
+  const keys = indexQuery(query)
+  const check = "ts_match_vq(search, to_tsquery('simple', $2))"
+  const { olderThan, windows } = windowsFrom(newest, MESSAGE_WINDOWS)
+  const branches = [
+    ...windows.map((buckets) =>
+      newestFirst(
+        `search_document(search, created_at) @@ ${
+          param(`${keys} & (${buckets.map(bucketLexeme).join(" | ")})`)
+        }::tsquery AND ${check}`
+      )
+    ),
+    newestFirst(
+      `created_at < ${param(olderThan)} AND search_document(search, created_at) @@ ${param(keys)}::tsquery AND ${check}`
+    )
+  ]
+  return page(`${branches.map((b) => `(${b})`).join(" UNION ALL ")} LIMIT $3`)
+}
+
+/** The message search's statements as the store runs them: the newest activity's time when it needs it, then the page. */
+export const messageSearchFor = async (
+  run: (statement: Statement) => Promise<ReadonlyArray<Record<string, unknown>>>,
+  workspaceId: string,
+  q: string,
+  limit: number
+): Promise<Statement | null> => {
+  if (searchQuery(q)!.words.length === 1) return messageSearch(workspaceId, q, limit, null)
+  const [newest] = await run(newestActivityStatement(workspaceId))
+  return messageSearch(workspaceId, q, limit, (newest?.["created_at"] as Date | undefined) ?? null)
+}
 
 /**
  * The store's statement when issue 45 began, the benchmark's "before": every word a prefix, and

@@ -1,6 +1,7 @@
 /**
  * Search's query shapes keep their answers: on a seeded corpus (one workspace, contacts and texts
- * inserted out of time order, timestamps shared so the id breaks ties), every contact search and
+ * inserted out of time order over three years, a day apart, so searches cross many of the 30-day
+ * buckets they read newest first; timestamps shared so the id breaks ties), every contact search and
  * message search through the SQL stores returns exactly the rows the core rules pick from the whole
  * corpus, newest first. Message search is also checked against the statement it replaced (each
  * match joined to its thread, then sorted), run on the same database. PGlite and Postgres.
@@ -11,13 +12,13 @@ import { Effect, Layer } from "effect"
 import { tsQuery } from "../../adapters/sql/conversations.ts"
 import type { Contact } from "../../core/contacts/model.ts"
 import { matches, searchTerms } from "../../core/contacts/rules.ts"
-import { ContactStore } from "../../core/contacts/store.ts"
+import { type ContactPage, ContactStore } from "../../core/contacts/store.ts"
 import { type ActivityRecord, matchesQuery, searchQuery, type Thread } from "../../core/conversations/model.ts"
 import { ConversationStore } from "../../core/conversations/store.ts"
 import { WorkspaceStore } from "../../core/workspaces/store.ts"
 import { sqlContract } from "../support/sqlContract.ts"
 import { sqlStores } from "../support/sqlStores.ts"
-import { activity, contact, newWorkspace, thread, ts } from "./stores.contract.ts"
+import { activity, contact, newWorkspace, thread } from "./stores.contract.ts"
 
 type Ports = ConversationStore | ContactStore | WorkspaceStore | SqlClient.SqlClient
 
@@ -93,7 +94,16 @@ const MESSAGE_TERMS = [
   "to",
   "xylophonist",
   "thanks call back",
-  "the you"
+  "the you",
+  "pick u",
+  "refund invo",
+  "refund invoic",
+  "dentist clean",
+  "dentist cleanings",
+  "table ta",
+  "order 482",
+  "late up",
+  "the upst"
 ]
 const CONTACT_TERMS = [
   "mar",
@@ -127,7 +137,9 @@ const seed = Effect.gen(function*() {
   const ws = yield* newWorkspace
   const next = random(45)
   const pick = <A>(xs: ReadonlyArray<A>) => xs[Math.floor(next() * next() * xs.length)]!
-  // Times are shuffled against insertion order, and three rows share each second.
+  // Times are shuffled against insertion order, and three rows share each day; every 30th day
+  // begins a bucket (searchWindows.ts).
+  const ts = (day: number) => new Date((658 * 2_592_000 + day * 86_400) * 1000).toISOString()
   const order = (n: number) => Array.from({ length: n }, (_, i) => i).sort(() => next() - 0.5)
 
   const people: Array<Contact> = []
@@ -176,10 +188,22 @@ const suite = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
 
         for (const q of CONTACT_TERMS) {
           const terms = searchTerms(q)
-          const want = newestFirst(people.filter((c) => matches(c, terms))).slice(0, 50).map((c) => c.id)
+          const all = newestFirst(people.filter((c) => matches(c, terms))).map((c) => c.id)
+          const want = all.slice(0, 50)
           const got = yield* contacts.list({ workspaceId: ws, terms, limit: 50, after: null, scan: null })
           assert.deepStrictEqual(got.items.map((c) => c.id), want, q)
           if (want.length > 0) nonEmpty++
+          // Page by page from a cursor, each page searching from the cursor's own bucket.
+          const paged: Array<string> = []
+          let after: { createdAt: string; id: string } | null = null
+          for (let n = 0; n < 8; n++) {
+            const next: ContactPage = yield* contacts.list({ workspaceId: ws, terms, limit: 7, after, scan: null })
+            paged.push(...next.items.map((c) => c.id))
+            const last = next.items.at(-1)
+            if (next.items.length < 7 || last === undefined) break
+            after = { createdAt: last.createdAt, id: last.id }
+          }
+          assert.deepStrictEqual(paged, all.slice(0, 56), `${q}, paged`)
         }
 
         for (const q of MESSAGE_TERMS) {
