@@ -387,15 +387,16 @@ const main = async () => {
     }
     mkdirSync(join(benchDir, "results"), { recursive: true })
     writeFileSync(join(benchDir, "results", "scale.json"), JSON.stringify(results, null, 2) + "\n")
+    // One figures file per set of sizes, so a 10M run kept apart (BENCH_KEEP_DIR) does not push the
+    // default sizes' last run out of the table.
+    const benchmark = SIZES.join() === DEFAULT_SIZES.join() ? "scale" : `scale-${SIZES.map(label).join("-")}`
     writeFigures({
-      // One file per set of sizes, so a 10M run kept apart (BENCH_KEEP_DIR) does not push the default
-      // sizes' last run out of the table.
-      benchmark: SIZES.join() === DEFAULT_SIZES.join() ? "scale" : `scale-${SIZES.map(label).join("-")}`,
+      benchmark,
       startedAt: startedAt.toISOString(),
       host: `${availableParallelism()} CPUs, load ${loads.map((l) => l.toFixed(1)).join("/")}`,
       figures
     })
-    log("wrote apps/bench/results/scale.json and figures-scale.json")
+    log(`wrote apps/bench/results/scale.json and figures-${benchmark}.json`)
   } finally {
     await cleanups.run()
   }

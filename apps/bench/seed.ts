@@ -564,6 +564,8 @@ export interface SeedResult {
 export interface DroppedIndex {
   readonly indexname: string
   readonly indexdef: string
+  /** The statistics targets set on its expression columns (migration 0034), which indexdef omits. */
+  readonly statistics: ReadonlyArray<{ readonly attnum: number; readonly attstattarget: number }>
 }
 
 /**
@@ -579,7 +581,9 @@ export const beginBulkLoad = async (
   await client.query("SET maintenance_work_mem = '1GB'")
   await client.query("SET jit = off")
   const gin = await client.query<DroppedIndex>(
-    "SELECT indexname, indexdef FROM pg_indexes WHERE tablename = $1 AND indexdef LIKE '%USING gin%' ORDER BY indexname",
+    `SELECT indexname, indexdef, coalesce((SELECT json_agg(json_build_object('attnum', attnum, 'attstattarget', attstattarget))
+       FROM pg_attribute WHERE attrelid = to_regclass(indexname) AND attstattarget > 0), '[]') AS statistics
+     FROM pg_indexes WHERE tablename = $1 AND indexdef LIKE '%USING gin%' ORDER BY indexname`,
     [table]
   )
   for (const { indexname } of gin.rows) await client.query(`DROP INDEX ${indexname}`)
@@ -594,9 +598,12 @@ export const rebuildIndexes = async (
   log: (line: string) => void
 ): Promise<number> => {
   const start = performance.now()
-  for (const { indexname, indexdef } of indexes) {
+  for (const { indexdef, indexname, statistics } of indexes) {
     const t = performance.now()
     await client.query(indexdef)
+    for (const { attnum, attstattarget } of statistics) {
+      await client.query(`ALTER INDEX ${indexname} ALTER COLUMN ${attnum} SET STATISTICS ${attstattarget}`)
+    }
     log(`recreated ${indexname} in ${((performance.now() - t) / 1000).toFixed(1)} s`)
   }
   return (performance.now() - start) / 1000
