@@ -43,7 +43,6 @@ import type { Connection } from "@effect/sql/SqlConnection"
 import { SqlError } from "@effect/sql/SqlError"
 import * as Statement from "@effect/sql/Statement"
 import { PGlite, type PGliteOptions, type Results } from "@electric-sql/pglite"
-import { btree_gin } from "@electric-sql/pglite/contrib/btree_gin"
 import { pg_trgm } from "@electric-sql/pglite/contrib/pg_trgm"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -144,7 +143,7 @@ export const pgCompatibleParsers: Record<number, (value: string, typeId?: number
 /** How the service opens PGlite (also used by the embedded benchmark's floor, to open it the same way). */
 export const pgliteOptions = (dataDir: string | undefined): PGliteOptions => ({
   ...(dataDir !== undefined ? { dataDir } : {}),
-  extensions: { btree_gin, pg_trgm },
+  extensions: { pg_trgm },
   startParams: [...PGlite.defaultStartParams, ...MEMORY_SETTINGS],
   parsers: pgCompatibleParsers
 })

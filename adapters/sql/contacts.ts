@@ -1,13 +1,11 @@
 /** ContactStore on SQL, with the search columns (trigram-indexed) kept beside each contact. */
 import { SqlClient } from "@effect/sql"
-import type { Fragment } from "@effect/sql/Statement"
 import { Effect, Layer, Option } from "effect"
 import type { Contact } from "../../core/contacts/model.ts"
 import { searchDigits, searchText } from "../../core/contacts/rules.ts"
 import { ContactStore } from "../../core/contacts/store.ts"
 import { PREPARED } from "./prepared.ts"
 import { likeContains } from "./rows.ts"
-import { windowsFrom } from "./searchWindows.ts"
 import { contacts, contactSummaries } from "./tables.ts"
 
 /** A contact's columns, with what search reads. */
@@ -17,9 +15,6 @@ const columnsOf = (c: Contact): Record<string, unknown> => ({
   search_digits: searchDigits(c)
 })
 
-/** The buckets a search by words reads before the rest: the newest 30 days, then 90, then 270 (searchWindows.ts). */
-export const CONTACT_WINDOWS = [1, 3, 9]
-
 /** A contact's columns, named (a prepared statement's). */
 const contactColumns = contacts.columns()
 
@@ -28,11 +23,6 @@ export const layer = Layer.effect(
   Effect.map(SqlClient.SqlClient, (sql) => {
     const die = Effect.orDie
     const all = Effect.map((rs: ReadonlyArray<unknown>) => rs.map(contacts.decode))
-    const newestContact = (workspaceId: string) =>
-      die(sql<{ created_at: string | Date }>`${sql.literal(PREPARED)} SELECT created_at FROM contacts
-        WHERE workspace_id = ${workspaceId} ORDER BY created_at DESC, id DESC LIMIT 1`).pipe(
-        Effect.map((rs) => Option.fromNullable(rs[0]?.created_at))
-      )
     return ContactStore.of({
       insert: (c) => die(sql`INSERT INTO contacts ${sql.insert(columnsOf(c))}`),
       get: (workspaceId, id) =>
@@ -79,41 +69,15 @@ export const layer = Layer.effect(
           : terms.digits === null
           ? sql`search_text LIKE ${likeContains(terms.text)}`
           : sql`(search_text LIKE ${likeContains(terms.text)} OR search_digits LIKE ${likeContains(terms.digits)})`
-        const newestFirst = (conditions: ReadonlyArray<Fragment>) =>
-          sql`SELECT id, first_name, last_name, company, phones->0->>'value' AS phone, created_at
-            FROM contacts WHERE ${sql.and(conditions)} ORDER BY created_at DESC, id DESC LIMIT ${limit}`
-        const page = Effect.map((rs: ReadonlyArray<unknown>) => ({
-          items: rs.map(contactSummaries.decode),
-          examinedTo: null
-        }))
         if (match === null || scan === null) {
-          if (match === null) return die(newestFirst(following)).pipe(page)
-          if (terms?.digits !== null) return die(newestFirst([...following, match])).pipe(page)
-          // Words: the newest buckets first (searchWindows.ts), each from contacts_search_recent,
-          // then the older rows in one statement, where Postgres picks the plan from the term's
-          // estimated frequency (statistics 1000, migration 0003): a common term walks contacts_recent
-          // newest first and stops at `limit`, a rare one takes the trigram index and sorts its few
-          // matches. Phone digits have no buckets and always take that statement.
-          return Effect.flatMap(
-            after === null ? newestContact(workspaceId) : Effect.succeed(Option.some(after.createdAt)),
-            Option.match({
-              onNone: () => Effect.succeed({ items: [], examinedTo: null }),
-              onSome: (newest) => {
-                const { olderThan, windows } = windowsFrom(newest, CONTACT_WINDOWS)
-                const branches = [
-                  ...windows.map((buckets) =>
-                    newestFirst([
-                      ...following,
-                      match,
-                      sql`search_bucket(created_at) IN (${sql.csv(buckets.map((b) => sql`${b}`))})`
-                    ])
-                  ),
-                  newestFirst([...following, match, sql`created_at < ${olderThan}`])
-                ]
-                return die(sql`${sql.join(" UNION ALL ", false)(branches.map((b) => sql`(${b})`))} LIMIT ${limit}`)
-                  .pipe(page)
-              }
-            })
+          // One statement; Postgres picks the plan from the term's estimated frequency (statistics
+          // 1000, migration 0003): a common term walks contacts_recent newest first and stops at
+          // `limit`, a rare one takes the trigram index and sorts its few matches.
+          return die(sql`
+            SELECT id, first_name, last_name, company, phones->0->>'value' AS phone, created_at
+            FROM contacts WHERE ${sql.and(match === null ? following : [...following, match])}
+            ORDER BY created_at DESC, id DESC LIMIT ${limit}`).pipe(
+            Effect.map((rs) => ({ items: rs.map(contactSummaries.decode), examinedTo: null }))
           )
         }
         // No index for the terms: examine at most `scan` contacts newest first, and say where the

@@ -11,9 +11,9 @@ import {
   words
 } from "../../core/conversations/model.ts"
 import { ConversationStore, type ThreadTouch } from "../../core/conversations/store.ts"
+import { bucketLexeme, indexQuery, windowsFrom } from "./messageSearch.ts"
 import { PREPARED } from "./prepared.ts"
 import { isUniqueViolation } from "./rows.ts"
-import { bucketLexeme, indexQuery, windowsFrom } from "./searchWindows.ts"
 import { activities, joinedActivities, searchRows, threads } from "./tables.ts"
 
 /** A thread row of `viewSelect`: the thread's columns and its contact's name parts. */
@@ -43,7 +43,7 @@ const columnsOf = (touch: ThreadTouch) =>
  */
 const searchDocument = (a: Pick<ActivityRecord, "body" | "callTranscript">) => words(searchableText(a)).join(" ")
 
-/** The buckets a search of several words reads before the rest: the newest 30 days, then 60 (searchWindows.ts). */
+/** The buckets a search of several words reads before the rest: the newest 30 days, then 60 (messageSearch.ts). */
 export const MESSAGE_WINDOWS = [1, 2]
 
 /** The words joined by AND, the last as `word:*` when it is a prefix; words are lower-cased runs of letters and digits. */
@@ -207,7 +207,7 @@ export const layer = Layer.effect(
       // for a common pair of words) would look up its thread before the sort kept `limit` of them.
       // One word is one key of activities_search, and Postgres picks the plan from its estimated
       // frequency: a common word walks activities_recent newest first, a rare one sorts its matches.
-      // Several words: the newest buckets first (searchWindows.ts) from activities_search_document,
+      // Several words: the newest buckets first (messageSearch.ts) from activities_search_document,
       // each row checked against the exact query, which the index's prefix keys only approach.
       search: (ws, query, limit) => {
         const exact = tsQuery(query)

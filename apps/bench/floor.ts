@@ -7,7 +7,7 @@
 import { createHmac, randomBytes, randomUUID } from "node:crypto"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { previewOf, searchableText } from "../../core/conversations/model.ts"
-import { contactSearch, cursorScope, getStatement, type Statement } from "./sql.ts"
+import { cursorScope, getStatement, listStatement, type Statement } from "./sql.ts"
 
 export type Row = Record<string, any>
 /** Runs one statement and answers its rows. */
@@ -58,7 +58,7 @@ const summary = (r: Row) => ({
   firstName: r.first_name,
   lastName: r.last_name,
   company: r.company,
-  phone: r.phone,
+  phone: r.phones[0]?.value ?? null,
   createdAt: iso(r.created_at)
 })
 
@@ -93,8 +93,7 @@ export const contactReads =
       return true
     }
     const q = u.searchParams.get("q") ?? ""
-    const statement = await contactSearch(query, workspaceId, q, limit)
-    const rows = statement === null ? [] : await query(statement)
+    const rows = await query(listStatement(workspaceId, q, limit))
     const last = rows[rows.length - 1]
     const nextCursor = rows.length === limit && last
       ? cursor(cursorScope(workspaceId, q), [iso(last.created_at), last.id])

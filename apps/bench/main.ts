@@ -41,7 +41,7 @@ import {
   WARMUP_SECONDS
 } from "./harness.ts"
 import { seedContacts, type SeedResult } from "./seed.ts"
-import { contactSearch, explain, SEARCH_TERMS } from "./sql.ts"
+import { explain, listStatement, SEARCH_TERMS } from "./sql.ts"
 
 const CONTACTS = intEnv("BENCH_CONTACTS", 1_000_000)
 const SECONDS = intEnv("BENCH_SECONDS", 10)
@@ -125,7 +125,7 @@ const main = async () => {
 
     const sizes = (await db.query<{ name: string; size: string }>(
       `SELECT relname AS name, pg_size_pretty(pg_relation_size(oid)) AS size FROM pg_class
-       WHERE relname IN ('contacts', 'contacts_search_text', 'contacts_search_recent', 'contacts_search_digits', 'contacts_phones', 'contacts_recent', 'contacts_pkey') ORDER BY relname`
+       WHERE relname IN ('contacts', 'contacts_search_text', 'contacts_search_digits', 'contacts_phones', 'contacts_recent', 'contacts_pkey') ORDER BY relname`
     )).rows
     log(`sizes: ${sizes.map((s) => `${s.name} ${s.size}`).join(", ")}`)
 
@@ -263,13 +263,8 @@ const main = async () => {
     const slow = probes.service.byTerm.slice(0, 4)
     const explains: Array<{ term: string; medianMs: number; plan: Array<string> }> = []
     for (const { term, median } of slow) {
-      const st = await contactSearch(
-        async (s) => (await db.query(s.text, [...s.values])).rows,
-        workspaceId,
-        term,
-        LIMIT
-      )
-      const plan = st === null ? [] : await explain(db, st)
+      const st = listStatement(workspaceId, term, LIMIT)
+      const plan = await explain(db, st)
       explains.push({ term, medianMs: median, plan })
     }
 

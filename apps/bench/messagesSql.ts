@@ -5,7 +5,7 @@
  * adapters/sql/conversations.ts.
  */
 import { MESSAGE_WINDOWS, tsQuery } from "../../adapters/sql/conversations.ts"
-import { bucketLexeme, indexQuery, windowsFrom } from "../../adapters/sql/searchWindows.ts"
+import { bucketLexeme, indexQuery, windowsFrom } from "../../adapters/sql/messageSearch.ts"
 import { searchQuery, words } from "../../core/conversations/model.ts"
 import type { Statement } from "./sql.ts"
 
@@ -50,7 +50,7 @@ const SEARCH_COLUMNS = `
 
 const ACTIVITY_COLUMNS = "workspace_id, id, conversation_id, type, direction, body, created_at"
 
-/** The newest activity's time, where a search of several words begins its windows (searchWindows.ts). */
+/** The newest activity's time, where a search of several words begins its windows (messageSearch.ts). */
 export const newestActivityStatement = (workspaceId: string): Statement => ({
   text: "SELECT created_at FROM activities WHERE workspace_id = $1 ORDER BY created_at DESC, id DESC LIMIT 1",
   values: [workspaceId]

@@ -37,7 +37,7 @@ import {
 import { seedMessages, vocabulary } from "./messagesSeed.ts"
 import { messageSearchFor, messageSearchTerms, searchStatement } from "./messagesSql.ts"
 import { seedContacts } from "./seed.ts"
-import { contactSearch, explain, SEARCH_TERMS, type Statement } from "./sql.ts"
+import { explain, listStatement, SEARCH_TERMS, type Statement } from "./sql.ts"
 
 /** The sizes measured when BENCH_SCALE is not set; their figures file is plain `scale`. */
 const DEFAULT_SIZES = [100_000, 1_000_000]
@@ -133,7 +133,7 @@ const probeSql = async (
 
 /** The search indexes of each store, whose sizes the report adds up (migration 0034). */
 const SEARCH_INDEXES = {
-  contacts: ["contacts_search_text", "contacts_search_recent", "contacts_search_digits"],
+  contacts: ["contacts_search_text", "contacts_search_digits"],
   messages: ["activities_search", "activities_search_document"]
 } as const
 const INDEXES = [
@@ -251,7 +251,7 @@ const main = async () => {
         contactsSql: await probeSql(
           db,
           SEARCH_TERMS,
-          (term) => contactSearch(select, workspaceId, term, CONTACT_LIMIT)
+          async (term) => listStatement(workspaceId, term, CONTACT_LIMIT)
         ),
         messagesService: await probeService(target, messageTerms, messagePath),
         messagesSql: await probeSql(

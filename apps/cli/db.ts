@@ -26,12 +26,11 @@ const withPglite = <A>(dataDir: string, options: { readonly loadDataDir?: Blob }
       const db = yield* Effect.acquireRelease(
         // Imported here, so the CLI's other commands start without loading PGlite.
         Effect.promise(async () => {
-          const [{ PGlite }, { btree_gin }, { pg_trgm }] = await Promise.all([
+          const [{ PGlite }, { pg_trgm }] = await Promise.all([
             import("@electric-sql/pglite"),
-            import("@electric-sql/pglite/contrib/btree_gin"),
             import("@electric-sql/pglite/contrib/pg_trgm")
           ])
-          return PGlite.create({ dataDir: pgliteDir(dataDir), extensions: { btree_gin, pg_trgm }, ...options })
+          return PGlite.create({ dataDir: pgliteDir(dataDir), extensions: { pg_trgm }, ...options })
         }),
         (db) => Effect.promise(() => db.close())
       )

@@ -1,7 +1,7 @@
 /**
  * Search's query shapes keep their answers: on a seeded corpus (one workspace, contacts and texts
- * inserted out of time order over three years, a day apart, so searches cross many of the 30-day
- * buckets they read newest first; timestamps shared so the id breaks ties), every contact search and
+ * inserted out of time order over three years, a day apart, so message searches cross many of the
+ * 30-day buckets they read newest first; timestamps shared so the id breaks ties), every contact search and
  * message search through the SQL stores returns exactly the rows the core rules pick from the whole
  * corpus, newest first. Message search is also checked against the statement it replaced (each
  * match joined to its thread, then sorted), run on the same database. PGlite and Postgres.
@@ -138,7 +138,7 @@ const seed = Effect.gen(function*() {
   const next = random(45)
   const pick = <A>(xs: ReadonlyArray<A>) => xs[Math.floor(next() * next() * xs.length)]!
   // Times are shuffled against insertion order, and three rows share each day; every 30th day
-  // begins a bucket (searchWindows.ts).
+  // begins a bucket (messageSearch.ts).
   const ts = (day: number) => new Date((658 * 2_592_000 + day * 86_400) * 1000).toISOString()
   const order = (n: number) => Array.from({ length: n }, (_, i) => i).sort(() => next() - 0.5)
 
@@ -193,7 +193,7 @@ const suite = (name: string, adapter: Layer.Layer<Ports, unknown>) =>
           const got = yield* contacts.list({ workspaceId: ws, terms, limit: 50, after: null, scan: null })
           assert.deepStrictEqual(got.items.map((c) => c.id), want, q)
           if (want.length > 0) nonEmpty++
-          // Page by page from a cursor, each page searching from the cursor's own bucket.
+          // Page by page from a cursor.
           const paged: Array<string> = []
           let after: { createdAt: string; id: string } | null = null
           for (let n = 0; n < 8; n++) {

@@ -1,17 +1,17 @@
 /**
- * Search newest window first (migration 0034). A search answers one page, newest first; over
- * millions of rows, fetching every match of a common pair of words and sorting them costs more
- * than the page is worth. So the stores ask the search indexes for the rows of the newest buckets
- * of 30 days first (`search_bucket(created_at)`, kept in the index beside the words), then for
- * everything older, in one statement whose branches run in order until the page is full.
+ * Message search newest window first (migration 0034). A search answers one page, newest first;
+ * over millions of texts, fetching every match of a common pair of words and sorting them costs
+ * more than the page is worth. So the store asks the search index for the rows of the newest
+ * 30-day buckets first (each text's bucket is a key of `search_document`, beside its words), then
+ * for everything older, in one statement whose branches run in order until the page is full.
  */
 import type { SearchQuery } from "../../core/conversations/model.ts"
 
-/** The span of a bucket: `search_bucket` of migration 0034. */
+/** The span of a bucket: `search_document`'s `#<n>` key (migration 0034). */
 const BUCKET_MS = 30 * 86_400_000
 
-/** The bucket of a time, as `search_bucket(created_at)` computes it (by epoch, in any time zone). */
-export const bucketOf = (at: Date | string): number => Math.floor(new Date(at).getTime() / BUCKET_MS)
+/** The bucket of a time, as `search_document` computes it (by epoch, in any time zone). */
+const bucketOf = (at: Date | string): number => Math.floor(new Date(at).getTime() / BUCKET_MS)
 
 /** The buckets searched before the rest, newest first, and where the rest begins. */
 export interface Windows {
