@@ -248,11 +248,7 @@ const main = async () => {
       const messagePath = (term: string) => `/v1/api/messages/search?q=${encodeURIComponent(term)}`
       const probes = {
         contactsService: await probeService(target, SEARCH_TERMS, contactPath),
-        contactsSql: await probeSql(
-          db,
-          SEARCH_TERMS,
-          async (term) => listStatement(workspaceId, term, CONTACT_LIMIT)
-        ),
+        contactsSql: await probeSql(db, SEARCH_TERMS, async (term) => listStatement(workspaceId, term, CONTACT_LIMIT)),
         messagesService: await probeService(target, messageTerms, messagePath),
         messagesSql: await probeSql(
           db,
